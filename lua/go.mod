@@ -1,0 +1,3 @@
+module github.com/boxoffice/boxoffice/lua
+
+go 1.26

@@ -1,0 +1,13 @@
+module github.com/boxoffice/boxoffice/services/kafka-dev
+
+go 1.26
+
+require (
+	github.com/boxoffice/boxoffice/lua v0.0.0
+	github.com/boxoffice/boxoffice/pkg v0.0.0
+)
+
+replace (
+	github.com/boxoffice/boxoffice/lua => ../../lua
+	github.com/boxoffice/boxoffice/pkg => ../../pkg
+)
