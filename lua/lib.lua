@@ -1,1 +1,113 @@
--- placeholder
+-- lib.lua — shared by every booking script; lua.Script(name) prepends it.
+--
+-- KEYS (the same 14 keys for every booking script, all under one hash tag
+-- {<event_id>} so a script touches one Redis Cluster slot; built by
+-- booking.keysFor in pkg/booking/keys.go):
+--   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,
+--                    sales_end_ms, batch, abandon_ms, paused, total, held,
+--                    sold, served, rows, per_row, created_ms
+--   2 seats    hash  seat_id -> '' (available) | 'h:<user>' (held) | 's:<user>' (sold)
+--   3 seatmap  list  seat ids in display order
+--   4 waiting  zset  user -> join sequence (FIFO)
+--   5 active   zset  user -> hold deadline (unix ms): the booking room
+--   6 seq      string join sequence counter
+--   7 seen     zset  user -> last seen (unix ms), for abandonment
+--   8 outbox   hash  'p:<user>' | 'x:<user>' -> 'seq|deadline_ms|seat|at_ms':
+--                    promotions and expiries still to be announced
+--   9 rate     hash  10-second bucket -> users admitted in it
+--  10 state    hash  user -> state
+--  11 useq     hash  user -> join sequence of the user's current entry
+--  12 useat    hash  user -> seat held or bought
+--  13 upay     hash  user -> payment id
+--  14 ugrace   hash  user -> '1' once the payment grace period was given
+--
+-- Time is never read from Redis: every script takes now (unix ms) in ARGV.
+-- Replies are arrays whose first element is 'ok' or an error code.
+local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
+  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
+  KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+
+local RATE_BUCKET_MS = 10000
+
+local function num(v)
+  return tonumber(v) or 0
+end
+
+-- Room capacity right now: the configured size, but never more than the
+-- seats not yet sold (admitting more users than seats only makes them wait
+-- inside the room instead of outside).
+local function room_capacity(capacity, total, sold)
+  local left = total - sold
+  if left < capacity then return left end
+  return capacity
+end
+
+-- Free the user's seat if they hold it, take them out of the room and give
+-- them their final state. Returns the seat id ('' when none).
+local function release_hold(user, final_state)
+  local seat = redis.call('HGET', K_USEAT, user)
+  if seat and seat ~= '' then
+    if redis.call('HGET', K_SEATS, seat) == 'h:' .. user then
+      redis.call('HSET', K_SEATS, seat, '')
+      redis.call('HINCRBY', K_CONFIG, 'held', -1)
+    end
+  else
+    seat = ''
+  end
+  redis.call('ZREM', K_ACTIVE, user)
+  redis.call('HDEL', K_UGRACE, user)
+  redis.call('HSET', K_STATE, user, final_state)
+  return seat
+end
+
+-- A hold whose deadline has passed. A hold in payment_pending gets the
+-- grace period once (the deadline moves to deadline + grace_ms), so a
+-- payment in flight is not lost; any other hold is released as expired.
+-- Returns 'extended', new_deadline or 'released', seat.
+local function expire_due(user, deadline, now)
+  local state = redis.call('HGET', K_STATE, user)
+  if state == 'payment_pending' and not redis.call('HGET', K_UGRACE, user) then
+    local grace = num(redis.call('HGET', K_CONFIG, 'grace_ms'))
+    local extended = deadline + grace
+    if grace > 0 and extended > now then
+      redis.call('HSET', K_UGRACE, user, '1')
+      redis.call('ZADD', K_ACTIVE, extended, user)
+      return 'extended', extended
+    end
+  end
+  return 'released', release_hold(user, 'expired')
+end
+
+-- Let a user into the room: deadline, state, served counter, rate bucket and
+-- an outbox entry so the side effects (timeout message, notification,
+-- Kafka event) are announced even if the caller dies before doing it.
+local function admit(user, seq, now, hold_ms)
+  local deadline = now + hold_ms
+  redis.call('ZADD', K_ACTIVE, deadline, user)
+  redis.call('HSET', K_STATE, user, 'active')
+  redis.call('HDEL', K_USEAT, user)
+  redis.call('HDEL', K_UPAY, user)
+  redis.call('HDEL', K_UGRACE, user)
+  if seq > num(redis.call('HGET', K_CONFIG, 'served')) then
+    redis.call('HSET', K_CONFIG, 'served', seq)
+  end
+  local bucket = math.floor(now / RATE_BUCKET_MS)
+  if redis.call('HINCRBY', K_RATE, tostring(bucket), 1) == 1 then
+    -- a new bucket: drop the ones that left the one-minute window
+    redis.call('HDEL', K_RATE, tostring(bucket - 6), tostring(bucket - 7),
+      tostring(bucket - 8), tostring(bucket - 9), tostring(bucket - 10))
+  end
+  redis.call('HSET', K_OUTBOX, 'p:' .. user, seq .. '|' .. deadline .. '||' .. now)
+  return deadline
+end
+
+-- Users admitted over the last minute (six 10-second buckets).
+local function admitted_last_minute(now)
+  local b = math.floor(now / RATE_BUCKET_MS)
+  local vals = redis.call('HMGET', K_RATE, tostring(b), tostring(b - 1), tostring(b - 2),
+    tostring(b - 3), tostring(b - 4), tostring(b - 5))
+  local sum = 0
+  for _, v in ipairs(vals) do sum = sum + num(v) end
+  return sum
+end

@@ -1,0 +1,28 @@
+-- create_event.lua — create an event with its seat map.
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
+--       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
+--       11 now_ms, 12.. seat ids in display order (validated unique by the caller)
+-- Replies: {'ok', total_seats} | {'event_exists'}
+if redis.call('EXISTS', K_CONFIG) == 1 then
+  return {'event_exists'}
+end
+local total = #ARGV - 11
+redis.call('HSET', K_CONFIG,
+  'name', ARGV[1], 'capacity', ARGV[2], 'hold_ms', ARGV[3], 'grace_ms', ARGV[4],
+  'sales_start_ms', ARGV[5], 'sales_end_ms', ARGV[6], 'batch', ARGV[7],
+  'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[11],
+  'paused', 0, 'total', total, 'held', 0, 'sold', 0, 'served', 0)
+-- unpack() has a stack limit, so write the seat map in chunks
+local CHUNK = 500
+for i = 12, #ARGV, CHUNK do
+  local last = math.min(i + CHUNK - 1, #ARGV)
+  local pairs_ = {}
+  for j = i, last do
+    pairs_[#pairs_ + 1] = ARGV[j]
+    pairs_[#pairs_ + 1] = ''
+  end
+  redis.call('HSET', K_SEATS, unpack(pairs_))
+  redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, last))
+end
+return {'ok', total}

@@ -1,0 +1,52 @@
+-- enqueue.lua — join the queue for an event (seed 002 "Enqueue", fixed).
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 user_id, 2 now_ms
+-- Replies:
+--   {'ok', state, sequence, position, deadline_ms, created}
+--     state 'waiting' (position >= 1) or 'active' (admitted at once because
+--     the room had free capacity and nobody was waiting; deadline_ms set);
+--     on a repeated join: the user's current state and created = 0.
+--   {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'}
+-- A user who finished a hold without buying (cancelled, expired, failed,
+-- abandoned) may join again at the back; a completed user may not.
+local user, now = ARGV[1], tonumber(ARGV[2])
+local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
+  'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms')
+if not c[1] then
+  return {'event_not_found'}
+end
+local total, start_ms, end_ms, capacity, sold, paused, hold_ms, abandon_ms =
+  num(c[1]), num(c[2]), num(c[3]), num(c[4]), num(c[5]), c[6], num(c[7]), num(c[8])
+
+local state = redis.call('HGET', K_STATE, user)
+if state == 'waiting' or state == 'active' or state == 'seat_selected'
+    or state == 'payment_pending' or state == 'completed' then
+  local seq = num(redis.call('HGET', K_USEQ, user))
+  if state == 'waiting' then
+    if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+    return {'ok', state, seq, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
+  end
+  return {'ok', state, seq, 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
+end
+
+if now < start_ms then return {'sales_not_started'} end
+if end_ms > 0 and now > end_ms then return {'sales_ended'} end
+if sold >= total then return {'sold_out'} end
+
+local seq = redis.call('INCR', K_SEQ)
+redis.call('HSET', K_USEQ, user, seq)
+
+-- Admit at once when nobody is waiting and the room has a free slot (only
+-- holds whose deadline has not passed count; expired ones are reclaimed by
+-- the next promotion).
+if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0
+    and redis.call('ZCOUNT', K_ACTIVE, '(' .. now, '+inf') < room_capacity(capacity, total, sold) then
+  local deadline = admit(user, seq, now, hold_ms)
+  return {'ok', 'active', seq, 0, deadline, 1}
+end
+
+redis.call('ZADD', K_WAITING, seq, user)
+redis.call('HSET', K_STATE, user, 'waiting')
+if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+-- the new sequence is the largest, so the user is last in line
+return {'ok', 'waiting', seq, redis.call('ZCARD', K_WAITING), 0, 1}

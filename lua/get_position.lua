@@ -1,0 +1,33 @@
+-- get_position.lua — where a user stands (seed 002 "Get Queue Position", fixed).
+-- A waiting user's call counts as a sign of presence (abandonment heartbeat).
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 user_id, 2 now_ms
+-- Replies:
+--   {'ok', state, sequence, position, seat_id, payment_id, deadline_ms,
+--    sold_out (0|1), served, waiting_count, admitted_last_minute}
+--   {'not_found', sold_out, served, waiting_count, admitted_last_minute}
+--   {'event_not_found'}
+local user, now = ARGV[1], tonumber(ARGV[2])
+local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms')
+if not c[1] then
+  return {'event_not_found'}
+end
+local sold_out = 0
+if num(c[2]) >= num(c[1]) then sold_out = 1 end
+local served, waiting = num(c[3]), redis.call('ZCARD', K_WAITING)
+local rate = admitted_last_minute(now)
+
+local state = redis.call('HGET', K_STATE, user)
+if not state then
+  return {'not_found', sold_out, served, waiting, rate}
+end
+local seq = num(redis.call('HGET', K_USEQ, user))
+local position, deadline = 0, 0
+if state == 'waiting' then
+  position = redis.call('ZRANK', K_WAITING, user) + 1
+  if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, now, user) end
+else
+  deadline = num(redis.call('ZSCORE', K_ACTIVE, user))
+end
+return {'ok', state, seq, position, redis.call('HGET', K_USEAT, user) or '',
+  redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served, waiting, rate}

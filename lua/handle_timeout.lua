@@ -1,0 +1,32 @@
+-- handle_timeout.lua — a hold's delayed timeout message arrived (seed 002
+-- "Handle Timeout", fixed: idempotent; completed users are skipped; a hold
+-- in payment_pending gets the grace period once instead of being released).
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 user_id, 2 now_ms
+-- Replies: {'ok', outcome, sequence, seat_id, payment_id, deadline_ms, already_expired}
+--   outcome 'released'  the hold ended: free the slot (publish slot-released)
+--           'extended'  payment pending: grace given, deadline_ms is the new deadline
+--           'not_due'   the deadline is later (extended meanwhile): schedule again
+--           'no_hold'   not in the room; already_expired = 1 when the hold had
+--                       been expired earlier (by a promotion's reclaim)
+--   | {'event_not_found'}
+local user, now = ARGV[1], tonumber(ARGV[2])
+if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local state = redis.call('HGET', K_STATE, user)
+local seq = num(redis.call('HGET', K_USEQ, user))
+local seat = redis.call('HGET', K_USEAT, user) or ''
+local pay = redis.call('HGET', K_UPAY, user) or ''
+local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
+if not state or not deadline then
+  local again = 0
+  if state == 'expired' then again = 1 end
+  return {'ok', 'no_hold', seq, seat, pay, 0, again}
+end
+if deadline > now then
+  return {'ok', 'not_due', seq, seat, pay, deadline, 0}
+end
+local outcome, x = expire_due(user, deadline, now)
+if outcome == 'extended' then
+  return {'ok', 'extended', seq, seat, pay, x, 0}
+end
+return {'ok', 'released', seq, x, pay, 0, 0}

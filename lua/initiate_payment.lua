@@ -1,0 +1,22 @@
+-- initiate_payment.lua — move a held seat to payment (seed 002 "Initiate Payment").
+-- A repeated call returns the payment id already recorded, so a retried
+-- request never creates a second payment.
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 user_id, 2 payment_id (new, used only on the first call), 3 now_ms
+-- Replies: {'ok', payment_id, seat_id, deadline_ms, created (0|1), sequence}
+--   | {'not_found'} | {'invalid_state', state} | {'hold_expired'} | {'event_not_found'}
+local user, pid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local state = redis.call('HGET', K_STATE, user)
+if not state then return {'not_found'} end
+local seq = num(redis.call('HGET', K_USEQ, user))
+local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
+if state == 'payment_pending' then
+  return {'ok', redis.call('HGET', K_UPAY, user), redis.call('HGET', K_USEAT, user),
+    deadline or 0, 0, seq}
+end
+if state ~= 'seat_selected' then return {'invalid_state', state} end
+if not deadline or deadline <= now then return {'hold_expired'} end
+redis.call('HSET', K_UPAY, user, pid)
+redis.call('HSET', K_STATE, user, 'payment_pending')
+return {'ok', pid, redis.call('HGET', K_USEAT, user), deadline, 1, seq}

@@ -1,0 +1,84 @@
+-- promote.lua — PromoteUserToBookingRoom (seed 002, fixed): reclaim expired
+-- holds, then fill every free slot of the room in FIFO order, bounded by a
+-- batch size. Idempotent in effect: running it twice never admits past
+-- capacity, so duplicate or lost slot-released messages are harmless.
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 now_ms, 2 max (0 = the event's batch size)
+-- Replies:
+--   {'ok', reason, promoted, expired, abandoned}
+--     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
+--     promoted: flat {user, sequence, deadline_ms, ...}
+--     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
+--     abandoned: {user, ...} waiting users dropped for absence
+--   {'event_not_found'}
+local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
+local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
+  'abandon_ms', 'paused')
+if not c[1] then
+  return {'event_not_found'}
+end
+local total, capacity, hold_ms, batch, abandon_ms, paused =
+  num(c[1]), num(c[3]), num(c[4]), num(c[5]), num(c[6]), c[7]
+if max <= 0 then max = batch end
+if max <= 0 then max = 500 end
+
+-- 1. Reclaim holds whose deadline passed (a lost timeout message never
+--    leaks a slot). Payment-pending holds get their grace period instead.
+local expired = {}
+local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LIMIT', 0, max)
+for i = 1, #due, 2 do
+  local user = due[i]
+  local outcome, x = expire_due(user, tonumber(due[i + 1]), now)
+  if outcome == 'released' then
+    local seq = num(redis.call('HGET', K_USEQ, user))
+    local pay = redis.call('HGET', K_UPAY, user) or ''
+    expired[#expired + 1] = user
+    expired[#expired + 1] = seq
+    expired[#expired + 1] = x
+    expired[#expired + 1] = pay
+    redis.call('HSET', K_OUTBOX, 'x:' .. user, seq .. '||' .. x .. '|' .. now)
+  end
+end
+
+local sold = num(redis.call('HGET', K_CONFIG, 'sold'))
+local promoted, abandoned = {}, {}
+if sold >= total then
+  return {'ok', 'sold_out', promoted, expired, abandoned}
+end
+if paused == '1' then
+  return {'ok', 'paused', promoted, expired, abandoned}
+end
+
+-- 2. Fill free capacity, at most max users, skipping absent users.
+local free = room_capacity(capacity, total, sold) - redis.call('ZCARD', K_ACTIVE)
+if free <= 0 then
+  return {'ok', 'room_full', promoted, expired, abandoned}
+end
+local want = math.min(free, max)
+local admitted, popped, reason = 0, 0, 'room_full'
+while admitted < want do
+  if popped >= max * 4 then reason = 'batch' break end
+  local next = redis.call('ZPOPMIN', K_WAITING, want - admitted)
+  if #next == 0 then reason = 'no_waiting' break end
+  for i = 1, #next, 2 do
+    local user, seq = next[i], tonumber(next[i + 1])
+    popped = popped + 1
+    local seen = abandon_ms > 0 and tonumber(redis.call('ZSCORE', K_SEEN, user))
+    redis.call('ZREM', K_SEEN, user)
+    if abandon_ms > 0 and (not seen or seen < now - abandon_ms) then
+      redis.call('HSET', K_STATE, user, 'abandoned')
+      abandoned[#abandoned + 1] = user
+    else
+      local deadline = admit(user, seq, now, hold_ms)
+      admitted = admitted + 1
+      promoted[#promoted + 1] = user
+      promoted[#promoted + 1] = seq
+      promoted[#promoted + 1] = deadline
+    end
+  end
+end
+if admitted == want and want == max and want < free then reason = 'batch' end
+if admitted == want and reason ~= 'batch' then
+  if redis.call('ZCARD', K_WAITING) == 0 then reason = 'no_waiting' else reason = 'room_full' end
+end
+return {'ok', reason, promoted, expired, abandoned}

@@ -1,0 +1,109 @@
+package booking
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// codeErrors maps a script's error reply code to its sentinel.
+var codeErrors = map[string]error{
+	"event_not_found":   ErrEventNotFound,
+	"event_exists":      ErrEventExists,
+	"sales_not_started": ErrSalesNotStarted,
+	"sales_ended":       ErrSalesEnded,
+	"sold_out":          ErrSoldOut,
+	"not_found":         ErrNotFound,
+	"invalid_state":     ErrInvalidState,
+	"hold_expired":      ErrHoldExpired,
+	"seat_unknown":      ErrSeatUnknown,
+	"seat_unavailable":  ErrSeatUnavailable,
+	"cannot_cancel":     ErrCannotCancel,
+	"payment_mismatch":  ErrPaymentMismatch,
+	"late":              ErrLatePayment,
+	"invalid_argument":  ErrInvalidArgument,
+	"already_completed": ErrAlreadyCompleted,
+}
+
+// reply is a script's array reply with typed accessors. A script always
+// answers an array whose first element is "ok" or an error code.
+type reply []any
+
+func asReply(v any) (reply, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, fmt.Errorf("unexpected script reply %T", v)
+	}
+	return reply(arr), nil
+}
+
+// err returns nil for an "ok" reply, the sentinel for a known code, and a
+// descriptive error otherwise. invalid_state replies carry the state.
+func (r reply) err() error {
+	code := r.str(0)
+	if code == "ok" {
+		return nil
+	}
+	if e, ok := codeErrors[code]; ok {
+		if code == "invalid_state" && len(r) > 1 {
+			return &StateError{State: State(r.str(1))}
+		}
+		return e
+	}
+	return fmt.Errorf("unknown script reply code %q", code)
+}
+
+func (r reply) str(i int) string {
+	if i >= len(r) {
+		return ""
+	}
+	switch v := r[i].(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(r[i])
+}
+
+func (r reply) int(i int) int64 {
+	if i >= len(r) {
+		return 0
+	}
+	switch v := r[i].(type) {
+	case int64:
+		return v
+	case string:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func (r reply) list(i int) reply {
+	if i >= len(r) {
+		return nil
+	}
+	arr, _ := r[i].([]any)
+	return reply(arr)
+}
+
+// ms converts a unix-millisecond value to a time; 0 is the zero time.
+func ms(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v)
+}
+
+// StateError is ErrInvalidState with the state the booking was in.
+type StateError struct{ State State }
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("%v (state %s)", ErrInvalidState, e.State)
+}
+
+// Is makes errors.Is(err, ErrInvalidState) true.
+func (e *StateError) Is(target error) bool { return target == ErrInvalidState }

@@ -1,0 +1,668 @@
+// Package booking is the booking engine: events and their seat maps, the
+// waiting queue, the capacity-limited booking room, seat holds, payments
+// and timeouts, all kept in Redis and changed only by the Lua scripts in
+// lua/ (one per operation, each atomic). Store has one typed method per
+// script; script reply codes become the sentinel errors in types.go.
+//
+// Every key of one event carries the hash tag {eventID} (keys.go), so the
+// scripts run unchanged on Redis Cluster. Time is taken from the Store's
+// clock and passed to the scripts, never read inside Redis, so tests
+// control it. docs/booking-engine.md describes the key layout, the state
+// machine and each script's contract.
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/boxoffice/boxoffice/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// Scripts, loaded once per process: Run uses EVALSHA and falls back to EVAL
+// when the server does not know the script yet (after a restart or on a new
+// cluster node).
+var (
+	scriptCreateEvent     = redis.NewScript(lua.Script("create_event"))
+	scriptUpdateEvent     = redis.NewScript(lua.Script("update_event"))
+	scriptEnqueue         = redis.NewScript(lua.Script("enqueue"))
+	scriptGetPosition     = redis.NewScript(lua.Script("get_position"))
+	scriptPromote         = redis.NewScript(lua.Script("promote"))
+	scriptLockSeat        = redis.NewScript(lua.Script("lock_seat"))
+	scriptInitiatePayment = redis.NewScript(lua.Script("initiate_payment"))
+	scriptPaymentSuccess  = redis.NewScript(lua.Script("payment_success"))
+	scriptPaymentFailure  = redis.NewScript(lua.Script("payment_failure"))
+	scriptHandleTimeout   = redis.NewScript(lua.Script("handle_timeout"))
+	scriptCancel          = redis.NewScript(lua.Script("cancel"))
+	scriptSeats           = redis.NewScript(lua.Script("seats"))
+	scriptCounts          = redis.NewScript(lua.Script("counts"))
+	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
+
+	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
+		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
+		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
+		scriptSeats, scriptCounts, scriptAckOutbox}
+)
+
+// ScriptNames lists the operations with a script, for tools (benchmarks)
+// that load them by name.
+var ScriptNames = []string{"create_event", "update_event", "enqueue", "get_position",
+	"promote", "lock_seat", "initiate_payment", "payment_success", "payment_failure",
+	"handle_timeout", "cancel", "seats", "counts", "ack_outbox"}
+
+// Defaults for EventConfig fields left zero.
+const (
+	DefaultCapacity  = 1000
+	DefaultHold      = 600 * time.Second
+	DefaultGrace     = 120 * time.Second
+	DefaultBatchSize = 500
+	MaxSeats         = 200_000
+)
+
+// Store runs the booking scripts against one Redis (or Redis Cluster).
+// It is safe for concurrent use and holds no state of its own.
+type Store struct {
+	rdb    redis.Scripter
+	keysrc redis.Cmdable
+	prefix string
+	now    func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithPrefix sets the key prefix (default "bo"); tests use their own.
+func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
+
+// WithClock sets the clock the Store passes to the scripts.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// New returns a Store over a go-redis client (*redis.Client,
+// *redis.ClusterClient or a UniversalClient).
+func New(rdb redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{rdb: rdb, keysrc: rdb, prefix: "bo", now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Prefix returns the key prefix.
+func (s *Store) Prefix() string { return s.prefix }
+
+// Now returns the Store's clock reading.
+func (s *Store) Now() time.Time { return s.now() }
+
+// Load loads every script into Redis (every master on a cluster) so the
+// first requests do not pay for EVAL. Optional: Run falls back anyway.
+func (s *Store) Load(ctx context.Context) error {
+	for _, sc := range allScripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return fmt.Errorf("load script: %w", err)
+		}
+	}
+	return nil
+}
+
+// run executes a script for an event and decodes its array reply. A Redis
+// error is returned wrapped; a script's error code becomes its sentinel.
+func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args ...any) (reply, error) {
+	v, err := sc.Run(ctx, s.rdb, keysFor(s.prefix, eventID), args...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	r, err := asReply(v)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.err()
+}
+
+func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
+
+// ValidID reports whether s may be used as an event, user, seat or payment
+// id: 1 to 128 printable ASCII characters without spaces, braces or '|'
+// (braces would break the hash tag, '|' the outbox encoding).
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c > '~' || c == '{' || c == '}' || c == '|' {
+			return false
+		}
+	}
+	return true
+}
+
+func checkIDs(ids ...string) error {
+	for _, id := range ids {
+		if !ValidID(id) {
+			return fmt.Errorf("%w: bad id %q", ErrInvalidArgument, id)
+		}
+	}
+	return nil
+}
+
+// SeatIDs returns the seat ids of a rows × perRow map: rows lettered A…Z,
+// AA, AB…, seats numbered from 1 (A1…A10, B1…).
+func SeatIDs(rows, perRow int) []string {
+	ids := make([]string, 0, rows*perRow)
+	for r := 0; r < rows; r++ {
+		name := rowName(r)
+		for n := 1; n <= perRow; n++ {
+			ids = append(ids, name+strconv.Itoa(n))
+		}
+	}
+	return ids
+}
+
+func rowName(r int) string {
+	name := ""
+	for r >= 0 {
+		name = string(rune('A'+r%26)) + name
+		r = r/26 - 1
+	}
+	return name
+}
+
+// CreateEvent creates an event and its seat map. It fails with
+// ErrEventExists if the id is taken and ErrInvalidEvent on a bad config.
+func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
+	seats, err := normalise(&c)
+	if err != nil {
+		return Event{}, err
+	}
+	args := []any{c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
+		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
+		c.Rows, c.SeatsPerRow, s.nowMS()}
+	for _, id := range seats {
+		args = append(args, id)
+	}
+	if _, err := s.run(ctx, scriptCreateEvent, c.ID, args...); err != nil {
+		return Event{}, fmt.Errorf("create event: %w", err)
+	}
+	if err := s.keysrc.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
+		return Event{}, fmt.Errorf("index event: %w", err)
+	}
+	return s.GetEvent(ctx, c.ID)
+}
+
+func unixMS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// normalise applies defaults and validates; it returns the seat ids.
+func normalise(c *EventConfig) ([]string, error) {
+	bad := func(format string, a ...any) ([]string, error) {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, a...))
+	}
+	if !ValidID(c.ID) {
+		return bad("id must be 1-128 printable characters without spaces, braces or '|'")
+	}
+	if c.Name == "" {
+		c.Name = c.ID
+	}
+	if c.Capacity == 0 {
+		c.Capacity = DefaultCapacity
+	}
+	if c.Hold == 0 {
+		c.Hold = DefaultHold
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	switch {
+	case c.Capacity < 0:
+		return bad("capacity must be positive")
+	case c.Hold < time.Second:
+		return bad("hold must be at least 1s")
+	case c.Grace < 0 || c.Abandon < 0:
+		return bad("grace and abandon must not be negative")
+	case c.BatchSize < 0:
+		return bad("batch size must be positive")
+	case !c.SalesEnd.IsZero() && !c.SalesEnd.After(c.SalesStart):
+		return bad("sales end must be after sales start")
+	}
+	seats := c.Seats
+	if len(seats) == 0 {
+		if c.Rows <= 0 || c.SeatsPerRow <= 0 {
+			return bad("give seat ids or rows and seats per row")
+		}
+		if c.Rows*c.SeatsPerRow > MaxSeats {
+			return bad("at most %d seats", MaxSeats)
+		}
+		seats = SeatIDs(c.Rows, c.SeatsPerRow)
+	} else {
+		c.Rows, c.SeatsPerRow = 0, 0
+	}
+	if len(seats) > MaxSeats {
+		return bad("at most %d seats", MaxSeats)
+	}
+	seen := make(map[string]bool, len(seats))
+	for _, id := range seats {
+		if !ValidID(id) {
+			return bad("bad seat id %q", id)
+		}
+		if seen[id] {
+			return bad("duplicate seat id %q", id)
+		}
+		seen[id] = true
+	}
+	return seats, nil
+}
+
+// GetEvent returns an event's configuration and live counts.
+func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
+	if err := checkIDs(eventID); err != nil {
+		return Event{}, ErrEventNotFound
+	}
+	r, err := s.run(ctx, scriptCounts, eventID, s.nowMS())
+	if err != nil {
+		return Event{}, fmt.Errorf("get event: %w", err)
+	}
+	cfg := map[string]string{}
+	kv := r.list(1)
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv.str(i)] = kv.str(i + 1)
+	}
+	n := func(k string) int64 { v, _ := strconv.ParseInt(cfg[k], 10, 64); return v }
+	e := Event{
+		ID: eventID, Name: cfg["name"], Capacity: int(n("capacity")),
+		Hold:       time.Duration(n("hold_ms")) * time.Millisecond,
+		Grace:      time.Duration(n("grace_ms")) * time.Millisecond,
+		SalesStart: ms(n("sales_start_ms")), SalesEnd: ms(n("sales_end_ms")),
+		BatchSize: int(n("batch")), Abandon: time.Duration(n("abandon_ms")) * time.Millisecond,
+		Paused: cfg["paused"] == "1", Rows: int(n("rows")), PerRow: int(n("per_row")),
+	}
+	e.Counts = Counts{
+		Total: n("total"), Held: n("held"), Sold: n("sold"), Served: n("served"),
+		Waiting: r.int(2), Active: r.int(3), AdmittedLastMinute: r.int(4),
+	}
+	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold
+	return e, nil
+}
+
+// ListEvents returns every event, sorted by id.
+func (s *Store) ListEvents(ctx context.Context) ([]Event, error) {
+	ids, err := s.keysrc.SMembers(ctx, eventsIndexKey(s.prefix)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	sort.Strings(ids)
+	out := make([]Event, 0, len(ids))
+	for _, id := range ids {
+		e, err := s.GetEvent(ctx, id)
+		if errors.Is(err, ErrEventNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// EventIDs returns the ids of every event (for the safety-net tick).
+func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
+	ids, err := s.keysrc.SMembers(ctx, eventsIndexKey(s.prefix)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// UpdateEvent pauses or resumes admission and changes capacity, hold window
+// or abandonment timeout of a live event. A larger capacity takes effect at
+// the next promotion; a smaller one lets current holds finish.
+func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) (Event, error) {
+	var args []any
+	if u.Paused != nil {
+		v := 0
+		if *u.Paused {
+			v = 1
+		}
+		args = append(args, "paused", v)
+	}
+	if u.Capacity != nil {
+		if *u.Capacity < 0 {
+			return Event{}, fmt.Errorf("%w: capacity must not be negative", ErrInvalidArgument)
+		}
+		args = append(args, "capacity", *u.Capacity)
+	}
+	if u.Hold != nil {
+		if *u.Hold < time.Second {
+			return Event{}, fmt.Errorf("%w: hold must be at least 1s", ErrInvalidArgument)
+		}
+		args = append(args, "hold_ms", u.Hold.Milliseconds())
+	}
+	if u.Abandon != nil {
+		if *u.Abandon < 0 {
+			return Event{}, fmt.Errorf("%w: abandon must not be negative", ErrInvalidArgument)
+		}
+		args = append(args, "abandon_ms", u.Abandon.Milliseconds())
+	}
+	if err := checkIDs(eventID); err != nil {
+		return Event{}, ErrEventNotFound
+	}
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
+		return Event{}, fmt.Errorf("update event: %w", err)
+	}
+	return s.GetEvent(ctx, eventID)
+}
+
+// Enqueue joins a user to an event's queue, or admits them at once when the
+// room has a free slot and nobody waits. Joining again returns the current
+// entry unchanged (Created false). Errors: ErrEventNotFound,
+// ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument.
+func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return JoinResult{}, err
+	}
+	now := s.nowMS()
+	r, err := s.run(ctx, scriptEnqueue, eventID, userID, now)
+	if err != nil {
+		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
+	}
+	res := JoinResult{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
+		ExpireAt: ms(r.int(4)), Created: r.int(5) == 1}
+	if res.Created && res.State == StateActive {
+		res.Outbox = outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, now)
+	}
+	return res, nil
+}
+
+// Position reports where a user stands. A waiting user's call also counts
+// as presence for abandonment. Errors: ErrEventNotFound, ErrNotFound (the
+// returned Status still carries SoldOut and Counts).
+func (s *Store) Position(ctx context.Context, eventID, userID string) (Status, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return Status{}, err
+	}
+	r, err := s.run(ctx, scriptGetPosition, eventID, userID, s.nowMS())
+	if errors.Is(err, ErrNotFound) {
+		return Status{SoldOut: r.int(1) == 1,
+			Counts: Counts{Served: r.int(2), Waiting: r.int(3), AdmittedLastMinute: r.int(4)}}, err
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("position: %w", err)
+	}
+	return Status{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
+		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1,
+		Counts: Counts{Served: r.int(8), Waiting: r.int(9), AdmittedLastMinute: r.int(10)}}, nil
+}
+
+// Promote reclaims expired holds and admits waiting users into every free
+// slot of the room, in join order, at most max users (0: the event's batch
+// size). Every admission and expiry is also written to the event's outbox;
+// the caller announces them and then calls AckOutbox.
+func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteResult, error) {
+	if err := checkIDs(eventID); err != nil {
+		return PromoteResult{}, err
+	}
+	now := s.nowMS()
+	r, err := s.run(ctx, scriptPromote, eventID, now, max)
+	if err != nil {
+		return PromoteResult{}, fmt.Errorf("promote: %w", err)
+	}
+	res := PromoteResult{Reason: r.str(1)}
+	p := r.list(2)
+	for i := 0; i+2 < len(p); i += 3 {
+		res.Promoted = append(res.Promoted, Admission{UserID: p.str(i), Sequence: p.int(i + 1), ExpireAt: ms(p.int(i + 2))})
+	}
+	x := r.list(3)
+	for i := 0; i+3 < len(x); i += 4 {
+		res.Expired = append(res.Expired, Expiry{UserID: x.str(i), Sequence: x.int(i + 1), SeatID: x.str(i + 2), PaymentID: x.str(i + 3)})
+	}
+	a := r.list(4)
+	for i := range a {
+		res.Abandoned = append(res.Abandoned, a.str(i))
+	}
+	res.Outbox = outboxFor(res.Promoted, res.Expired, now)
+	return res, nil
+}
+
+// LockSeat holds a seat for an admitted user (swapping a seat they already
+// hold). Errors: ErrNotFound, ErrInvalidState, ErrHoldExpired,
+// ErrSeatUnknown, ErrSeatUnavailable, ErrEventNotFound.
+func (s *Store) LockSeat(ctx context.Context, eventID, userID, seatID string) (time.Time, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return time.Time{}, err
+	}
+	if !ValidID(seatID) {
+		return time.Time{}, ErrSeatUnknown
+	}
+	r, err := s.run(ctx, scriptLockSeat, eventID, userID, seatID, s.nowMS())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("lock seat: %w", err)
+	}
+	return ms(r.int(2)), nil
+}
+
+// InitiatePayment moves a user's held seat to payment_pending under
+// paymentID, or returns the payment already initiated (Created false).
+// Errors: ErrNotFound, ErrInvalidState, ErrHoldExpired, ErrEventNotFound.
+func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID string) (PaymentHold, error) {
+	if err := checkIDs(eventID, userID, paymentID); err != nil {
+		return PaymentHold{}, err
+	}
+	r, err := s.run(ctx, scriptInitiatePayment, eventID, userID, paymentID, s.nowMS())
+	if err != nil {
+		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
+	}
+	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), ExpireAt: ms(r.int(3)), Created: r.int(4) == 1}, nil
+}
+
+// PaymentSuccess completes a booking: the seat is sold for good. A repeat
+// is OutcomeDuplicate. A payment for a hold already released returns
+// ErrLatePayment (with the seat and sequence in the result) and must be
+// refunded. Errors: ErrNotFound, ErrPaymentMismatch, ErrInvalidState.
+func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID string) (PaymentResult, error) {
+	if err := checkIDs(eventID, userID, paymentID); err != nil {
+		return PaymentResult{}, err
+	}
+	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
+	if errors.Is(err, ErrLatePayment) {
+		return PaymentResult{SeatID: r.str(1), Sequence: r.int(2)}, ErrLatePayment
+	}
+	if err != nil {
+		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
+	}
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3)}, nil
+}
+
+// PaymentFailure releases the hold of a declined payment (OutcomeFailed),
+// or does nothing for a repeat (OutcomeDuplicate) or a hold already ended
+// (OutcomeNoHold). Errors: ErrNotFound, ErrPaymentMismatch,
+// ErrAlreadyCompleted, ErrInvalidState.
+func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID string) (PaymentResult, error) {
+	if err := checkIDs(eventID, userID, paymentID); err != nil {
+		return PaymentResult{}, err
+	}
+	r, err := s.run(ctx, scriptPaymentFailure, eventID, userID, paymentID, s.nowMS())
+	if err != nil {
+		return PaymentResult{}, fmt.Errorf("payment failure: %w", err)
+	}
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3)}, nil
+}
+
+// HandleTimeout processes a hold's timeout: OutcomeReleased (free the slot),
+// OutcomeExtended (payment pending: grace given once; schedule again for
+// ExpireAt), OutcomeNotDue (deadline later: schedule again), OutcomeNoHold
+// (nothing to do; AlreadyExpired asks to republish the expiry's effects).
+func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (TimeoutResult, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return TimeoutResult{}, err
+	}
+	r, err := s.run(ctx, scriptHandleTimeout, eventID, userID, s.nowMS())
+	if err != nil {
+		return TimeoutResult{}, fmt.Errorf("handle timeout: %w", err)
+	}
+	return TimeoutResult{Outcome: Outcome(r.str(1)), Sequence: r.int(2), SeatID: r.str(3),
+		PaymentID: r.str(4), ExpireAt: ms(r.int(5)), AlreadyExpired: r.int(6) == 1}, nil
+}
+
+// Cancel takes a user out of the queue (From "queue") or the room (From
+// "active", freeing their seat: publish slot-released). Errors:
+// ErrCannotCancel during payment, ErrNotFound, ErrInvalidState when finished.
+func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResult, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return CancelResult{}, err
+	}
+	r, err := s.run(ctx, scriptCancel, eventID, userID, s.nowMS())
+	if err != nil {
+		return CancelResult{}, fmt.Errorf("cancel: %w", err)
+	}
+	return CancelResult{From: r.str(1), SeatID: r.str(2), Sequence: r.int(3)}, nil
+}
+
+// Seats returns every seat of an event with its status, in display order.
+func (s *Store) Seats(ctx context.Context, eventID string) ([]Seat, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, ErrEventNotFound
+	}
+	r, err := s.run(ctx, scriptSeats, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("seats: %w", err)
+	}
+	ids, vals := r.list(1), r.list(2)
+	out := make([]Seat, len(ids))
+	for i := range ids {
+		st := SeatAvailable
+		switch v := vals.str(i); {
+		case strings.HasPrefix(v, "h:"):
+			st = SeatHeld
+		case strings.HasPrefix(v, "s:"):
+			st = SeatSold
+		}
+		out[i] = Seat{ID: ids.str(i), Status: st}
+	}
+	return out, nil
+}
+
+// Counts returns an event's live numbers.
+func (s *Store) Counts(ctx context.Context, eventID string) (Counts, error) {
+	e, err := s.GetEvent(ctx, eventID)
+	return e.Counts, err
+}
+
+// Touch records that waiting users are present (connected to the notifier),
+// so abandonment does not drop them. One command for many users.
+func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) error {
+	if len(userIDs) == 0 {
+		return nil
+	}
+	now := float64(s.nowMS())
+	zs := make([]redis.Z, len(userIDs))
+	for i, u := range userIDs {
+		zs[i] = redis.Z{Score: now, Member: u}
+	}
+	// XX: only users already in the presence set (waiting users of an event
+	// with abandonment on); never re-adds someone who left the queue.
+	if err := s.keysrc.ZAddXX(ctx, keysFor(s.prefix, eventID)[kSeen], zs...).Err(); err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	return nil
+}
+
+// Outbox returns the event's unannounced promotions and expiries written at
+// least olderThan ago (0: all). A crashed announcer's entries are picked up
+// by the safety net this way; announcing twice is harmless.
+func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
+	raw, err := s.keysrc.HGetAll(ctx, keysFor(s.prefix, eventID)[kOutbox]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	cutoff := s.now().Add(-olderThan)
+	var out []OutboxEntry
+	for field, val := range raw {
+		e, ok := parseOutbox(field, val)
+		if !ok || (olderThan > 0 && e.At.After(cutoff)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Sequence < out[j].Sequence })
+	return out, nil
+}
+
+// parseOutbox decodes "p:<user>" / "x:<user>" → "seq|deadline_ms|seat|at_ms".
+func parseOutbox(field, val string) (OutboxEntry, bool) {
+	kind, user, ok := strings.Cut(field, ":")
+	parts := strings.Split(val, "|")
+	if !ok || len(parts) != 4 {
+		return OutboxEntry{}, false
+	}
+	seq, _ := strconv.ParseInt(parts[0], 10, 64)
+	dl, _ := strconv.ParseInt(parts[1], 10, 64)
+	at, _ := strconv.ParseInt(parts[3], 10, 64)
+	e := OutboxEntry{UserID: user, Sequence: seq, SeatID: parts[2], At: ms(at)}
+	switch kind {
+	case "p":
+		e.Kind, e.ExpireAt = "promoted", ms(dl)
+	case "x":
+		e.Kind = "expired"
+	default:
+		return OutboxEntry{}, false
+	}
+	return e, true
+}
+
+func (e OutboxEntry) field() string {
+	if e.Kind == "expired" {
+		return "x:" + e.UserID
+	}
+	return "p:" + e.UserID
+}
+
+func (e OutboxEntry) value() string {
+	dl := ""
+	if e.Kind == "promoted" {
+		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+	}
+	return strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
+}
+
+// outboxFor returns the outbox entries a promotion (or an immediate
+// admission) wrote at now, so the caller can announce and acknowledge them
+// without reading the outbox back.
+func outboxFor(promoted []Admission, expired []Expiry, nowMS int64) []OutboxEntry {
+	at := ms(nowMS)
+	var out []OutboxEntry
+	for _, a := range promoted {
+		out = append(out, OutboxEntry{Kind: "promoted", UserID: a.UserID, Sequence: a.Sequence, ExpireAt: a.ExpireAt, At: at})
+	}
+	for _, x := range expired {
+		out = append(out, OutboxEntry{Kind: "expired", UserID: x.UserID, Sequence: x.Sequence, SeatID: x.SeatID, At: at})
+	}
+	return out
+}
+
+// AckOutbox removes announced entries, each only if unchanged since read.
+func (s *Store) AckOutbox(ctx context.Context, eventID string, entries ...OutboxEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 2*len(entries))
+	for _, e := range entries {
+		args = append(args, e.field(), e.value())
+	}
+	if _, err := s.run(ctx, scriptAckOutbox, eventID, args...); err != nil {
+		return fmt.Errorf("ack outbox: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+package booking
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Each one is a reply code of a script; callers map them to
+// HTTP statuses or ack decisions with errors.Is at the edge.
+var (
+	ErrEventNotFound    = errors.New("event not found")
+	ErrEventExists      = errors.New("event already exists")
+	ErrInvalidEvent     = errors.New("invalid event configuration")
+	ErrSalesNotStarted  = errors.New("sales have not started yet")
+	ErrSalesEnded       = errors.New("sales have ended")
+	ErrSoldOut          = errors.New("event is sold out")
+	ErrNotFound         = errors.New("user has no booking for this event")
+	ErrInvalidState     = errors.New("booking is not in the right state for this operation")
+	ErrHoldExpired      = errors.New("the hold has expired")
+	ErrSeatUnknown      = errors.New("seat does not exist in this event")
+	ErrSeatUnavailable  = errors.New("seat is not available")
+	ErrCannotCancel     = errors.New("cannot cancel during payment")
+	ErrPaymentMismatch  = errors.New("payment id does not match the booking")
+	ErrLatePayment      = errors.New("payment arrived after the hold was released; refund it")
+	ErrInvalidArgument  = errors.New("invalid argument")
+	ErrAlreadyCompleted = errors.New("booking already completed")
+)
+
+// State is where a user's booking for one event stands.
+//
+//	waiting ─promote─▶ active ─lock seat─▶ seat_selected ─initiate─▶ payment_pending ─success─▶ completed
+//	   │                 │                     │                         │
+//	   ├─cancel─▶ cancelled ◀──────cancel───────┘                         ├─failure─▶ failed
+//	   └─absent─▶ abandoned   active/seat_selected ─hold ends─▶ expired ◀─┘ (after one grace period)
+type State string
+
+const (
+	StateWaiting        State = "waiting"
+	StateActive         State = "active"
+	StateSeatSelected   State = "seat_selected"
+	StatePaymentPending State = "payment_pending"
+	StateCompleted      State = "completed"
+	StateFailed         State = "failed"
+	StateExpired        State = "expired"
+	StateCancelled      State = "cancelled"
+	StateAbandoned      State = "abandoned"
+)
+
+// Finished reports whether the state is final for this hold (the user may
+// join again unless the state is completed).
+func (s State) Finished() bool {
+	switch s {
+	case StateCompleted, StateFailed, StateExpired, StateCancelled, StateAbandoned:
+		return true
+	}
+	return false
+}
+
+// InRoom reports whether the state occupies a slot of the booking room.
+func (s State) InRoom() bool {
+	switch s {
+	case StateActive, StateSeatSelected, StatePaymentPending:
+		return true
+	}
+	return false
+}
+
+// SeatStatus is the status of one seat of an event.
+type SeatStatus string
+
+const (
+	SeatAvailable SeatStatus = "available"
+	SeatHeld      SeatStatus = "held"
+	SeatSold      SeatStatus = "sold"
+)
+
+// EventConfig is what an operator gives to create an event.
+type EventConfig struct {
+	ID   string
+	Name string
+	// Seats lists explicit seat ids. When empty, Rows × SeatsPerRow gives
+	// A1…A<n>, B1… (rows lettered A–Z, then AA, AB…).
+	Seats       []string
+	Rows        int
+	SeatsPerRow int
+	// Capacity is the booking room's size: how many users may hold a slot at
+	// once. Default 1000.
+	Capacity int
+	// Hold is how long an admitted user has to pick a seat and pay. Default 600 s.
+	Hold time.Duration
+	// Grace is given once to a hold that times out while its payment is
+	// pending. Default 120 s.
+	Grace time.Duration
+	// SalesStart and SalesEnd bound when users may join. Zero start means
+	// open now; zero end means no end.
+	SalesStart time.Time
+	SalesEnd   time.Time
+	// BatchSize bounds how many users one promotion admits. Default 500.
+	BatchSize int
+	// Abandon drops a waiting user who has not been seen (joined, polled or
+	// connected) for this long when their turn comes. Zero disables it.
+	Abandon time.Duration
+}
+
+// Event is an event's configuration and live counts.
+type Event struct {
+	ID         string        `json:"id"`
+	Name       string        `json:"name"`
+	Capacity   int           `json:"capacity"`
+	Hold       time.Duration `json:"-"`
+	Grace      time.Duration `json:"-"`
+	SalesStart time.Time     `json:"sales_start"`
+	SalesEnd   time.Time     `json:"sales_end,omitzero"`
+	BatchSize  int           `json:"batch_size"`
+	Abandon    time.Duration `json:"-"`
+	Paused     bool          `json:"paused"`
+	Rows       int           `json:"rows,omitempty"`
+	PerRow     int           `json:"seats_per_row,omitempty"`
+	Counts     Counts        `json:"counts"`
+}
+
+// EventUpdate changes a live event; nil fields are left alone.
+type EventUpdate struct {
+	Paused   *bool
+	Capacity *int
+	Hold     *time.Duration
+	Abandon  *time.Duration
+}
+
+// Counts are an event's live numbers.
+type Counts struct {
+	Total     int64 `json:"total"`
+	Available int64 `json:"available"`
+	Held      int64 `json:"held"`
+	Sold      int64 `json:"sold"`
+	Waiting   int64 `json:"waiting"`
+	Active    int64 `json:"active"`
+	// Served is the highest join sequence admitted so far: a waiting user
+	// with sequence s has at most s-Served-1 users ahead.
+	Served int64 `json:"served"`
+	// AdmittedLastMinute is how many users were admitted in the last 60 s,
+	// the basis of the ETA.
+	AdmittedLastMinute int64 `json:"admitted_last_minute"`
+}
+
+// Seat is one seat and its status.
+type Seat struct {
+	ID     string     `json:"seat_id"`
+	Status SeatStatus `json:"status"`
+}
+
+// JoinResult is the outcome of Enqueue.
+type JoinResult struct {
+	// State is waiting, or active when the room had free capacity, or the
+	// user's existing state on a repeated join.
+	State    State
+	Sequence int64
+	// Position is 1-based among waiting users; 0 when not waiting.
+	Position int64
+	// ExpireAt is the hold's deadline when State is in the room.
+	ExpireAt time.Time
+	// Created is false when the user had already joined (nothing changed).
+	Created bool
+	// Outbox holds the entry written when the user was admitted at once:
+	// announce it (timeout, notification, event) and then AckOutbox.
+	Outbox []OutboxEntry
+}
+
+// Status is what GetPosition reports.
+type Status struct {
+	State     State
+	Sequence  int64
+	Position  int64 // 1-based, waiting users only
+	SeatID    string
+	PaymentID string
+	ExpireAt  time.Time
+	// SoldOut is true when every seat is sold (a waiting user will not get one).
+	SoldOut bool
+	// Counts carries Served, Waiting and AdmittedLastMinute for the ETA.
+	Counts Counts
+}
+
+// Admission is a user let into the booking room.
+type Admission struct {
+	UserID   string
+	Sequence int64
+	ExpireAt time.Time
+}
+
+// Expiry is a hold that ended because its deadline passed.
+type Expiry struct {
+	UserID    string
+	Sequence  int64
+	SeatID    string
+	PaymentID string
+}
+
+// PromoteResult is what one promotion did. Reason says why it stopped:
+// "room_full", "no_waiting", "sold_out", "paused" or "batch" (the batch
+// bound was reached and more may follow).
+type PromoteResult struct {
+	Promoted  []Admission
+	Expired   []Expiry
+	Abandoned []string
+	Reason    string
+	// Outbox holds the entries written for Promoted and Expired: announce
+	// them and then AckOutbox.
+	Outbox []OutboxEntry
+}
+
+// PaymentHold is the result of InitiatePayment.
+type PaymentHold struct {
+	PaymentID string
+	SeatID    string
+	ExpireAt  time.Time
+	// Created is false when the payment had already been initiated and the
+	// existing id is returned.
+	Created bool
+}
+
+// Outcome of a payment webhook or a timeout.
+type Outcome string
+
+const (
+	OutcomeCompleted Outcome = "completed" // payment success took effect
+	OutcomeFailed    Outcome = "failed"    // payment failure released the hold
+	OutcomeDuplicate Outcome = "duplicate" // already applied: nothing changed
+	OutcomeReleased  Outcome = "released"  // timeout released the hold
+	OutcomeExtended  Outcome = "extended"  // timeout during payment: grace given
+	OutcomeNotDue    Outcome = "not_due"   // deadline is later than now
+	OutcomeNoHold    Outcome = "no_hold"   // user is not in the room (finished, never promoted)
+)
+
+// PaymentResult is the outcome of PaymentSuccess or PaymentFailure.
+type PaymentResult struct {
+	Outcome  Outcome
+	SeatID   string
+	Sequence int64
+}
+
+// TimeoutResult is the outcome of HandleTimeout.
+type TimeoutResult struct {
+	Outcome   Outcome
+	Sequence  int64
+	SeatID    string
+	PaymentID string
+	// ExpireAt is the (new) deadline for OutcomeExtended and OutcomeNotDue.
+	ExpireAt time.Time
+	// AlreadyExpired is set with OutcomeNoHold when the hold had been
+	// expired earlier (by a promotion's reclaim): the caller republishes the
+	// expiry's side effects, which are idempotent.
+	AlreadyExpired bool
+}
+
+// CancelResult is the outcome of Cancel.
+type CancelResult struct {
+	From     string // "queue" or "active"
+	SeatID   string
+	Sequence int64
+}
+
+// OutboxEntry is a side effect of a promotion that still has to be announced
+// (timeout scheduled, user notified, event published). See Store.Outbox.
+type OutboxEntry struct {
+	Kind     string // "promoted" or "expired"
+	UserID   string
+	Sequence int64
+	ExpireAt time.Time // promoted only
+	SeatID   string    // expired only
+	At       time.Time // when the entry was written
+}
