@@ -1,0 +1,307 @@
+// Package events defines the booking events boxoffice publishes to Kafka and
+// the code that publishes and consumes them. The events are a public contract
+// for analytics consumers (docs/events-kafka.md): one topic per event type,
+// one JSON envelope ({"id", "type", "version", "occurred_at"} plus the fields
+// of seed 002), every message keyed by the concert's event_id so that one
+// concert's history stays ordered within one partition.
+//
+// Delivery is at-least-once. Publishers retry, so the same fact may be
+// written more than once; it then carries the same envelope id, derived
+// deterministically from the fact (see ID). Consumers must dedupe by id.
+// Writes use acks=all and a failed write is returned to the caller, never
+// swallowed.
+package events
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Topics, one per event type. The envelope's type equals the topic name.
+const (
+	// TopicBookingRequest: a user joined the waiting room of an event.
+	TopicBookingRequest = "booking_request"
+	// TopicUserPromoted: a user was admitted from the queue to the booking room.
+	TopicUserPromoted = "user_promoted"
+	// TopicPaymentInitiated: a user with a held seat started paying.
+	TopicPaymentInitiated = "payment_initiated"
+	// TopicBookingCompleted: a payment succeeded and the seat is sold.
+	TopicBookingCompleted = "booking_completed"
+	// TopicPaymentFailed: the payment provider reported a failed payment.
+	TopicPaymentFailed = "payment_failed"
+	// TopicBookingCancelled: a user left the queue or the booking room.
+	TopicBookingCancelled = "booking_cancelled"
+	// TopicBookingExpired: a user's hold in the booking room timed out.
+	TopicBookingExpired = "booking_expired"
+	// TopicPaymentLate: a payment arrived after its hold was released; it
+	// did not complete a booking and must be refunded.
+	TopicPaymentLate = "payment_late"
+)
+
+// AllTopics lists every topic, in the order of a user's journey.
+var AllTopics = []string{
+	TopicBookingRequest,
+	TopicUserPromoted,
+	TopicPaymentInitiated,
+	TopicBookingCompleted,
+	TopicPaymentFailed,
+	TopicBookingCancelled,
+	TopicBookingExpired,
+	TopicPaymentLate,
+}
+
+// SchemaVersion is the envelope version written by this package. A consumer
+// rejects versions it does not know rather than misreading them.
+const SchemaVersion = 1
+
+// Values of Event.Reason for booking_cancelled: where the user was.
+const (
+	CancelledFromQueue  = "queue"
+	CancelledFromActive = "active"
+)
+
+// occurredAtLayout is RFC 3339 with exactly three fractional digits, in UTC.
+const occurredAtLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// ErrInvalid is wrapped by Decode and Validate when a message breaks the
+// contract (unknown type or version, a required field missing).
+var ErrInvalid = errors.New("invalid event")
+
+// Event is one booking event: the envelope plus the fields of seed 002. One
+// struct serves every type; each type's constructor says which fields it
+// fills. Fields that do not apply are empty and omitted from the JSON,
+// except user_id, event_id and timestamp, which every event carries.
+type Event struct {
+	ID         string    // deterministic, see ID
+	Type       string    // one of AllTopics
+	Version    int       // SchemaVersion
+	OccurredAt time.Time // UTC, millisecond precision
+
+	UserID    string
+	EventID   string // the concert; the Kafka message key
+	SeatID    string
+	PaymentID string
+	Sequence  int64  // the user's join sequence number within the event
+	Reason    string // payment_failed: provider reason; booking_cancelled: queue|active
+	Timestamp int64  // OccurredAt in unix seconds, as in seed 002
+}
+
+// wireEvent is the JSON form of Event.
+type wireEvent struct {
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	Version    int    `json:"version"`
+	OccurredAt string `json:"occurred_at"`
+	UserID     string `json:"user_id"`
+	EventID    string `json:"event_id"`
+	SeatID     string `json:"seat_id,omitempty"`
+	PaymentID  string `json:"payment_id,omitempty"`
+	Sequence   int64  `json:"sequence,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Timestamp  int64  `json:"timestamp"`
+}
+
+// MarshalJSON writes the envelope with occurred_at in RFC 3339 with
+// milliseconds.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wireEvent{
+		ID:         e.ID,
+		Type:       e.Type,
+		Version:    e.Version,
+		OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout),
+		UserID:     e.UserID,
+		EventID:    e.EventID,
+		SeatID:     e.SeatID,
+		PaymentID:  e.PaymentID,
+		Sequence:   e.Sequence,
+		Reason:     e.Reason,
+		Timestamp:  e.Timestamp,
+	})
+}
+
+// UnmarshalJSON reads the envelope; it does not validate (see Decode).
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var at time.Time
+	if w.OccurredAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, w.OccurredAt)
+		if err != nil {
+			return fmt.Errorf("occurred_at: %w", err)
+		}
+		at = t.UTC()
+	}
+	*e = Event{
+		ID:         w.ID,
+		Type:       w.Type,
+		Version:    w.Version,
+		OccurredAt: at,
+		UserID:     w.UserID,
+		EventID:    w.EventID,
+		SeatID:     w.SeatID,
+		PaymentID:  w.PaymentID,
+		Sequence:   w.Sequence,
+		Reason:     w.Reason,
+		Timestamp:  w.Timestamp,
+	}
+	return nil
+}
+
+// Decode parses a message value and validates it against the contract.
+// Errors wrap ErrInvalid.
+func Decode(b []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Event{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if err := e.Validate(); err != nil {
+		return Event{}, err
+	}
+	return e, nil
+}
+
+// Encode returns the JSON envelope of a valid event.
+func Encode(e Event) ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(e)
+}
+
+// requirements per type: which optional fields must be present.
+type requirements struct {
+	seat, payment, sequence, reason bool
+}
+
+var required = map[string]requirements{
+	TopicBookingRequest:   {sequence: true},
+	TopicUserPromoted:     {sequence: true},
+	TopicPaymentInitiated: {seat: true, payment: true},
+	TopicBookingCompleted: {seat: true, payment: true},
+	TopicPaymentFailed:    {payment: true, reason: true},
+	TopicBookingCancelled: {sequence: true, reason: true},
+	TopicBookingExpired:   {sequence: true},
+	TopicPaymentLate:      {payment: true},
+}
+
+// Validate reports whether e honours the contract: a known type and
+// version, an id, a time, user_id and event_id, and the fields its type
+// requires. Errors wrap ErrInvalid.
+func (e Event) Validate() error {
+	req, ok := required[e.Type]
+	if !ok {
+		return fmt.Errorf("%w: unknown type %q", ErrInvalid, e.Type)
+	}
+	var missing []string
+	check := func(cond bool, field string) {
+		if !cond {
+			missing = append(missing, field)
+		}
+	}
+	check(e.Version == SchemaVersion, "version")
+	check(e.ID != "", "id")
+	check(!e.OccurredAt.IsZero(), "occurred_at")
+	check(e.Timestamp > 0, "timestamp")
+	check(e.UserID != "", "user_id")
+	check(e.EventID != "", "event_id")
+	check(!req.seat || e.SeatID != "", "seat_id")
+	check(!req.payment || e.PaymentID != "", "payment_id")
+	check(!req.sequence || e.Sequence > 0, "sequence")
+	check(!req.reason || e.Reason != "", "reason")
+	if e.Type == TopicBookingCancelled && e.Reason != "" &&
+		e.Reason != CancelledFromQueue && e.Reason != CancelledFromActive {
+		missing = append(missing, "reason (queue|active)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s: bad or missing %s", ErrInvalid, e.Type, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// idNamespace is the UUIDv5 namespace of envelope ids. Changing it changes
+// every id and breaks consumers' dedupe: never change it.
+var idNamespace = uuid.MustParse("6f1e8a4c-3b2d-5e7f-9a0b-1c2d3e4f5a6b")
+
+// ID returns the envelope id of a fact: a UUIDv5 of
+// "type|event_id|user_id|sequence|payment_id". Publishing the same fact again
+// (a retry, a redelivered message that is handled twice) gives the same id,
+// which is what consumers dedupe on. Time is deliberately not part of it.
+func ID(typ, eventID, userID string, seq int64, paymentID string) string {
+	name := strings.Join([]string{typ, eventID, userID, strconv.FormatInt(seq, 10), paymentID}, "|")
+	return uuid.NewSHA1(idNamespace, []byte(name)).String()
+}
+
+func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason string, at time.Time) Event {
+	at = at.UTC().Truncate(time.Millisecond)
+	return Event{
+		ID:         ID(typ, eventID, userID, seq, paymentID),
+		Type:       typ,
+		Version:    SchemaVersion,
+		OccurredAt: at,
+		UserID:     userID,
+		EventID:    eventID,
+		SeatID:     seatID,
+		PaymentID:  paymentID,
+		Sequence:   seq,
+		Reason:     reason,
+		Timestamp:  at.Unix(),
+	}
+}
+
+// BookingRequested is the booking_request fact: userID joined the queue of
+// eventID with join sequence number seq.
+func BookingRequested(eventID, userID string, seq int64, at time.Time) Event {
+	return newEvent(TopicBookingRequest, eventID, userID, "", "", seq, "", at)
+}
+
+// UserPromoted is the user_promoted fact: the join seq of userID was
+// admitted to the booking room.
+func UserPromoted(eventID, userID string, seq int64, at time.Time) Event {
+	return newEvent(TopicUserPromoted, eventID, userID, "", "", seq, "", at)
+}
+
+// PaymentInitiated is the payment_initiated fact: paymentID was created for
+// the seat userID holds.
+func PaymentInitiated(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
+	return newEvent(TopicPaymentInitiated, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// BookingCompleted is the booking_completed fact: paymentID succeeded and
+// seatID is sold to userID.
+func BookingCompleted(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
+	return newEvent(TopicBookingCompleted, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// PaymentFailed is the payment_failed fact: the provider reported paymentID
+// failed for reason (insufficient_funds, timeout, cancelled, ...). seatID may
+// be empty.
+func PaymentFailed(eventID, userID, seatID, paymentID string, seq int64, reason string, at time.Time) Event {
+	return newEvent(TopicPaymentFailed, eventID, userID, seatID, paymentID, seq, reason, at)
+}
+
+// BookingCancelled is the booking_cancelled fact: userID left, from the
+// queue (CancelledFromQueue) or the booking room (CancelledFromActive),
+// releasing seatID if one was held. from is carried in the reason field.
+func BookingCancelled(eventID, userID, seatID string, seq int64, from string, at time.Time) Event {
+	return newEvent(TopicBookingCancelled, eventID, userID, seatID, "", seq, from, at)
+}
+
+// BookingExpired is the booking_expired fact: the booking-room hold of join
+// seq timed out, releasing seatID if one was held.
+func BookingExpired(eventID, userID, seatID string, seq int64, at time.Time) Event {
+	return newEvent(TopicBookingExpired, eventID, userID, seatID, "", seq, "", at)
+}
+
+// PaymentLate is the payment_late fact: paymentID succeeded after the hold
+// was released; no booking was made and the payment is to be refunded.
+func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
+	return newEvent(TopicPaymentLate, eventID, userID, seatID, paymentID, seq, "", at)
+}

@@ -1,0 +1,381 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+)
+
+var at = time.Date(2026, 3, 14, 12, 0, 0, 123456789, time.UTC)
+
+// oneOfEach returns one valid event of every type, for concert eventID.
+func oneOfEach(eventID string) []events.Event {
+	return []events.Event{
+		events.BookingRequested(eventID, "user_1", 1234, at),
+		events.UserPromoted(eventID, "user_1", 1234, at),
+		events.PaymentInitiated(eventID, "user_1", "A12", "pay_789", 1234, at),
+		events.BookingCompleted(eventID, "user_1", "A12", "pay_789", 1234, at),
+		events.PaymentFailed(eventID, "user_2", "B3", "pay_790", 1235, "insufficient_funds", at),
+		events.BookingCancelled(eventID, "user_3", "", 1236, events.CancelledFromQueue, at),
+		events.BookingExpired(eventID, "user_4", "C7", 1237, at),
+		events.PaymentLate(eventID, "user_4", "C7", "pay_791", 1237, at),
+	}
+}
+
+func TestConstructorsCoverEveryTopic(t *testing.T) {
+	var got []string
+	for _, e := range oneOfEach("evt") {
+		if err := e.Validate(); err != nil {
+			t.Errorf("%s: %v", e.Type, err)
+		}
+		got = append(got, e.Type)
+	}
+	if diff := cmp.Diff(events.AllTopics, got); diff != "" {
+		t.Errorf("types (-AllTopics +constructors):\n%s", diff)
+	}
+}
+
+func TestEnvelopeJSON(t *testing.T) {
+	e := events.PaymentInitiated("event_456", "user_123", "A12", "pay_789", 0, at)
+	b, err := events.Encode(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"id":          e.ID,
+		"type":        "payment_initiated",
+		"version":     float64(1),
+		"occurred_at": "2026-03-14T12:00:00.123Z",
+		"user_id":     "user_123",
+		"event_id":    "event_456",
+		"seat_id":     "A12",
+		"payment_id":  "pay_789",
+		"timestamp":   float64(at.Unix()),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("envelope (-want +got):\n%s", diff)
+	}
+}
+
+func TestIDIsDeterministic(t *testing.T) {
+	a := events.BookingCompleted("evt", "u1", "A1", "pay1", 7, at)
+	b := events.BookingCompleted("evt", "u1", "A1", "pay1", 7, at.Add(time.Hour))
+	if a.ID != b.ID {
+		t.Errorf("same fact, different ids: %s %s", a.ID, b.ID)
+	}
+	others := []events.Event{
+		events.BookingCompleted("evt2", "u1", "A1", "pay1", 7, at),
+		events.BookingCompleted("evt", "u2", "A1", "pay1", 7, at),
+		events.BookingCompleted("evt", "u1", "A1", "pay2", 7, at),
+		events.BookingCompleted("evt", "u1", "A1", "pay1", 8, at),
+		events.PaymentInitiated("evt", "u1", "A1", "pay1", 7, at),
+	}
+	for _, o := range others {
+		if o.ID == a.ID {
+			t.Errorf("different fact %+v has the same id", o)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	valid, err := events.Encode(events.BookingRequested("evt", "u1", 1, at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"not json", `{`},
+		{"unknown type", strings.Replace(string(valid), `"booking_request"`, `"booking_whatever"`, 1)},
+		{"unknown version", strings.Replace(string(valid), `"version":1`, `"version":2`, 1)},
+		{"no user", strings.Replace(string(valid), `"user_id":"u1"`, `"user_id":""`, 1)},
+		{"no event", strings.Replace(string(valid), `"event_id":"evt"`, `"event_id":""`, 1)},
+		{"no sequence", strings.Replace(string(valid), `"sequence":1,`, ``, 1)},
+		{"bad time", strings.Replace(string(valid), `"occurred_at":"`, `"occurred_at":"x`, 1)},
+		{"completed without payment", `{"id":"x","type":"booking_completed","version":1,"occurred_at":"2026-03-14T12:00:00.000Z","user_id":"u","event_id":"e","seat_id":"A1","timestamp":1}`},
+		{"cancelled from nowhere", `{"id":"x","type":"booking_cancelled","version":1,"occurred_at":"2026-03-14T12:00:00.000Z","user_id":"u","event_id":"e","sequence":1,"reason":"bored","timestamp":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.in == string(valid) {
+				t.Fatal("test input did not change the valid event")
+			}
+			_, err := events.Decode([]byte(tt.in))
+			if !errors.Is(err, events.ErrInvalid) {
+				t.Errorf("Decode = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if _, err := events.Decode(valid); err != nil {
+		t.Errorf("valid event rejected: %v", err)
+	}
+}
+
+func newProducer(t testing.TB, brokers []string, opts ...events.ProducerOption) *events.KafkaProducer {
+	t.Helper()
+	p, err := events.NewKafkaProducer(brokers, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+type received struct {
+	ev  events.Event
+	key string
+	hdr map[string]string
+}
+
+// consumeN consumes topic with a fresh group until n messages arrived.
+func consumeN(t *testing.T, brokers []string, topic string, n int) []received {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		got []received
+	)
+	err := events.Consume(ctx, brokers, "test-"+t.Name(), topic, func(_ context.Context, e events.Event, m kafka.Message) error {
+		hdr := map[string]string{}
+		for _, h := range m.Headers {
+			hdr[h.Key] = string(h.Value)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, received{ev: e, key: string(m.Key), hdr: hdr})
+		if len(got) == n {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("consume %s: %v", topic, err)
+	}
+	if len(got) != n {
+		t.Fatalf("consume %s: got %d messages, want %d (timed out)", topic, len(got), n)
+	}
+	return got
+}
+
+func TestEveryTypeRoundTripsThroughKafka(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	ctx := context.Background()
+	sent := oneOfEach("event_456")
+	if err := p.Publish(ctx, sent...); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	// A publisher retry: the same facts again, later. Same ids.
+	again := oneOfEach("event_456")
+	for i := range again {
+		again[i].OccurredAt = again[i].OccurredAt.Add(time.Second)
+		again[i].Timestamp++
+	}
+	if err := p.Publish(ctx, again...); err != nil {
+		t.Fatalf("publish again: %v", err)
+	}
+	for i, want := range sent {
+		t.Run(want.Type, func(t *testing.T) {
+			got := consumeN(t, brokers, want.Type, 2)
+			if diff := cmp.Diff(want, got[0].ev); diff != "" {
+				t.Errorf("round trip (-sent +received):\n%s", diff)
+			}
+			if diff := cmp.Diff(again[i], got[1].ev); diff != "" {
+				t.Errorf("second publish (-sent +received):\n%s", diff)
+			}
+			if got[0].ev.ID != got[1].ev.ID {
+				t.Errorf("same fact published twice has ids %s and %s", got[0].ev.ID, got[1].ev.ID)
+			}
+			for _, r := range got {
+				if r.key != "event_456" {
+					t.Errorf("key = %q, want the event_id", r.key)
+				}
+				if diff := cmp.Diff(map[string]string{"id": want.ID, "type": want.Type}, r.hdr); diff != "" {
+					t.Errorf("headers (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestOneConcertStaysInOrder(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	const perEvent = 30
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 1; i <= perEvent; i++ {
+				e := events.BookingRequested(fmt.Sprintf("evt-%d", c), fmt.Sprintf("u%d", i), int64(i), at)
+				if err := p.Publish(context.Background(), e); err != nil {
+					t.Errorf("publish: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got := consumeN(t, brokers, events.TopicBookingRequest, 4*perEvent)
+	last := map[string]int64{}
+	for _, r := range got {
+		if r.ev.Sequence <= last[r.ev.EventID] {
+			t.Fatalf("%s: sequence %d after %d", r.ev.EventID, r.ev.Sequence, last[r.ev.EventID])
+		}
+		last[r.ev.EventID] = r.ev.Sequence
+	}
+}
+
+func TestPublishToStoppedBrokerFails(t *testing.T) {
+	c := kafkatest.NewCluster(t)
+	p := newProducer(t, c.ListenAddrs(), events.WithMaxAttempts(2), events.WithWriteTimeout(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Publish(ctx, events.BookingRequested("evt", "u1", 1, at)); err != nil {
+		t.Fatalf("publish while up: %v", err)
+	}
+	c.Close()
+	start := time.Now()
+	err := p.Publish(ctx, events.BookingRequested("evt", "u2", 2, at))
+	if err == nil {
+		t.Fatal("publish to a stopped broker returned nil")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("publish failed only through the test deadline after %v: %v", time.Since(start), err)
+	}
+	t.Logf("failed after %v: %v", time.Since(start), err)
+}
+
+func TestPublishRejectsInvalidEvents(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	bad := events.BookingCompleted("evt", "u1", "A1", "", 1, at) // no payment id
+	err := p.Publish(context.Background(), events.BookingRequested("evt", "u1", 1, at), bad)
+	if !errors.Is(err, events.ErrInvalid) {
+		t.Fatalf("Publish = %v, want ErrInvalid", err)
+	}
+}
+
+func TestConsumeRetriesUntilHandlerSucceeds(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	want := events.BookingExpired("evt", "u1", "A1", 9, at)
+	if err := p.Publish(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var calls []string
+	err := events.Consume(ctx, brokers, "retry", events.TopicBookingExpired,
+		func(ctx context.Context, e events.Event, _ kafka.Message) error {
+			calls = append(calls, events.MessageID(ctx))
+			if len(calls) < 3 {
+				return errors.New("redis down")
+			}
+			cancel()
+			return nil
+		}, events.WithRetryBackoff(10*time.Millisecond, 20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{want.ID, want.ID, want.ID}, calls); diff != "" {
+		t.Errorf("handler calls (-want +got):\n%s", diff)
+	}
+
+	// The offset was committed after the success: the group does not see
+	// the message again, a new message is the next one delivered.
+	next := events.BookingExpired("evt", "u2", "A2", 10, at)
+	if err := p.Publish(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var first string
+	err = events.Consume(ctx, brokers, "retry", events.TopicBookingExpired,
+		func(_ context.Context, e events.Event, _ kafka.Message) error {
+			first = e.ID
+			cancel()
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != next.ID {
+		t.Errorf("after commit the group got %s, want the next message %s", first, next.ID)
+	}
+}
+
+func TestConsumeGivesUpAfterMaxRetriesWithoutCommitting(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	want := events.UserPromoted("evt", "u1", 1, at)
+	if err := p.Publish(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	boom := errors.New("boom")
+	err := events.Consume(ctx, brokers, "giveup", events.TopicUserPromoted,
+		func(context.Context, events.Event, kafka.Message) error { return boom },
+		events.WithMaxRetries(2), events.WithRetryBackoff(time.Millisecond, time.Millisecond))
+	if !errors.Is(err, boom) {
+		t.Fatalf("Consume = %v, want the handler's error", err)
+	}
+	// Not committed: a restarted consumer gets the same message.
+	got := ""
+	err = events.Consume(ctx, brokers, "giveup", events.TopicUserPromoted,
+		func(_ context.Context, e events.Event, _ kafka.Message) error {
+			got = e.ID
+			cancel()
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want.ID {
+		t.Errorf("redelivered %q, want %q", got, want.ID)
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	var r events.Recorder
+	var _ events.Producer = &r
+	ctx := context.Background()
+	a := events.BookingRequested("evt", "u1", 1, at)
+	b := events.UserPromoted("evt", "u1", 1, at)
+	if err := r.Publish(ctx, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(ctx, events.BookingCompleted("evt", "u1", "", "", 1, at)); !errors.Is(err, events.ErrInvalid) {
+		t.Errorf("invalid event: %v, want ErrInvalid", err)
+	}
+	down := errors.New("down")
+	r.FailWith(down)
+	if err := r.Publish(ctx, a); !errors.Is(err, down) {
+		t.Errorf("FailWith: %v", err)
+	}
+	if diff := cmp.Diff([]events.Event{a, b}, r.Events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]events.Event{b}, r.Topic(events.TopicUserPromoted)); diff != "" {
+		t.Errorf("topic (-want +got):\n%s", diff)
+	}
+}
