@@ -1,0 +1,73 @@
+package amqpx
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Option configures a Publisher or Consumer.
+type Option func(*options)
+
+type options struct {
+	logger         *zap.Logger
+	metrics        *Metrics
+	delayedPlugin  bool
+	reconnectMin   time.Duration
+	reconnectMax   time.Duration
+	publishTimeout time.Duration
+}
+
+func newOptions(opts []Option) options {
+	o := options{
+		logger:         zap.NewNop(),
+		reconnectMin:   100 * time.Millisecond,
+		reconnectMax:   10 * time.Second,
+		publishTimeout: 30 * time.Second,
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.metrics == nil {
+		o.metrics = NewMetrics(nil)
+	}
+	return o
+}
+
+// WithLogger sets the logger (default: no logging).
+func WithLogger(l *zap.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithMetrics sets the metrics (default: unregistered metrics). Create one
+// Metrics per registry and share it between Publishers and Consumers.
+func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithDelayedMessagePlugin declares TimeoutExchange as an x-delayed-message
+// exchange and makes PublishDelayed use the x-delay header instead of TTL wait
+// queues. Only when the rabbitmq_delayed_message_exchange plugin is enabled
+// on every node; all services must agree (see Declare).
+func WithDelayedMessagePlugin(enabled bool) Option {
+	return func(o *options) { o.delayedPlugin = enabled }
+}
+
+// WithReconnectBackoff sets the exponential reconnect backoff bounds
+// (default 100 ms .. 10 s, with jitter).
+func WithReconnectBackoff(minDelay, maxDelay time.Duration) Option {
+	return func(o *options) { o.reconnectMin, o.reconnectMax = minDelay, maxDelay }
+}
+
+// WithPublishTimeout bounds a Publish whose context has no deadline
+// (default 30 s), including time spent waiting for a reconnect.
+func WithPublishTimeout(d time.Duration) Option { return func(o *options) { o.publishTimeout = d } }
+
+// backoff returns the delay before attempt n (0-based): min*2^n capped at
+// max, with ±20 % jitter so that many instances do not reconnect in step.
+func backoff(n int, minDelay, maxDelay time.Duration) time.Duration {
+	d := minDelay
+	for i := 0; i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, maxDelay)
+	j := time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return j
+}

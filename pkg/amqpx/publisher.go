@@ -1,0 +1,259 @@
+package amqpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.uber.org/zap"
+)
+
+// Publisher publishes persistent JSON messages and waits for publisher
+// confirms. It owns one long-lived connection with one confirm-mode channel;
+// concurrent Publish calls pipeline on it (each waits only for its own
+// confirm). It is safe for concurrent use.
+//
+// When the connection drops, Publisher reconnects with backoff and
+// redeclares the topology. Publish calls made meanwhile wait, bounded by
+// their context (or WithPublishTimeout). A publish whose confirm was lost
+// with the connection is sent again on the new connection with the same
+// MessageId: the broker may then hold it twice (at-least-once).
+type Publisher struct {
+	url string
+	o   options
+	log *zap.Logger
+
+	mu    sync.Mutex
+	sess  *session
+	ready chan struct{} // closed while sess != nil
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	stopped   chan struct{}
+}
+
+// NewPublisher connects to url (amqp://user:pass@host:port/vhost), declares
+// the topology and starts the reconnect loop. It retries the first
+// connection with backoff until ctx is done.
+func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, error) {
+	p := &Publisher{
+		url:     url,
+		o:       newOptions(opts),
+		ready:   make(chan struct{}),
+		closing: make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	p.log = p.o.logger.With(zap.String("component", "amqp_publisher"))
+	s, err := connectWithBackoff(ctx, p.closing, url, "boxoffice-publisher", p.o, p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.setSession(s)
+	go p.run(s)
+	return p, nil
+}
+
+// connectWithBackoff dials until it succeeds, ctx is done or stop closes.
+func connectWithBackoff(ctx context.Context, stop <-chan struct{}, url, name string, o options, log *zap.Logger) (*session, error) {
+	for attempt := 0; ; attempt++ {
+		s, err := dialSession(url, name, o)
+		if err == nil {
+			return s, nil
+		}
+		d := backoff(attempt, o.reconnectMin, o.reconnectMax)
+		log.Warn("amqp connect failed", zap.Error(err), zap.Int("attempt", attempt), zap.Duration("retry_in", d))
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("amqp connect: %w (last error: %w)", ctx.Err(), err)
+		case <-stop:
+			t.Stop()
+			return nil, ErrClosed
+		}
+	}
+}
+
+func (p *Publisher) run(s *session) {
+	defer close(p.stopped)
+	for {
+		select {
+		case <-s.done:
+		case <-p.closing:
+			p.clearSession(s)
+			s.close()
+			return
+		}
+		p.clearSession(s)
+		p.log.Warn("amqp publisher connection lost; reconnecting")
+		ns, err := connectWithBackoff(context.Background(), p.closing, p.url, "boxoffice-publisher", p.o, p.log)
+		if err != nil {
+			return // closing
+		}
+		p.o.metrics.Reconnects.WithLabelValues("publisher").Inc()
+		p.log.Info("amqp publisher reconnected")
+		p.setSession(ns)
+		s = ns
+	}
+}
+
+func (p *Publisher) setSession(s *session) {
+	p.mu.Lock()
+	p.sess = s
+	close(p.ready)
+	p.mu.Unlock()
+}
+
+func (p *Publisher) clearSession(s *session) {
+	p.mu.Lock()
+	if p.sess == s {
+		p.sess = nil
+		p.ready = make(chan struct{})
+	}
+	p.mu.Unlock()
+}
+
+// current returns a live session, waiting for a reconnect if needed.
+func (p *Publisher) current(ctx context.Context) (*session, error) {
+	for {
+		p.mu.Lock()
+		s, ready := p.sess, p.ready
+		p.mu.Unlock()
+		if s != nil && !s.dead() {
+			return s, nil
+		}
+		if s != nil {
+			// Dead but not yet cleared by run: wait for the swap.
+			p.clearSession(s)
+			continue
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for amqp connection: %w", ctx.Err())
+		case <-p.closing:
+			return nil, ErrClosed
+		}
+	}
+}
+
+// Publish sends msg to exchange with routing key and returns after the
+// broker confirmed it. The message is persistent, application/json, with a
+// MessageId (msg.ID or a new one) and a timestamp. It is published
+// mandatory: if no queue is bound for key the result is ErrUnroutable. A
+// nack is ErrNacked; a timeout or a closed Publisher is an error too. A nil
+// error means the broker has stored the message.
+func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
+	pub := msg.publishing()
+	return p.do(ctx, exchange, func(ctx context.Context, s *session) error {
+		return s.pub.publish(ctx, exchange, key, true, pub)
+	})
+}
+
+// PublishDelayed is Publish, delivered to exchange/key no earlier than delay
+// from now.
+//
+// Stock RabbitMQ (default): the delay is rounded UP by RoundDelay and the
+// message goes through the default exchange into the wait queue
+// WaitQueueName(exchange, key, delay) — durable, x-message-ttl = delay,
+// dead-lettering to exchange with routing key key, x-expires = delay + 1 h —
+// declared on first use. Every message in one wait queue has the same TTL,
+// so expiry order is arrival order and nothing waits behind a longer delay.
+// Hazard: dead-lettering from a classic queue is at-most-once — a broker
+// crash at that moment can lose the delayed message; boxoffice's periodic
+// safety net (expiry scores in Redis) covers that case.
+//
+// With WithDelayedMessagePlugin and exchange == TimeoutExchange, the message
+// is published to the x-delayed-message exchange with the x-delay header
+// (milliseconds, not rounded). The plugin routes only when the delay ends,
+// so the publish cannot be mandatory: an unroutable key is not reported.
+func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, msg Message, delay time.Duration) error {
+	if delay <= 0 {
+		return p.Publish(ctx, exchange, key, msg)
+	}
+	pub := msg.publishing()
+	if p.o.delayedPlugin && exchange == TimeoutExchange {
+		if pub.Headers == nil {
+			pub.Headers = amqp.Table{}
+		}
+		pub.Headers[HeaderDelay] = delay.Milliseconds()
+		return p.do(ctx, exchange, func(ctx context.Context, s *session) error {
+			return s.pub.publish(ctx, exchange, key, false, pub)
+		})
+	}
+	return p.do(ctx, exchange, func(ctx context.Context, s *session) error {
+		return s.publishDelayedTTL(ctx, exchange, key, pub, delay)
+	})
+}
+
+// do runs one publish attempt per live session until it gets an answer that
+// is not "connection lost".
+func (p *Publisher) do(ctx context.Context, exchange string, attempt func(context.Context, *session) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.o.publishTimeout)
+		defer cancel()
+	}
+	for {
+		s, err := p.current(ctx)
+		if err != nil {
+			p.failed(exchange, err)
+			return err
+		}
+		err = attempt(ctx, s)
+		if err == nil {
+			p.o.metrics.PublishConfirmed.WithLabelValues(exchange).Inc()
+			return nil
+		}
+		if isConnectionLoss(err) {
+			// Unknown outcome: wait for the session to be replaced and
+			// publish again with the same MessageId.
+			select {
+			case <-s.done:
+				continue
+			case <-ctx.Done():
+				err = fmt.Errorf("publish: %w", ctx.Err())
+			}
+		}
+		p.failed(exchange, err)
+		return err
+	}
+}
+
+func (p *Publisher) failed(exchange string, err error) {
+	reason := "error"
+	switch {
+	case errors.Is(err, ErrNacked):
+		reason = "nack"
+	case errors.Is(err, ErrUnroutable):
+		reason = "unroutable"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		reason = "timeout"
+	case errors.Is(err, ErrClosed):
+		reason = "closed"
+	}
+	p.o.metrics.PublishFailed.WithLabelValues(exchange, reason).Inc()
+	p.log.Warn("amqp publish failed", zap.String("exchange", exchange), zap.String("reason", reason), zap.Error(err))
+}
+
+// Close stops reconnecting and closes the connection. Publishes waiting for
+// a confirm fail; later calls return ErrClosed.
+func (p *Publisher) Close() error {
+	p.closeOnce.Do(func() { close(p.closing) })
+	<-p.stopped
+	return nil
+}
+
+// isConnectionLoss reports whether err means "the connection or channel went
+// away", as opposed to an answer from the broker about this message.
+func isConnectionLoss(err error) bool {
+	if errors.Is(err, errConnectionLost) || errors.Is(err, amqp.ErrClosed) {
+		return true
+	}
+	var ae *amqp.Error
+	return errors.As(err, &ae) && !ae.Recover
+}
