@@ -1,0 +1,144 @@
+// Package popularity keeps the ranking of concerts by completed bookings
+// (seed 003): a consumer group reads booking_completed from Kafka and adds
+// one to the concert's score in a Redis sorted set, and Top reads the
+// ranking for the gateway's GET /api/events/popular. Counting happens only
+// after the booking is committed (the event is published after payment
+// success), and each message counts once even when Kafka redelivers it: the
+// Lua script popularity_count remembers the envelope id for a TTL.
+package popularity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/segmentio/kafka-go"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/lua"
+	"github.com/boxoffice/boxoffice/pkg/events"
+)
+
+// countScript is lua/popularity_count.lua; see its header for KEYS, ARGV
+// and replies.
+var countScript = redis.NewScript(lua.Source("popularity_count"))
+
+// DefaultSeenTTL is how long a counted message id is remembered. A message
+// redelivered after that counts again, so it must outlast every redelivery
+// window (uncommitted offsets are redelivered within minutes; resetting the
+// group's offsets replays further and is out of scope).
+const DefaultSeenTTL = 7 * 24 * time.Hour
+
+// Entry is one concert of the ranking.
+type Entry struct {
+	EventID  string
+	Bookings int64
+}
+
+// Counter counts completed bookings into the ranking.
+type Counter struct {
+	rdb     redis.Scripter
+	prefix  string
+	seenTTL time.Duration
+}
+
+// NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
+// seenTTL <= 0 means DefaultSeenTTL.
+func NewCounter(rdb redis.Scripter, prefix string, seenTTL time.Duration) *Counter {
+	if seenTTL <= 0 {
+		seenTTL = DefaultSeenTTL
+	}
+	return &Counter{rdb: rdb, prefix: orDefault(prefix), seenTTL: seenTTL}
+}
+
+// ErrNotBookingCompleted is returned by Count for any other event type.
+var ErrNotBookingCompleted = errors.New("popularity: not a booking_completed event")
+
+// Count adds e's booking to its concert's score, unless the message with
+// e.ID was counted before. It reports whether it counted.
+func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
+	if e.Type != events.TopicBookingCompleted {
+		return false, fmt.Errorf("%w: %s", ErrNotBookingCompleted, e.Type)
+	}
+	ttl := max(int64(c.seenTTL/time.Second), 1)
+	n, err := countScript.Run(ctx, c.rdb,
+		[]string{RankingKey(c.prefix), SeenKey(c.prefix, e.ID)},
+		e.EventID, ttl).Int64()
+	if err != nil {
+		return false, fmt.Errorf("count booking: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Top returns the n concerts with the most completed bookings, most first
+// (ties: Redis order, event_id descending). n <= 0 returns nothing.
+func Top(ctx context.Context, rdb redis.Cmdable, prefix string, n int) ([]Entry, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	zs, err := rdb.ZRevRangeWithScores(ctx, RankingKey(prefix), 0, int64(n-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read popularity ranking: %w", err)
+	}
+	out := make([]Entry, 0, len(zs))
+	for _, z := range zs {
+		id, _ := z.Member.(string)
+		out = append(out, Entry{EventID: id, Bookings: int64(z.Score)})
+	}
+	return out, nil
+}
+
+// Config configures a Consumer.
+type Config struct {
+	Brokers []string      // Kafka bootstrap addresses
+	GroupID string        // consumer group; default "popularity"
+	Prefix  string        // Redis key prefix; default DefaultPrefix
+	SeenTTL time.Duration // default DefaultSeenTTL
+	// StartOffset for a group without committed offsets: kafka.FirstOffset
+	// (default; the ranking counts the whole retained history) or
+	// kafka.LastOffset.
+	StartOffset int64
+}
+
+// Consumer is the popularity consumer: booking_completed in, ranking out.
+type Consumer struct {
+	cfg     Config
+	counter *Counter
+	log     *zap.Logger
+}
+
+// NewConsumer returns a consumer writing to rdb. log may be nil.
+func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) *Consumer {
+	if cfg.GroupID == "" {
+		cfg.GroupID = "popularity"
+	}
+	if cfg.StartOffset == 0 {
+		cfg.StartOffset = kafka.FirstOffset
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Consumer{cfg: cfg, counter: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL), log: log}
+}
+
+// Run consumes until ctx is cancelled (then it returns nil) or consuming
+// fails. A Redis error is retried with backoff; the offset is committed
+// only after the booking was counted (or recognised as counted).
+func (c *Consumer) Run(ctx context.Context) error {
+	return events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, events.TopicBookingCompleted, c.handle,
+		events.WithLogger(c.log), events.WithStartOffset(c.cfg.StartOffset))
+}
+
+func (c *Consumer) handle(ctx context.Context, e events.Event, m kafka.Message) error {
+	counted, err := c.counter.Count(ctx, e)
+	if err != nil {
+		return err
+	}
+	if !counted {
+		c.log.Debug("duplicate booking ignored", zap.String("id", e.ID),
+			zap.String("event_id", e.EventID), zap.Int64("offset", m.Offset))
+	}
+	return nil
+}
