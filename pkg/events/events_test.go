@@ -92,6 +92,15 @@ func TestIDIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestIDIsStable pins the id of one fact: consumers dedupe across releases,
+// so the id rule (namespace, field order) must never change.
+func TestIDIsStable(t *testing.T) {
+	got := events.BookingCompleted("event_456", "user_123", "A12", "pay_789", 1234, at).ID
+	if want := "b73a77fe-ca77-5304-9893-64ac89389541"; got != want {
+		t.Errorf("id = %s, want %s (the id rule changed)", got, want)
+	}
+}
+
 func TestDecodeRejects(t *testing.T) {
 	valid, err := events.Encode(events.BookingRequested("evt", "u1", 1, at))
 	if err != nil {
