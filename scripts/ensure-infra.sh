@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# ensure-infra.sh — make sure Redis >= 7 and RabbitMQ >= 3.10 answer on
+# loopback (127.0.0.1:6379 and 127.0.0.1:5672).
+#
+# Idempotent and fast when everything is up (a TCP check, one redis-cli call
+# and a package query per service). A service that is installed but stopped
+# is started; a missing one is installed from Debian's packages (apt-get, as
+# root or through sudo). On systems without apt-get it prints what to
+# install and exits 1. Every failure says why; nothing aborts silently.
+#
+# Environment:
+#   REDIS_PASSWORD   used by redis-cli when the local Redis requires AUTH
+#   INFRA_WAIT       seconds to wait for RabbitMQ to come up (default 60)
+#   INFRA_REDIS_PORT, INFRA_RABBIT_PORT  other ports (for testing this script)
+
+set -u -o pipefail
+
+REDIS_HOST=127.0.0.1
+REDIS_PORT=${INFRA_REDIS_PORT:-6379}
+REDIS_MIN=7.0
+RABBIT_HOST=127.0.0.1
+RABBIT_PORT=${INFRA_RABBIT_PORT:-5672}
+RABBIT_MIN=3.10
+WAIT_RABBIT=${INFRA_WAIT:-60}
+
+if [[ -n ${REDIS_PASSWORD:-} ]]; then
+	export REDISCLI_AUTH=$REDIS_PASSWORD
+fi
+
+say() { echo "$*"; }
+err() { echo "ensure-infra: $*" >&2; }
+
+# Privilege prefix for installing and starting system services.
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=(sudo)
+	fi
+fi
+
+# port_open HOST PORT: true when something accepts TCP connections there.
+port_open() {
+	timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null
+}
+
+# version_ge A B: true when version A >= version B.
+version_ge() {
+	[[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" == "$2" ]]
+}
+
+# pkg_version PKG: upstream version of an installed Debian package, or empty.
+pkg_version() {
+	command -v dpkg-query >/dev/null 2>&1 || return 0
+	local v
+	v=$(dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null) || return 0
+	[[ $v == ii* ]] || return 0
+	v=${v##* }
+	v=${v#*:}  # epoch
+	v=${v%%-*} # Debian revision
+	v=${v%%+*}
+	echo "$v"
+}
+
+apt_updated=0
+# install PKG...: install Debian packages, or explain what to install and exit.
+install() {
+	if ! command -v apt-get >/dev/null 2>&1; then
+		err "no apt-get on this system: install $* (Redis >= $REDIS_MIN with redis-cli, RabbitMQ >= $RABBIT_MIN) with your package manager and run this again"
+		exit 1
+	fi
+	if [[ $(id -u) -ne 0 && ${#SUDO[@]} -eq 0 ]]; then
+		err "need root to install $*: run as root, install sudo, or run: apt-get install -y $*"
+		exit 1
+	fi
+	say "installing $* (apt-get)..."
+	if [[ $apt_updated -eq 0 ]]; then
+		if ! "${SUDO[@]}" apt-get update -qq; then
+			err "apt-get update failed"
+			exit 1
+		fi
+		apt_updated=1
+	fi
+	if ! "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/tmp/ensure-infra-apt.log 2>&1; then
+		err "apt-get install $* failed; see /tmp/ensure-infra-apt.log:"
+		tail -n 20 /tmp/ensure-infra-apt.log >&2
+		exit 1
+	fi
+}
+
+redis_cli() {
+	timeout 5 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1
+}
+
+ensure_redis() {
+	if ! command -v redis-cli >/dev/null 2>&1; then
+		install redis-tools
+	fi
+	if ! port_open "$REDIS_HOST" "$REDIS_PORT"; then
+		if ! command -v redis-server >/dev/null 2>&1; then
+			install redis-server
+		fi
+	fi
+	if ! port_open "$REDIS_HOST" "$REDIS_PORT"; then
+		local dir=/var/lib/redis logdir=/var/log/redis
+		if ! "${SUDO[@]}" mkdir -p "$dir" "$logdir" 2>/dev/null || ! "${SUDO[@]}" test -w "$logdir"; then
+			dir=/tmp/boxoffice-redis logdir=/tmp/boxoffice-redis
+			mkdir -p "$dir"
+		fi
+		say "redis: starting on $REDIS_HOST:$REDIS_PORT (log $logdir/ci.log)"
+		if ! "${SUDO[@]}" redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$REDIS_PORT" \
+			--save "" --appendonly no --dir "$dir" --logfile "$logdir/ci.log"; then
+			err "redis: redis-server failed to start; see $logdir/ci.log"
+			exit 1
+		fi
+		local i
+		for ((i = 0; i < 50; i++)); do
+			[[ $(redis_cli ping) == PONG ]] && break
+			sleep 0.2
+		done
+	fi
+	local pong
+	pong=$(redis_cli ping)
+	if [[ $pong != PONG ]]; then
+		err "redis: $REDIS_HOST:$REDIS_PORT does not answer PING (got: ${pong:-nothing}); check $REDIS_HOST:$REDIS_PORT (REDIS_PASSWORD if it needs AUTH)"
+		exit 1
+	fi
+	local ver
+	ver=$(redis_cli info server | tr -d '\r' | sed -n 's/^redis_version://p')
+	if [[ -z $ver ]]; then
+		err "redis: cannot read the server version (INFO server)"
+		exit 1
+	fi
+	if ! version_ge "$ver" "$REDIS_MIN"; then
+		err "redis: version $ver is too old, need >= $REDIS_MIN (stop it and install a newer redis-server)"
+		exit 1
+	fi
+	say "redis: ok ($ver)"
+}
+
+rabbit_version() {
+	local v
+	v=$(pkg_version rabbitmq-server)
+	if [[ -z $v ]] && command -v rabbitmqctl >/dev/null 2>&1; then
+		v=$(timeout 20 "${SUDO[@]}" rabbitmqctl version 2>/dev/null | tail -n1)
+	fi
+	echo "$v"
+}
+
+ensure_rabbit() {
+	if ! port_open "$RABBIT_HOST" "$RABBIT_PORT"; then
+		if ! command -v rabbitmq-server >/dev/null 2>&1 && [[ ! -x /usr/sbin/rabbitmq-server ]]; then
+			install rabbitmq-server
+		fi
+	fi
+	if ! port_open "$RABBIT_HOST" "$RABBIT_PORT"; then
+		local server=rabbitmq-server
+		command -v rabbitmq-server >/dev/null 2>&1 || server=/usr/sbin/rabbitmq-server
+		if pgrep -f 'beam.*rabbit' >/dev/null 2>&1; then
+			say "rabbitmq: already starting, waiting up to ${WAIT_RABBIT}s"
+		else
+			say "rabbitmq: starting (up to ${WAIT_RABBIT}s)"
+			if ! "${SUDO[@]}" "$server" -detached >/tmp/ensure-infra-rabbit.log 2>&1; then
+				err "rabbitmq: rabbitmq-server -detached failed:"
+				cat /tmp/ensure-infra-rabbit.log >&2
+				exit 1
+			fi
+		fi
+		local deadline=$((SECONDS + WAIT_RABBIT))
+		until port_open "$RABBIT_HOST" "$RABBIT_PORT"; do
+			if ((SECONDS >= deadline)); then
+				err "rabbitmq: not answering on $RABBIT_HOST:$RABBIT_PORT after ${WAIT_RABBIT}s; see /var/log/rabbitmq/ and /tmp/ensure-infra-rabbit.log"
+				exit 1
+			fi
+			sleep 1
+		done
+		if command -v rabbitmqctl >/dev/null 2>&1; then
+			if ! timeout "$WAIT_RABBIT" "${SUDO[@]}" rabbitmqctl await_startup >/dev/null 2>&1; then
+				err "rabbitmq: warning: rabbitmqctl await_startup did not confirm startup (the port answers)"
+			fi
+		fi
+	fi
+	local ver
+	ver=$(rabbit_version)
+	if [[ -z $ver ]]; then
+		err "rabbitmq: warning: cannot tell the version (need >= $RABBIT_MIN)"
+		say "rabbitmq: ok (version unknown)"
+		return
+	fi
+	if ! version_ge "$ver" "$RABBIT_MIN"; then
+		err "rabbitmq: version $ver is too old, need >= $RABBIT_MIN"
+		exit 1
+	fi
+	say "rabbitmq: ok ($ver)"
+}
+
+ensure_redis
+ensure_rabbit
