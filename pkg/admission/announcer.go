@@ -1,0 +1,316 @@
+package admission
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+)
+
+// Outbox entry kinds written by the booking engine.
+const (
+	KindPromoted = "promoted"
+	KindExpired  = "expired"
+)
+
+// Publisher is the confirmed RabbitMQ publisher (*amqpx.Publisher): a nil
+// error means the broker stored the message.
+type Publisher interface {
+	Publish(ctx context.Context, exchange, key string, msg amqpx.Message) error
+	PublishDelayed(ctx context.Context, exchange, key string, msg amqpx.Message, delay time.Duration) error
+}
+
+// Producer writes Kafka events with acks=all (*events.KafkaProducer).
+type Producer interface {
+	Publish(ctx context.Context, evs ...events.Event) error
+}
+
+// OutboxStore is the part of *booking.Store the Announcer needs.
+type OutboxStore interface {
+	Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]booking.OutboxEntry, error)
+	AckOutbox(ctx context.Context, eventID string, entries ...booking.OutboxEntry) error
+}
+
+// Announcer publishes the side effects of outbox entries and acknowledges
+// them. It is safe for concurrent use and keeps no state of its own.
+type Announcer struct {
+	store       OutboxStore
+	pub         Publisher
+	kafka       Producer
+	log         *zap.Logger
+	now         func() time.Time
+	concurrency int
+	metrics     *Metrics
+}
+
+// Option configures an Announcer.
+type Option func(*Announcer)
+
+// WithClock sets the clock used to compute timeout delays (default
+// time.Now). It must agree with the booking Store's clock.
+func WithClock(now func() time.Time) Option { return func(a *Announcer) { a.now = now } }
+
+// WithConcurrency bounds the RabbitMQ publishes in flight per Announce call
+// (default 64). Confirms are pipelined on one channel, so a batch of
+// promotions costs about one round trip, not one per user.
+func WithConcurrency(n int) Option {
+	return func(a *Announcer) {
+		if n > 0 {
+			a.concurrency = n
+		}
+	}
+}
+
+// WithMetrics counts announce failures (default: unregistered metrics).
+func WithMetrics(m *Metrics) Option { return func(a *Announcer) { a.metrics = m } }
+
+// New returns an Announcer. log may be nil.
+func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts ...Option) *Announcer {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	a := &Announcer{store: store, pub: pub, kafka: kafka, log: log, now: time.Now, concurrency: 64}
+	for _, o := range opts {
+		o(a)
+	}
+	if a.metrics == nil {
+		a.metrics = NewMetrics(nil)
+	}
+	return a
+}
+
+// Announce publishes the side effects of entries of eventID and then
+// acknowledges them in the outbox:
+//
+//   - promoted: the delayed messages.Timeout for the hold's deadline (onto
+//     timeout-exchange/timeout), a your_turn notification and the Kafka
+//     user_promoted event;
+//   - expired: an expired notification and the Kafka booking_expired event.
+//
+// An entry is acknowledged only when all its publishes were confirmed and
+// the Kafka write succeeded. Any failure is returned; the entries not
+// acknowledged stay in the outbox for a retry (SweepOutbox). Announcing an
+// entry twice is harmless.
+func (a *Announcer) Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	now := a.now()
+	var evs []events.Event
+	for _, e := range entries {
+		switch e.Kind {
+		case KindPromoted:
+			evs = append(evs, events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now)))
+		case KindExpired:
+			evs = append(evs, events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.At, now)))
+		}
+	}
+
+	// RabbitMQ publishes run concurrently with the Kafka write; both must
+	// succeed for an entry to be acknowledged.
+	var kafkaErr error
+	kafkaDone := make(chan struct{})
+	go func() {
+		defer close(kafkaDone)
+		if err := a.kafka.Publish(ctx, evs...); err != nil {
+			kafkaErr = fmt.Errorf("publish kafka events: %w", err)
+		}
+	}()
+	rabbitErrs := make([]error, len(entries))
+	sem := make(chan struct{}, a.concurrency)
+	var wg sync.WaitGroup
+	for i, e := range entries {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			rabbitErrs[i] = a.publishEntry(ctx, eventID, e, now)
+		})
+	}
+	wg.Wait()
+	<-kafkaDone
+
+	var errs []error
+	var done []booking.OutboxEntry
+	if kafkaErr != nil {
+		errs = append(errs, kafkaErr)
+	}
+	for i, err := range rabbitErrs {
+		if err != nil {
+			errs = append(errs, err)
+		} else if kafkaErr == nil {
+			done = append(done, entries[i])
+		}
+	}
+	if err := a.store.AckOutbox(ctx, eventID, done...); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		a.metrics.AnnounceFailures.Inc()
+		err := errors.Join(errs...)
+		a.log.Warn("announce failed; entries stay in the outbox",
+			zap.String("event_id", eventID), zap.Int("entries", len(entries)),
+			zap.Int("acked", len(done)), zap.Error(err))
+		return fmt.Errorf("announce %d entries: %w", len(entries), err)
+	}
+	return nil
+}
+
+// publishEntry publishes the RabbitMQ effects of one entry.
+func (a *Announcer) publishEntry(ctx context.Context, eventID string, e booking.OutboxEntry, now time.Time) error {
+	switch e.Kind {
+	case KindPromoted:
+		adm := booking.Admission{UserID: e.UserID, Sequence: e.Sequence, ExpireAt: e.ExpireAt}
+		if err := a.ScheduleTimeout(ctx, eventID, adm); err != nil {
+			return err
+		}
+		n := messages.Notification{Type: messages.NotifyYourTurn, EventID: eventID, UserID: e.UserID,
+			Sequence: e.Sequence, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
+			Timestamp: now.Unix()}
+		return a.notify(ctx, n)
+	case KindExpired:
+		n := messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: e.UserID,
+			Sequence: e.Sequence, SeatID: e.SeatID, Reason: messages.ReasonTimeout, Timestamp: now.Unix()}
+		return a.notify(ctx, n)
+	}
+	a.log.Warn("unknown outbox entry kind; acknowledging it", zap.String("kind", e.Kind),
+		zap.String("event_id", eventID), zap.String("user_id", e.UserID))
+	return nil
+}
+
+// SweepOutbox re-announces eventID's outbox entries written at least
+// olderThan ago (0: all): the work of an announcer that crashed or failed
+// between a promotion and its announcement. It returns how many entries it
+// found.
+func (a *Announcer) SweepOutbox(ctx context.Context, eventID string, olderThan time.Duration) (int, error) {
+	entries, err := a.store.Outbox(ctx, eventID, olderThan)
+	if err != nil {
+		return 0, fmt.Errorf("sweep outbox: %w", err)
+	}
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	a.log.Info("announcing stale outbox entries", zap.String("event_id", eventID), zap.Int("entries", len(entries)))
+	for start := 0; start < len(entries); start += 500 {
+		end := min(start+500, len(entries))
+		if err := a.Announce(ctx, eventID, entries[start:end]); err != nil {
+			return len(entries), err
+		}
+	}
+	return len(entries), nil
+}
+
+// ScheduleTimeout publishes the delayed timeout message of a hold, to be
+// delivered at adm.ExpireAt (at once if the deadline has passed). The
+// message id is derived from the hold and its deadline, so scheduling the
+// same deadline twice publishes the same message id.
+func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm booking.Admission) error {
+	now := a.now()
+	m := messages.NewTimeout(eventID, adm.UserID, adm.Sequence, adm.ExpireAt, now)
+	body, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode timeout: %w", err)
+	}
+	msg := amqpx.Message{
+		ID:   messageID("timeout", eventID, adm.UserID, strconv.FormatInt(adm.Sequence, 10), strconv.FormatInt(adm.ExpireAt.UnixMilli(), 10)),
+		Type: "timeout", Body: body, Timestamp: now,
+	}
+	if err := a.pub.PublishDelayed(ctx, amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, msg, adm.ExpireAt.Sub(now)); err != nil {
+		return fmt.Errorf("schedule timeout: %w", err)
+	}
+	return nil
+}
+
+// AnnounceExpiry publishes the effects of a hold that expired outside the
+// outbox (released by a timeout message): the expired notification and the
+// Kafka booking_expired event. Idempotent: the same expiry has the same ids.
+func (a *Announcer) AnnounceExpiry(ctx context.Context, eventID string, x booking.Expiry) error {
+	now := a.now()
+	var kafkaErr error
+	kafkaDone := make(chan struct{})
+	go func() {
+		defer close(kafkaDone)
+		if err := a.kafka.Publish(ctx, events.BookingExpired(eventID, x.UserID, x.SeatID, x.Sequence, now)); err != nil {
+			kafkaErr = fmt.Errorf("publish booking_expired: %w", err)
+		}
+	}()
+	err := a.notify(ctx, messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: x.UserID,
+		Sequence: x.Sequence, SeatID: x.SeatID, PaymentID: x.PaymentID, Reason: messages.ReasonTimeout,
+		Timestamp: now.Unix()})
+	<-kafkaDone
+	if err = errors.Join(err, kafkaErr); err != nil {
+		a.metrics.AnnounceFailures.Inc()
+		return fmt.Errorf("announce expiry: %w", err)
+	}
+	return nil
+}
+
+// ReleaseSlot publishes a confirmed slot-released message for eventID.
+// dedupe, when not empty, makes the message id deterministic (e.g. the hold
+// whose release it reports), so a repeat carries the same id.
+func (a *Announcer) ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error {
+	now := a.now()
+	body, err := json.Marshal(messages.NewSlotReleased(eventID, reason, now))
+	if err != nil {
+		return fmt.Errorf("encode slot-released: %w", err)
+	}
+	msg := amqpx.Message{Type: "slot-released", Body: body, Timestamp: now}
+	if dedupe != "" {
+		msg.ID = messageID("slot-released", eventID, reason, dedupe)
+	}
+	if err := a.pub.Publish(ctx, amqpx.SlotReleasedExchange, amqpx.SlotReleasedRoutingKey, msg); err != nil {
+		return fmt.Errorf("publish slot-released: %w", err)
+	}
+	return nil
+}
+
+// Notify publishes a notification to the notifications fanout exchange.
+func (a *Announcer) Notify(ctx context.Context, n messages.Notification) error {
+	return a.notify(ctx, n)
+}
+
+func (a *Announcer) notify(ctx context.Context, n messages.Notification) error {
+	body, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("encode notification: %w", err)
+	}
+	id := ""
+	if n.UserID != "" {
+		id = messageID("notification", n.Type, n.EventID, n.UserID, strconv.FormatInt(n.Sequence, 10),
+			strconv.FormatInt(n.ExpireAtMS, 10))
+	}
+	msg := amqpx.Message{ID: id, Type: "notification", Body: body}
+	// The fanout has no queue bound while no notifier runs: that is not an
+	// error (a notification is for users connected now), so publish without
+	// caring about routing — Publish is mandatory, hence the check.
+	if err := a.pub.Publish(ctx, amqpx.NotificationsExchange, "", msg); err != nil && !errors.Is(err, amqpx.ErrUnroutable) {
+		return fmt.Errorf("publish %s notification: %w", n.Type, err)
+	}
+	return nil
+}
+
+// messageID is a deterministic AMQP message id (at most 255 bytes on the
+// wire, so the parts are hashed): kind-<32 hex>.
+func messageID(kind string, parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "|")))
+	return kind + "-" + hex.EncodeToString(h[:16])
+}
+
+func orNow(t, now time.Time) time.Time {
+	if t.IsZero() {
+		return now
+	}
+	return t
+}

@@ -1,0 +1,47 @@
+package admission
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the package's Prometheus collectors, shared by the Announcer,
+// Promoter and TimeoutHandler of one process.
+type Metrics struct {
+	Promotions         prometheus.Counter     // users admitted to the booking room
+	ExpiredReclaimed   prometheus.Counter     // expired holds reclaimed by promotions
+	AnnounceFailures   prometheus.Counter     // Announce/AnnounceExpiry calls that failed
+	OutboxSwept        prometheus.Counter     // stale outbox entries re-announced
+	SafetyNetRuns      prometheus.Counter     // safety-net ticks completed
+	SafetyNetPromoted  prometheus.Counter     // users admitted by the safety net (a message was lost or late)
+	SoldOutBroadcasts  prometheus.Counter     // sold_out notifications published
+	TimeoutOutcomes    *prometheus.CounterVec // outcome (released|extended|not_due|no_hold|stale)
+	SlotReleasedEvents *prometheus.CounterVec // reason of consumed slot-released messages
+}
+
+// NewMetrics creates the collectors and registers them on reg when reg is
+// not nil (registering twice on one registry panics).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	c := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "admission", Name: name, Help: help})
+	}
+	m := &Metrics{
+		Promotions:        c("promotions_total", "Users admitted from the queue to the booking room."),
+		ExpiredReclaimed:  c("expirations_reclaimed_total", "Expired holds reclaimed by promotions."),
+		AnnounceFailures:  c("announce_failures_total", "Announcements that failed and were left for a retry."),
+		OutboxSwept:       c("outbox_swept_total", "Stale outbox entries re-announced by the safety net or a retry."),
+		SafetyNetRuns:     c("safety_net_runs_total", "Safety-net ticks completed."),
+		SafetyNetPromoted: c("safety_net_promotions_total", "Users admitted by the safety net rather than by a message."),
+		SoldOutBroadcasts: c("sold_out_broadcasts_total", "sold_out notifications published."),
+		TimeoutOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "boxoffice", Subsystem: "admission", Name: "timeouts_total",
+			Help: "Timeout messages handled, by outcome.",
+		}, []string{"outcome"}),
+		SlotReleasedEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "boxoffice", Subsystem: "admission", Name: "slot_released_total",
+			Help: "slot-released messages handled, by reason.",
+		}, []string{"reason"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Promotions, m.ExpiredReclaimed, m.AnnounceFailures, m.OutboxSwept,
+			m.SafetyNetRuns, m.SafetyNetPromoted, m.SoldOutBroadcasts, m.TimeoutOutcomes, m.SlotReleasedEvents)
+	}
+	return m
+}

@@ -1,0 +1,213 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+)
+
+// PromoteStore is the part of *booking.Store the Promoter needs.
+type PromoteStore interface {
+	Promote(ctx context.Context, eventID string, max int) (booking.PromoteResult, error)
+	EventIDs(ctx context.Context) ([]string, error)
+}
+
+// Promoter fills the booking room: on every slot-released message, and on
+// a slow safety-net tick for every event. Any number of Promoters may run
+// at once: a promotion is one atomic script that admits only into free
+// capacity, so duplicate or concurrent runs never admit past capacity.
+type Promoter struct {
+	store    PromoteStore
+	ann      *Announcer
+	log      *zap.Logger
+	m        *Metrics
+	sweepAge time.Duration
+
+	mu      sync.Mutex
+	soldOut map[string]bool // events whose sold_out broadcast this process sent
+}
+
+// PromoterOption configures a Promoter.
+type PromoterOption func(*Promoter)
+
+// WithSweepAge sets how old an outbox entry must be before the safety net
+// re-announces it (default 30 s): younger entries are probably being
+// announced by the instance that wrote them.
+func WithSweepAge(d time.Duration) PromoterOption { return func(p *Promoter) { p.sweepAge = d } }
+
+// DefaultSweepAge is the default of WithSweepAge.
+const DefaultSweepAge = 30 * time.Second
+
+// NewPromoter returns a Promoter announcing through ann. log may be nil.
+func NewPromoter(store PromoteStore, ann *Announcer, log *zap.Logger, opts ...PromoterOption) *Promoter {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p := &Promoter{store: store, ann: ann, log: log, m: ann.metrics, sweepAge: DefaultSweepAge,
+		soldOut: map[string]bool{}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// HandleSlotReleased is the amqpx.Handler of slot-released-queue: it
+// promotes into the event's free capacity and announces every admission and
+// reclaimed expiry before the message is acked. A malformed message is
+// dead-lettered (amqpx.Permanent); a message for an unknown event is acked.
+// A redelivered or retried message first re-announces the event's whole
+// outbox, so an announcement that failed on the first attempt is retried
+// with the message instead of waiting for the safety net.
+func (p *Promoter) HandleSlotReleased(ctx context.Context, d amqpx.Delivery) error {
+	m, err := messages.DecodeSlotReleased(d.Body)
+	if err != nil {
+		return amqpx.Permanent(err)
+	}
+	if !booking.ValidID(m.EventID) {
+		return amqpx.Permanent(fmt.Errorf("%w: bad event_id %q", messages.ErrMalformed, m.EventID))
+	}
+	p.m.SlotReleasedEvents.WithLabelValues(reasonLabel(m.Reason)).Inc()
+	log := p.log.With(zap.String("event_id", m.EventID), zap.String("message_id", d.MessageID))
+	if d.Redelivered || d.RetryCount > 0 {
+		n, err := p.ann.SweepOutbox(ctx, m.EventID, 0)
+		p.m.OutboxSwept.Add(float64(n))
+		if err != nil {
+			return err
+		}
+	}
+	admitted, err := p.PromoteEvent(ctx, m.EventID)
+	if errors.Is(err, booking.ErrEventNotFound) {
+		log.Info("slot-released for an unknown event; dropped")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log.Debug("slot-released handled", zap.String("reason", m.Reason), zap.Int("admitted", admitted))
+	return nil
+}
+
+// PromoteEvent promotes eventID until the room is full or the queue empty
+// (batch after batch) and announces each batch. It returns how many users
+// it admitted. A failed announcement stops it with an error; the admitted
+// users' entries stay in the outbox.
+func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error) {
+	admitted := 0
+	for {
+		res, err := p.store.Promote(ctx, eventID, 0)
+		if err != nil {
+			return admitted, err
+		}
+		admitted += len(res.Promoted)
+		p.m.Promotions.Add(float64(len(res.Promoted)))
+		p.m.ExpiredReclaimed.Add(float64(len(res.Expired)))
+		if err := p.ann.Announce(ctx, eventID, res.Outbox); err != nil {
+			return admitted, err
+		}
+		if err := p.soldOutTransition(ctx, eventID, res.Reason == "sold_out"); err != nil {
+			// Only a nicety: waiting users also learn it from their position.
+			p.log.Warn("sold_out broadcast failed", zap.String("event_id", eventID), zap.Error(err))
+		}
+		if res.Reason != "batch" {
+			return admitted, nil
+		}
+	}
+}
+
+// soldOutTransition broadcasts sold_out once per transition into the sold
+// out state, as seen by this process (another instance may send its own).
+func (p *Promoter) soldOutTransition(ctx context.Context, eventID string, soldOut bool) error {
+	p.mu.Lock()
+	was := p.soldOut[eventID]
+	if !soldOut {
+		delete(p.soldOut, eventID)
+	}
+	p.mu.Unlock()
+	if !soldOut || was {
+		return nil
+	}
+	err := p.ann.Notify(ctx, messages.Notification{Type: messages.NotifySoldOut, EventID: eventID,
+		Timestamp: p.ann.now().Unix()})
+	if err != nil {
+		return err
+	}
+	p.m.SoldOutBroadcasts.Inc()
+	p.mu.Lock()
+	p.soldOut[eventID] = true
+	p.mu.Unlock()
+	return nil
+}
+
+// Tick is one run of the safety net: for every event, promote into free
+// capacity (reclaiming expired holds whose timeout message was lost) and
+// re-announce outbox entries older than the sweep age (an announcer that
+// crashed). It goes on with the other events when one fails and returns the
+// errors joined.
+func (p *Promoter) Tick(ctx context.Context) error {
+	ids, err := p.store.EventIDs(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		n, err := p.PromoteEvent(ctx, id)
+		if errors.Is(err, booking.ErrEventNotFound) {
+			continue
+		}
+		if n > 0 {
+			p.m.SafetyNetPromoted.Add(float64(n))
+			p.log.Info("safety net admitted users", zap.String("event_id", id), zap.Int("admitted", n))
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("event %s: %w", id, err))
+			continue
+		}
+		swept, err := p.ann.SweepOutbox(ctx, id, p.sweepAge)
+		p.m.OutboxSwept.Add(float64(swept))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("event %s: %w", id, err))
+		}
+	}
+	p.m.SafetyNetRuns.Inc()
+	return errors.Join(errs...)
+}
+
+// RunSafetyNet runs Tick every interval until ctx is done (then it returns
+// nil). A failing tick is logged and retried at the next one.
+func (p *Promoter) RunSafetyNet(ctx context.Context, interval time.Duration) error {
+	if interval <= 0 {
+		return errors.New("admission: safety-net interval must be positive")
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := p.Tick(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("safety-net tick failed", zap.Error(err))
+		}
+	}
+}
+
+func reasonLabel(r string) string {
+	switch r {
+	case messages.ReasonTimeout, messages.ReasonPaymentSuccess, messages.ReasonPaymentFailure,
+		messages.ReasonCancellation, messages.ReasonSafetyNet, messages.ReasonCapacity:
+		return r
+	}
+	return "other"
+}

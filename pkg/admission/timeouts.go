@@ -1,0 +1,107 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+)
+
+// TimeoutStore is the part of *booking.Store the TimeoutHandler needs.
+type TimeoutStore interface {
+	HandleTimeout(ctx context.Context, eventID, userID string) (booking.TimeoutResult, error)
+}
+
+// TimeoutHandler handles the delayed timeout messages of holds.
+type TimeoutHandler struct {
+	store TimeoutStore
+	ann   *Announcer
+	log   *zap.Logger
+	m     *Metrics
+}
+
+// NewTimeoutHandler returns a TimeoutHandler publishing through ann. log
+// may be nil.
+func NewTimeoutHandler(store TimeoutStore, ann *Announcer, log *zap.Logger) *TimeoutHandler {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &TimeoutHandler{store: store, ann: ann, log: log, m: ann.metrics}
+}
+
+// Handle is the amqpx.Handler of timeout-queue. By HandleTimeout's outcome:
+//
+//   - released: publish slot-released (reason timeout), the expired
+//     notification and Kafka booking_expired;
+//   - extended (payment pending: grace given) or not_due (the deadline moved
+//     later): publish a new delayed timeout for the new deadline;
+//   - no_hold with AlreadyExpired: publish the expiry's effects again (a
+//     previous attempt may have failed half-way; every effect is idempotent);
+//   - no_hold otherwise: nothing.
+//
+// Every publish is confirmed before Handle returns nil (and the message is
+// acked); a failure returns an error so the message is retried. A timeout
+// of an older hold of the same user (its sequence differs from the current
+// one) reschedules and republishes nothing, so late and duplicate messages
+// change nothing.
+func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
+	m, err := messages.DecodeTimeout(d.Body)
+	if err != nil {
+		return amqpx.Permanent(err)
+	}
+	if !booking.ValidID(m.EventID) || !booking.ValidID(m.UserID) {
+		return amqpx.Permanent(fmt.Errorf("%w: bad event_id or user_id", messages.ErrMalformed))
+	}
+	log := h.log.With(zap.String("event_id", m.EventID), zap.String("user_id", m.UserID),
+		zap.String("message_id", d.MessageID))
+	res, err := h.store.HandleTimeout(ctx, m.EventID, m.UserID)
+	if errors.Is(err, booking.ErrEventNotFound) {
+		log.Info("timeout for an unknown event; dropped")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	stale := m.Sequence > 0 && res.Sequence > 0 && m.Sequence != res.Sequence
+	outcome := string(res.Outcome)
+	defer func() { h.m.TimeoutOutcomes.WithLabelValues(outcome).Inc() }()
+
+	switch res.Outcome {
+	case booking.OutcomeReleased:
+		log.Info("hold expired", zap.Int64("sequence", res.Sequence), zap.String("seat_id", res.SeatID))
+		return h.expired(ctx, m.EventID, m.UserID, res)
+	case booking.OutcomeExtended:
+		log.Info("hold in payment extended by the grace period", zap.Time("expire_at", res.ExpireAt))
+		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: m.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
+	case booking.OutcomeNotDue:
+		if stale {
+			outcome = "stale"
+			return nil // the current hold has its own timeout message
+		}
+		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: m.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
+	case booking.OutcomeNoHold:
+		if !res.AlreadyExpired || stale {
+			return nil
+		}
+		return h.expired(ctx, m.EventID, m.UserID, res)
+	}
+	log.Warn("unknown timeout outcome; acking", zap.String("outcome", outcome))
+	return nil
+}
+
+// expired publishes a released hold's effects: the slot first (the next
+// user's admission matters most), then the notification and Kafka event.
+func (h *TimeoutHandler) expired(ctx context.Context, eventID, userID string, res booking.TimeoutResult) error {
+	hold := userID + "|" + strconv.FormatInt(res.Sequence, 10)
+	if err := h.ann.ReleaseSlot(ctx, eventID, messages.ReasonTimeout, hold); err != nil {
+		return err
+	}
+	return h.ann.AnnounceExpiry(ctx, eventID, booking.Expiry{UserID: userID, Sequence: res.Sequence,
+		SeatID: res.SeatID, PaymentID: res.PaymentID})
+}
