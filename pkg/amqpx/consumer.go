@@ -249,7 +249,7 @@ func (c *Consumer) handle(ctx context.Context, s *session, queue string, d amqp.
 		RetryCount:  headerInt(d.Headers, HeaderRetryCount),
 	}
 	log = log.With(zap.String("message_id", d.MessageId), zap.Int("retry_count", dv.RetryCount))
-	err := callSafely(ctx, h, dv, log)
+	err := callSafely(context.WithValue(ctx, messageIDKey{}, d.MessageId), h, dv, log)
 	if err == nil {
 		if aerr := d.Ack(false); aerr != nil {
 			log.Warn("amqp ack failed; message will be redelivered", zap.Error(aerr))
@@ -372,4 +372,13 @@ func retryQueueName(queue string, delay time.Duration) string {
 		queue = "boxoffice." + queue
 	}
 	return fmt.Sprintf("%s.retry.%d", queue, delay.Milliseconds())
+}
+
+type messageIDKey struct{}
+
+// MessageIDFromContext returns the MessageId of the delivery whose handler
+// received ctx, for logging and for deriving ids of follow-up messages.
+func MessageIDFromContext(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(messageIDKey{}).(string)
+	return id, ok
 }
