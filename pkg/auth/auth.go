@@ -1,0 +1,176 @@
+// Package auth issues and verifies boxoffice's bearer tokens: JWTs signed
+// with HS256 and a shared secret, whose subject (sub) is the user id and
+// whose role claim is "admin" for operators. Middleware puts the verified
+// identity in the gin context; handlers take the user id only from there,
+// never from a request body, so a user can act only as themselves.
+//
+// Missing, malformed, wrongly signed, unsigned ("alg":"none") or expired
+// tokens are 401; a valid token without the admin role on an admin route
+// is 403.
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+)
+
+// RoleAdmin opens the admin API.
+const RoleAdmin = "admin"
+
+// MinSecretLen is the shortest accepted HS256 secret.
+const MinSecretLen = 16
+
+// Errors of Verify.
+var (
+	ErrNoToken      = errors.New("missing bearer token")
+	ErrInvalidToken = errors.New("invalid or expired token")
+)
+
+// Identity is who a verified token names.
+type Identity struct {
+	UserID string
+	Role   string
+}
+
+// Admin reports whether the identity has the admin role.
+func (i Identity) Admin() bool { return i.Role == RoleAdmin }
+
+type claims struct {
+	Role string `json:"role,omitempty"`
+	jwt.RegisteredClaims
+}
+
+// Authority signs and verifies tokens with one secret. Safe for concurrent use.
+type Authority struct {
+	secret []byte
+	now    func() time.Time
+	leeway time.Duration
+}
+
+// New returns an Authority for secret (at least MinSecretLen bytes).
+func New(secret []byte) (*Authority, error) {
+	if len(secret) < MinSecretLen {
+		return nil, fmt.Errorf("auth: secret must be at least %d bytes", MinSecretLen)
+	}
+	return &Authority{secret: secret, now: time.Now, leeway: 5 * time.Second}, nil
+}
+
+// WithClock returns a copy of a that reads time from now (tests).
+func (a *Authority) WithClock(now func() time.Time) *Authority {
+	b := *a
+	b.now = now
+	return &b
+}
+
+// Issue returns a token for userID with role ("" or RoleAdmin) valid for ttl.
+func (a *Authority) Issue(userID, role string, ttl time.Duration) (string, error) {
+	if !validUserID(userID) {
+		return "", fmt.Errorf("auth: bad user id %q", userID)
+	}
+	if ttl <= 0 {
+		return "", errors.New("auth: ttl must be positive")
+	}
+	now := a.now()
+	c := claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   userID,
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+	}}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(a.secret)
+}
+
+// Verify checks a token's signature (HS256 only), expiry (required) and
+// subject and returns the identity. Errors wrap ErrInvalidToken.
+func (a *Authority) Verify(token string) (Identity, error) {
+	if token == "" {
+		return Identity{}, ErrNoToken
+	}
+	var c claims
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(a.leeway),
+		jwt.WithTimeFunc(a.now),
+	)
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	if !validUserID(c.Subject) {
+		return Identity{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
+	}
+	return Identity{UserID: c.Subject, Role: c.Role}, nil
+}
+
+// validUserID: 1-128 printable ASCII characters without spaces, braces or
+// '|' — the id rules of the booking engine, so a token's subject is always
+// usable as a user id.
+func validUserID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c > '~' || c == '{' || c == '}' || c == '|' {
+			return false
+		}
+	}
+	return true
+}
+
+const ctxIdentity = "auth.identity"
+
+// BearerToken returns the token of an "Authorization: Bearer <token>" header.
+func BearerToken(h string) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// Middleware requires a valid bearer token (401 otherwise) and stores the
+// identity for From.
+func (a *Authority) Middleware() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := a.Verify(BearerToken(c.GetHeader("Authorization")))
+		if err != nil {
+			c.Header("WWW-Authenticate", `Bearer realm="boxoffice"`)
+			msg := "a valid bearer token is required"
+			if errors.Is(err, ErrNoToken) {
+				msg = "missing bearer token (Authorization: Bearer <JWT>)"
+			} else {
+				msg = "invalid or expired bearer token"
+			}
+			httpapi.Abort(c, http.StatusUnauthorized, httpapi.CodeUnauthorized, msg)
+			return
+		}
+		c.Set(ctxIdentity, id)
+		c.Next()
+	}
+}
+
+// RequireAdmin answers 403 unless the identity (set by Middleware) is admin.
+func RequireAdmin() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !From(c).Admin() {
+			httpapi.Abort(c, http.StatusForbidden, httpapi.CodeForbidden, "the admin role is required")
+			return
+		}
+		c.Next()
+	}
+}
+
+// From returns the identity stored by Middleware (zero when absent).
+func From(c *gin.Context) Identity {
+	v, _ := c.Get(ctxIdentity)
+	id, _ := v.(Identity)
+	return id
+}

@@ -1,0 +1,101 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+)
+
+var secret = []byte("0123456789abcdef0123456789abcdef")
+
+func TestIssueVerify(t *testing.T) {
+	a, err := New(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := a.Issue("alice", RoleAdmin, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.Verify(tok)
+	if err != nil || id.UserID != "alice" || !id.Admin() {
+		t.Fatalf("Verify = %+v, %v", id, err)
+	}
+}
+
+func TestVerifyRejects(t *testing.T) {
+	a, _ := New(secret)
+	other, _ := New([]byte("another-secret-of-32-bytes-xxxxx"))
+	past := a.WithClock(func() time.Time { return time.Now().Add(-2 * time.Hour) })
+	expired, _ := past.Issue("alice", "", time.Hour)
+	wrongKey, _ := other.Issue("alice", "", time.Hour)
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	noExp, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice"}).SignedString(secret)
+	hs512, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
+	noSub, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
+	badSub, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "a{b}", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
+	good, _ := a.Issue("alice", "", time.Hour)
+	tampered := good[:len(good)-2] + "xx"
+	for name, tok := range map[string]string{
+		"empty": "", "garbage": "abc.def.ghi", "expired": expired, "wrong key": wrongKey,
+		"alg none": none, "no exp": noExp, "hs512": hs512, "no sub": noSub, "bad sub": badSub,
+		"tampered": tampered,
+	} {
+		if _, err := a.Verify(tok); err == nil {
+			t.Errorf("%s: Verify accepted the token", name)
+		} else if !errors.Is(err, ErrInvalidToken) && !errors.Is(err, ErrNoToken) {
+			t.Errorf("%s: error %v wraps neither sentinel", name, err)
+		}
+	}
+}
+
+func TestNewRejectsShortSecret(t *testing.T) {
+	if _, err := New([]byte("short")); err == nil {
+		t.Fatal("New accepted a 5-byte secret")
+	}
+}
+
+func TestMiddleware(t *testing.T) {
+	a, _ := New(secret)
+	r := httpapi.New(nil, nil)
+	r.GET("/me", a.Middleware(), func(c *gin.Context) { c.String(200, From(c).UserID) })
+	r.GET("/admin", a.Middleware(), RequireAdmin(), func(c *gin.Context) { c.String(200, "ok") })
+	user, _ := a.Issue("bob", "", time.Hour)
+	admin, _ := a.Issue("root", RoleAdmin, time.Hour)
+	cases := []struct {
+		path, header string
+		want         int
+	}{
+		{"/me", "", 401},
+		{"/me", "Bearer", 401},
+		{"/me", "Basic " + user, 401},
+		{"/me", "Bearer nonsense", 401},
+		{"/me", "Bearer " + user, 200},
+		{"/me", "bearer " + user, 200},
+		{"/admin", "Bearer " + user, 403},
+		{"/admin", "Bearer " + admin, 200},
+		{"/admin", "", 401},
+	}
+	for _, tc := range cases {
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", tc.path, nil)
+		if tc.header != "" {
+			req.Header.Set("Authorization", tc.header)
+		}
+		r.ServeHTTP(w, req)
+		if w.Code != tc.want {
+			t.Errorf("%s %q: status %d, want %d", tc.path, tc.header, w.Code, tc.want)
+		}
+		if w.Code >= 400 && !strings.Contains(w.Body.String(), fmt.Sprintf(`"statusCode":%d`, w.Code)) {
+			t.Errorf("%s: body not in the error format: %s", tc.path, w.Body)
+		}
+	}
+}

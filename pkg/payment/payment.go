@@ -1,0 +1,118 @@
+// Package payment is boxoffice's side of a payment provider: the Provider
+// interface (create a payment, get back its id and a hosted checkout URL),
+// a client for the sandbox provider (services/payment-sandbox), the webhook
+// body of seed 002 and the webhook signature scheme.
+//
+// Signature: header X-Boxoffice-Signature: t=<unix seconds>,v1=<hex>, where
+// hex is HMAC-SHA256(secret, "<t>.<raw body>"). Several v1 entries may be
+// present (secret rotation); one match is enough. Verify rejects a missing
+// or malformed header, a signature that does not match (constant-time
+// compare) and a timestamp outside the tolerance window (replay).
+package payment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Webhook paths on the payment-webhook service (seed 002).
+const (
+	PathSuccess = "/api/booking/payment/success"
+	PathFailure = "/api/booking/payment/failure"
+)
+
+// Webhook is the body the provider posts to PathSuccess or PathFailure.
+type Webhook struct {
+	UserID    string `json:"user_id"`
+	EventID   string `json:"event_id"`
+	SeatID    string `json:"seat_id"`
+	PaymentID string `json:"payment_id"`
+	Reason    string `json:"reason,omitempty"` // failure only
+}
+
+// Validate requires the ids.
+func (w Webhook) Validate() error {
+	var missing []string
+	for _, f := range []struct{ v, name string }{
+		{w.UserID, "user_id"}, {w.EventID, "event_id"}, {w.PaymentID, "payment_id"},
+	} {
+		if f.v == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Request asks a provider for a payment. PaymentID is chosen by boxoffice,
+// so that creating the same payment twice is idempotent.
+type Request struct {
+	PaymentID string `json:"payment_id"`
+	Amount    int64  `json:"amount"` // minor units (cents)
+	UserID    string `json:"user_id"`
+	EventID   string `json:"event_id"`
+	SeatID    string `json:"seat_id"`
+	ReturnURL string `json:"return_url"`
+}
+
+// Payment is a created payment: its id and the hosted checkout page.
+type Payment struct {
+	PaymentID string `json:"payment_id"`
+	URL       string `json:"url"`
+}
+
+// Provider creates payments. Create must be idempotent by PaymentID.
+type Provider interface {
+	Create(ctx context.Context, r Request) (Payment, error)
+}
+
+// ErrProvider wraps every failure to reach or get an answer from a provider.
+var ErrProvider = errors.New("payment provider error")
+
+// SandboxClient is the Provider of services/payment-sandbox.
+type SandboxClient struct {
+	BaseURL string // e.g. http://127.0.0.1:8083
+	APIKey  string
+	HTTP    *http.Client
+}
+
+// Create posts the payment to POST /v1/payments.
+func (s *SandboxClient) Create(ctx context.Context, r Request) (Payment, error) {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return Payment{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.BaseURL, "/")+"/v1/payments", bytes.NewReader(body))
+	if err != nil {
+		return Payment{}, fmt.Errorf("%w: %v", ErrProvider, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	hc := s.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Payment{}, fmt.Errorf("%w: %v", ErrProvider, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode/100 != 2 {
+		return Payment{}, fmt.Errorf("%w: status %d: %s", ErrProvider, resp.StatusCode, bytes.TrimSpace(b))
+	}
+	var p Payment
+	if err := json.Unmarshal(b, &p); err != nil || p.URL == "" {
+		return Payment{}, fmt.Errorf("%w: bad answer %q", ErrProvider, b)
+	}
+	return p, nil
+}
