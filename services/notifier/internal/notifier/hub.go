@@ -1,0 +1,150 @@
+// Package notifier is the WebSocket notifier: it keeps the browser
+// connections of waiting and admitted users, delivers the notifications that
+// every instance receives on its own queue bound to the notifications fanout
+// exchange, broadcasts one position update per event per tick (work
+// independent of the number of waiting users), and reports connected users
+// as present so that abandonment does not drop them.
+//
+// Connections live only in this process: an instance delivers a
+// notification to its own connections of the (event, user) and ignores the
+// rest, so any number of instances can run behind a load balancer without
+// sticky sessions. A slow client never blocks delivery: each connection has
+// a bounded send queue, and a connection whose queue is full is dropped.
+package notifier
+
+import (
+	"sync"
+)
+
+// Hub indexes the live connections by event and user. Sends never block:
+// they enqueue on each connection's bounded queue.
+type Hub struct {
+	mu     sync.RWMutex
+	events map[string]*eventConns
+	m      *Metrics
+}
+
+type eventConns struct {
+	users map[string]map[*client]struct{}
+	n     int
+}
+
+// NewHub returns an empty hub.
+func NewHub(m *Metrics) *Hub {
+	return &Hub{events: map[string]*eventConns{}, m: m}
+}
+
+func (h *Hub) add(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ec := h.events[c.event]
+	if ec == nil {
+		ec = &eventConns{users: map[string]map[*client]struct{}{}}
+		h.events[c.event] = ec
+	}
+	set := ec.users[c.user]
+	if set == nil {
+		set = map[*client]struct{}{}
+		ec.users[c.user] = set
+	}
+	set[c] = struct{}{}
+	ec.n++
+	h.m.Connections.Inc()
+}
+
+func (h *Hub) remove(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ec := h.events[c.event]
+	if ec == nil {
+		return
+	}
+	set := ec.users[c.user]
+	if _, ok := set[c]; !ok {
+		return
+	}
+	delete(set, c)
+	ec.n--
+	h.m.Connections.Dec()
+	if len(set) == 0 {
+		delete(ec.users, c.user)
+	}
+	if ec.n == 0 {
+		delete(h.events, c.event)
+	}
+}
+
+// SendUser enqueues msg on every connection of (event, user) and returns
+// how many connections got it.
+func (h *Hub) SendUser(event, user string, msg []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ec := h.events[event]
+	if ec == nil {
+		return 0
+	}
+	n := 0
+	for c := range ec.users[user] {
+		if c.offer(msg) {
+			n++
+		}
+	}
+	return n
+}
+
+// Broadcast enqueues msg on every connection of event and returns how many
+// connections got it. The same bytes go to every connection.
+func (h *Hub) Broadcast(event string, msg []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ec := h.events[event]
+	if ec == nil {
+		return 0
+	}
+	n := 0
+	for _, set := range ec.users {
+		for c := range set {
+			if c.offer(msg) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Events returns the ids of the events with at least one connection.
+func (h *Hub) Events() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]string, 0, len(h.events))
+	for id := range h.events {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Users returns the users with at least one connection to event.
+func (h *Hub) Users(event string) []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ec := h.events[event]
+	if ec == nil {
+		return nil
+	}
+	out := make([]string, 0, len(ec.users))
+	for u := range ec.users {
+		out = append(out, u)
+	}
+	return out
+}
+
+// Len returns the number of connections.
+func (h *Hub) Len() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := 0
+	for _, ec := range h.events {
+		n += ec.n
+	}
+	return n
+}

@@ -1,0 +1,118 @@
+package notifier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"go.uber.org/zap"
+)
+
+// Run runs the position broadcast and the presence loop until ctx ends,
+// then closes every connection (Shutdown).
+func (s *Server) Run(ctx context.Context) error {
+	defer s.Shutdown()
+	pos := time.NewTicker(s.cfg.PositionInterval)
+	defer pos.Stop()
+	pres := time.NewTicker(s.cfg.PresenceInterval)
+	defer pres.Stop()
+	last := map[string]booking.Counts{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-pos.C:
+			s.BroadcastPositions(ctx, last)
+		case <-pres.C:
+			s.TouchPresent(ctx)
+		}
+	}
+}
+
+// BroadcastPositions does one position tick: per event with connections,
+// one Counts read and one marshal, then a non-blocking enqueue per
+// connection. last (may be nil) holds the previous tick's counts; an event
+// whose counts did not change is skipped.
+func (s *Server) BroadcastPositions(ctx context.Context, last map[string]booking.Counts) {
+	events := s.hub.Events()
+	live := make(map[string]bool, len(events))
+	for _, ev := range events {
+		live[ev] = true
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		c, err := s.store.Counts(cctx, ev)
+		cancel()
+		if err != nil {
+			if !errors.Is(err, booking.ErrEventNotFound) {
+				s.log.Warn("position tick: read counts", zap.String("event_id", ev), zap.Error(err))
+			}
+			continue
+		}
+		if last != nil {
+			if prev, ok := last[ev]; ok && prev == c {
+				continue
+			}
+			last[ev] = c
+		}
+		msg, _ := json.Marshal(positionUpdate(ev, c, s.now()))
+		s.hub.Broadcast(ev, msg)
+		s.m.PositionTicks.Inc()
+	}
+	for ev := range last {
+		if !live[ev] {
+			delete(last, ev)
+		}
+	}
+}
+
+// presenceChunk bounds one Touch command (ZADD XX with this many members).
+const presenceChunk = 10_000
+
+// TouchPresent marks every connected user present: one Touch per event
+// (per presenceChunk users).
+func (s *Server) TouchPresent(ctx context.Context) {
+	for _, ev := range s.hub.Events() {
+		users := s.hub.Users(ev)
+		for len(users) > 0 {
+			n := min(len(users), presenceChunk)
+			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := s.store.Touch(tctx, ev, users[:n]...)
+			cancel()
+			if err != nil {
+				s.log.Warn("presence: touch", zap.String("event_id", ev), zap.Error(err))
+				break
+			}
+			s.m.PresenceTouched.Add(float64(n))
+			users = users[n:]
+		}
+	}
+}
+
+// Deliver routes one notification body to this instance's connections:
+// those of (event, user), or every connection of the event when the
+// notification names no user. The body is forwarded as it came.
+func (s *Server) Deliver(body []byte) (int, error) {
+	n, err := messages.DecodeNotification(body)
+	if err != nil {
+		return 0, err
+	}
+	s.m.Received.WithLabelValues(n.Type).Inc()
+	if n.UserID == "" {
+		return s.hub.Broadcast(n.EventID, body), nil
+	}
+	return s.hub.SendUser(n.EventID, n.UserID, body), nil
+}
+
+// HandleNotification is the amqpx handler of the per-instance fanout
+// queue. Delivery to a WebSocket is best effort (a client not connected
+// here is someone else's, or gets its state when it reconnects), so only a
+// malformed message is an error.
+func (s *Server) HandleNotification(_ context.Context, d amqpx.Delivery) error {
+	if _, err := s.Deliver(d.Body); err != nil {
+		return amqpx.Permanent(err)
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package notifier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/coder/websocket"
+	"go.uber.org/zap"
+)
+
+// Store is what the notifier reads from the booking engine.
+type Store interface {
+	// Position is the user's current state (sent at connect).
+	Position(ctx context.Context, eventID, userID string) (booking.Status, error)
+	// Counts feeds the position broadcast: one call per event per tick.
+	Counts(ctx context.Context, eventID string) (booking.Counts, error)
+	// Touch marks connected users present, one call per event per tick.
+	Touch(ctx context.Context, eventID string, userIDs ...string) error
+}
+
+// Authenticator turns a bearer token into the user id it names.
+type Authenticator func(token string) (userID string, err error)
+
+// Config tunes a Server. Zero values take the defaults of withDefaults.
+type Config struct {
+	// PositionInterval is the position broadcast tick (default 2 s).
+	PositionInterval time.Duration
+	// PresenceInterval is how often connected users are touched as present
+	// (default 15 s); keep it well below the events' abandonment timeout.
+	PresenceInterval time.Duration
+	// PingInterval and PingTimeout: a connection that does not answer a
+	// ping within the timeout is closed (defaults 20 s and 10 s).
+	PingInterval, PingTimeout time.Duration
+	// WriteTimeout bounds one message write (default 10 s).
+	WriteTimeout time.Duration
+	// SendQueue is the per-connection queue; a client that falls this many
+	// messages behind is dropped (default 32).
+	SendQueue int
+	// MaxConnections refuses upgrades beyond this many connections with 503
+	// (0: no limit).
+	MaxConnections int
+	// OriginPatterns are the allowed Origin host patterns for the upgrade
+	// (coder/websocket's AcceptOptions.OriginPatterns). Default "*": the
+	// connection is authenticated by an explicit token, never by cookies,
+	// so a cross-origin page gains nothing.
+	OriginPatterns []string
+}
+
+func (c Config) withDefaults() Config {
+	if c.PositionInterval <= 0 {
+		c.PositionInterval = 2 * time.Second
+	}
+	if c.PresenceInterval <= 0 {
+		c.PresenceInterval = 15 * time.Second
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 20 * time.Second
+	}
+	if c.PingTimeout <= 0 {
+		c.PingTimeout = 10 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.SendQueue <= 0 {
+		c.SendQueue = 32
+	}
+	if len(c.OriginPatterns) == 0 {
+		c.OriginPatterns = []string{"*"}
+	}
+	return c
+}
+
+// Subprotocol is offered by clients that pass the token as a
+// "bearer.<jwt>" subprotocol; the server selects it so the token is not
+// echoed back.
+const Subprotocol = "boxoffice.v1"
+
+// Server is one notifier instance.
+type Server struct {
+	cfg   Config
+	store Store
+	auth  Authenticator
+	hub   *Hub
+	m     *Metrics
+	log   *zap.Logger
+	now   func() time.Time
+
+	base       context.Context // parent of every connection
+	cancelBase context.CancelCauseFunc
+}
+
+// NewServer returns a Server; Run starts its loops, Handler serves /ws.
+func NewServer(cfg Config, store Store, auth Authenticator, m *Metrics, log *zap.Logger) *Server {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	s := &Server{cfg: cfg.withDefaults(), store: store, auth: auth, hub: NewHub(m), m: m, log: log, now: time.Now}
+	s.base, s.cancelBase = context.WithCancelCause(context.Background())
+	return s
+}
+
+// Hub returns the server's connection index.
+func (s *Server) Hub() *Hub { return s.hub }
+
+// Shutdown closes every connection with 1001 (going away) so that clients
+// reconnect elsewhere. The HTTP server's own Shutdown does not track
+// hijacked connections.
+func (s *Server) Shutdown() { s.cancelBase(errShutdown) }
+
+// Handler returns the HTTP handler: GET /ws and GET /healthz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ws", s.serveWS)
+	return mux
+}
+
+// token returns the bearer token of an upgrade request: the token query
+// parameter, a "bearer.<jwt>" subprotocol, or an Authorization header
+// (non-browser clients), and the subprotocol to select.
+func token(r *http.Request) (tok, proto string) {
+	var offered []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			offered = append(offered, strings.TrimSpace(p))
+		}
+	}
+	for _, p := range offered {
+		if t, ok := strings.CutPrefix(p, "bearer."); ok && tok == "" {
+			tok, proto = t, p
+		}
+	}
+	for _, p := range offered {
+		if p == Subprotocol {
+			proto = p
+		}
+	}
+	if t := r.URL.Query().Get("token"); t != "" {
+		tok = t
+	}
+	if tok == "" {
+		if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			tok = strings.TrimSpace(t)
+		}
+	}
+	return tok, proto
+}
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	tok, proto := token(r)
+	if tok == "" {
+		writeError(w, r, http.StatusUnauthorized, "unauthorized", "missing bearer token")
+		return
+	}
+	user, err := s.auth(tok)
+	if err != nil || !booking.ValidID(user) {
+		writeError(w, r, http.StatusUnauthorized, "unauthorized", "invalid or expired token")
+		return
+	}
+	event := r.URL.Query().Get("event_id")
+	if !booking.ValidID(event) {
+		writeError(w, r, http.StatusBadRequest, "invalid_request", "event_id is required")
+		return
+	}
+	if s.cfg.MaxConnections > 0 && s.hub.Len() >= s.cfg.MaxConnections {
+		writeError(w, r, http.StatusServiceUnavailable, "too_many_connections", "notifier is at its connection limit")
+		return
+	}
+
+	// Register before reading the state, so that a notification published
+	// after the read is queued rather than missed (it may then repeat what
+	// the state says; every message is idempotent for the client).
+	c := newClient(s.base, event, user, s.cfg.SendQueue, s.m)
+	s.hub.add(c)
+	defer s.hub.remove(c)
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	st, perr := s.store.Position(ctx, event, user)
+	cancel()
+	if errors.Is(perr, booking.ErrEventNotFound) {
+		writeError(w, r, http.StatusNotFound, "event_not_found", "event not found")
+		return
+	}
+	first, err := initialMessage(event, st, perr, s.now())
+	if err != nil {
+		s.log.Warn("read user state", zap.String("event_id", event), zap.Error(err))
+		writeError(w, r, http.StatusServiceUnavailable, "unavailable", "state store unavailable")
+		return
+	}
+
+	opts := &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns}
+	if proto != "" {
+		opts.Subprotocols = []string{proto}
+	}
+	conn, err := websocket.Accept(w, r, opts)
+	if err != nil {
+		return // Accept wrote the error response
+	}
+	conn.SetReadLimit(4096)
+	// Nothing is expected from the client; reading answers pings and close.
+	readCtx := conn.CloseRead(c.ctx)
+	context.AfterFunc(readCtx, c.cancel)
+	s.m.Accepted.Inc()
+	err = c.run(conn, first, s.cfg)
+	if errors.Is(err, errSlowClient) {
+		s.log.Info("slow client dropped", zap.String("event_id", event), zap.String("user_id", user))
+	}
+}
+
+// errorBody is the project's JSON error format (seed 000).
+type errorBody struct {
+	StatusCode int    `json:"statusCode"`
+	Error      string `json:"error"`
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	Timestamp  string `json:"timestamp"`
+	Path       string `json:"path"`
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="boxoffice"`)
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{StatusCode: status, Error: http.StatusText(status), Code: code,
+		Message: msg, Timestamp: time.Now().UTC().Format(time.RFC3339), Path: r.URL.Path})
+}

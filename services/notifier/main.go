@@ -1,0 +1,135 @@
+// Command notifier pushes booking news to browsers over WebSocket:
+// GET /ws?event_id=…&token=<JWT> (or the token as a "bearer.<jwt>"
+// subprotocol). It sends the user's current state on connect, delivers the
+// notifications of the RabbitMQ notifications fanout (each instance binds
+// its own exclusive queue and serves its own connections), broadcasts one
+// position update per event per tick, and reports connected users as
+// present so abandonment does not drop them. docs/notifier.md is the
+// protocol.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/services/notifier/internal/notifier"
+	"go.uber.org/zap"
+)
+
+const name = "notifier"
+
+// Config is the service's configuration (environment variables).
+type Config struct {
+	service.Common
+	HTTPAddr  string `env:"HTTP_ADDR" default:":8082"`
+	JWTSecret string `env:"JWT_SECRET" required:"true" secret:"true"`
+	// PositionInterval is the position broadcast tick.
+	PositionInterval time.Duration `env:"POSITION_INTERVAL" default:"2s"`
+	// PresenceInterval is how often connected users are marked present;
+	// keep it well below every event's abandonment timeout.
+	PresenceInterval time.Duration `env:"PRESENCE_INTERVAL" default:"15s"`
+	PingInterval     time.Duration `env:"PING_INTERVAL" default:"20s"`
+	PingTimeout      time.Duration `env:"PING_TIMEOUT" default:"10s"`
+	WriteTimeout     time.Duration `env:"WRITE_TIMEOUT" default:"10s"`
+	// SendQueue is how many messages a connection may fall behind before
+	// it is dropped as a slow client.
+	SendQueue      int      `env:"SEND_QUEUE" default:"32"`
+	MaxConnections int      `env:"MAX_CONNECTIONS" default:"0"`
+	AllowedOrigins []string `env:"ALLOWED_ORIGINS" default:"*"`
+}
+
+func main() { service.Main(name, run) }
+
+func run(ctx context.Context, log *zap.Logger) error {
+	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	if err := service.Load(&cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if cfg.PositionInterval <= 0 || cfg.PresenceInterval <= 0 || cfg.SendQueue <= 0 {
+		return errors.New("config: POSITION_INTERVAL, PRESENCE_INTERVAL and SEND_QUEUE must be positive")
+	}
+	log.Info("config", service.Fields(cfg)...)
+
+	authority, err := auth.New([]byte(cfg.JWTSecret))
+	if err != nil {
+		return fmt.Errorf("config: JWT_SECRET: %w", err)
+	}
+	admin := service.NewAdmin(cfg.AdminAddr, log, nil)
+	if err := admin.Listen(); err != nil {
+		return err
+	}
+	rdb, err := service.NewRedis(cfg.Common)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	store := booking.New(rdb, booking.WithPrefix(cfg.RedisPrefix))
+	if err := store.Load(ctx); err != nil {
+		return err
+	}
+	admin.AddCheck("redis", service.RedisCheck(rdb))
+	admin.AddCheck("rabbitmq", tcpCheck(amqpHost(cfg.AMQPURL)))
+
+	srv := notifier.NewServer(notifier.Config{
+		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,
+		PingInterval: cfg.PingInterval, PingTimeout: cfg.PingTimeout, WriteTimeout: cfg.WriteTimeout,
+		SendQueue: cfg.SendQueue, MaxConnections: cfg.MaxConnections, OriginPatterns: cfg.AllowedOrigins,
+	}, store, func(tok string) (string, error) {
+		id, err := authority.Verify(tok)
+		return id.UserID, err
+	}, notifier.NewMetrics(admin.Registry()), log)
+
+	consumer := amqpx.NewConsumer(cfg.AMQPURL, amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))
+	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("listening", zap.String("http_addr", cfg.HTTPAddr))
+	return service.RunAll(ctx,
+		admin.Run,
+		srv.Run,
+		func(ctx context.Context) error {
+			// One worker keeps a user's notifications in order. They are
+			// best effort to whoever is connected now:
+			// never retried, a malformed one is logged and dropped.
+			return consumer.Consume(ctx, "", srv.HandleNotification, amqpx.ConsumeOptions{
+				BindFanout: amqpx.NotificationsExchange, Workers: 1, Prefetch: 512,
+				MaxRetries: -1, DrainTimeout: cfg.ShutdownTimeout})
+		},
+		func(ctx context.Context) error {
+			// WebSocket connections are hijacked and not drained by
+			// http.Server.Shutdown; srv.Run closes them with 1001 when ctx ends.
+			return service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
+		},
+	)
+}
+
+// amqpHost returns host:port of an AMQP URL (default port 5672).
+func amqpHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Port() == "" {
+		return net.JoinHostPort(u.Hostname(), "5672")
+	}
+	return u.Host
+}
+
+// tcpCheck is a readiness check that succeeds when addr accepts a TCP
+// connection.
+func tcpCheck(addr string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+}
