@@ -1,0 +1,110 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+)
+
+// Main runs a service process: SIGINT and SIGTERM cancel the context given
+// to run (a second signal kills the process at once), the logger is built
+// from LOG_LEVEL and LOG_FORMAT (info and json when unset or invalid) and
+// carries a service field. Main exits 1 when run returns an error, 0 when it
+// returns nil or context.Canceled after a signal.
+func Main(name string, run func(ctx context.Context, log *zap.Logger) error) {
+	os.Exit(mainCode(name, run))
+}
+
+func mainCode(name string, run func(context.Context, *zap.Logger) error) int {
+	log, logErr := NewLogger(envOr("LOG_LEVEL", "info"), envOr("LOG_FORMAT", "json"))
+	if logErr != nil {
+		log, _ = NewLogger("info", "json")
+	}
+	log = log.With(zap.String("service", name))
+	defer func() { _ = log.Sync() }()
+	if logErr != nil {
+		log.Warn("bad logging settings, using info/json", zap.Error(logErr))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling: a second signal terminates
+	}()
+
+	log.Info("starting", zap.Int("pid", os.Getpid()))
+	err := run(ctx, log)
+	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
+		log.Error("exiting on error", zap.Error(err))
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// RunAll runs every fn under one errgroup: the first to fail cancels the
+// context of the others, and RunAll returns that error once all returned.
+// A fn returning nil does not stop the others. context.Canceled returned
+// after ctx itself was cancelled counts as a clean stop (nil).
+func RunAll(ctx context.Context, fns ...func(context.Context) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, fn := range fns {
+		g.Go(func() error { return fn(gctx) })
+	}
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// ServeHTTP listens on srv.Addr and serves until ctx is done, then shuts
+// srv down, waiting at most timeout for requests in flight (see [Serve]).
+func ServeHTTP(ctx context.Context, srv *http.Server, timeout time.Duration) error {
+	ln, err := net.Listen("tcp", srv.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", srv.Addr, err)
+	}
+	return Serve(ctx, srv, ln, timeout)
+}
+
+// Serve serves srv on ln until ctx is done, then shuts it down gracefully:
+// no new connections, requests in flight get up to timeout to finish, after
+// which remaining connections are closed and the shutdown error returned.
+// A listener failure is returned at once.
+func Serve(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutdown %s: %w", ln.Addr(), err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
