@@ -101,10 +101,12 @@ func drain(t *testing.T, n, capacity int, disturb func(e *env)) {
 }
 
 func TestQueueDrainsByMessagesInFIFOOrder(t *testing.T) {
+	t.Parallel()
 	drain(t, 12, 3, nil)
 }
 
 func TestConsumersSurviveClosedConnections(t *testing.T) {
+	t.Parallel()
 	drain(t, 20, 4, func(e *env) {
 		// Cut every connection (publisher, both consumers) at moments
 		// when promotions, delayed timeouts and releases are in flight.
@@ -118,6 +120,7 @@ func TestConsumersSurviveClosedConnections(t *testing.T) {
 }
 
 func TestDuplicateSlotReleasedNeverAdmitsPastCapacity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const id, capacity, waiting = "evt-dup", 5, 100
 	e.event(id, capacity, time.Minute, 0, 200)
@@ -147,6 +150,7 @@ func TestDuplicateSlotReleasedNeverAdmitsPastCapacity(t *testing.T) {
 }
 
 func TestDuplicateTimeoutsReleaseOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const id = "evt-dupto"
 	e.event(id, 1, time.Second, 0, 10)
@@ -196,6 +200,7 @@ func TestDuplicateTimeoutsReleaseOnce(t *testing.T) {
 }
 
 func TestPaymentPendingGetsGraceThenLatePaymentFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const id = "evt-grace"
 	e.event(id, 1, time.Second, time.Second, 5)
@@ -238,6 +243,7 @@ func TestPaymentPendingGetsGraceThenLatePaymentFails(t *testing.T) {
 }
 
 func TestSafetyNetAnnouncesACrashedPromotion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const id = "evt-crash"
 	e.event(id, 3, time.Second, 0, 10)
@@ -293,6 +299,7 @@ func TestSafetyNetAnnouncesACrashedPromotion(t *testing.T) {
 }
 
 func TestMalformedMessagesAreDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.promoter(1)
 	e.timeouts(1)
@@ -309,6 +316,7 @@ func TestMalformedMessagesAreDeadLettered(t *testing.T) {
 }
 
 func TestUnknownEventIsAcked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.promoter(1)
 	e.timeouts(1)
@@ -325,6 +333,7 @@ func TestUnknownEventIsAcked(t *testing.T) {
 }
 
 func TestSoldOutIsBroadcastOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const id = "evt-soldout"
 	e.event(id, 2, time.Minute, 0, 1)
@@ -351,4 +360,3 @@ func TestSoldOutIsBroadcastOnce(t *testing.T) {
 		t.Errorf("sold_out broadcast %v times, want 1", got)
 	}
 }
-

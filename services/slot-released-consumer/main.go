@@ -1,0 +1,91 @@
+// Command slot-released-consumer fills the booking rooms. It consumes
+// slot-released-queue: on each message it promotes waiting users into the
+// event's free capacity (pkg/admission.Promoter), schedules each admitted
+// user's delayed timeout, notifies them and publishes user_promoted to
+// Kafka, and acks only when all of it is confirmed. A safety-net tick
+// promotes every event and re-announces stale outbox entries, so a lost
+// message or a crashed instance never stalls a queue. Any number of
+// instances may run at once.
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/service"
+	"go.uber.org/zap"
+)
+
+const name = "slot-released-consumer"
+
+// Config is the service's configuration (environment variables).
+type Config struct {
+	service.Common
+	// SafetyNetInterval is how often every event is promoted and its stale
+	// outbox re-announced, whatever the messages did.
+	SafetyNetInterval time.Duration `env:"SAFETY_NET_INTERVAL" default:"5s"`
+	// OutboxSweepAge is how old an unannounced outbox entry must be before
+	// the safety net announces it in place of the instance that wrote it.
+	OutboxSweepAge time.Duration `env:"OUTBOX_SWEEP_AGE" default:"30s"`
+	// Workers is the number of slot-released messages handled at once.
+	Workers int `env:"WORKERS" default:"4"`
+	// MaxRetries is how often a failing message is retried before it is
+	// dead-lettered.
+	MaxRetries int `env:"MAX_RETRIES" default:"5"`
+	// DelayedPlugin uses the x-delayed-message exchange for timeouts; every
+	// service of a deployment must agree (it sets timeout-exchange's type).
+	DelayedPlugin bool `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+}
+
+func main() { service.Main(name, run) }
+
+func run(ctx context.Context, log *zap.Logger) error {
+	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	if err := service.Load(&cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if cfg.SafetyNetInterval <= 0 || cfg.Workers <= 0 {
+		return fmt.Errorf("config: SAFETY_NET_INTERVAL and WORKERS must be positive")
+	}
+	log.Info("config", service.Fields(cfg)...)
+
+	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	m := admission.NewMetrics(d.admin.Registry())
+	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(m))
+	p := admission.NewPromoter(d.store, ann, log, admission.WithSweepAge(cfg.OutboxSweepAge))
+
+	return service.RunAll(ctx,
+		d.admin.Run,
+		func(ctx context.Context) error {
+			return d.consumer.Consume(ctx, amqpx.SlotReleasedQueue, p.HandleSlotReleased,
+				amqpx.ConsumeOptions{Workers: cfg.Workers, MaxRetries: cfg.MaxRetries, DrainTimeout: cfg.ShutdownTimeout})
+		},
+		func(ctx context.Context) error { return p.RunSafetyNet(ctx, cfg.SafetyNetInterval) },
+	)
+}
+
+// deps are the service's connections, built in order and closed in reverse.
+type deps struct {
+	store    *booking.Store
+	pub      *amqpx.Publisher
+	consumer *amqpx.Consumer
+	kafka    *events.KafkaProducer
+	admin    *service.Admin
+	closers  []func() error
+}
+
+func (d *deps) Close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		_ = d.closers[i]()
+	}
+}

@@ -1,0 +1,83 @@
+// Command timeout-consumer ends the holds whose time is up. It consumes
+// timeout-queue, where each admitted user's delayed timeout message arrives
+// at the hold's deadline, and runs HandleTimeout (pkg/admission.
+// TimeoutHandler): a released hold publishes slot-released (reason timeout)
+// so the next user is promoted, an expired notification and Kafka
+// booking_expired; a hold in payment gets its grace period by a new delayed
+// message. Every publish is confirmed before the message is acked;
+// duplicates and late messages change nothing.
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/service"
+	"go.uber.org/zap"
+)
+
+const name = "timeout-consumer"
+
+// Config is the service's configuration (environment variables).
+type Config struct {
+	service.Common
+	// Workers is the number of timeout messages handled at once.
+	Workers int `env:"WORKERS" default:"8"`
+	// MaxRetries is how often a failing message is retried before it is
+	// dead-lettered.
+	MaxRetries int `env:"MAX_RETRIES" default:"5"`
+	// DelayedPlugin uses the x-delayed-message exchange for timeouts; every
+	// service of a deployment must agree (it sets timeout-exchange's type).
+	DelayedPlugin bool `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+}
+
+func main() { service.Main(name, run) }
+
+func run(ctx context.Context, log *zap.Logger) error {
+	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	if err := service.Load(&cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if cfg.Workers <= 0 {
+		return fmt.Errorf("config: WORKERS must be positive")
+	}
+	log.Info("config", service.Fields(cfg)...)
+
+	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	m := admission.NewMetrics(d.admin.Registry())
+	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(m))
+	h := admission.NewTimeoutHandler(d.store, ann, log)
+
+	return service.RunAll(ctx,
+		d.admin.Run,
+		func(ctx context.Context) error {
+			return d.consumer.Consume(ctx, amqpx.TimeoutQueue, h.Handle,
+				amqpx.ConsumeOptions{Workers: cfg.Workers, MaxRetries: cfg.MaxRetries, DrainTimeout: cfg.ShutdownTimeout})
+		},
+	)
+}
+
+// deps are the service's connections, built in order and closed in reverse.
+type deps struct {
+	store    *booking.Store
+	pub      *amqpx.Publisher
+	consumer *amqpx.Consumer
+	kafka    *events.KafkaProducer
+	admin    *service.Admin
+	closers  []func() error
+}
+
+func (d *deps) Close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		_ = d.closers[i]()
+	}
+}
