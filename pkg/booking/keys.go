@@ -24,6 +24,7 @@ func keysFor(prefix, eventID string) []string {
 	}
 }
 
+// Indexes into keysFor's result.
 const (
 	kConfig = iota
 	kSeats
@@ -33,7 +34,18 @@ const (
 	kSeq
 	kSeen
 	kOutbox
+	kRate
+	kState
+	kUseq
+	kUseat
+	kUpay
+	kUgrace
 )
+
+// EventKeys returns the keys every booking script takes for an event, for
+// tools outside this package (benchmarks running the scripts with
+// redis-benchmark). Services use Store and never touch keys.
+func EventKeys(prefix, eventID string) []string { return keysFor(prefix, eventID) }
 
 // eventsIndexKey is the set of all event ids (one key, outside any event's
 // slot; only read by listing, never by a script).

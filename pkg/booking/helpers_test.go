@@ -1,0 +1,208 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// clock is a controllable time source shared by a test and its Store.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.UnixMilli(1_800_000_000_000)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// fixture is a Store on the real Redis under the test's own key prefix.
+type fixture struct {
+	t     *testing.T
+	ctx   context.Context
+	rdb   redis.UniversalClient
+	clock *clock
+	s     *Store
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	rdb := redistest.Client(t)
+	return newFixtureOn(t, rdb)
+}
+
+func newFixtureOn(t *testing.T, rdb redis.UniversalClient) *fixture {
+	c := newClock()
+	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
+	return &fixture{t: t, ctx: context.Background(), rdb: rdb, clock: c,
+		s: New(rdb, WithPrefix(prefix), WithClock(c.Now))}
+}
+
+// event creates an event; fields of cfg override small test defaults.
+func (f *fixture) event(cfg EventConfig) Event {
+	f.t.Helper()
+	if cfg.ID == "" {
+		cfg.ID = "evt"
+	}
+	if len(cfg.Seats) == 0 && cfg.Rows == 0 {
+		cfg.Rows, cfg.SeatsPerRow = 2, 5
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = 2
+	}
+	e, err := f.s.CreateEvent(f.ctx, cfg)
+	if err != nil {
+		f.t.Fatalf("create event: %v", err)
+	}
+	return e
+}
+
+func (f *fixture) join(event, user string) JoinResult {
+	f.t.Helper()
+	r, err := f.s.Enqueue(f.ctx, event, user)
+	if err != nil {
+		f.t.Fatalf("enqueue %s: %v", user, err)
+	}
+	return r
+}
+
+func (f *fixture) state(event, user string) State {
+	f.t.Helper()
+	st, err := f.s.Position(f.ctx, event, user)
+	if err != nil {
+		f.t.Fatalf("position %s: %v", user, err)
+	}
+	return st.State
+}
+
+func (f *fixture) counts(event string) Counts {
+	f.t.Helper()
+	c, err := f.s.Counts(f.ctx, event)
+	if err != nil {
+		f.t.Fatalf("counts: %v", err)
+	}
+	return c
+}
+
+// seatStatus returns a map seat → status.
+func (f *fixture) seats(event string) map[string]SeatStatus {
+	f.t.Helper()
+	all, err := f.s.Seats(f.ctx, event)
+	if err != nil {
+		f.t.Fatalf("seats: %v", err)
+	}
+	m := make(map[string]SeatStatus, len(all))
+	for _, s := range all {
+		m[s.ID] = s.Status
+	}
+	return m
+}
+
+// buy takes an admitted user through seat, payment and success.
+func (f *fixture) buy(event, user, seat string) {
+	f.t.Helper()
+	if _, err := f.s.LockSeat(f.ctx, event, user, seat); err != nil {
+		f.t.Fatalf("lock %s for %s: %v", seat, user, err)
+	}
+	pid := "pay-" + user
+	if _, err := f.s.InitiatePayment(f.ctx, event, user, pid); err != nil {
+		f.t.Fatalf("initiate %s: %v", user, err)
+	}
+	if r, err := f.s.PaymentSuccess(f.ctx, event, user, pid); err != nil || r.Outcome != OutcomeCompleted {
+		f.t.Fatalf("success %s: %+v %v", user, r, err)
+	}
+}
+
+// checkInvariants verifies what must hold after any interleaving: counters
+// match the seat map, every held or sold seat belongs to a user whose state
+// agrees, no user has two seats, and the live room is within capacity.
+func (f *fixture) checkInvariants(event string) {
+	f.t.Helper()
+	k := keysFor(f.s.prefix, event)
+	seats, err := f.rdb.HGetAll(f.ctx, k[kSeats]).Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	states, _ := f.rdb.HGetAll(f.ctx, k[kState]).Result()
+	useat, _ := f.rdb.HGetAll(f.ctx, k[kUseat]).Result()
+	var held, sold int64
+	owner := map[string]string{}
+	for seat, v := range seats {
+		if v == "" {
+			continue
+		}
+		user := v[2:]
+		if prev, dup := owner[user]; dup {
+			f.t.Errorf("user %s owns two seats: %s and %s", user, prev, seat)
+		}
+		owner[user] = seat
+		switch v[:2] {
+		case "h:":
+			held++
+			if st := State(states[user]); st != StateSeatSelected && st != StatePaymentPending {
+				f.t.Errorf("seat %s held by %s in state %s", seat, user, st)
+			}
+		case "s:":
+			sold++
+			if st := State(states[user]); st != StateCompleted {
+				f.t.Errorf("seat %s sold to %s in state %s", seat, user, st)
+			}
+		}
+		if useat[user] != seat {
+			f.t.Errorf("seat %s owned by %s whose seat is %q", seat, user, useat[user])
+		}
+	}
+	c := f.counts(event)
+	if c.Held != held || c.Sold != sold {
+		f.t.Errorf("counters held=%d sold=%d, seat map held=%d sold=%d", c.Held, c.Sold, held, sold)
+	}
+	if c.Available != c.Total-held-sold || c.Available < 0 {
+		f.t.Errorf("available %d of %d with %d held %d sold", c.Available, c.Total, held, sold)
+	}
+	ev, _ := f.s.GetEvent(f.ctx, event)
+	live, _ := f.rdb.ZCount(f.ctx, k[kActive], fmt.Sprintf("(%d", f.clock.Now().UnixMilli()), "+inf").Result()
+	if limit := min(int64(ev.Capacity), c.Total-sold); live > limit {
+		f.t.Errorf("%d live holds in a room of %d", live, limit)
+	}
+	// everyone in the room is in a room state, and vice versa
+	active, _ := f.rdb.ZRange(f.ctx, k[kActive], 0, -1).Result()
+	inRoom := map[string]bool{}
+	for _, u := range active {
+		inRoom[u] = true
+		if !State(states[u]).InRoom() {
+			f.t.Errorf("user %s in room with state %s", u, states[u])
+		}
+	}
+	waiting, _ := f.rdb.ZRange(f.ctx, k[kWaiting], 0, -1).Result()
+	inQueue := map[string]bool{}
+	for _, u := range waiting {
+		inQueue[u] = true
+		if State(states[u]) != StateWaiting {
+			f.t.Errorf("user %s waiting with state %s", u, states[u])
+		}
+	}
+	for u, st := range states {
+		if State(st).InRoom() && !inRoom[u] {
+			f.t.Errorf("user %s in state %s but not in the room", u, st)
+		}
+		if State(st) == StateWaiting && !inQueue[u] {
+			f.t.Errorf("user %s waiting but not in the queue", u)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Booking-engine throughput: the Go package (go test -bench) beside
+# redis-benchmark running EVALSHA of the very same scripts with the same
+# client count, in one sitting, so the ratio means something on a shared
+# machine. Prints a markdown table for docs/benchmarks.md.
+#
+#   scripts/bench.sh            # defaults: 50 clients, 200k requests
+#   CLIENTS=50 REQUESTS=300000 scripts/bench.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+CLIENTS=${CLIENTS:-50}
+REQUESTS=${REQUESTS:-200000}
+HOST=${REDIS_HOST:-127.0.0.1}
+PORT=${REDIS_PORT:-6379}
+RC="redis-cli -h $HOST -p $PORT"
+PREFIX="benchsh$$"
+NOW=$(date +%s%3N)
+luascript() { (cd tools && go run ./luascript "$@"); }
+
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing (apt-get install redis-tools)"; exit 1; }
+cleanup() { $RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null; }
+trap cleanup EXIT
+
+declare -A SHA
+for s in create_event update_event enqueue get_position promote; do
+  SHA[$s]=$($RC SCRIPT LOAD "$(luascript $s)")
+done
+keys() { luascript -keys "$PREFIX" "$1"; }
+seats=$(for i in $(seq 1 100); do printf 'S%d ' "$i"; done)
+mkevent() { # id capacity paused
+  $RC EVALSHA "${SHA[create_event]}" 14 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" $seats >/dev/null
+  [ "$3" = 1 ] && $RC EVALSHA "${SHA[update_event]}" 14 $(keys "$1") paused 1 >/dev/null
+  true
+}
+rb() { # prints requests per second of one redis-benchmark run
+  redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" "$@" -q 2>/dev/null | tr '\r' '\n' |
+    grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
+}
+
+echo "== redis-benchmark EVALSHA ($CLIENTS clients, $REQUESTS requests)" >&2
+mkevent rq 1 0
+RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 EVALSHA "${SHA[enqueue]}" 14 $(keys rq) "u__rand_int__" "$NOW")
+mkevent rp 1 0
+redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 300000 -r 100000 -q \
+  EVALSHA "${SHA[enqueue]}" 14 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
+RB_POS=$(rb -n "$REQUESTS" -r 100000 EVALSHA "${SHA[get_position]}" 14 $(keys rp) "u__rand_int__" "$NOW")
+mkevent rm 1000000 1
+redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 200000 -r 100000000 -q \
+  EVALSHA "${SHA[enqueue]}" 14 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
+queued=$($RC ZCARD "$PREFIX:{rm}:waiting")
+$RC EVALSHA "${SHA[update_event]}" 14 $(keys rm) paused 0 >/dev/null
+calls=$(( queued / 500 ))
+RB_PROM_CALLS=$(redis-benchmark -h "$HOST" -p "$PORT" -c 1 -n "$calls" -q \
+  EVALSHA "${SHA[promote]}" 14 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
+  grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
+RB_PROM=$(awk -v c="$RB_PROM_CALLS" 'BEGIN{printf "%.0f", c*500}')
+RB_SET=$(rb -n "$REQUESTS" -r 100000000 -t set)
+
+echo "== go test -bench (pkg/booking, $CLIENTS goroutines)" >&2
+out=$(go test -run '^$' -bench 'Enqueue|Position|Promote' -benchtime "${REQUESTS}x" ./pkg/booking/ 2>&1)
+echo "$out" >&2
+metric() { echo "$out" | grep "^Benchmark$1" | grep -Eo "[0-9.]+ $2" | head -1 | cut -d' ' -f1; }
+GO_ENQ=$(metric Enqueue ops/s); GO_POS=$(metric Position ops/s); GO_PROM=$(metric Promote users/s)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
+
+cat <<TABLE
+
+Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), Redis $($RC INFO server | sed -n 's/^redis_version://p' | tr -d '\r'), $(date -u +%Y-%m-%d)
+Command: CLIENTS=$CLIENTS REQUESTS=$REQUESTS scripts/bench.sh
+
+| operation | Go package (ops/s) | redis-benchmark EVALSHA (ops/s) | Go / raw |
+|---|---|---|---|
+| Enqueue (new user, full room) | ${GO_ENQ%.*} | ${RB_ENQ%.*} | $(ratio "$GO_ENQ" "$RB_ENQ") |
+| GetPosition (queue of 100k) | ${GO_POS%.*} | ${RB_POS%.*} | $(ratio "$GO_POS" "$RB_POS") |
+| Promote, users admitted/s (batch 500) | ${GO_PROM%.*} | ${RB_PROM} | $(ratio "$GO_PROM" "$RB_PROM") |
+| (reference) redis-benchmark SET | | ${RB_SET%.*} | |
+TABLE
