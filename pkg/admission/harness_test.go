@@ -24,6 +24,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // env is one test's world: its own Redis prefix, RabbitMQ vhost and
@@ -32,7 +33,7 @@ type env struct {
 	t       *testing.T
 	ctx     context.Context
 	log     *zap.Logger
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	store   *booking.Store
 	url     string
 	pub     *amqpx.Publisher
@@ -49,19 +50,8 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(cancel)
 	e := &env{t: t, ctx: ctx, log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}
 	e.url = amqptest.Vhost(t)
-	e.rdb = redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	if err := e.rdb.Ping(ctx).Err(); err != nil {
-		t.Skipf("redis not available: %v", err)
-	}
-	prefix := "t" + strings.ToLower(rand.Text()[:10])
-	t.Cleanup(func() {
-		c := context.Background()
-		iter := e.rdb.Scan(c, 0, prefix+":*", 1000).Iterator()
-		for iter.Next(c) {
-			e.rdb.Del(c, iter.Val())
-		}
-		e.rdb.Close()
-	})
+	e.rdb = redistest.Client(t)
+	prefix := redistest.Prefix(t)
 	e.store = booking.New(e.rdb, booking.WithPrefix(prefix))
 	var err error
 	e.pub, err = amqpx.NewPublisher(ctx, e.url, amqpx.WithLogger(e.log), amqpx.WithReconnectBackoff(50*time.Millisecond, time.Second))
