@@ -1,0 +1,17 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	if err := service.LoadFrom(&cfg, func(string) (string, bool) { return "", false }); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if cfg.AdminAddr != ":9106" || cfg.Workers <= 0 || cfg.MaxRetries != 5 || cfg.DelayedPlugin {
+		t.Errorf("defaults: %+v", cfg)
+	}
+}
