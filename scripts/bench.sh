@@ -26,8 +26,10 @@ for s in create_event update_event enqueue get_position promote; do
   SHA[$s]=$($RC SCRIPT LOAD "$(luascript $s)")
 done
 keys() { luascript -keys "$PREFIX" "$1"; }
-seats=$(for i in $(seq 1 100); do printf 'S%d ' "$i"; done)
-mkevent() { # id capacity paused
+PROMOTE_USERS=${PROMOTE_USERS:-20000}
+mkevent() { # id capacity paused [seats]
+  local seats
+  seats=$(for i in $(seq 1 "${4:-100}"); do printf 'S%d ' "$i"; done)
   $RC EVALSHA "${SHA[create_event]}" 14 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" $seats >/dev/null
   [ "$3" = 1 ] && $RC EVALSHA "${SHA[update_event]}" 14 $(keys "$1") paused 1 >/dev/null
   true
@@ -44,8 +46,11 @@ mkevent rp 1 0
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 300000 -r 100000 -q \
   EVALSHA "${SHA[enqueue]}" 14 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
 RB_POS=$(rb -n "$REQUESTS" -r 100000 EVALSHA "${SHA[get_position]}" 14 $(keys rp) "u__rand_int__" "$NOW")
-mkevent rm 1000000 1
-redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 200000 -r 100000000 -q \
+# promotion: a paused event with as many seats as users (the room is never
+# larger than the unsold seats), PROMOTE_USERS queued, then drained in
+# batches of 500 by one client
+mkevent rm 1000000 1 "$((PROMOTE_USERS * 2))"
+redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n "$PROMOTE_USERS" -r 100000000 -q \
   EVALSHA "${SHA[enqueue]}" 14 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
 queued=$($RC ZCARD "$PREFIX:{rm}:waiting")
 $RC EVALSHA "${SHA[update_event]}" 14 $(keys rm) paused 0 >/dev/null
@@ -57,7 +62,8 @@ RB_PROM=$(awk -v c="$RB_PROM_CALLS" 'BEGIN{printf "%.0f", c*500}')
 RB_SET=$(rb -n "$REQUESTS" -r 100000000 -t set)
 
 echo "== go test -bench (pkg/booking, $CLIENTS goroutines)" >&2
-out=$(go test -run '^$' -bench 'Enqueue|Position|Promote' -benchtime "${REQUESTS}x" ./pkg/booking/ 2>&1)
+out=$(go test -run '^$' -bench 'Enqueue|Position' -benchtime "${REQUESTS}x" ./pkg/booking/ 2>&1)
+out+=$'\n'$(go test -run '^$' -bench 'Promote' -benchtime "${PROMOTE_USERS}x" ./pkg/booking/ 2>&1)
 echo "$out" >&2
 metric() { echo "$out" | grep "^Benchmark$1" | grep -Eo "[0-9.]+ $2" | head -1 | cut -d' ' -f1; }
 GO_ENQ=$(metric Enqueue ops/s); GO_POS=$(metric Position ops/s); GO_PROM=$(metric Promote users/s)
@@ -66,7 +72,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else prin
 cat <<TABLE
 
 Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), Redis $($RC INFO server | sed -n 's/^redis_version://p' | tr -d '\r'), $(date -u +%Y-%m-%d)
-Command: CLIENTS=$CLIENTS REQUESTS=$REQUESTS scripts/bench.sh
+Command: CLIENTS=$CLIENTS REQUESTS=$REQUESTS PROMOTE_USERS=$PROMOTE_USERS scripts/bench.sh (promotion: $queued users queued for redis-benchmark)
 
 | operation | Go package (ops/s) | redis-benchmark EVALSHA (ops/s) | Go / raw |
 |---|---|---|---|

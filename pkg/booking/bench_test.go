@@ -74,9 +74,14 @@ func BenchmarkPosition(b *testing.B) {
 }
 
 // BenchmarkPromote: users admitted per second into an empty room, batches
-// of 500, from a queue of b.N users (one op = one user admitted).
+// of 500, from a queue of b.N users (one op = one user admitted). The room
+// never holds more users than there are seats, so the event has b.N seats
+// (run it with -benchtime Nx, N <= MaxSeats).
 func BenchmarkPromote(b *testing.B) {
-	s, ctx := benchStore(b, EventConfig{Rows: 100, SeatsPerRow: 100, Capacity: 1_000_000, BatchSize: 500})
+	if b.N > MaxSeats {
+		b.Skipf("b.N %d > MaxSeats: use -benchtime Nx", b.N)
+	}
+	s, ctx := benchStore(b, EventConfig{Rows: 1, SeatsPerRow: max(b.N, 1), Capacity: b.N + 1, BatchSize: 500})
 	paused, running := true, false
 	s.UpdateEvent(ctx, "bench", EventUpdate{Paused: &paused})
 	fill(b, s, ctx, "bench", b.N)
