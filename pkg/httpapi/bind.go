@@ -23,8 +23,11 @@ type Validator interface {
 // problem (empty, too large, not JSON, wrong types, trailing data, a
 // failed Validate) it writes a 400 and returns false; it never lets a
 // client's body become a 500. Unknown fields are ignored.
-func Bind(c *gin.Context, v any) bool {
-	body, ok := ReadBody(c)
+func Bind(c *gin.Context, v any) bool { return BindMax(c, v, MaxBody) }
+
+// BindMax is Bind with a body limit of max bytes.
+func BindMax(c *gin.Context, v any, max int64) bool {
+	body, ok := ReadBodyMax(c, max)
 	if !ok {
 		return false
 	}
@@ -63,13 +66,16 @@ func DecodeJSON(body []byte, v any) error {
 // ReadBody reads the raw body (at most MaxBody bytes); on failure it writes
 // a 400 (or 413) and returns false. Webhooks read the raw body this way to
 // verify a signature before decoding.
-func ReadBody(c *gin.Context) ([]byte, bool) {
-	r := http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+func ReadBody(c *gin.Context) ([]byte, bool) { return ReadBodyMax(c, MaxBody) }
+
+// ReadBodyMax is ReadBody with a limit of max bytes.
+func ReadBodyMax(c *gin.Context, max int64) ([]byte, bool) {
+	r := http.MaxBytesReader(c.Writer, c.Request.Body, max)
 	body, err := io.ReadAll(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			Abort(c, http.StatusRequestEntityTooLarge, CodeInvalidBody, fmt.Sprintf("request body larger than %d bytes", MaxBody))
+			Abort(c, http.StatusRequestEntityTooLarge, CodeInvalidBody, fmt.Sprintf("request body larger than %d bytes", max))
 			return nil, false
 		}
 		Abort(c, http.StatusBadRequest, CodeInvalidBody, "could not read request body")

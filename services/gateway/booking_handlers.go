@@ -1,0 +1,231 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+)
+
+// joinResponse is the answer of POST /api/booking/request (seed 002 plus
+// status, sequence and the hold deadline of an immediate admission).
+type joinResponse struct {
+	Success    bool   `json:"success"`
+	Status     string `json:"status"` // queued | active | completed
+	State      string `json:"state"`
+	Position   int64  `json:"position"`
+	Sequence   int64  `json:"sequence"`
+	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
+	ExpireAt   string `json:"expire_at,omitempty"`
+}
+
+// statusOf is the seed's coarse status of a state.
+func statusOf(st booking.State) string {
+	switch {
+	case st == booking.StateWaiting:
+		return "queued"
+	case st.InRoom():
+		return "active"
+	}
+	return string(st)
+}
+
+// join: POST /api/booking/request {"event_id"}.
+func (s *Server) join(c *gin.Context) {
+	var req eventRequest
+	if !httpapi.Bind(c, &req) {
+		return
+	}
+	user := auth.From(c).UserID
+	ctx := c.Request.Context()
+	res, err := s.Store.Enqueue(ctx, req.EventID, user)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	// Published on a new join, and again on a repeat while the entry is
+	// live: a client retrying after a failed publish (503) must get the
+	// event out. The envelope id is the same, so consumers dedupe.
+	if res.Created || res.State == booking.StateWaiting || res.State.InRoom() {
+		if err := s.Kafka.Publish(ctx, events.BookingRequested(req.EventID, user, res.Sequence, s.Store.Now())); err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+	}
+	if len(res.Outbox) > 0 {
+		// Admitted at once: schedule the hold's timeout, notify, publish
+		// user_promoted. On failure the entry stays in the outbox and the
+		// slot-released-consumer's safety net announces it; the user is
+		// admitted either way, so this is not the client's error.
+		if err := s.Announcer.Announce(ctx, req.EventID, res.Outbox); err != nil {
+			httpapi.Logger(c).Warn("announce immediate admission failed; left to the outbox sweep",
+				zap.String("event_id", req.EventID), zap.String("user_id", user), zap.Error(err))
+		}
+	}
+	c.JSON(http.StatusOK, joinResponse{
+		Success: true, Status: statusOf(res.State), State: string(res.State),
+		Position: res.Position, Sequence: res.Sequence,
+		ExpireTime: unixOrZero(res.ExpireAt), ExpireAt: rfc3339OrEmpty(res.ExpireAt),
+	})
+}
+
+// positionResponse is the answer of GET /api/booking/position.
+type positionResponse struct {
+	// Status: queued, active, completed, expired, failed, cancelled,
+	// abandoned, sold_out (waiting, but every seat is sold) or not_found.
+	Status   string `json:"status"`
+	State    string `json:"state,omitempty"`
+	EventID  string `json:"event_id"`
+	Position int64  `json:"position,omitempty"`
+	Sequence int64  `json:"sequence,omitempty"`
+	// Served is the highest join sequence admitted so far.
+	Served  int64 `json:"served"`
+	Waiting int64 `json:"waiting"`
+	// ETASeconds = position / (admitted in the last minute / 60); null while
+	// nobody was admitted in the last minute.
+	ETASeconds *int64 `json:"eta_seconds"`
+	SeatID     string `json:"seat_id,omitempty"`
+	PaymentID  string `json:"payment_id,omitempty"`
+	ExpireTime int64  `json:"expire_time,omitempty"`
+	ExpireAt   string `json:"expire_at,omitempty"`
+	SoldOut    bool   `json:"sold_out"`
+}
+
+// position: GET /api/booking/position?event_id=.
+func (s *Server) position(c *gin.Context) {
+	eventID, ok := queryEventID(c)
+	if !ok {
+		return
+	}
+	st, err := s.Store.Position(c.Request.Context(), eventID, auth.From(c).UserID)
+	resp := positionResponse{EventID: eventID, Served: st.Counts.Served, Waiting: st.Counts.Waiting, SoldOut: st.SoldOut}
+	switch {
+	case errors.Is(err, booking.ErrNotFound):
+		resp.Status = "not_found"
+		c.JSON(http.StatusOK, resp)
+		return
+	case err != nil:
+		httpapi.Fail(c, err)
+		return
+	}
+	resp.Status, resp.State, resp.Sequence = statusOf(st.State), string(st.State), st.Sequence
+	switch {
+	case st.State == booking.StateWaiting:
+		resp.Position = st.Position
+		if st.SoldOut {
+			resp.Status = "sold_out"
+		} else if rate := st.Counts.AdmittedLastMinute; rate > 0 {
+			eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
+			resp.ETASeconds = &eta
+		}
+	case st.State.InRoom():
+		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
+		resp.ExpireTime, resp.ExpireAt = unixOrZero(st.ExpireAt), rfc3339OrEmpty(st.ExpireAt)
+	case st.State == booking.StateCompleted:
+		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+type selectSeatRequest struct {
+	EventID string `json:"event_id"`
+	SeatID  string `json:"seat_id"`
+}
+
+func (r selectSeatRequest) Validate() error {
+	if err := checkEventID(r.EventID); err != nil {
+		return err
+	}
+	if r.SeatID == "" {
+		return errf("seat_id is required")
+	}
+	return nil
+}
+
+// selectSeat: POST /api/booking/select-seat {"event_id","seat_id"}.
+func (s *Server) selectSeat(c *gin.Context) {
+	var req selectSeatRequest
+	if !httpapi.Bind(c, &req) {
+		return
+	}
+	deadline, err := s.Store.LockSeat(c.Request.Context(), req.EventID, auth.From(c).UserID, req.SeatID)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"success": true, "seat_id": req.SeatID,
+		"expire_time": unixOrZero(deadline), "expire_at": rfc3339OrEmpty(deadline)})
+}
+
+// initiatePayment: POST /api/booking/payment/initiate {"event_id"}. The
+// payment id is made here and stored by the script first, so a retry gets
+// the same id; the provider's create is idempotent by that id.
+func (s *Server) initiatePayment(c *gin.Context) {
+	var req eventRequest
+	if !httpapi.Bind(c, &req) {
+		return
+	}
+	user := auth.From(c).UserID
+	ctx := c.Request.Context()
+	hold, err := s.Store.InitiatePayment(ctx, req.EventID, user, "pay_"+strings.ToLower(rand.Text()))
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	p, err := s.Provider.Create(ctx, payment.Request{
+		PaymentID: hold.PaymentID, Amount: s.TicketPrice, UserID: user, EventID: req.EventID,
+		SeatID: hold.SeatID, ReturnURL: strings.TrimRight(s.PublicURL, "/") + "/?event_id=" + url.QueryEscape(req.EventID),
+	})
+	if err != nil {
+		httpapi.Logger(c).Warn("payment provider failed", zap.String("payment_id", hold.PaymentID), zap.Error(err))
+		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable",
+			"the payment provider is unavailable; retry (the same payment is reused)")
+		return
+	}
+	if err := s.Kafka.Publish(ctx, events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, 0, s.Store.Now())); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"success": true, "payment_id": hold.PaymentID, "payment_url": p.URL,
+		"seat_id": hold.SeatID, "expire_time": unixOrZero(hold.ExpireAt), "expire_at": rfc3339OrEmpty(hold.ExpireAt)})
+}
+
+// cancel: POST /api/booking/cancel {"event_id"}. From the room it frees the
+// slot: slot-released (confirmed) promotes the next user.
+func (s *Server) cancel(c *gin.Context) {
+	var req eventRequest
+	if !httpapi.Bind(c, &req) {
+		return
+	}
+	user := auth.From(c).UserID
+	ctx := c.Request.Context()
+	res, err := s.Store.Cancel(ctx, req.EventID, user)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	now := s.Store.Now()
+	if err := s.Kafka.Publish(ctx, events.BookingCancelled(req.EventID, user, res.SeatID, res.Sequence, res.From, now)); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if res.From == events.CancelledFromActive {
+		if err := s.Announcer.ReleaseSlot(ctx, req.EventID, messages.ReasonCancellation, user+"|"+itoa(res.Sequence)); err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"success": true, "from": res.From, "seat_id": res.SeatID})
+}

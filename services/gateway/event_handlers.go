@@ -1,0 +1,304 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/popularity"
+)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// eventView is an event as the API shows it: the engine's fields plus the
+// windows in seconds.
+type eventView struct {
+	booking.Event
+	HoldSeconds    float64 `json:"hold_seconds"`
+	GraceSeconds   float64 `json:"grace_seconds"`
+	AbandonSeconds float64 `json:"abandon_seconds"`
+}
+
+func viewOf(e booking.Event) eventView {
+	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds()}
+}
+
+// listEvents: GET /api/events.
+func (s *Server) listEvents(c *gin.Context) {
+	evs, err := s.Store.ListEvents(c.Request.Context())
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	out := make([]eventView, len(evs))
+	for i, e := range evs {
+		out[i] = viewOf(e)
+	}
+	c.JSON(http.StatusOK, gin.H{"events": out})
+}
+
+// getEvent: GET /api/events/{id} (live counts).
+func (s *Server) getEvent(c *gin.Context) {
+	id := c.Param("id")
+	if !booking.ValidID(id) {
+		httpapi.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	e, err := s.Store.GetEvent(c.Request.Context(), id)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewOf(e))
+}
+
+// popularEvents: GET /api/events/popular?limit=N, by completed bookings.
+func (s *Server) popularEvents(c *gin.Context) {
+	n := 10
+	if v := c.Query("limit"); v != "" {
+		l, err := strconv.Atoi(v)
+		if err != nil || l < 1 || l > 100 {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "limit must be an integer from 1 to 100")
+			return
+		}
+		n = l
+	}
+	top, err := popularity.Top(c.Request.Context(), s.Redis, s.Prefix, n)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	type entry struct {
+		EventID  string `json:"event_id"`
+		Name     string `json:"name,omitempty"`
+		Bookings int64  `json:"bookings"`
+	}
+	out := make([]entry, 0, len(top))
+	for _, t := range top {
+		e := entry{EventID: t.EventID, Bookings: t.Bookings}
+		if ev, err := s.Store.GetEvent(c.Request.Context(), t.EventID); err == nil {
+			e.Name = ev.Name
+		}
+		out = append(out, e)
+	}
+	c.JSON(http.StatusOK, gin.H{"events": out})
+}
+
+// seatsAvailable: GET /api/seats/available?event_id= — every seat with its
+// status (available, held, sold) and the number available.
+func (s *Server) seatsAvailable(c *gin.Context) {
+	eventID, ok := queryEventID(c)
+	if !ok {
+		return
+	}
+	seats, err := s.Store.Seats(c.Request.Context(), eventID)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	avail := 0
+	for _, st := range seats {
+		if st.Status == booking.SeatAvailable {
+			avail++
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"event_id": eventID, "available": avail, "total": len(seats), "seats": seats})
+}
+
+// devTokenRequest is the body of POST /api/auth/dev-token.
+type devTokenRequest struct {
+	UserID string `json:"user_id"`
+	Role   string `json:"role"`
+}
+
+func (r devTokenRequest) Validate() error {
+	if !booking.ValidID(r.UserID) {
+		return errf("user_id must be 1-128 printable characters without spaces, braces or '|'")
+	}
+	if r.Role != "" && r.Role != "user" && r.Role != auth.RoleAdmin {
+		return errf(`role must be "", "user" or "admin"`)
+	}
+	return nil
+}
+
+// devToken: POST /api/auth/dev-token — only registered when DEV_TOKENS is on.
+func (s *Server) devToken(c *gin.Context) {
+	var req devTokenRequest
+	if !httpapi.Bind(c, &req) {
+		return
+	}
+	ttl := s.DevTokenTTL
+	if ttl <= 0 {
+		ttl = 24 * time.Hour
+	}
+	tok, err := s.Auth.Issue(req.UserID, req.Role, ttl)
+	if err != nil {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"token": tok, "user_id": req.UserID, "role": req.Role,
+		"expires_at": time.Now().Add(ttl).UTC().Format(time.RFC3339)})
+}
+
+// maxWindowSeconds bounds every duration given in seconds (a year).
+const maxWindowSeconds = 365 * 24 * 3600
+
+func seconds(field string, v *float64) (time.Duration, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if math.IsNaN(*v) || *v < 0 || *v > maxWindowSeconds {
+		return 0, fmt.Errorf("%s must be between 0 and %d", field, maxWindowSeconds)
+	}
+	return time.Duration(*v * float64(time.Second)), nil
+}
+
+// createEventRequest is the body of POST /api/admin/events.
+type createEventRequest struct {
+	ID             string   `json:"id"`
+	Name           string   `json:"name"`
+	Rows           int      `json:"rows"`
+	SeatsPerRow    int      `json:"seats_per_row"`
+	Seats          []string `json:"seats"`
+	Capacity       int      `json:"capacity"`
+	HoldSeconds    *float64 `json:"hold_seconds"`
+	GraceSeconds   *float64 `json:"grace_seconds"`
+	SalesStart     string   `json:"sales_start"`
+	SalesEnd       string   `json:"sales_end"`
+	BatchSize      int      `json:"batch_size"`
+	AbandonSeconds *float64 `json:"abandon_seconds"`
+}
+
+func (r createEventRequest) config() (booking.EventConfig, error) {
+	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize}
+	if r.ID == "" {
+		return cfg, errf("id is required")
+	}
+	if len(r.Name) > 200 {
+		return cfg, errf("name must be at most 200 characters")
+	}
+	if r.Rows < 0 || r.SeatsPerRow < 0 || r.Capacity < 0 || r.BatchSize < 0 {
+		return cfg, errf("rows, seats_per_row, capacity and batch_size must not be negative")
+	}
+	if len(r.Seats) == 0 && (r.Rows == 0 || r.SeatsPerRow == 0) {
+		return cfg, errf(`give a seat map: "rows" and "seats_per_row", or "seats"`)
+	}
+	if len(r.Seats) > 0 && (r.Rows > 0 || r.SeatsPerRow > 0) {
+		return cfg, errf(`give either "rows"/"seats_per_row" or "seats", not both`)
+	}
+	if r.Rows > booking.MaxSeats || r.SeatsPerRow > booking.MaxSeats || r.Rows*r.SeatsPerRow > booking.MaxSeats {
+		return cfg, fmt.Errorf("at most %d seats", booking.MaxSeats)
+	}
+	cfg.Rows, cfg.SeatsPerRow = r.Rows, r.SeatsPerRow
+	var err error
+	if cfg.Hold, err = seconds("hold_seconds", r.HoldSeconds); err != nil {
+		return cfg, err
+	}
+	if cfg.Grace, err = seconds("grace_seconds", r.GraceSeconds); err != nil {
+		return cfg, err
+	}
+	if cfg.Abandon, err = seconds("abandon_seconds", r.AbandonSeconds); err != nil {
+		return cfg, err
+	}
+	if r.SalesStart != "" {
+		if cfg.SalesStart, err = time.Parse(time.RFC3339, r.SalesStart); err != nil {
+			return cfg, errf("sales_start must be RFC 3339, e.g. 2026-01-02T12:00:00Z")
+		}
+	}
+	if r.SalesEnd != "" {
+		if cfg.SalesEnd, err = time.Parse(time.RFC3339, r.SalesEnd); err != nil {
+			return cfg, errf("sales_end must be RFC 3339, e.g. 2026-01-02T18:00:00Z")
+		}
+	}
+	return cfg, nil
+}
+
+// adminMaxBody lets explicit seat maps through (200k ids).
+const adminMaxBody = 8 << 20
+
+// createEvent: POST /api/admin/events.
+func (s *Server) createEvent(c *gin.Context) {
+	var req createEventRequest
+	if !httpapi.BindMax(c, &req, adminMaxBody) {
+		return
+	}
+	cfg, err := req.config()
+	if err != nil {
+		httpapi.Abort(c, http.StatusBadRequest, "invalid_event", err.Error())
+		return
+	}
+	e, err := s.Store.CreateEvent(c.Request.Context(), cfg)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, viewOf(e))
+}
+
+// updateEventRequest is the body of PATCH /api/admin/events/{id}.
+type updateEventRequest struct {
+	Paused         *bool    `json:"paused"`
+	Capacity       *int     `json:"capacity"`
+	HoldSeconds    *float64 `json:"hold_seconds"`
+	AbandonSeconds *float64 `json:"abandon_seconds"`
+}
+
+// updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
+// change a slot-released message (confirmed) promotes at once.
+func (s *Server) updateEvent(c *gin.Context) {
+	id := c.Param("id")
+	var req updateEventRequest
+	if !httpapi.Bind(c, &req) {
+		return
+	}
+	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
+			`nothing to change: give "paused", "capacity", "hold_seconds" or "abandon_seconds"`)
+		return
+	}
+	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity}
+	for _, f := range []struct {
+		name string
+		v    *float64
+		dst  **time.Duration
+	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}} {
+		if f.v == nil {
+			continue
+		}
+		d, err := seconds(f.name, f.v)
+		if err != nil {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
+			return
+		}
+		*f.dst = &d
+	}
+	if !booking.ValidID(id) {
+		httpapi.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	ctx := c.Request.Context()
+	if _, err := s.Store.GetEvent(ctx, id); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	e, err := s.Store.UpdateEvent(ctx, id, u)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil {
+		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+	}
+	c.JSON(http.StatusOK, viewOf(e))
+}

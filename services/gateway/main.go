@@ -1,0 +1,99 @@
+// Command gateway is boxoffice's public HTTP API (gin): joining an event's
+// waiting room, the queue position with an ETA, picking a seat, starting a
+// payment with the payment provider, cancelling, the seat map, the event
+// list and ranking, the admin API, and (for development) dev tokens. Seed
+// 002's paths are kept exactly. Every state change runs one Lua script of
+// the booking engine; its Kafka event (booking_request, payment_initiated,
+// booking_cancelled) and RabbitMQ messages (slot-released on a cancel from
+// the room, the announcement of an immediate admission) are confirmed
+// before the 2xx. A failed publish answers 503 and the client retries the
+// idempotent operation.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+const name = "gateway"
+
+// Config is the gateway's configuration (environment variables).
+type Config struct {
+	service.Common
+	HTTPAddr string `env:"HTTP_ADDR" default:":8080"`
+	// JWTSecret signs and verifies bearer tokens (HS256, >= 16 bytes).
+	JWTSecret string `env:"JWT_SECRET" required:"true" secret:"true"`
+	// DevTokens enables POST /api/auth/dev-token (development only).
+	DevTokens   bool          `env:"DEV_TOKENS" default:"false"`
+	DevTokenTTL time.Duration `env:"DEV_TOKEN_TTL" default:"24h"`
+	// PaymentProviderURL is the sandbox payment provider's base URL.
+	PaymentProviderURL string `env:"PAYMENT_PROVIDER_URL" default:"http://127.0.0.1:8083"`
+	SandboxAPIKey      string `env:"SANDBOX_API_KEY" default:"sandbox-dev-key" secret:"true"`
+	// PublicURL is where users reach the gateway (the provider's return URL).
+	PublicURL string `env:"PUBLIC_URL" default:"http://127.0.0.1:8080"`
+	// TicketPrice is the amount charged per seat, in cents.
+	TicketPrice   int64 `env:"TICKET_PRICE_CENTS" default:"5000"`
+	DelayedPlugin bool  `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+}
+
+func main() { service.Main(name, run) }
+
+func run(ctx context.Context, log *zap.Logger) error {
+	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	if err := service.Load(&cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	log.Info("config", service.Fields(cfg)...)
+	authority, err := auth.New([]byte(cfg.JWTSecret))
+	if err != nil {
+		return fmt.Errorf("config: JWT_SECRET: %w", err)
+	}
+
+	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(admission.NewMetrics(d.admin.Registry())))
+	srv := &Server{
+		Store:       d.store,
+		Redis:       d.rdb,
+		Prefix:      cfg.RedisPrefix,
+		Announcer:   ann,
+		Kafka:       d.kafka,
+		Provider:    &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey},
+		Auth:        authority,
+		DevTokens:   cfg.DevTokens,
+		DevTokenTTL: cfg.DevTokenTTL,
+		PublicURL:   cfg.PublicURL,
+		TicketPrice: cfg.TicketPrice,
+		Log:         log,
+		Metrics:     httpapi.NewMetrics(d.admin.Registry()),
+	}
+	if cfg.DevTokens {
+		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
+	}
+	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return service.RunAll(ctx,
+		d.admin.Run,
+		func(ctx context.Context) error {
+			err := service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return err
+		},
+	)
+}

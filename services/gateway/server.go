@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+)
+
+// announcer publishes the side effects of admissions and releases
+// (*admission.Announcer): every method returns after the broker confirmed.
+type announcer interface {
+	Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error
+	ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error
+	Notify(ctx context.Context, n messages.Notification) error
+}
+
+// producer writes Kafka events with acks=all (*events.KafkaProducer).
+type producer interface {
+	Publish(ctx context.Context, evs ...events.Event) error
+}
+
+// Server is the gateway's HTTP API. Every field but Log and Metrics is
+// required.
+type Server struct {
+	Store       *booking.Store
+	Redis       redis.Cmdable // the popularity ranking
+	Prefix      string
+	Announcer   announcer
+	Kafka       producer
+	Provider    payment.Provider
+	Auth        *auth.Authority
+	DevTokens   bool
+	DevTokenTTL time.Duration
+	PublicURL   string
+	TicketPrice int64
+	Log         *zap.Logger
+	Metrics     *httpapi.Metrics
+	// Web registers the web pages (GET / and static files) when set.
+	Web func(r *gin.Engine)
+}
+
+// Handler returns the gin engine with every route.
+func (s *Server) Handler() http.Handler {
+	if s.Log == nil {
+		s.Log = zap.NewNop()
+	}
+	r := httpapi.New(s.Log, s.Metrics)
+	api := r.Group("/api")
+	if s.DevTokens {
+		api.POST("/auth/dev-token", s.devToken)
+	}
+	api.GET("/events", s.listEvents)
+	api.GET("/events/popular", s.popularEvents)
+	api.GET("/events/:id", s.getEvent)
+	api.GET("/seats/available", s.seatsAvailable)
+
+	b := api.Group("/booking", s.Auth.Middleware())
+	b.POST("/request", s.join)
+	b.GET("/position", s.position)
+	b.POST("/select-seat", s.selectSeat)
+	b.POST("/payment/initiate", s.initiatePayment)
+	b.POST("/cancel", s.cancel)
+
+	adm := api.Group("/admin", s.Auth.Middleware(), auth.RequireAdmin())
+	adm.POST("/events", s.createEvent)
+	adm.PATCH("/events/:id", s.updateEvent)
+	adm.GET("/events/:id", s.getEvent)
+
+	if s.Web != nil {
+		s.Web(r)
+	}
+	return r
+}
+
+// eventRequest is the body of join, payment initiate and cancel.
+type eventRequest struct {
+	EventID string `json:"event_id"`
+}
+
+func (r eventRequest) Validate() error { return checkEventID(r.EventID) }
+
+func checkEventID(id string) error {
+	if id == "" {
+		return errf("event_id is required")
+	}
+	if !booking.ValidID(id) {
+		return errf("event_id must be 1-128 printable characters without spaces, braces or '|'")
+	}
+	return nil
+}
+
+type validationError string
+
+func (e validationError) Error() string { return string(e) }
+
+func errf(s string) error { return validationError(s) }
+
+// queryEventID reads ?event_id= (400 when missing or malformed).
+func queryEventID(c *gin.Context) (string, bool) {
+	id := strings.TrimSpace(c.Query("event_id"))
+	if err := checkEventID(id); err != nil {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
+		return "", false
+	}
+	return id, true
+}
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+func rfc3339OrEmpty(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

@@ -1,0 +1,492 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+)
+
+type fakeAnnouncer struct {
+	mu        sync.Mutex
+	announced []booking.OutboxEntry
+	released  []string // reasons
+	fail      error
+}
+
+func (f *fakeAnnouncer) Announce(_ context.Context, _ string, es []booking.OutboxEntry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	f.announced = append(f.announced, es...)
+	return nil
+}
+
+func (f *fakeAnnouncer) ReleaseSlot(_ context.Context, _ string, reason, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	f.released = append(f.released, reason)
+	return nil
+}
+
+func (f *fakeAnnouncer) Notify(context.Context, messages.Notification) error { return nil }
+
+func (f *fakeAnnouncer) releases() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.released...)
+}
+
+type fakeProvider struct {
+	mu    sync.Mutex
+	calls []payment.Request
+	fail  error
+}
+
+func (f *fakeProvider) Create(_ context.Context, r payment.Request) (payment.Payment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return payment.Payment{}, f.fail
+	}
+	f.calls = append(f.calls, r)
+	return payment.Payment{PaymentID: r.PaymentID, URL: "http://sandbox.test/pay/" + r.PaymentID}, nil
+}
+
+type harness struct {
+	t     testing.TB
+	srv   *Server
+	h     http.Handler
+	rec   *events.Recorder
+	ann   *fakeAnnouncer
+	prov  *fakeProvider
+	store *booking.Store
+	admin string
+}
+
+const testSecret = "test-secret-0123456789abcdef"
+
+func newHarness(t testing.TB, devTokens bool) *harness {
+	rdb := redistest.Client(t)
+	prefix := redistest.Prefix(t)
+	a, err := auth.New([]byte(testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}, prov: &fakeProvider{},
+		store: booking.New(rdb, booking.WithPrefix(prefix))}
+	hs.srv = &Server{Store: hs.store, Redis: rdb, Prefix: prefix, Announcer: hs.ann, Kafka: hs.rec,
+		Provider: hs.prov, Auth: a, DevTokens: devTokens, PublicURL: "http://gw.test", TicketPrice: 100}
+	hs.h = hs.srv.Handler()
+	hs.admin = hs.token("root", auth.RoleAdmin)
+	return hs
+}
+
+func (hs *harness) token(user, role string) string {
+	tok, err := hs.srv.Auth.Issue(user, role, time.Hour)
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	return tok
+}
+
+type resp struct {
+	code int
+	body map[string]any
+	raw  string
+}
+
+func (r resp) str(k string) string { s, _ := r.body[k].(string); return s }
+func (r resp) num(k string) int64  { f, _ := r.body[k].(float64); return int64(f) }
+
+func (hs *harness) do(method, path, token string, body any) resp {
+	hs.t.Helper()
+	var rd *bytes.Reader
+	switch b := body.(type) {
+	case nil:
+		rd = bytes.NewReader(nil)
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	hs.h.ServeHTTP(w, req)
+	r := resp{code: w.Code, raw: w.Body.String()}
+	_ = json.Unmarshal(w.Body.Bytes(), &r.body)
+	if w.Code >= 400 {
+		checkErrorFormat(hs.t, r, path)
+	}
+	return r
+}
+
+// checkErrorFormat asserts the JSON error format of seed 000 plus code.
+func checkErrorFormat(t testing.TB, r resp, path string) {
+	t.Helper()
+	for _, k := range []string{"error", "code", "message", "timestamp", "path"} {
+		if r.str(k) == "" {
+			t.Errorf("error body of %s lacks %q: %s", path, k, r.raw)
+		}
+	}
+	if r.num("statusCode") != int64(r.code) {
+		t.Errorf("statusCode %d != HTTP status %d: %s", r.num("statusCode"), r.code, r.raw)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, r.str("timestamp")); err != nil {
+		t.Errorf("timestamp %q not RFC 3339", r.str("timestamp"))
+	}
+	if p, _, _ := strings.Cut(path, "?"); r.str("path") != p {
+		t.Errorf("path %q, want %q", r.str("path"), p)
+	}
+}
+
+func (hs *harness) createEvent(body map[string]any) {
+	hs.t.Helper()
+	if r := hs.do("POST", "/api/admin/events", hs.admin, body); r.code != http.StatusCreated {
+		hs.t.Fatalf("create event: %d %s", r.code, r.raw)
+	}
+}
+
+func want(t testing.TB, r resp, code int, errCode string) {
+	t.Helper()
+	if r.code != code || (errCode != "" && r.str("code") != errCode) {
+		t.Fatalf("got %d %s, want %d %s", r.code, r.raw, code, errCode)
+	}
+}
+
+func TestJourney(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 2, "seats_per_row": 3, "capacity": 1, "hold_seconds": 60})
+	alice, bob := hs.token("alice", ""), hs.token("bob", "")
+
+	r := hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"})
+	want(t, r, 200, "")
+	if r.str("status") != "active" || r.num("sequence") != 1 || r.num("expire_time") == 0 {
+		t.Fatalf("alice join: %s", r.raw)
+	}
+	if len(hs.ann.announced) != 1 || hs.ann.announced[0].UserID != "alice" {
+		t.Fatalf("immediate admission not announced: %+v", hs.ann.announced)
+	}
+	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1"})
+	if r.code != 200 || r.str("status") != "queued" || r.num("position") != 1 || r.num("sequence") != 2 {
+		t.Fatalf("bob join: %s", r.raw)
+	}
+	// Joining again: same position, nothing new announced.
+	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1", "user_id": "alice"})
+	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.announced) != 1 {
+		t.Fatalf("repeat join: %s", r.raw)
+	}
+	if got := len(hs.rec.Topic(events.TopicBookingRequest)); got < 2 {
+		t.Fatalf("booking_request events: %d", got)
+	}
+
+	r = hs.do("GET", "/api/booking/position?event_id=e1", bob, nil)
+	if r.str("status") != "queued" || r.str("state") != "waiting" || r.num("position") != 1 || r.num("served") != 1 {
+		t.Fatalf("bob position: %s", r.raw)
+	}
+	if v, ok := r.body["eta_seconds"]; !ok {
+		t.Fatalf("eta_seconds missing: %s", r.raw)
+	} else if v != nil && r.num("eta_seconds") <= 0 {
+		t.Fatalf("eta_seconds %v", v)
+	}
+	r = hs.do("GET", "/api/booking/position?event_id=e1", alice, nil)
+	if r.str("status") != "active" || r.str("state") != "active" || r.num("expire_time") == 0 {
+		t.Fatalf("alice position: %s", r.raw)
+	}
+
+	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "e1", "seat_id": "A1"}), 403, "invalid_state")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "Z9"}), 404, "seat_not_found")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "e1"}), 403, "invalid_state")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+
+	r = hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
+	if r.code != 200 || r.num("available") != 5 || r.num("total") != 6 {
+		t.Fatalf("seats: %s", r.raw)
+	}
+
+	r = hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "e1"})
+	want(t, r, 200, "")
+	pid := r.str("payment_id")
+	if !strings.HasPrefix(pid, "pay_") || r.str("payment_url") != "http://sandbox.test/pay/"+pid {
+		t.Fatalf("initiate: %s", r.raw)
+	}
+	// Retried initiate: the same payment.
+	r = hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "e1"})
+	if r.str("payment_id") != pid {
+		t.Fatalf("second initiate gave %s, want %s", r.str("payment_id"), pid)
+	}
+	if c := hs.prov.calls[0]; c.SeatID != "A1" || c.UserID != "alice" || c.Amount != 100 || c.ReturnURL != "http://gw.test/?event_id=e1" {
+		t.Fatalf("provider request %+v", c)
+	}
+	if evs := hs.rec.Topic(events.TopicPaymentInitiated); len(evs) == 0 || evs[0].PaymentID != pid || evs[0].SeatID != "A1" {
+		t.Fatalf("payment_initiated: %+v", evs)
+	}
+	want(t, hs.do("POST", "/api/booking/cancel", alice, map[string]any{"event_id": "e1"}), 409, "cannot_cancel")
+
+	// The webhook's work, done on the store: the seat is sold.
+	if _, err := hs.store.PaymentSuccess(context.Background(), "e1", "alice", pid); err != nil {
+		t.Fatal(err)
+	}
+	r = hs.do("GET", "/api/booking/position?event_id=e1", alice, nil)
+	if r.str("status") != "completed" || r.str("seat_id") != "A1" {
+		t.Fatalf("alice after payment: %s", r.raw)
+	}
+	r = hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"})
+	if r.code != 200 || r.str("status") != "completed" {
+		t.Fatalf("completed user joining again: %s", r.raw)
+	}
+
+	// Bob leaves the queue; a stranger has nothing to cancel.
+	r = hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"})
+	if r.code != 200 || r.str("from") != "queue" {
+		t.Fatalf("bob cancel: %s", r.raw)
+	}
+	if len(hs.ann.releases()) != 0 {
+		t.Fatalf("cancel from the queue released a slot: %v", hs.ann.releases())
+	}
+	r = hs.do("GET", "/api/booking/position?event_id=e1", bob, nil)
+	if r.str("status") != "cancelled" {
+		t.Fatalf("bob position after cancel: %s", r.raw)
+	}
+	r = hs.do("GET", "/api/booking/position?event_id=e1", hs.token("nobody", ""), nil)
+	if r.code != 200 || r.str("status") != "not_found" {
+		t.Fatalf("stranger position: %s", r.raw)
+	}
+	r = hs.do("GET", "/api/events/e1", "", nil)
+	if r.code != 200 || r.body["counts"].(map[string]any)["sold"].(float64) != 1 {
+		t.Fatalf("event: %s", r.raw)
+	}
+}
+
+func TestCancelFromRoomReleasesSlot(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 2, "capacity": 1})
+	carol := hs.token("carol", "")
+	want(t, hs.do("POST", "/api/booking/request", carol, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", carol, map[string]any{"event_id": "e1", "seat_id": "A2"}), 200, "")
+	hs.ann.fail = errors.New("broker down")
+	want(t, hs.do("POST", "/api/booking/cancel", carol, map[string]any{"event_id": "e1"}), 503, "unavailable")
+	hs.ann.fail = nil
+	r := hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
+	if r.num("available") != 2 {
+		t.Fatalf("seat not freed by cancel: %s", r.raw)
+	}
+	if got := hs.rec.Topic(events.TopicBookingCancelled); len(got) != 1 || got[0].Reason != "active" || got[0].SeatID != "A2" {
+		t.Fatalf("booking_cancelled: %+v", got)
+	}
+	// Cancelled is final: a second cancel is refused.
+	want(t, hs.do("POST", "/api/booking/cancel", carol, map[string]any{"event_id": "e1"}), 403, "invalid_state")
+
+	dave := hs.token("dave", "")
+	want(t, hs.do("POST", "/api/booking/request", dave, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/cancel", dave, map[string]any{"event_id": "e1"}), 200, "")
+	if rel := hs.ann.releases(); len(rel) != 1 || rel[0] != messages.ReasonCancellation {
+		t.Fatalf("releases %v", rel)
+	}
+}
+
+func TestErrorsAndAuth(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 2, "capacity": 1})
+	past := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	hs.createEvent(map[string]any{"id": "later", "rows": 1, "seats_per_row": 1, "sales_start": past})
+	user := hs.token("u1", "")
+	expired, _ := hs.srv.Auth.WithClock(func() time.Time { return time.Now().Add(-2 * time.Hour) }).Issue("u1", "", time.Hour)
+	other, _ := auth.New([]byte("some-other-secret-123456"))
+	forged, _ := other.Issue("u1", auth.RoleAdmin, time.Hour)
+
+	cases := []struct {
+		name, method, path, token string
+		body                      any
+		code                      int
+		errCode                   string
+	}{
+		{"no token", "POST", "/api/booking/request", "", `{"event_id":"e1"}`, 401, "unauthorized"},
+		{"garbage token", "POST", "/api/booking/request", "x.y.z", `{"event_id":"e1"}`, 401, "unauthorized"},
+		{"expired token", "GET", "/api/booking/position?event_id=e1", expired, nil, 401, "unauthorized"},
+		{"forged admin", "POST", "/api/admin/events", forged, `{"id":"x","rows":1,"seats_per_row":1}`, 401, "unauthorized"},
+		{"user on admin", "POST", "/api/admin/events", user, `{"id":"x","rows":1,"seats_per_row":1}`, 403, "forbidden"},
+		{"user on admin patch", "PATCH", "/api/admin/events/e1", user, `{"paused":true}`, 403, "forbidden"},
+		{"empty body", "POST", "/api/booking/request", user, "", 400, "invalid_body"},
+		{"not json", "POST", "/api/booking/request", user, "event_id=e1", 400, "invalid_body"},
+		{"wrong type", "POST", "/api/booking/request", user, `{"event_id":5}`, 400, "invalid_body"},
+		{"array", "POST", "/api/booking/request", user, `[]`, 400, "invalid_body"},
+		{"trailing", "POST", "/api/booking/request", user, `{"event_id":"e1"} {}`, 400, "invalid_body"},
+		{"missing event", "POST", "/api/booking/request", user, `{}`, 400, "invalid_body"},
+		{"bad event id", "POST", "/api/booking/request", user, `{"event_id":"a{b}"}`, 400, "invalid_body"},
+		{"huge body", "POST", "/api/booking/request", user, `{"event_id":"` + strings.Repeat("a", 70000) + `"}`, 413, "invalid_body"},
+		{"unknown event", "POST", "/api/booking/request", user, `{"event_id":"nope"}`, 404, "event_not_found"},
+		{"before sales", "POST", "/api/booking/request", user, `{"event_id":"later"}`, 400, "sales_not_started"},
+		{"position no event", "GET", "/api/booking/position", user, nil, 400, "invalid_argument"},
+		{"position unknown event", "GET", "/api/booking/position?event_id=nope", user, nil, 404, "event_not_found"},
+		{"seat missing", "POST", "/api/booking/select-seat", user, `{"event_id":"e1"}`, 400, "invalid_body"},
+		{"select without joining", "POST", "/api/booking/select-seat", user, `{"event_id":"e1","seat_id":"A1"}`, 404, "booking_not_found"},
+		{"cancel without joining", "POST", "/api/booking/cancel", user, `{"event_id":"e1"}`, 404, "booking_not_found"},
+		{"initiate without joining", "POST", "/api/booking/payment/initiate", user, `{"event_id":"e1"}`, 404, "booking_not_found"},
+		{"seats unknown event", "GET", "/api/seats/available?event_id=nope", "", nil, 404, "event_not_found"},
+		{"event unknown", "GET", "/api/events/nope", "", nil, 404, "event_not_found"},
+		{"popular bad limit", "GET", "/api/events/popular?limit=0", "", nil, 400, "invalid_argument"},
+		{"create duplicate", "POST", "/api/admin/events", hs.admin, `{"id":"e1","rows":1,"seats_per_row":1}`, 409, "event_exists"},
+		{"create no seats", "POST", "/api/admin/events", hs.admin, `{"id":"e2"}`, 400, "invalid_event"},
+		{"create bad time", "POST", "/api/admin/events", hs.admin, `{"id":"e2","rows":1,"seats_per_row":1,"sales_start":"noon"}`, 400, "invalid_event"},
+		{"create negative hold", "POST", "/api/admin/events", hs.admin, `{"id":"e2","rows":1,"seats_per_row":1,"hold_seconds":-1}`, 400, "invalid_event"},
+		{"create too many seats", "POST", "/api/admin/events", hs.admin, `{"id":"e2","rows":100000,"seats_per_row":100000}`, 400, "invalid_event"},
+		{"create end before start", "POST", "/api/admin/events", hs.admin, `{"id":"e2","rows":1,"seats_per_row":1,"sales_start":"2030-01-02T00:00:00Z","sales_end":"2030-01-01T00:00:00Z"}`, 400, "invalid_event"},
+		{"patch unknown", "PATCH", "/api/admin/events/nope", hs.admin, `{"paused":true}`, 404, "event_not_found"},
+		{"patch nothing", "PATCH", "/api/admin/events/e1", hs.admin, `{}`, 400, "invalid_argument"},
+		{"patch negative capacity", "PATCH", "/api/admin/events/e1", hs.admin, `{"capacity":-1}`, 400, "invalid_argument"},
+		{"unknown route", "GET", "/api/nope", "", nil, 404, "not_found"},
+		{"wrong method", "GET", "/api/booking/request", user, nil, 405, "method_not_allowed"},
+		{"dev token disabled", "POST", "/api/auth/dev-token", "", `{"user_id":"x"}`, 404, "not_found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := hs.do(tc.method, tc.path, tc.token, tc.body)
+			want(t, r, tc.code, tc.errCode)
+		})
+	}
+}
+
+// TestIdentityFromTokenOnly: a user cannot see or change another user's
+// booking; ids in the body are ignored.
+func TestIdentityFromTokenOnly(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 2, "capacity": 5})
+	alice, mallory := hs.token("alice", ""), hs.token("mallory", "")
+	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+
+	want(t, hs.do("POST", "/api/booking/cancel", mallory, map[string]any{"event_id": "e1", "user_id": "alice"}), 404, "booking_not_found")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", mallory, map[string]any{"event_id": "e1", "user_id": "alice"}), 404, "booking_not_found")
+	r := hs.do("GET", "/api/booking/position?event_id=e1&user_id=alice", mallory, nil)
+	if r.str("status") != "not_found" || r.str("seat_id") != "" {
+		t.Fatalf("mallory sees %s", r.raw)
+	}
+	want(t, hs.do("POST", "/api/booking/request", mallory, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", mallory, map[string]any{"event_id": "e1", "seat_id": "A1"}), 409, "seat_unavailable")
+	r = hs.do("GET", "/api/booking/position?event_id=e1", alice, nil)
+	if r.str("state") != "seat_selected" || r.str("seat_id") != "A1" {
+		t.Fatalf("alice's booking changed: %s", r.raw)
+	}
+}
+
+func TestDevToken(t *testing.T) {
+	hs := newHarness(t, true)
+	r := hs.do("POST", "/api/auth/dev-token", "", map[string]any{"user_id": "dev1", "role": "admin"})
+	want(t, r, 200, "")
+	id, err := hs.srv.Auth.Verify(r.str("token"))
+	if err != nil || id.UserID != "dev1" || !id.Admin() {
+		t.Fatalf("dev token %v %v", id, err)
+	}
+	want(t, hs.do("POST", "/api/auth/dev-token", "", map[string]any{"user_id": "dev 1"}), 400, "invalid_body")
+	want(t, hs.do("POST", "/api/auth/dev-token", "", map[string]any{"user_id": "dev1", "role": "root"}), 400, "invalid_body")
+}
+
+// TestPublishFailureIs503: a failed Kafka write is a 503, and the client's
+// retry publishes.
+func TestPublishFailureIs503(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 1, "capacity": 1})
+	u := hs.token("u1", "")
+	hs.rec.FailWith(errors.New("kafka down"))
+	want(t, hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "e1"}), 503, "unavailable")
+	hs.rec.FailWith(nil)
+	r := hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "e1"})
+	want(t, r, 200, "")
+	if evs := hs.rec.Topic(events.TopicBookingRequest); len(evs) != 1 || evs[0].UserID != "u1" || evs[0].Sequence != r.num("sequence") {
+		t.Fatalf("booking_request after retry: %+v", evs)
+	}
+	hs.prov.fail = errors.New("provider down")
+	want(t, hs.do("POST", "/api/booking/select-seat", u, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", u, map[string]any{"event_id": "e1"}), 503, "payment_provider_unavailable")
+}
+
+func TestAdminPatch(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 1, "hold_seconds": 30, "grace_seconds": 5})
+	r := hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"paused": true})
+	if r.code != 200 || r.body["paused"] != true {
+		t.Fatalf("pause: %s", r.raw)
+	}
+	if len(hs.ann.releases()) != 0 {
+		t.Fatal("pausing released a slot")
+	}
+	u := hs.token("u1", "")
+	r = hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "e1"})
+	if r.str("status") != "queued" {
+		t.Fatalf("join while paused: %s", r.raw)
+	}
+	r = hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"paused": false, "capacity": 3, "hold_seconds": 45})
+	if r.code != 200 || r.body["paused"] != false || r.num("capacity") != 3 || r.num("hold_seconds") != 45 {
+		t.Fatalf("resume: %s", r.raw)
+	}
+	if rel := hs.ann.releases(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
+		t.Fatalf("resume did not release: %v", rel)
+	}
+	r = hs.do("GET", "/api/events", "", nil)
+	if evs, _ := r.body["events"].([]any); r.code != 200 || len(evs) != 1 {
+		t.Fatalf("list: %s", r.raw)
+	}
+	want(t, hs.do("GET", "/api/events/popular", "", nil), 200, "")
+}
+
+// FuzzRequestBodies: no request body, on any endpoint, produces a 5xx.
+func FuzzRequestBodies(f *testing.F) {
+	for _, s := range []string{`{"event_id":"e1"}`, `{"event_id":"e1","seat_id":"A1"}`, ``, `null`, `[]`, `{"event_id":null}`,
+		`{"event_id":"` + "\x00" + `"}`, `{"id":"x","rows":1e9,"seats_per_row":1e9}`, `{"id":"f","rows":1,"seats_per_row":1,"hold_seconds":1e308}`,
+		`{"paused":"yes"}`, `{"capacity":-5}`, `{"user_id":"a","role":"admin"}`, `{"event_id":"e1"}{"x":1}`, `"str"`, `{"seats":["A1","A1"],"id":"g"}`} {
+		for i := range 6 {
+			f.Add(i, s)
+		}
+	}
+	hs := newHarness(f, true)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 3, "capacity": 2})
+	user := hs.token("fuzz", "")
+	routes := []struct{ method, path, token string }{
+		{"POST", "/api/booking/request", user}, {"POST", "/api/booking/select-seat", user},
+		{"POST", "/api/booking/payment/initiate", user}, {"POST", "/api/booking/cancel", user},
+		{"POST", "/api/admin/events", hs.admin}, {"PATCH", "/api/admin/events/e1", hs.admin},
+		{"POST", "/api/auth/dev-token", ""},
+	}
+	f.Fuzz(func(t *testing.T, route int, body string) {
+		if route < 0 {
+			route = -route
+		}
+		rt := routes[route%len(routes)]
+		req := httptest.NewRequest(rt.method, rt.path, strings.NewReader(body))
+		if rt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+rt.token)
+		}
+		w := httptest.NewRecorder()
+		hs.h.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("%s %s with %q: %d %s", rt.method, rt.path, body, w.Code, w.Body)
+		}
+		if w.Code >= 400 && !strings.Contains(w.Body.String(), fmt.Sprintf(`"statusCode":%d`, w.Code)) {
+			t.Fatalf("error not in the JSON format: %s", w.Body)
+		}
+	})
+}
