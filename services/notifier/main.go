@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"time"
 
@@ -77,6 +78,10 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	admin.AddCheck("redis", service.RedisCheck(rdb))
+	// Profiles on the (unauthenticated, internal) admin listener: memory
+	// per connection is the notifier's main cost.
+	admin.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
+	admin.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
 	admin.AddCheck("rabbitmq", tcpCheck(amqpHost(cfg.AMQPURL)))
 
 	srv := notifier.NewServer(notifier.Config{

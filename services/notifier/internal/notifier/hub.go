@@ -13,7 +13,9 @@
 package notifier
 
 import (
+	"context"
 	"sync"
+	"time"
 )
 
 // Hub indexes the live connections by event and user. Sends never block:
@@ -145,6 +147,47 @@ func (h *Hub) Len() int {
 	n := 0
 	for _, ec := range h.events {
 		n += ec.n
+	}
+	return n
+}
+
+// snapshot returns the connections of event.
+func (h *Hub) snapshot(event string) []*client {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ec := h.events[event]
+	if ec == nil {
+		return nil
+	}
+	out := make([]*client, 0, ec.n)
+	for _, set := range ec.users {
+		for c := range set {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// BroadcastPaced is Broadcast spread over time: chunk connections at a
+// time, pause between chunks. A position tick to tens of thousands of
+// connections would otherwise wake every connection's writer at once and
+// delay the "your turn" messages queued behind them on a busy CPU.
+func (h *Hub) BroadcastPaced(ctx context.Context, event string, msg []byte, chunk int, pause time.Duration) int {
+	conns := h.snapshot(event)
+	n := 0
+	for i, c := range conns {
+		if i > 0 && i%chunk == 0 && pause > 0 {
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return n
+			case <-t.C:
+			}
+		}
+		if c.offer(msg) {
+			n++
+		}
 	}
 	return n
 }

@@ -58,7 +58,7 @@ func (s *Server) BroadcastPositions(ctx context.Context, last map[string]booking
 			last[ev] = c
 		}
 		msg, _ := json.Marshal(positionUpdate(ev, c, s.now()))
-		s.hub.Broadcast(ev, msg)
+		s.hub.BroadcastPaced(ctx, ev, msg, broadcastChunk, s.broadcastPause(len(events)))
 		s.m.PositionTicks.Inc()
 	}
 	for ev := range last {
@@ -66,6 +66,17 @@ func (s *Server) BroadcastPositions(ctx context.Context, last map[string]booking
 			delete(last, ev)
 		}
 	}
+}
+
+// broadcastChunk is how many connections a paced broadcast enqueues at once.
+const broadcastChunk = 1000
+
+// broadcastPause is the pause between chunks: 20 ms (50,000 connections a
+// second), less when there are so many connections that a tick would not
+// finish within half the interval.
+func (s *Server) broadcastPause(events int) time.Duration {
+	chunks := s.hub.Len()/broadcastChunk + events
+	return min(20*time.Millisecond, s.cfg.PositionInterval/2/time.Duration(max(1, chunks)))
 }
 
 // presenceChunk bounds one Touch command (ZADD XX with this many members).

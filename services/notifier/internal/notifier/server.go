@@ -1,9 +1,13 @@
 package notifier
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -180,7 +184,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// the state says; every message is idempotent for the client).
 	c := newClient(s.base, event, user, s.cfg.SendQueue, s.m)
 	s.hub.add(c)
-	defer s.hub.remove(c)
+	registered := true
+	defer func() {
+		if registered {
+			s.hub.remove(c)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	st, perr := s.store.Position(ctx, event, user)
 	cancel()
@@ -199,19 +208,58 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if proto != "" {
 		opts.Subprotocols = []string{proto}
 	}
-	conn, err := websocket.Accept(w, r, opts)
-	if err != nil {
-		return // Accept wrote the error response
+	conn, err := websocket.Accept(smallBuffers{w}, r, opts)
+	if err != nil { // Accept wrote the error response
 	}
 	conn.SetReadLimit(4096)
 	// Nothing is expected from the client; reading answers pings and close.
 	readCtx := conn.CloseRead(c.ctx)
 	context.AfterFunc(readCtx, c.cancel)
 	s.m.Accepted.Inc()
-	err = c.run(conn, first, s.cfg)
-	if errors.Is(err, errSlowClient) {
-		s.log.Info("slow client dropped", zap.String("event_id", event), zap.String("user_id", user))
+	// The handler returns so that its goroutine (with a stack grown by the
+	// handshake and the store call) and the request are freed; a fresh
+	// goroutine with a small stack writes.
+	registered = false
+	go func() {
+		defer s.hub.remove(c)
+		if err := c.run(conn, first, s.cfg); errors.Is(err, errSlowClient) {
+			s.log.Info("slow client dropped", zap.String("event_id", event), zap.String("user_id", user))
+		}
+	}()
+}
+
+// Buffer sizes of a hijacked connection. net/http hands the hijacker 4 KiB
+// for each direction; the notifier reads only control frames and writes
+// messages of a few hundred bytes, and keeps tens of thousands of
+// connections, so it swaps them for small ones (about 7 KiB saved per
+// connection). A larger message is written straight through.
+const (
+	hijackReadBuffer  = 256
+	hijackWriteBuffer = 512
+)
+
+// smallBuffers is a ResponseWriter whose Hijack returns small bufio buffers.
+type smallBuffers struct{ http.ResponseWriter }
+
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("response writer cannot hijack")
 	}
+	conn, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	var rd io.Reader = conn
+	if n := brw.Reader.Buffered(); n > 0 { // bytes the client sent early
+		b, _ := brw.Reader.Peek(n)
+		rd = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
+	}
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(rd, hijackReadBuffer), bufio.NewWriterSize(conn, hijackWriteBuffer)), nil
 }
 
 // errorBody is the project's JSON error format (seed 000).
