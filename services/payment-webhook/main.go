@@ -1,0 +1,70 @@
+// Command payment-webhook receives the payment provider's webhooks (seed
+// 002): POST /api/booking/payment/success and /failure. The signature in
+// X-Boxoffice-Signature is verified over the raw body before anything else
+// (401 and nothing changed when it is missing, wrong or outside the
+// tolerance window). A success completes the booking (the seat is sold for
+// good), publishes slot-released (reason payment_success), Kafka
+// booking_completed and a booking_completed notification; a failure
+// releases the hold and publishes slot-released (payment_failure), Kafka
+// payment_failed and a payment_failed notification. It answers 2xx only
+// after Redis is updated and every publish is confirmed; otherwise 5xx, so
+// the provider retries. Duplicates are 2xx and change nothing (their
+// idempotent events are published again, with the same ids). A success
+// for a hold already released is never a sale: it is published as Kafka
+// payment_late for a refund and answered 200 so the provider stops.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+const name = "payment-webhook"
+
+// Config is the service's configuration (environment variables).
+type Config struct {
+	service.Common
+	HTTPAddr string `env:"HTTP_ADDR" default:":8081"`
+	// WebhookSecret is the HMAC key shared with the payment provider.
+	WebhookSecret string `env:"WEBHOOK_SECRET" required:"true" secret:"true"`
+	// WebhookTolerance is how far a signature's timestamp may be from now.
+	WebhookTolerance time.Duration `env:"WEBHOOK_TOLERANCE" default:"5m"`
+	DelayedPlugin    bool          `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+}
+
+func main() { service.Main(name, run) }
+
+func run(ctx context.Context, log *zap.Logger) error {
+	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	if err := service.Load(&cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if len(cfg.WebhookSecret) < 16 {
+		return errors.New("config: WEBHOOK_SECRET must be at least 16 bytes")
+	}
+	log.Info("config", service.Fields(cfg)...)
+	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(admission.NewMetrics(d.admin.Registry())))
+	wh := &Webhooks{
+		Store: d.store, Announcer: ann, Kafka: d.kafka,
+		Secret: []byte(cfg.WebhookSecret), Tolerance: cfg.WebhookTolerance,
+		Log: log, Metrics: httpapi.NewMetrics(d.admin.Registry()),
+	}
+	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: wh.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return service.RunAll(ctx, d.admin.Run, func(ctx context.Context) error {
+		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+	})
+}

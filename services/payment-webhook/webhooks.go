@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+)
+
+// announcer publishes RabbitMQ messages with confirms (*admission.Announcer).
+type announcer interface {
+	ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error
+	Notify(ctx context.Context, n messages.Notification) error
+}
+
+// producer writes Kafka events with acks=all (*events.KafkaProducer).
+type producer interface {
+	Publish(ctx context.Context, evs ...events.Event) error
+}
+
+// Webhooks handles the provider's payment webhooks.
+type Webhooks struct {
+	Store     *booking.Store
+	Announcer announcer
+	Kafka     producer
+	Secret    []byte
+	Tolerance time.Duration // default payment.DefaultTolerance
+	Now       func() time.Time
+	Log       *zap.Logger
+	Metrics   *httpapi.Metrics
+}
+
+// DefaultFailureReason is used when a failure webhook gives none.
+const DefaultFailureReason = "declined"
+
+// Handler returns the routes.
+func (w *Webhooks) Handler() http.Handler {
+	if w.Log == nil {
+		w.Log = zap.NewNop()
+	}
+	r := httpapi.New(w.Log, w.Metrics)
+	r.POST(payment.PathSuccess, w.verified(w.success))
+	r.POST(payment.PathFailure, w.verified(w.failure))
+	return r
+}
+
+func (w *Webhooks) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// verified reads the raw body, checks its signature (401 otherwise) and
+// only then decodes it (400 when malformed).
+func (w *Webhooks) verified(h func(*gin.Context, payment.Webhook)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		body, ok := httpapi.ReadBody(c)
+		if !ok {
+			return
+		}
+		tol := w.Tolerance
+		if tol <= 0 {
+			tol = payment.DefaultTolerance
+		}
+		if err := payment.Verify(w.Secret, c.GetHeader(payment.SignatureHeader), body, w.now(), tol); err != nil {
+			httpapi.Logger(c).Warn("webhook rejected", zap.Error(err), zap.String("remote", c.ClientIP()))
+			httpapi.Abort(c, http.StatusUnauthorized, "invalid_signature", err.Error())
+			return
+		}
+		var wh payment.Webhook
+		if err := httpapi.DecodeJSON(body, &wh); err != nil {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, err.Error())
+			return
+		}
+		if len(wh.Reason) > 200 {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, "reason must be at most 200 characters")
+			return
+		}
+		h(c, wh)
+	}
+}
+
+// success: the booking completes; a late payment is reported for refund.
+func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
+	ctx := c.Request.Context()
+	log := httpapi.Logger(c).With(zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID), zap.String("payment_id", wh.PaymentID))
+	res, err := w.Store.PaymentSuccess(ctx, wh.EventID, wh.UserID, wh.PaymentID)
+	now := w.now()
+	if errors.Is(err, booking.ErrLatePayment) {
+		seat := res.SeatID
+		if seat == "" {
+			seat = wh.SeatID
+		}
+		if err := w.Kafka.Publish(ctx, events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now)); err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+		log.Warn("late payment: hold already released; published for refund")
+		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": "refund", "refund": true,
+			"message": "the hold was released before the payment arrived; the payment must be refunded"})
+		return
+	}
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if wh.SeatID != "" && wh.SeatID != res.SeatID {
+		log.Warn("webhook seat_id differs from the held seat; the held seat was sold",
+			zap.String("webhook_seat", wh.SeatID), zap.String("seat_id", res.SeatID))
+	}
+	// Completed or a duplicate: publish (again). A duplicate may be the
+	// provider's retry of a call whose publishes failed after Redis was
+	// written, so the effects are repeated; their ids are the same.
+	seq := itoa(res.Sequence)
+	if err := w.Kafka.Publish(ctx, events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now)); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentSuccess, wh.UserID+"|"+seq); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if err := w.Announcer.Notify(ctx, messages.Notification{Type: messages.NotifyBookingCompleted, EventID: wh.EventID,
+		UserID: wh.UserID, Sequence: res.Sequence, SeatID: res.SeatID, PaymentID: wh.PaymentID, Timestamp: now.Unix()}); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	log.Info("payment success", zap.String("outcome", string(res.Outcome)), zap.String("seat_id", res.SeatID))
+	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID})
+}
+
+// failure: the hold is released.
+func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
+	ctx := c.Request.Context()
+	res, err := w.Store.PaymentFailure(ctx, wh.EventID, wh.UserID, wh.PaymentID)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if res.Outcome == booking.OutcomeNoHold {
+		// The hold had already ended (expired): nothing to release.
+		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome})
+		return
+	}
+	reason := wh.Reason
+	if reason == "" {
+		reason = DefaultFailureReason
+	}
+	now := w.now()
+	if err := w.Kafka.Publish(ctx, events.PaymentFailed(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, reason, now)); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentFailure, wh.UserID+"|"+itoa(res.Sequence)); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if err := w.Announcer.Notify(ctx, messages.Notification{Type: messages.NotifyPaymentFailed, EventID: wh.EventID,
+		UserID: wh.UserID, Sequence: res.Sequence, SeatID: res.SeatID, PaymentID: wh.PaymentID, Reason: reason,
+		Timestamp: now.Unix()}); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	httpapi.Logger(c).Info("payment failure", zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID),
+		zap.String("outcome", string(res.Outcome)), zap.String("reason", reason))
+	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
