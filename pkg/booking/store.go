@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/boxoffice/boxoffice/lua"
@@ -71,6 +73,8 @@ type Store struct {
 	keysrc redis.Cmdable
 	prefix string
 	now    func() time.Time
+	keys   sync.Map // event id → []string, so hot paths do not rebuild 14 keys per call
+	cached atomic.Int64
 }
 
 // Option configures a Store.
@@ -112,7 +116,7 @@ func (s *Store) Load(ctx context.Context) error {
 // run executes a script for an event and decodes its array reply. A Redis
 // error is returned wrapped; a script's error code becomes its sentinel.
 func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args ...any) (reply, error) {
-	v, err := sc.Run(ctx, s.rdb, keysFor(s.prefix, eventID), args...).Result()
+	v, err := sc.Run(ctx, s.rdb, s.eventKeys(eventID), args...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
@@ -124,6 +128,23 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args 
 }
 
 func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
+
+// eventKeys returns keysFor(prefix, eventID), cached. Callers must not
+// modify the slice. Only ids that passed ValidID reach here, and unknown
+// events are cached too, which is bounded by what clients send: the cache
+// is capped to avoid growing without limit on garbage ids.
+func (s *Store) eventKeys(eventID string) []string {
+	if k, ok := s.keys.Load(eventID); ok {
+		return k.([]string)
+	}
+	k := keysFor(s.prefix, eventID)
+	if s.cached.Add(1) <= maxCachedEvents {
+		s.keys.Store(eventID, k)
+	}
+	return k
+}
+
+const maxCachedEvents = 10_000
 
 // ValidID reports whether s may be used as an event, user, seat or payment
 // id: 1 to 128 printable ASCII characters without spaces, braces or '|'
@@ -573,7 +594,7 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 	}
 	// XX: only users already in the presence set (waiting users of an event
 	// with abandonment on); never re-adds someone who left the queue.
-	if err := s.keysrc.ZAddXX(ctx, keysFor(s.prefix, eventID)[kSeen], zs...).Err(); err != nil {
+	if err := s.keysrc.ZAddXX(ctx, s.eventKeys(eventID)[kSeen], zs...).Err(); err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
 	return nil
@@ -583,7 +604,7 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 // least olderThan ago (0: all). A crashed announcer's entries are picked up
 // by the safety net this way; announcing twice is harmless.
 func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
-	raw, err := s.keysrc.HGetAll(ctx, keysFor(s.prefix, eventID)[kOutbox]).Result()
+	raw, err := s.keysrc.HGetAll(ctx, s.eventKeys(eventID)[kOutbox]).Result()
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
