@@ -1,0 +1,74 @@
+// Command payment-sandbox is a stand-in payment provider that behaves like
+// a real one: the gateway creates a payment (POST /v1/payments, idempotent
+// by payment_id, authenticated by a shared API key) and sends the user to
+// its hosted checkout page (GET /pay/{id}) with pay and decline buttons.
+// The outcome is recorded, the user is redirected to the return URL, and
+// the signed webhook (X-Boxoffice-Signature) is delivered to the
+// payment-webhook service in the background, retried with exponential
+// backoff until it gets a 2xx (bounded).
+//
+// Hazard: payments and outstanding deliveries are kept in memory only; a
+// restart forgets them (a real provider persists them). Development and
+// tests only.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+const name = "payment-sandbox"
+
+// Config is the service's configuration (environment variables).
+type Config struct {
+	HTTPAddr  string `env:"HTTP_ADDR" default:":8083"`
+	AdminAddr string `env:"ADMIN_ADDR" required:"true"`
+	// PublicURL is where browsers reach this service (the checkout URLs).
+	PublicURL string `env:"PUBLIC_URL" default:"http://127.0.0.1:8083"`
+	// APIKey authenticates the gateway's POST /v1/payments.
+	APIKey string `env:"SANDBOX_API_KEY" default:"sandbox-dev-key" secret:"true"`
+	// WebhookURL is the payment-webhook service's base URL.
+	WebhookURL    string `env:"WEBHOOK_URL" default:"http://127.0.0.1:8081"`
+	WebhookSecret string `env:"WEBHOOK_SECRET" required:"true" secret:"true"`
+	// Delivery retries: exponential from RetryMin to RetryMax, at most
+	// RetryAttempts tries per webhook.
+	RetryMin        time.Duration `env:"WEBHOOK_RETRY_MIN" default:"200ms"`
+	RetryMax        time.Duration `env:"WEBHOOK_RETRY_MAX" default:"30s"`
+	RetryAttempts   int           `env:"WEBHOOK_RETRY_ATTEMPTS" default:"20"`
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
+}
+
+func main() { service.Main(name, run) }
+
+func run(ctx context.Context, log *zap.Logger) error {
+	cfg := Config{AdminAddr: service.DefaultAdminAddr(name)}
+	if err := service.Load(&cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if cfg.RetryAttempts < 1 || cfg.RetryMin <= 0 || cfg.RetryMax < cfg.RetryMin {
+		return errors.New("config: bad WEBHOOK_RETRY_* settings")
+	}
+	log.Info("config", service.Fields(cfg)...)
+	admin := service.NewAdmin(cfg.AdminAddr, log, nil)
+	if err := admin.Listen(); err != nil {
+		return err
+	}
+	sb := New(Options{
+		APIKey: cfg.APIKey, PublicURL: cfg.PublicURL, WebhookURL: cfg.WebhookURL,
+		Secret: []byte(cfg.WebhookSecret), RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
+		RetryAttempts: cfg.RetryAttempts, Log: log, Metrics: httpapi.NewMetrics(admin.Registry()),
+	})
+	defer sb.Close()
+	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: sb.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
+		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+	})
+}
