@@ -316,7 +316,9 @@ type statusError struct {
 	body string
 }
 
-func (e statusError) Error() string { return "webhook answered " + http.StatusText(e.code) + ": " + e.body }
+func (e statusError) Error() string {
+	return "webhook answered " + http.StatusText(e.code) + ": " + e.body
+}
 
 func (s *Sandbox) post(target string, body []byte) error {
 	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
