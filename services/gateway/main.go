@@ -24,6 +24,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/services/gateway/web"
 )
 
 const name = "gateway"
@@ -81,6 +82,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		TicketPrice: cfg.TicketPrice,
 		Log:         log,
 		Metrics:     httpapi.NewMetrics(d.admin.Registry()),
+		Web:         web.Register,
 	}
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
