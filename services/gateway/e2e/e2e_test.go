@@ -1,0 +1,620 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+)
+
+const (
+	jwtSecret     = "e2e-jwt-secret-0123456789"
+	webhookSecret = "e2e-webhook-secret-0123456789"
+	sandboxKey    = "e2e-sandbox-key"
+
+	users    = 300
+	rows     = 6
+	perRow   = 10
+	seats    = rows * perRow
+	room     = 20
+	holdSecs = 3
+)
+
+// services started as processes, in order.
+var services = []string{"slot-released-consumer", "timeout-consumer", "payment-webhook", "payment-sandbox", "gateway"}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// build compiles every service into dir, in parallel.
+func build(t *testing.T, root, dir string) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(services))
+	for i, s := range services {
+		wg.Go(func() {
+			if _, err := os.Stat(filepath.Join(root, "services", s, "main.go")); err != nil {
+				errs[i] = fmt.Errorf("%s has no main.go: %w", s, err)
+				return
+			}
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, s), "./services/"+s)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("build %s: %v\n%s", s, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type proc struct {
+	name, log string
+	cmd       *exec.Cmd
+}
+
+func start(t *testing.T, bin, logDir, name string, env []string) *proc {
+	logPath := filepath.Join(logDir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, name))
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{name: name, log: logPath, cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Logf("--- %s log (tail) ---\n%s", name, b)
+		}
+	})
+	return p
+}
+
+func waitHealthy(t *testing.T, p *proc, adminAddr string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + adminAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if p.cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(p.log)
+	t.Fatalf("%s not ready on %s:\n%s", p.name, adminAddr, b)
+}
+
+// client is one user's HTTP client.
+type client struct {
+	hc    *http.Client
+	base  string
+	token string
+}
+
+func (c *client) do(method, rawURL string, body any, out any) (int, error) {
+	var rd io.Reader
+	ctype := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case url.Values:
+		rd, ctype = strings.NewReader(b.Encode()), "application/x-www-form-urlencoded"
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	if !strings.HasPrefix(rawURL, "http") {
+		rawURL = c.base + rawURL
+	}
+	req, err := http.NewRequest(method, rawURL, rd)
+	if err != nil {
+		return 0, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("decode %s: %w", b, err)
+		}
+	}
+	if resp.StatusCode >= 500 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, rawURL, resp.StatusCode, b)
+	}
+	return resp.StatusCode, nil
+}
+
+type position struct {
+	Status   string `json:"status"`
+	State    string `json:"state"`
+	Sequence int64  `json:"sequence"`
+	SeatID   string `json:"seat_id"`
+	Code     string `json:"code"`
+}
+
+type plan int
+
+const (
+	planPay plan = iota
+	planDecline
+	planCancelInRoom
+	planLetExpire
+	planCancelInQueue
+)
+
+func planOf(i int) plan {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "user-%d", i)
+	switch n := h.Sum32() % 100; {
+	case n < 62:
+		return planPay
+	case n < 74:
+		return planDecline
+	case n < 84:
+		return planCancelInRoom
+	case n < 95:
+		return planLetExpire
+	default:
+		return planCancelInQueue
+	}
+}
+
+type outcome struct {
+	user     string
+	plan     plan
+	sequence int64
+	final    position
+	admitted bool
+	err      error
+}
+
+var finalStatuses = map[string]bool{"completed": true, "failed": true, "cancelled": true, "expired": true, "sold_out": true}
+
+// TestJourney is the issue's end-to-end test.
+func TestJourney(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	root, err := redistest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	build(t, root, bin)
+
+	prefix := redistest.Prefix(t)
+	_ = redistest.Client(t)
+	amqpURL := amqptest.Vhost(t)
+	brokers := kafkatest.Start(t)
+
+	gwAddr, whAddr, sbAddr := freePort(t), freePort(t), freePort(t)
+	admin := map[string]string{}
+	for _, s := range services {
+		admin[s] = freePort(t)
+	}
+	common := []string{
+		"REDIS_ADDR=127.0.0.1:6379", "REDIS_PREFIX=" + prefix, "AMQP_URL=" + amqpURL,
+		"KAFKA_BROKERS=" + strings.Join(brokers, ","), "LOG_LEVEL=warn", "LOG_FORMAT=json",
+		"JWT_SECRET=" + jwtSecret, "WEBHOOK_SECRET=" + webhookSecret, "SANDBOX_API_KEY=" + sandboxKey,
+		"SAFETY_NET_INTERVAL=1s", "OUTBOX_SWEEP_AGE=2s",
+	}
+	own := map[string][]string{
+		"payment-webhook": {"HTTP_ADDR=" + whAddr},
+		"payment-sandbox": {"HTTP_ADDR=" + sbAddr, "PUBLIC_URL=http://" + sbAddr, "WEBHOOK_URL=http://" + whAddr,
+			"WEBHOOK_RETRY_MIN=50ms", "WEBHOOK_RETRY_MAX=1s"},
+		"gateway": {"HTTP_ADDR=" + gwAddr, "PUBLIC_URL=http://" + gwAddr, "PAYMENT_PROVIDER_URL=http://" + sbAddr},
+	}
+	logs := t.TempDir()
+	for _, s := range services {
+		env := append(append([]string{"ADMIN_ADDR=" + admin[s]}, common...), own[s]...)
+		p := start(t, bin, logs, s, env)
+		waitHealthy(t, p, admin[s])
+	}
+
+	a, _ := auth.New([]byte(jwtSecret))
+	tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
+	hc := &http.Client{Transport: tr, Timeout: 20 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	adminTok, _ := a.Issue("e2e-admin", auth.RoleAdmin, time.Hour)
+	ac := &client{hc: hc, base: "http://" + gwAddr, token: adminTok}
+	if code, err := ac.do("POST", "/api/admin/events", map[string]any{"id": "e2e", "name": "E2E", "rows": rows,
+		"seats_per_row": perRow, "capacity": room, "hold_seconds": holdSecs, "grace_seconds": 1}, nil); code != 201 || err != nil {
+		t.Fatalf("create event: %d %v", code, err)
+	}
+
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	defer cancel()
+	results := make([]outcome, users)
+	var wg sync.WaitGroup
+	for i := range users {
+		tok, _ := a.Issue(fmt.Sprintf("user-%03d", i), "", time.Hour)
+		c := &client{hc: hc, base: "http://" + gwAddr, token: tok}
+		wg.Go(func() {
+			results[i] = runUser(ctx, c, fmt.Sprintf("user-%03d", i), planOf(i))
+		})
+	}
+	wg.Wait()
+	t.Logf("%d users done in %v", users, time.Since(start).Round(time.Millisecond))
+
+	// Every user in a final state.
+	byStatus := map[string]int{}
+	completedSeats := map[string]string{}
+	for _, r := range results {
+		if r.err != nil {
+			t.Errorf("%s (plan %d): %v", r.user, r.plan, r.err)
+			continue
+		}
+		byStatus[r.final.Status]++
+		if !finalStatuses[r.final.Status] {
+			t.Errorf("%s ended in %+v", r.user, r.final)
+		}
+		if r.final.Status == "completed" {
+			if other, dup := completedSeats[r.final.SeatID]; dup {
+				t.Errorf("seat %s sold to %s and %s", r.final.SeatID, other, r.user)
+			}
+			completedSeats[r.final.SeatID] = r.user
+		}
+	}
+	t.Logf("final statuses: %v", byStatus)
+	if t.Failed() {
+		return
+	}
+
+	// Every seat sold exactly once; nothing left in the room.
+	var ev struct {
+		Counts struct {
+			Total, Available, Held, Sold, Waiting, Active int64
+		} `json:"counts"`
+	}
+	waitUntil(t, 15*time.Second, func() bool {
+		_, _ = ac.do("GET", "/api/events/e2e", nil, &ev)
+		return ev.Counts.Active == 0 && ev.Counts.Held == 0
+	}, func() string { return fmt.Sprintf("room not empty: %+v", ev.Counts) })
+	if ev.Counts.Sold != seats || len(completedSeats) != seats || ev.Counts.Available != 0 {
+		t.Fatalf("sold %d, completed users %d, want %d: %+v", ev.Counts.Sold, len(completedSeats), seats, ev.Counts)
+	}
+	var seatMap struct {
+		Seats []struct {
+			SeatID string `json:"seat_id"`
+			Status string `json:"status"`
+		} `json:"seats"`
+	}
+	_, _ = ac.do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
+	for _, s := range seatMap.Seats {
+		if s.Status != "sold" || completedSeats[s.SeatID] == "" {
+			t.Errorf("seat %s: %s, bought by %q", s.SeatID, s.Status, completedSeats[s.SeatID])
+		}
+	}
+
+	// One booking_completed per sold seat in Kafka (copies of one fact share
+	// the envelope id), naming the buyer.
+	completed := readTopic(t, brokers[0], events.TopicBookingCompleted)
+	idsBySeat := map[string]map[string]bool{}
+	for _, e := range completed {
+		if e.EventID != "e2e" {
+			continue
+		}
+		if completedSeats[e.SeatID] != e.UserID {
+			t.Errorf("booking_completed for seat %s names %s, the seat went to %s", e.SeatID, e.UserID, completedSeats[e.SeatID])
+		}
+		if idsBySeat[e.SeatID] == nil {
+			idsBySeat[e.SeatID] = map[string]bool{}
+		}
+		idsBySeat[e.SeatID][e.ID] = true
+	}
+	if len(idsBySeat) != seats {
+		t.Errorf("booking_completed for %d seats, want %d", len(idsBySeat), seats)
+	}
+	for seat, ids := range idsBySeat {
+		if len(ids) != 1 {
+			t.Errorf("seat %s has %d distinct booking_completed events", seat, len(ids))
+		}
+	}
+
+	// Admission in join order: no user who never got in (sold out) joined
+	// before the last user who got in, unless they left the queue.
+	promoted := map[string]bool{}
+	for _, e := range readTopic(t, brokers[0], events.TopicUserPromoted) {
+		promoted[e.UserID] = true
+	}
+	var maxAdmitted int64
+	for _, r := range results {
+		if promoted[r.user] != r.admitted && r.final.Status != "cancelled" {
+			t.Errorf("%s: user_promoted %v, but saw the room: %v (%+v)", r.user, promoted[r.user], r.admitted, r.final)
+		}
+		if promoted[r.user] && r.sequence > maxAdmitted {
+			maxAdmitted = r.sequence
+		}
+	}
+	var skipped []string
+	for _, r := range results {
+		if !promoted[r.user] && r.final.Status == "sold_out" && r.sequence < maxAdmitted {
+			skipped = append(skipped, fmt.Sprintf("%s(seq %d)", r.user, r.sequence))
+		}
+	}
+	sort.Strings(skipped)
+	if len(skipped) > 0 {
+		t.Errorf("admitted up to sequence %d but skipped %v", maxAdmitted, skipped)
+	}
+	if late := readTopic(t, brokers[0], events.TopicPaymentLate); len(late) > 0 {
+		t.Logf("%d late payments published for refund", len(late))
+	}
+	t.Logf("admitted %d users (up to sequence %d); %d booking_completed", len(promoted), maxAdmitted, len(completed))
+}
+
+func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal(msg())
+}
+
+// runUser plays one user's journey by its plan and returns the final state.
+func runUser(ctx context.Context, c *client, user string, p plan) (out outcome) {
+	out.user, out.plan = user, p
+	rng := rand.New(rand.NewPCG(uint64(len(user)), uint64(user[len(user)-1])*7919+uint64(user[len(user)-2])))
+	var join struct {
+		Status   string `json:"status"`
+		Sequence int64  `json:"sequence"`
+	}
+	if _, err := retry(ctx, func() (int, error) { return c.do("POST", "/api/booking/request", map[string]string{"event_id": "e2e"}, &join) }); err != nil {
+		out.err = err
+		return out
+	}
+	out.sequence = join.Sequence
+	if p == planCancelInQueue && join.Status == "queued" {
+		if code, err := c.do("POST", "/api/booking/cancel", map[string]string{"event_id": "e2e"}, nil); err != nil || code != 200 {
+			out.err = fmt.Errorf("cancel in queue: %d %v", code, err)
+			return out
+		}
+	}
+	acted := false
+	for {
+		if ctx.Err() != nil {
+			out.err = fmt.Errorf("timed out; last position %+v", out.final)
+			return out
+		}
+		var pos position
+		if _, err := c.do("GET", "/api/booking/position?event_id=e2e", nil, &pos); err != nil {
+			out.err = err
+			return out
+		}
+		out.final = pos
+		if pos.Status == "active" {
+			out.admitted = true
+		}
+		if finalStatuses[pos.Status] {
+			if pos.Status == "completed" || pos.Status == "failed" || pos.Status == "expired" {
+				out.admitted = true
+			}
+			return out
+		}
+		if pos.Status == "active" && !acted {
+			acted = true
+			if err := act(ctx, c, p, rng); err != nil {
+				out.err = err
+				return out
+			}
+			continue
+		}
+		time.Sleep(time.Duration(100+rng.IntN(100)) * time.Millisecond)
+	}
+}
+
+// retry repeats a call that failed with a 5xx (the client's side of the
+// "503, retry" contract).
+func retry(ctx context.Context, f func() (int, error)) (int, error) {
+	for {
+		code, err := f()
+		if err == nil || code < 500 || ctx.Err() != nil {
+			return code, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// act is what an admitted user does.
+func act(ctx context.Context, c *client, p plan, rng *rand.Rand) error {
+	if p == planCancelInQueue {
+		p = planPay // admitted at once: buy
+	}
+	seat, err := pickSeat(ctx, c, rng)
+	if err != nil || seat == "" {
+		return err // no seat to be had: the hold will expire
+	}
+	switch p {
+	case planLetExpire:
+		return nil
+	case planCancelInRoom:
+		code, err := c.do("POST", "/api/booking/cancel", map[string]string{"event_id": "e2e"}, nil)
+		if err != nil || (code != 200 && code != 403) { // 403: the hold ended first
+			return fmt.Errorf("cancel in room: %d %v", code, err)
+		}
+		return nil
+	}
+	var ini struct {
+		PaymentID  string `json:"payment_id"`
+		PaymentURL string `json:"payment_url"`
+		Code       string `json:"code"`
+	}
+	code, err := retry(ctx, func() (int, error) {
+		return c.do("POST", "/api/booking/payment/initiate", map[string]string{"event_id": "e2e"}, &ini)
+	})
+	if err != nil {
+		return err
+	}
+	if code == 403 {
+		return nil // the hold expired meanwhile
+	}
+	if code != 200 || ini.PaymentURL == "" {
+		return fmt.Errorf("initiate: %d %+v", code, ini)
+	}
+	if code, err := c.do("GET", ini.PaymentURL, nil, nil); err != nil || code != 200 {
+		return fmt.Errorf("checkout page: %d %v", code, err)
+	}
+	action, form := "/pay", url.Values{}
+	if p == planDecline {
+		action, form = "/decline", url.Values{"reason": {"insufficient_funds"}}
+	}
+	code, err = c.do("POST", ini.PaymentURL+action, form, nil)
+	if err != nil || code != http.StatusSeeOther {
+		return fmt.Errorf("sandbox %s: %d %v", action, code, err)
+	}
+	return nil
+}
+
+// pickSeat holds a random available seat, retrying on conflicts; "" when
+// the hold ended or every seat is taken for good.
+func pickSeat(ctx context.Context, c *client, rng *rand.Rand) (string, error) {
+	for ctx.Err() == nil {
+		var m struct {
+			Seats []struct {
+				SeatID string `json:"seat_id"`
+				Status string `json:"status"`
+			} `json:"seats"`
+		}
+		if _, err := c.do("GET", "/api/seats/available?event_id=e2e", nil, &m); err != nil {
+			return "", err
+		}
+		var free []string
+		sold := 0
+		for _, s := range m.Seats {
+			switch s.Status {
+			case "available":
+				free = append(free, s.SeatID)
+			case "sold":
+				sold++
+			}
+		}
+		if sold == len(m.Seats) {
+			return "", nil
+		}
+		if len(free) == 0 {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		seat := free[rng.IntN(len(free))]
+		var e struct {
+			Code string `json:"code"`
+		}
+		code, err := c.do("POST", "/api/booking/select-seat", map[string]string{"event_id": "e2e", "seat_id": seat}, &e)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case code == 200:
+			return seat, nil
+		case code == 409:
+			continue // taken meanwhile
+		case code == 403:
+			return "", nil // the hold ended
+		default:
+			return "", fmt.Errorf("select seat: %d %s", code, e.Code)
+		}
+	}
+	return "", ctx.Err()
+}
+
+// readTopic reads every message of topic (all partitions) from the start.
+func readTopic(t *testing.T, broker, topic string) []events.Event {
+	t.Helper()
+	var out []events.Event
+	for p := range kafkatest.Partitions {
+		conn, err := kafka.DialLeader(context.Background(), "tcp", broker, topic, p)
+		if err != nil {
+			t.Fatalf("dial %s/%d: %v", topic, p, err)
+		}
+		last, err := conn.ReadLastOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := int64(0); off < last; {
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := conn.Seek(off, kafka.SeekAbsolute); err != nil {
+				t.Fatal(err)
+			}
+			batch := conn.ReadBatch(1, 10<<20)
+			for {
+				m, err := batch.ReadMessage()
+				if err != nil {
+					break
+				}
+				off = m.Offset + 1
+				e, err := events.Decode(m.Value)
+				if err != nil {
+					t.Errorf("%s offset %d: %v", topic, m.Offset, err)
+					continue
+				}
+				out = append(out, e)
+			}
+			_ = batch.Close()
+		}
+		conn.Close()
+	}
+	return out
+}
