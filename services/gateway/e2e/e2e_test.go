@@ -422,7 +422,9 @@ func runUser(ctx context.Context, c *client, user string, p plan) (out outcome) 
 		Status   string `json:"status"`
 		Sequence int64  `json:"sequence"`
 	}
-	if _, err := retry(ctx, func() (int, error) { return c.do("POST", "/api/booking/request", map[string]string{"event_id": "e2e"}, &join) }); err != nil {
+	if _, err := retry(ctx, func() (int, error) {
+		return c.do("POST", "/api/booking/request", map[string]string{"event_id": "e2e"}, &join)
+	}); err != nil {
 		out.err = err
 		return out
 	}
