@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# bench-http.sh — the gateway's join and position throughput over HTTP (wrk,
+# a distinct user per request, JWTs made beforehand) at 50 and 500
+# connections, beside redis-benchmark EVALSHA of the very same Lua scripts
+# (enqueue, get_position: lib.lua + "\n" + <name>.lua, loaded with
+# SCRIPT LOAD) with the same client counts, in one sitting. Prints a
+# markdown table for docs/benchmarks.md "## HTTP".
+#
+# Starts its own kafka-dev (embedded Kafka) and gateway on spare ports, a
+# RabbitMQ vhost of its own and a Redis key prefix of its own, and removes
+# them at the end. Needs wrk, redis-benchmark, rabbitmqctl, python3, go.
+#
+#   scripts/bench-http.sh                      # 10s per run, 50 and 500 connections
+#   DURATION=20s CONNS="50 500" scripts/bench-http.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DURATION=${DURATION:-10s}
+CONNS=${CONNS:-"50 500"}
+THREADS=${THREADS:-2}
+TOKENS=${TOKENS:-300000}
+RB_REQUESTS=${RB_REQUESTS:-300000}
+GW_PORT=${GW_PORT:-18080}
+KAFKA_PORT=${KAFKA_PORT:-19092}
+PREFIX="benchhttp$$"
+VHOST="benchhttp$$"
+SECRET="bench-http-jwt-secret-0123456789"
+RC="redis-cli -h 127.0.0.1 -p 6379"
+TMP=$(mktemp -d)
+pids=()
+
+for c in wrk redis-benchmark rabbitmqctl python3 go; do
+	command -v "$c" >/dev/null || { echo "bench-http: $c missing (apt-get install wrk redis-tools)" >&2; exit 1; }
+done
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
+	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+echo "bench-http: building gateway and kafka-dev" >&2
+(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
+(cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || exit 1
+rabbitmqctl -q add_vhost "$VHOST" >/dev/null && rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
+
+KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error "$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
+pids+=($!)
+sleep 1
+HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
+	AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
+	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+	curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" && break
+	sleep 0.2
+done
+curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" || { echo "gateway not ready:" >&2; cat "$TMP/gateway.log" >&2; exit 1; }
+GW="http://127.0.0.1:$GW_PORT"
+
+# tokens FILE USERPREFIX N [ROLE]: N HS256 JWTs for users USERPREFIX0..N-1.
+tokens() {
+	python3 - "$SECRET" "$2" "$3" "${4:-}" >"$1" <<'PY'
+import base64, hashlib, hmac, json, sys, time
+b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
+secret, prefix, n, role = sys.argv[1].encode(), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+head = b64(b'{"alg":"HS256","typ":"JWT"}')
+exp = int(time.time()) + 7200
+out = []
+for i in range(n):
+    s = head + b"." + b64(json.dumps({"sub": f"{prefix}{i}", "exp": exp, **({"role": role} if role else {})}, separators=(",", ":")).encode())
+    out.append((s + b"." + b64(hmac.new(secret, s, hashlib.sha256).digest())).decode())
+sys.stdout.write("\n".join(out) + "\n")
+PY
+}
+tokens "$TMP/admin.tok" admin 1 admin
+ADMIN=$(cat "$TMP/admin.tok")
+# One event per connection count, its room full after the first join, so
+# every measured join queues (the common case under load).
+for c in $CONNS; do
+	curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
+		-d "{\"id\":\"http$c\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || { echo "create event failed" >&2; exit 1; }
+done
+
+cat >"$TMP/bench.lua" <<'LUA'
+-- Each thread walks its own stride of the token file: a distinct user per
+-- request until the file (or BENCH_LIMIT) wraps.
+local method, path, body = os.getenv("BENCH_METHOD"), os.getenv("BENCH_PATH"), os.getenv("BENCH_BODY") or ""
+local threads, limit = tonumber(os.getenv("BENCH_THREADS")), tonumber(os.getenv("BENCH_LIMIT") or "0")
+local counter = 0
+function setup(thread) thread:set("tid", counter); counter = counter + 1 end
+function init(args)
+  tokens = {}
+  for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line end
+  n = #tokens
+  if limit > 0 and limit < n then n = limit end
+  i = tid
+end
+function request()
+  local tok = tokens[(i % n) + 1]
+  i = i + threads
+  local h = {["Authorization"] = "Bearer " .. tok}
+  if body ~= "" then h["Content-Type"] = "application/json"; return wrk.format(method, path, h, body) end
+  return wrk.format(method, path, h)
+end
+LUA
+
+# wrkrun OUT C METHOD PATH BODY TOKENS LIMIT
+wrkrun() {
+	BENCH_METHOD=$3 BENCH_PATH=$4 BENCH_BODY=$5 BENCH_TOKENS=$6 BENCH_LIMIT=$7 BENCH_THREADS=$THREADS \
+		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s "$TMP/bench.lua" "$GW" >"$1" 2>&1
+}
+rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
+pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
+errs() { grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'; }
+
+declare -A SHA
+for s in enqueue get_position; do
+	SHA[$s]=$( (cd tools && go run ./luascript "$s") | $RC -x SCRIPT LOAD)
+done
+NOW=$(date +%s%3N)
+# rb C SCRIPT EVENT USERRANGE N: redis-benchmark EVALSHA, prints req/s.
+rb() {
+	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$5" -r "$4" -q \
+		EVALSHA "${SHA[$2]}" 14 $( (cd tools && go run ./luascript -keys "$PREFIX" "$3")) "rb:__rand_int__" "$NOW" 2>/dev/null |
+		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
+}
+
+echo "| connections | operation | gateway req/s | p50 | p99 | non-2xx | redis-benchmark EVALSHA req/s | ratio |"
+echo "|---|---|---|---|---|---|---|---|"
+for c in $CONNS; do
+	tokens "$TMP/t$c" "u$c-" "$TOKENS"
+	wrkrun "$TMP/join$c" "$c" POST /api/booking/request "{\"event_id\":\"http$c\"}" "$TMP/t$c" 0
+	joined=$(curl -fs "$GW/api/events/http$c" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
+	wrkrun "$TMP/pos$c" "$c" GET "/api/booking/position?event_id=http$c" "" "$TMP/t$c" "$((joined * 9 / 10))"
+	# Redis alone: enqueue of (almost always) new users; get_position of
+	# users that joined (a prefill run, not reported, joins the range).
+	r_join=$(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")
+	rb "$c" enqueue "rbpos$c" 100000 500000 >/dev/null
+	r_pos=$(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")
+	for op in join pos; do
+		f="$TMP/$op$c"
+		r=$r_join name="join (POST /api/booking/request)"
+		[ $op = pos ] && r=$r_pos name="position (GET /api/booking/position)"
+		g=$(rps "$f")
+		ratio=$(python3 -c "print(f'{float(\"${g:-0}\")/float(\"${r:-1}\"):.2f}')")
+		echo "| $c | $name | ${g:-?} | $(pct "$f" 50) | $(pct "$f" 99) | $(errs "$f" || true) | ${r:-?} | $ratio |"
+	done
+done
+echo
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(redis-server --version | grep -Eo 'v=[0-9.]+'); wrk -t$THREADS -d$DURATION, gateway, Redis, kafka-dev and the load generator on the same machine."
