@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -49,25 +50,39 @@ type claims struct {
 }
 
 // Authority signs and verifies tokens with one secret. Safe for concurrent use.
+//
+// Verified tokens are cached (token → identity and expiry, at most
+// cacheMax entries, dropped wholesale when full): a waiting user polls
+// with the same token every few seconds, and the cache saves the parse and
+// HMAC on each poll. Only tokens that passed full verification are cached;
+// expiry is checked again on every hit.
 type Authority struct {
 	secret []byte
 	now    func() time.Time
 	leeway time.Duration
+
+	mu    sync.RWMutex
+	cache map[string]cached
 }
+
+type cached struct {
+	id  Identity
+	exp time.Time
+}
+
+const cacheMax = 200_000
 
 // New returns an Authority for secret (at least MinSecretLen bytes).
 func New(secret []byte) (*Authority, error) {
 	if len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("auth: secret must be at least %d bytes", MinSecretLen)
 	}
-	return &Authority{secret: secret, now: time.Now, leeway: 5 * time.Second}, nil
+	return &Authority{secret: secret, now: time.Now, leeway: 5 * time.Second, cache: map[string]cached{}}, nil
 }
 
 // WithClock returns a copy of a that reads time from now (tests).
 func (a *Authority) WithClock(now func() time.Time) *Authority {
-	b := *a
-	b.now = now
-	return &b
+	return &Authority{secret: a.secret, now: now, leeway: a.leeway, cache: map[string]cached{}}
 }
 
 // Issue returns a token for userID with role ("" or RoleAdmin) valid for ttl.
@@ -93,6 +108,12 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if token == "" {
 		return Identity{}, ErrNoToken
 	}
+	a.mu.RLock()
+	hit, ok := a.cache[token]
+	a.mu.RUnlock()
+	if ok && a.now().Before(hit.exp.Add(a.leeway)) {
+		return hit.id, nil
+	}
 	var c claims
 	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
@@ -106,7 +127,14 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if !validUserID(c.Subject) {
 		return Identity{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
 	}
-	return Identity{UserID: c.Subject, Role: c.Role}, nil
+	id := Identity{UserID: c.Subject, Role: c.Role}
+	a.mu.Lock()
+	if len(a.cache) >= cacheMax {
+		clear(a.cache)
+	}
+	a.cache[token] = cached{id: id, exp: c.ExpiresAt.Time}
+	a.mu.Unlock()
+	return id, nil
 }
 
 // validUserID: 1-128 printable ASCII characters without spaces, braces or

@@ -99,3 +99,21 @@ func TestMiddleware(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheHonoursExpiry: a cached token stops working when it expires.
+func TestCacheHonoursExpiry(t *testing.T) {
+	now := time.Now()
+	a, _ := New(secret)
+	a = a.WithClock(func() time.Time { return now })
+	tok, _ := a.Issue("alice", "", time.Minute)
+	if _, err := a.Verify(tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Verify(tok); err != nil {
+		t.Fatalf("cached verify: %v", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := a.Verify(tok); err == nil {
+		t.Fatal("expired token accepted from the cache")
+	}
+}
