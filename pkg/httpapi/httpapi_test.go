@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+)
+
+func TestStatus(t *testing.T) {
+	cases := []struct {
+		err  error
+		code int
+		name string
+	}{
+		{fmt.Errorf("lock seat: %w", booking.ErrSeatUnavailable), 409, "seat_unavailable"},
+		{booking.ErrSoldOut, 409, "sold_out"},
+		{booking.ErrCannotCancel, 409, "cannot_cancel"},
+		{booking.ErrInvalidState, 403, "invalid_state"},
+		{booking.ErrEventNotFound, 404, "event_not_found"},
+		{booking.ErrSeatUnknown, 404, "seat_not_found"},
+		{booking.ErrSalesEnded, 400, "sales_ended"},
+		{fmt.Errorf("%w: bad id", booking.ErrInvalidArgument), 400, "invalid_argument"},
+		{errors.New("redis: connection refused"), 503, "unavailable"},
+	}
+	for _, tc := range cases {
+		if code, name := Status(tc.err); code != tc.code || name != tc.name {
+			t.Errorf("Status(%v) = %d %s, want %d %s", tc.err, code, name, tc.code, tc.name)
+		}
+	}
+}
+
+type body struct {
+	Name string `json:"name"`
+}
+
+func (b body) Validate() error {
+	if b.Name == "" {
+		return errors.New("name is required")
+	}
+	return nil
+}
+
+func serve(r *gin.Engine, method, path, payload string) (int, Error) {
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, httptest.NewRequest(method, path, strings.NewReader(payload)))
+	var e Error
+	_ = json.Unmarshal(w.Body.Bytes(), &e)
+	return w.Code, e
+}
+
+func TestBindRecoveryAndRoutes(t *testing.T) {
+	r := New(nil, NewMetrics(nil))
+	r.POST("/b", func(c *gin.Context) {
+		var b body
+		if Bind(c, &b) {
+			c.JSON(200, b)
+		}
+	})
+	r.GET("/panic", func(*gin.Context) { panic("boom") })
+	r.GET("/fail", func(c *gin.Context) { Fail(c, fmt.Errorf("x: %w", booking.ErrSoldOut)) })
+	for _, tc := range []struct {
+		method, path, payload string
+		code                  int
+		errCode               string
+	}{
+		{"POST", "/b", `{"name":"x"}`, 200, ""},
+		{"POST", "/b", ``, 400, CodeInvalidBody},
+		{"POST", "/b", `{"name":1}`, 400, CodeInvalidBody},
+		{"POST", "/b", `{}`, 400, CodeInvalidBody},
+		{"POST", "/b", `{"name":"x"}x`, 400, CodeInvalidBody},
+		{"POST", "/b", `{"name":"` + strings.Repeat("x", MaxBody) + `"}`, 413, CodeInvalidBody},
+		{"GET", "/panic", ``, 500, CodeInternal},
+		{"GET", "/fail", ``, 409, "sold_out"},
+		{"GET", "/nope", ``, 404, CodeNotFound},
+		{"GET", "/b", ``, 405, CodeMethodNotAllowed},
+	} {
+		code, e := serve(r, tc.method, tc.path, tc.payload)
+		if code != tc.code || (tc.errCode != "" && (e.Code != tc.errCode || e.StatusCode != code || e.Path != tc.path || e.Timestamp == "" || e.Error != http.StatusText(code))) {
+			t.Errorf("%s %s: %d %+v, want %d %s", tc.method, tc.path, code, e, tc.code, tc.errCode)
+		}
+	}
+}
