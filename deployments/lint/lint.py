@@ -111,6 +111,8 @@ def env_tags(files):
     for f in files:
         src = open(f, encoding="utf-8").read()
         for line in src.splitlines():
+            if line.lstrip().startswith("//"):
+                continue
             m = TAG.search(line)
             if not m:
                 continue
