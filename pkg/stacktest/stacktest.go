@@ -1,0 +1,471 @@
+// Package stacktest runs boxoffice's services as real processes for
+// end-to-end tests: [Start] builds the service binaries (once per test
+// binary, in parallel), gives the test its own Redis key prefix
+// (redistest), RabbitMQ vhost (amqptest) and in-process Kafka (kafkatest),
+// starts each requested service on free loopback ports with the environment
+// that wires them to each other, and waits until each answers /readyz on its
+// admin port before starting the next. Every process logs to a file in a
+// per-test directory; when the test fails, the tail of each log is written
+// to the test log. The processes are interrupted (then killed) when the test
+// ends, before its Redis keys and vhost are deleted.
+//
+// Start order matters: a consumer must have declared and bound its queue
+// before a publisher's first message, or RabbitMQ drops the message as
+// unroutable; [Start] keeps the order of [Options.Services] and the default
+// order ([Services]) starts consumers before the gateway.
+//
+// A package that uses stacktest should call [Main] from TestMain so that the
+// binaries built for it are deleted when its tests end.
+package stacktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+)
+
+// Secrets every service of a test stack shares.
+const (
+	JWTSecret     = "stacktest-jwt-secret-0123456789"
+	WebhookSecret = "stacktest-webhook-secret-0123456789"
+	SandboxKey    = "stacktest-sandbox-key"
+)
+
+// Names of the services (directories under services/ with a main.go).
+const (
+	Gateway              = "gateway"
+	Notifier             = "notifier"
+	PaymentSandbox       = "payment-sandbox"
+	PaymentWebhook       = "payment-webhook"
+	SlotReleasedConsumer = "slot-released-consumer"
+	TimeoutConsumer      = "timeout-consumer"
+	Popularity           = "popularity"
+)
+
+// Services is the default set, in start order: consumers first, the
+// gateway last. Popularity is left out (nothing in a journey depends on it);
+// name it in [Options.Services] to run it.
+var Services = []string{SlotReleasedConsumer, TimeoutConsumer, PaymentWebhook, PaymentSandbox, Notifier, Gateway}
+
+// listens is the set of services with a public HTTP listener (HTTP_ADDR).
+var listens = map[string]bool{Gateway: true, Notifier: true, PaymentSandbox: true, PaymentWebhook: true}
+
+// Options configure [Start]. The zero value starts [Services].
+type Options struct {
+	// Services to start, in this order. Empty: [Services].
+	Services []string
+	// Env is added to every service's environment after the stack's own
+	// variables, so it may override them (e.g. SAFETY_NET_INTERVAL).
+	Env map[string]string
+	// ServiceEnv is added to one service's environment, after Env.
+	ServiceEnv map[string]map[string]string
+	// LogLevel of every service; default "warn".
+	LogLevel string
+	// LogDir receives one <service>.log per service; default a fresh
+	// t.TempDir(). Set it to keep the logs after the test.
+	LogDir string
+	// ReadyTimeout bounds each service's wait for /readyz; default 30 s.
+	ReadyTimeout time.Duration
+}
+
+// Stack is a running set of services and the infrastructure they share.
+type Stack struct {
+	// Prefix is the Redis key prefix of every service (REDIS_PREFIX).
+	Prefix string
+	// Redis is a client of the standalone Redis the services use, closed
+	// when the test ends.
+	Redis redis.UniversalClient
+	// AMQPURL is the URL of the test's own RabbitMQ vhost (AMQP_URL).
+	AMQPURL string
+	// Brokers are the in-process Kafka's addresses (KAFKA_BROKERS).
+	Brokers []string
+	// LogDir holds <service>.log of every service.
+	LogDir string
+	// HTTP is a client for the stack's URLs: pooled for many concurrent
+	// users, a 20 s timeout, and redirects not followed (so a test sees the
+	// payment provider's 303).
+	HTTP *http.Client
+
+	auth     *auth.Authority
+	services map[string]*Service
+	order    []string
+}
+
+// Service is one process of a stack.
+type Service struct {
+	Name string
+	// Addr is the public listener (host:port), "" for a consumer.
+	Addr string
+	// AdminAddr serves /healthz, /readyz and /metrics.
+	AdminAddr string
+	// Log is the path of the process's combined stdout and stderr.
+	Log string
+
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	logf *os.File
+}
+
+// URL is the service's base URL, "http://" + Addr.
+func (p *Service) URL() string { return "http://" + p.Addr }
+
+// Exited reports whether the process has ended.
+func (p *Service) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Start starts the stack described by o and stops it when the test ends.
+// It fails the test when a binary does not build, Redis or RabbitMQ do not
+// answer, or a service is not ready in time (showing its log).
+func Start(t testing.TB, o Options) *Stack {
+	t.Helper()
+	names := o.Services
+	if len(names) == 0 {
+		names = Services
+	}
+	bin := Build(t, names...)
+
+	s := &Stack{
+		Prefix:   redistest.Prefix(t),
+		Redis:    redistest.Client(t),
+		AMQPURL:  amqptest.Vhost(t),
+		Brokers:  kafkatest.Start(t),
+		LogDir:   o.LogDir,
+		services: map[string]*Service{},
+		order:    slices.Clone(names),
+	}
+	s.auth, _ = auth.New([]byte(JWTSecret))
+	tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
+	t.Cleanup(tr.CloseIdleConnections)
+	s.HTTP = &http.Client{Transport: tr, Timeout: 20 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if s.LogDir == "" {
+		s.LogDir = t.TempDir()
+	} else if err := os.MkdirAll(s.LogDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		p := &Service{Name: n, AdminAddr: FreePort(t), Log: filepath.Join(s.LogDir, n+".log")}
+		if listens[n] {
+			p.Addr = FreePort(t)
+		}
+		s.services[n] = p
+	}
+	// One cleanup stops every process at once (registered before any
+	// starts, so it runs after the test's own cleanups and before the
+	// Redis, vhost and Kafka cleanups registered above).
+	t.Cleanup(func() { s.stopAll(t) })
+
+	readyTimeout := o.ReadyTimeout
+	if readyTimeout <= 0 {
+		readyTimeout = 30 * time.Second
+	}
+	logLevel := o.LogLevel
+	if logLevel == "" {
+		logLevel = "warn"
+	}
+	for _, n := range names {
+		env := s.env(n, logLevel)
+		maps.Copy(env, o.Env)
+		maps.Copy(env, o.ServiceEnv[n])
+		p := s.services[n]
+		if err := p.start(filepath.Join(bin, n), env); err != nil {
+			t.Fatalf("stacktest: start %s: %v", n, err)
+		}
+		if err := p.waitReady(readyTimeout); err != nil {
+			b, _ := os.ReadFile(p.Log)
+			t.Fatalf("stacktest: %s: %v; log:\n%s", n, err, b)
+		}
+	}
+	return s
+}
+
+// env is the environment the stack gives service n: shared infrastructure
+// and secrets, its own listeners, and the URLs of the other services.
+func (s *Stack) env(n, logLevel string) map[string]string {
+	env := map[string]string{
+		"REDIS_ADDR": redistest.Addr, "REDIS_PREFIX": s.Prefix, "AMQP_URL": s.AMQPURL,
+		"KAFKA_BROKERS": strings.Join(s.Brokers, ","), "LOG_LEVEL": logLevel, "LOG_FORMAT": "json",
+		"JWT_SECRET": JWTSecret, "WEBHOOK_SECRET": WebhookSecret, "SANDBOX_API_KEY": SandboxKey,
+		"SAFETY_NET_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s", "SHUTDOWN_TIMEOUT": "5s",
+		"ADMIN_ADDR": s.services[n].AdminAddr,
+	}
+	if p := s.services[n]; p.Addr != "" {
+		env["HTTP_ADDR"] = p.Addr
+	}
+	switch n {
+	case PaymentSandbox:
+		env["PUBLIC_URL"] = s.URL(PaymentSandbox)
+		if wh := s.services[PaymentWebhook]; wh != nil {
+			env["WEBHOOK_URL"] = wh.URL()
+		}
+		env["WEBHOOK_RETRY_MIN"], env["WEBHOOK_RETRY_MAX"] = "50ms", "1s"
+	case Gateway:
+		env["PUBLIC_URL"] = s.URL(Gateway)
+		env["DEV_TOKENS"] = "true"
+		if sb := s.services[PaymentSandbox]; sb != nil {
+			env["PAYMENT_PROVIDER_URL"] = sb.URL()
+		}
+		if nt := s.services[Notifier]; nt != nil {
+			env["NOTIFIER_PUBLIC_URL"] = s.NotifierWS()
+		}
+	}
+	return env
+}
+
+// Service returns the named service, nil when the stack does not run it.
+func (s *Stack) Service(name string) *Service { return s.services[name] }
+
+// URL is the named service's base URL (http://127.0.0.1:port). It panics
+// when the stack does not run the service or the service has no listener.
+func (s *Stack) URL(name string) string {
+	p := s.services[name]
+	if p == nil || p.Addr == "" {
+		panic(fmt.Sprintf("stacktest: the stack has no HTTP listener for %q", name))
+	}
+	return p.URL()
+}
+
+// GatewayURL is the gateway's base URL.
+func (s *Stack) GatewayURL() string { return s.URL(Gateway) }
+
+// NotifierWS is the notifier's WebSocket endpoint, ws://127.0.0.1:port/ws.
+func (s *Stack) NotifierWS() string { return "ws://" + s.services[Notifier].Addr + "/ws" }
+
+// DevToken returns a JWT for user with role ("" or auth.RoleAdmin), valid
+// for an hour, signed with the stack's secret.
+func (s *Stack) DevToken(t testing.TB, user, role string) string {
+	t.Helper()
+	tok, err := s.auth.Issue(user, role, time.Hour)
+	if err != nil {
+		t.Fatalf("stacktest: token for %q: %v", user, err)
+	}
+	return tok
+}
+
+// FreePort returns a loopback address with a port that was free a moment
+// ago. Another process may take it before it is used; the window is small.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (p *Service) start(bin string, env map[string]string) error {
+	f, err := os.Create(p.Log)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = os.Environ() // later entries win: the stack's values override
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return err
+	}
+	p.cmd, p.logf, p.done = cmd, f, make(chan struct{})
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return nil
+}
+
+// waitReady polls /readyz on the admin port until it answers 200, the
+// process exits, or d passes.
+func (p *Service) waitReady(d time.Duration) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(d)
+	for {
+		resp, err := hc.Get("http://" + p.AdminAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/readyz answered %d", resp.StatusCode)
+		}
+		if p.Exited() {
+			return fmt.Errorf("exited (%v) before it was ready", p.cmd.ProcessState)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready on %s after %v: %v", p.AdminAddr, d, err)
+		}
+		select {
+		case <-p.done:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop interrupts the process and waits for it to exit, killing it after
+// timeout. It returns at once when the process has already exited.
+func (p *Service) Stop(timeout time.Duration) {
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// stopAll stops every process at once and, when the test failed, logs the
+// tail of each log. A process that died during a passing test fails it.
+func (s *Stack) stopAll(t testing.TB) {
+	var wg sync.WaitGroup
+	for _, p := range s.services {
+		if p.cmd == nil {
+			continue
+		}
+		if p.Exited() && !t.Failed() {
+			t.Errorf("stacktest: %s exited during the test (%v)", p.Name, p.cmd.ProcessState)
+		}
+		wg.Go(func() { p.Stop(10 * time.Second) })
+	}
+	wg.Wait()
+	for _, n := range s.order {
+		p := s.services[n]
+		if p.logf != nil {
+			p.logf.Close()
+		}
+		if t.Failed() && p.cmd != nil {
+			t.Logf("--- %s log (tail) ---\n%s", n, tail(p.Log, 4000))
+		}
+	}
+}
+
+func tail(path string, n int) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return []byte(err.Error())
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return b
+}
+
+// Build compiles the named services into a directory of this test binary
+// and returns it: one "go build -o <dir>/ ./services/<name>..." from the
+// repository root for every service not built yet (one go command shares
+// its work across the binaries; on a small machine that is much faster
+// than one command per service). Each service is built once per test
+// binary; concurrent and later calls reuse it. [Main] deletes the
+// directory when the tests end.
+func Build(t testing.TB, names ...string) string {
+	t.Helper()
+	builds.mu.Lock()
+	if builds.dir == "" {
+		dir, err := os.MkdirTemp("", "stacktest-bin-")
+		if err != nil {
+			builds.mu.Unlock()
+			t.Fatal(err)
+		}
+		builds.dir = dir
+	}
+	dir := builds.dir
+	var missing []string
+	b := &build{done: make(chan struct{})}
+	waits := map[*build]bool{}
+	for _, n := range names {
+		if builds.of[n] == nil {
+			builds.of[n] = b
+			missing = append(missing, n)
+		}
+		waits[builds.of[n]] = true
+	}
+	builds.mu.Unlock()
+	if len(missing) > 0 {
+		b.run(dir, missing)
+	}
+	var errs []error
+	for w := range waits {
+		<-w.done
+		errs = append(errs, w.err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("stacktest: %v", err)
+	}
+	return dir
+}
+
+// build is one go build of one or more services.
+type build struct {
+	done chan struct{} // closed when it has finished
+	err  error
+}
+
+var builds = struct {
+	mu  sync.Mutex
+	dir string
+	of  map[string]*build
+}{of: map[string]*build{}}
+
+func (b *build) run(dir string, names []string) {
+	defer close(b.done)
+	root, err := redistest.RepoRoot()
+	if err != nil {
+		b.err = err
+		return
+	}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(root, "services", n, "main.go")); err != nil {
+			b.err = fmt.Errorf("%s has no main.go: %w", n, err)
+			return
+		}
+		args = append(args, "./services/"+n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// Main runs the tests of a package that uses stacktest and deletes the
+// binaries [Build] made for them. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { stacktest.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	builds.mu.Lock()
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+	}
+	builds.mu.Unlock()
+	os.Exit(code)
+}

@@ -1,0 +1,56 @@
+package stacktest_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/pkg/stacktest"
+)
+
+func TestMain(m *testing.M) { stacktest.Main(m) }
+
+// TestStartGateway starts the smallest stack (the gateway on Redis,
+// RabbitMQ and Kafka) and talks to it.
+func TestStartGateway(t *testing.T) {
+	s := stacktest.Start(t, stacktest.Options{Services: []string{stacktest.Gateway}})
+
+	gw := s.Service(stacktest.Gateway)
+	for _, u := range []string{"http://" + gw.AdminAddr + "/healthz", "http://" + gw.AdminAddr + "/readyz", s.GatewayURL() + "/"} {
+		resp, err := s.HTTP.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d", u, resp.StatusCode)
+		}
+	}
+	if s.Service(stacktest.Notifier) != nil {
+		t.Error("notifier present in a gateway-only stack")
+	}
+	if !strings.HasPrefix(s.Prefix, "t:") || !strings.Contains(s.AMQPURL, "/test-") || len(s.Brokers) == 0 {
+		t.Errorf("infrastructure: prefix %q, vhost %q, brokers %v", s.Prefix, s.AMQPURL, s.Brokers)
+	}
+
+	// A user's token works; the admin's creates an event under the
+	// test's prefix; the user joins it and is admitted (room of 1).
+	s.CreateEvent(t, stacktest.Event{ID: "st", Name: "Stack test", Rows: 1, SeatsPerRow: 2, Capacity: 1, HoldSeconds: 60})
+	var join struct {
+		Status   string `json:"status"`
+		Sequence int64  `json:"sequence"`
+	}
+	if code, err := s.Client(t, "alice", "").Do("POST", "/api/booking/request", map[string]string{"event_id": "st"}, &join); err != nil || code != http.StatusOK {
+		t.Fatalf("join: %d %v", code, err)
+	}
+	if join.Sequence != 1 {
+		t.Errorf("join: %+v, want sequence 1", join)
+	}
+	n, err := s.Redis.Keys(t.Context(), s.Prefix+"*").Result()
+	if err != nil || len(n) == 0 {
+		t.Errorf("no keys under the stack's prefix %q: %v", s.Prefix, err)
+	}
+	if code, _ := (&stacktest.Client{HTTP: s.HTTP, Base: s.GatewayURL()}).Do("GET", "/api/booking/position?event_id=st", nil, nil); code != http.StatusUnauthorized {
+		t.Errorf("position without a token: %d, want 401", code)
+	}
+}
