@@ -6,7 +6,9 @@
 # -rounds 10; -n is capped below the open-file limit when it cannot be
 # raised, since each side holds one descriptor per connection).
 #
-# Environment: NOTIFIER_GOGC (100), NOTIFIER_PORT (18082), NOTIFIER_ADMIN (19103),
+# Environment: NOTIFIER_BIN (a prebuilt notifier, e.g. an older commit's, to
+# compare in the same sitting; default: build services/notifier),
+# NOTIFIER_GOGC (100), NOTIFIER_PORT (18082), NOTIFIER_ADMIN (19103),
 # REDIS_ADDR (127.0.0.1:6379), AMQP_URL (amqp://guest:guest@127.0.0.1:5672/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +21,11 @@ if ((limit - 100 < n)); then
 fi
 tmp=$(mktemp -d)
 trap 'if [[ -n ${pid:-} ]]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
-(cd services/notifier && go build -o "$tmp/notifier" .)
+if [[ -n ${NOTIFIER_BIN:-} ]]; then
+	cp "$NOTIFIER_BIN" "$tmp/notifier"
+else
+	(cd services/notifier && go build -o "$tmp/notifier" .)
+fi
 (cd tools && go build -o "$tmp/wsload" ./wsload)
 
 port=${NOTIFIER_PORT:-18082}

@@ -15,6 +15,7 @@ package notifier
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,11 @@ type Hub struct {
 	mu     sync.RWMutex
 	events map[string]*eventConns
 	m      *Metrics
+
+	// pendingTargeted counts the messages addressed to one user that are
+	// queued or being written; paced broadcasts hold back while it is not
+	// zero, so that a burst of your_turn gets the CPU first.
+	pendingTargeted atomic.Int64
 }
 
 type eventConns struct {
@@ -87,28 +93,22 @@ func (h *Hub) SendUser(event, user string, msg []byte) int {
 	}
 	n := 0
 	for c := range ec.users[user] {
-		if c.offer(msg) {
+		if c.offer(msg, lanePrio) {
 			n++
 		}
 	}
 	return n
 }
 
-// Broadcast enqueues msg on every connection of event and returns how many
-// connections got it. The same bytes go to every connection.
+// Broadcast enqueues msg on every connection of event, after any message
+// addressed to the connection's user and in order with other broadcasts,
+// and returns how many connections got it. The same bytes go to every
+// connection; the hub's lock is not held while enqueueing.
 func (h *Hub) Broadcast(event string, msg []byte) int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	ec := h.events[event]
-	if ec == nil {
-		return 0
-	}
 	n := 0
-	for _, set := range ec.users {
-		for c := range set {
-			if c.offer(msg) {
-				n++
-			}
+	for _, c := range h.snapshot(event) {
+		if c.offer(msg, laneBcast) {
+			n++
 		}
 	}
 	return n
@@ -168,26 +168,55 @@ func (h *Hub) snapshot(event string) []*client {
 	return out
 }
 
-// BroadcastPaced is Broadcast spread over time: chunk connections at a
-// time, pause between chunks. A position tick to tens of thousands of
-// connections would otherwise wake every connection's writer at once and
-// delay the "your turn" messages queued behind them on a busy CPU.
+// BroadcastPaced enqueues a position update (msg) on every connection of
+// event, chunk connections at a time with a pause between chunks, replacing
+// any position update a connection has not written yet. A tick to tens of
+// thousands of connections would otherwise wake every connection's writer
+// at once and delay the "your turn" messages behind them on a busy CPU; for
+// the same reason a chunk waits (at most holdMax) while messages addressed
+// to users are pending.
 func (h *Hub) BroadcastPaced(ctx context.Context, event string, msg []byte, chunk int, pause time.Duration) int {
 	conns := h.snapshot(event)
 	n := 0
 	for i, c := range conns {
-		if i > 0 && i%chunk == 0 && pause > 0 {
-			t := time.NewTimer(pause)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+		if i%chunk == 0 {
+			if i > 0 && pause > 0 && !sleep(ctx, pause) {
 				return n
-			case <-t.C:
+			}
+			if !h.waitTargeted(ctx) {
+				return n
 			}
 		}
-		if c.offer(msg) {
+		if c.offer(msg, lanePos) {
 			n++
 		}
 	}
 	return n
+}
+
+// holdMax bounds how long one broadcast chunk waits for targeted messages,
+// so that constant targeted traffic cannot starve position updates.
+const holdMax = 200 * time.Millisecond
+
+// waitTargeted waits until no targeted message is pending (at most
+// holdMax); false when ctx ended.
+func (h *Hub) waitTargeted(ctx context.Context) bool {
+	deadline := time.Now().Add(holdMax)
+	for h.pendingTargeted.Load() > 0 && time.Now().Before(deadline) {
+		if !sleep(ctx, time.Millisecond) {
+			return false
+		}
+	}
+	return true
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -182,12 +182,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// Register before reading the state, so that a notification published
 	// after the read is queued rather than missed (it may then repeat what
 	// the state says; every message is idempotent for the client).
-	c := newClient(s.base, event, user, s.cfg.SendQueue, s.m)
+	c := newClient(s.base, event, user, &s.cfg, s.m, s.hub)
 	s.hub.add(c)
 	registered := true
 	defer func() {
 		if registered {
 			s.hub.remove(c)
+			c.cancel()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -210,22 +211,24 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	conn, err := websocket.Accept(smallBuffers{w}, r, opts)
 	if err != nil { // Accept wrote the error response
+		return
 	}
 	conn.SetReadLimit(4096)
 	// Nothing is expected from the client; reading answers pings and close.
+	// The reader is the connection's only goroutine while it is idle.
 	readCtx := conn.CloseRead(c.ctx)
 	context.AfterFunc(readCtx, c.cancel)
 	s.m.Accepted.Inc()
 	// The handler returns so that its goroutine (with a stack grown by the
-	// handshake and the store call) and the request are freed; a fresh
-	// goroutine with a small stack writes.
+	// handshake and the store call) and the request are freed; writers are
+	// started on demand by the client.
 	registered = false
-	go func() {
-		defer s.hub.remove(c)
-		if err := c.run(conn, first, s.cfg); errors.Is(err, errSlowClient) {
+	c.start(conn, first, func(err error) {
+		s.hub.remove(c)
+		if errors.Is(err, errSlowClient) {
 			s.log.Info("slow client dropped", zap.String("event_id", event), zap.String("user_id", user))
 		}
-	}()
+	})
 }
 
 // Buffer sizes of a hijacked connection. net/http hands the hijacker 4 KiB
