@@ -156,7 +156,9 @@
     let pos = m.position || Math.max(1, S.seq - m.served);
     if (S.firstAhead === null || pos > S.firstAhead) S.firstAhead = pos;
     $("#position").textContent = pos;
-    const pct = S.firstAhead > 1 ? Math.round(100 * (S.firstAhead - pos) / (S.firstAhead - 1)) : 100;
+    // Share of the queue ahead of the user on arrival that has been let
+    // in: never full while they are still waiting (position 1 is "next").
+    const pct = Math.round(100 * (S.firstAhead - pos) / S.firstAhead);
     $("#progress").style.width = Math.max(3, pct) + "%";
     const rate = m.rate_per_min;
     $("#eta").textContent = rate > 0 ? duration(Math.ceil(pos * 60 / rate)) : "waiting for the first admissions…";
@@ -175,6 +177,7 @@
     if (m.seat_id) S.seat = m.seat_id;
     show("#panel-turn");
     $("#pay").disabled = !S.seat;
+    if (S.seat) seatHeld(S.seat); // e.g. after a reload with a seat held
     if (first) { tick(); loadSeats(); }
   }
 
@@ -233,11 +236,15 @@
     try {
       await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_id: id });
       S.seat = id; S.state = "seat_selected";
-      $("#seat-note").textContent = `Seat ${id} is held for you.`;
-      $("#pay").disabled = false;
-      $("#pay").textContent = `Pay for seat ${id}`;
+      seatHeld(id);
     } catch (e) { error(e.code === "seat_unavailable" ? `Seat ${id} was just taken; pick another.` : e.message); }
     loadSeats();
+  }
+
+  function seatHeld(id) {
+    $("#seat-note").textContent = `Seat ${id} is held for you.`;
+    $("#pay").disabled = false;
+    $("#pay").textContent = `Pay for seat ${id}`;
   }
 
   async function pay() {
@@ -267,6 +274,10 @@
     try {
       await identity();
       if (eventID) await openEvent(); else await listEvents();
-    } catch (e) { document.querySelector("main").insertAdjacentHTML("beforeend", `<p class="error">${e.message}</p>`); }
+    } catch (e) {
+      const p = document.createElement("p"); // the message may come from the server: text, never HTML
+      p.className = "error"; p.textContent = e.message;
+      document.querySelector("main").appendChild(p);
+    }
   })();
 })();
