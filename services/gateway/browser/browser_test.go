@@ -129,15 +129,24 @@ func TestJourney(t *testing.T) {
 	if code, err := me.Do("GET", "/api/booking/position?event_id="+eventID, nil, &pos); err != nil || code != 200 || pos.SeatID != "B3" {
 		t.Fatalf("API position after picking B3: %d %v %+v", code, err, pos)
 	}
+	p.waitFor("the hold's countdown ticking", 5*time.Second, `/^4 min \d+ s$/.test(text("#countdown"))`)
 
-	// 6. Pay: the sandbox's hosted checkout for this seat.
+	// 6. A reload (or a reconnect) restores the state at once: the turn,
+	// the held seat, the countdown.
+	p.do("reload", chromedp.Navigate(gw+"/?event_id="+eventID))
+	p.waitFor("your turn with B3 held after a reload", 10*time.Second,
+		`window.__noReload === undefined && shown("#panel-turn") && /^4 min \d+ s$/.test(text("#countdown"))
+		 && $('#seatmap button[data-seat="B3"]').dataset.status === "mine" && text("#seat-note") === "Seat B3 is held for you."
+		 && !$("#pay").disabled && text("#pay") === "Pay for seat B3"`)
+
+	// 7. Pay: the sandbox's hosted checkout for this seat.
 	p.do("click Pay", chromedp.Click(chromedp.ID("pay")))
 	p.waitFor("sandbox checkout", 10*time.Second, fmt.Sprintf(
 		`location.origin === %q && page.includes("Sandbox checkout") && page.includes("seat B3") && page.includes("pending")
 		 && !!$('form[action$="/pay"] button')`, sandbox))
 	p.shot("07-sandbox-checkout")
 
-	// 7. Paying returns to the event page, which shows the confirmation
+	// 8. Paying returns to the event page, which shows the confirmation
 	// once the webhook has completed the booking.
 	p.do("click the sandbox's Pay", chromedp.Click(chromedp.CSS(`form[action$="/pay"] button`)))
 	p.waitFor("confirmation", 15*time.Second, fmt.Sprintf(
