@@ -30,6 +30,10 @@ type Hub struct {
 	// queued or being written; paced broadcasts hold back while it is not
 	// zero, so that a burst of your_turn gets the CPU first.
 	pendingTargeted atomic.Int64
+	// lastTargeted is when (unix nanos) the last targeted message was
+	// enqueued: they come in bursts (one per admitted user), and a burst
+	// is not over when the first messages of it have been written.
+	lastTargeted atomic.Int64
 }
 
 type eventConns struct {
@@ -91,6 +95,7 @@ func (h *Hub) SendUser(event, user string, msg []byte) int {
 	if ec == nil {
 		return 0
 	}
+	h.lastTargeted.Store(time.Now().UnixNano())
 	n := 0
 	for c := range ec.users[user] {
 		if c.offer(msg, lanePrio) {
@@ -195,14 +200,22 @@ func (h *Hub) BroadcastPaced(ctx context.Context, event string, msg []byte, chun
 }
 
 // holdMax bounds how long one broadcast chunk waits for targeted messages,
-// so that constant targeted traffic cannot starve position updates.
-const holdMax = 200 * time.Millisecond
+// so that constant targeted traffic cannot starve position updates;
+// holdQuiet is how long after the last targeted message a burst is
+// considered over.
+const (
+	holdMax   = 200 * time.Millisecond
+	holdQuiet = 20 * time.Millisecond
+)
 
-// waitTargeted waits until no targeted message is pending (at most
-// holdMax); false when ctx ended.
+// waitTargeted waits until no targeted message is pending and none came
+// for holdQuiet (at most holdMax); false when ctx ended.
 func (h *Hub) waitTargeted(ctx context.Context) bool {
-	deadline := time.Now().Add(holdMax)
-	for h.pendingTargeted.Load() > 0 && time.Now().Before(deadline) {
+	start := time.Now()
+	busy := func(now time.Time) bool {
+		return h.pendingTargeted.Load() > 0 || now.UnixNano()-h.lastTargeted.Load() < int64(holdQuiet)
+	}
+	for now := start; busy(now) && now.Sub(start) < holdMax; now = time.Now() {
 		if !sleep(ctx, time.Millisecond) {
 			return false
 		}

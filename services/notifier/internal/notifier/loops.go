@@ -68,15 +68,17 @@ func (s *Server) BroadcastPositions(ctx context.Context, last map[string]booking
 	}
 }
 
-// broadcastChunk is how many connections a paced broadcast enqueues at once.
-const broadcastChunk = 1000
+// broadcastChunk is how many connections a paced broadcast enqueues at
+// once: small, so that a targeted message arriving mid-tick waits behind at
+// most a few hundred writes.
+const broadcastChunk = 250
 
-// broadcastPause is the pause between chunks: 20 ms (50,000 connections a
+// broadcastPause is the pause between chunks: 5 ms (50,000 connections a
 // second), less when there are so many connections that a tick would not
 // finish within half the interval.
 func (s *Server) broadcastPause(events int) time.Duration {
 	chunks := s.hub.Len()/broadcastChunk + events
-	return min(20*time.Millisecond, s.cfg.PositionInterval/2/time.Duration(max(1, chunks)))
+	return min(5*time.Millisecond, s.cfg.PositionInterval/2/time.Duration(max(1, chunks)))
 }
 
 // presenceChunk bounds one Touch command (ZADD XX with this many members).
