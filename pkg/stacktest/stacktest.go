@@ -19,10 +19,12 @@
 package stacktest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -187,20 +189,46 @@ func Start(t testing.TB, o Options) *Stack {
 	if logLevel == "" {
 		logLevel = "warn"
 	}
+	started := map[string]bool{}
 	for _, n := range names {
-		env := s.env(n, logLevel)
-		maps.Copy(env, o.Env)
-		maps.Copy(env, o.ServiceEnv[n])
 		p := s.services[n]
-		if err := p.start(filepath.Join(bin, n), env); err != nil {
-			t.Fatalf("stacktest: start %s: %v", n, err)
-		}
-		if err := p.waitReady(readyTimeout); err != nil {
+		for attempt := 1; ; attempt++ {
+			env := s.env(n, logLevel)
+			maps.Copy(env, o.Env)
+			maps.Copy(env, o.ServiceEnv[n])
+			if err := p.start(filepath.Join(bin, n), env); err != nil {
+				t.Fatalf("stacktest: start %s: %v", n, err)
+			}
+			err := p.waitReady(readyTimeout)
+			if err == nil {
+				break
+			}
 			b, _ := os.ReadFile(p.Log)
+			// Another process took a port between FreePort and the
+			// listen: take others, unless a running service was already
+			// told the old address.
+			if attempt < 3 && p.Exited() && bytes.Contains(b, []byte("address already in use")) && !slices.ContainsFunc(dependents[n], func(d string) bool { return started[d] }) {
+				t.Logf("stacktest: %s: a port was taken meanwhile; retrying on other ports", n)
+				p.logf.Close()
+				p.AdminAddr = FreePort(t)
+				if p.Addr != "" {
+					p.Addr = FreePort(t)
+				}
+				continue
+			}
 			t.Fatalf("stacktest: %s: %v; log:\n%s", n, err, b)
 		}
+		started[n] = true
 	}
 	return s
+}
+
+// dependents are the services whose environment holds another service's
+// address (see Stack.env).
+var dependents = map[string][]string{
+	PaymentWebhook: {PaymentSandbox},
+	PaymentSandbox: {Gateway},
+	Notifier:       {Gateway},
 }
 
 // env is the environment the stack gives service n: shared infrastructure
@@ -266,16 +294,52 @@ func (s *Stack) DevToken(t testing.TB, user, role string) string {
 	return tok
 }
 
-// FreePort returns a loopback address with a port that was free a moment
-// ago. Another process may take it before it is used; the window is small.
+// FreePort returns a loopback address whose port was free a moment ago.
+//
+// It picks ports below the kernel's ephemeral range (ip_local_port_range,
+// from 20000 up) when it can: a port from the ephemeral range may be taken,
+// between this call and the service's listen, by the local end of any
+// outgoing connection on the machine (the services' own connections to
+// Redis and RabbitMQ, or other tests'), and that happens often enough to
+// break tests. Another stack may still pick the same port; [Start] retries
+// a service whose listen fails with "address already in use".
 func FreePort(t testing.TB) string {
 	t.Helper()
+	lo, hi := ephemeralRange()
+	from, to := 20000, lo-1
+	if to-from < 1000 {
+		from, to = hi+1, 65535
+	}
+	if to-from >= 1000 {
+		for range 200 {
+			addr := fmt.Sprintf("127.0.0.1:%d", from+rand.IntN(to-from+1))
+			if ln, err := net.Listen("tcp", addr); err == nil {
+				ln.Close()
+				return addr
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// ephemeralRange is the kernel's range of local ports for outgoing
+// connections (Linux's default when it cannot be read).
+func ephemeralRange() (lo, hi int) {
+	lo, hi = 32768, 60999
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	var l, h int
+	if n, _ := fmt.Sscan(string(b), &l, &h); n == 2 && l > 0 && h >= l {
+		return l, h
+	}
+	return lo, hi
 }
 
 func (p *Service) start(bin string, env map[string]string) error {

@@ -1,7 +1,11 @@
 package stacktest_test
 
 import (
+	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,5 +56,31 @@ func TestStartGateway(t *testing.T) {
 	}
 	if code, _ := (&stacktest.Client{HTTP: s.HTTP, Base: s.GatewayURL()}).Do("GET", "/api/booking/position?event_id=st", nil, nil); code != http.StatusUnauthorized {
 		t.Errorf("position without a token: %d, want 401", code)
+	}
+}
+
+// TestFreePort: ports come from outside the kernel's ephemeral range, where
+// outgoing connections cannot take them, and are free.
+func TestFreePort(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(string(b), &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		addr := stacktest.FreePort(t)
+		_, ps, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(ps)
+		if port >= lo && port <= hi {
+			t.Fatalf("FreePort %s is in the ephemeral range %d-%d", addr, lo, hi)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("FreePort %s: %v", addr, err)
+		}
+		ln.Close()
 	}
 }
