@@ -138,6 +138,7 @@ func TestJourney(t *testing.T) {
 		`window.__noReload === undefined && shown("#panel-turn") && /^4 min \d+ s$/.test(text("#countdown"))
 		 && $('#seatmap button[data-seat="B3"]').dataset.status === "mine" && text("#seat-note") === "Seat B3 is held for you."
 		 && !$("#pay").disabled && text("#pay") === "Pay for seat B3"`)
+	p.shot("06b-after-reload")
 
 	// 7. Pay: the sandbox's hosted checkout for this seat.
 	p.do("click Pay", chromedp.Click(chromedp.ID("pay")))
