@@ -201,18 +201,24 @@ func (c *client) pingOnce() {
 	c.mu.Unlock()
 }
 
-// finish runs once c.ctx ended: it stops intake, forgets queued messages,
-// closes the connection for the reason and returns the reason.
-func (c *client) finish() error {
+// discard stops intake, forgets queued messages and returns the connection
+// (nil before the upgrade). The client must not be used for writing after.
+func (c *client) discard() *websocket.Conn {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.closed = true
 	c.hub.pendingTargeted.Add(-int64(len(c.prio)))
 	c.prio, c.bcast, c.pos = nil, nil, nil
 	if c.ping != nil {
 		c.ping.Stop()
 	}
-	conn := c.conn
-	c.mu.Unlock()
+	return c.conn
+}
+
+// finish runs once c.ctx ended: it stops intake, forgets queued messages,
+// closes the connection for the reason and returns the reason.
+func (c *client) finish() error {
+	conn := c.discard()
 	if c.slow.Load() {
 		// No close handshake: a slow peer would hold the goroutine for the
 		// handshake's timeout. The browser sees 1006 and reconnects.

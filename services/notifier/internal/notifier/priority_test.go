@@ -48,6 +48,19 @@ func TestClientQueueOrder(t *testing.T) {
 	if d := cmp.Diff([]string{"t1", "t2", "b1", "b2", "b3", "p2"}, got); d != "" {
 		t.Errorf("write order (-want +got)\n%s", d)
 	}
+
+	// A connection that ends with targeted messages queued does not leave
+	// them counted as pending (which would hold every broadcast back).
+	d := newClient(context.Background(), "ev", "u2", &cfg, m, hub)
+	defer d.cancel()
+	d.offer([]byte("t3"), lanePrio)
+	d.discard()
+	if d.offer([]byte("t4"), lanePrio) {
+		t.Error("offer accepted after discard")
+	}
+	if got := hub.pendingTargeted.Load(); got != 2 {
+		t.Errorf("pending targeted = %d after discard, want 2 (t1, t2 popped but not written)", got)
+	}
 }
 
 // A client that reads slowly has a backlog of broadcasts queued on the
@@ -119,6 +132,7 @@ func TestTargetedOvertakesBroadcastBacklog(t *testing.T) {
 	for i := range n {
 		want = append(want, fmt.Sprintf("%s/b%03d", messages.NotifySeatsChanged, i))
 	}
+	waitFor(t, func() bool { return in.srv.Hub().pendingTargeted.Load() == 0 })
 	if d := cmp.Diff(want, broadcasts); d != "" {
 		t.Errorf("broadcasts lost or reordered (-want +got)\n%s", d)
 	}

@@ -189,6 +189,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		if registered {
 			s.hub.remove(c)
 			c.cancel()
+			c.discard() // what was queued before the upgrade failed
 		}
 	}()
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
