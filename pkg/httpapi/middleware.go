@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // HeaderRequestID carries the request id in and out.
@@ -98,42 +99,27 @@ func Recovery() gin.HandlerFunc {
 	}
 }
 
-// Metrics are the HTTP request metrics of one service.
+// Metrics records every request in the project's standard HTTP metrics
+// (service.HTTPMetrics: http_requests_total and
+// http_request_duration_seconds by route pattern, method and status), so
+// dashboards and alerts see gin services like any other.
 type Metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	m *service.HTTPMetrics
 }
 
-// NewMetrics creates the metrics and registers them on reg (nil: not
-// registered).
+// NewMetrics registers the metrics on reg (nil: a private registry, for
+// tests).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "boxoffice_http_requests_total",
-			Help: "HTTP requests by route, method and status.",
-		}, []string{"route", "method", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "boxoffice_http_request_seconds",
-			Help:    "HTTP request duration by route and method.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
-		}, []string{"route", "method"}),
+	if reg == nil {
+		reg = prometheus.NewRegistry()
 	}
-	if reg != nil {
-		m.requests = registerOrExisting(reg, m.requests)
-		m.duration = registerOrExisting(reg, m.duration)
+	m, err := service.NewHTTPMetrics(reg)
+	if err != nil {
+		// Only a conflicting collector of the same name can fail here: a
+		// programming error in the service's wiring.
+		panic(fmt.Sprintf("httpapi: register metrics: %v", err))
 	}
-	return m
-}
-
-func registerOrExisting[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
-			if ex, ok := are.ExistingCollector.(C); ok {
-				return ex
-			}
-		}
-	}
-	return c
+	return &Metrics{m: m}
 }
 
 // Middleware records every request under its route pattern (never the raw
@@ -146,7 +132,6 @@ func (m *Metrics) Middleware() gin.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
-		m.duration.WithLabelValues(route, c.Request.Method).Observe(time.Since(start).Seconds())
+		m.m.Observe(route, c.Request.Method, c.Writer.Status(), time.Since(start))
 	}
 }
