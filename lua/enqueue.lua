@@ -35,13 +35,19 @@ if sold >= total then return {'sold_out'} end
 
 local seq = redis.call('INCR', K_SEQ)
 redis.call('HSET', K_USEQ, user, seq)
+if state then
+  -- joining again after a finished hold: forget the old hold's details
+  redis.call('HDEL', K_USEAT, user)
+  redis.call('HDEL', K_UPAY, user)
+  redis.call('HDEL', K_UGRACE, user)
+end
 
 -- Admit at once when nobody is waiting and the room has a free slot (only
 -- holds whose deadline has not passed count; expired ones are reclaimed by
 -- the next promotion).
 if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0
     and redis.call('ZCOUNT', K_ACTIVE, '(' .. now, '+inf') < room_capacity(capacity, total, sold) then
-  local deadline = admit(user, seq, now, hold_ms)
+  local deadline = admit_all({user, seq}, now, hold_ms)
   return {'ok', 'active', seq, 0, deadline, 1}
 end
 

@@ -79,26 +79,47 @@ local function expire_due(user, deadline, now)
   return 'released', release_hold(user, 'expired')
 end
 
--- Let a user into the room: deadline, state, served counter, rate bucket and
--- an outbox entry so the side effects (timeout message, notification,
--- Kafka event) are announced even if the caller dies before doing it.
-local function admit(user, seq, now, hold_ms)
+-- Run a variadic command over a long argument list in chunks (Lua's
+-- unpack() is limited by the C stack; 1000 is well inside it).
+local function bulk(cmd, key, args)
+  for i = 1, #args, 1000 do
+    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+  end
+end
+
+-- Let users into the room. list is {user, seq, user, seq, ...}. Each gets
+-- the same deadline, state active, and an outbox entry so the side effects
+-- (timeout message, notification, Kafka event) are announced even if the
+-- caller dies before doing it; the served counter and the rate bucket move
+-- once for the batch. One command per structure, not per user: this is the
+-- hot loop of promotion. (A user's seat, payment and grace fields are
+-- already clear: a new join clears what a previous hold left.)
+local function admit_all(list, now, hold_ms)
   local deadline = now + hold_ms
-  redis.call('ZADD', K_ACTIVE, deadline, user)
-  redis.call('HSET', K_STATE, user, 'active')
-  redis.call('HDEL', K_USEAT, user)
-  redis.call('HDEL', K_UPAY, user)
-  redis.call('HDEL', K_UGRACE, user)
-  if seq > num(redis.call('HGET', K_CONFIG, 'served')) then
-    redis.call('HSET', K_CONFIG, 'served', seq)
+  local zadd, states, outbox, max_seq = {}, {}, {}, 0
+  for i = 1, #list, 2 do
+    local user, seq = list[i], list[i + 1]
+    zadd[#zadd + 1] = deadline
+    zadd[#zadd + 1] = user
+    states[#states + 1] = user
+    states[#states + 1] = 'active'
+    outbox[#outbox + 1] = 'p:' .. user
+    outbox[#outbox + 1] = seq .. '|' .. deadline .. '||' .. now
+    if seq > max_seq then max_seq = seq end
+  end
+  if #zadd == 0 then return deadline end
+  bulk('ZADD', K_ACTIVE, zadd)
+  bulk('HSET', K_STATE, states)
+  bulk('HSET', K_OUTBOX, outbox)
+  if max_seq > num(redis.call('HGET', K_CONFIG, 'served')) then
+    redis.call('HSET', K_CONFIG, 'served', max_seq)
   end
   local bucket = math.floor(now / RATE_BUCKET_MS)
-  if redis.call('HINCRBY', K_RATE, tostring(bucket), 1) == 1 then
+  if redis.call('HINCRBY', K_RATE, tostring(bucket), #zadd / 2) == #zadd / 2 then
     -- a new bucket: drop the ones that left the one-minute window
     redis.call('HDEL', K_RATE, tostring(bucket - 6), tostring(bucket - 7),
       tostring(bucket - 8), tostring(bucket - 9), tostring(bucket - 10))
   end
-  redis.call('HSET', K_OUTBOX, 'p:' .. user, seq .. '|' .. deadline .. '||' .. now)
   return deadline
 end
 

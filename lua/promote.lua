@@ -55,7 +55,7 @@ if free <= 0 then
   return {'ok', 'room_full', promoted, expired, abandoned}
 end
 local want = math.min(free, max)
-local admitted, popped, reason = 0, 0, 'room_full'
+local admitted, popped, reason, list = 0, 0, 'room_full', {}
 while admitted < want do
   if popped >= max * 4 then reason = 'batch' break end
   local next = redis.call('ZPOPMIN', K_WAITING, want - admitted)
@@ -63,19 +63,27 @@ while admitted < want do
   for i = 1, #next, 2 do
     local user, seq = next[i], tonumber(next[i + 1])
     popped = popped + 1
-    local seen = abandon_ms > 0 and tonumber(redis.call('ZSCORE', K_SEEN, user))
-    redis.call('ZREM', K_SEEN, user)
-    if abandon_ms > 0 and (not seen or seen < now - abandon_ms) then
+    local absent = false
+    if abandon_ms > 0 then
+      local seen = tonumber(redis.call('ZSCORE', K_SEEN, user))
+      redis.call('ZREM', K_SEEN, user)
+      absent = not seen or seen < now - abandon_ms
+    end
+    if absent then
       redis.call('HSET', K_STATE, user, 'abandoned')
       abandoned[#abandoned + 1] = user
     else
-      local deadline = admit(user, seq, now, hold_ms)
       admitted = admitted + 1
-      promoted[#promoted + 1] = user
-      promoted[#promoted + 1] = seq
-      promoted[#promoted + 1] = deadline
+      list[#list + 1] = user
+      list[#list + 1] = seq
     end
   end
+end
+local deadline = admit_all(list, now, hold_ms)
+for i = 1, #list, 2 do
+  promoted[#promoted + 1] = list[i]
+  promoted[#promoted + 1] = list[i + 1]
+  promoted[#promoted + 1] = deadline
 end
 if admitted == want and want == max and want < free then reason = 'batch' end
 if admitted == want and reason ~= 'batch' then

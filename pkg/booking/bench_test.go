@@ -24,6 +24,7 @@ func benchStore(b *testing.B, cfg EventConfig) (*Store, context.Context) {
 	rdb := redis.NewClient(&redis.Options{Addr: base.(*redis.Client).Options().Addr, PoolSize: benchClients})
 	b.Cleanup(func() { rdb.Close() })
 	s := New(rdb, WithPrefix(redistest.Prefix(b)+"b"))
+	b.Cleanup(s.Close)
 	ctx := context.Background()
 	if err := s.Load(ctx); err != nil {
 		b.Fatal(err)

@@ -50,8 +50,9 @@ func newFixture(t *testing.T) *fixture {
 func newFixtureOn(t *testing.T, rdb redis.UniversalClient) *fixture {
 	c := newClock()
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
-	return &fixture{t: t, ctx: context.Background(), rdb: rdb, clock: c,
-		s: New(rdb, WithPrefix(prefix), WithClock(c.Now))}
+	s := New(rdb, WithPrefix(prefix), WithClock(c.Now))
+	t.Cleanup(s.Close)
+	return &fixture{t: t, ctx: context.Background(), rdb: rdb, clock: c, s: s}
 }
 
 // event creates an event; fields of cfg override small test defaults.

@@ -69,12 +69,15 @@ const (
 // Store runs the booking scripts against one Redis (or Redis Cluster).
 // It is safe for concurrent use and holds no state of its own.
 type Store struct {
-	rdb    redis.Scripter
+	pipe   *pipeliner // nil: every call is its own round trip
+	rdb    redis.UniversalClient
 	keysrc redis.Cmdable
 	prefix string
 	now    func() time.Time
 	keys   sync.Map // event id → []string, so hot paths do not rebuild 14 keys per call
 	cached atomic.Int64
+
+	flushers int
 }
 
 // Option configures a Store.
@@ -83,17 +86,34 @@ type Option func(*Store)
 // WithPrefix sets the key prefix (default "bo"); tests use their own.
 func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
 
+// WithAutoPipeline sets how many pipelines of concurrent script calls may
+// be in flight at once (default 8); 0 sends every call on its own. See
+// pipeline.go: under load, batching the calls of concurrent requests into
+// one round trip saves most of the client's and Redis's syscalls.
+func WithAutoPipeline(flushers int) Option { return func(s *Store) { s.flushers = flushers } }
+
 // WithClock sets the clock the Store passes to the scripts.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // New returns a Store over a go-redis client (*redis.Client,
 // *redis.ClusterClient or a UniversalClient).
 func New(rdb redis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, keysrc: rdb, prefix: "bo", now: time.Now}
+	s := &Store{rdb: rdb, keysrc: rdb, prefix: "bo", now: time.Now, flushers: 8}
 	for _, o := range opts {
 		o(s)
 	}
+	if s.flushers > 0 {
+		s.pipe = newPipeliner(rdb, s.flushers)
+	}
 	return s
+}
+
+// Close stops the auto-pipelining goroutines. It does not close the Redis
+// client. Calls after Close still work, one round trip each.
+func (s *Store) Close() {
+	if s.pipe != nil {
+		s.pipe.close()
+	}
 }
 
 // Prefix returns the key prefix.
@@ -116,7 +136,13 @@ func (s *Store) Load(ctx context.Context) error {
 // run executes a script for an event and decodes its array reply. A Redis
 // error is returned wrapped; a script's error code becomes its sentinel.
 func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args ...any) (reply, error) {
-	v, err := sc.Run(ctx, s.rdb, s.eventKeys(eventID), args...).Result()
+	var v any
+	var err error
+	if s.pipe != nil {
+		v, err = s.pipe.do(ctx, sc, s.eventKeys(eventID), args)
+	} else {
+		v, err = sc.Run(ctx, s.rdb, s.eventKeys(eventID), args...).Result()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}

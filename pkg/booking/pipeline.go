@@ -1,0 +1,145 @@
+package booking
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// pipeliner batches script calls of concurrent callers into Redis
+// pipelines (auto-pipelining): while one batch is on the wire the next
+// calls queue up and go out together in the following round trip. Under
+// load this turns N requests' 2N syscalls (and Redis's N reads and writes)
+// into a handful, which is where an unpipelined client spends most of its
+// CPU; an idle caller pays nothing extra because a lone call is flushed at
+// once, without a timer. Each script call is still atomic on its own; a
+// pipeline only shares the connection.
+type pipeliner struct {
+	rdb   redis.UniversalClient
+	calls chan *pcall
+	wg    sync.WaitGroup
+	once  sync.Once
+	stop  chan struct{}
+}
+
+type pcall struct {
+	ctx  context.Context
+	sc   *redis.Script
+	keys []string
+	args []any
+	done chan struct{}
+	res  any
+	err  error
+}
+
+const (
+	pipelineMaxBatch = 256
+	// pipelineTimeout bounds one round trip; a caller's own context still
+	// ends its wait earlier.
+	pipelineTimeout = 10 * time.Second
+)
+
+// newPipeliner starts `flushers` goroutines, each sending one batch at a
+// time, so up to `flushers` pipelines are in flight at once.
+func newPipeliner(rdb redis.UniversalClient, flushers int) *pipeliner {
+	p := &pipeliner{rdb: rdb, calls: make(chan *pcall, 4*pipelineMaxBatch), stop: make(chan struct{})}
+	for range flushers {
+		p.wg.Go(p.loop)
+	}
+	return p
+}
+
+var pcallPool = sync.Pool{New: func() any { return &pcall{done: make(chan struct{}, 1)} }}
+
+// do runs one script through the next pipeline and waits for its reply.
+func (p *pipeliner) do(ctx context.Context, sc *redis.Script, keys []string, args []any) (any, error) {
+	c := pcallPool.Get().(*pcall)
+	c.ctx, c.sc, c.keys, c.args = ctx, sc, keys, args
+	select {
+	case p.calls <- c:
+	case <-ctx.Done():
+		pcallPool.Put(c)
+		return nil, ctx.Err()
+	case <-p.stop:
+		pcallPool.Put(c)
+		return sc.Run(ctx, p.rdb, keys, args...).Result()
+	}
+	select {
+	case <-c.done:
+		res, err := c.res, c.err
+		*c = pcall{done: c.done}
+		pcallPool.Put(c)
+		return res, err
+	case <-ctx.Done():
+		// the flusher still owns c and will signal done into its buffer;
+		// c is dropped, not returned to the pool
+		return nil, ctx.Err()
+	}
+}
+
+func (p *pipeliner) loop() {
+	batch := make([]*pcall, 0, pipelineMaxBatch)
+	cmds := make([]*redis.Cmd, 0, pipelineMaxBatch)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case c := <-p.calls:
+			batch = append(batch[:0], c)
+		}
+	drain:
+		for len(batch) < pipelineMaxBatch {
+			select {
+			case c := <-p.calls:
+				batch = append(batch, c)
+			default:
+				break drain
+			}
+		}
+		p.flush(batch, cmds[:0])
+	}
+}
+
+func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
+	ctx, cancel := context.WithTimeout(context.Background(), pipelineTimeout)
+	defer cancel()
+	if len(batch) == 1 { // no pipeline overhead for a lone call
+		c := batch[0]
+		c.res, c.err = c.sc.Run(c.ctx, p.rdb, c.keys, c.args...).Result()
+		c.done <- struct{}{}
+		return
+	}
+	pipe := p.rdb.Pipeline()
+	for _, c := range batch {
+		cmds = append(cmds, c.sc.EvalSha(ctx, pipe, c.keys, c.args...))
+	}
+	_, _ = pipe.Exec(ctx) // errors are per command
+	for i, c := range batch {
+		c.res, c.err = cmds[i].Result()
+		if c.err != nil && strings.HasPrefix(c.err.Error(), "NOSCRIPT") {
+			// the server lost its script cache (restart, new node): load
+			// it again the slow way; later batches find it
+			c.res, c.err = c.sc.Run(c.ctx, p.rdb, c.keys, c.args...).Result()
+		}
+		c.done <- struct{}{}
+	}
+}
+
+// close stops the flushers; calls still queued, and calls made
+// afterwards, run unpipelined.
+func (p *pipeliner) close() {
+	p.once.Do(func() { close(p.stop) })
+	p.wg.Wait()
+	for {
+		select {
+		case c := <-p.calls:
+			c.res, c.err = c.sc.Run(c.ctx, p.rdb, c.keys, c.args...).Result()
+			c.done <- struct{}{}
+		default:
+			return
+		}
+	}
+}
