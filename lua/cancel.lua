@@ -1,22 +1,39 @@
 -- cancel.lua — the user gives up (seed 002 "Cancel Booking", fixed: a held
--- seat is freed, refused while a payment is pending).
+-- seat is freed, refused while a payment is pending). The cancellation is
+-- written to the outbox ('c:<user>' → 'seq|from|seat|at_ms') in the same
+-- step, so its side effects (booking_cancelled, and slot-released when it
+-- left the room) are announced even if the caller fails right after.
+-- Cancelling again is idempotent: it answers the same, plus the outbox
+-- entry if it is still unannounced.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 now_ms
--- Replies: {'ok', 'queue' | 'active', seat_id, sequence}
+-- Replies: {'ok', 'queue' | 'active', seat_id, sequence, duplicate (0|1), outbox_value}
+--   from and outbox_value are '' on a repeat whose entry was announced already
 --   | {'cannot_cancel'} | {'not_found'} | {'invalid_state', state} | {'event_not_found'}
-local user = ARGV[1]
+local user, now = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = redis.call('HGET', K_STATE, user)
 if not state then return {'not_found'} end
 local seq = num(redis.call('HGET', K_USEQ, user))
+local function cancelled(from, seat)
+  local v = seq .. '|' .. from .. '|' .. seat .. '|' .. now
+  redis.call('HSET', K_OUTBOX, 'c:' .. user, v)
+  return {'ok', from, seat, seq, 0, v}
+end
 if state == 'waiting' then
   redis.call('ZREM', K_WAITING, user)
   redis.call('ZREM', K_SEEN, user)
   redis.call('HSET', K_STATE, user, 'cancelled')
-  return {'ok', 'queue', '', seq}
+  return cancelled('queue', '')
 end
 if state == 'active' or state == 'seat_selected' then
-  return {'ok', 'active', release_hold(user, 'cancelled'), seq}
+  return cancelled('active', release_hold(user, 'cancelled'))
+end
+if state == 'cancelled' then
+  local v = redis.call('HGET', K_OUTBOX, 'c:' .. user)
+  if not v then return {'ok', '', redis.call('HGET', K_USEAT, user) or '', seq, 1, ''} end
+  local from, seat = string.match(v, '^[^|]*|([^|]*)|([^|]*)|')
+  return {'ok', from, seat, seq, 1, v}
 end
 if state == 'payment_pending' then return {'cannot_cancel'} end
 return {'invalid_state', state}

@@ -360,3 +360,52 @@ func TestSoldOutIsBroadcastOnce(t *testing.T) {
 		t.Errorf("sold_out broadcast %v times, want 1", got)
 	}
 }
+
+// A cancellation whose caller died before announcing it (the gateway's
+// publish failed, the client gave up) is announced by the safety net:
+// booking_cancelled reaches Kafka once per id, and the slot it freed goes
+// to the next user in line.
+func TestSafetyNetAnnouncesACrashedCancellation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const id = "evt-cancel"
+	e.event(id, 1, time.Minute, 0, 10)
+	users := e.enqueueWaiting(id, 2)
+	col := e.collect(events.TopicBookingCancelled, events.TopicUserPromoted)
+	e.promoter(1)
+
+	first, err := e.store.Promote(e.ctx, id, 0)
+	if err != nil || len(first.Promoted) != 1 {
+		t.Fatalf("promote: %+v %v", first, err)
+	}
+	if err := e.ann.Announce(e.ctx, id, first.Outbox); err != nil {
+		t.Fatal(err)
+	}
+	// cancel, then "crash": nothing announced
+	res, err := e.store.Cancel(e.ctx, id, users[0])
+	if err != nil || res.From != "active" || len(res.Outbox) != 1 {
+		t.Fatalf("cancel: %+v %v", res, err)
+	}
+	p := e.idlePromoter()
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); p.RunSafetyNet(ctx, 200*time.Millisecond) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	eventually(t, 5*time.Second, "booking_cancelled of the crashed cancel", func() bool {
+		return len(col.unique(events.TopicBookingCancelled)) == 1
+	})
+	got := col.unique(events.TopicBookingCancelled)[0]
+	if got.UserID != users[0] || got.Reason != "active" || got.Sequence != res.Sequence {
+		t.Fatalf("booking_cancelled %+v", got)
+	}
+	eventually(t, 5*time.Second, "the next user admitted into the freed slot", func() bool {
+		return e.state(id, users[1]) == booking.StateActive
+	})
+	// once fully announced (Kafka and the confirmed slot-released), the
+	// entry is acknowledged: a repeat cancel has nothing left to announce
+	eventually(t, 5*time.Second, "the cancellation acknowledged in the outbox", func() bool {
+		again, err := e.store.Cancel(e.ctx, id, users[0])
+		return err == nil && again.Duplicate && len(again.Outbox) == 0
+	})
+}

@@ -22,8 +22,9 @@ import (
 
 // Outbox entry kinds written by the booking engine.
 const (
-	KindPromoted = "promoted"
-	KindExpired  = "expired"
+	KindPromoted  = "promoted"
+	KindExpired   = "expired"
+	KindCancelled = "cancelled"
 )
 
 // Publisher is the confirmed RabbitMQ publisher (*amqpx.Publisher): a nil
@@ -98,7 +99,9 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 //   - promoted: the delayed messages.Timeout for the hold's deadline (onto
 //     timeout-exchange/timeout), a your_turn notification and the Kafka
 //     user_promoted event;
-//   - expired: an expired notification and the Kafka booking_expired event.
+//   - expired: an expired notification and the Kafka booking_expired event;
+//   - cancelled: the Kafka booking_cancelled event and, when the user left
+//     the room (From "active"), a slot-released message.
 //
 // An entry is acknowledged only when all its publishes were confirmed and
 // the Kafka write succeeded. Any failure is returned; the entries not
@@ -116,6 +119,8 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 			evs = append(evs, events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now)))
 		case KindExpired:
 			evs = append(evs, events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.At, now)))
+		case KindCancelled:
+			evs = append(evs, events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now)))
 		}
 	}
 
@@ -184,6 +189,11 @@ func (a *Announcer) publishEntry(ctx context.Context, eventID string, e booking.
 		n := messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: e.UserID,
 			Sequence: e.Sequence, SeatID: e.SeatID, Reason: messages.ReasonTimeout, Timestamp: now.Unix()}
 		return a.notify(ctx, n)
+	case KindCancelled:
+		if e.From != events.CancelledFromActive {
+			return nil
+		}
+		return a.ReleaseSlot(ctx, eventID, messages.ReasonCancellation, e.UserID+"|"+strconv.FormatInt(e.Sequence, 10))
 	}
 	a.log.Warn("unknown outbox entry kind; acknowledging it", zap.String("kind", e.Kind),
 		zap.String("event_id", eventID), zap.String("user_id", e.UserID))

@@ -487,7 +487,7 @@ func TestInitiatePayment(t *testing.T) {
 	}
 	f.s.LockSeat(f.ctx, "evt", "a", "A1")
 	ph, err := f.s.InitiatePayment(f.ctx, "evt", "a", "p1")
-	want := PaymentHold{PaymentID: "p1", SeatID: "A1", ExpireAt: f.clock.Now().Add(time.Minute), Created: true}
+	want := PaymentHold{PaymentID: "p1", SeatID: "A1", Sequence: 1, ExpireAt: f.clock.Now().Add(time.Minute), Created: true}
 	if err != nil || ph != want {
 		t.Fatalf("initiate: %+v %v", ph, err)
 	}
@@ -681,22 +681,29 @@ func TestCancel(t *testing.T) {
 	f.s.LockSeat(f.ctx, "evt", "a", "A1")
 	f.s.LockSeat(f.ctx, "evt", "b", "A2")
 	f.s.InitiatePayment(f.ctx, "evt", "b", "pb")
+	now := f.clock.Now()
+	entry := func(user, from, seat string, seq int64) []OutboxEntry {
+		return []OutboxEntry{{Kind: "cancelled", UserID: user, Sequence: seq, SeatID: seat, From: from, At: now}}
+	}
 	for _, tc := range []struct {
 		name, user string
 		want       CancelResult
 		err        error
 	}{
-		{"from the queue", "w", CancelResult{From: "queue", Sequence: 4}, nil},
-		{"from the room, freeing the seat", "a", CancelResult{From: "active", SeatID: "A1", Sequence: 1}, nil},
-		{"from the room without a seat", "c", CancelResult{From: "active", Sequence: 3}, nil},
+		{"from the queue", "w", CancelResult{From: "queue", Sequence: 4, Outbox: entry("w", "queue", "", 4)}, nil},
+		{"from the room, freeing the seat", "a", CancelResult{From: "active", SeatID: "A1", Sequence: 1, Outbox: entry("a", "active", "A1", 1)}, nil},
+		{"from the room without a seat", "c", CancelResult{From: "active", Sequence: 3, Outbox: entry("c", "active", "", 3)}, nil},
+		{"again, not yet announced: same entry", "a", CancelResult{From: "active", SeatID: "A1", Sequence: 1, Duplicate: true, Outbox: entry("a", "active", "A1", 1)}, nil},
 		{"during payment", "b", CancelResult{}, ErrCannotCancel},
-		{"twice", "a", CancelResult{}, ErrInvalidState},
 		{"unknown user", "zed", CancelResult{}, ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := f.s.Cancel(f.ctx, "evt", tc.user)
-			if !errors.Is(err, tc.err) || got != tc.want {
-				t.Fatalf("%+v %v", got, err)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err %v, want %v", err, tc.err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -706,6 +713,22 @@ func TestCancel(t *testing.T) {
 	if c := f.counts("evt"); c.Active != 1 || c.Waiting != 0 || c.Held != 1 {
 		t.Fatalf("counts %+v", c)
 	}
+	t.Run("again after the announcement: nothing pending", func(t *testing.T) {
+		r, _ := f.s.Cancel(f.ctx, "evt", "a")
+		if err := f.s.AckOutbox(f.ctx, "evt", r.Outbox...); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.s.Cancel(f.ctx, "evt", "a")
+		if err != nil || !got.Duplicate || len(got.Outbox) != 0 || got.Sequence != 1 {
+			t.Fatalf("%+v %v", got, err)
+		}
+	})
+	t.Run("a finished booking cannot be cancelled", func(t *testing.T) {
+		f.s.PaymentSuccess(f.ctx, "evt", "b", "pb")
+		if _, err := f.s.Cancel(f.ctx, "evt", "b"); !errors.Is(err, ErrInvalidState) {
+			t.Fatal(err)
+		}
+	})
 	f.checkInvariants("evt")
 }
 
@@ -731,10 +754,10 @@ func TestOutbox(t *testing.T) {
 	}
 	// a changed entry (b cancelled, joined again and was re-admitted) is not
 	// removed by an ack of the old one
-	f.s.Cancel(f.ctx, "evt", "b")
+	bc, _ := f.s.Cancel(f.ctx, "evt", "b")
 	f.clock.Advance(time.Second)
 	b2 := f.join("evt", "b")
-	if err := f.s.AckOutbox(f.ctx, "evt", b.Outbox...); err != nil {
+	if err := f.s.AckOutbox(f.ctx, "evt", append(b.Outbox, bc.Outbox...)...); err != nil {
 		t.Fatal(err)
 	}
 	left, _ := f.s.Outbox(f.ctx, "evt", 0)

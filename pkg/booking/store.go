@@ -511,7 +511,7 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 	if err != nil {
 		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
 	}
-	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), ExpireAt: ms(r.int(3)), Created: r.int(4) == 1}, nil
+	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), ExpireAt: ms(r.int(3)), Created: r.int(4) == 1, Sequence: r.int(5)}, nil
 }
 
 // PaymentSuccess completes a booking: the seat is sold for good. A repeat
@@ -564,8 +564,12 @@ func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (Time
 }
 
 // Cancel takes a user out of the queue (From "queue") or the room (From
-// "active", freeing their seat: publish slot-released). Errors:
-// ErrCannotCancel during payment, ErrNotFound, ErrInvalidState when finished.
+// "active", freeing their seat). The cancellation's outbox entry comes back
+// in Outbox: announce it (booking_cancelled; slot-released when From is
+// "active") and AckOutbox. Cancelling again is not an error: Duplicate is
+// set and Outbox holds the entry if it was never announced. Errors:
+// ErrCannotCancel during payment, ErrNotFound, ErrInvalidState when the
+// booking finished otherwise.
 func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResult, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return CancelResult{}, err
@@ -574,7 +578,11 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel: %w", err)
 	}
-	return CancelResult{From: r.str(1), SeatID: r.str(2), Sequence: r.int(3)}, nil
+	res := CancelResult{From: r.str(1), SeatID: r.str(2), Sequence: r.int(3), Duplicate: r.int(4) == 1}
+	if e, ok := parseOutbox("c:"+userID, r.str(5)); ok {
+		res.Outbox = []OutboxEntry{e}
+	}
+	return res, nil
 }
 
 // Seats returns every seat of an event with its status, in display order.
@@ -647,7 +655,8 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 	return out, nil
 }
 
-// parseOutbox decodes "p:<user>" / "x:<user>" → "seq|deadline_ms|seat|at_ms".
+// parseOutbox decodes "p:<user>" / "x:<user>" → "seq|deadline_ms|seat|at_ms"
+// and "c:<user>" → "seq|from|seat|at_ms".
 func parseOutbox(field, val string) (OutboxEntry, bool) {
 	kind, user, ok := strings.Cut(field, ":")
 	parts := strings.Split(val, "|")
@@ -663,6 +672,8 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		e.Kind, e.ExpireAt = "promoted", ms(dl)
 	case "x":
 		e.Kind = "expired"
+	case "c":
+		e.Kind, e.From = "cancelled", parts[1]
 	default:
 		return OutboxEntry{}, false
 	}
@@ -670,16 +681,22 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 }
 
 func (e OutboxEntry) field() string {
-	if e.Kind == "expired" {
+	switch e.Kind {
+	case "expired":
 		return "x:" + e.UserID
+	case "cancelled":
+		return "c:" + e.UserID
 	}
 	return "p:" + e.UserID
 }
 
 func (e OutboxEntry) value() string {
 	dl := ""
-	if e.Kind == "promoted" {
+	switch e.Kind {
+	case "promoted":
 		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+	case "cancelled":
+		dl = e.From
 	}
 	return strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
 }

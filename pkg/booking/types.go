@@ -212,6 +212,7 @@ type PromoteResult struct {
 type PaymentHold struct {
 	PaymentID string
 	SeatID    string
+	Sequence  int64
 	ExpireAt  time.Time
 	// Created is false when the payment had already been initiated and the
 	// existing id is returned.
@@ -254,18 +255,25 @@ type TimeoutResult struct {
 
 // CancelResult is the outcome of Cancel.
 type CancelResult struct {
-	From     string // "queue" or "active"
+	From     string // "queue" or "active"; "" on a repeat already announced
 	SeatID   string
 	Sequence int64
+	// Duplicate is set when the user had cancelled already.
+	Duplicate bool
+	// Outbox holds the cancellation's entry while it is unannounced:
+	// announce it (booking_cancelled, slot-released) and AckOutbox.
+	Outbox []OutboxEntry
 }
 
-// OutboxEntry is a side effect of a promotion that still has to be announced
-// (timeout scheduled, user notified, event published). See Store.Outbox.
+// OutboxEntry is a side effect of a state change that still has to be
+// announced (timeout scheduled, user notified, event published, slot
+// released). See Store.Outbox.
 type OutboxEntry struct {
-	Kind     string // "promoted" or "expired"
+	Kind     string // "promoted", "expired" or "cancelled"
 	UserID   string
 	Sequence int64
 	ExpireAt time.Time // promoted only
-	SeatID   string    // expired only
+	SeatID   string    // expired and cancelled
+	From     string    // cancelled only: "queue" or "active"
 	At       time.Time // when the entry was written
 }

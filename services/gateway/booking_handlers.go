@@ -15,7 +15,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
-	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
@@ -194,7 +193,7 @@ func (s *Server) initiatePayment(c *gin.Context) {
 			"the payment provider is unavailable; retry (the same payment is reused)")
 		return
 	}
-	if err := s.Kafka.Publish(ctx, events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, 0, s.Store.Now())); err != nil {
+	if err := s.Kafka.Publish(ctx, events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, s.Store.Now())); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}
@@ -216,16 +215,13 @@ func (s *Server) cancel(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	now := s.Store.Now()
-	if err := s.Kafka.Publish(ctx, events.BookingCancelled(req.EventID, user, res.SeatID, res.Sequence, res.From, now)); err != nil {
+	// booking_cancelled, and slot-released when the user left the room. The
+	// cancellation is in the outbox: if this fails the client gets a 503 and
+	// may retry (a repeat cancel is idempotent and announces the same entry),
+	// and the slot-released consumer's safety net announces it anyway.
+	if err := s.Announcer.Announce(ctx, req.EventID, res.Outbox); err != nil {
 		httpapi.Fail(c, err)
 		return
-	}
-	if res.From == events.CancelledFromActive {
-		if err := s.Announcer.ReleaseSlot(ctx, req.EventID, messages.ReasonCancellation, user+"|"+itoa(res.Sequence)); err != nil {
-			httpapi.Fail(c, err)
-			return
-		}
 	}
 	c.JSON(http.StatusOK, gin.H{"success": true, "from": res.From, "seat_id": res.SeatID})
 }

@@ -1,33 +1,23 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
-	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
 const (
@@ -45,145 +35,6 @@ const (
 
 // services started as processes, in order.
 var services = []string{"slot-released-consumer", "timeout-consumer", "payment-webhook", "payment-sandbox", "gateway"}
-
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// build compiles every service into dir, in parallel.
-func build(t *testing.T, root, dir string) {
-	var wg sync.WaitGroup
-	errs := make([]error, len(services))
-	for i, s := range services {
-		wg.Go(func() {
-			if _, err := os.Stat(filepath.Join(root, "services", s, "main.go")); err != nil {
-				errs[i] = fmt.Errorf("%s has no main.go: %w", s, err)
-				return
-			}
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, s), "./services/"+s)
-			cmd.Dir = root
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("build %s: %v\n%s", s, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-type proc struct {
-	name, log string
-	cmd       *exec.Cmd
-}
-
-func start(t *testing.T, bin, logDir, name string, env []string) *proc {
-	logPath := filepath.Join(logDir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, name))
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{name: name, log: logPath, cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		f.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 4000 {
-				b = b[len(b)-4000:]
-			}
-			t.Logf("--- %s log (tail) ---\n%s", name, b)
-		}
-	})
-	return p
-}
-
-func waitHealthy(t *testing.T, p *proc, adminAddr string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + adminAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if p.cmd.ProcessState != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(p.log)
-	t.Fatalf("%s not ready on %s:\n%s", p.name, adminAddr, b)
-}
-
-// client is one user's HTTP client.
-type client struct {
-	hc    *http.Client
-	base  string
-	token string
-}
-
-func (c *client) do(method, rawURL string, body any, out any) (int, error) {
-	var rd io.Reader
-	ctype := "application/json"
-	switch b := body.(type) {
-	case nil:
-	case url.Values:
-		rd, ctype = strings.NewReader(b.Encode()), "application/x-www-form-urlencoded"
-	default:
-		j, _ := json.Marshal(b)
-		rd = bytes.NewReader(j)
-	}
-	if !strings.HasPrefix(rawURL, "http") {
-		rawURL = c.base + rawURL
-	}
-	req, err := http.NewRequest(method, rawURL, rd)
-	if err != nil {
-		return 0, err
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", ctype)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if out != nil && len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(b, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("decode %s: %w", b, err)
-		}
-	}
-	if resp.StatusCode >= 500 {
-		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, rawURL, resp.StatusCode, b)
-	}
-	return resp.StatusCode, nil
-}
 
 type position struct {
 	Status   string `json:"status"`
@@ -236,52 +87,10 @@ func TestJourney(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	root, err := redistest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	build(t, root, bin)
-
-	prefix := redistest.Prefix(t)
-	_ = redistest.Client(t)
-	amqpURL := amqptest.Vhost(t)
-	brokers := kafkatest.Start(t)
-
-	gwAddr, whAddr, sbAddr := freePort(t), freePort(t), freePort(t)
-	admin := map[string]string{}
-	for _, s := range services {
-		admin[s] = freePort(t)
-	}
-	common := []string{
-		"REDIS_ADDR=127.0.0.1:6379", "REDIS_PREFIX=" + prefix, "AMQP_URL=" + amqpURL,
-		"KAFKA_BROKERS=" + strings.Join(brokers, ","), "LOG_LEVEL=warn", "LOG_FORMAT=json",
-		"JWT_SECRET=" + jwtSecret, "WEBHOOK_SECRET=" + webhookSecret, "SANDBOX_API_KEY=" + sandboxKey,
-		"SAFETY_NET_INTERVAL=1s", "OUTBOX_SWEEP_AGE=2s",
-	}
-	own := map[string][]string{
-		"payment-webhook": {"HTTP_ADDR=" + whAddr},
-		"payment-sandbox": {"HTTP_ADDR=" + sbAddr, "PUBLIC_URL=http://" + sbAddr, "WEBHOOK_URL=http://" + whAddr,
-			"WEBHOOK_RETRY_MIN=50ms", "WEBHOOK_RETRY_MAX=1s"},
-		"gateway": {"HTTP_ADDR=" + gwAddr, "PUBLIC_URL=http://" + gwAddr, "PAYMENT_PROVIDER_URL=http://" + sbAddr},
-	}
-	logs := t.TempDir()
-	for _, s := range services {
-		env := append(append([]string{"ADMIN_ADDR=" + admin[s]}, common...), own[s]...)
-		p := start(t, bin, logs, s, env)
-		waitHealthy(t, p, admin[s])
-	}
-
-	a, _ := auth.New([]byte(jwtSecret))
-	tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
-	hc := &http.Client{Transport: tr, Timeout: 20 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	adminTok, _ := a.Issue("e2e-admin", auth.RoleAdmin, time.Hour)
-	ac := &client{hc: hc, base: "http://" + gwAddr, token: adminTok}
-	if code, err := ac.do("POST", "/api/admin/events", map[string]any{"id": "e2e", "name": "E2E", "rows": rows,
-		"seats_per_row": perRow, "capacity": room, "hold_seconds": holdSecs, "grace_seconds": 1}, nil); code != 201 || err != nil {
-		t.Fatalf("create event: %d %v", code, err)
-	}
+	s := stacktest.Start(t, stacktest.Options{Services: services})
+	brokers := s.Brokers
+	s.CreateEvent(t, stacktest.Event{ID: "e2e", Name: "E2E", Rows: rows, SeatsPerRow: perRow, Capacity: room, HoldSeconds: holdSecs, GraceSeconds: 1})
+	ac := s.Client(t, "e2e-admin", auth.RoleAdmin)
 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
@@ -289,8 +98,7 @@ func TestJourney(t *testing.T) {
 	results := make([]outcome, users)
 	var wg sync.WaitGroup
 	for i := range users {
-		tok, _ := a.Issue(fmt.Sprintf("user-%03d", i), "", time.Hour)
-		c := &client{hc: hc, base: "http://" + gwAddr, token: tok}
+		c := s.Client(t, fmt.Sprintf("user-%03d", i), "")
 		wg.Go(func() {
 			results[i] = runUser(ctx, c, fmt.Sprintf("user-%03d", i), planOf(i))
 		})
@@ -329,7 +137,7 @@ func TestJourney(t *testing.T) {
 		} `json:"counts"`
 	}
 	waitUntil(t, 15*time.Second, func() bool {
-		_, _ = ac.do("GET", "/api/events/e2e", nil, &ev)
+		_, _ = ac.Do("GET", "/api/events/e2e", nil, &ev)
 		return ev.Counts.Active == 0 && ev.Counts.Held == 0
 	}, func() string { return fmt.Sprintf("room not empty: %+v", ev.Counts) })
 	if ev.Counts.Sold != seats || len(completedSeats) != seats || ev.Counts.Available != 0 {
@@ -341,7 +149,7 @@ func TestJourney(t *testing.T) {
 			Status string `json:"status"`
 		} `json:"seats"`
 	}
-	_, _ = ac.do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
+	_, _ = ac.Do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
 	for _, s := range seatMap.Seats {
 		if s.Status != "sold" || completedSeats[s.SeatID] == "" {
 			t.Errorf("seat %s: %s, bought by %q", s.SeatID, s.Status, completedSeats[s.SeatID])
@@ -415,7 +223,7 @@ func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg func() strin
 }
 
 // runUser plays one user's journey by its plan and returns the final state.
-func runUser(ctx context.Context, c *client, user string, p plan) (out outcome) {
+func runUser(ctx context.Context, c *stacktest.Client, user string, p plan) (out outcome) {
 	out.user, out.plan = user, p
 	rng := rand.New(rand.NewPCG(uint64(len(user)), uint64(user[len(user)-1])*7919+uint64(user[len(user)-2])))
 	var join struct {
@@ -423,14 +231,14 @@ func runUser(ctx context.Context, c *client, user string, p plan) (out outcome) 
 		Sequence int64  `json:"sequence"`
 	}
 	if _, err := retry(ctx, func() (int, error) {
-		return c.do("POST", "/api/booking/request", map[string]string{"event_id": "e2e"}, &join)
+		return c.Do("POST", "/api/booking/request", map[string]string{"event_id": "e2e"}, &join)
 	}); err != nil {
 		out.err = err
 		return out
 	}
 	out.sequence = join.Sequence
 	if p == planCancelInQueue && join.Status == "queued" {
-		if code, err := c.do("POST", "/api/booking/cancel", map[string]string{"event_id": "e2e"}, nil); err != nil || code != 200 {
+		if code, err := c.Do("POST", "/api/booking/cancel", map[string]string{"event_id": "e2e"}, nil); err != nil || code != 200 {
 			out.err = fmt.Errorf("cancel in queue: %d %v", code, err)
 			return out
 		}
@@ -442,7 +250,7 @@ func runUser(ctx context.Context, c *client, user string, p plan) (out outcome) 
 			return out
 		}
 		var pos position
-		if _, err := c.do("GET", "/api/booking/position?event_id=e2e", nil, &pos); err != nil {
+		if _, err := c.Do("GET", "/api/booking/position?event_id=e2e", nil, &pos); err != nil {
 			out.err = err
 			return out
 		}
@@ -481,7 +289,7 @@ func retry(ctx context.Context, f func() (int, error)) (int, error) {
 }
 
 // act is what an admitted user does.
-func act(ctx context.Context, c *client, p plan, rng *rand.Rand) error {
+func act(ctx context.Context, c *stacktest.Client, p plan, rng *rand.Rand) error {
 	if p == planCancelInQueue {
 		p = planPay // admitted at once: buy
 	}
@@ -493,7 +301,7 @@ func act(ctx context.Context, c *client, p plan, rng *rand.Rand) error {
 	case planLetExpire:
 		return nil
 	case planCancelInRoom:
-		code, err := c.do("POST", "/api/booking/cancel", map[string]string{"event_id": "e2e"}, nil)
+		code, err := c.Do("POST", "/api/booking/cancel", map[string]string{"event_id": "e2e"}, nil)
 		if err != nil || (code != 200 && code != 403) { // 403: the hold ended first
 			return fmt.Errorf("cancel in room: %d %v", code, err)
 		}
@@ -505,7 +313,7 @@ func act(ctx context.Context, c *client, p plan, rng *rand.Rand) error {
 		Code       string `json:"code"`
 	}
 	code, err := retry(ctx, func() (int, error) {
-		return c.do("POST", "/api/booking/payment/initiate", map[string]string{"event_id": "e2e"}, &ini)
+		return c.Do("POST", "/api/booking/payment/initiate", map[string]string{"event_id": "e2e"}, &ini)
 	})
 	if err != nil {
 		return err
@@ -516,14 +324,14 @@ func act(ctx context.Context, c *client, p plan, rng *rand.Rand) error {
 	if code != 200 || ini.PaymentURL == "" {
 		return fmt.Errorf("initiate: %d %+v", code, ini)
 	}
-	if code, err := c.do("GET", ini.PaymentURL, nil, nil); err != nil || code != 200 {
+	if code, err := c.Do("GET", ini.PaymentURL, nil, nil); err != nil || code != 200 {
 		return fmt.Errorf("checkout page: %d %v", code, err)
 	}
 	action, form := "/pay", url.Values{}
 	if p == planDecline {
 		action, form = "/decline", url.Values{"reason": {"insufficient_funds"}}
 	}
-	code, err = c.do("POST", ini.PaymentURL+action, form, nil)
+	code, err = c.Do("POST", ini.PaymentURL+action, form, nil)
 	if err != nil || code != http.StatusSeeOther {
 		return fmt.Errorf("sandbox %s: %d %v", action, code, err)
 	}
@@ -532,7 +340,7 @@ func act(ctx context.Context, c *client, p plan, rng *rand.Rand) error {
 
 // pickSeat holds a random available seat, retrying on conflicts; "" when
 // the hold ended or every seat is taken for good.
-func pickSeat(ctx context.Context, c *client, rng *rand.Rand) (string, error) {
+func pickSeat(ctx context.Context, c *stacktest.Client, rng *rand.Rand) (string, error) {
 	for ctx.Err() == nil {
 		var m struct {
 			Seats []struct {
@@ -540,7 +348,7 @@ func pickSeat(ctx context.Context, c *client, rng *rand.Rand) (string, error) {
 				Status string `json:"status"`
 			} `json:"seats"`
 		}
-		if _, err := c.do("GET", "/api/seats/available?event_id=e2e", nil, &m); err != nil {
+		if _, err := c.Do("GET", "/api/seats/available?event_id=e2e", nil, &m); err != nil {
 			return "", err
 		}
 		var free []string
@@ -564,7 +372,7 @@ func pickSeat(ctx context.Context, c *client, rng *rand.Rand) (string, error) {
 		var e struct {
 			Code string `json:"code"`
 		}
-		code, err := c.do("POST", "/api/booking/select-seat", map[string]string{"event_id": "e2e", "seat_id": seat}, &e)
+		code, err := c.Do("POST", "/api/booking/select-seat", map[string]string{"event_id": "e2e", "seat_id": seat}, &e)
 		if err != nil {
 			return "", err
 		}
@@ -620,3 +428,4 @@ func readTopic(t *testing.T, broker, topic string) []events.Event {
 	}
 	return out
 }
+func TestMain(m *testing.M) { stacktest.Main(m) }
