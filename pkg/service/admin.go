@@ -171,6 +171,17 @@ func (a *Admin) Listen() error {
 	return nil
 }
 
+// Close releases the listener bound by Listen, for a caller that fails
+// before Run (Run closes it itself on shutdown).
+func (a *Admin) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ln == nil {
+		return nil
+	}
+	return a.ln.Close()
+}
+
 // Addr is the bound address after Listen or Run, or nil.
 func (a *Admin) Addr() net.Addr {
 	a.mu.Lock()

@@ -19,10 +19,11 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/obs"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/services/gateway/web"
 )
@@ -61,19 +62,21 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
 	}
 
-	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, cfg.DelayedPlugin, log)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	// per-event queue, room and seat gauges, read from Redis on each scrape
+	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
-	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(admission.NewMetrics(d.admin.Registry())))
+	ann := d.Announcer
 	srv := &Server{
-		Store:       d.store,
-		Redis:       d.rdb,
+		Store:       d.Store,
+		Redis:       d.Redis,
 		Prefix:      cfg.RedisPrefix,
 		Announcer:   ann,
-		Kafka:       d.kafka,
+		Kafka:       d.Kafka,
 		Provider:    &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey},
 		Auth:        authority,
 		DevTokens:   cfg.DevTokens,
@@ -81,7 +84,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		PublicURL:   cfg.PublicURL,
 		TicketPrice: cfg.TicketPrice,
 		Log:         log,
-		Metrics:     httpapi.NewMetrics(d.admin.Registry()),
+		Metrics:     httpapi.NewMetrics(d.Admin.Registry()),
 		Web:         web.Register,
 	}
 	if cfg.DevTokens {
@@ -89,7 +92,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return service.RunAll(ctx,
-		d.admin.Run,
+		d.Admin.Run,
 		func(ctx context.Context) error {
 			err := service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
 			if errors.Is(err, http.ErrServerClosed) {

@@ -12,10 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/url"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
@@ -82,7 +80,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	// per connection is the notifier's main cost.
 	admin.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
 	admin.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-	admin.AddCheck("rabbitmq", tcpCheck(amqpHost(cfg.AMQPURL)))
+	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddr(cfg.AMQPURL)))
 
 	srv := notifier.NewServer(notifier.Config{
 		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,
@@ -113,28 +111,4 @@ func run(ctx context.Context, log *zap.Logger) error {
 			return service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
 		},
 	)
-}
-
-// amqpHost returns host:port of an AMQP URL (default port 5672).
-func amqpHost(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	if u.Port() == "" {
-		return net.JoinHostPort(u.Hostname(), "5672")
-	}
-	return u.Host
-}
-
-// tcpCheck is a readiness check that succeeds when addr accepts a TCP
-// connection.
-func tcpCheck(addr string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	}
 }

@@ -23,8 +23,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
@@ -52,19 +52,19 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return errors.New("config: WEBHOOK_SECRET must be at least 16 bytes")
 	}
 	log.Info("config", service.Fields(cfg)...)
-	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, cfg.DelayedPlugin, log)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(admission.NewMetrics(d.admin.Registry())))
+	ann := d.Announcer
 	wh := &Webhooks{
-		Store: d.store, Announcer: ann, Kafka: d.kafka,
+		Store: d.Store, Announcer: ann, Kafka: d.Kafka,
 		Secret: []byte(cfg.WebhookSecret), Tolerance: cfg.WebhookTolerance,
-		Log: log, Metrics: httpapi.NewMetrics(d.admin.Registry()),
+		Log: log, Metrics: httpapi.NewMetrics(d.Admin.Registry()), Outcomes: NewOutcomes(d.Admin.Registry()),
 	}
 	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: wh.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	return service.RunAll(ctx, d.admin.Run, func(ctx context.Context) error {
+	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
 		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
@@ -38,6 +39,30 @@ type Webhooks struct {
 	Now       func() time.Time
 	Log       *zap.Logger
 	Metrics   *httpapi.Metrics
+	// Outcomes counts webhooks by kind and outcome (NewOutcomes); optional.
+	Outcomes *prometheus.CounterVec
+}
+
+// NewOutcomes registers boxoffice_webhook_outcomes_total{kind, outcome}:
+// kind success|failure; outcome completed, failed, duplicate, no_hold,
+// late (refund), bad_signature, invalid_body, rejected (other 4xx), error
+// (5xx: the provider retries).
+func NewOutcomes(reg prometheus.Registerer) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "webhook",
+		Name: "outcomes_total", Help: "Payment webhooks handled, by kind and outcome."}, []string{"kind", "outcome"})
+	if reg != nil {
+		reg.MustRegister(v)
+	}
+	return v
+}
+
+// outcomeKey is the gin context key where a handler names its outcome.
+const outcomeKey = "webhook_outcome"
+
+func (w *Webhooks) count(kind, outcome string) {
+	if w.Outcomes != nil {
+		w.Outcomes.WithLabelValues(kind, outcome).Inc()
+	}
 }
 
 // DefaultFailureReason is used when a failure webhook gives none.
@@ -49,8 +74,8 @@ func (w *Webhooks) Handler() http.Handler {
 		w.Log = zap.NewNop()
 	}
 	r := httpapi.New(w.Log, w.Metrics)
-	r.POST(payment.PathSuccess, w.verified(w.success))
-	r.POST(payment.PathFailure, w.verified(w.failure))
+	r.POST(payment.PathSuccess, w.verified("success", w.success))
+	r.POST(payment.PathFailure, w.verified("failure", w.failure))
 	return r
 }
 
@@ -62,8 +87,8 @@ func (w *Webhooks) now() time.Time {
 }
 
 // verified reads the raw body, checks its signature (401 otherwise) and
-// only then decodes it (400 when malformed).
-func (w *Webhooks) verified(h func(*gin.Context, payment.Webhook)) gin.HandlerFunc {
+// only then decodes it (400 when malformed); it counts every outcome.
+func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		body, ok := httpapi.ReadBody(c)
 		if !ok {
@@ -76,18 +101,31 @@ func (w *Webhooks) verified(h func(*gin.Context, payment.Webhook)) gin.HandlerFu
 		if err := payment.Verify(w.Secret, c.GetHeader(payment.SignatureHeader), body, w.now(), tol); err != nil {
 			httpapi.Logger(c).Warn("webhook rejected", zap.Error(err), zap.String("remote", c.ClientIP()))
 			httpapi.Abort(c, http.StatusUnauthorized, "invalid_signature", err.Error())
+			w.count(kind, "bad_signature")
 			return
 		}
 		var wh payment.Webhook
 		if err := httpapi.DecodeJSON(body, &wh); err != nil {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, err.Error())
+			w.count(kind, "invalid_body")
 			return
 		}
 		if len(wh.Reason) > 200 {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, "reason must be at most 200 characters")
+			w.count(kind, "invalid_body")
 			return
 		}
 		h(c, wh)
+		outcome := c.GetString(outcomeKey)
+		switch st := c.Writer.Status(); {
+		case st >= 500:
+			outcome = "error"
+		case st >= 400:
+			outcome = "rejected"
+		case outcome == "":
+			outcome = "ok"
+		}
+		w.count(kind, outcome)
 	}
 }
 
@@ -107,6 +145,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 			return
 		}
 		log.Warn("late payment: hold already released; published for refund")
+		c.Set(outcomeKey, "late")
 		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": "refund", "refund": true,
 			"message": "the hold was released before the payment arrived; the payment must be refunded"})
 		return
@@ -137,6 +176,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		return
 	}
 	log.Info("payment success", zap.String("outcome", string(res.Outcome)), zap.String("seat_id", res.SeatID))
+	c.Set(outcomeKey, string(res.Outcome))
 	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID})
 }
 
@@ -148,6 +188,7 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		httpapi.Fail(c, err)
 		return
 	}
+	c.Set(outcomeKey, string(res.Outcome))
 	if res.Outcome == booking.OutcomeNoHold {
 		// The hold had already ended (expired): nothing to release.
 		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome})

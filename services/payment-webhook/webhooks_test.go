@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/messages"
@@ -63,7 +65,8 @@ func newHarness(t testing.TB) *harness {
 	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}}
 	hs.store = booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)),
 		booking.WithClock(func() time.Time { return time.Now().Add(time.Duration(hs.skew.Load())) }))
-	hs.wh = &Webhooks{Store: hs.store, Announcer: hs.ann, Kafka: hs.rec, Secret: secret, Tolerance: 5 * time.Minute}
+	hs.wh = &Webhooks{Store: hs.store, Announcer: hs.ann, Kafka: hs.rec, Secret: secret, Tolerance: 5 * time.Minute,
+		Outcomes: NewOutcomes(nil)}
 	hs.h = hs.wh.Handler()
 	ctx := context.Background()
 	if _, err := hs.store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4, Capacity: 4,
@@ -355,4 +358,26 @@ func FuzzWebhookBodies(f *testing.F) {
 			t.Fatalf("error not in the JSON format: %s", w.Body)
 		}
 	})
+}
+
+func TestOutcomesAreCounted(t *testing.T) {
+	hs := newHarness(t)
+	pid := hs.pending("alice", "A1")
+	b := body("alice", "A1", pid, "")
+	hs.signed(payment.PathSuccess, b)
+	hs.signed(payment.PathSuccess, b)
+	hs.post(payment.PathSuccess, "t=1,v1=00", b)
+	hs.signed(payment.PathSuccess, []byte("{"))
+	hs.signed(payment.PathFailure, body("alice", "A1", "pay_other", ""))
+	for _, tc := range []struct {
+		kind, outcome string
+		want          float64
+	}{
+		{"success", "completed", 1}, {"success", "duplicate", 1}, {"success", "bad_signature", 1},
+		{"success", "invalid_body", 1}, {"failure", "rejected", 1}, {"failure", "failed", 0},
+	} {
+		if got := testutil.ToFloat64(hs.wh.Outcomes.WithLabelValues(tc.kind, tc.outcome)); got != tc.want {
+			t.Errorf("%s/%s = %v, want %v", tc.kind, tc.outcome, got, tc.want)
+		}
+	}
 }

@@ -12,12 +12,12 @@ import (
 	"context"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
-	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
-	"go.uber.org/zap"
 )
 
 const name = "timeout-consumer"
@@ -47,37 +47,20 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	log.Info("config", service.Fields(cfg)...)
 
-	d, err := dial(ctx, cfg.Common, cfg.DelayedPlugin, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, cfg.DelayedPlugin, log)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 
-	m := admission.NewMetrics(d.admin.Registry())
-	ann := admission.New(d.store, d.pub, d.kafka, log, admission.WithMetrics(m))
-	h := admission.NewTimeoutHandler(d.store, ann, log)
+	ann := d.Announcer
+	h := admission.NewTimeoutHandler(d.Store, ann, log)
 
 	return service.RunAll(ctx,
-		d.admin.Run,
+		d.Admin.Run,
 		func(ctx context.Context) error {
-			return d.consumer.Consume(ctx, amqpx.TimeoutQueue, h.Handle,
+			return d.Consumer.Consume(ctx, amqpx.TimeoutQueue, h.Handle,
 				amqpx.ConsumeOptions{Workers: cfg.Workers, MaxRetries: cfg.MaxRetries, DrainTimeout: cfg.ShutdownTimeout})
 		},
 	)
-}
-
-// deps are the service's connections, built in order and closed in reverse.
-type deps struct {
-	store    *booking.Store
-	pub      *amqpx.Publisher
-	consumer *amqpx.Consumer
-	kafka    *events.KafkaProducer
-	admin    *service.Admin
-	closers  []func() error
-}
-
-func (d *deps) Close() {
-	for i := len(d.closers) - 1; i >= 0; i-- {
-		_ = d.closers[i]()
-	}
 }

@@ -1,0 +1,57 @@
+package platform
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+func TestDialIsReadyAndWorks(t *testing.T) {
+	redistest.Client(t) // Redis must answer
+	c := service.Common{
+		RedisAddr:    []string{redistest.Addr},
+		RedisPrefix:  strings.TrimSuffix(redistest.Prefix(t), ":"),
+		AMQPURL:      amqptest.Vhost(t),
+		KafkaBrokers: kafkatest.Start(t),
+		AdminAddr:    "127.0.0.1:0",
+	}
+	ctx := context.Background()
+	d, err := Dial(ctx, "test", c, false, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if rep := d.Admin.Ready(ctx); rep.Status != "ok" || len(rep.Checks) != 3 {
+		t.Fatalf("readiness %+v", rep)
+	}
+	// the store, publisher and producer are usable through the Announcer
+	if _, err := d.Store.CreateEvent(ctx, booking.EventConfig{ID: "e", Rows: 1, SeatsPerRow: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Store.Enqueue(ctx, "e", "u")
+	if err != nil || len(r.Outbox) != 1 {
+		t.Fatalf("enqueue %+v %v", r, err)
+	}
+	if err := d.Announcer.Announce(ctx, "e", r.Outbox); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := d.Store.Outbox(ctx, "e", 0); len(left) != 0 {
+		t.Fatalf("outbox after announce: %+v", left)
+	}
+}
+
+func TestDialFailsCleanly(t *testing.T) {
+	c := service.Common{RedisAddr: []string{"127.0.0.1:1"}, RedisPrefix: "x", AdminAddr: "127.0.0.1:0",
+		AMQPURL: "amqp://guest:guest@127.0.0.1:1/", KafkaBrokers: []string{"127.0.0.1:1"}}
+	if _, err := Dial(context.Background(), "test", c, false, zap.NewNop()); err == nil {
+		t.Fatal("dial with Redis down succeeded")
+	}
+}
