@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"math/rand/v2"
@@ -182,8 +183,9 @@ func (s *Sandbox) get(c *gin.Context) {
 }
 
 var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>Sandbox checkout</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto}button{padding:.6rem 1.2rem;margin:.3rem}</style></head>
+<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sandbox checkout</title>
+<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}button{padding:.6rem 1.2rem;margin:.3rem}</style></head>
 <body><h1>Sandbox checkout</h1>
 <p>Event <b>{{.Req.EventID}}</b>, seat <b>{{.Req.SeatID}}</b></p>
 <p>Amount: <b>{{.Amount}}</b></p>
@@ -209,9 +211,13 @@ func (s *Sandbox) page(c *gin.Context) {
 		"Amount": formatCents(r.Req.Amount)})
 }
 
+// formatCents shows an amount in cents with two decimals: 5000 → "50.00".
 func formatCents(n int64) string {
-	b, _ := json.Marshal(float64(n) / 100)
-	return string(b)
+	sign := ""
+	if n < 0 {
+		sign, n = "-", -n
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, n/100, n%100)
 }
 
 // complete: POST /pay/{id}/pay and /decline. The first outcome wins; the

@@ -164,3 +164,11 @@ func TestDecline(t *testing.T) {
 		t.Fatalf("get: %d %s", w.Code, w.Body)
 	}
 }
+
+func TestFormatCents(t *testing.T) {
+	for n, want := range map[int64]string{5000: "50.00", 1250: "12.50", 7: "0.07", 0: "0.00", -150: "-1.50"} {
+		if got := formatCents(n); got != want {
+			t.Errorf("formatCents(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
