@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -83,6 +84,12 @@ func NewAdmin(addr string, log *zap.Logger, reg *prometheus.Registry) *Admin {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.mux.HandleFunc("GET /readyz", a.readyz)
+	// Go profiles. The admin listener is internal (never exposed to users,
+	// like /metrics): CPU and heap profiles of a live on-sale are how a
+	// slow gateway or a notifier's memory per connection gets explained.
+	a.mux.HandleFunc("/debug/pprof/", pprof.Index)
+	a.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	a.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return a
 }
 

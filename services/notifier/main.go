@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/pprof"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
@@ -76,10 +75,6 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	admin.AddCheck("redis", service.RedisCheck(rdb))
-	// Profiles on the (unauthenticated, internal) admin listener: memory
-	// per connection is the notifier's main cost.
-	admin.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
-	admin.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
 	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddr(cfg.AMQPURL)))
 
 	srv := notifier.NewServer(notifier.Config{
