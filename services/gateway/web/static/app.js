@@ -126,7 +126,7 @@
         turn(m);
         break;
       case "booking_completed":
-        done("You're going! 🎉", `Booking confirmed${m.seat_id ? ": seat " + m.seat_id : ""}. Show this page or your account at the venue.`, "completed");
+        done("You're going! 🎉", `Booking confirmed${m.seat_id ? ": seat " + m.seat_id : ""}.`, "completed");
         break;
       case "payment_failed":
         done("Payment failed", "The payment was declined" + (m.reason ? ` (${m.reason})` : "") + ". Your seat was released; you can join the queue again.", "failed");
