@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
@@ -87,7 +88,7 @@ func (a *Authority) WithClock(now func() time.Time) *Authority {
 
 // Issue returns a token for userID with role ("" or RoleAdmin) valid for ttl.
 func (a *Authority) Issue(userID, role string, ttl time.Duration) (string, error) {
-	if !validUserID(userID) {
+	if !booking.ValidID(userID) {
 		return "", fmt.Errorf("auth: bad user id %q", userID)
 	}
 	if ttl <= 0 {
@@ -124,7 +125,7 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if !validUserID(c.Subject) {
+	if !booking.ValidID(c.Subject) {
 		return Identity{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
 	}
 	id := Identity{UserID: c.Subject, Role: c.Role}
@@ -135,22 +136,6 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	a.cache[token] = cached{id: id, exp: c.ExpiresAt.Time}
 	a.mu.Unlock()
 	return id, nil
-}
-
-// validUserID: 1-128 printable ASCII characters without spaces, braces or
-// '|' — the id rules of the booking engine, so a token's subject is always
-// usable as a user id.
-func validUserID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c > '~' || c == '{' || c == '}' || c == '|' {
-			return false
-		}
-	}
-	return true
 }
 
 const ctxIdentity = "auth.identity"
