@@ -9,7 +9,8 @@
 --     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
 --     promoted: flat {user, sequence, deadline_ms, ...}
 --     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
---     abandoned: {user, ...} waiting users dropped for absence
+--     abandoned: flat {user, sequence, ...} waiting users dropped for absence
+--       (each with a 'c:' outbox entry, from 'abandoned')
 --   {'event_not_found'}
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
@@ -71,7 +72,11 @@ while admitted < want do
     end
     if absent then
       redis.call('HSET', K_STATE, user, 'abandoned')
+      -- announced as a cancellation by the system (booking_cancelled,
+      -- reason abandoned); there is no slot to release
+      redis.call('HSET', K_OUTBOX, 'c:' .. user, seq .. '|abandoned||' .. now)
       abandoned[#abandoned + 1] = user
+      abandoned[#abandoned + 1] = seq
     else
       admitted = admitted + 1
       list[#list + 1] = user

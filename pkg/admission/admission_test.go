@@ -409,3 +409,39 @@ func TestSafetyNetAnnouncesACrashedCancellation(t *testing.T) {
 		return err == nil && again.Duplicate && len(again.Outbox) == 0
 	})
 }
+
+// A waiting user absent when their turn comes is dropped, takes no slot, and
+// analytics see them leave: booking_cancelled with reason abandoned.
+func TestAbandonedUserIsAnnounced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const id = "evt-abandon"
+	e.event(id, 1, time.Minute, 0, 10)
+	abandon := 300 * time.Millisecond
+	if _, err := e.store.UpdateEvent(e.ctx, id, booking.EventUpdate{Abandon: &abandon}); err != nil {
+		t.Fatal(err)
+	}
+	users := e.enqueueWaiting(id, 3)
+	col := e.collect(events.TopicBookingCancelled, events.TopicUserPromoted)
+	time.Sleep(400 * time.Millisecond)
+	if err := e.store.Touch(e.ctx, id, users[1], users[2]); err != nil { // users[0] went away
+		t.Fatal(err)
+	}
+	res, err := e.store.Promote(e.ctx, id, 0)
+	if err != nil || len(res.Promoted) != 1 || res.Promoted[0].UserID != users[1] {
+		t.Fatalf("promote: %+v %v", res, err)
+	}
+	if err := e.ann.Announce(e.ctx, id, res.Outbox); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "booking_cancelled for the absent user", func() bool {
+		return len(col.unique(events.TopicBookingCancelled)) == 1
+	})
+	got := col.unique(events.TopicBookingCancelled)[0]
+	if got.UserID != users[0] || got.Reason != events.CancelledAbandoned || got.Sequence != 1 {
+		t.Fatalf("booking_cancelled %+v", got)
+	}
+	if left, _ := e.store.Outbox(e.ctx, id, 0); len(left) != 0 {
+		t.Fatalf("outbox after announce: %+v", left)
+	}
+}

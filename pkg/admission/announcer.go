@@ -100,8 +100,9 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 //     timeout-exchange/timeout), a your_turn notification and the Kafka
 //     user_promoted event;
 //   - expired: an expired notification and the Kafka booking_expired event;
-//   - cancelled: the Kafka booking_cancelled event and, when the user left
-//     the room (From "active"), a slot-released message.
+//   - cancelled (by the user, or by the system for absence, From
+//     "abandoned"): the Kafka booking_cancelled event and, when the user
+//     left the room (From "active"), a slot-released message.
 //
 // An entry is acknowledged only when all its publishes were confirmed and
 // the Kafka write succeeded. Any failure is returned; the entries not

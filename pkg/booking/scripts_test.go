@@ -401,6 +401,23 @@ func TestPromote(t *testing.T) {
 		if f.state("evt", "gone") != StateAbandoned {
 			t.Fatal("absent user not abandoned")
 		}
+		var gone []OutboxEntry
+		for _, e := range p.Outbox {
+			if e.Kind == "cancelled" {
+				gone = append(gone, e)
+			}
+		}
+		want := []OutboxEntry{{Kind: "cancelled", UserID: "gone", Sequence: 2, From: FromAbandoned, At: f.clock.Now()}}
+		if diff := cmp.Diff(want, gone); diff != "" {
+			t.Fatalf("abandonment outbox entry (-want +got):\n%s", diff)
+		}
+		stored, _ := f.s.Outbox(f.ctx, "evt", 0)
+		if err := f.s.AckOutbox(f.ctx, "evt", stored...); err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := f.s.Outbox(f.ctx, "evt", 0); len(left) != 0 {
+			t.Fatalf("outbox entries do not round-trip: %+v", left)
+		}
 		// Touch must not add users who are not waiting
 		if n, _ := f.rdb.ZScore(f.ctx, keysFor(f.s.prefix, "evt")[kSeen], "stranger").Result(); n != 0 {
 			t.Fatal("touch added a stranger")

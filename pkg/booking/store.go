@@ -476,10 +476,13 @@ func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteRe
 		res.Expired = append(res.Expired, Expiry{UserID: x.str(i), Sequence: x.int(i + 1), SeatID: x.str(i + 2), PaymentID: x.str(i + 3)})
 	}
 	a := r.list(4)
-	for i := range a {
+	var abandoned []OutboxEntry
+	for i := 0; i+1 < len(a); i += 2 {
 		res.Abandoned = append(res.Abandoned, a.str(i))
+		abandoned = append(abandoned, OutboxEntry{Kind: "cancelled", UserID: a.str(i), Sequence: a.int(i + 1),
+			From: FromAbandoned, At: ms(now)})
 	}
-	res.Outbox = outboxFor(res.Promoted, res.Expired, now)
+	res.Outbox = append(outboxFor(res.Promoted, res.Expired, now), abandoned...)
 	return res, nil
 }
 

@@ -203,8 +203,9 @@ type PromoteResult struct {
 	Expired   []Expiry
 	Abandoned []string
 	Reason    string
-	// Outbox holds the entries written for Promoted and Expired: announce
-	// them and then AckOutbox.
+	// Outbox holds the entries written for Promoted, Expired and Abandoned
+	// (a cancelled entry, From FromAbandoned): announce them and then
+	// AckOutbox.
 	Outbox []OutboxEntry
 }
 
@@ -265,6 +266,10 @@ type CancelResult struct {
 	Outbox []OutboxEntry
 }
 
+// FromAbandoned is the From of a cancellation made by the system: a waiting
+// user absent when their turn came.
+const FromAbandoned = "abandoned"
+
 // OutboxEntry is a side effect of a state change that still has to be
 // announced (timeout scheduled, user notified, event published, slot
 // released). See Store.Outbox.
@@ -274,6 +279,6 @@ type OutboxEntry struct {
 	Sequence int64
 	ExpireAt time.Time // promoted only
 	SeatID   string    // expired and cancelled
-	From     string    // cancelled only: "queue" or "active"
+	From     string    // cancelled only: "queue", "active" or FromAbandoned
 	At       time.Time // when the entry was written
 }

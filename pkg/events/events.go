@@ -60,10 +60,13 @@ var AllTopics = []string{
 // rejects versions it does not know rather than misreading them.
 const SchemaVersion = 1
 
-// Values of Event.Reason for booking_cancelled: where the user was.
+// Values of Event.Reason for booking_cancelled: where the user was, or
+// CancelledAbandoned when the system dropped a waiting user who was absent
+// (neither connected nor polling) when their turn came.
 const (
 	CancelledFromQueue  = "queue"
 	CancelledFromActive = "active"
+	CancelledAbandoned  = "abandoned"
 )
 
 // occurredAtLayout is RFC 3339 with exactly three fractional digits, in UTC.
@@ -217,8 +220,8 @@ func (e Event) Validate() error {
 	check(!req.sequence || e.Sequence > 0, "sequence")
 	check(!req.reason || e.Reason != "", "reason")
 	if e.Type == TopicBookingCancelled && e.Reason != "" &&
-		e.Reason != CancelledFromQueue && e.Reason != CancelledFromActive {
-		missing = append(missing, "reason (queue|active)")
+		e.Reason != CancelledFromQueue && e.Reason != CancelledFromActive && e.Reason != CancelledAbandoned {
+		missing = append(missing, "reason (queue|active|abandoned)")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s: bad or missing %s", ErrInvalid, e.Type, strings.Join(missing, ", "))
@@ -289,7 +292,8 @@ func PaymentFailed(eventID, userID, seatID, paymentID string, seq int64, reason 
 
 // BookingCancelled is the booking_cancelled fact: userID left, from the
 // queue (CancelledFromQueue) or the booking room (CancelledFromActive),
-// releasing seatID if one was held. from is carried in the reason field.
+// releasing seatID if one was held, or was dropped from the queue for
+// absence (CancelledAbandoned). from is carried in the reason field.
 func BookingCancelled(eventID, userID, seatID string, seq int64, from string, at time.Time) Event {
 	return newEvent(TopicBookingCancelled, eventID, userID, seatID, "", seq, from, at)
 }
