@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"sync"
 	"time"
 
@@ -55,6 +56,9 @@ type CheckResult struct {
 type ReadyReport struct {
 	Status string        `json:"status"` // "ok" or "unavailable"
 	Checks []CheckResult `json:"checks"`
+	// PID identifies the process that answered (which instance, and for
+	// test harnesses: that the port is really this process's).
+	PID int `json:"pid"`
 }
 
 // NewAdmin returns an admin server for addr serving reg (a new registry
@@ -115,7 +119,7 @@ func (a *Admin) Ready(ctx context.Context) ReadyReport {
 	a.mu.Lock()
 	checks := append([]namedCheck(nil), a.checks...)
 	a.mu.Unlock()
-	rep := ReadyReport{Status: "ok", Checks: make([]CheckResult, len(checks))}
+	rep := ReadyReport{Status: "ok", Checks: make([]CheckResult, len(checks)), PID: os.Getpid()}
 	var wg sync.WaitGroup
 	for i, c := range checks {
 		wg.Go(func() {

@@ -21,6 +21,7 @@ package stacktest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -42,6 +43,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // Secrets every service of a test stack shares.
@@ -370,11 +372,19 @@ func (p *Service) waitReady(d time.Duration) error {
 	for {
 		resp, err := hc.Get("http://" + p.AdminAddr + "/readyz")
 		if err == nil {
+			var rep service.ReadyReport
+			derr := json.NewDecoder(resp.Body).Decode(&rep)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			switch {
+			case derr == nil && rep.PID != p.cmd.Process.Pid:
+				// another process (another test's stack) holds the port:
+				// this child failed to listen and must not pass as ready
+				err = fmt.Errorf("%s is served by pid %d, not %d", p.AdminAddr, rep.PID, p.cmd.Process.Pid)
+			case resp.StatusCode == http.StatusOK:
 				return nil
+			default:
+				err = fmt.Errorf("/readyz answered %d", resp.StatusCode)
 			}
-			err = fmt.Errorf("/readyz answered %d", resp.StatusCode)
 		}
 		if p.Exited() {
 			return fmt.Errorf("exited (%v) before it was ready", p.cmd.ProcessState)
