@@ -59,7 +59,8 @@ RB_PROM_CALLS=$(redis-benchmark -h "$HOST" -p "$PORT" -c 1 -n "$calls" -q \
   EVALSHA "${SHA[promote]}" 14 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
   grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
 RB_PROM=$(awk -v c="$RB_PROM_CALLS" 'BEGIN{printf "%.0f", c*500}')
-RB_SET=$(rb -n "$REQUESTS" -r 100000000 -t set)
+# reference: plain SET, under this run's prefix so the trap removes it
+RB_SET=$(rb -n "$REQUESTS" -r 100000000 SET "$PREFIX:set:__rand_int__" x)
 
 echo "== go test -bench (pkg/booking, $CLIENTS goroutines)" >&2
 out=$(go test -run '^$' -bench 'Enqueue|Position' -benchtime "${REQUESTS}x" ./pkg/booking/ 2>&1)
