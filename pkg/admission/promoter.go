@@ -12,6 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // PromoteStore is the part of *booking.Store the Promoter needs.
@@ -75,7 +76,7 @@ func (p *Promoter) HandleSlotReleased(ctx context.Context, d amqpx.Delivery) err
 		return amqpx.Permanent(fmt.Errorf("%w: bad event_id %q", messages.ErrMalformed, m.EventID))
 	}
 	p.m.SlotReleasedEvents.WithLabelValues(reasonLabel(m.Reason)).Inc()
-	log := p.log.With(zap.String("event_id", m.EventID), zap.String("message_id", d.MessageID))
+	log := service.LoggerFrom(ctx, p.log).With(zap.String("event_id", m.EventID), zap.String("message_id", d.MessageID))
 	if d.Redelivered || d.RetryCount > 0 {
 		n, err := p.ann.SweepOutbox(ctx, m.EventID, 0)
 		p.m.OutboxSwept.Add(float64(n))

@@ -11,6 +11,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // TimeoutStore is the part of *booking.Store the TimeoutHandler needs.
@@ -58,7 +59,7 @@ func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
 	if !booking.ValidID(m.EventID) || !booking.ValidID(m.UserID) {
 		return amqpx.Permanent(fmt.Errorf("%w: bad event_id or user_id", messages.ErrMalformed))
 	}
-	log := h.log.With(zap.String("event_id", m.EventID), zap.String("user_id", m.UserID),
+	log := service.LoggerFrom(ctx, h.log).With(zap.String("event_id", m.EventID), zap.String("user_id", m.UserID),
 		zap.String("message_id", d.MessageID))
 	res, err := h.store.HandleTimeout(ctx, m.EventID, m.UserID)
 	if errors.Is(err, booking.ErrEventNotFound) {

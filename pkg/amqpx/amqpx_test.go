@@ -20,6 +20,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 func testOpts(t testing.TB, m *amqpx.Metrics) []amqpx.Option {
@@ -503,5 +504,36 @@ func TestNotificationsFanout(t *testing.T) {
 			t.Fatalf("n1 not received by every instance: %v", seen)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The request id of the publisher's context reaches the handler's context:
+// a consumer's logs name the HTTP request that caused the message.
+func TestRequestIDTravels(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	p := newPublisher(t, url, nil)
+	got := make(chan string, 2)
+	startConsumer(t, url, amqpx.SlotReleasedQueue, func(ctx context.Context, d amqpx.Delivery) error {
+		got <- service.RequestID(ctx)
+		return nil
+	}, amqpx.ConsumeOptions{Workers: 1}, nil)
+	ctx := service.WithRequestID(context.Background(), "REQ123")
+	for _, c := range []context.Context{ctx, context.Background()} {
+		if err := p.Publish(c, amqpx.SlotReleasedExchange, amqpx.SlotReleasedRoutingKey, amqpx.Message{Body: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for range 2 {
+		select {
+		case id := <-got:
+			ids = append(ids, id)
+		case <-time.After(5 * time.Second):
+			t.Fatal("message not consumed")
+		}
+	}
+	if !slices.Contains(ids, "REQ123") || !slices.Contains(ids, "") {
+		t.Fatalf("request ids seen by the handler: %q", ids)
 	}
 }

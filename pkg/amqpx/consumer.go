@@ -12,6 +12,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // Handler processes one delivery. Return nil to ack it, an error to retry
@@ -249,7 +251,13 @@ func (c *Consumer) handle(ctx context.Context, s *session, queue string, d amqp.
 		RetryCount:  headerInt(d.Headers, HeaderRetryCount),
 	}
 	log = log.With(zap.String("message_id", d.MessageId), zap.Int("retry_count", dv.RetryCount))
-	err := callSafely(context.WithValue(ctx, messageIDKey{}, d.MessageId), h, dv, log)
+	hctx := context.WithValue(ctx, messageIDKey{}, d.MessageId)
+	if rid, _ := d.Headers[HeaderRequestID].(string); service.ValidRequestID(rid) {
+		// the request that caused this message, for the handler's logs
+		hctx = service.WithRequestID(hctx, rid)
+		log = log.With(zap.String("request_id", rid))
+	}
+	err := callSafely(hctx, h, dv, log)
 	if err == nil {
 		if aerr := d.Ack(false); aerr != nil {
 			log.Warn("amqp ack failed; message will be redelivered", zap.Error(aerr))

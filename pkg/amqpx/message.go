@@ -1,12 +1,15 @@
 package amqpx
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // Header names set by this package. They are part of the wire contract of
@@ -24,6 +27,9 @@ const (
 	HeaderOriginalQueue = "x-original-queue"
 	// HeaderDelay is the x-delayed-message plugin's delay header (milliseconds).
 	HeaderDelay = "x-delay"
+	// HeaderRequestID carries the request id of the publisher's context
+	// (service.RequestID) to the consumer's context and logs.
+	HeaderRequestID = "x-request-id"
 )
 
 // Values of HeaderDeadReason.
@@ -76,7 +82,10 @@ type Delivery struct {
 // NewID returns a random message id (26 base32 characters).
 func NewID() string { return rand.Text() }
 
-func (m Message) publishing() amqp.Publishing {
+// publishing builds the AMQP message. The request id in ctx (if any) rides
+// along in HeaderRequestID, so the consumer's logs name the HTTP request
+// that caused the message.
+func (m Message) publishing(ctx context.Context) amqp.Publishing {
 	id := m.ID
 	if id == "" {
 		id = NewID()
@@ -86,10 +95,14 @@ func (m Message) publishing() amqp.Publishing {
 		ts = time.Now()
 	}
 	var h amqp.Table
-	if len(m.Headers) > 0 {
-		h = make(amqp.Table, len(m.Headers))
+	rid := service.RequestID(ctx)
+	if len(m.Headers) > 0 || rid != "" {
+		h = make(amqp.Table, len(m.Headers)+1)
 		for k, v := range m.Headers {
 			h[k] = v
+		}
+		if _, set := h[HeaderRequestID]; !set && rid != "" {
+			h[HeaderRequestID] = rid
 		}
 	}
 	return amqp.Publishing{

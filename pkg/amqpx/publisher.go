@@ -148,7 +148,7 @@ func (p *Publisher) current(ctx context.Context) (*session, error) {
 // nack is ErrNacked; a timeout or a closed Publisher is an error too. A nil
 // error means the broker has stored the message.
 func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
-	pub := msg.publishing()
+	pub := msg.publishing(ctx)
 	return p.do(ctx, exchange, func(ctx context.Context, s *session) error {
 		return s.pub.publish(ctx, exchange, key, true, pub)
 	})
@@ -175,7 +175,7 @@ func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, ms
 	if delay <= 0 {
 		return p.Publish(ctx, exchange, key, msg)
 	}
-	pub := msg.publishing()
+	pub := msg.publishing(ctx)
 	if p.o.delayedPlugin && exchange == TimeoutExchange {
 		if pub.Headers == nil {
 			pub.Headers = amqp.Table{}

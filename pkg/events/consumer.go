@@ -8,6 +8,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // Handler handles one event. Returning nil commits the message's offset;
@@ -202,7 +204,13 @@ func handleWithRetry(ctx context.Context, cfg consumerConfig, log *zap.Logger, h
 }
 
 func callHandler(ctx context.Context, timeout time.Duration, h Handler, e Event, m kafka.Message) (err error) {
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, messageIDKey{}, e.ID), timeout)
+	ctx = context.WithValue(ctx, messageIDKey{}, e.ID)
+	for _, h := range m.Headers {
+		if h.Key == HeaderRequestID && service.ValidRequestID(string(h.Value)) {
+			ctx = service.WithRequestID(ctx, string(h.Value))
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {

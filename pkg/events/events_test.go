@@ -15,6 +15,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 var at = time.Date(2026, 3, 14, 12, 0, 0, 123456789, time.UTC)
@@ -386,5 +387,31 @@ func TestRecorder(t *testing.T) {
 	}
 	if diff := cmp.Diff([]events.Event{b}, r.Topic(events.TopicUserPromoted)); diff != "" {
 		t.Errorf("topic (-want +got):\n%s", diff)
+	}
+}
+
+// The request id of the publisher's context travels as a header (not in the
+// envelope) and is back in the consumer handler's context.
+func TestRequestIDTravels(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	at := time.UnixMilli(1_800_000_000_000)
+	ctx := service.WithRequestID(context.Background(), "REQ123")
+	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at)); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got string
+	err := events.Consume(cctx, brokers, "test-rid", events.TopicBookingRequest, func(ctx context.Context, _ events.Event, m kafka.Message) error {
+		got = service.RequestID(ctx)
+		cancel()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "REQ123" {
+		t.Fatalf("handler saw request id %q", got)
 	}
 }

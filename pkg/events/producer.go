@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // Producer publishes events. Publish returns only after every event was
@@ -16,6 +18,12 @@ import (
 type Producer interface {
 	Publish(ctx context.Context, evs ...Event) error
 }
+
+// HeaderRequestID is the Kafka header carrying the id of the request that
+// caused an event (when there was one), for tracing across services. It is
+// not part of the envelope: the same fact published by a retry with another
+// request id is still the same event.
+const HeaderRequestID = "request_id"
 
 // Message turns an event into its Kafka message: topic = type, key =
 // event_id, value = the JSON envelope, and the id and type repeated as
@@ -144,10 +152,14 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 		return nil
 	}
 	msgs := make([]kafka.Message, len(evs))
+	rid := service.RequestID(ctx)
 	for i, e := range evs {
 		m, err := Message(e)
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
+		}
+		if rid != "" { // the request that caused the event, for tracing (not part of the envelope)
+			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(rid)})
 		}
 		msgs[i] = m
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 func TestStatus(t *testing.T) {
@@ -85,6 +86,30 @@ func TestBindRecoveryAndRoutes(t *testing.T) {
 		code, e := serve(r, tc.method, tc.path, tc.payload)
 		if code != tc.code || (tc.errCode != "" && (e.Code != tc.errCode || e.StatusCode != code || e.Path != tc.path || e.Timestamp == "" || e.Error != http.StatusText(code))) {
 			t.Errorf("%s %s: %d %+v, want %d %s", tc.method, tc.path, code, e, tc.code, tc.errCode)
+		}
+	}
+}
+
+// The request id (the client's, when well formed, or a new one) is echoed
+// and is in the request's context.Context, where publishers pick it up.
+func TestRequestIDInContext(t *testing.T) {
+	r := New(nil, NewMetrics(nil))
+	r.GET("/id", func(c *gin.Context) { c.String(200, service.RequestID(c.Request.Context())) })
+	for _, tc := range []struct{ sent, want string }{
+		{"client-id-1", "client-id-1"},
+		{"", ""},                       // a new one
+		{"bad id with spaces", ""},     // replaced
+		{strings.Repeat("x", 100), ""}, // too long: replaced
+	} {
+		req := httptest.NewRequest("GET", "/id", nil)
+		if tc.sent != "" {
+			req.Header.Set(HeaderRequestID, tc.sent)
+		}
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		echoed, inCtx := w.Header().Get(HeaderRequestID), w.Body.String()
+		if echoed == "" || echoed != inCtx || (tc.want != "" && inCtx != tc.want) || (tc.want == "" && inCtx == tc.sent) {
+			t.Errorf("sent %q: echoed %q, in context %q", tc.sent, echoed, inCtx)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // HeaderRequestID carries the request id in and out.
-const HeaderRequestID = "X-Request-ID"
+const HeaderRequestID = service.RequestIDHeader
 
 const (
 	ctxRequestID = "httpapi.request_id"
@@ -41,33 +41,24 @@ func New(log *zap.Logger, m *Metrics) *gin.Engine {
 }
 
 // RequestID takes a well-formed X-Request-ID from the client or makes one,
-// echoes it in the response and puts a logger with it in the context.
+// echoes it in the response and puts it, and a logger with it, in the
+// context — also the request's context.Context (service.RequestID), so the
+// messages and events the request publishes carry it to other services.
 func RequestID(log *zap.Logger) gin.HandlerFunc {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	return func(c *gin.Context) {
 		id := c.GetHeader(HeaderRequestID)
-		if !validRequestID(id) {
+		if !service.ValidRequestID(id) {
 			id = rand.Text()
 		}
+		c.Request = c.Request.WithContext(service.WithRequestID(c.Request.Context(), id))
 		c.Set(ctxRequestID, id)
 		c.Set(ctxLogger, log.With(zap.String("request_id", id)))
 		c.Header(HeaderRequestID, id)
 		c.Next()
 	}
-}
-
-func validRequestID(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
 }
 
 // RequestIDFrom returns the request id set by RequestID.
