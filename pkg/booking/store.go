@@ -51,12 +51,6 @@ var (
 		scriptSeats, scriptCounts, scriptAckOutbox}
 )
 
-// ScriptNames lists the operations with a script, for tools (benchmarks)
-// that load them by name.
-var ScriptNames = []string{"create_event", "update_event", "enqueue", "get_position",
-	"promote", "lock_seat", "initiate_payment", "payment_success", "payment_failure",
-	"handle_timeout", "cancel", "seats", "counts", "ack_outbox"}
-
 // Defaults for EventConfig fields left zero.
 const (
 	DefaultCapacity  = 1000
@@ -67,11 +61,12 @@ const (
 )
 
 // Store runs the booking scripts against one Redis (or Redis Cluster).
-// It is safe for concurrent use and holds no state of its own.
+// It is safe for concurrent use. All booking state is in Redis; the Store
+// itself keeps only a cache of key names and the auto-pipelining
+// goroutines, which Close stops.
 type Store struct {
 	pipe   *pipeliner // nil: every call is its own round trip
 	rdb    redis.UniversalClient
-	keysrc redis.Cmdable
 	prefix string
 	now    func() time.Time
 	keys   sync.Map // event id → []string, so hot paths do not rebuild 14 keys per call
@@ -98,7 +93,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // New returns a Store over a go-redis client (*redis.Client,
 // *redis.ClusterClient or a UniversalClient).
 func New(rdb redis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, keysrc: rdb, prefix: "bo", now: time.Now, flushers: 8}
+	s := &Store{rdb: rdb, prefix: "bo", now: time.Now, flushers: 8}
 	for _, o := range opts {
 		o(s)
 	}
@@ -235,7 +230,7 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	if _, err := s.run(ctx, scriptCreateEvent, c.ID, args...); err != nil {
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
-	if err := s.keysrc.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
+	if err := s.rdb.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
 		return Event{}, fmt.Errorf("index event: %w", err)
 	}
 	return s.GetEvent(ctx, c.ID)
@@ -344,7 +339,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 
 // ListEvents returns every event, sorted by id.
 func (s *Store) ListEvents(ctx context.Context) ([]Event, error) {
-	ids, err := s.keysrc.SMembers(ctx, eventsIndexKey(s.prefix)).Result()
+	ids, err := s.rdb.SMembers(ctx, eventsIndexKey(s.prefix)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
@@ -365,7 +360,7 @@ func (s *Store) ListEvents(ctx context.Context) ([]Event, error) {
 
 // EventIDs returns the ids of every event (for the safety-net tick).
 func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
-	ids, err := s.keysrc.SMembers(ctx, eventsIndexKey(s.prefix)).Result()
+	ids, err := s.rdb.SMembers(ctx, eventsIndexKey(s.prefix)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
@@ -631,7 +626,7 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 	}
 	// XX: only users already in the presence set (waiting users of an event
 	// with abandonment on); never re-adds someone who left the queue.
-	if err := s.keysrc.ZAddXX(ctx, s.eventKeys(eventID)[kSeen], zs...).Err(); err != nil {
+	if err := s.rdb.ZAddXX(ctx, s.eventKeys(eventID)[kSeen], zs...).Err(); err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
 	return nil
@@ -641,7 +636,7 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 // least olderThan ago (0: all). A crashed announcer's entries are picked up
 // by the safety net this way; announcing twice is harmless.
 func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
-	raw, err := s.keysrc.HGetAll(ctx, s.eventKeys(eventID)[kOutbox]).Result()
+	raw, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kOutbox]).Result()
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
