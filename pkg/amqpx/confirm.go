@@ -155,5 +155,3 @@ func (c *confirmChannel) publish(ctx context.Context, exchange, key string, mand
 		return ctx.Err()
 	}
 }
-
-func (c *confirmChannel) close() { _ = c.ch.Close() }

@@ -86,7 +86,7 @@ func Status(err error) (int, string) {
 // message; a 503 hides the internal error from the client and logs it.
 func Fail(c *gin.Context, err error) {
 	status, code := Status(err)
-	msg := err.Error()
+	var msg string
 	if status >= 500 {
 		Logger(c).Warn("request failed", zap.String("code", code), zap.Error(err))
 		msg = "a backing service is unavailable; retry the request"

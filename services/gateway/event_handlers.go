@@ -16,7 +16,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 )
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // eventView is an event as the API shows it: the engine's fields plus the
 // windows in seconds.

@@ -21,10 +21,6 @@ import (
 )
 
 const (
-	jwtSecret     = "e2e-jwt-secret-0123456789"
-	webhookSecret = "e2e-webhook-secret-0123456789"
-	sandboxKey    = "e2e-sandbox-key"
-
 	users    = 300
 	rows     = 6
 	perRow   = 10
