@@ -16,7 +16,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 )
 
-
 // eventView is an event as the API shows it: the engine's fields plus the
 // windows in seconds.
 type eventView struct {
