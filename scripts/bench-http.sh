@@ -78,11 +78,16 @@ PY
 }
 tokens "$TMP/admin.tok" admin 1 admin
 ADMIN=$(cat "$TMP/admin.tok")
-# One event per connection count, its room full after the first join, so
-# every measured join queues (the common case under load).
+# One event per connection count and side (http: through the gateway; rb
+# and rbpos: redis-benchmark's enqueue and get_position), all the same
+# shape, the room full after the first join, so every measured join queues
+# (the common case under load) and the scripts do the same work on both
+# sides.
 for c in $CONNS; do
-	curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
-		-d "{\"id\":\"http$c\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || { echo "create event failed" >&2; exit 1; }
+	for ev in "http$c" "rb$c" "rbpos$c"; do
+		curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
+			-d "{\"id\":\"$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || { echo "create event $ev failed" >&2; exit 1; }
+	done
 done
 
 cat >"$TMP/bench.lua" <<'LUA'
@@ -141,6 +146,12 @@ for c in $CONNS; do
 	r_join=$(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")
 	rb "$c" enqueue "rbpos$c" 100000 500000 >/dev/null
 	r_pos=$(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")
+	# The raw runs must have done the real work (an unknown event would
+	# measure the scripts' cheap event_not_found exit instead).
+	for ev in "rb$c" "rbpos$c"; do
+		w=$(curl -fs "$GW/api/events/$ev" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["waiting"])')
+		[ "${w:-0}" -gt 1000 ] || { echo "bench-http: redis-benchmark did not join users to $ev (waiting=$w)" >&2; exit 1; }
+	done
 	for op in join pos; do
 		f="$TMP/$op$c"
 		r=$r_join name="join (POST /api/booking/request)"
