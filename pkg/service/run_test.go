@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -135,5 +137,29 @@ func TestMainCode(t *testing.T) {
 	// context.Canceled without a signal is a failure, not a clean stop
 	if code := mainCode("t", func(context.Context, *zap.Logger) error { return context.Canceled }); code != 1 {
 		t.Errorf("canceled without signal: exit %d", code)
+	}
+}
+
+func TestSetGCDefault(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	if got := setGCDefault(); got != DefaultGOGC {
+		t.Fatalf("GOGC unset: setGCDefault = %d, want %d", got, DefaultGOGC)
+	}
+	if p := debug.SetGCPercent(100); p != DefaultGOGC {
+		t.Fatalf("GOGC unset: runtime percent %d, want %d", p, DefaultGOGC)
+	}
+
+	// GOGC set: the runtime parsed it at start (simulated here) and it wins.
+	t.Setenv("GOGC", "150")
+	debug.SetGCPercent(150)
+	if got := setGCDefault(); got != 150 {
+		t.Fatalf("GOGC=150: setGCDefault = %d, want 150", got)
+	}
+	if p := debug.SetGCPercent(100); p != 150 {
+		t.Fatalf("GOGC=150: runtime percent %d changed", p)
 	}
 }
