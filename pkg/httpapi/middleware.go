@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"crypto/rand"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -51,11 +50,13 @@ func RequestID(log *zap.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader(HeaderRequestID)
 		if !service.ValidRequestID(id) {
-			id = rand.Text()
+			id = service.NewRequestID()
 		}
 		c.Request = c.Request.WithContext(service.WithRequestID(c.Request.Context(), id))
 		c.Set(ctxRequestID, id)
-		c.Set(ctxLogger, log.With(zap.String("request_id", id)))
+		// the base logger: Logger adds the request id only when a handler
+		// logs, so the common request that logs nothing does not pay for it
+		c.Set(ctxLogger, log)
 		c.Header(HeaderRequestID, id)
 		c.Next()
 	}
@@ -64,10 +65,11 @@ func RequestID(log *zap.Logger) gin.HandlerFunc {
 // RequestIDFrom returns the request id set by RequestID.
 func RequestIDFrom(c *gin.Context) string { return c.GetString(ctxRequestID) }
 
-// Logger returns the request's logger (a no-op logger outside RequestID).
+// Logger returns the request's logger, with its request_id field (a no-op
+// logger outside RequestID).
 func Logger(c *gin.Context) *zap.Logger {
 	if l, ok := c.Get(ctxLogger); ok {
-		return l.(*zap.Logger)
+		return l.(*zap.Logger).With(zap.String("request_id", RequestIDFrom(c)))
 	}
 	return zap.NewNop()
 }
