@@ -82,7 +82,7 @@ type Option func(*Store)
 func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
 
 // WithAutoPipeline sets how many pipelines of concurrent script calls may
-// be in flight at once (default 8); 0 sends every call on its own. See
+// be in flight at once (default 2); 0 sends every call on its own. See
 // pipeline.go: under load, batching the calls of concurrent requests into
 // one round trip saves most of the client's and Redis's syscalls.
 func WithAutoPipeline(flushers int) Option { return func(s *Store) { s.flushers = flushers } }
@@ -93,7 +93,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // New returns a Store over a go-redis client (*redis.Client,
 // *redis.ClusterClient or a UniversalClient).
 func New(rdb redis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, prefix: "bo", now: time.Now, flushers: 8}
+	s := &Store{rdb: rdb, prefix: "bo", now: time.Now, flushers: 2}
 	for _, o := range opts {
 		o(s)
 	}
