@@ -9,6 +9,10 @@
 --   {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'}
 -- A user who finished a hold without buying (cancelled, expired, failed,
 -- abandoned) may join again at the back; a completed user may not.
+-- Every new entry (created = 1) also writes the outbox entry
+-- 'j:<sequence>' -> '<sequence>|<user>||<now_ms>', the booking_request fact
+-- still to be published to Kafka (the gateway's relay publishes and
+-- acknowledges it after answering; the safety net sweeps what it missed).
 local user, now = ARGV[1], tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
   'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms')
@@ -35,6 +39,7 @@ if sold >= total then return {'sold_out'} end
 
 local seq = redis.call('INCR', K_SEQ)
 redis.call('HSET', K_USEQ, user, seq)
+redis.call('HSET', K_OUTBOX, 'j:' .. seq, seq .. '|' .. user .. '||' .. now)
 if state then
   -- joining again after a finished hold: forget the old hold's details
   redis.call('HDEL', K_USEAT, user)

@@ -12,8 +12,11 @@
 --   5 active   zset  user -> hold deadline (unix ms): the booking room
 --   6 seq      string join sequence counter
 --   7 seen     zset  user -> last seen (unix ms), for abandonment
---   8 outbox   hash  'p:<user>' | 'x:<user>' -> 'seq|deadline_ms|seat|at_ms':
---                    promotions and expiries still to be announced
+--   8 outbox   hash  facts still to be announced (the transactional outbox):
+--                    'p:<user>' -> 'seq|deadline_ms||at_ms'  promoted
+--                    'x:<user>' -> 'seq||seat|at_ms'         expired
+--                    'c:<user>' -> 'seq|from|seat|at_ms'     cancelled
+--                    'j:<seq>'  -> 'seq|user||at_ms'         joined (booking_request)
 --   9 rate     hash  10-second bucket -> users admitted in it
 --  10 state    hash  user -> state
 --  11 useq     hash  user -> join sequence of the user's current entry

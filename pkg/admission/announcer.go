@@ -22,6 +22,7 @@ import (
 
 // Outbox entry kinds written by the booking engine.
 const (
+	KindJoined    = "joined"
 	KindPromoted  = "promoted"
 	KindExpired   = "expired"
 	KindCancelled = "cancelled"
@@ -96,6 +97,7 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 // Announce publishes the side effects of entries of eventID and then
 // acknowledges them in the outbox:
 //
+//   - joined: the Kafka booking_request event;
 //   - promoted: the delayed messages.Timeout for the hold's deadline (onto
 //     timeout-exchange/timeout), a your_turn notification and the Kafka
 //     user_promoted event;
@@ -115,14 +117,21 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	now := a.now()
 	var evs []events.Event
 	for _, e := range entries {
+		var ev events.Event
 		switch e.Kind {
+		case KindJoined:
+			ev = events.BookingRequested(eventID, e.UserID, e.Sequence, orNow(e.At, now))
 		case KindPromoted:
-			evs = append(evs, events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now)))
+			ev = events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now))
 		case KindExpired:
-			evs = append(evs, events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.At, now)))
+			ev = events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.At, now))
 		case KindCancelled:
-			evs = append(evs, events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now)))
+			ev = events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now))
+		default:
+			continue
 		}
+		ev.RequestID = e.RequestID
+		evs = append(evs, ev)
 	}
 
 	// RabbitMQ publishes run concurrently with the Kafka write; both must
@@ -139,6 +148,9 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	sem := make(chan struct{}, a.concurrency)
 	var wg sync.WaitGroup
 	for i, e := range entries {
+		if e.Kind == KindJoined { // Kafka only: no goroutine for nothing
+			continue
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -190,6 +202,8 @@ func (a *Announcer) publishEntry(ctx context.Context, eventID string, e booking.
 		n := messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: e.UserID,
 			Sequence: e.Sequence, SeatID: e.SeatID, Reason: messages.ReasonTimeout, Timestamp: now.Unix()}
 		return a.notify(ctx, n)
+	case KindJoined: // the Kafka booking_request only
+		return nil
 	case KindCancelled:
 		if e.From != events.CancelledFromActive {
 			return nil

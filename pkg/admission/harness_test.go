@@ -100,6 +100,10 @@ func (e *env) enqueueWaiting(id string, n int) []string {
 		if err != nil || r.State != booking.StateWaiting {
 			e.t.Fatalf("enqueue %s: %v %+v", users[i], err, r)
 		}
+		// booking_request, as the gateway's relay announces it
+		if err := e.ann.Announce(e.ctx, id, r.Outbox); err != nil {
+			e.t.Fatalf("announce join of %s: %v", users[i], err)
+		}
 	}
 	e.pause(id, false)
 	return users

@@ -14,6 +14,7 @@ type Metrics struct {
 	SoldOutBroadcasts  prometheus.Counter     // sold_out notifications published
 	TimeoutOutcomes    *prometheus.CounterVec // outcome (released|extended|not_due|no_hold|stale)
 	SlotReleasedEvents *prometheus.CounterVec // reason of consumed slot-released messages
+	RelayEntries       *prometheus.CounterVec // Relay entries by result (announced|failed|left_to_sweep)
 }
 
 // NewMetrics creates the collectors and registers them on reg when reg is
@@ -38,10 +39,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "boxoffice", Subsystem: "admission", Name: "slot_released_total",
 			Help: "slot-released messages handled, by reason.",
 		}, []string{"reason"}),
+		RelayEntries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "boxoffice", Subsystem: "admission", Name: "relay_entries_total",
+			Help: "Outbox entries handed to the background relay, by result: announced, failed or left_to_sweep (queue full or closed); failed and left_to_sweep entries are announced by the safety net's outbox sweep.",
+		}, []string{"result"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Promotions, m.ExpiredReclaimed, m.AnnounceFailures, m.OutboxSwept,
-			m.SafetyNetRuns, m.SafetyNetPromoted, m.SoldOutBroadcasts, m.TimeoutOutcomes, m.SlotReleasedEvents)
+			m.SafetyNetRuns, m.SafetyNetPromoted, m.SoldOutBroadcasts, m.TimeoutOutcomes, m.SlotReleasedEvents, m.RelayEntries)
 	}
 	return m
 }

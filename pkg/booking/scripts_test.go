@@ -2,6 +2,7 @@ package booking
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -133,7 +134,8 @@ func TestEnqueue(t *testing.T) {
 		for i, u := range []string{"a", "b"} {
 			r := f.join("evt", u)
 			want := JoinResult{State: StateActive, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), Created: true,
-				Outbox: []OutboxEntry{{Kind: "promoted", UserID: u, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), At: now}}}
+				Outbox: []OutboxEntry{{Kind: "joined", UserID: u, Sequence: int64(i + 1), At: now},
+					{Kind: "promoted", UserID: u, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), At: now}}}
 			if diff := cmp.Diff(want, r); diff != "" {
 				t.Errorf("join %s (-want +got):\n%s", u, diff)
 			}
@@ -142,14 +144,15 @@ func TestEnqueue(t *testing.T) {
 	t.Run("queued when full, FIFO positions", func(t *testing.T) {
 		for i, u := range []string{"c", "d", "e"} {
 			r := f.join("evt", u)
-			if r.State != StateWaiting || r.Position != int64(i+1) || r.Sequence != int64(i+3) || !r.Created || len(r.Outbox) != 0 {
+			joined := []OutboxEntry{{Kind: "joined", UserID: u, Sequence: int64(i + 3), At: now}}
+			if r.State != StateWaiting || r.Position != int64(i+1) || r.Sequence != int64(i+3) || !r.Created || !cmp.Equal(joined, r.Outbox) {
 				t.Errorf("join %s: %+v", u, r)
 			}
 		}
 	})
 	t.Run("joining again changes nothing", func(t *testing.T) {
 		before := f.counts("evt")
-		if r := f.join("evt", "d"); r.State != StateWaiting || r.Position != 2 || r.Sequence != 4 || r.Created {
+		if r := f.join("evt", "d"); r.State != StateWaiting || r.Position != 2 || r.Sequence != 4 || r.Created || len(r.Outbox) != 0 {
 			t.Errorf("rejoin waiting: %+v", r)
 		}
 		if r := f.join("evt", "a"); r.State != StateActive || r.Sequence != 1 || r.Created || r.ExpireAt != now.Add(DefaultHold) {
@@ -774,6 +777,17 @@ func TestOutbox(t *testing.T) {
 	bc, _ := f.s.Cancel(f.ctx, "evt", "b")
 	f.clock.Advance(time.Second)
 	b2 := f.join("evt", "b")
+	// each join of b has its own joined entry (booking_request per sequence)
+	var joins []int64
+	all, _ = f.s.Outbox(f.ctx, "evt", 0)
+	for _, e := range all {
+		if e.Kind == "joined" && e.UserID == "b" {
+			joins = append(joins, e.Sequence)
+		}
+	}
+	if !cmp.Equal(joins, []int64{2, 3}) {
+		t.Fatalf("b's joined entries: %v in %+v", joins, all)
+	}
 	if err := f.s.AckOutbox(f.ctx, "evt", append(b.Outbox, bc.Outbox...)...); err != nil {
 		t.Fatal(err)
 	}
@@ -785,8 +799,8 @@ func TestOutbox(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	p, _ := f.s.Promote(f.ctx, "evt", 0)
 	left, _ = f.s.Outbox(f.ctx, "evt", 0)
-	// a's and b's expiries, plus b's second admission never acked
-	if len(p.Outbox) != 2 || p.Outbox[0].Kind != "expired" || len(left) != 3 {
+	// a's and b's expiries, plus b's second join and admission never acked
+	if len(p.Outbox) != 2 || p.Outbox[0].Kind != "expired" || len(left) != 4 {
 		t.Fatalf("promote outbox %+v, outbox %+v", p.Outbox, left)
 	}
 	if err := f.s.AckOutbox(f.ctx, "evt", left...); err != nil {
@@ -794,6 +808,49 @@ func TestOutbox(t *testing.T) {
 	}
 	if left, _ = f.s.Outbox(f.ctx, "evt", 0); len(left) != 0 {
 		t.Fatalf("outbox not empty: %+v", left)
+	}
+}
+
+// TestOutboxReadBounded: a backlog larger than OutboxReadMax (a long Kafka
+// outage during an on-sale) is read in bounded steps, oldest sequences
+// first, and drains completely by repeated sweeps.
+func TestOutboxReadBounded(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 1})
+	key := f.s.eventKeys("evt")[kOutbox]
+	n := OutboxReadMax + 500
+	at := f.clock.Now().UnixMilli()
+	pipe := f.rdb.Pipeline()
+	for seq := 1; seq <= n; seq++ {
+		pipe.HSet(f.ctx, key, fmt.Sprintf("j:%d", seq), fmt.Sprintf("%d|u%d||%d", seq, seq, at))
+	}
+	if _, err := pipe.Exec(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, err := f.s.Outbox(f.ctx, "evt", 0)
+	if err != nil || len(first) != OutboxReadMax {
+		t.Fatalf("first read: %d entries, %v", len(first), err)
+	}
+	for i := 1; i < len(first); i++ {
+		if first[i].Sequence <= first[i-1].Sequence {
+			t.Fatalf("not in sequence order at %d: %d after %d", i, first[i].Sequence, first[i-1].Sequence)
+		}
+	}
+	if first[0].Kind != "joined" || first[0].UserID != fmt.Sprintf("u%d", first[0].Sequence) {
+		t.Fatalf("parsed %+v", first[0])
+	}
+	total := 0
+	for batch := first; len(batch) > 0; batch, err = f.s.Outbox(f.ctx, "evt", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(batch)
+		if err := f.s.AckOutbox(f.ctx, "evt", batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total != n {
+		t.Fatalf("drained %d entries, want %d", total, n)
 	}
 }
 

@@ -422,8 +422,11 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult
 	}
 	res := JoinResult{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
 		ExpireAt: ms(r.int(4)), Created: r.int(5) == 1}
-	if res.Created && res.State == StateActive {
-		res.Outbox = outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, now)
+	if res.Created {
+		res.Outbox = []OutboxEntry{{Kind: "joined", UserID: userID, Sequence: res.Sequence, At: ms(now)}}
+		if res.State == StateActive {
+			res.Outbox = append(res.Outbox, outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, now)...)
+		}
 	}
 	return res, nil
 }
@@ -632,34 +635,83 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 	return nil
 }
 
-// Outbox returns the event's unannounced promotions and expiries written at
-// least olderThan ago (0: all). A crashed announcer's entries are picked up
-// by the safety net this way; announcing twice is harmless.
+// OutboxReadMax bounds the entries one Outbox call returns, so that a
+// sweep after a long broker outage (every join of the outage still
+// unannounced) works through the backlog in bounded steps instead of
+// reading millions of entries at once.
+const OutboxReadMax = 10_000
+
+// Outbox returns the event's unannounced entries written at least olderThan
+// ago (0: all), at most OutboxReadMax of them, in join-sequence order (a
+// joined entry before the promotion of the same sequence). A crashed
+// announcer's entries are picked up by the safety net this way; announcing
+// twice is harmless. It reads the hash with HSCAN, never all at once.
 func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
-	raw, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kOutbox]).Result()
-	if err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
+	key := s.eventKeys(eventID)[kOutbox]
 	cutoff := s.now().Add(-olderThan)
 	var out []OutboxEntry
-	for field, val := range raw {
-		e, ok := parseOutbox(field, val)
-		if !ok || (olderThan > 0 && e.At.After(cutoff)) {
-			continue
+	var cursor uint64
+	for {
+		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
+		if err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
 		}
-		out = append(out, e)
+		for i := 0; i+1 < len(kv); i += 2 {
+			e, ok := parseOutbox(kv[i], kv[i+1])
+			if !ok || (olderThan > 0 && e.At.After(cutoff)) {
+				continue
+			}
+			out = append(out, e)
+		}
+		cursor = next
+		if cursor == 0 || len(out) >= OutboxReadMax {
+			break
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Sequence < out[j].Sequence })
+	// HSCAN may return a field twice
+	seen := make(map[string]bool, len(out))
+	uniq := out[:0]
+	for _, e := range out {
+		if f := e.field(); !seen[f] {
+			seen[f] = true
+			uniq = append(uniq, e)
+		}
+	}
+	out = uniq
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Sequence != out[j].Sequence {
+			return out[i].Sequence < out[j].Sequence
+		}
+		return kindOrder(out[i].Kind) < kindOrder(out[j].Kind)
+	})
+	if len(out) > OutboxReadMax {
+		out = out[:OutboxReadMax]
+	}
 	return out, nil
 }
 
-// parseOutbox decodes "p:<user>" / "x:<user>" → "seq|deadline_ms|seat|at_ms"
-// and "c:<user>" → "seq|from|seat|at_ms".
+// kindOrder orders the entries of one join sequence as they happened.
+func kindOrder(kind string) int {
+	switch kind {
+	case "joined":
+		return 0
+	case "promoted":
+		return 1
+	}
+	return 2
+}
+
+// parseOutbox decodes "p:<user>" / "x:<user>" → "seq|deadline_ms|seat|at_ms",
+// "c:<user>" → "seq|from|seat|at_ms" and "j:<seq>" → "seq|user||at_ms"
+// (lua/lib.lua has the table).
 func parseOutbox(field, val string) (OutboxEntry, bool) {
 	kind, user, ok := strings.Cut(field, ":")
 	parts := strings.Split(val, "|")
 	if !ok || len(parts) != 4 {
 		return OutboxEntry{}, false
+	}
+	if kind == "j" {
+		user = parts[1]
 	}
 	seq, _ := strconv.ParseInt(parts[0], 10, 64)
 	dl, _ := strconv.ParseInt(parts[1], 10, 64)
@@ -672,6 +724,8 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		e.Kind = "expired"
 	case "c":
 		e.Kind, e.From = "cancelled", parts[1]
+	case "j":
+		e.Kind = "joined"
 	default:
 		return OutboxEntry{}, false
 	}
@@ -684,6 +738,8 @@ func (e OutboxEntry) field() string {
 		return "x:" + e.UserID
 	case "cancelled":
 		return "c:" + e.UserID
+	case "joined":
+		return "j:" + strconv.FormatInt(e.Sequence, 10)
 	}
 	return "p:" + e.UserID
 }
@@ -695,6 +751,8 @@ func (e OutboxEntry) value() string {
 		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
 	case "cancelled":
 		dl = e.From
+	case "joined":
+		dl = e.UserID
 	}
 	return strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
 }

@@ -161,8 +161,9 @@ type JoinResult struct {
 	ExpireAt time.Time
 	// Created is false when the user had already joined (nothing changed).
 	Created bool
-	// Outbox holds the entry written when the user was admitted at once:
-	// announce it (timeout, notification, event) and then AckOutbox.
+	// Outbox holds the entries a new join wrote (Created): the joined entry
+	// (the booking_request fact) and, when the user was admitted at once,
+	// the promoted entry after it. Announce them and then AckOutbox.
 	Outbox []OutboxEntry
 }
 
@@ -274,11 +275,15 @@ const FromAbandoned = "abandoned"
 // announced (timeout scheduled, user notified, event published, slot
 // released). See Store.Outbox.
 type OutboxEntry struct {
-	Kind     string // "promoted", "expired" or "cancelled"
+	Kind     string // "joined", "promoted", "expired" or "cancelled"
 	UserID   string
 	Sequence int64
 	ExpireAt time.Time // promoted only
 	SeatID   string    // expired and cancelled
 	From     string    // cancelled only: "queue", "active" or FromAbandoned
 	At       time.Time // when the entry was written
+	// RequestID is the id of the HTTP request that wrote the entry, when the
+	// writer passes it on (it is not stored in Redis): the Kafka event then
+	// carries it in its request_id header.
+	RequestID string
 }

@@ -93,6 +93,11 @@ type Event struct {
 	Sequence  int64  // the user's join sequence number within the event
 	Reason    string // payment_failed: provider reason; booking_cancelled: queue|active
 	Timestamp int64  // OccurredAt in unix seconds, as in seed 002
+
+	// RequestID is the id of the request that caused the event, sent in the
+	// request_id header (HeaderRequestID) instead of the context's; not
+	// part of the envelope.
+	RequestID string
 }
 
 // wireEvent is the JSON form of Event.

@@ -391,27 +391,32 @@ func TestRecorder(t *testing.T) {
 }
 
 // The request id of the publisher's context travels as a header (not in the
-// envelope) and is back in the consumer handler's context.
+// envelope) and is back in the consumer handler's context; an event's own
+// RequestID (set by a relay publishing for many requests) wins.
 func TestRequestIDTravels(t *testing.T) {
 	brokers := kafkatest.Start(t)
 	p := newProducer(t, brokers)
 	at := time.UnixMilli(1_800_000_000_000)
 	ctx := service.WithRequestID(context.Background(), "REQ123")
-	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at)); err != nil {
+	own := events.BookingRequested("e1", "u2", 2, at)
+	own.RequestID = "REQ456"
+	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at), own); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var got string
-	err := events.Consume(cctx, brokers, "test-rid", events.TopicBookingRequest, func(ctx context.Context, _ events.Event, m kafka.Message) error {
-		got = service.RequestID(ctx)
-		cancel()
+	got := map[string]string{}
+	err := events.Consume(cctx, brokers, "test-rid", events.TopicBookingRequest, func(ctx context.Context, e events.Event, m kafka.Message) error {
+		got[e.UserID] = service.RequestID(ctx)
+		if len(got) == 2 {
+			cancel()
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != "REQ123" {
-		t.Fatalf("handler saw request id %q", got)
+	if got["u1"] != "REQ123" || got["u2"] != "REQ456" {
+		t.Fatalf("handler saw request ids %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -158,8 +159,9 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
-		if rid != "" { // the request that caused the event, for tracing (not part of the envelope)
-			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(rid)})
+		// the request that caused the event, for tracing (not part of the envelope)
+		if r := cmp.Or(e.RequestID, rid); r != "" {
+			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(r)})
 		}
 		msgs[i] = m
 	}

@@ -37,7 +37,7 @@ func TestDialIsReadyAndWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := d.Store.Enqueue(ctx, "e", "u")
-	if err != nil || len(r.Outbox) != 1 {
+	if err != nil || len(r.Outbox) != 2 { // joined, promoted
 		t.Fatalf("enqueue %+v %v", r, err)
 	}
 	if err := d.Announcer.Announce(ctx, "e", r.Outbox); err != nil {

@@ -42,6 +42,14 @@ func statusOf(st booking.State) string {
 }
 
 // join: POST /api/booking/request {"event_id"}.
+//
+// The join's booking_request fact is written to the outbox by the same
+// script that queues the user, so the answer does not wait for Kafka: a
+// queued join hands the entry to the background relay (which publishes and
+// acknowledges it, batched with other joins), and whatever the relay
+// misses the safety net's outbox sweep publishes. An immediate admission
+// is announced before the answer (timeout scheduled, your_turn, the Kafka
+// events), and on failure left to the same sweep.
 func (s *Server) join(c *gin.Context) {
 	var req eventRequest
 	if !httpapi.Bind(c, &req) {
@@ -54,23 +62,20 @@ func (s *Server) join(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	// Published on a new join, and again on a repeat while the entry is
-	// live: a client retrying after a failed publish (503) must get the
-	// event out. The envelope id is the same, so consumers dedupe.
-	if res.Created || res.State == booking.StateWaiting || res.State.InRoom() {
-		if err := s.Kafka.Publish(ctx, events.BookingRequested(req.EventID, user, res.Sequence, s.Store.Now())); err != nil {
-			httpapi.Fail(c, err)
-			return
-		}
-	}
 	if len(res.Outbox) > 0 {
-		// Admitted at once: schedule the hold's timeout, notify, publish
-		// user_promoted. On failure the entry stays in the outbox and the
-		// slot-released-consumer's safety net announces it; the user is
-		// admitted either way, so this is not the client's error.
-		if err := s.Announcer.Announce(ctx, req.EventID, res.Outbox); err != nil {
-			httpapi.Logger(c).Warn("announce immediate admission failed; left to the outbox sweep",
-				zap.String("event_id", req.EventID), zap.String("user_id", user), zap.Error(err))
+		rid := httpapi.RequestIDFrom(c)
+		for i := range res.Outbox {
+			res.Outbox[i].RequestID = rid
+		}
+		if res.State.InRoom() {
+			// The user is admitted either way, so a failure is not the
+			// client's error: the entries stay in the outbox.
+			if err := s.Announcer.Announce(ctx, req.EventID, res.Outbox); err != nil {
+				httpapi.Logger(c).Warn("announce immediate admission failed; left to the outbox sweep",
+					zap.String("event_id", req.EventID), zap.String("user_id", user), zap.Error(err))
+			}
+		} else {
+			s.Relay.Add(req.EventID, res.Outbox...)
 		}
 	}
 	c.JSON(http.StatusOK, joinResponse{

@@ -3,11 +3,13 @@
 // payment with the payment provider, cancelling, the seat map, the event
 // list and ranking, the admin API, and (for development) dev tokens. Seed
 // 002's paths are kept exactly. Every state change runs one Lua script of
-// the booking engine; its Kafka event (booking_request, payment_initiated,
-// booking_cancelled) and RabbitMQ messages (slot-released on a cancel from
-// the room, the announcement of an immediate admission) are confirmed
-// before the 2xx. A failed publish answers 503 and the client retries the
-// idempotent operation.
+// the booking engine. A join answers once Redis has it: its booking_request
+// is in the outbox and the background relay publishes it to Kafka (the
+// safety net sweeps what the relay misses). The other Kafka events
+// (payment_initiated, booking_cancelled) and RabbitMQ messages
+// (slot-released on a cancel from the room, the announcement of an
+// immediate admission) are confirmed before the 2xx; a failed publish
+// answers 503 and the client retries the idempotent operation.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/obs"
@@ -71,11 +74,13 @@ func run(ctx context.Context, log *zap.Logger) error {
 	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
 	ann := d.Announcer
+	relay := admission.NewRelay(ann)
 	srv := &Server{
 		Store:       d.Store,
 		Redis:       d.Redis,
 		Prefix:      cfg.RedisPrefix,
 		Announcer:   ann,
+		Relay:       relay,
 		Kafka:       d.Kafka,
 		Provider:    &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey},
 		Auth:        authority,
@@ -96,7 +101,14 @@ func run(ctx context.Context, log *zap.Logger) error {
 		func(ctx context.Context) error {
 			err := service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
 			if errors.Is(err, http.ErrServerClosed) {
-				return nil
+				err = nil
+			}
+			// the requests are answered: publish what the relay holds
+			// before Kafka is closed (what it cannot, the sweep will)
+			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			if cerr := relay.Close(cctx); cerr != nil {
+				log.Warn("relay not drained at shutdown; the outbox sweep publishes the rest", zap.Error(cerr))
 			}
 			return err
 		},

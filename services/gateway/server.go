@@ -26,6 +26,12 @@ type announcer interface {
 	Notify(ctx context.Context, n messages.Notification) error
 }
 
+// relay announces outbox entries in the background (*admission.Relay); it
+// returns false when it left them to the safety net's sweep.
+type relay interface {
+	Add(eventID string, entries ...booking.OutboxEntry) bool
+}
+
 // producer writes Kafka events with acks=all (*events.KafkaProducer).
 type producer interface {
 	Publish(ctx context.Context, evs ...events.Event) error
@@ -38,6 +44,7 @@ type Server struct {
 	Redis       redis.Cmdable // the popularity ranking
 	Prefix      string
 	Announcer   announcer
+	Relay       relay // publishes the booking_request of a queued join after the answer
 	Kafka       producer
 	Provider    payment.Provider
 	Auth        *auth.Authority

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
@@ -85,8 +86,26 @@ func (f *fakeProvider) Create(_ context.Context, r payment.Request) (payment.Pay
 	return payment.Payment{PaymentID: r.PaymentID, URL: "http://sandbox.test/pay/" + r.PaymentID}, nil
 }
 
+// syncRelay announces what the gateway hands it at once (the background
+// admission.Relay is tested in pkg/admission), keeping what failed.
+type syncRelay struct {
+	ann    *admission.Announcer
+	mu     sync.Mutex
+	failed []booking.OutboxEntry
+}
+
+func (r *syncRelay) Add(eventID string, entries ...booking.OutboxEntry) bool {
+	if err := r.ann.Announce(context.Background(), eventID, entries); err != nil {
+		r.mu.Lock()
+		r.failed = append(r.failed, entries...)
+		r.mu.Unlock()
+	}
+	return true
+}
+
 type harness struct {
 	t     testing.TB
+	relay *syncRelay
 	srv   *Server
 	h     http.Handler
 	rec   *events.Recorder
@@ -107,7 +126,10 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 	}
 	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}, prov: &fakeProvider{},
 		store: booking.New(rdb, booking.WithPrefix(prefix))}
-	hs.srv = &Server{Store: hs.store, Redis: rdb, Prefix: prefix, Announcer: hs.ann, Kafka: hs.rec,
+	// the relay's announcer publishes to the same recorder; joined entries
+	// need no RabbitMQ publisher
+	hs.relay = &syncRelay{ann: admission.New(hs.store, nil, hs.rec, nil)}
+	hs.srv = &Server{Store: hs.store, Redis: rdb, Prefix: prefix, Announcer: hs.ann, Relay: hs.relay, Kafka: hs.rec,
 		Provider: hs.prov, Auth: a, DevTokens: devTokens, PublicURL: "http://gw.test", TicketPrice: 100}
 	hs.h = hs.srv.Handler()
 	hs.admin = hs.token("root", auth.RoleAdmin)
@@ -131,7 +153,8 @@ type resp struct {
 func (r resp) str(k string) string { s, _ := r.body[k].(string); return s }
 func (r resp) num(k string) int64  { f, _ := r.body[k].(float64); return int64(f) }
 
-func (hs *harness) do(method, path, token string, body any) resp {
+// do sends a request; headers are name, value pairs.
+func (hs *harness) do(method, path, token string, body any, headers ...string) resp {
 	hs.t.Helper()
 	var rd *bytes.Reader
 	switch b := body.(type) {
@@ -146,6 +169,9 @@ func (hs *harness) do(method, path, token string, body any) resp {
 	req := httptest.NewRequest(method, path, rd)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	w := httptest.NewRecorder()
 	hs.h.ServeHTTP(w, req)
@@ -200,7 +226,8 @@ func TestJourney(t *testing.T) {
 	if r.str("status") != "active" || r.num("sequence") != 1 || r.num("expire_time") == 0 {
 		t.Fatalf("alice join: %s", r.raw)
 	}
-	if len(hs.ann.announced) != 1 || hs.ann.announced[0].UserID != "alice" {
+	if a := hs.ann.announced; len(a) != 2 || a[0].Kind != admission.KindJoined || a[1].Kind != admission.KindPromoted ||
+		a[1].UserID != "alice" || a[1].RequestID == "" {
 		t.Fatalf("immediate admission not announced: %+v", hs.ann.announced)
 	}
 	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1"})
@@ -209,11 +236,13 @@ func TestJourney(t *testing.T) {
 	}
 	// Joining again: same position, nothing new announced.
 	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1", "user_id": "alice"})
-	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.announced) != 1 {
+	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.announced) != 2 {
 		t.Fatalf("repeat join: %s", r.raw)
 	}
-	if got := len(hs.rec.Topic(events.TopicBookingRequest)); got < 2 {
-		t.Fatalf("booking_request events: %d", got)
+	// bob's queued join went through the relay, once (alice's was part of
+	// her admission's announcement above)
+	if evs := hs.rec.Topic(events.TopicBookingRequest); len(evs) != 1 || evs[0].UserID != "bob" || evs[0].Sequence != 2 {
+		t.Fatalf("booking_request events: %+v", evs)
 	}
 
 	r = hs.do("GET", "/api/booking/position?event_id=e1", bob, nil)
@@ -426,23 +455,51 @@ func TestDevToken(t *testing.T) {
 	want(t, hs.do("POST", "/api/auth/dev-token", "", map[string]any{"user_id": "dev1", "role": "root"}), 400, "invalid_body")
 }
 
-// TestPublishFailureIs503: a failed Kafka write is a 503, and the client's
-// retry publishes.
-func TestPublishFailureIs503(t *testing.T) {
+// TestKafkaOutage: a join does not wait for Kafka. With Kafka down it still
+// answers 200 and its booking_request stays in the outbox, where the safety
+// net's sweep finds and publishes it once Kafka is back. A payment
+// initiation, which publishes inline, answers 503 while Kafka or the
+// provider is down.
+func TestKafkaOutage(t *testing.T) {
 	hs := newHarness(t, false)
-	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 1, "capacity": 1})
-	u := hs.token("u1", "")
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 2, "capacity": 1})
+	u1, u2 := hs.token("u1", ""), hs.token("u2", "")
 	hs.rec.FailWith(errors.New("kafka down"))
-	want(t, hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "e1"}), 503, "unavailable")
-	hs.rec.FailWith(nil)
-	r := hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "e1"})
+	want(t, hs.do("POST", "/api/booking/request", u1, map[string]any{"event_id": "e1"}), 200, "")
+	r := hs.do("POST", "/api/booking/request", u2, map[string]any{"event_id": "e1"}, "X-Request-ID", "req-u2")
 	want(t, r, 200, "")
-	if evs := hs.rec.Topic(events.TopicBookingRequest); len(evs) != 1 || evs[0].UserID != "u1" || evs[0].Sequence != r.num("sequence") {
-		t.Fatalf("booking_request after retry: %+v", evs)
+	if r.str("status") != "queued" || len(hs.relay.failed) != 1 || hs.relay.failed[0].RequestID != "req-u2" {
+		t.Fatalf("queued join during the outage: %s, relay failed %+v", r.raw, hs.relay.failed)
+	}
+	left, err := hs.store.Outbox(context.Background(), "e1", 0)
+	if err != nil || len(left) != 3 { // u1 joined and admitted, u2 joined
+		t.Fatalf("outbox during the outage: %+v %v", left, err)
+	}
+	want(t, hs.do("POST", "/api/booking/select-seat", u1, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", u1, map[string]any{"event_id": "e1"}), 503, "unavailable")
+
+	// Kafka back: what the sweep reads from the outbox is published (the
+	// fake announcer of this harness never acks u1's promotion, so only the
+	// joins are announced here)
+	hs.rec.FailWith(nil)
+	var joins []booking.OutboxEntry
+	for _, e := range left {
+		if e.Kind == admission.KindJoined {
+			joins = append(joins, e)
+		}
+	}
+	if err := hs.relay.ann.Announce(context.Background(), "e1", joins); err != nil {
+		t.Fatal(err)
+	}
+	evs := hs.rec.Topic(events.TopicBookingRequest)
+	if len(evs) != 2 || evs[0].UserID != "u1" || evs[0].Sequence != 1 || evs[1].UserID != "u2" || evs[1].Sequence != 2 {
+		t.Fatalf("booking_request after the sweep: %+v", evs)
+	}
+	if left, _ := hs.store.Outbox(context.Background(), "e1", 0); len(left) != 1 || left[0].Kind != admission.KindPromoted {
+		t.Fatalf("outbox after the sweep: %+v", left)
 	}
 	hs.prov.fail = errors.New("provider down")
-	want(t, hs.do("POST", "/api/booking/select-seat", u, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
-	want(t, hs.do("POST", "/api/booking/payment/initiate", u, map[string]any{"event_id": "e1"}), 503, "payment_provider_unavailable")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", u1, map[string]any{"event_id": "e1"}), 503, "payment_provider_unavailable")
 }
 
 func TestAdminPatch(t *testing.T) {

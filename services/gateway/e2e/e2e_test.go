@@ -177,6 +177,26 @@ func TestJourney(t *testing.T) {
 		}
 	}
 
+	// One booking_request per join, published by the gateway's relay after
+	// the join was answered (or by the safety net's sweep), carrying the
+	// join's sequence.
+	var missing []string
+	waitUntil(t, 15*time.Second, func() bool {
+		requested := map[string]bool{}
+		for _, e := range readTopic(t, brokers[0], events.TopicBookingRequest) {
+			if e.EventID == "e2e" {
+				requested[fmt.Sprintf("%s/%d", e.UserID, e.Sequence)] = true
+			}
+		}
+		missing = missing[:0]
+		for _, r := range results {
+			if k := fmt.Sprintf("%s/%d", r.user, r.sequence); r.sequence > 0 && !requested[k] {
+				missing = append(missing, k)
+			}
+		}
+		return len(missing) == 0
+	}, func() string { return fmt.Sprintf("joins without booking_request: %v", missing) })
+
 	// Admission in join order: no user who never got in (sold out) joined
 	// before the last user who got in, unless they left the queue.
 	promoted := map[string]bool{}
