@@ -64,6 +64,20 @@ type Authority struct {
 
 	mu    sync.RWMutex
 	cache map[string]cached
+	macs  sync.Pool // of HMAC-SHA256 hashes keyed with secret (hs256.go)
+}
+
+// parseJWT is golang-jwt's parse and validation with the rules of
+// Verify: HS256 only, exp required, nbf honoured, both with the leeway.
+func (a *Authority) parseJWT(token string) (claims, error) {
+	var c claims
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(a.leeway),
+		jwt.WithTimeFunc(a.now),
+	)
+	return c, err
 }
 
 type cached struct {
@@ -115,13 +129,7 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if ok && a.now().Before(hit.exp.Add(a.leeway)) {
 		return hit.id, nil
 	}
-	var c claims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithExpirationRequired(),
-		jwt.WithLeeway(a.leeway),
-		jwt.WithTimeFunc(a.now),
-	)
+	c, err := a.parse(token)
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
