@@ -44,16 +44,14 @@ func DecodeJSON(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errors.New("request body is empty; expected a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
+	// json.Unmarshal takes exactly one value: trailing data is a syntax
+	// error ("invalid character 'x' after top-level value")
+	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
 			return fmt.Errorf("field %q: expected %s", te.Field, te.Type)
 		}
 		return fmt.Errorf("invalid JSON body: %v", err)
-	}
-	if dec.More() {
-		return errors.New("invalid JSON body: trailing data after the object")
 	}
 	if val, ok := v.(Validator); ok {
 		if err := val.Validate(); err != nil {
