@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,21 @@ type HTTPMetrics struct {
 	Duration *prometheus.HistogramVec
 	// Requests is http_requests_total{route,method,status}.
 	Requests *prometheus.CounterVec
+
+	// series caches the children per label set (seriesKey → *httpSeries),
+	// so a request does not hash its labels twice: there are only as many
+	// label sets as routes × methods × statuses.
+	series sync.Map
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type httpSeries struct {
+	duration prometheus.Observer
+	requests prometheus.Counter
 }
 
 // HTTPBuckets are the latency buckets of http_request_duration_seconds,
@@ -73,10 +89,19 @@ func (m *HTTPMetrics) Observe(route, method string, status int, d time.Duration)
 	if route == "" {
 		route = "unmatched"
 	}
-	code := strconv.Itoa(status)
 	method = normMethod(method)
-	m.Duration.WithLabelValues(route, method, code).Observe(d.Seconds())
-	m.Requests.WithLabelValues(route, method, code).Inc()
+	k := seriesKey{route, method, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		code := strconv.Itoa(status)
+		v, _ = m.series.LoadOrStore(k, &httpSeries{
+			duration: m.Duration.WithLabelValues(route, method, code),
+			requests: m.Requests.WithLabelValues(route, method, code),
+		})
+	}
+	sr := v.(*httpSeries)
+	sr.duration.Observe(d.Seconds())
+	sr.requests.Inc()
 }
 
 func normMethod(m string) string {
