@@ -19,6 +19,7 @@ DURATION=${DURATION:-10s}
 CONNS=${CONNS:-"50 500"}
 THREADS=${THREADS:-2}
 TOKENS=${TOKENS:-300000}
+REPS=${REPS:-3}
 RB_REQUESTS=${RB_REQUESTS:-300000}
 GW_PORT=${GW_PORT:-18080}
 KAFKA_PORT=${KAFKA_PORT:-19092}
@@ -84,7 +85,7 @@ ADMIN=$(cat "$TMP/admin.tok")
 # (the common case under load) and the scripts do the same work on both
 # sides.
 for c in $CONNS; do
-	for ev in "http$c" "rb$c" "rbpos$c"; do
+	for ev in "rb$c" "rbpos$c" $(for r in $(seq 1 "$REPS"); do echo "http$c-$r"; done); do
 		curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
 			-d "{\"id\":\"$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || { echo "create event $ev failed" >&2; exit 1; }
 	done
@@ -132,7 +133,7 @@ wrkrun() {
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
-errs() { grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'; }
+errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
 
 declare -A SHA
 for s in enqueue get_position; do
@@ -146,32 +147,47 @@ rb() {
 		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
 }
 
-echo "| connections | operation | gateway req/s | p50 | p99 | non-2xx | redis-benchmark EVALSHA req/s | ratio |"
-echo "|---|---|---|---|---|---|---|---|"
+# Runs alternate between the gateway and redis-benchmark, REPS times per
+# operation, and the table reports medians: this VM's speed drifts by a
+# third from one minute to the next (a shared host), so a ratio is only
+# meaningful between runs made side by side.
+: >"$TMP/results"
 for c in $CONNS; do
-	tokens "$TMP/t$c" "u$c-" "$TOKENS"
-	wrkrun "$TMP/join$c" "$c" POST /api/booking/request "{\"event_id\":\"http$c\"}" "$TMP/t$c" 0
-	joined=$(curl -fs "$GW/api/events/http$c" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
-	wrkrun "$TMP/pos$c" "$c" GET "/api/booking/position?event_id=http$c" "" "$TMP/t$c" "$((joined * 9 / 10))"
-	# Redis alone: enqueue of (almost always) new users; get_position of
-	# users that joined (a prefill run, not reported, joins the range).
-	r_join=$(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")
-	rb "$c" enqueue "rbpos$c" 100000 500000 >/dev/null
-	r_pos=$(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")
+	rb "$c" enqueue "rbpos$c" 100000 500000 >/dev/null # prefill: users whose position is asked
+	for r in $(seq 1 "$REPS"); do
+		# join: new users (new tokens, as a real join has) join a fresh event
+		tokens "$TMP/t$c-$r" "u$c-$r-" "$TOKENS"
+		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"http$c-$r\"}" "$TMP/t$c-$r" 0
+		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
+		# position: the users who just joined ask (their tokens are cached,
+		# as for a waiting user polling)
+		joined=$(curl -fs "$GW/api/events/http$c-$r" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
+		wrkrun "$TMP/pos$c-$r" "$c" GET "/api/booking/position?event_id=http$c-$r" "" "$TMP/t$c-$r" "$((joined * 9 / 10))"
+		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
+	done
 	# The raw runs must have done the real work (an unknown event would
 	# measure the scripts' cheap event_not_found exit instead).
 	for ev in "rb$c" "rbpos$c"; do
 		w=$(curl -fs "$GW/api/events/$ev" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["waiting"])')
 		[ "${w:-0}" -gt 1000 ] || { echo "bench-http: redis-benchmark did not join users to $ev (waiting=$w)" >&2; exit 1; }
 	done
-	for op in join pos; do
-		f="$TMP/$op$c"
-		r=$r_join name="join (POST /api/booking/request)"
-		[ $op = pos ] && r=$r_pos name="position (GET /api/booking/position)"
-		g=$(rps "$f")
-		ratio=$(python3 -c "print(f'{float(\"${g:-0}\")/float(\"${r:-1}\"):.2f}')")
-		echo "| $c | $name | ${g:-?} | $(pct "$f" 50) | $(pct "$f" 99) | $(errs "$f" || true) | ${r:-?} | $ratio |"
-	done
 done
+[ -n "${KEEP_RESULTS:-}" ] && cp "$TMP/results" "$KEEP_RESULTS"
+python3 - "$TMP/results" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    c, op, rep, g, p50, p99, non2xx, raw = line.split()
+    rows.setdefault((int(c), op), []).append((float(g), p50, p99, int(non2xx or 0), float(raw)))
+print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | redis-benchmark EVALSHA req/s | ratio (median) | ratio per run |")
+print("|---|---|---|---|---|---|---|---|---|")
+name = {"join": "join (POST /api/booking/request)", "position": "position (GET /api/booking/position)"}
+for (c, op), runs in sorted(rows.items()):
+    ratios = [g / raw for g, _, _, _, raw in runs]
+    mid = sorted(range(len(runs)), key=lambda i: ratios[i])[len(runs) // 2]
+    g, p50, p99, _, raw = runs[mid]
+    print(f"| {c} | {name[op]} | {statistics.median(r[0] for r in runs):,.0f} | {p50} | {p99} | {sum(r[3] for r in runs)} "
+          f"| {statistics.median(r[4] for r in runs):,.0f} | {statistics.median(ratios):.2f} | {' '.join(f'{x:.2f}' for x in ratios)} |")
+PY
 echo
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(redis-server --version | grep -Eo 'v=[0-9.]+'); wrk -t$THREADS -d$DURATION, gateway, Redis, kafka-dev and the load generator on the same machine."
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(redis-server --version | grep -Eo 'v=[0-9.]+'); wrk -t$THREADS -d$DURATION, $REPS alternating runs per row (p50/p99 of the median run); gateway, Redis, kafka-dev and the load generator on the same machine."
