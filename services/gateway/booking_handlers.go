@@ -15,6 +15,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/jsonobj"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
@@ -28,6 +29,24 @@ type joinResponse struct {
 	Sequence   int64  `json:"sequence"`
 	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
 	ExpireAt   string `json:"expire_at,omitempty"`
+}
+
+// appendJSON is encoding/json's encoding of r, without reflection (the
+// join is hot; TestResponsesEncodeLikeEncodingJSON holds them equal).
+func (r *joinResponse) appendJSON(buf []byte) []byte {
+	o := jsonobj.New(buf)
+	o.Bool("success", r.Success)
+	o.Str("status", r.Status)
+	o.Str("state", r.State)
+	o.Int("position", r.Position)
+	o.Int("sequence", r.Sequence)
+	if r.ExpireTime != 0 {
+		o.Int("expire_time", r.ExpireTime)
+	}
+	if r.ExpireAt != "" {
+		o.Str("expire_at", r.ExpireAt)
+	}
+	return o.Bytes()
 }
 
 // statusOf is the seed's coarse status of a state.
@@ -78,11 +97,12 @@ func (s *Server) join(c *gin.Context) {
 			s.Relay.Add(req.EventID, res.Outbox...)
 		}
 	}
-	c.JSON(http.StatusOK, joinResponse{
+	resp := joinResponse{
 		Success: true, Status: statusOf(res.State), State: string(res.State),
 		Position: res.Position, Sequence: res.Sequence,
 		ExpireTime: unixOrZero(res.ExpireAt), ExpireAt: rfc3339OrEmpty(res.ExpireAt),
-	})
+	}
+	httpapi.WriteJSON(c, http.StatusOK, resp.appendJSON(nil))
 }
 
 // positionResponse is the answer of GET /api/booking/position.
@@ -107,6 +127,40 @@ type positionResponse struct {
 	SoldOut    bool   `json:"sold_out"`
 }
 
+// appendJSON is encoding/json's encoding of r, without reflection (the
+// position is polled by every waiting user).
+func (r *positionResponse) appendJSON(buf []byte) []byte {
+	o := jsonobj.New(buf)
+	o.Str("status", r.Status)
+	if r.State != "" {
+		o.Str("state", r.State)
+	}
+	o.Str("event_id", r.EventID)
+	if r.Position != 0 {
+		o.Int("position", r.Position)
+	}
+	if r.Sequence != 0 {
+		o.Int("sequence", r.Sequence)
+	}
+	o.Int("served", r.Served)
+	o.Int("waiting", r.Waiting)
+	o.IntPtr("eta_seconds", r.ETASeconds)
+	if r.SeatID != "" {
+		o.Str("seat_id", r.SeatID)
+	}
+	if r.PaymentID != "" {
+		o.Str("payment_id", r.PaymentID)
+	}
+	if r.ExpireTime != 0 {
+		o.Int("expire_time", r.ExpireTime)
+	}
+	if r.ExpireAt != "" {
+		o.Str("expire_at", r.ExpireAt)
+	}
+	o.Bool("sold_out", r.SoldOut)
+	return o.Bytes()
+}
+
 // position: GET /api/booking/position?event_id=.
 func (s *Server) position(c *gin.Context) {
 	eventID, ok := queryEventID(c)
@@ -118,7 +172,7 @@ func (s *Server) position(c *gin.Context) {
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
 		resp.Status = "not_found"
-		c.JSON(http.StatusOK, resp)
+		httpapi.WriteJSON(c, http.StatusOK, resp.appendJSON(nil))
 		return
 	case err != nil:
 		httpapi.Fail(c, err)
@@ -140,7 +194,7 @@ func (s *Server) position(c *gin.Context) {
 	case st.State == booking.StateCompleted:
 		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
 	}
-	c.JSON(http.StatusOK, resp)
+	httpapi.WriteJSON(c, http.StatusOK, resp.appendJSON(nil))
 }
 
 type selectSeatRequest struct {

@@ -1,0 +1,33 @@
+package events
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestEncodeMatchesWireEvent: the hand-written envelope encoder writes
+// byte for byte what encoding/json writes for the wireEvent, with and
+// without the optional fields and with strings that need escaping.
+func TestEncodeMatchesWireEvent(t *testing.T) {
+	at := time.Date(2026, 3, 14, 12, 0, 0, 123_456_789, time.FixedZone("x", 3600))
+	for _, s := range []string{"u1", `q"uote`, "<&>", "é", "\x01"} {
+		for _, e := range []Event{
+			BookingRequested("evt", s, 1, at),
+			PaymentInitiated("evt", "u", "A1", s+"p", 0, at),
+			PaymentFailed("evt", "u", "A1", "p", 9, s, at),
+			BookingCancelled("evt", "u", s, 3, CancelledFromActive, at),
+			{ID: s, Type: s, Version: -1, UserID: s, EventID: s, Timestamp: -5},
+		} {
+			want, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version,
+				OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
+				SeatID: e.SeatID, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason, Timestamp: e.Timestamp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.appendJSON(nil); string(got) != string(want) {
+				t.Errorf("envelope differs:\n got %s\nwant %s", got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package jsonobj
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestObjectMatchesEncodingJSON(t *testing.T) {
+	type flat struct {
+		S string `json:"s"`
+		I int64  `json:"i"`
+		B bool   `json:"b"`
+		P *int64 `json:"p"`
+	}
+	seven := int64(7)
+	for _, s := range []string{"", "plain-ascii_1.2", `q"uote`, `b\s`, "<a>&b", "\n\t\x00", "\x7f", "é", "日本", "\xff\xfe", "\u2028"} {
+		for _, v := range []flat{{S: s, I: -1 << 62, B: true}, {S: s, P: &seven}} {
+			o := New(nil)
+			o.Str("s", v.S)
+			o.Int("i", v.I)
+			o.Bool("b", v.B)
+			o.IntPtr("p", v.P)
+			want, _ := json.Marshal(v)
+			if got := o.Bytes(); string(got) != string(want) {
+				t.Errorf("%q:\n got %s\nwant %s", s, got, want)
+			}
+		}
+	}
+	if got := New([]byte("reused")).Bytes(); string(got) != "{}" {
+		t.Errorf("empty object %s", got)
+	}
+}
