@@ -23,16 +23,35 @@ type pipeliner struct {
 	wg    sync.WaitGroup
 	once  sync.Once
 	stop  chan struct{}
+
+	mu     sync.RWMutex // held to read closed and send on calls atomically
+	closed bool
 }
 
 type pcall struct {
 	ctx  context.Context
 	sc   *redis.Script
-	keys []string
+	keys *keySet
 	args []any
 	done chan struct{}
 	res  any
 	err  error
+}
+
+// argv is the call's EVALSHA command line: the keys are boxed once per
+// event (keySet.args), only the script's own arguments per call.
+func (c *pcall) argv() []any {
+	a := make([]any, 0, 3+len(c.keys.args)+len(c.args))
+	a = append(a, "evalsha", c.sc.Hash(), len(c.keys.args))
+	a = append(a, c.keys.args...)
+	return append(a, c.args...)
+}
+
+// run sends the call on its own (a lone call, or a retry after NOSCRIPT,
+// which loads the script the slow way: EVALSHA, then EVAL).
+func (c *pcall) run(rdb redis.UniversalClient) {
+	c.res, c.err = c.sc.Run(c.ctx, rdb, c.keys.keys, c.args...).Result()
+	c.done <- struct{}{}
 }
 
 const (
@@ -55,17 +74,22 @@ func newPipeliner(rdb redis.UniversalClient, flushers int) *pipeliner {
 var pcallPool = sync.Pool{New: func() any { return &pcall{done: make(chan struct{}, 1)} }}
 
 // do runs one script through the next pipeline and waits for its reply.
-func (p *pipeliner) do(ctx context.Context, sc *redis.Script, keys []string, args []any) (any, error) {
+func (p *pipeliner) do(ctx context.Context, sc *redis.Script, keys *keySet, args []any) (any, error) {
 	c := pcallPool.Get().(*pcall)
 	c.ctx, c.sc, c.keys, c.args = ctx, sc, keys, args
+	p.mu.RLock()
+	if p.closed {
+		p.mu.RUnlock()
+		pcallPool.Put(c)
+		return sc.Run(ctx, p.rdb, keys.keys, args...).Result()
+	}
 	select {
 	case p.calls <- c:
+		p.mu.RUnlock()
 	case <-ctx.Done():
+		p.mu.RUnlock()
 		pcallPool.Put(c)
 		return nil, ctx.Err()
-	case <-p.stop:
-		pcallPool.Put(c)
-		return sc.Run(ctx, p.rdb, keys, args...).Result()
 	}
 	select {
 	case <-c.done:
@@ -108,21 +132,26 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 	defer cancel()
 	if len(batch) == 1 { // no pipeline overhead for a lone call
 		c := batch[0]
-		c.res, c.err = c.sc.Run(c.ctx, p.rdb, c.keys, c.args...).Result()
+		c.res, c.err = p.rdb.Do(c.ctx, c.argv()...).Result()
+		if isNoScript(c.err) {
+			c.run(p.rdb)
+			return
+		}
 		c.done <- struct{}{}
 		return
 	}
 	pipe := p.rdb.Pipeline()
 	for _, c := range batch {
-		cmds = append(cmds, c.sc.EvalSha(ctx, pipe, c.keys, c.args...))
+		cmds = append(cmds, pipe.Do(ctx, c.argv()...))
 	}
 	_, _ = pipe.Exec(ctx) // errors are per command
 	for i, c := range batch {
 		c.res, c.err = cmds[i].Result()
-		if c.err != nil && strings.HasPrefix(c.err.Error(), "NOSCRIPT") {
+		if isNoScript(c.err) {
 			// the server lost its script cache (restart, new node): load
 			// it again the slow way; later batches find it
-			c.res, c.err = c.sc.Run(c.ctx, p.rdb, c.keys, c.args...).Result()
+			c.run(p.rdb)
+			continue
 		}
 		c.done <- struct{}{}
 	}
@@ -131,15 +160,22 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 // close stops the flushers; calls still queued, and calls made
 // afterwards, run unpipelined.
 func (p *pipeliner) close() {
+	// no call is queued after this: do sees closed and runs it alone
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 	p.once.Do(func() { close(p.stop) })
 	p.wg.Wait()
 	for {
 		select {
 		case c := <-p.calls:
-			c.res, c.err = c.sc.Run(c.ctx, p.rdb, c.keys, c.args...).Result()
-			c.done <- struct{}{}
+			c.run(p.rdb)
 		default:
 			return
 		}
 	}
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

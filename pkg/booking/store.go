@@ -69,7 +69,7 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
-	keys   sync.Map // event id → []string, so hot paths do not rebuild 14 keys per call
+	keys   sync.Map // event id → *keySet, so hot paths do not rebuild 14 keys per call
 	cached atomic.Int64
 
 	flushers int
@@ -133,10 +133,11 @@ func (s *Store) Load(ctx context.Context) error {
 func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args ...any) (reply, error) {
 	var v any
 	var err error
+	ks := s.eventKeySet(eventID)
 	if s.pipe != nil {
-		v, err = s.pipe.do(ctx, sc, s.eventKeys(eventID), args)
+		v, err = s.pipe.do(ctx, sc, ks, args)
 	} else {
-		v, err = sc.Run(ctx, s.rdb, s.eventKeys(eventID), args...).Result()
+		v, err = sc.Run(ctx, s.rdb, ks.keys, args...).Result()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -154,15 +155,29 @@ func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
 // modify the slice. Only ids that passed ValidID reach here, and unknown
 // events are cached too, which is bounded by what clients send: the cache
 // is capped to avoid growing without limit on garbage ids.
-func (s *Store) eventKeys(eventID string) []string {
+func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventID).keys }
+
+// keySet is an event's keys as strings and, boxed once, as the arguments
+// of a command (a script call on the hot path then boxes only its own
+// ARGV, not 14 keys).
+type keySet struct {
+	keys []string
+	args []any
+}
+
+func (s *Store) eventKeySet(eventID string) *keySet {
 	if k, ok := s.keys.Load(eventID); ok {
-		return k.([]string)
+		return k.(*keySet)
 	}
-	k := keysFor(s.prefix, eventID)
+	ks := &keySet{keys: keysFor(s.prefix, eventID)}
+	ks.args = make([]any, len(ks.keys))
+	for i, k := range ks.keys {
+		ks.args[i] = k
+	}
 	if s.cached.Add(1) <= maxCachedEvents {
-		s.keys.Store(eventID, k)
+		s.keys.Store(eventID, ks)
 	}
-	return k
+	return ks
 }
 
 const maxCachedEvents = 10_000
