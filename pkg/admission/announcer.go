@@ -217,25 +217,39 @@ func (a *Announcer) publishEntry(ctx context.Context, eventID string, e booking.
 
 // SweepOutbox re-announces eventID's outbox entries written at least
 // olderThan ago (0: all): the work of an announcer that crashed or failed
-// between a promotion and its announcement. It returns how many entries it
-// found.
+// between a state change and its announcement, and the joins a Kafka
+// outage left behind. The store hands out at most booking.OutboxReadMax
+// entries per read; a full read is followed by another, up to
+// sweepRoundsMax reads per call, so a backlog of millions drains at tens of
+// thousands per second instead of one read per safety-net tick. It returns
+// how many entries it announced or tried to.
 func (a *Announcer) SweepOutbox(ctx context.Context, eventID string, olderThan time.Duration) (int, error) {
-	entries, err := a.store.Outbox(ctx, eventID, olderThan)
-	if err != nil {
-		return 0, fmt.Errorf("sweep outbox: %w", err)
-	}
-	if len(entries) == 0 {
-		return 0, nil
-	}
-	a.log.Info("announcing stale outbox entries", zap.String("event_id", eventID), zap.Int("entries", len(entries)))
-	for start := 0; start < len(entries); start += 500 {
-		end := min(start+500, len(entries))
-		if err := a.Announce(ctx, eventID, entries[start:end]); err != nil {
-			return len(entries), err
+	total := 0
+	for range sweepRoundsMax {
+		entries, err := a.store.Outbox(ctx, eventID, olderThan)
+		if err != nil {
+			return total, fmt.Errorf("sweep outbox: %w", err)
+		}
+		if len(entries) == 0 {
+			return total, nil
+		}
+		a.log.Info("announcing stale outbox entries", zap.String("event_id", eventID), zap.Int("entries", len(entries)))
+		for start := 0; start < len(entries); start += 500 {
+			end := min(start+500, len(entries))
+			total += end - start
+			if err := a.Announce(ctx, eventID, entries[start:end]); err != nil {
+				return total, err
+			}
+		}
+		if len(entries) < booking.OutboxReadMax || ctx.Err() != nil {
+			return total, ctx.Err()
 		}
 	}
-	return len(entries), nil
+	return total, nil
 }
+
+// sweepRoundsMax bounds the outbox reads of one SweepOutbox call.
+const sweepRoundsMax = 20
 
 // ScheduleTimeout publishes the delayed timeout message of a hold, to be
 // delivered at adm.ExpireAt (at once if the deadline has passed). The

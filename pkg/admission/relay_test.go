@@ -174,3 +174,25 @@ func TestRelayFailureLeavesOutbox(t *testing.T) {
 		t.Fatalf("outbox after sweep: %+v", left)
 	}
 }
+
+// TestSweepDrainsBacklog: a backlog larger than one outbox read (joins
+// piled up during a Kafka outage) is published by one SweepOutbox call.
+func TestSweepDrainsBacklog(t *testing.T) {
+	e := newEnv(t)
+	e.event("big", 1, time.Minute, 0, 10)
+	e.pause("big", true)
+	n := booking.OutboxReadMax + 700
+	e.joinAll("big", n)
+	rec := &events.Recorder{}
+	ann := admission.New(e.store, e.pub, rec, e.log, admission.WithMetrics(e.metrics))
+	swept, err := ann.SweepOutbox(e.ctx, "big", 0)
+	if err != nil || swept != n {
+		t.Fatalf("swept %d, %v; want %d", swept, err, n)
+	}
+	if got := len(bookingRequests(t, rec)); got != n {
+		t.Fatalf("%d booking_request sequences, want %d", got, n)
+	}
+	if left, _ := e.store.Outbox(e.ctx, "big", 0); len(left) != 0 {
+		t.Fatalf("%d entries left", len(left))
+	}
+}
