@@ -8,7 +8,8 @@
 #
 # Starts its own kafka-dev (embedded Kafka) and gateway on spare ports, a
 # RabbitMQ vhost of its own and a Redis key prefix of its own, and removes
-# them at the end. Needs wrk, redis-benchmark, rabbitmqctl, python3, go.
+# them at the end. Needs rabbitmqctl, python3, go; installs wrk and
+# redis-benchmark from Debian's packages when they are missing.
 #
 #   scripts/bench-http.sh                      # 10s per run, 50 and 500 connections
 #   DURATION=20s CONNS="50 500" scripts/bench-http.sh
@@ -30,8 +31,10 @@ RC="redis-cli -h 127.0.0.1 -p 6379"
 TMP=$(mktemp -d)
 pids=()
 
-for c in wrk redis-benchmark rabbitmqctl python3 go; do
-	command -v "$c" >/dev/null || { echo "bench-http: $c missing (apt-get install wrk redis-tools)" >&2; exit 1; }
+scripts/ensure-tool.sh wrk wrk || exit 1
+scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
+for c in rabbitmqctl python3 go; do
+	command -v "$c" >/dev/null || { echo "bench-http: $c missing (make infra installs RabbitMQ)" >&2; exit 1; }
 done
 
 cleanup() {

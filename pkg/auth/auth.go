@@ -163,19 +163,35 @@ func (a *Authority) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := a.Verify(BearerToken(c.GetHeader("Authorization")))
 		if err != nil {
-			c.Header("WWW-Authenticate", `Bearer realm="boxoffice"`)
-			msg := "a valid bearer token is required"
-			if errors.Is(err, ErrNoToken) {
-				msg = "missing bearer token (Authorization: Bearer <JWT>)"
-			} else {
-				msg = "invalid or expired bearer token"
-			}
-			httpapi.Abort(c, http.StatusUnauthorized, httpapi.CodeUnauthorized, msg)
+			c.Header("WWW-Authenticate", challenge)
+			httpapi.Abort(c, http.StatusUnauthorized, httpapi.CodeUnauthorized, unauthorized(err))
 			return
 		}
 		c.Set(ctxIdentity, id)
 		c.Next()
 	}
+}
+
+// FastIdentity is Middleware for a fast route (httpapi.FastRoute): the
+// identity of the bearer token, or a 401 written and false.
+func (a *Authority) FastIdentity(c *httpapi.FastCtx) (Identity, bool) {
+	id, err := a.Verify(BearerToken(c.Header("Authorization")))
+	if err != nil {
+		c.Response.Header.Set("WWW-Authenticate", challenge)
+		c.Abort(http.StatusUnauthorized, httpapi.CodeUnauthorized, unauthorized(err))
+		return Identity{}, false
+	}
+	return id, true
+}
+
+const challenge = `Bearer realm="boxoffice"`
+
+// unauthorized is the 401 message for a Verify error.
+func unauthorized(err error) string {
+	if errors.Is(err, ErrNoToken) {
+		return "missing bearer token (Authorization: Bearer <JWT>)"
+	}
+	return "invalid or expired bearer token"
 }
 
 // RequireAdmin answers 403 unless the identity (set by Middleware) is admin.

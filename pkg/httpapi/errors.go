@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -36,14 +37,24 @@ const (
 
 // Abort writes the JSON error and stops the handler chain.
 func Abort(c *gin.Context, status int, code, message string) {
-	c.AbortWithStatusJSON(status, Error{
+	c.AbortWithStatusJSON(status, newError(status, code, message, c.Request.URL.Path))
+}
+
+func newError(status int, code, message, path string) Error {
+	return Error{
 		StatusCode: status,
 		Error:      http.StatusText(status),
 		Code:       code,
 		Message:    message,
 		Timestamp:  time.Now().UTC().Format(time.RFC3339Nano),
-		Path:       c.Request.URL.Path,
-	})
+		Path:       path,
+	}
+}
+
+// errorBody is the JSON error as Abort writes it.
+func errorBody(status int, code, message, path string) []byte {
+	b, _ := json.Marshal(newError(status, code, message, path)) // strings and ints only: cannot fail
+	return b
 }
 
 // mapping of booking sentinels to status and code, in match order.
@@ -85,18 +96,22 @@ func Status(err error) (int, string) {
 // Fail writes err as the JSON error. For 4xx the sentinel's text is the
 // message; a 503 hides the internal error from the client and logs it.
 func Fail(c *gin.Context, err error) {
-	status, code := Status(err)
-	var msg string
-	if status >= 500 {
-		Logger(c).Warn("request failed", zap.String("code", code), zap.Error(err))
-		msg = "a backing service is unavailable; retry the request"
-		if errors.Is(err, context.Canceled) {
-			msg = "request cancelled"
-		}
-	} else {
-		msg = clientMessage(err)
-	}
+	status, code, msg := failure(err, func() *zap.Logger { return Logger(c) })
 	Abort(c, status, code, msg)
+}
+
+// failure is the status, code and client message of err; a 5xx is logged
+// on the request's logger.
+func failure(err error, logger func() *zap.Logger) (int, string, string) {
+	status, code := Status(err)
+	if status < 500 {
+		return status, code, clientMessage(err)
+	}
+	logger().Warn("request failed", zap.String("code", code), zap.Error(err))
+	if errors.Is(err, context.Canceled) {
+		return status, code, "request cancelled"
+	}
+	return status, code, "a backing service is unavailable; retry the request"
 }
 
 // clientMessage is the sentinel's own text: wrapping context such as

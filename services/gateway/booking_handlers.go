@@ -69,20 +69,24 @@ func statusOf(st booking.State) string {
 // misses the safety net's outbox sweep publishes. An immediate admission
 // is announced before the answer (timeout scheduled, your_turn, the Kafka
 // events), and on failure left to the same sweep.
-func (s *Server) join(c *gin.Context) {
-	var req eventRequest
-	if !httpapi.Bind(c, &req) {
+func (s *Server) join(c *httpapi.FastCtx) {
+	id, ok := s.Auth.FastIdentity(c)
+	if !ok {
 		return
 	}
-	user := auth.From(c).UserID
-	ctx := c.Request.Context()
+	var req eventRequest
+	if !c.Bind(&req) {
+		return
+	}
+	user := id.UserID
+	ctx := c.Context()
 	res, err := s.Store.Enqueue(ctx, req.EventID, user)
 	if err != nil {
-		httpapi.Fail(c, err)
+		c.Fail(err)
 		return
 	}
 	if len(res.Outbox) > 0 {
-		rid := httpapi.RequestIDFrom(c)
+		rid := c.RequestID()
 		for i := range res.Outbox {
 			res.Outbox[i].RequestID = rid
 		}
@@ -90,7 +94,7 @@ func (s *Server) join(c *gin.Context) {
 			// The user is admitted either way, so a failure is not the
 			// client's error: the entries stay in the outbox.
 			if err := s.Announcer.Announce(ctx, req.EventID, res.Outbox); err != nil {
-				httpapi.Logger(c).Warn("announce immediate admission failed; left to the outbox sweep",
+				c.Logger().Warn("announce immediate admission failed; left to the outbox sweep",
 					zap.String("event_id", req.EventID), zap.String("user_id", user), zap.Error(err))
 			}
 		} else {
@@ -102,7 +106,7 @@ func (s *Server) join(c *gin.Context) {
 		Position: res.Position, Sequence: res.Sequence,
 		ExpireTime: unixOrZero(res.ExpireAt), ExpireAt: rfc3339OrEmpty(res.ExpireAt),
 	}
-	httpapi.WriteJSON(c, http.StatusOK, resp.appendJSON(nil))
+	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
 }
 
 // positionResponse is the answer of GET /api/booking/position.
@@ -162,20 +166,25 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 }
 
 // position: GET /api/booking/position?event_id=.
-func (s *Server) position(c *gin.Context) {
-	eventID, ok := queryEventID(c)
+func (s *Server) position(c *httpapi.FastCtx) {
+	id, ok := s.Auth.FastIdentity(c)
 	if !ok {
 		return
 	}
-	st, err := s.Store.Position(c.Request.Context(), eventID, auth.From(c).UserID)
+	eventID, err := eventIDParam(c.Query("event_id"))
+	if err != nil {
+		c.Abort(http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
+		return
+	}
+	st, err := s.Store.Position(c.Context(), eventID, id.UserID)
 	resp := positionResponse{EventID: eventID, Served: st.Counts.Served, Waiting: st.Counts.Waiting, SoldOut: st.SoldOut}
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
 		resp.Status = "not_found"
-		httpapi.WriteJSON(c, http.StatusOK, resp.appendJSON(nil))
+		c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
 		return
 	case err != nil:
-		httpapi.Fail(c, err)
+		c.Fail(err)
 		return
 	}
 	resp.Status, resp.State, resp.Sequence = statusOf(st.State), string(st.State), st.Sequence
@@ -194,7 +203,7 @@ func (s *Server) position(c *gin.Context) {
 	case st.State == booking.StateCompleted:
 		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
 	}
-	httpapi.WriteJSON(c, http.StatusOK, resp.appendJSON(nil))
+	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
 }
 
 type selectSeatRequest struct {

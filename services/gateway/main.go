@@ -14,9 +14,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -95,14 +93,11 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
 	}
-	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := httpapi.FastServer(srv.FastHandler(), adminMaxBody)
 	return service.RunAll(ctx,
 		d.Admin.Run,
 		func(ctx context.Context) error {
-			err := service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
-			if errors.Is(err, http.ErrServerClosed) {
-				err = nil
-			}
+			err := httpapi.ServeFast(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
 			// the requests are answered: publish what the relay holds
 			// before Kafka is closed (what it cannot, the sweep will)
 			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
@@ -58,7 +59,20 @@ type Server struct {
 	Web func(r *gin.Engine)
 }
 
-// Handler returns the gin engine with every route.
+// FastHandler is the gateway's HTTP handler: join and position, which
+// every waiting user calls, natively on fasthttp; every other route on the
+// gin engine (Handler).
+func (s *Server) FastHandler() fasthttp.RequestHandler {
+	if s.Log == nil {
+		s.Log = zap.NewNop()
+	}
+	return httpapi.NewFast(s.Log, s.Metrics, s.Handler(),
+		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
+	)
+}
+
+// Handler returns the gin engine with every route but FastHandler's.
 func (s *Server) Handler() http.Handler {
 	if s.Log == nil {
 		s.Log = zap.NewNop()
@@ -74,8 +88,6 @@ func (s *Server) Handler() http.Handler {
 	api.GET("/seats/available", s.seatsAvailable)
 
 	b := api.Group("/booking", s.Auth.Middleware())
-	b.POST("/request", s.join)
-	b.GET("/position", s.position)
 	b.POST("/select-seat", s.selectSeat)
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)
@@ -108,6 +120,12 @@ func checkEventID(id string) error {
 	return nil
 }
 
+// eventIDParam trims and checks an ?event_id= value.
+func eventIDParam(raw string) (string, error) {
+	id := strings.TrimSpace(raw)
+	return id, checkEventID(id)
+}
+
 type validationError string
 
 func (e validationError) Error() string { return string(e) }
@@ -116,8 +134,8 @@ func errf(s string) error { return validationError(s) }
 
 // queryEventID reads ?event_id= (400 when missing or malformed).
 func queryEventID(c *gin.Context) (string, bool) {
-	id := strings.TrimSpace(c.Query("event_id"))
-	if err := checkEventID(id); err != nil {
+	id, err := eventIDParam(c.Query("event_id"))
+	if err != nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
 		return "", false
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
@@ -131,7 +132,9 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 	hs.relay = &syncRelay{ann: admission.New(hs.store, nil, hs.rec, nil)}
 	hs.srv = &Server{Store: hs.store, Redis: rdb, Prefix: prefix, Announcer: hs.ann, Relay: hs.relay, Kafka: hs.rec,
 		Provider: hs.prov, Auth: a, DevTokens: devTokens, PublicURL: "http://gw.test", TicketPrice: 100}
-	hs.h = hs.srv.Handler()
+	// the production handler: fast routes natively, the rest through gin
+	fh := hs.srv.FastHandler()
+	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.ServeRequest(fh, w, r) })
 	hs.admin = hs.token("root", auth.RoleAdmin)
 	return hs
 }

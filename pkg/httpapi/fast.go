@@ -1,0 +1,356 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+// A service's hottest routes (the gateway's join and position poll, which
+// every waiting user calls) are served natively on fasthttp: net/http's
+// per-request machinery (a background read goroutine per request, header
+// maps, a cancelable context) costs more CPU than the route's own work.
+// Every other route stays on the gin engine, reached through netHTTP. Both kinds answer with the same JSON error format,
+// request id and metrics; docs/http-api.md says which routes are fast.
+
+// FastRoute is one route served natively: an exact path (no parameters)
+// and its method.
+type FastRoute struct {
+	Method, Path string
+	Handle       func(c *FastCtx)
+}
+
+// FastCtx is a fast route's request: the fasthttp request and response,
+// and what New's middleware gives a gin handler (request id, a context
+// carrying it, a logger).
+type FastCtx struct {
+	*fasthttp.RequestCtx
+	id  string
+	ctx context.Context
+	log *zap.Logger
+}
+
+// Context carries the request id (service.RequestID) to what the request
+// publishes. It is not canceled when the client goes away.
+func (c *FastCtx) Context() context.Context { return c.ctx }
+
+// RequestID is the request's id (the client's X-Request-ID when well
+// formed).
+func (c *FastCtx) RequestID() string { return c.id }
+
+// Logger is the request's logger, with its request_id field.
+func (c *FastCtx) Logger() *zap.Logger { return c.log.With(zap.String("request_id", c.id)) }
+
+// Header returns a request header.
+func (c *FastCtx) Header(name string) string { return string(c.Request.Header.Peek(name)) }
+
+// Query returns a query parameter.
+func (c *FastCtx) Query(name string) string { return string(c.QueryArgs().Peek(name)) }
+
+// WriteJSON writes body (a JSON document) with status.
+func (c *FastCtx) WriteJSON(status int, body []byte) { writeJSON(c.RequestCtx, status, body) }
+
+// Abort writes the JSON error.
+func (c *FastCtx) Abort(status int, code, message string) {
+	writeJSON(c.RequestCtx, status, errorBody(status, code, message, string(c.Path())))
+}
+
+// Fail writes err as the JSON error, as Fail does for gin.
+func (c *FastCtx) Fail(err error) {
+	status, code, msg := failure(err, c.Logger)
+	c.Abort(status, code, msg)
+}
+
+// Bind decodes and validates the JSON body into v, as Bind does for gin
+// (400 on any problem, 413 above MaxBody); false when it answered.
+func (c *FastCtx) Bind(v any) bool {
+	body := c.PostBody()
+	if len(body) > MaxBody {
+		c.Abort(http.StatusRequestEntityTooLarge, CodeInvalidBody, fmt.Sprintf("request body larger than %d bytes", MaxBody))
+		return false
+	}
+	if err := DecodeJSON(body, v); err != nil {
+		c.Abort(http.StatusBadRequest, CodeInvalidBody, err.Error())
+		return false
+	}
+	return true
+}
+
+func writeJSON(rc *fasthttp.RequestCtx, status int, body []byte) {
+	rc.SetStatusCode(status)
+	rc.SetContentType(jsonContentType)
+	rc.SetBody(body)
+}
+
+const jsonContentType = "application/json; charset=utf-8"
+
+// NewFast returns the handler of a service: routes natively, everything
+// else through engine (New's gin engine, which has its own middleware). A
+// fast route's path asked with another method is a JSON 405.
+func NewFast(log *zap.Logger, m *Metrics, engine http.Handler, routes ...FastRoute) fasthttp.RequestHandler {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	slow := netHTTP(log, engine)
+	byPath := map[string][]FastRoute{}
+	for _, r := range routes {
+		byPath[r.Path] = append(byPath[r.Path], r)
+	}
+	return func(rc *fasthttp.RequestCtx) {
+		rs, ok := byPath[string(rc.Path())] // no allocation: map lookup of a converted []byte
+		if !ok {
+			slow(rc)
+			return
+		}
+		start := time.Now()
+		method := string(rc.Method())
+		c := &FastCtx{RequestCtx: rc, log: log}
+		c.id = string(rc.Request.Header.Peek(HeaderRequestID))
+		if !service.ValidRequestID(c.id) {
+			c.id = service.NewRequestID()
+		}
+		c.ctx = service.WithRequestID(context.Background(), c.id)
+		rc.Response.Header.Set(HeaderRequestID, c.id)
+		route := rs[0].Path
+		handled := false
+		for _, r := range rs {
+			if r.Method == method {
+				serveFast(c, r.Handle)
+				handled = true
+				break
+			}
+		}
+		if !handled {
+			c.Abort(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method not allowed on this endpoint")
+		}
+		if m != nil {
+			m.m.Observe(route, method, rc.Response.StatusCode(), time.Since(start))
+		}
+	}
+}
+
+// serveFast runs h, turning a panic into a logged JSON 500 (the response
+// is buffered until h returns, so whatever h wrote is replaced).
+func serveFast(c *FastCtx, h func(*FastCtx)) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.Logger().Error("handler panic", zap.String("panic", fmt.Sprint(v)), zap.ByteString("stack", debug.Stack()))
+			id := c.id
+			c.Response.Reset()
+			c.Response.Header.Set(HeaderRequestID, id)
+			c.Abort(http.StatusInternalServerError, CodeInternal, "internal error")
+		}
+	}()
+	h(c)
+}
+
+// FastServer returns the fasthttp server of handler with boxoffice's
+// settings: requests in the JSON error format even when fasthttp itself
+// rejects them (malformed, headers too large, body too large), no Server
+// header, headers up to 16 KiB, bodies up to maxBody (the largest any
+// route accepts; each route bounds its own lower), 10 s to read a request,
+// 2 minutes for an idle keep-alive connection.
+func FastServer(handler fasthttp.RequestHandler, maxBody int) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               handler,
+		ErrorHandler:          fastError,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true, // a bodiless net/http answer has none
+		ReadBufferSize:        16 << 10,
+		MaxRequestBodySize:    maxBody,
+		ReadTimeout:           10 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		CloseOnShutdown:       true,
+	}
+}
+
+// fastError answers a request fasthttp could not read.
+func fastError(rc *fasthttp.RequestCtx, err error) {
+	status, msg := http.StatusBadRequest, "malformed HTTP request"
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.As(err, &small):
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, "request headers too large"
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, msg = http.StatusRequestEntityTooLarge, "request body too large"
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			status, msg = http.StatusRequestTimeout, "request not received in time"
+		}
+	}
+	writeJSON(rc, status, errorBody(status, CodeInvalidBody, msg, string(rc.Path())))
+}
+
+// ServeFast serves srv on addr until ctx is done, then shuts it down
+// gracefully as service.Serve does for net/http: requests in flight get up
+// to timeout to finish.
+func ServeFast(ctx context.Context, srv *fasthttp.Server, addr string, timeout time.Duration) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return serveFastOn(ctx, srv, ln, timeout)
+}
+
+func serveFastOn(ctx context.Context, srv *fasthttp.Server, ln net.Listener, timeout time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := srv.ShutdownWithContext(sctx); err != nil {
+		return fmt.Errorf("shutdown %s: %w", ln.Addr(), err)
+	}
+	if err := <-errc; err != nil {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// ServeRequest serves one net/http request through a fasthttp handler in
+// process and writes the response to w: tests drive a service's real
+// handler with httptest requests and recorders this way.
+func ServeRequest(h fasthttp.RequestHandler, w http.ResponseWriter, r *http.Request) {
+	var req fasthttp.Request
+	req.Header.SetMethod(r.Method)
+	req.SetRequestURI(r.URL.RequestURI())
+	req.SetHost(r.Host)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		req.SetBody(body)
+	}
+	var rc fasthttp.RequestCtx
+	rc.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}, nil)
+	h(&rc)
+	rc.Response.Header.VisitAll(func(k, v []byte) {
+		w.Header().Add(string(k), string(v))
+	})
+	w.WriteHeader(rc.Response.StatusCode())
+	_, _ = w.Write(rc.Response.Body())
+}
+
+// netHTTP serves fasthttp requests with a net/http handler. Unlike
+// fasthttpadaptor, whose strings point into fasthttp's reused buffers (a
+// method kept as a metric label, or a request id kept by a background
+// publisher, would change under its holder), it copies what it hands on. A
+// panic that escapes h (gin's recovery re-panics http.ErrAbortHandler)
+// becomes a JSON 500 and a closed connection, not a crashed process.
+func netHTTP(log *zap.Logger, h http.Handler) fasthttp.RequestHandler {
+	return func(rc *fasthttp.RequestCtx) {
+		r, err := toRequest(rc)
+		if err != nil {
+			writeJSON(rc, http.StatusBadRequest, errorBody(http.StatusBadRequest, CodeInvalidArgument, "malformed request URI", string(rc.Path())))
+			return
+		}
+		w := &responseWriter{rc: rc, h: http.Header{}}
+		defer func() {
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler {
+					log.Error("handler panic", zap.String("panic", fmt.Sprint(v)), zap.ByteString("stack", debug.Stack()))
+				}
+				id := w.h.Get(HeaderRequestID)
+				rc.Response.Reset()
+				rc.Response.Header.Set(HeaderRequestID, id)
+				rc.SetConnectionClose()
+				writeJSON(rc, http.StatusInternalServerError, errorBody(http.StatusInternalServerError, CodeInternal, "internal error", r.URL.Path))
+			}
+		}()
+		h.ServeHTTP(w, r)
+		if !w.wrote {
+			w.WriteHeader(http.StatusOK)
+		}
+	}
+}
+
+// toRequest is rc as a net/http server request, every string copied.
+func toRequest(rc *fasthttp.RequestCtx) (*http.Request, error) {
+	uri := string(rc.RequestURI())
+	u, err := url.ParseRequestURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	body := append([]byte(nil), rc.PostBody()...)
+	r := &http.Request{
+		Method:        string(rc.Method()),
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        make(http.Header, rc.Request.Header.Len()),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Host:          string(rc.Host()),
+		RemoteAddr:    rc.RemoteAddr().String(),
+		RequestURI:    uri,
+	}
+	if !rc.Request.Header.IsHTTP11() {
+		r.Proto, r.ProtoMinor = "HTTP/1.0", 0
+	}
+	for k, v := range rc.Request.Header.All() {
+		if name := string(k); name != "Host" {
+			r.Header.Add(name, string(v))
+		}
+	}
+	return r.WithContext(context.Background()), nil
+}
+
+// responseWriter writes a net/http handler's response into rc (fasthttp
+// buffers it whole and sets Content-Length).
+type responseWriter struct {
+	rc    *fasthttp.RequestCtx
+	h     http.Header
+	wrote bool
+	sniff bool // no Content-Type given: net/http sniffs the first Write
+}
+
+func (w *responseWriter) Header() http.Header { return w.h }
+
+func (w *responseWriter) WriteHeader(status int) {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	w.rc.SetStatusCode(status)
+	for k, vs := range w.h {
+		if k == "Content-Length" || k == "Transfer-Encoding" {
+			continue
+		}
+		for _, v := range vs {
+			w.rc.Response.Header.Add(k, v)
+		}
+	}
+	w.sniff = w.h.Get("Content-Type") == ""
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.sniff && len(p) > 0 {
+		w.sniff = false
+		w.rc.Response.Header.SetContentType(http.DetectContentType(p))
+	}
+	return w.rc.Write(p)
+}

@@ -1,0 +1,305 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/valyala/fasthttp"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/service"
+)
+
+// fastFixture: fast routes /b (POST, Bind), /panic, /fail, /id (GET), and
+// a gin engine behind them with /slow (GET).
+func fastFixture(m *Metrics) fasthttp.RequestHandler { return fastFixtureKeeping(m, nil) }
+
+// fastFixtureKeeping: kept receives the method and X-Keep header of each
+// GET /keep.
+func fastFixtureKeeping(m *Metrics, kept chan<- [2]string) fasthttp.RequestHandler {
+	engine := New(nil, m)
+	engine.GET("/slow", func(c *gin.Context) { c.JSON(200, gin.H{"via": "gin"}) })
+	engine.GET("/abort", func(*gin.Context) { panic(http.ErrAbortHandler) })
+	engine.GET("/plain", func(c *gin.Context) { _, _ = c.Writer.Write([]byte("<html>hi</html>")) })
+	engine.GET("/keep", func(c *gin.Context) {
+		kept <- [2]string{c.Request.Method, c.GetHeader("X-Keep")}
+		c.Header("X-Out", "1")
+		c.Status(204)
+	})
+	return NewFast(nil, m, engine,
+		FastRoute{Method: "POST", Path: "/b", Handle: func(c *FastCtx) {
+			var b body
+			if c.Bind(&b) {
+				out, _ := json.Marshal(b)
+				c.WriteJSON(200, out)
+			}
+		}},
+		FastRoute{Method: "GET", Path: "/panic", Handle: func(c *FastCtx) {
+			c.WriteJSON(200, []byte(`{"half":`))
+			panic("boom")
+		}},
+		FastRoute{Method: "GET", Path: "/fail", Handle: func(c *FastCtx) { c.Fail(fmt.Errorf("x: %w", booking.ErrSoldOut)) }},
+		FastRoute{Method: "GET", Path: "/unavailable", Handle: func(c *FastCtx) { c.Fail(errors.New("redis: connection refused")) }},
+		FastRoute{Method: "GET", Path: "/id", Handle: func(c *FastCtx) {
+			c.WriteJSON(200, []byte(`"`+service.RequestID(c.Context())+`"`))
+		}},
+	)
+}
+
+func doFast(h fasthttp.RequestHandler, method, path, payload string, headers ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(payload))
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	ServeRequest(h, w, req)
+	return w
+}
+
+// Fast routes answer like gin routes: the same binding rules, the same
+// JSON errors (a panic is a 500, whatever the handler had written), a 405
+// for a fast path with another method; other paths reach the gin engine.
+func TestFastRoutes(t *testing.T) {
+	h := fastFixture(NewMetrics(nil))
+	for _, tc := range []struct {
+		method, path, payload string
+		code                  int
+		errCode               string
+	}{
+		{"POST", "/b", `{"name":"x"}`, 200, ""},
+		{"POST", "/b", ``, 400, CodeInvalidBody},
+		{"POST", "/b", `{"name":1}`, 400, CodeInvalidBody},
+		{"POST", "/b", `{}`, 400, CodeInvalidBody},
+		{"POST", "/b", `{"name":"x"}x`, 400, CodeInvalidBody},
+		{"POST", "/b", `{"name":"` + strings.Repeat("x", MaxBody) + `"}`, 413, CodeInvalidBody},
+		{"GET", "/panic", ``, 500, CodeInternal},
+		{"GET", "/fail", ``, 409, "sold_out"},
+		{"GET", "/unavailable", ``, 503, CodeUnavailable},
+		{"GET", "/b", ``, 405, CodeMethodNotAllowed},
+		{"GET", "/nope", ``, 404, CodeNotFound},  // the engine's
+		{"GET", "/slow", ``, 200, ""},            // the engine's
+		{"GET", "/abort", ``, 500, CodeInternal}, // escaped gin's recovery
+	} {
+		w := doFast(h, tc.method, tc.path, tc.payload)
+		var e Error
+		_ = json.Unmarshal(w.Body.Bytes(), &e)
+		if w.Code != tc.code || (tc.errCode != "" && (e.Code != tc.errCode || e.StatusCode != w.Code || e.Path != tc.path || e.Timestamp == "" || e.Error != http.StatusText(w.Code))) {
+			t.Errorf("%s %s: %d %s, want %d %s", tc.method, tc.path, w.Code, w.Body, tc.code, tc.errCode)
+		}
+		if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, ct)
+		}
+		if w.Header().Get(HeaderRequestID) == "" {
+			t.Errorf("%s %s: no %s", tc.method, tc.path, HeaderRequestID)
+		}
+	}
+	if w := doFast(h, "GET", "/unavailable", ""); strings.Contains(w.Body.String(), "refused") {
+		t.Errorf("a 503 leaks the internal error: %s", w.Body)
+	}
+}
+
+// The request id of a fast route: the client's when well formed, else a
+// new one; echoed, and in the Context handed to the store and publishers.
+func TestFastRequestID(t *testing.T) {
+	h := fastFixture(NewMetrics(nil))
+	for _, tc := range []struct{ sent, want string }{
+		{"client-id-1", "client-id-1"},
+		{"", ""},
+		{"bad id with spaces", ""},
+		{strings.Repeat("x", 100), ""},
+	} {
+		w := doFast(h, "GET", "/id", "", HeaderRequestID, tc.sent)
+		echoed := w.Header().Get(HeaderRequestID)
+		var inCtx string
+		_ = json.Unmarshal(w.Body.Bytes(), &inCtx)
+		if echoed == "" || echoed != inCtx || (tc.want != "" && inCtx != tc.want) || (tc.want == "" && inCtx == tc.sent) {
+			t.Errorf("sent %q: echoed %q, in context %q", tc.sent, echoed, inCtx)
+		}
+	}
+}
+
+// Fast routes are counted in the same metrics as gin routes, under their
+// path, with the status they answered.
+func TestFastMetrics(t *testing.T) {
+	m := NewMetrics(nil)
+	h := fastFixture(m)
+	doFast(h, "POST", "/b", `{"name":"x"}`)
+	doFast(h, "POST", "/b", `{}`)
+	doFast(h, "GET", "/b", ``)
+	doFast(h, "GET", "/panic", ``)
+	doFast(h, "GET", "/slow", ``)
+	for _, tc := range []struct {
+		route, method, status string
+	}{{"/b", "POST", "200"}, {"/b", "POST", "400"}, {"/b", "GET", "405"}, {"/panic", "GET", "500"}, {"/slow", "GET", "200"}} {
+		if got := testutil.ToFloat64(m.m.Requests.WithLabelValues(tc.route, tc.method, tc.status)); got != 1 {
+			t.Errorf("requests{%s %s %s} = %v, want 1", tc.route, tc.method, tc.status, got)
+		}
+	}
+}
+
+// What fasthttp itself rejects (malformed, headers or body too large) is
+// answered in the JSON error format too, over a real connection.
+func TestFastServerErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serveFastOn(ctx, FastServer(fastFixture(NewMetrics(nil)), 1<<20), ln, time.Second) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	for _, tc := range []struct {
+		name, raw string
+		code      int
+	}{
+		{"garbage", "NOT HTTP AT ALL\r\n\r\n", 400},
+		{"huge header", "GET /b HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431},
+		{"huge body", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n" + strings.Repeat("a", 10), 413},
+		{"fine", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"name\":\"x\"}", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.WriteString(conn, tc.raw); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, b, tc.code)
+			}
+			if resp.Header.Get("Server") != "" {
+				t.Errorf("Server header %q", resp.Header.Get("Server"))
+			}
+			if tc.code >= 400 {
+				var e Error
+				if err := json.Unmarshal(b, &e); err != nil || e.StatusCode != tc.code || e.Code != CodeInvalidBody || e.Message == "" {
+					t.Errorf("not the JSON error format: %s", b)
+				}
+			}
+		})
+	}
+}
+
+// ServeFast lets a request in flight finish after ctx is done, and closes
+// the listener.
+func TestServeFastGracefulShutdown(t *testing.T) {
+	started := make(chan struct{})
+	h := func(rc *fasthttp.RequestCtx) {
+		close(started)
+		time.Sleep(100 * time.Millisecond)
+		rc.SetBodyString("done")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serveFastOn(ctx, FastServer(h, MaxBody), ln, 5*time.Second) }()
+	got := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String())
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "done" {
+				err = fmt.Errorf("%s %q", resp.Status, b)
+			}
+		}
+		got <- err
+	}()
+	<-started
+	cancel()
+	if err := <-got; err != nil {
+		t.Fatalf("in-flight request: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("ServeFast: %v", err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("listener still accepts after shutdown")
+	}
+}
+
+func TestServeFastBadAddr(t *testing.T) {
+	if err := ServeFast(context.Background(), FastServer(nil, MaxBody), "256.0.0.1:1", time.Second); err == nil {
+		t.Fatal("ServeFast on a bad address returned nil")
+	}
+}
+
+// Requests reaching the gin engine get copies of fasthttp's bytes: a value
+// a handler keeps (here past the next request on the same keep-alive
+// connection, whose bytes reuse the buffer) stays what was sent. Headers
+// and a sniffed Content-Type come back as net/http would send them.
+func TestNetHTTPCopies(t *testing.T) {
+	kept := make(chan [2]string, 2)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- serveFastOn(ctx, FastServer(fastFixtureKeeping(NewMetrics(nil), kept), MaxBody), ln, time.Second)
+	}()
+	defer func() { cancel(); <-served }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	for _, v := range []string{"first-value", "other-value"} {
+		if _, err := fmt.Fprintf(conn, "GET /keep HTTP/1.1\r\nHost: x\r\nX-Keep: %s\r\n\r\n", v); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 204 || resp.Header.Get("X-Out") != "1" || resp.Header.Get(HeaderRequestID) == "" {
+			t.Fatalf("%s %v", resp.Status, resp.Header)
+		}
+	}
+	first, second := <-kept, <-kept
+	if first != [2]string{"GET", "first-value"} || second != [2]string{"GET", "other-value"} {
+		t.Fatalf("kept %q then %q", first, second)
+	}
+	resp, err := http.Get("http://" + ln.Addr().String() + "/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "<html>hi</html>" || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("%q %v", b, resp.Header)
+	}
+}
