@@ -202,27 +202,17 @@ func ServeFast(ctx context.Context, srv *fasthttp.Server, addr string, timeout t
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	return serveFastOn(ctx, srv, ln, timeout)
+	return service.Serve(ctx, fastServer{srv}, ln, timeout)
 }
 
-func serveFastOn(ctx context.Context, srv *fasthttp.Server, ln net.Listener, timeout time.Duration) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	if err := srv.ShutdownWithContext(sctx); err != nil {
-		return fmt.Errorf("shutdown %s: %w", ln.Addr(), err)
-	}
-	if err := <-errc; err != nil {
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	}
-	return nil
-}
+// fastServer is a fasthttp server as service.Serve runs it.
+type fastServer struct{ *fasthttp.Server }
+
+func (s fastServer) Shutdown(ctx context.Context) error { return s.ShutdownWithContext(ctx) }
+
+// Close: fasthttp cannot cut the connections of requests still running;
+// the process exits after Serve returns.
+func (s fastServer) Close() error { return nil }
 
 // ServeRequest serves one net/http request through a fasthttp handler in
 // process and writes the response to w: tests drive a service's real

@@ -107,11 +107,20 @@ func ServeHTTP(ctx context.Context, srv *http.Server, timeout time.Duration) err
 	return Serve(ctx, srv, ln, timeout)
 }
 
+// Server is what Serve runs: an *http.Server, or another server behind
+// these three methods (httpapi.ServeFast's fasthttp server). Serve returns
+// nil or http.ErrServerClosed once Shutdown was called.
+type Server interface {
+	Serve(ln net.Listener) error
+	Shutdown(ctx context.Context) error
+	Close() error
+}
+
 // Serve serves srv on ln until ctx is done, then shuts it down gracefully:
 // no new connections, requests in flight get up to timeout to finish, after
 // which remaining connections are closed and the shutdown error returned.
 // A listener failure is returned at once.
-func Serve(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.Duration) error {
+func Serve(ctx context.Context, srv Server, ln net.Listener, timeout time.Duration) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
