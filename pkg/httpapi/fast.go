@@ -22,8 +22,9 @@ import (
 // every waiting user calls) are served natively on fasthttp: net/http's
 // per-request machinery (a background read goroutine per request, header
 // maps, a cancelable context) costs more CPU than the route's own work.
-// Every other route stays on the gin engine, reached through netHTTP. Both kinds answer with the same JSON error format,
-// request id and metrics; docs/http-api.md says which routes are fast.
+// Every other route stays on the gin engine, reached through netHTTP. Both
+// kinds answer with the same JSON error format, request id and metrics;
+// docs/http-api.md says which routes are fast.
 
 // FastRoute is one route served natively: an exact path (no parameters)
 // and its method.
@@ -147,13 +148,18 @@ func serveFast(c *FastCtx, h func(*FastCtx)) {
 	defer func() {
 		if v := recover(); v != nil {
 			c.Logger().Error("handler panic", zap.String("panic", fmt.Sprint(v)), zap.ByteString("stack", debug.Stack()))
-			id := c.id
-			c.Response.Reset()
-			c.Response.Header.Set(HeaderRequestID, id)
-			c.Abort(http.StatusInternalServerError, CodeInternal, "internal error")
+			internalError(c.RequestCtx, c.id, string(c.Path()))
 		}
 	}()
 	h(c)
+}
+
+// internalError replaces whatever a panicking handler wrote with a JSON
+// 500 that keeps the request id.
+func internalError(rc *fasthttp.RequestCtx, requestID, path string) {
+	rc.Response.Reset()
+	rc.Response.Header.Set(HeaderRequestID, requestID)
+	writeJSON(rc, http.StatusInternalServerError, errorBody(http.StatusInternalServerError, CodeInternal, "internal error", path))
 }
 
 // FastServer returns the fasthttp server of handler with boxoffice's
@@ -260,11 +266,8 @@ func netHTTP(log *zap.Logger, h http.Handler) fasthttp.RequestHandler {
 				if v != http.ErrAbortHandler {
 					log.Error("handler panic", zap.String("panic", fmt.Sprint(v)), zap.ByteString("stack", debug.Stack()))
 				}
-				id := w.h.Get(HeaderRequestID)
-				rc.Response.Reset()
-				rc.Response.Header.Set(HeaderRequestID, id)
+				internalError(rc, w.h.Get(HeaderRequestID), r.URL.Path)
 				rc.SetConnectionClose()
-				writeJSON(rc, http.StatusInternalServerError, errorBody(http.StatusInternalServerError, CodeInternal, "internal error", r.URL.Path))
 			}
 		}()
 		h.ServeHTTP(w, r)
