@@ -43,11 +43,10 @@ func (d *Deps) Close() {
 	}
 }
 
-// Dial builds a service's dependencies. name labels the Kafka client;
-// delayedPlugin selects the x-delayed-message exchange for timeouts (every
-// service must agree). On error everything built so far is closed.
-func Dial(ctx context.Context, name string, c service.Common, delayedPlugin bool, log *zap.Logger) (*Deps, error) {
-	d, err := dial(ctx, name, c, delayedPlugin, log)
+// Dial builds a service's dependencies. name labels the Kafka client. On
+// error everything built so far is closed.
+func Dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (*Deps, error) {
+	d, err := dial(ctx, name, c, log)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -57,7 +56,7 @@ func Dial(ctx context.Context, name string, c service.Common, delayedPlugin bool
 
 // dial builds into d and always returns it, so that Dial can close what
 // was opened before an error.
-func dial(ctx context.Context, name string, c service.Common, delayedPlugin bool, log *zap.Logger) (d *Deps, err error) {
+func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (d *Deps, err error) {
 	d = &Deps{}
 	d.Admin = service.NewAdmin(c.AdminAddr, log, nil)
 	if err := d.Admin.Listen(); err != nil {
@@ -79,7 +78,7 @@ func dial(ctx context.Context, name string, c service.Common, delayedPlugin bool
 	d.Admin.AddCheck("redis", service.RedisCheck(d.Redis))
 
 	opts := []amqpx.Option{amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(reg)),
-		amqpx.WithDelayedMessagePlugin(delayedPlugin), amqpx.WithPublishTimeout(10 * time.Second)}
+		amqpx.WithDelayedMessagePlugin(c.AMQPDelayedPlugin), amqpx.WithPublishTimeout(10 * time.Second)}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	d.Publisher, err = amqpx.NewPublisher(cctx, c.AMQPURL, opts...)

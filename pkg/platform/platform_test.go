@@ -24,7 +24,7 @@ func TestDialIsReadyAndWorks(t *testing.T) {
 		AdminAddr:    "127.0.0.1:0",
 	}
 	ctx := context.Background()
-	d, err := Dial(ctx, "test", c, false, zap.NewNop())
+	d, err := Dial(ctx, "test", c, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestDialIsReadyAndWorks(t *testing.T) {
 func TestDialFailsCleanly(t *testing.T) {
 	c := service.Common{RedisAddr: []string{"127.0.0.1:1"}, RedisPrefix: "x", AdminAddr: "127.0.0.1:0",
 		AMQPURL: "amqp://guest:guest@127.0.0.1:1/", KafkaBrokers: []string{"127.0.0.1:1"}}
-	if _, err := Dial(context.Background(), "test", c, false, zap.NewNop()); err == nil {
+	if _, err := Dial(context.Background(), "test", c, zap.NewNop()); err == nil {
 		t.Fatal("dial with Redis down succeeded")
 	}
 }

@@ -24,13 +24,17 @@ type Common struct {
 	RedisCluster  bool     `env:"REDIS_CLUSTER" default:"false"`
 	RedisPassword string   `env:"REDIS_PASSWORD" secret:"true"`
 	// RedisPrefix starts every Redis key the services write.
-	RedisPrefix     string        `env:"REDIS_PREFIX" default:"bo"`
-	AMQPURL         string        `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
-	KafkaBrokers    []string      `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
-	AdminAddr       string        `env:"ADMIN_ADDR" required:"true"`
-	LogLevel        string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
-	LogFormat       string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
-	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
+	RedisPrefix string `env:"REDIS_PREFIX" default:"bo"`
+	AMQPURL     string `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
+	// AMQPDelayedPlugin uses the x-delayed-message exchange for timeouts;
+	// every service of a deployment must agree (it sets timeout-exchange's
+	// type).
+	AMQPDelayedPlugin bool          `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+	KafkaBrokers      []string      `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
+	AdminAddr         string        `env:"ADMIN_ADDR" required:"true"`
+	LogLevel          string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
+	LogFormat         string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
+	ShutdownTimeout   time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
 }
 
 var adminPorts = map[string]string{

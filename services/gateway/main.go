@@ -46,8 +46,7 @@ type Config struct {
 	// PublicURL is where users reach the gateway (the provider's return URL).
 	PublicURL string `env:"PUBLIC_URL" default:"http://127.0.0.1:8080"`
 	// TicketPrice is the amount charged per seat, in cents.
-	TicketPrice   int64 `env:"TICKET_PRICE_CENTS" default:"5000"`
-	DelayedPlugin bool  `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+	TicketPrice int64 `env:"TICKET_PRICE_CENTS" default:"5000"`
 }
 
 func main() { service.Main(name, run) }
@@ -63,7 +62,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
 	}
 
-	d, err := platform.Dial(ctx, name, cfg.Common, cfg.DelayedPlugin, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, log)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,6 @@ type Config struct {
 	WebhookSecret string `env:"WEBHOOK_SECRET" required:"true" secret:"true"`
 	// WebhookTolerance is how far a signature's timestamp may be from now.
 	WebhookTolerance time.Duration `env:"WEBHOOK_TOLERANCE" default:"5m"`
-	DelayedPlugin    bool          `env:"AMQP_DELAYED_PLUGIN" default:"false"`
 }
 
 func main() { service.Main(name, run) }
@@ -52,7 +51,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return errors.New("config: WEBHOOK_SECRET must be at least 16 bytes")
 	}
 	log.Info("config", service.Fields(cfg)...)
-	d, err := platform.Dial(ctx, name, cfg.Common, cfg.DelayedPlugin, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, log)
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,6 @@ type Config struct {
 	// MaxRetries is how often a failing message is retried before it is
 	// dead-lettered.
 	MaxRetries int `env:"MAX_RETRIES" default:"5"`
-	// DelayedPlugin uses the x-delayed-message exchange for timeouts; every
-	// service of a deployment must agree (it sets timeout-exchange's type).
-	DelayedPlugin bool `env:"AMQP_DELAYED_PLUGIN" default:"false"`
 }
 
 func main() { service.Main(name, run) }
@@ -54,7 +51,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	log.Info("config", service.Fields(cfg)...)
 
-	d, err := platform.Dial(ctx, name, cfg.Common, cfg.DelayedPlugin, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, log)
 	if err != nil {
 		return err
 	}
