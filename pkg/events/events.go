@@ -134,18 +134,10 @@ func (e Event) appendJSON(buf []byte) []byte {
 	o.Str("occurred_at", e.OccurredAt.UTC().Format(occurredAtLayout))
 	o.Str("user_id", e.UserID)
 	o.Str("event_id", e.EventID)
-	if e.SeatID != "" {
-		o.Str("seat_id", e.SeatID)
-	}
-	if e.PaymentID != "" {
-		o.Str("payment_id", e.PaymentID)
-	}
-	if e.Sequence != 0 {
-		o.Int("sequence", e.Sequence)
-	}
-	if e.Reason != "" {
-		o.Str("reason", e.Reason)
-	}
+	o.StrOmitEmpty("seat_id", e.SeatID)
+	o.StrOmitEmpty("payment_id", e.PaymentID)
+	o.IntOmitZero("sequence", e.Sequence)
+	o.StrOmitEmpty("reason", e.Reason)
 	o.Int("timestamp", e.Timestamp)
 	return o.Bytes()
 }

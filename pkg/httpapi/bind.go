@@ -73,7 +73,7 @@ func ReadBodyMax(c *gin.Context, max int64) ([]byte, bool) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			Abort(c, http.StatusRequestEntityTooLarge, CodeInvalidBody, fmt.Sprintf("request body larger than %d bytes", max))
+			Abort(c, http.StatusRequestEntityTooLarge, CodeInvalidBody, tooLarge(max))
 			return nil, false
 		}
 		Abort(c, http.StatusBadRequest, CodeInvalidBody, "could not read request body")
@@ -81,3 +81,6 @@ func ReadBodyMax(c *gin.Context, max int64) ([]byte, bool) {
 	}
 	return body, true
 }
+
+// tooLarge is the 413 message for a body over max bytes.
+func tooLarge(max int64) string { return fmt.Sprintf("request body larger than %d bytes", max) }

@@ -79,7 +79,7 @@ func (c *FastCtx) Fail(err error) {
 func (c *FastCtx) Bind(v any) bool {
 	body := c.PostBody()
 	if len(body) > MaxBody {
-		c.Abort(http.StatusRequestEntityTooLarge, CodeInvalidBody, fmt.Sprintf("request body larger than %d bytes", MaxBody))
+		c.Abort(http.StatusRequestEntityTooLarge, CodeInvalidBody, tooLarge(MaxBody))
 		return false
 	}
 	if err := DecodeJSON(body, v); err != nil {

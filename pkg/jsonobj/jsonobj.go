@@ -12,7 +12,8 @@ import (
 // where encoding/json's reflection was a visible share of a request's
 // CPU. The output is byte-for-byte what encoding/json makes of the
 // equivalent struct, field order included, provided the caller adds the
-// fields in the struct's order and honours omitempty itself; each user has
+// fields in the struct's order and uses the OmitEmpty/OmitZero methods
+// for omitempty fields; each user has
 // a test that checks it against encoding/json.
 type Object struct {
 	b []byte
@@ -69,6 +70,21 @@ func (o *Object) IntPtr(k string, v *int64) {
 		return
 	}
 	o.Int(k, *v)
+}
+
+// StrOmitEmpty adds "k":"v" unless v is empty (a string field with
+// omitempty).
+func (o *Object) StrOmitEmpty(k, v string) {
+	if v != "" {
+		o.Str(k, v)
+	}
+}
+
+// IntOmitZero adds "k":v unless v is 0 (an integer field with omitempty).
+func (o *Object) IntOmitZero(k string, v int64) {
+	if v != 0 {
+		o.Int(k, v)
+	}
 }
 
 // Bytes closes the object and returns it.

@@ -30,3 +30,21 @@ func TestObjectMatchesEncodingJSON(t *testing.T) {
 		t.Errorf("empty object %s", got)
 	}
 }
+
+func TestOmitMatchesOmitempty(t *testing.T) {
+	type omit struct {
+		S string `json:"s,omitempty"`
+		I int64  `json:"i,omitempty"`
+		B bool   `json:"b"`
+	}
+	for _, v := range []omit{{}, {S: "x"}, {I: 3}, {S: "y", I: -2, B: true}} {
+		o := New(nil)
+		o.StrOmitEmpty("s", v.S)
+		o.IntOmitZero("i", v.I)
+		o.Bool("b", v.B)
+		want, _ := json.Marshal(v)
+		if got := o.Bytes(); string(got) != string(want) {
+			t.Errorf("%+v:\n got %s\nwant %s", v, got, want)
+		}
+	}
+}

@@ -40,12 +40,8 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	o.Str("state", r.State)
 	o.Int("position", r.Position)
 	o.Int("sequence", r.Sequence)
-	if r.ExpireTime != 0 {
-		o.Int("expire_time", r.ExpireTime)
-	}
-	if r.ExpireAt != "" {
-		o.Str("expire_at", r.ExpireAt)
-	}
+	o.IntOmitZero("expire_time", r.ExpireTime)
+	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	return o.Bytes()
 }
 
@@ -136,31 +132,17 @@ type positionResponse struct {
 func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o := jsonobj.New(buf)
 	o.Str("status", r.Status)
-	if r.State != "" {
-		o.Str("state", r.State)
-	}
+	o.StrOmitEmpty("state", r.State)
 	o.Str("event_id", r.EventID)
-	if r.Position != 0 {
-		o.Int("position", r.Position)
-	}
-	if r.Sequence != 0 {
-		o.Int("sequence", r.Sequence)
-	}
+	o.IntOmitZero("position", r.Position)
+	o.IntOmitZero("sequence", r.Sequence)
 	o.Int("served", r.Served)
 	o.Int("waiting", r.Waiting)
 	o.IntPtr("eta_seconds", r.ETASeconds)
-	if r.SeatID != "" {
-		o.Str("seat_id", r.SeatID)
-	}
-	if r.PaymentID != "" {
-		o.Str("payment_id", r.PaymentID)
-	}
-	if r.ExpireTime != 0 {
-		o.Int("expire_time", r.ExpireTime)
-	}
-	if r.ExpireAt != "" {
-		o.Str("expire_at", r.ExpireAt)
-	}
+	o.StrOmitEmpty("seat_id", r.SeatID)
+	o.StrOmitEmpty("payment_id", r.PaymentID)
+	o.IntOmitZero("expire_time", r.ExpireTime)
+	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.Bool("sold_out", r.SoldOut)
 	return o.Bytes()
 }
