@@ -13,6 +13,11 @@
 #
 #   scripts/bench-http.sh                      # 10s per run, 50 and 500 connections
 #   DURATION=20s CONNS="50 500" scripts/bench-http.sh
+#   GATEWAY_BIN=/tmp/gw-old scripts/bench-http.sh   # a prebuilt gateway (an
+#                                              # older commit's) instead
+#
+# The CPU column is the gateway's and Redis's CPU time during each wrk run
+# (/proc/<pid>/stat) divided by its requests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -47,7 +52,11 @@ cleanup() {
 trap cleanup EXIT
 
 echo "bench-http: building gateway and kafka-dev" >&2
-(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
+if [[ -n ${GATEWAY_BIN:-} ]]; then
+	cp "$GATEWAY_BIN" "$TMP/gateway" || exit 1
+else
+	(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
+fi
 (cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || exit 1
 rabbitmqctl -q add_vhost "$VHOST" >/dev/null && rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
 
@@ -58,6 +67,8 @@ HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=
 	AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
 	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
 pids+=($!)
+GW_PID=$!
+REDIS_PID=$(pgrep -x redis-server | head -1)
 for _ in $(seq 1 100); do
 	curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" && break
 	sleep 0.2
@@ -129,10 +140,20 @@ function request()
 end
 LUA
 
+# ticks PID: the CPU a process has used, in clock ticks (10 ms)
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# cpu OUT: the gateway's and Redis's CPU per request of the wrk run in OUT,
+# in µs (run_ticks, written by wrkrun, holds their ticks during the run)
+cpu() {
+	local n; n=$(grep -Eo '[0-9]+ requests in' "$1" | awk '{print $1}')
+	awk -v n="$n" '{printf "%.0f %.0f", $1 * 10000 / n, $2 * 10000 / n}' "$1.ticks"
+}
 # wrkrun OUT C METHOD PATH BODY TOKENS LIMIT
 wrkrun() {
+	local g0 r0; g0=$(ticks "$GW_PID"); r0=$(ticks "$REDIS_PID")
 	BENCH_METHOD=$3 BENCH_PATH=$4 BENCH_BODY=$5 BENCH_TOKENS=$6 BENCH_LIMIT=$7 BENCH_THREADS=$THREADS \
 		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s "$TMP/bench.lua" "$GW" >"$1" 2>&1
+	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0))" >"$1.ticks"
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
@@ -161,12 +182,12 @@ for c in $CONNS; do
 		# join: new users (new tokens, as a real join has) join a fresh event
 		tokens "$TMP/t$c-$r" "u$c-$r-" "$TOKENS"
 		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"http$c-$r\"}" "$TMP/t$c-$r" 0
-		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
+		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
 		# position: the users who just joined ask (their tokens are cached,
 		# as for a waiting user polling)
 		joined=$(curl -fs "$GW/api/events/http$c-$r" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
 		wrkrun "$TMP/pos$c-$r" "$c" GET "/api/booking/position?event_id=http$c-$r" "" "$TMP/t$c-$r" "$((joined * 9 / 10))"
-		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
+		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(cpu "$TMP/pos$c-$r") $(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
 	done
 	# The raw runs must have done the real work (an unknown event would
 	# measure the scripts' cheap event_not_found exit instead).
@@ -180,16 +201,17 @@ python3 - "$TMP/results" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    c, op, rep, g, p50, p99, non2xx, raw = line.split()
-    rows.setdefault((int(c), op), []).append((float(g), p50, p99, int(non2xx or 0), float(raw)))
-print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | redis-benchmark EVALSHA req/s | ratio (median) | ratio per run |")
-print("|---|---|---|---|---|---|---|---|---|")
+    c, op, rep, g, p50, p99, non2xx, gw_us, redis_us, raw = line.split()
+    rows.setdefault((int(c), op), []).append((float(g), p50, p99, int(non2xx or 0), float(raw), int(gw_us), int(redis_us)))
+print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | gateway / Redis CPU µs per request | redis-benchmark EVALSHA req/s | ratio (median) | ratio per run |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 name = {"join": "join (POST /api/booking/request)", "position": "position (GET /api/booking/position)"}
 for (c, op), runs in sorted(rows.items()):
-    ratios = [g / raw for g, _, _, _, raw in runs]
+    ratios = [r[0] / r[4] for r in runs]
     mid = sorted(range(len(runs)), key=lambda i: ratios[i])[len(runs) // 2]
-    g, p50, p99, _, raw = runs[mid]
+    _, p50, p99, _, _, gw_us, redis_us = runs[mid]
     print(f"| {c} | {name[op]} | {statistics.median(r[0] for r in runs):,.0f} | {p50} | {p99} | {sum(r[3] for r in runs)} "
+          f"| {statistics.median(r[5] for r in runs):.0f} / {statistics.median(r[6] for r in runs):.0f} "
           f"| {statistics.median(r[4] for r in runs):,.0f} | {statistics.median(ratios):.2f} | {' '.join(f'{x:.2f}' for x in ratios)} |")
 PY
 echo
