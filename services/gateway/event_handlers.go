@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -17,30 +19,73 @@ import (
 )
 
 // eventView is an event as the API shows it: the engine's fields plus the
-// windows in seconds.
+// windows in seconds and the price per seat.
 type eventView struct {
 	booking.Event
 	HoldSeconds    float64 `json:"hold_seconds"`
 	GraceSeconds   float64 `json:"grace_seconds"`
 	AbandonSeconds float64 `json:"abandon_seconds"`
+	// PriceCents is the amount charged per seat (TICKET_PRICE_CENTS).
+	PriceCents int64 `json:"price_cents,omitempty"`
 }
 
 func viewOf(e booking.Event) eventView {
 	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds()}
 }
 
-// listEvents: GET /api/events.
+// Pages of GET /api/events.
+const (
+	eventsPageDefault = 50
+	eventsPageMax     = 100
+)
+
+// listEvents: GET /api/events?limit=N&after=<event id>, by event id, one
+// page at a time: {"events":[…],"next":"<id>"} with next set when more
+// follow (pass it as after). Only the page's events are read.
 func (s *Server) listEvents(c *gin.Context) {
-	evs, err := s.Store.ListEvents(c.Request.Context())
+	limit := eventsPageDefault
+	if v := c.Query("limit"); v != "" {
+		l, err := strconv.Atoi(v)
+		if err != nil || l < 1 || l > eventsPageMax {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, fmt.Sprintf("limit must be an integer from 1 to %d", eventsPageMax))
+			return
+		}
+		limit = l
+	}
+	after := c.Query("after")
+	ctx := c.Request.Context()
+	ids, err := s.Store.EventIDs(ctx) // sorted
 	if err != nil {
 		httpapi.Fail(c, err)
 		return
 	}
-	out := make([]eventView, len(evs))
-	for i, e := range evs {
-		out[i] = viewOf(e)
+	if after != "" {
+		ids = ids[sort.SearchStrings(ids, after+"\x00"):] // strictly after
 	}
-	c.JSON(http.StatusOK, gin.H{"events": out})
+	out := make([]eventView, 0, min(limit, len(ids)))
+	next := ""
+	for i, id := range ids {
+		if len(out) == limit {
+			next = ids[i-1]
+			break
+		}
+		e, err := s.Store.GetEvent(ctx, id)
+		if errors.Is(err, booking.ErrEventNotFound) {
+			continue // deleted since the index was read
+		}
+		if err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+		v := viewOf(e)
+		v.PriceCents = s.TicketPrice
+		out = append(out, v)
+	}
+	resp := gin.H{"events": out}
+	if next != "" {
+		resp["next"] = next
+	}
+	c.JSON(http.StatusOK, resp)
 }
 
 // getEvent: GET /api/events/{id} (live counts).
@@ -55,7 +100,9 @@ func (s *Server) getEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewOf(e))
+	v := viewOf(e)
+	v.PriceCents = s.TicketPrice
+	c.JSON(http.StatusOK, v)
 }
 
 // popularEvents: GET /api/events/popular?limit=N, by completed bookings.
