@@ -61,6 +61,8 @@ func TestJourney(t *testing.T) {
 		},
 	})
 	b := newBrowser(t, chromium, out, axeJS)
+	b.main = b.tab(t, "") // lives across subtests: stale-token reuses its user
+	b.main.selfTestAxe()
 
 	// Each subtest has its own event and its own browser profile (user).
 	ok := t.Run("websocket", func(t *testing.T) { journeyWebSocket(t, s, b) })
@@ -94,8 +96,8 @@ func journeyWebSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 		t.Fatalf("holder join: %d %v %+v, want active", code, err, join)
 	}
 
-	p := b.tab(t, "")
-	b.main = p
+	p := b.main
+	p.t = t
 
 	// 1. The event list shows the event with its free seats and price.
 	p.do("open the event list", chromedp.Navigate(gw+"/"))
@@ -280,6 +282,7 @@ func journeyHTTPOnly(t *testing.T, s *stacktest.Stack, b *browser) {
 // retried forever: the page reaches the live socket and the user's state.
 func staleToken(t *testing.T, s *stacktest.Stack, b *browser) {
 	p := b.main
+	p.t = t
 	p.do("store a stale token", chromedp.Evaluate[chromedp.Void](
 		`localStorage.setItem("bo_token", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c3RhbGU")`))
 	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+b.journey))
@@ -710,6 +713,22 @@ func (p *page) checkA11y(name string) {
 	_ = os.WriteFile(filepath.Join(dir, name+".json"), []byte(res+"\n"), 0o644)
 	if res != "[]" {
 		p.t.Errorf("axe-core: serious or critical violations on %s:\n%s", name, res)
+	}
+}
+
+// selfTestAxe checks that axe-core runs and reports: a page with an
+// image without alternative text must give a critical violation.
+func (p *page) selfTestAxe() {
+	p.t.Helper()
+	p.do("open a page with a known violation", chromedp.Navigate(`data:text/html,<!doctype html><html lang="en"><title>t</title><img src="x.png">`))
+	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(0, eval)(`+strconv.Quote(p.axe)+`) === undefined || true`)); err != nil {
+		p.fail("inject axe-core", err)
+	}
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[string](axeRun, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.Contains(res, `"image-alt"`) {
+		p.t.Fatalf("axe-core self-test: want an image-alt violation, got %s (%v)", res, err)
 	}
 }
 
