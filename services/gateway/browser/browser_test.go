@@ -359,11 +359,23 @@ func leaveAndRelease(t *testing.T, s *stacktest.Stack, b *browser) {
 	if code, err := holder.Do("POST", "/api/booking/request", map[string]string{"event_id": ev}, nil); err != nil || code != 200 {
 		t.Fatalf("holder join: %d %v", code, err)
 	}
-	p := b.tab(t, "")
+	p := b.tab(t, `window.BOXOFFICE_TIMING = { eventRefreshMS: 1500 };`)
 	p.do("open the event page", chromedp.Navigate(gw+"/?event_id="+ev))
 	p.waitFor("event page", 10*time.Second, `shown("#panel-join") && document.body.dataset.mode === "live"`)
 	p.do("click Join", chromedp.Click(chromedp.ID("join")))
-	p.waitFor("waiting", 10*time.Second, `shown("#panel-waiting") && text("#position") === "1"`)
+	p.waitFor("waiting", 10*time.Second, `shown("#panel-waiting") && text("#position") === "1" && !shown("#paused")`)
+
+	// A pause while waiting is said (the event is re-read now and then).
+	admin := s.Client(t, "browser-admin", auth.RoleAdmin)
+	for _, paused := range []bool{true, false} {
+		if code, err := admin.Do("PATCH", "/api/admin/events/"+ev, map[string]any{"paused": paused}, nil); err != nil || code != 200 {
+			t.Fatalf("pause %v: %d %v", paused, code, err)
+		}
+		p.waitFor(fmt.Sprintf("paused notice shown: %v", paused), 15*time.Second, fmt.Sprintf(`shown("#paused") === %v`, paused))
+		if paused {
+			p.shot("39-paused")
+		}
+	}
 	p.do("click Leave", chromedp.Click(chromedp.ID("leave")))
 	p.waitFor("leave confirm", 5*time.Second, `shown("#leave-confirm") && document.activeElement === $("#leave-yes")`)
 	p.shot("40-leave-confirm")
@@ -396,11 +408,11 @@ func leaveAndRelease(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.noExceptions()
 }
 
-// largeMapPhone: a large section on a phone: the grid scrolls inside its
+// largeMapPhone: a large section (10,000 seats) on a phone: the grid scrolls inside its
 // box with the row labels stuck to its left edge, and the countdown and
 // Pay stay on screen.
 func largeMapPhone(t *testing.T, s *stacktest.Stack, b *browser) {
-	const ev, bigRows, bigPerRow = "show-big", 40, 60
+	const ev, bigRows, bigPerRow = "show-big", 100, 100
 	s.CreateEvent(t, stacktest.Event{ID: ev, Name: "Browser Test Stadium", Rows: bigRows, SeatsPerRow: bigPerRow,
 		Capacity: 5, HoldSeconds: holdSecs, GraceSeconds: 5})
 	p := b.tab(t, "")
@@ -411,6 +423,9 @@ func largeMapPhone(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.waitFor("the large map", 30*time.Second, fmt.Sprintf(
 		`shown("#panel-turn") && document.querySelectorAll("#seatmap button.seat").length === %d`, bigRows*bigPerRow))
 	p.shot("50-large-map-phone")
+	t.Logf("renderSeats of %d seats: first %s ms, slowest %s ms", bigRows*bigPerRow,
+		p.str(`Math.round(performance.getEntriesByName("renderSeats", "measure")[0].duration)`),
+		p.str(`Math.round(Math.max(...performance.getEntriesByName("renderSeats", "measure").map((e) => e.duration)))`))
 	p.do("scroll the map", chromedp.Evaluate[chromedp.Void](`(() => { const m = document.querySelector("#seatmap"); m.scrollLeft = 1500; m.scrollTop = 600; })()`))
 	p.waitFor("scrolled, with sticky row labels, Pay on screen, page not wider than the phone", 10*time.Second, fmt.Sprintf(
 		`(() => {

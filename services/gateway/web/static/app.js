@@ -20,10 +20,10 @@
   // Timings in ms; a test may override them before the page loads
   // (window.BOXOFFICE_TIMING).
   const T = Object.assign({
-    livenessMS: 10000, // a socket silent this long is checked over HTTP
+    livenessMS: 15000, livenessJitterMS: 5000, // a socket silent this long is checked over HTTP
     pollMinMS: 2000, pollMaxMS: 15000, pollErrorMaxMS: 30000, // HTTP polling while the socket is down
     wsMinMS: 1000, wsMaxMS: 15000, // socket reconnect backoff
-    eventRefreshMS: 30000, // event details (paused) while polling
+    eventRefreshMS: 60000, // event details (paused) while waiting
   }, window.BOXOFFICE_TIMING || {});
 
   const S = {
@@ -368,7 +368,6 @@
     if (S.checkFailed) S.pollDelay = Math.min(S.pollDelay * 2, T.pollErrorMaxMS);
     else S.pollDelay = changed ? T.pollMinMS : Math.min(S.pollDelay * 1.5, T.pollMaxMS);
     if (inRoom(S.state)) loadSeats(); // no seats_changed without the socket
-    if (Date.now() - S.lastEventFetch > T.eventRefreshMS) loadEvent().catch(() => {});
     schedulePoll();
   }
 
@@ -433,8 +432,13 @@
     if (inRoom(S.state)) countdown();
     const now = Date.now();
     if (S.wsOpen && S.state !== "completed" && now - S.lastWS > T.livenessMS && now - S.lastLiveness > T.livenessMS) {
-      S.lastLiveness = now + Math.random() * 2000; // jitter
+      S.lastLiveness = now + Math.random() * T.livenessJitterMS;
       check("liveness");
+    }
+    // The socket says nothing about a pause: re-read the event now and then.
+    if (S.state === "waiting" && now - S.lastEventFetch > T.eventRefreshMS) {
+      S.lastEventFetch = now;
+      loadEvent().catch(() => { /* next time */ });
     }
   }
 
@@ -624,6 +628,7 @@
   // (and again only when the set of seats changes); refreshes update the
   // buttons in place, so focus and the roving tab stop survive them.
   function renderSeats(data) {
+    performance.mark("renderSeats-start");
     const seats = data.seats || [];
     const ids = seats.map((s) => s.seat_id).join(",");
     if (ids !== S.seatIDs) { buildGrid(seats); S.seatIDs = ids; }
@@ -633,6 +638,7 @@
       paintSeat(b);
     }
     rove();
+    performance.measure("renderSeats", "renderSeats-start"); // read by the browser test
   }
 
   function buildGrid(seats) {
@@ -646,6 +652,13 @@
       if (!rows.has(row)) rows.set(row, []);
       rows.get(row).push(s.seat_id);
     }
+    // Every seat as wide as the longest id, so that the columns line up.
+    const longest = seats.reduce((n, s) => Math.max(n, s.seat_id.length), 0);
+    const seatW = Math.max(2.25, 0.5 * longest + 0.9);
+    map.style.setProperty("--seat-w", seatW + "rem");
+    const cols = Math.max(0, ...[...rows.values()].map((ids) => ids.length));
+    map.style.setProperty("--row-w", (cols * (seatW + 0.25) + 2.5) + "rem");
+    map.classList.toggle("large", seats.length > 2000);
     const frag = document.createDocumentFragment();
     S.seatEls = new Map();
     S.grid = [];
