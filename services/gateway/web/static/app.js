@@ -33,7 +33,7 @@
     // expired, cancelled, abandoned) or sold_out.
     state: null, seq: 0, firstAhead: null, exact: null, expireAtMS: 0, seat: null, paymentID: null,
     ws: null, wsOpen: false, wsBackoff: 1000, wsTimer: null,
-    lastHeard: 0, lastWS: 0, lastLiveness: 0, lastEventFetch: 0,
+    lastHeard: 0, lastWS: 0, lastLocal: 0, lastLiveness: 0, lastEventFetch: 0,
     pollTimer: null, pollDelay: 2000, checking: false, checkFailed: false, tokenRenewed: false,
     seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", seatEls: new Map(), grid: [], focusID: null,
     eta: null, lastAnnounced: { pos: null, at: 0 }, warned: {},
@@ -277,7 +277,7 @@
     try {
       const r = await api("POST", "/api/booking/request", { event_id: eventID });
       S.seq = r.sequence || S.seq;
-      S.firstAhead = null; S.exact = null; S.eta = null;
+      S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now();
       onMessage(fromPosition(r)); // the join's answer has the same fields
       check("join");
       if (S.wsOpen) reconnectNow(); // the socket's first message is the new state
@@ -290,6 +290,7 @@
     error("");
     try {
       await api("POST", "/api/booking/cancel", { event_id: eventID });
+      S.lastLocal = Date.now();
       onMessage({ type: "state", state: "cancelled" });
       announce(said);
     } catch (e) { error(friendly(e)); check("cancel-failed"); }
@@ -372,8 +373,9 @@
   }
 
   // check reads GET /api/booking/position and applies it. It returns true
-  // when the page changed. A socket message that arrived while the request
-  // was in flight is newer, so the answer is then dropped. When the socket
+  // when the page changed. A socket message that arrived, or an action of
+  // the fan's that succeeded, while the request was in flight is newer, so
+  // the answer is then dropped. When the socket
   // is open but the answer shows a state it never delivered, the socket is
   // stalled: it is replaced.
   async function check(reason) {
@@ -384,7 +386,7 @@
       const p = await api("GET", "/api/booking/position?event_id=" + encodeURIComponent(eventID));
       S.checkFailed = false;
       heard();
-      if (S.lastWS > asked) return false;
+      if (S.lastWS > asked || S.lastLocal > asked) return false;
       const before = S.state + "|" + S.seat, shown = $("#position").textContent;
       onMessage(fromPosition(p));
       const stateChanged = S.state + "|" + S.seat !== before;
@@ -768,7 +770,7 @@
     try {
       await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_id: id });
       const old = S.seat;
-      S.seat = id; S.state = "seat_selected";
+      S.seat = id; S.state = "seat_selected"; S.lastLocal = Date.now();
       paintSeat(S.seatEls.get(old));
       paintSeat(S.seatEls.get(id));
       seatHeld(id);
