@@ -35,7 +35,8 @@
     ws: null, wsOpen: false, wsBackoff: 1000, wsTimer: null,
     lastHeard: 0, lastWS: 0, lastLocal: 0, lastLiveness: 0, lastEventFetch: 0,
     pollTimer: null, pollDelay: 2000, checking: false, checkFailed: false, tokenRenewed: false,
-    seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", seatEls: new Map(), grid: [], focusID: null,
+    seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", focusID: null,
+    rows: [], status: new Map(), seatEls: new Map(), rendered: new Map(), win: null,
     eta: null, lastAnnounced: { pos: null, at: 0 }, warned: {},
   };
 
@@ -625,25 +626,29 @@
   }
 
   const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat" };
+  // Rows kept in the DOM above and below the visible ones.
+  const ROW_BUFFER = 15;
 
-  // renderSeats draws {seats: [{seat_id, status}]}. The grid is built once
-  // (and again only when the set of seats changes); refreshes update the
-  // buttons in place, so focus and the roving tab stop survive them.
+  // renderSeats draws {seats: [{seat_id, status}]}; with loadSeats, the
+  // only code that knows the wire format. The layout (rows, columns) is
+  // computed once, and again only when the set of seats changes. Only the
+  // rows in and near the visible part of the map are in the DOM
+  // (renderWindow), so the largest section stays fast; a refresh updates
+  // the rendered buttons in place (never innerHTML), so the focus and the
+  // roving tab stop survive it.
   function renderSeats(data) {
     performance.mark("renderSeats-start");
     const seats = data.seats || [];
     const ids = seats.map((s) => s.seat_id).join(",");
-    if (ids !== S.seatIDs) { buildGrid(seats); S.seatIDs = ids; }
-    for (const s of seats) {
-      const b = S.seatEls.get(s.seat_id);
-      b.dataset.api = s.status;
-      paintSeat(b);
-    }
+    if (ids !== S.seatIDs) { layoutSeats(seats); S.seatIDs = ids; }
+    for (const s of seats) S.status.set(s.seat_id, s.status);
+    renderWindow();
+    for (const b of S.seatEls.values()) paintSeat(b);
     rove();
     performance.measure("renderSeats", "renderSeats-start"); // read by the browser test
   }
 
-  function buildGrid(seats) {
+  function layoutSeats(seats) {
     const map = $("#seatmap");
     const focused = map.contains(document.activeElement) ? document.activeElement.dataset.seat : null;
     // Rows are the seat ids' letters, numbers the columns (A1…A10, B1…).
@@ -654,47 +659,107 @@
       if (!rows.has(row)) rows.set(row, []);
       rows.get(row).push(s.seat_id);
     }
+    S.rows = [...rows].map(([name, ids]) => ({ name, ids }));
+    S.status = new Map();
     // Every seat as wide as the longest id, so that the columns line up.
     const longest = seats.reduce((n, s) => Math.max(n, s.seat_id.length), 0);
-    const seatW = Math.max(2.25, 0.5 * longest + 0.9);
-    map.style.setProperty("--seat-w", seatW + "rem");
-    const cols = Math.max(0, ...[...rows.values()].map((ids) => ids.length));
-    map.style.setProperty("--row-w", (cols * (seatW + 0.25) + 2.5) + "rem");
-    map.classList.toggle("large", seats.length > 2000);
-    const frag = document.createDocumentFragment();
+    map.style.setProperty("--seat-w", Math.max(2.25, 0.5 * longest + 0.9) + "rem");
+    map.setAttribute("aria-rowcount", String(S.rows.length));
+    map.setAttribute("aria-colcount", String(1 + S.rows.reduce((n, r) => Math.max(n, r.ids.length), 0)));
     S.seatEls = new Map();
-    S.grid = [];
-    for (const [row, ids] of rows) {
-      const r = document.createElement("div");
-      r.className = "seatrow";
-      r.setAttribute("role", "row");
-      const l = document.createElement("span");
-      l.className = "rowlabel";
-      l.setAttribute("role", "rowheader");
-      l.textContent = row || "–";
-      r.appendChild(l);
-      const line = [];
-      for (const id of ids) {
-        const cell = document.createElement("span");
-        cell.setAttribute("role", "gridcell");
-        const b = document.createElement("button");
-        b.type = "button";
-        b.className = "seat";
-        b.textContent = id;
-        b.dataset.seat = id;
-        b.dataset.row = String(S.grid.length);
-        b.dataset.col = String(line.length);
-        b.tabIndex = -1;
-        cell.appendChild(b);
-        r.appendChild(cell);
-        S.seatEls.set(id, b);
-        line.push(b);
-      }
-      S.grid.push(line);
-      frag.appendChild(r);
+    S.rendered = new Map(); // row index -> row element
+    S.win = null;
+    // The rows go in an inner box whose padding stands in for the rows
+    // that are not rendered (padding on the scrolling box itself would
+    // not scroll).
+    S.rowBox = document.createElement("div");
+    S.rowBox.className = "seatrows";
+    S.rowBox.setAttribute("role", "none");
+    map.replaceChildren(S.rowBox);
+    if (focused) {
+      const r = S.rows.findIndex((row) => row.ids.includes(focused));
+      if (r >= 0) showRow(r);
+      renderWindow();
+      const b = S.seatEls.get(focused);
+      if (b) b.focus();
     }
-    map.replaceChildren(frag);
-    if (focused && S.seatEls.has(focused)) S.seatEls.get(focused).focus();
+  }
+
+  // rowHeight: every row is 2.5rem high (style.css, .seatrow).
+  function rowHeight() { return 2.5 * parseFloat(getComputedStyle(document.documentElement).fontSize); }
+
+  // renderWindow puts the rows in and near the map's visible part in the
+  // DOM and takes the others out; the rows above and below are stood in
+  // for by padding, so the scrollbar is true. Rows that stay are not
+  // touched.
+  function renderWindow() {
+    const map = $("#seatmap"), n = (S.rows || []).length, box = S.rowBox;
+    if (!n || !box) return;
+    const h = rowHeight(), view = map.clientHeight || window.innerHeight;
+    const first = Math.max(0, Math.floor(map.scrollTop / h) - ROW_BUFFER);
+    const last = Math.min(n - 1, Math.ceil((map.scrollTop + view) / h) + ROW_BUFFER);
+    if (S.win && S.win[0] === first && S.win[1] === last) return;
+    for (const [i, el] of S.rendered) if (i < first || i > last) unrenderRow(i, el);
+    let next = null;
+    for (let i = last; i >= first; i--) {
+      let el = S.rendered.get(i);
+      if (!el) {
+        el = buildRow(i);
+        box.insertBefore(el, next);
+        S.rendered.set(i, el);
+        el.querySelectorAll("button.seat").forEach(paintSeat);
+      }
+      next = el;
+    }
+    box.style.paddingTop = (first * h) + "px";
+    box.style.paddingBottom = ((n - 1 - last) * h) + "px";
+    S.win = [first, last];
+  }
+
+  function buildRow(i) {
+    const row = S.rows[i];
+    const r = document.createElement("div");
+    r.className = "seatrow";
+    r.setAttribute("role", "row");
+    r.setAttribute("aria-rowindex", String(i + 1));
+    const l = document.createElement("span");
+    l.className = "rowlabel";
+    l.setAttribute("role", "rowheader");
+    l.textContent = row.name || "–";
+    r.appendChild(l);
+    row.ids.forEach((id, j) => {
+      const cell = document.createElement("span");
+      cell.setAttribute("role", "gridcell");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "seat";
+      b.textContent = id;
+      b.dataset.seat = id;
+      b.dataset.row = String(i);
+      b.dataset.col = String(j);
+      b.tabIndex = -1;
+      cell.appendChild(b);
+      r.appendChild(cell);
+      S.seatEls.set(id, b);
+    });
+    return r;
+  }
+
+  function unrenderRow(i, el) {
+    // A focused seat scrolled far away: the grid keeps the focus, and the
+    // arrow keys bring the seat back (keydown below).
+    if (el.contains(document.activeElement)) $("#seatmap").focus({ preventScroll: true });
+    for (const id of S.rows[i].ids) S.seatEls.delete(id);
+    el.remove();
+    S.rendered.delete(i);
+  }
+
+  // showRow scrolls the map so that row r is rendered.
+  function showRow(r) {
+    if (S.rendered && S.rendered.has(r)) return;
+    const map = $("#seatmap");
+    map.scrollTop = Math.max(0, r * rowHeight() - map.clientHeight / 2);
+    renderWindow();
   }
 
   // paintSeat: status as class, data-status, and in the accessible name;
@@ -702,21 +767,22 @@
   // arrow keys can walk over them.
   function paintSeat(b) {
     if (!b) return;
-    const st = b.dataset.seat === S.seat ? "mine" : (b.dataset.api || "sold");
+    const id = b.dataset.seat;
+    const st = id === S.seat ? "mine" : (S.status.get(id) || "sold");
     if (b.dataset.status === st) return;
     b.dataset.status = st;
     b.className = "seat " + st;
-    b.setAttribute("aria-label", `${b.dataset.seat}, ${SEAT_LABEL[st] || st}`);
+    b.setAttribute("aria-label", `${id}, ${SEAT_LABEL[st] || st}`);
     b.setAttribute("aria-disabled", st === "available" || st === "mine" ? "false" : "true");
   }
 
-  // rove keeps exactly one seat in the tab order: the last focused, else
-  // yours, else the first free one.
+  // rove keeps exactly one rendered seat in the tab order: the last
+  // focused, else yours, else the first free one.
   function rove() {
     let t = S.focusID && S.seatEls.get(S.focusID);
     if (!t && S.seat) t = S.seatEls.get(S.seat);
-    if (!t) t = [...S.seatEls.values()].find((b) => b.dataset.status === "available");
-    if (!t) t = S.grid[0] && S.grid[0][0];
+    const map = $("#seatmap");
+    if (!t) t = map.querySelector('button.seat[data-status="available"]') || map.querySelector("button.seat");
     for (const b of S.seatEls.values()) {
       const want = b === t ? 0 : -1;
       if (b.tabIndex !== want) b.tabIndex = want;
@@ -725,6 +791,7 @@
 
   function seatGridEvents() {
     const map = $("#seatmap");
+    map.tabIndex = -1; // holds the focus while the focused seat is scrolled away
     map.addEventListener("click", (e) => {
       const b = e.target.closest("button.seat");
       if (b) pick(b);
@@ -733,26 +800,40 @@
       const b = e.target.closest("button.seat");
       if (b) { S.focusID = b.dataset.seat; rove(); }
     });
+    let frame = 0;
+    const onScroll = () => {
+      if (!frame) frame = requestAnimationFrame(() => { frame = 0; renderWindow(); rove(); });
+    };
+    map.addEventListener("scroll", onScroll, { passive: true });
+    window.addEventListener("resize", onScroll);
     map.addEventListener("keydown", (e) => {
+      if (!S.rows || !S.rows.length) return;
       const b = e.target.closest("button.seat");
-      if (!b) return;
-      let r = +b.dataset.row, c = +b.dataset.col;
+      let r, c;
+      if (b) { r = +b.dataset.row; c = +b.dataset.col; }
+      else { // the grid itself has the focus: back to the last seat
+        const id = S.focusID || S.seat || S.rows[0].ids[0];
+        r = Math.max(0, S.rows.findIndex((row) => row.ids.includes(id)));
+        c = Math.max(0, S.rows[r].ids.indexOf(id));
+      }
       switch (e.key) {
-        case "ArrowRight": c++; break;
-        case "ArrowLeft": c--; break;
-        case "ArrowDown": r++; break;
-        case "ArrowUp": r--; break;
+        case "ArrowRight": if (b) c++; break;
+        case "ArrowLeft": if (b) c--; break;
+        case "ArrowDown": if (b) r++; break;
+        case "ArrowUp": if (b) r--; break;
         case "Home": c = 0; if (e.ctrlKey) r = 0; break;
-        case "End": c = Infinity; if (e.ctrlKey) r = S.grid.length - 1; break;
+        case "End": c = Infinity; if (e.ctrlKey) r = S.rows.length - 1; break;
         case "PageUp": r -= 5; break;
         case "PageDown": r += 5; break;
         default: return;
       }
       e.preventDefault();
-      r = Math.max(0, Math.min(S.grid.length - 1, r));
-      const line = S.grid[r];
-      const t = line[Math.max(0, Math.min(line.length - 1, c))];
-      if (t) t.focus();
+      r = Math.max(0, Math.min(S.rows.length - 1, r));
+      const line = S.rows[r].ids;
+      const id = line[Math.max(0, Math.min(line.length - 1, c))];
+      showRow(r);
+      const t = S.seatEls.get(id);
+      if (t) { t.focus({ preventScroll: true }); t.scrollIntoView({ block: "nearest", inline: "nearest" }); }
     });
   }
 
