@@ -70,6 +70,7 @@ func TestJourney(t *testing.T) {
 	if ok {
 		t.Run("stale-token", func(t *testing.T) { staleToken(t, s, b) })
 	}
+	t.Run("stalled-socket", func(t *testing.T) { stalledSocket(t, s, b) })
 	t.Run("late-payment", func(t *testing.T) { latePayment(t, s, b) })
 	t.Run("leave-and-release", func(t *testing.T) { leaveAndRelease(t, s, b) })
 	t.Run("large-map-phone", func(t *testing.T) { largeMapPhone(t, s, b) })
@@ -310,6 +311,47 @@ func staleToken(t *testing.T, s *stacktest.Stack, b *browser) {
 		`document.body.dataset.result === "completed" && document.body.dataset.mode === "live"
 		 && localStorage.getItem("bo_token") !== "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c3RhbGU"`)
 	p.shot("20-stale-token-renewed")
+	p.noExceptions()
+}
+
+// stalledSocket: the socket stays open but stops delivering (a proxy
+// that holds the connection): the page's liveness check reads the
+// position over HTTP, finds the turn the socket never delivered, and
+// replaces the socket.
+func stalledSocket(t *testing.T, s *stacktest.Stack, b *browser) {
+	const ev = "show-stall"
+	s.CreateEvent(t, stacktest.Event{ID: ev, Name: "Browser Test Stall", Rows: 1, SeatsPerRow: 4,
+		Capacity: 1, HoldSeconds: holdSecs, GraceSeconds: 5})
+	holder := s.Client(t, "holder-stall", "")
+	if code, err := holder.Do("POST", "/api/booking/request", map[string]string{"event_id": ev}, nil); err != nil || code != 200 {
+		t.Fatalf("holder join: %d %v", code, err)
+	}
+	// While window.__stall is set, every socket of the tab swallows what
+	// the server sends.
+	p := b.tab(t, `(() => {
+		const Real = window.WebSocket;
+		window.__sockets = 0;
+		window.WebSocket = function (url, protocols) {
+			const ws = new Real(url, protocols);
+			window.__sockets++;
+			let h = null;
+			Object.defineProperty(ws, "onmessage", { set(f) { h = f; }, get() { return h; } });
+			ws.addEventListener("message", (m) => { if (!window.__stall && h) h(m); });
+			return ws;
+		};
+	})();`)
+	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
+	p.waitFor("event page, live", 10*time.Second, `shown("#panel-join") && document.body.dataset.mode === "live"`)
+	p.do("click Join", chromedp.Click(chromedp.ID("join")))
+	p.waitFor("waiting", 10*time.Second, `shown("#panel-waiting") && text("#position") === "1"`)
+	p.do("stall the socket", chromedp.Evaluate[chromedp.Void](`window.__stall = true; window.__before = window.__sockets`))
+	if code, err := holder.Do("POST", "/api/booking/cancel", map[string]string{"event_id": ev}, nil); err != nil || code != 200 {
+		t.Fatalf("holder cancel: %d %v", code, err)
+	}
+	// Liveness: 15 s of silence (+ up to 5 s jitter), then one HTTP read.
+	p.waitFor("the turn found by the liveness check, the socket replaced", 45*time.Second,
+		`shown("#panel-turn") && window.__sockets > window.__before`)
+	p.shot("25-stalled-socket-turn")
 	p.noExceptions()
 }
 
