@@ -33,7 +33,7 @@
     // expired, cancelled, abandoned) or sold_out.
     state: null, seq: 0, firstAhead: null, exact: null, expireAtMS: 0, seat: null, paymentID: null,
     ws: null, wsOpen: false, wsBackoff: 1000, wsTimer: null,
-    lastHeard: 0, lastWS: 0, lastLocal: 0, lastLiveness: 0, lastEventFetch: 0,
+    lastHeard: 0, lastWS: 0, lastLocal: 0, lastLiveness: 0, lastEventFetch: 0, wsDownAt: 0, lastMode: null,
     pollTimer: null, pollDelay: 2000, checking: false, checkFailed: false, tokenRenewed: false,
     seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", focusID: null,
     rows: [], status: new Map(), seatEls: new Map(), rendered: new Map(), win: null,
@@ -333,6 +333,7 @@
   // failure alike (close code 1006), so an HTTP check tells them apart: its
   // 401 renews the token (api), and the socket is then retried at once.
   function wsDown() {
+    S.wsDownAt = Date.now();
     mode();
     startPolling();
     check("socket-closed");
@@ -342,6 +343,7 @@
     S.wsTimer = setTimeout(connect, wait);
   }
   function reconnectNow() {
+    S.wsDownAt = Date.now();
     const old = S.ws;
     S.ws = null; S.wsOpen = false;
     if (old) old.close();
@@ -449,6 +451,8 @@
   function mode() {
     let m, txt;
     if (S.wsOpen) { m = "live"; txt = "Live updates"; }
+    // A socket being replaced (a join, a stall) is not news for 5 s.
+    else if (S.lastMode === "live" && Date.now() - S.wsDownAt < 5000) { m = "live"; txt = "Live updates (reconnecting…)"; }
     else if (S.checkFailed) { m = "offline"; txt = "Can't reach boxoffice; retrying"; }
     else if (S.lastHeard) { m = "polling"; txt = "Live connection unavailable; checking for updates every few seconds"; }
     else { m = "connecting"; txt = "Connecting…"; }
@@ -457,6 +461,13 @@
       const s = Math.max(0, Math.round((Date.now() - S.lastHeard) / 1000));
       age = s < 2 ? "· updated just now" : s < 120 ? `· updated ${s} s ago` : `· updated ${Math.round(s / 60)} min ago`;
     }
+    // A change of channel is said once (not the ticking age).
+    if (S.lastMode && m !== S.lastMode && S.state !== null) {
+      if (m === "polling" && S.lastMode === "live") announce("Live updates are interrupted; the page keeps checking for news every few seconds.");
+      else if (m === "offline") announce("boxoffice cannot be reached right now; the page keeps trying.");
+      else if (m === "live" && S.lastMode !== "connecting") announce("Live updates are back.");
+    }
+    S.lastMode = m;
     $("#conn-mode").textContent = txt;
     $("#conn-age").textContent = age;
     $("#conn").dataset.mode = m;
