@@ -1,9 +1,12 @@
 // Package web is the end-user web pages of boxoffice, embedded in the
 // gateway binary (no build step): the event list, the waiting room (live
-// position, ETA and progress from the notifier's WebSocket, "your turn"
-// with a countdown of the hold), the seat map (updated live), the hand-off
-// to the payment provider's hosted checkout, and the confirmation or the
-// reason a booking failed. Plain HTML, CSS and JavaScript; works on a phone.
+// position, ETA and progress from the notifier's WebSocket, or from
+// GET /api/booking/position polled over HTTP while the socket is down;
+// "your turn" with a countdown of the hold), the seat map (updated live),
+// the hand-off to the payment provider's hosted checkout, and the
+// confirmation or the reason a booking failed. Plain HTML, CSS and
+// JavaScript; works on a phone and with a keyboard or a screen reader.
+// docs/web.md describes the behaviour.
 //
 // The pages call the gateway's own API on the same origin and open the
 // notifier's WebSocket at NOTIFIER_PUBLIC_URL (a ws:// or wss:// URL up to

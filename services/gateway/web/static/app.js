@@ -279,9 +279,11 @@
       const r = await api("POST", "/api/booking/request", { event_id: eventID });
       S.seq = r.sequence || S.seq;
       S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now();
-      onMessage(fromPosition(r)); // the join's answer has the same fields
+      // The join's answer has the position's fields; the open socket needs
+      // no reconnect (the notifier sends to the user's connections
+      // whatever their state).
+      onMessage(fromPosition(r));
       check("join");
-      if (S.wsOpen) reconnectNow(); // the socket's first message is the new state
     } catch (e) {
       error(friendly(e));
     } finally { $("#join").disabled = false; }
@@ -302,7 +304,7 @@
   function connect() {
     clearTimeout(S.wsTimer);
     const url = notifierURL() + "?event_id=" + encodeURIComponent(eventID);
-    let ws, opened = false;
+    let ws;
     try {
       // The token travels as a subprotocol, not in the URL (no logs).
       ws = new WebSocket(url, ["boxoffice.v1", "bearer." + S.token]);
@@ -310,7 +312,6 @@
     S.ws = ws;
     ws.onopen = () => {
       if (S.ws !== ws) return;
-      opened = true;
       S.wsOpen = true; S.wsBackoff = T.wsMinMS; S.lastWS = Date.now();
       heard();
       stopPolling();
@@ -324,7 +325,7 @@
     ws.onclose = () => {
       if (S.ws !== ws) return;
       S.ws = null; S.wsOpen = false;
-      wsDown(opened);
+      wsDown();
     };
   }
 
@@ -378,9 +379,9 @@
   // check reads GET /api/booking/position and applies it. It returns true
   // when the page changed. A socket message that arrived, or an action of
   // the fan's that succeeded, while the request was in flight is newer, so
-  // the answer is then dropped. When the socket
-  // is open but the answer shows a state it never delivered, the socket is
-  // stalled: it is replaced.
+  // the answer is then dropped. When the socket is open but the answer
+  // shows a state it never delivered, the socket is stalled: it is
+  // replaced.
   async function check(reason) {
     if (S.checking) return false;
     S.checking = true;
@@ -388,6 +389,7 @@
     try {
       const p = await api("GET", "/api/booking/position?event_id=" + encodeURIComponent(eventID));
       S.checkFailed = false;
+      if (S.checkError) { S.checkError = false; error(""); }
       heard();
       if (S.lastWS > asked || S.lastLocal > asked) return false;
       const before = S.state + "|" + S.seat, shown = $("#position").textContent;
@@ -397,7 +399,7 @@
       return stateChanged || $("#position").textContent !== shown;
     } catch (e) {
       S.checkFailed = true;
-      if (S.state === null) error(friendly(e));
+      if (S.state === null) { S.checkError = true; error(friendly(e)); }
       return false;
     } finally {
       S.checking = false;
