@@ -144,7 +144,8 @@ func journeyWebSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.do("click Join", chromedp.Click(chromedp.ID("join")))
 	p.waitFor("waiting room at position 1", 10*time.Second,
 		`shown("#panel-waiting") && page.includes("You are in the waiting room") && text("#position") === "1" && !shown("#panel-turn")
-		 && /^show-\d+$/.test(text("#ref")) && $("#announce").textContent.includes("number 1 in the queue")`)
+		 && /^show-\d+$/.test(text("#ref")) && $("#announce").textContent.includes("number 1 in the queue")
+		 && /^(less than a minute|about \d+–\d+ (min|h) \(around .+\)|waiting for the first admissions…)$/.test(text("#eta"))`)
 	p.shot("03-waiting-room")
 	var pos position
 	if code, err := me.Do("GET", "/api/booking/position?event_id="+eventID, nil, &pos); err != nil || code != 200 || pos.Status != "queued" || pos.Position != 1 {
@@ -218,6 +219,10 @@ func journeyWebSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 		 && $('#seatmap button[data-seat="C1"]').getAttribute("aria-label") === "C1, held by another fan"
 		 && document.activeElement === $('#seatmap button[data-seat="B3"]')`)
 	p.shot("06a-seat-taken-by-another")
+	p.do("click the held C1", chromedp.Click(chromedp.CSS(`#seatmap button[data-seat="C1"]`)))
+	p.waitFor("C1 refused in words, B3 still mine", 5*time.Second,
+		`$("#announce").textContent === "Seat C1 is held by another fan. Pick a free seat."
+		 && $('#seatmap button[data-seat="B3"]').dataset.status === "mine" && !shown("#error")`)
 
 	// 6. A reload (or a reconnect) restores the state at once: the turn,
 	// the held seat, the countdown.
