@@ -367,7 +367,7 @@ func stalledSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 func latePayment(t *testing.T, s *stacktest.Stack, b *browser) {
 	const ev = "show-late"
 	s.CreateEvent(t, stacktest.Event{ID: ev, Name: "Browser Test Late", Rows: 1, SeatsPerRow: 4,
-		Capacity: 1, HoldSeconds: 4, GraceSeconds: 1})
+		Capacity: 1, HoldSeconds: 10, GraceSeconds: 1})
 	gw, sandbox := s.GatewayURL(), s.URL(stacktest.PaymentSandbox)
 	p := b.tab(t, "")
 	p.do("open the event page", chromedp.Navigate(gw+"/?event_id="+ev))
@@ -378,14 +378,14 @@ func latePayment(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.do("open the checkout", chromedp.Navigate(startPaying(t, me, ev, "A1")))
 	p.waitFor("sandbox checkout", 10*time.Second, fmt.Sprintf(`location.origin === %q && page.includes("seat A1")`, sandbox))
 	// Wait until the hold (and its grace) expired.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var pos position
 		if code, err := me.Do("GET", "/api/booking/position?event_id="+ev, nil, &pos); err == nil && code == 200 && pos.Status == "expired" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the hold did not expire within 60 s")
+			t.Fatal("the hold did not expire within 90 s")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
