@@ -122,7 +122,8 @@ func journeyWebSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.waitFor("event list", 10*time.Second, fmt.Sprintf(
 		`shown("#view-events") && page.includes(%q) && page.includes("%d of %d seats left") && page.includes("50.00 per seat")
 		 && [...document.querySelectorAll("#events li")].some((li) => li.innerText.includes("Browser Test Sold Out")
-		    && li.querySelector("button") && li.querySelector("button").disabled && li.querySelector("button").innerText === "Sold out")`,
+		    && li.querySelector("button") && li.querySelector("button").disabled && li.querySelector("button").innerText === "Sold out")
+		 && !shown("#more")`,
 		eventName, rows*perRow, rows*perRow))
 	p.shot("01-event-list")
 
@@ -245,7 +246,8 @@ func journeyWebSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.do("click the sandbox's Pay", chromedp.Click(chromedp.CSS(`form[action$="/pay"] button`)))
 	p.waitFor("confirmation", 15*time.Second, fmt.Sprintf(
 		`location.origin === %q && document.body.dataset.result === "completed" && shown("#panel-done")
-		 && text("#done-title").startsWith("You're going!") && text("#done-text").includes("seat B3") && !shown("#refund")`, gw))
+		 && text("#done-title").startsWith("You're going!") && text("#done-text").includes("seat B3") && !shown("#refund")
+		 && !shown("#rejoin")`, gw))
 	p.shot("08-confirmation")
 	p.phone("08b-confirmation-phone")
 	if code, err := me.Do("GET", "/api/booking/position?event_id="+eventID, nil, &pos); err != nil || code != 200 || pos.Status != "completed" || pos.SeatID != "B3" {
