@@ -1,0 +1,142 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Sentinel errors.
+var (
+	ErrEventNotFound = errors.New("event not found in the ledger")
+	ErrEventExists   = errors.New("event already exists in the ledger with another definition")
+	ErrOrderNotFound = errors.New("order not found")
+	ErrNotRefundable = errors.New("order is not due for a refund")
+)
+
+// DefaultCurrency is the currency of a payment recorded without one.
+const DefaultCurrency = "EUR"
+
+// Ledger reads and writes the system of record. Safe for concurrent use.
+type Ledger struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+type options struct {
+	noLock   bool
+	maxConns int32
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// WithoutMigrationLock skips goose's advisory lock: for tests that each
+// migrate their own schema (the lock is database wide and would make them
+// wait for one another). Services keep the lock, so instances starting
+// together migrate once.
+func WithoutMigrationLock() Option { return func(o *options) { o.noLock = true } }
+
+// WithMaxConns bounds the pool (default: pgxpool's, max(4, CPUs)).
+func WithMaxConns(n int32) Option { return func(o *options) { o.maxConns = n } }
+
+// Open connects to the database at url (a postgres:// URL or DSN; unknown
+// parameters such as search_path become session settings), applies the
+// migrations and returns the Ledger. It fails when PostgreSQL does not
+// answer: a service starts only with its system of record.
+func Open(ctx context.Context, url string, opts ...Option) (*Ledger, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: DATABASE_URL: %w", err)
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	if err := migrate(ctx, cfg, o.noLock); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Ledger{pool: pool, now: time.Now}, nil
+}
+
+// migrate applies every migration not applied yet, over its own
+// database/sql connection (goose speaks database/sql).
+func migrate(ctx context.Context, cfg *pgxpool.Config, noLock bool) error {
+	db := stdlib.OpenDB(*cfg.ConnConfig)
+	defer db.Close()
+	return Migrate(ctx, db, noLock)
+}
+
+// Migrate applies the embedded migrations to db with goose (Open does it).
+func Migrate(ctx context.Context, db *sql.DB, noLock bool) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	var popts []goose.ProviderOption
+	if !noLock {
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("ledger: migration lock: %w", err)
+		}
+		popts = append(popts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, popts...)
+	if err != nil {
+		return fmt.Errorf("ledger: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("ledger: migrate: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool.
+func (l *Ledger) Close() { l.pool.Close() }
+
+// Pool is the connection pool, for tests and health checks.
+func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
+
+// Ping checks that PostgreSQL answers (readiness).
+func (l *Ledger) Ping(ctx context.Context) error {
+	if err := l.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("ledger: %s: %w", op, err)
+}
+
+// rowsOf collects rows with scan; a small helper over pgx.CollectRows.
+func rowsOf[T any](rows pgx.Rows, err error, scan func(pgx.CollectableRow) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scan)
+}
