@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -233,7 +234,18 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, "invalid_event", err.Error())
 		return
 	}
-	e, err := s.Store.CreateEvent(c.Request.Context(), cfg)
+	ctx := c.Request.Context()
+	// PostgreSQL first: once the definition is there, the safety net
+	// creates the Redis state even if the next step fails.
+	created, ok := s.ledgerCreateEvent(c, cfg)
+	if !ok {
+		return
+	}
+	e, err := s.Store.CreateEvent(ctx, cfg)
+	if errors.Is(err, booking.ErrEventExists) && created {
+		// the safety net restored it from the ledger between the two writes
+		e, err = s.Store.GetEvent(ctx, cfg.ID)
+	}
 	if err != nil {
 		httpapi.Fail(c, err)
 		return
@@ -283,6 +295,9 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	if !s.ledgerUpdateEvent(c, id, u) {
+		return
+	}
 	if _, err := s.Store.GetEvent(ctx, id); err != nil {
 		httpapi.Fail(c, err)
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
@@ -57,6 +58,15 @@ type Server struct {
 	Metrics     *httpapi.Metrics
 	// Web registers the web pages (GET / and static files) when set.
 	Web func(r *gin.Engine)
+	// Ledger is the system of record (order_handlers.go): admin writes go
+	// there first, payment ids are recorded there, orders are read from
+	// there. Nil only in tests of the Redis path (the order routes are
+	// then not registered).
+	Ledger *ledger.Ledger
+	// Currency is recorded with each payment (default ledger.DefaultCurrency).
+	Currency string
+	// Refunds makes refunds with the payment provider (the sandbox client).
+	Refunds payment.Refunder
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -96,6 +106,7 @@ func (s *Server) Handler() http.Handler {
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
+	s.ledgerRoutes(api, adm)
 
 	if s.Web != nil {
 		s.Web(r)

@@ -91,6 +91,7 @@ func (s *Sandbox) Handler() http.Handler {
 	api := r.Group("/v1", s.requireKey)
 	api.POST("/payments", s.create)
 	api.GET("/payments/:id", s.get)
+	api.POST("/payments/:id/refund", s.refund) // refund.go
 	r.GET("/pay/:id", s.page)
 	r.POST("/pay/:id/pay", func(c *gin.Context) { s.complete(c, StatusPaid) })
 	r.POST("/pay/:id/decline", func(c *gin.Context) { s.complete(c, StatusDeclined) })
