@@ -35,3 +35,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	return m
 }
+
+// Difference is the gauge of one event and direction (for tests).
+func (m *Metrics) Difference(eventID, direction string) prometheus.Gauge {
+	return m.difference.WithLabelValues(eventID, direction)
+}
