@@ -177,6 +177,37 @@ func TestJourney(t *testing.T) {
 		}
 	}
 
+	// PostgreSQL orders = Redis sold seats = Kafka booking_completed: one
+	// completed order per sold seat, naming the same buyer, in the ledger.
+	var orders struct {
+		Orders []struct {
+			SeatID string `json:"seat_id"`
+			UserID string `json:"user_id"`
+			Status string `json:"status"`
+		} `json:"orders"`
+	}
+	if code, err := ac.Do("GET", "/api/admin/events/e2e/orders", nil, &orders); err != nil || code != 200 {
+		t.Fatalf("ledger orders: %d %v", code, err)
+	}
+	ledgerSold := map[string]string{}
+	for _, o := range orders.Orders {
+		if o.Status != "completed" {
+			continue
+		}
+		if _, dup := ledgerSold[o.SeatID]; dup {
+			t.Errorf("seat %s has two completed orders in PostgreSQL", o.SeatID)
+		}
+		ledgerSold[o.SeatID] = o.UserID
+	}
+	if len(ledgerSold) != seats {
+		t.Errorf("PostgreSQL has %d completed orders, want %d", len(ledgerSold), seats)
+	}
+	for seat, user := range completedSeats {
+		if ledgerSold[seat] != user {
+			t.Errorf("seat %s: Redis sold it to %s, PostgreSQL's order names %q", seat, user, ledgerSold[seat])
+		}
+	}
+
 	// One booking_request per join, published by the gateway's relay after
 	// the join was answered (or by the safety net's sweep), carrying the
 	// join's sequence.
