@@ -75,6 +75,7 @@
       ul.appendChild(li);
     }
     if (!ul.children.length) ul.innerHTML = "<li>No events on sale.</li>";
+    tickets($("#view-events"));
   }
 
   // ---- one event ----
@@ -262,6 +263,25 @@
     $("#done-text").textContent = text;
     document.body.dataset.result = state;
     show("#panel-done");
+    if (state === "completed") tickets($("#view-event"), eventID);
+  }
+
+  // The user's tickets, from the ledger (GET /api/orders): shown after a
+  // payment and on the event list. Text only, never HTML from the server.
+  async function tickets(view, onlyEvent) {
+    let orders = [];
+    try { orders = (await api("GET", "/api/orders")).orders || []; } catch (_) { return; }
+    if (onlyEvent) orders = orders.filter((o) => o.event_id === onlyEvent);
+    const ul = view.querySelector(".tickets");
+    ul.innerHTML = "";
+    for (const o of orders) {
+      const li = document.createElement("li");
+      li.dataset.order = o.order_id;
+      const what = o.status === "completed" ? `Seat ${o.seat_id}` : `Refund ${o.status === "refunded" ? "made" : "due"} (seat ${o.seat_id})`;
+      li.textContent = `${o.event_id} · ${what} · ${(o.amount / 100).toFixed(2)} ${o.currency} · order ${o.order_id}`;
+      ul.appendChild(li);
+    }
+    ul.hidden = view.querySelector(".tickets-title").hidden = !orders.length;
   }
 
   function duration(s) {
