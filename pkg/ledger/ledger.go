@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,8 +51,19 @@ type Option func(*options)
 // together migrate once.
 func WithoutMigrationLock() Option { return func(o *options) { o.noLock = true } }
 
-// WithMaxConns bounds the pool (default: pgxpool's, max(4, CPUs)).
+// WithMaxConns bounds the pool (default DefaultMaxConns, or the URL's
+// pool_max_conns).
 func WithMaxConns(n int32) Option { return func(o *options) { o.maxConns = n } }
+
+// DefaultMaxConns is the pool size when neither the URL (pool_max_conns)
+// nor WithMaxConns sets one. pgxpool's own default, max(4, CPUs), is 4 on
+// a 2-core machine and caps success webhooks at a few hundred per second:
+// each one waits for its commit's WAL flush, and PostgreSQL flushes
+// concurrent commits together, so throughput grows with the commits in
+// flight (docs/benchmarks.md). Connections open on demand; an idle
+// service holds few. Mind max_connections (100 by default) across
+// instances.
+const DefaultMaxConns = 20
 
 // Open connects to the database at url (a postgres:// URL or DSN; unknown
 // parameters such as search_path become session settings), applies the
@@ -66,8 +78,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: DATABASE_URL: %w", err)
 	}
-	if o.maxConns > 0 {
+	switch {
+	case o.maxConns > 0:
 		cfg.MaxConns = o.maxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

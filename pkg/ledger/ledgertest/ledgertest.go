@@ -85,11 +85,11 @@ func New(t testing.TB) *ledger.Ledger {
 }
 
 // Open opens a Ledger at url (from URL), closed at cleanup.
-func Open(t testing.TB, url string) *ledger.Ledger {
+func Open(t testing.TB, url string, opts ...ledger.Option) *ledger.Ledger {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	l, err := ledger.Open(ctx, url, ledger.WithoutMigrationLock())
+	l, err := ledger.Open(ctx, url, append([]ledger.Option{ledger.WithoutMigrationLock()}, opts...)...)
 	if err != nil {
 		t.Fatalf("open ledger: %v", err)
 	}
