@@ -51,7 +51,7 @@ type Config struct {
 	// TicketCurrency is the ISO 4217 code recorded with every payment.
 	TicketCurrency string `env:"TICKET_CURRENCY" default:"EUR"`
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
-	DatabaseURL string `env:"DATABASE_URL" required:"true" secret:"true"`
+	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
 func main() { service.Main(name, run) }

@@ -40,7 +40,7 @@ type Config struct {
 	// WebhookTolerance is how far a signature's timestamp may be from now.
 	WebhookTolerance time.Duration `env:"WEBHOOK_TOLERANCE" default:"5m"`
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
-	DatabaseURL string `env:"DATABASE_URL" required:"true" secret:"true"`
+	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
 func main() { service.Main(name, run) }

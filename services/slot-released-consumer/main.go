@@ -42,7 +42,7 @@ type Config struct {
 	MaxRetries int `env:"MAX_RETRIES" default:"5"`
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger), the source of
 	// rebuilds and reconciliation.
-	DatabaseURL string `env:"DATABASE_URL" required:"true" secret:"true"`
+	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
 func main() { service.Main(name, run) }
