@@ -133,3 +133,36 @@ func TestRecordSaleIsIdempotentAndNeverSellsASeatTwice(t *testing.T) {
 		t.Fatalf("max sequence %d %v", n, err)
 	}
 }
+
+func TestUserOrdersNewestFirst(t *testing.T) {
+	t.Parallel()
+	l := ledgertest.New(t)
+	ctx := context.Background()
+	var ids []string
+	for i, ev := range []string{"e1", "e2", "e3"} {
+		o, err := l.RecordSale(ctx, ledger.Sale{PaymentID: "p" + ev, EventID: ev, UserID: "u", SeatID: "A1", Sequence: int64(i + 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, o.OrderID)
+	}
+	got, err := l.UserOrders(ctx, "u", 2)
+	if err != nil || len(got) != 2 || got[0].OrderID != ids[2] || got[1].OrderID != ids[1] {
+		t.Fatalf("newest two: %v %+v, want %s then %s", err, got, ids[2], ids[1])
+	}
+	if none, err := l.UserOrders(ctx, "nobody", 10); err != nil || none == nil || len(none) != 0 {
+		t.Fatalf("no orders: %v %#v (want an empty, non-nil list)", err, none)
+	}
+}
+
+func TestOpenFailsWhenPostgresDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := ledger.Open(ctx, "postgres://boxoffice:boxoffice@127.0.0.1:1/boxoffice?sslmode=disable&connect_timeout=2"); err == nil {
+		t.Fatal("Open against a closed port succeeded")
+	}
+	if _, err := ledger.Open(ctx, "://not a url"); err == nil {
+		t.Fatal("Open with a malformed URL succeeded")
+	}
+}

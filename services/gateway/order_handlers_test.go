@@ -198,3 +198,23 @@ func TestAdminRestoreRebuildsFromTheLedger(t *testing.T) {
 	}
 	want(t, hs.do("POST", "/api/admin/events/nope/restore", hs.admin, nil), 404, "event_not_found")
 }
+
+func TestJoinAndPositionDoNotTouchPostgres(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 1})
+	l.Close() // PostgreSQL is gone
+	alice, bob := hs.token("alice", ""), hs.token("bob", "")
+	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1"}), 200, "")
+	if r := hs.do("GET", "/api/booking/position?event_id=e1", bob, nil); r.code != 200 || r.str("status") != "queued" {
+		t.Fatalf("position: %d %s", r.code, r.raw)
+	}
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+	// a payment id must be recorded before the provider hears of it
+	want(t, hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "e1"}), 503, "unavailable")
+	if len(hs.prov.calls) != 0 {
+		t.Fatalf("the provider was called without the payment id in PostgreSQL: %+v", hs.prov.calls)
+	}
+	want(t, hs.do("GET", "/api/orders", alice, nil), 503, "unavailable")
+}
