@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"strings"
 	"time"
@@ -100,18 +101,25 @@ func Open(ctx context.Context, url string, opts ...Option) (*Ledger, error) {
 func migrate(ctx context.Context, cfg *pgxpool.Config, noLock bool) error {
 	db := stdlib.OpenDB(*cfg.ConnConfig)
 	defer db.Close()
-	return Migrate(ctx, db, noLock)
+	return Migrate(ctx, db, noLock, cfg.ConnConfig.RuntimeParams["search_path"])
 }
 
 // Migrate applies the embedded migrations to db with goose (Open does it).
-func Migrate(ctx context.Context, db *sql.DB, noLock bool) error {
+// Unless noLock, it holds a PostgreSQL advisory lock while it does, so
+// instances starting together migrate once; the lock's id is derived from
+// schema (the search_path, "" for the default), so migrations of different
+// schemas do not wait for each other. The lock is retried every second
+// for up to five minutes.
+func Migrate(ctx context.Context, db *sql.DB, noLock bool, schema string) error {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return err
 	}
 	var popts []goose.ProviderOption
 	if !noLock {
-		locker, err := lock.NewPostgresSessionLocker()
+		h := fnv.New64a()
+		h.Write([]byte("boxoffice-ledger|" + schema))
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return fmt.Errorf("ledger: migration lock: %w", err)
 		}

@@ -166,3 +166,26 @@ func TestOpenFailsWhenPostgresDoesNotAnswer(t *testing.T) {
 		t.Fatal("Open with a malformed URL succeeded")
 	}
 }
+
+func TestInstancesStartingTogetherMigrateOnce(t *testing.T) {
+	t.Parallel()
+	url := ledgertest.URL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			l, err := ledger.Open(ctx, url) // with the migration lock, as services do
+			if err == nil {
+				_, _, err = l.CreateEvent(ctx, booking.EventConfig{ID: "e", Rows: 1, SeatsPerRow: 2})
+				l.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
