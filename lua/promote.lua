@@ -37,7 +37,7 @@ for i = 1, #due, 2 do
     expired[#expired + 1] = seq
     expired[#expired + 1] = x
     expired[#expired + 1] = pay
-    redis.call('HSET', K_OUTBOX, 'x:' .. user, seq .. '||' .. x .. '|' .. now)
+    redis.call('HSET', K_OUTBOX, 'x:' .. seq .. ':' .. user, seq .. '||' .. x .. '|' .. now)
   end
 end
 
@@ -74,7 +74,7 @@ while admitted < want do
       redis.call('HSET', K_STATE, user, 'abandoned')
       -- announced as a cancellation by the system (booking_cancelled,
       -- reason abandoned); there is no slot to release
-      redis.call('HSET', K_OUTBOX, 'c:' .. user, seq .. '|abandoned||' .. now)
+      redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, seq .. '|abandoned||' .. now)
       abandoned[#abandoned + 1] = user
       abandoned[#abandoned + 1] = seq
     else
