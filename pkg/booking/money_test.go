@@ -253,3 +253,49 @@ func TestCreateEventRetryRegisters(t *testing.T) {
 
 var _ = context.Background
 var _ = strings.Cut
+
+// TestAbandonEnabledLive (issue 11, ordering 3): users who joined while
+// abandon was 0 have no presence entry; switching abandonment on counts
+// them present from that moment, and a connected one (Touch) stays present.
+func TestAbandonEnabledLive(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 1})
+	for _, u := range []string{"a", "w1", "w2", "w3", "w4"} {
+		f.join("evt", u)
+	}
+	f.clock.Advance(10 * time.Minute)
+	on := 120 * time.Second
+	if _, err := f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Abandon: &on}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	f.s.Cancel(f.ctx, "evt", "a")
+	p, _ := f.s.Promote(f.ctx, "evt", 0)
+	if len(p.Abandoned) != 0 || len(p.Promoted) != 1 || p.Promoted[0].UserID != "w1" {
+		t.Fatalf("right after switching on: %+v", p)
+	}
+	f.clock.Advance(60 * time.Second)
+	if err := f.s.Touch(f.ctx, "evt", "w3", "w1"); err != nil { // w3 connected
+		t.Fatal(err)
+	}
+	f.clock.Advance(100 * time.Second) // w2, w4: 161 s since switched on, never seen
+	f.s.Cancel(f.ctx, "evt", "w1")
+	p, _ = f.s.Promote(f.ctx, "evt", 0)
+	if len(p.Promoted) != 1 || p.Promoted[0].UserID != "w3" || len(p.Abandoned) != 1 || p.Abandoned[0] != "w2" {
+		t.Fatalf("after 161 s: %+v", p)
+	}
+	// Touch never adds a user who is not waiting
+	if n, _ := f.rdb.ZCard(f.ctx, keysFor(f.s.prefix, "evt")[kSeen]).Result(); n != 0 {
+		t.Fatalf("presence entries left: %d", n)
+	}
+	// switching off and on again restarts the clock for everyone waiting
+	off := time.Duration(0)
+	f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Abandon: &off})
+	f.clock.Advance(time.Hour)
+	f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Abandon: &on})
+	f.s.Cancel(f.ctx, "evt", "w3")
+	if p, _ = f.s.Promote(f.ctx, "evt", 0); len(p.Promoted) != 1 || p.Promoted[0].UserID != "w4" {
+		t.Fatalf("after off and on: %+v", p)
+	}
+	f.checkInvariants("evt")
+}

@@ -44,11 +44,12 @@ var (
 	scriptSeats           = redis.NewScript(lua.Script("seats"))
 	scriptCounts          = redis.NewScript(lua.Script("counts"))
 	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
+	scriptTouch           = redis.NewScript(lua.Script("touch"))
 
 	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
 		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
 		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
-		scriptSeats, scriptCounts, scriptAckOutbox}
+		scriptSeats, scriptCounts, scriptAckOutbox, scriptTouch}
 )
 
 // Defaults for EventConfig fields left zero.
@@ -439,6 +440,9 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 	if err := checkIDs(eventID); err != nil {
 		return Event{}, ErrEventNotFound
 	}
+	if len(args) > 0 {
+		args = append(args, "now_ms", s.nowMS())
+	}
 	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return Event{}, fmt.Errorf("update event: %w", err)
 	}
@@ -660,19 +664,22 @@ func (s *Store) Counts(ctx context.Context, eventID string) (Counts, error) {
 }
 
 // Touch records that waiting users are present (connected to the notifier),
-// so abandonment does not drop them. One command for many users.
+// so abandonment does not drop them: one script call for many users. Users
+// not waiting are left alone; while abandonment is off it does nothing.
+// Errors: ErrEventNotFound.
 func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) error {
 	if len(userIDs) == 0 {
 		return nil
 	}
-	now := float64(s.nowMS())
-	zs := make([]redis.Z, len(userIDs))
-	for i, u := range userIDs {
-		zs[i] = redis.Z{Score: now, Member: u}
+	if err := checkIDs(eventID); err != nil {
+		return err
 	}
-	// XX: only users already in the presence set (waiting users of an event
-	// with abandonment on); never re-adds someone who left the queue.
-	if err := s.rdb.ZAddXX(ctx, s.eventKeys(eventID)[kSeen], zs...).Err(); err != nil {
+	args := make([]any, 0, len(userIDs)+1)
+	args = append(args, s.nowMS())
+	for _, u := range userIDs {
+		args = append(args, u)
+	}
+	if _, err := s.run(ctx, scriptTouch, eventID, args...); err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
 	return nil
