@@ -718,20 +718,7 @@ func (r *modelRun) randomStep() {
 	name := r.anyUser()
 	switch op := r.rng.IntN(100); {
 	case op < 14: // join (or rejoin)
-		name = r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned)
-		st, created, wantErr := m.join(name)
-		res, err := r.store.Enqueue(ctx, ev, name)
-		r.logf("join %s -> %s created=%v err=%v", name, res.State, res.Created, err)
-		if !sameErr(err, wantErr) || (err == nil && (res.State != st || res.Created != created)) {
-			r.fatalf("join %s: got %+v %v, model %s created=%v %v", name, res, err, st, created, wantErr)
-		}
-		if err == nil && res.Sequence != m.users[name].seq {
-			r.fatalf("join %s: sequence %d, model %d", name, res.Sequence, m.users[name].seq)
-		}
-		if created && st == booking.StateActive {
-			r.checkRoom("join")
-		}
-		r.announce(res.Outbox)
+		r.join(r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned))
 	case op < 22: // promotion (slot-released message or safety net)
 		before := m.waiting()
 		promoted, expired, abandoned, _ := m.promote()
@@ -790,7 +777,7 @@ func (r *modelRun) randomStep() {
 			r.fatalf("success %s %s: seat %s seq %d, the payment was for %s seq %d", name, pid, res.SeatID, res.Sequence, p.seat, p.seq)
 		}
 		r.classify(pid, res, err)
-	case op < 59: // failure webhook
+	case op < 57: // failure webhook
 		name = r.userIn(true)
 		pid := r.anyPid(name)
 		want, wantErr := m.failure(name, pid)
@@ -799,6 +786,19 @@ func (r *modelRun) randomStep() {
 		if !sameErr(err, wantErr) || res.Outcome != want {
 			r.fatalf("failure %s %s: got %+v %v, model %s %v", name, pid, res, err, want, wantErr)
 		}
+	case op < 60: // a payment in flight over its deadline, and someone joins
+		var paying []string
+		for _, n := range m.active() {
+			if m.users[n].state == booking.StatePaymentPending && m.users[n].deadline > m.now {
+				paying = append(paying, n)
+			}
+		}
+		if len(paying) > 0 {
+			d := m.users[paying[r.rng.IntN(len(paying))]].deadline - m.now + 1000
+			r.advance(time.Duration(d) * time.Millisecond)
+			r.logf("advance %dms (past a payment's deadline)", d)
+		}
+		r.join(r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned))
 	case op < 61: // cross-path: a signed failure posted as a success is refused before the store
 		wh := payment.Webhook{UserID: name, EventID: ev, PaymentID: r.anyPid(name), Status: payment.StatusFailure}
 		if err := wh.CheckStatus(payment.StatusFor(payment.PathSuccess)); err == nil {
@@ -905,6 +905,24 @@ func (r *modelRun) randomStep() {
 			r.fatalf("sweep with both brokers up: %v", err)
 		}
 	}
+}
+
+// join runs a join (or a rejoin) of name and checks it against the model.
+func (r *modelRun) join(name string) {
+	m, ctx, ev := r.m, r.ctx, r.event
+	st, created, wantErr := m.join(name)
+	res, err := r.store.Enqueue(ctx, ev, name)
+	r.logf("join %s -> %s created=%v err=%v", name, res.State, res.Created, err)
+	if !sameErr(err, wantErr) || (err == nil && (res.State != st || res.Created != created)) {
+		r.fatalf("join %s: got %+v %v, model %s created=%v %v", name, res, err, st, created, wantErr)
+	}
+	if err == nil && res.Sequence != m.users[name].seq {
+		r.fatalf("join %s: sequence %d, model %d", name, res.Sequence, m.users[name].seq)
+	}
+	if created && st == booking.StateActive {
+		r.checkRoom("join")
+	}
+	r.announce(res.Outbox)
 }
 
 // classify keeps the book of what each payment id's success became.
