@@ -239,6 +239,13 @@ type PaymentResult struct {
 	Outcome  Outcome
 	SeatID   string
 	Sequence int64
+	// At is when PaymentSuccess first classified the payment (completed, or
+	// late: refund), the same on every repeat; zero for a payment started
+	// before the payment registry existed.
+	At time.Time
+	// Duplicate is set with ErrLatePayment when the payment had been
+	// classified as a refund before.
+	Duplicate bool
 }
 
 // TimeoutResult is the outcome of HandleTimeout.
@@ -286,4 +293,13 @@ type OutboxEntry struct {
 	// writer passes it on (it is not stored in Redis): the Kafka event then
 	// carries it in its request_id header.
 	RequestID string
+	// RabbitDone and KafkaDone say which side of the entry was announced
+	// already (MarkOutbox): a retry does only the other one. At most one is
+	// set on a stored entry; an entry with both sides done is removed.
+	RabbitDone bool
+	KafkaDone  bool
+	// LegacyKey is set on an entry written before outbox fields carried the
+	// join sequence ('p:<user>' instead of 'p:<seq>:<user>'), so that its
+	// acknowledgement finds it.
+	LegacyKey bool
 }

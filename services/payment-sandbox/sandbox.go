@@ -278,12 +278,13 @@ func (s *Sandbox) complete(c *gin.Context, status string) {
 // exponential backoff (jittered), at most RetryAttempts tries. Each try is
 // signed anew, so a slow retry is never outside the receiver's tolerance.
 func (s *Sandbox) deliver(req payment.Request, status, reason string) {
-	path := payment.PathSuccess
+	path, outcome := payment.PathSuccess, payment.StatusSuccess
 	if status == StatusDeclined {
-		path = payment.PathFailure
+		path, outcome = payment.PathFailure, payment.StatusFailure
 	}
+	// the outcome is in the signed body: it must match the path
 	body, _ := json.Marshal(payment.Webhook{UserID: req.UserID, EventID: req.EventID, SeatID: req.SeatID,
-		PaymentID: req.PaymentID, Reason: reason})
+		PaymentID: req.PaymentID, Status: outcome, Reason: reason})
 	target := strings.TrimRight(s.o.WebhookURL, "/") + path
 	s.wg.Add(1)
 	go func() {

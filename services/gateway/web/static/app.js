@@ -124,7 +124,7 @@
         seatCounts(m);
         break;
       case "your_turn":
-        turn(m);
+        if (!staleTurn(m)) turn(m);
         break;
       case "booking_completed":
         done("You're going! 🎉", `Booking confirmed${m.seat_id ? ": seat " + m.seat_id : ""}.`, "completed");
@@ -165,7 +165,18 @@
     $("#eta").textContent = rate > 0 ? duration(Math.ceil(pos * 60 / rate)) : "waiting for the first admissions…";
   }
 
+  // A your_turn is announced at least once: a repeat (re-announced after a
+  // broker outage) or one of an older join must not take a user who is
+  // already paying, or done, back to the seat panel. The notifier's
+  // snapshot on connect carries the current state and always applies.
+  function staleTurn(m) {
+    if (m.state) return false;
+    if (m.sequence && S.seq && m.sequence < S.seq) return true;
+    return S.state === "payment_pending" || S.state === "completed";
+  }
+
   function turn(m) {
+    if (m.sequence) S.seq = m.sequence;
     S.expireAtMS = m.expire_at_ms || (m.expire_time || 0) * 1000;
     if (m.state === "payment_pending") {
       S.state = "payment_pending";
