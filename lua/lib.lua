@@ -23,6 +23,9 @@
 --  12 useat    hash  user -> seat held or bought
 --  13 upay     hash  user -> payment id
 --  14 ugrace   hash  user -> '1' once the payment grace period was given
+--  15 status   string one byte per seat in seatmap order: 'a' available,
+--                    'h' held, 's' sold (the seat map's plain-GET read model)
+--  16 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE)
 --
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
@@ -30,11 +33,21 @@ local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
   KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local K_STATUS, K_SEATIDX = KEYS[15], KEYS[16]
 
 local RATE_BUCKET_MS = 10000
 
 local function num(v)
   return tonumber(v) or 0
+end
+
+-- Every change of a seat's value in K_SEATS calls this with the new status
+-- ('a', 'h' or 's') so the status string stays the seats hash's mirror.
+-- An event created before the status string existed has no seatidx: the
+-- string is then built whole on its first read (seat_status.lua).
+local function set_seat_status(seat, code)
+  local i = redis.call('HGET', K_SEATIDX, seat)
+  if i then redis.call('SETRANGE', K_STATUS, tonumber(i), code) end
 end
 
 -- Room capacity right now: the configured size, but never more than the
@@ -54,6 +67,7 @@ local function release_hold(user, final_state)
     if redis.call('HGET', K_SEATS, seat) == 'h:' .. user then
       redis.call('HSET', K_SEATS, seat, '')
       redis.call('HINCRBY', K_CONFIG, 'held', -1)
+      set_seat_status(seat, 'a')
     end
   else
     seat = ''

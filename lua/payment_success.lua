@@ -19,6 +19,7 @@ local seat = redis.call('HGET', K_USEAT, user) or ''
 if state == 'completed' then return {'ok', 'duplicate', seat, seq} end
 if state == 'payment_pending' then
   redis.call('HSET', K_SEATS, seat, 's:' .. user)
+  set_seat_status(seat, 's')
   redis.call('HINCRBY', K_CONFIG, 'held', -1)
   redis.call('HINCRBY', K_CONFIG, 'sold', 1)
   redis.call('ZREM', K_ACTIVE, user)

@@ -41,14 +41,13 @@ var (
 	scriptPaymentFailure  = redis.NewScript(lua.Script("payment_failure"))
 	scriptHandleTimeout   = redis.NewScript(lua.Script("handle_timeout"))
 	scriptCancel          = redis.NewScript(lua.Script("cancel"))
-	scriptSeats           = redis.NewScript(lua.Script("seats"))
 	scriptCounts          = redis.NewScript(lua.Script("counts"))
 	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
 
 	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
 		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
 		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
-		scriptSeats, scriptCounts, scriptAckOutbox}
+		scriptCounts, scriptAckOutbox}
 )
 
 // Defaults for EventConfig fields left zero.
@@ -601,26 +600,24 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 	return res, nil
 }
 
-// Seats returns every seat of an event with its status, in display order.
+// Seats returns every seat of an event with its status, in display order,
+// from the seat map and the status string (no script).
 func (s *Store) Seats(ctx context.Context, eventID string) ([]Seat, error) {
-	if err := checkIDs(eventID); err != nil {
-		return nil, ErrEventNotFound
-	}
-	r, err := s.run(ctx, scriptSeats, eventID)
+	status, err := s.SeatStatuses(ctx, eventID)
 	if err != nil {
-		return nil, fmt.Errorf("seats: %w", err)
+		return nil, err
 	}
-	ids, vals := r.list(1), r.list(2)
+	ids, err := s.SeatMapIDs(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Seat, len(ids))
-	for i := range ids {
+	for i, id := range ids {
 		st := SeatAvailable
-		switch v := vals.str(i); {
-		case strings.HasPrefix(v, "h:"):
-			st = SeatHeld
-		case strings.HasPrefix(v, "s:"):
-			st = SeatSold
+		if i < len(status) {
+			st = SeatStatusOf(status[i])
 		}
-		out[i] = Seat{ID: ids.str(i), Status: st}
+		out[i] = Seat{ID: id, Status: st}
 	}
 	return out, nil
 }
