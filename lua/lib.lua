@@ -1,6 +1,6 @@
 -- lib.lua — shared by every booking script; lua.Script(name) prepends it.
 --
--- KEYS (the same 14 keys for every booking script, all under one hash tag
+-- KEYS (the same 16 keys for every booking script, all under one hash tag
 -- {<event_id>} so a script touches one Redis Cluster slot; built by
 -- booking.keysFor in pkg/booking/keys.go):
 --   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,

@@ -90,27 +90,6 @@ func (s *Server) popularEvents(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"events": out})
 }
 
-// seatsAvailable: GET /api/seats/available?event_id= — every seat with its
-// status (available, held, sold) and the number available.
-func (s *Server) seatsAvailable(c *gin.Context) {
-	eventID, ok := queryEventID(c)
-	if !ok {
-		return
-	}
-	seats, err := s.Store.Seats(c.Request.Context(), eventID)
-	if err != nil {
-		httpapi.Fail(c, err)
-		return
-	}
-	avail := 0
-	for _, st := range seats {
-		if st.Status == booking.SeatAvailable {
-			avail++
-		}
-	}
-	c.JSON(http.StatusOK, gin.H{"event_id": eventID, "available": avail, "total": len(seats), "seats": seats})
-}
-
 // devTokenRequest is the body of POST /api/auth/dev-token.
 type devTokenRequest struct {
 	UserID string `json:"user_id"`

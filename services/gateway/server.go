@@ -57,6 +57,10 @@ type Server struct {
 	Metrics     *httpapi.Metrics
 	// Web registers the web pages (GET / and static files) when set.
 	Web func(r *gin.Engine)
+	// SeatMapMaxAge is how old a served seat map may be (0: 1s; seatmap.go).
+	SeatMapMaxAge time.Duration
+
+	seatMaps seatMapCache
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -69,6 +73,7 @@ func (s *Server) FastHandler() fasthttp.RequestHandler {
 	return httpapi.NewFast(s.Log, s.Metrics, s.Handler(),
 		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
 	)
 }
 
@@ -85,7 +90,6 @@ func (s *Server) Handler() http.Handler {
 	api.GET("/events", s.listEvents)
 	api.GET("/events/popular", s.popularEvents)
 	api.GET("/events/:id", s.getEvent)
-	api.GET("/seats/available", s.seatsAvailable)
 
 	b := api.Group("/booking", s.Auth.Middleware())
 	b.POST("/select-seat", s.selectSeat)
