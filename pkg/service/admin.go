@@ -212,7 +212,9 @@ func (a *Admin) Run(ctx context.Context) error {
 	a.mu.Lock()
 	ln := a.ln
 	a.mu.Unlock()
-	srv := &http.Server{Handler: a.mux, ReadHeaderTimeout: 5 * time.Second}
+	lim := DefaultHTTPLimits
+	lim.WriteTimeout = 0 // a CPU profile or trace runs as long as asked
+	srv := lim.Server("", a.mux)
 	a.log.Info("admin listening", zap.String("addr", ln.Addr().String()))
 	return Serve(ctx, srv, ln, adminShutdownTimeout)
 }

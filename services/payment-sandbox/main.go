@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -67,7 +66,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		RetryAttempts: cfg.RetryAttempts, Log: log, Metrics: httpapi.NewMetrics(admin.Registry()),
 	})
 	defer sb.Close()
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: sb.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := service.NewHTTPServer(cfg.HTTPAddr, sb.Handler())
 	return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
 		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})
