@@ -68,7 +68,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
 	}
-	admin := service.NewAdmin(cfg.AdminAddr, log, nil)
+	admin := service.NewAdminFor(cfg.Common, log, nil)
 	if err := admin.Listen(); err != nil {
 		return err
 	}
