@@ -56,7 +56,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return errors.New("config: bad WEBHOOK_RETRY_* settings")
 	}
 	log.Info("config", service.Fields(cfg)...)
-	admin := service.NewAdminFor(cfg.Common, log, nil)
+	admin := service.NewAdmin(cfg.AdminAddr, log, nil) // no pprof: a development sandbox
 	if err := admin.Listen(); err != nil {
 		return err
 	}
