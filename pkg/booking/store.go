@@ -262,8 +262,11 @@ func normalise(c *EventConfig) ([]string, error) {
 	bad := func(format string, a ...any) ([]string, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, a...))
 	}
-	if !ValidID(c.ID) {
-		return bad("id must be 1-128 printable characters without spaces, braces or '|'")
+	if !ValidEventID(c.ID) {
+		return bad("id must be %s", EventIDRule)
+	}
+	if len(c.Name) > MaxNameLen {
+		return bad("name must be at most %d bytes", MaxNameLen)
 	}
 	if c.Name == "" {
 		c.Name = c.ID
@@ -291,6 +294,16 @@ func normalise(c *EventConfig) ([]string, error) {
 		return bad("batch size must be positive")
 	case !c.SalesEnd.IsZero() && !c.SalesEnd.After(c.SalesStart):
 		return bad("sales end must be after sales start")
+	case c.Capacity > MaxCapacity:
+		return bad("capacity must be at most %d", MaxCapacity)
+	case c.BatchSize > MaxBatchSize:
+		return bad("batch size must be at most %d", MaxBatchSize)
+	}
+	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
+		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
+		if err != nil {
+			return bad("%v", err)
+		}
 	}
 	seats := c.Seats
 	if len(seats) == 0 {
@@ -395,25 +408,35 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 		args = append(args, "paused", v)
 	}
 	if u.Capacity != nil {
-		if *u.Capacity < 0 {
-			return Event{}, fmt.Errorf("%w: capacity must not be negative", ErrInvalidArgument)
+		if *u.Capacity < 0 || *u.Capacity > MaxCapacity {
+			return Event{}, fmt.Errorf("%w: capacity must be from 0 to %d", ErrInvalidArgument, MaxCapacity)
 		}
 		args = append(args, "capacity", *u.Capacity)
 	}
 	if u.Hold != nil {
-		if *u.Hold < time.Second {
-			return Event{}, fmt.Errorf("%w: hold must be at least 1s", ErrInvalidArgument)
+		if err := checkWindow("hold", *u.Hold, time.Second); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 		args = append(args, "hold_ms", u.Hold.Milliseconds())
 	}
 	if u.Abandon != nil {
-		if *u.Abandon < 0 {
-			return Event{}, fmt.Errorf("%w: abandon must not be negative", ErrInvalidArgument)
+		if err := checkWindow("abandon", *u.Abandon, 0); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 		args = append(args, "abandon_ms", u.Abandon.Milliseconds())
 	}
+	more, err := u.moreArgs()
+	if err != nil {
+		return Event{}, err
+	}
+	args = append(args, more...)
 	if err := checkIDs(eventID); err != nil {
 		return Event{}, ErrEventNotFound
+	}
+	if u.SalesStart != nil || u.SalesEnd != nil {
+		if err := s.checkSalesWindow(ctx, eventID, u); err != nil {
+			return Event{}, err
+		}
 	}
 	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return Event{}, fmt.Errorf("update event: %w", err)

@@ -118,8 +118,8 @@ func checkEventID(id string) error {
 	if id == "" {
 		return errf("event_id is required")
 	}
-	if !booking.ValidID(id) {
-		return errf("event_id must be 1-128 printable characters without spaces, braces or '|'")
+	if !booking.ValidEventID(id) {
+		return errf("event_id must be " + booking.EventIDRule)
 	}
 	return nil
 }

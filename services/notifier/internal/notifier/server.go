@@ -184,7 +184,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	event := r.URL.Query().Get("event_id")
-	if !booking.ValidID(event) {
+	if !booking.ValidEventID(event) {
 		writeError(w, r, http.StatusBadRequest, "invalid_request", "event_id is required")
 		return
 	}
