@@ -12,8 +12,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
@@ -128,5 +130,13 @@ func (hs *harness) raw(method, path string, headers map[string]string) *httptest
 	}
 	w := httptest.NewRecorder()
 	hs.h.ServeHTTP(w, req)
+	return w
+}
+
+// rawVia sends a request through another handler of the same server.
+func (hs *harness) rawVia(h fasthttp.RequestHandler, method, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, nil)
+	w := httptest.NewRecorder()
+	httpapi.ServeRequest(h, w, req)
 	return w
 }
