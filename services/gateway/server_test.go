@@ -171,6 +171,9 @@ func (hs *harness) do(method, path, token string, body any, headers ...string) r
 		rd = bytes.NewReader(j)
 	}
 	req := httptest.NewRequest(method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
