@@ -140,8 +140,13 @@ func TestJourney(t *testing.T) {
 	if ev.Counts.Sold != seats || len(completedSeats) != seats || ev.Counts.Available != 0 {
 		t.Fatalf("sold %d, completed users %d, want %d: %+v", ev.Counts.Sold, len(completedSeats), seats, ev.Counts)
 	}
+	// the map is a snapshot up to a second old (docs/http-api.md)
 	var seatMap seatMapBody
-	_, _ = ac.Do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
+	waitUntil(t, 15*time.Second, func() bool {
+		seatMap = seatMapBody{}
+		_, _ = ac.Do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
+		return seatMap.Sold == seats
+	}, func() string { return fmt.Sprintf("seat map shows %d of %d sold", seatMap.Sold, seats) })
 	for _, s := range seatMap.seats() {
 		if s.Status != "sold" || completedSeats[s.SeatID] == "" {
 			t.Errorf("seat %s: %s, bought by %q", s.SeatID, s.Status, completedSeats[s.SeatID])
@@ -440,6 +445,7 @@ func TestMain(m *testing.M) { stacktest.Main(m) }
 
 // seatMapBody is GET /api/seats/available's answer (docs/http-api.md).
 type seatMapBody struct {
+	Sold     int `json:"sold"`
 	Sections []struct {
 		Row    string   `json:"row"`
 		First  int      `json:"first"`
