@@ -42,12 +42,13 @@ type seatMapCache struct {
 }
 
 // seatSnapshot is one encoded seat map and what a refresh reuses: the
-// seat ids and their sections never change once an event exists.
+// sections of the seat ids never change once an event exists (the ids
+// themselves are not kept: a grid's sections name them in a few bytes).
 type seatSnapshot struct {
 	at       time.Time
 	body     []byte
 	etag     string
-	ids      []string
+	seats    int
 	sections []booking.SeatSection
 }
 
@@ -120,14 +121,15 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 	if err != nil {
 		return nil, err
 	}
-	snap := &seatSnapshot{at: start}
-	if prev != nil && len(prev.ids) == len(status) {
-		snap.ids, snap.sections = prev.ids, prev.sections
+	snap := &seatSnapshot{at: start, seats: len(status)}
+	if prev != nil && prev.seats == len(status) {
+		snap.sections = prev.sections
 	} else {
-		if snap.ids, err = store.SeatMapIDs(ctx, eventID); err != nil {
+		ids, err := store.SeatMapIDs(ctx, eventID)
+		if err != nil {
 			return nil, err
 		}
-		snap.sections = booking.SeatSections(snap.ids)
+		snap.sections = booking.SeatSections(ids)
 	}
 	resp := seatMapResponse{EventID: eventID, Total: len(status), Sections: make([]seatMapSection, len(snap.sections))}
 	for i := 0; i < len(status); i++ {
