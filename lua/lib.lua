@@ -25,7 +25,8 @@
 --  14 ugrace   hash  user -> '1' once the payment grace period was given
 --  15 status   string one byte per seat in seatmap order: 'a' available,
 --                    'h' held, 's' sold (the seat map's plain-GET read model)
---  16 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE)
+--  16 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
+--                    explicit seat maps only (a grid's is computed)
 --
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
@@ -41,13 +42,30 @@ local function num(v)
   return tonumber(v) or 0
 end
 
+-- A seat's position in the seat map: computed from the id for a grid
+-- (rows x per_row, ids A1…, B1…, AA1…: bijective base 26), looked up in
+-- seatidx for an explicit map. nil when unknown.
+local function seat_index(seat)
+  local per_row = num(redis.call('HGET', K_CONFIG, 'per_row'))
+  if per_row == 0 then
+    local i = redis.call('HGET', K_SEATIDX, seat)
+    return i and tonumber(i)
+  end
+  local letters, n = string.match(seat, '^([A-Z]+)(%d+)$')
+  if not letters then return nil end
+  local row = 0
+  for k = 1, #letters do row = row * 26 + (string.byte(letters, k) - 64) end
+  return (row - 1) * per_row + tonumber(n) - 1
+end
+
 -- Every change of a seat's value in K_SEATS calls this with the new status
 -- ('a', 'h' or 's') so the status string stays the seats hash's mirror.
--- An event created before the status string existed has no seatidx: the
--- string is then built whole on its first read (seat_status.lua).
+-- On an event created before the string existed the write may leave a
+-- string with holes ('\0'); its next read rebuilds it whole from the
+-- seats hash (seat_status.lua).
 local function set_seat_status(seat, code)
-  local i = redis.call('HGET', K_SEATIDX, seat)
-  if i then redis.call('SETRANGE', K_STATUS, tonumber(i), code) end
+  local i = seat_index(seat)
+  if i then redis.call('SETRANGE', K_STATUS, i, code) end
 end
 
 -- Room capacity right now: the configured size, but never more than the

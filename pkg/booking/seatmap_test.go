@@ -110,37 +110,67 @@ func TestSeatStatusesIsAPlainRead(t *testing.T) {
 
 // An event created before the status string existed (no status, no seat
 // index) is rebuilt from the seats hash on its first read, and is kept
-// current from then on.
+// current from then on — a grid (index computed from the id) and an
+// explicit map (index looked up) alike.
 func TestSeatStatusesRebuildsALegacyEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  EventConfig
+	}{
+		{"grid", EventConfig{Rows: 1, SeatsPerRow: 4, Capacity: 2}},
+		{"explicit", EventConfig{Seats: []string{"A1", "A2", "A3", "A4"}, Capacity: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.event(tc.cfg)
+			f.join("evt", "u1")
+			f.join("evt", "u2")
+			f.buy("evt", "u1", "A1")
+			k := keysFor(f.s.prefix, "evt")
+			f.rdb.Del(f.ctx, k[kStatus], k[kSeatidx])
+			// a change while the string is missing leaves at most a string
+			// with holes, never a wrong byte
+			if _, err := f.s.LockSeat(f.ctx, "evt", "u2", "A3"); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := f.s.SeatStatuses(f.ctx, "evt"); err != nil || st != "saha" {
+				t.Fatalf("rebuilt: %q %v", st, err)
+			}
+			if _, err := f.s.Cancel(f.ctx, "evt", "u2"); err != nil {
+				t.Fatal(err)
+			}
+			if st, _ := f.s.SeatStatuses(f.ctx, "evt"); st != "saaa" {
+				t.Fatalf("after rebuild, kept current: %q", st)
+			}
+			// a damaged string (wrong length) is rebuilt too
+			f.rdb.Set(f.ctx, k[kStatus], "s", 0)
+			if st, _ := f.s.SeatStatuses(f.ctx, "evt"); st != "saaa" {
+				t.Fatalf("damaged: %q", st)
+			}
+			f.checkInvariants("evt")
+		})
+	}
+}
+
+// A grid's seat index is computed from the id (A…Z, AA…): the status
+// string stays right past row Z.
+func TestSeatStatusOfAGridPastRowZ(t *testing.T) {
 	f := newFixture(t)
-	f.event(EventConfig{Rows: 1, SeatsPerRow: 4, Capacity: 2})
-	f.join("evt", "u1")
-	f.join("evt", "u2")
-	f.buy("evt", "u1", "A1")
-	k := keysFor(f.s.prefix, "evt")
-	f.rdb.Del(f.ctx, k[kStatus], k[kSeatidx])
-	// a change while the string is missing must not create a partial one
-	if _, err := f.s.LockSeat(f.ctx, "evt", "u2", "A4"); err != nil {
+	f.event(EventConfig{Rows: 30, SeatsPerRow: 3, Capacity: 3})
+	for _, u := range []string{"u1", "u2", "u3"} {
+		f.join("evt", u)
+	}
+	f.buy("evt", "u1", "AD3") // the last seat: row 30
+	if _, err := f.s.LockSeat(f.ctx, "evt", "u2", "AA1"); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := f.rdb.Exists(f.ctx, k[kStatus]).Result(); n != 0 {
-		t.Fatal("a partial status string was written")
-	}
-	if st, err := f.s.SeatStatuses(f.ctx, "evt"); err != nil || st != "saah" {
-		t.Fatalf("rebuilt: %q %v", st, err)
-	}
-	if _, err := f.s.Cancel(f.ctx, "evt", "u2"); err != nil {
+	if _, err := f.s.LockSeat(f.ctx, "evt", "u3", "Z2"); err != nil {
 		t.Fatal(err)
-	}
-	if st, _ := f.s.SeatStatuses(f.ctx, "evt"); st != "saaa" {
-		t.Fatalf("after rebuild, kept current: %q", st)
-	}
-	// a damaged string (wrong length) is rebuilt too
-	f.rdb.Set(f.ctx, k[kStatus], "s", 0)
-	if st, _ := f.s.SeatStatuses(f.ctx, "evt"); st != "saaa" {
-		t.Fatalf("damaged: %q", st)
 	}
 	f.checkInvariants("evt")
+	if n, _ := f.rdb.Exists(f.ctx, keysFor(f.s.prefix, "evt")[kSeatidx]).Result(); n != 0 {
+		t.Fatal("a grid keeps a seat index")
+	}
 }
 
 func TestSeatSections(t *testing.T) {
