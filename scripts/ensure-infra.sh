@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# ensure-infra.sh — make sure Redis >= 7 and RabbitMQ >= 3.10 answer on
-# loopback (127.0.0.1:6379 and 127.0.0.1:5672).
+# ensure-infra.sh — make sure Redis >= 7, RabbitMQ >= 3.10 and PostgreSQL
+# >= 15 answer on loopback (127.0.0.1:6379, 127.0.0.1:5672 and
+# 127.0.0.1:5432), and that PostgreSQL has the development role and
+# database (boxoffice / boxoffice, owner of database boxoffice).
 #
 # Idempotent and fast when everything is up (a TCP check, one redis-cli call
 # and a package query per service). A service that is installed but stopped
@@ -11,7 +13,10 @@
 # Environment:
 #   REDIS_PASSWORD   used by redis-cli when the local Redis requires AUTH
 #   INFRA_WAIT       seconds to wait for RabbitMQ to come up (default 60)
-#   INFRA_REDIS_PORT, INFRA_RABBIT_PORT  other ports (for testing this script)
+#   INFRA_REDIS_PORT, INFRA_RABBIT_PORT, INFRA_PG_PORT  other ports (for testing this script)
+#   PG_DEV_USER, PG_DEV_PASSWORD, PG_DEV_DB  the development role and database
+#                    (default boxoffice / boxoffice / boxoffice; the DATABASE_URL
+#                    default of scripts/run-stack.sh and the ledger tests)
 
 set -u -o pipefail
 
@@ -22,6 +27,12 @@ RABBIT_HOST=127.0.0.1
 RABBIT_PORT=${INFRA_RABBIT_PORT:-5672}
 RABBIT_MIN=3.10
 WAIT_RABBIT=${INFRA_WAIT:-60}
+PG_HOST=127.0.0.1
+PG_PORT=${INFRA_PG_PORT:-5432}
+PG_MIN=15
+PG_DEV_USER=${PG_DEV_USER:-boxoffice}
+PG_DEV_PASSWORD=${PG_DEV_PASSWORD:-boxoffice}
+PG_DEV_DB=${PG_DEV_DB:-boxoffice}
 
 if [[ -n ${REDIS_PASSWORD:-} ]]; then
 	export REDISCLI_AUTH=$REDIS_PASSWORD
@@ -65,7 +76,7 @@ apt_updated=0
 # install PKG...: install Debian packages, or explain what to install and exit.
 install() {
 	if ! command -v apt-get >/dev/null 2>&1; then
-		err "no apt-get on this system: install $* (Redis >= $REDIS_MIN with redis-cli, RabbitMQ >= $RABBIT_MIN) with your package manager and run this again"
+		err "no apt-get on this system: install $* (Redis >= $REDIS_MIN with redis-cli, RabbitMQ >= $RABBIT_MIN, PostgreSQL >= $PG_MIN) with your package manager and run this again"
 		exit 1
 	fi
 	if [[ $(id -u) -ne 0 && ${#SUDO[@]} -eq 0 ]]; then
@@ -193,5 +204,76 @@ ensure_rabbit() {
 	say "rabbitmq: ok ($ver)"
 }
 
+# pg_admin ARGS...: psql as the postgres superuser (the local socket with
+# peer auth, as Debian installs it; TCP as user postgres when that fails).
+pg_admin() {
+	local out
+	if [[ $(id -u) -eq 0 ]] && command -v runuser >/dev/null 2>&1; then
+		out=$(cd / && timeout 20 runuser -u postgres -- psql -X -q -At -p "$PG_PORT" -v ON_ERROR_STOP=1 "$@" 2>&1) && { echo "$out"; return 0; }
+	elif [[ ${#SUDO[@]} -gt 0 ]]; then
+		out=$(cd / && timeout 20 sudo -n -u postgres psql -X -q -At -p "$PG_PORT" -v ON_ERROR_STOP=1 "$@" 2>&1) && { echo "$out"; return 0; }
+	fi
+	timeout 20 psql -X -q -At -h "$PG_HOST" -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 "$@" 2>&1
+}
+
+ensure_postgres() {
+	if ! port_open "$PG_HOST" "$PG_PORT"; then
+		if ! command -v pg_ctlcluster >/dev/null 2>&1 || [[ -z $(ls /etc/postgresql 2>/dev/null) ]]; then
+			install postgresql
+		fi
+	fi
+	if ! port_open "$PG_HOST" "$PG_PORT"; then
+		local ver
+		ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n1)
+		say "postgresql: starting cluster $ver/main"
+		if ! "${SUDO[@]}" pg_ctlcluster --skip-systemctl-redirect "$ver" main start >/tmp/ensure-infra-pg.log 2>&1; then
+			# already running on another port, or a real failure: the log says which
+			err "postgresql: pg_ctlcluster $ver main start failed:"
+			cat /tmp/ensure-infra-pg.log >&2
+		fi
+		local i
+		for ((i = 0; i < 50; i++)); do
+			port_open "$PG_HOST" "$PG_PORT" && break
+			sleep 0.2
+		done
+		if ! port_open "$PG_HOST" "$PG_PORT"; then
+			err "postgresql: not answering on $PG_HOST:$PG_PORT; see /var/log/postgresql/ and /tmp/ensure-infra-pg.log"
+			exit 1
+		fi
+	fi
+	local ver
+	if ! ver=$(pg_admin -c 'SHOW server_version'); then
+		err "postgresql: cannot connect as the postgres superuser: $ver"
+		exit 1
+	fi
+	ver=${ver%% *}
+	if ! version_ge "$ver" "$PG_MIN"; then
+		err "postgresql: version $ver is too old, need >= $PG_MIN"
+		exit 1
+	fi
+	# The development role and database, created once (idempotent).
+	local out
+	if [[ $(pg_admin -c "SELECT 1 FROM pg_roles WHERE rolname = '$PG_DEV_USER'") != 1 ]]; then
+		say "postgresql: creating role $PG_DEV_USER"
+		if ! out=$(pg_admin -c "CREATE ROLE \"$PG_DEV_USER\" LOGIN PASSWORD '$PG_DEV_PASSWORD'"); then
+			err "postgresql: create role $PG_DEV_USER failed: $out"
+			exit 1
+		fi
+	fi
+	if [[ $(pg_admin -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DEV_DB'") != 1 ]]; then
+		say "postgresql: creating database $PG_DEV_DB"
+		if ! out=$(pg_admin -c "CREATE DATABASE \"$PG_DEV_DB\" OWNER \"$PG_DEV_USER\""); then
+			err "postgresql: create database $PG_DEV_DB failed: $out"
+			exit 1
+		fi
+	fi
+	if ! out=$(PGPASSWORD=$PG_DEV_PASSWORD timeout 10 psql -X -q -At -h "$PG_HOST" -p "$PG_PORT" -U "$PG_DEV_USER" -d "$PG_DEV_DB" -c 'SELECT 1' 2>&1); then
+		err "postgresql: $PG_DEV_USER cannot log in to $PG_DEV_DB over TCP: $out"
+		exit 1
+	fi
+	say "postgresql: ok ($ver, database $PG_DEV_DB)"
+}
+
 ensure_redis
 ensure_rabbit
+ensure_postgres

@@ -14,6 +14,8 @@
 #   DEV_TOKENS=true LOG_FORMAT=console
 #   JWT_SECRET=dev-jwt-secret-not-for-production (pkg/auth needs >= 16 bytes)
 #   WEBHOOK_SECRET=dev-webhook-secret
+#   DATABASE_URL=postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable
+#     (the development database scripts/ensure-infra.sh creates)
 #   BIN (./bin), RUN_DIR (./.run), STACK_WAIT (seconds per service, 60),
 #   STOP_WAIT (seconds to wait for a stopping service before SIGKILL, 20)
 
@@ -31,6 +33,7 @@ export DEV_TOKENS=${DEV_TOKENS:-true}
 export LOG_FORMAT=${LOG_FORMAT:-console}
 export JWT_SECRET=${JWT_SECRET:-dev-jwt-secret-not-for-production}
 export WEBHOOK_SECRET=${WEBHOOK_SECRET:-dev-webhook-secret}
+export DATABASE_URL=${DATABASE_URL:-postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable}
 
 # Start order after kafka-dev, and each service's admin port (/healthz).
 SERVICES=(popularity slot-released-consumer timeout-consumer payment-webhook payment-sandbox notifier gateway)

@@ -44,6 +44,9 @@ const (
 	// TopicPaymentLate: a payment arrived after its hold was released; it
 	// did not complete a booking and must be refunded.
 	TopicPaymentLate = "payment_late"
+	// TopicEventRestored: an event's Redis state was rebuilt from the
+	// ledger (PostgreSQL) after Redis lost it.
+	TopicEventRestored = "event_restored"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -56,6 +59,7 @@ var AllTopics = []string{
 	TopicBookingCancelled,
 	TopicBookingExpired,
 	TopicPaymentLate,
+	TopicEventRestored,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
@@ -207,6 +211,7 @@ var required = map[string]requirements{
 	TopicBookingCancelled: {sequence: true, reason: true},
 	TopicBookingExpired:   {sequence: true},
 	TopicPaymentLate:      {payment: true},
+	TopicEventRestored:    {sequence: true, reason: true},
 }
 
 // Validate reports whether e honours the contract: a known type and
@@ -322,4 +327,15 @@ func BookingExpired(eventID, userID, seatID string, seq int64, at time.Time) Eve
 // was released; no booking was made and the payment is to be refunded.
 func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
 	return newEvent(TopicPaymentLate, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// RestoredBy is the user_id of an event_restored fact: the system did it.
+const RestoredBy = "system"
+
+// EventRestored is the event_restored fact: eventID's Redis state was
+// rebuilt from the ledger; new joins continue after join sequence seqBase
+// (unique per rebuild, so the fact's id is too). reason says what was
+// rebuilt: "seats=<n> sold=<n> completed_users=<n>".
+func EventRestored(eventID string, seqBase int64, reason string, at time.Time) Event {
+	return newEvent(TopicEventRestored, eventID, RestoredBy, "", "", seqBase, reason, at)
 }

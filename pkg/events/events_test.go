@@ -31,6 +31,7 @@ func oneOfEach(eventID string) []events.Event {
 		events.BookingCancelled(eventID, "user_3", "", 1236, events.CancelledFromQueue, at),
 		events.BookingExpired(eventID, "user_4", "C7", 1237, at),
 		events.PaymentLate(eventID, "user_4", "C7", "pay_791", 1237, at),
+		events.EventRestored(eventID, 1763900000000000, "seats=100 sold=3 completed_users=3", at),
 	}
 }
 

@@ -42,6 +42,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -101,6 +102,9 @@ type Stack struct {
 	AMQPURL string
 	// Brokers are the in-process Kafka's addresses (KAFKA_BROKERS).
 	Brokers []string
+	// DatabaseURL is the ledger's PostgreSQL, a schema of the test's own
+	// (DATABASE_URL; pkg/ledger/ledgertest).
+	DatabaseURL string
 	// LogDir holds <service>.log of every service.
 	LogDir string
 	// HTTP is a client for the stack's URLs: pooled for many concurrent
@@ -153,13 +157,15 @@ func Start(t testing.TB, o Options) *Stack {
 	bin := Build(t, names...)
 
 	s := &Stack{
-		Prefix:   redistest.Prefix(t),
-		Redis:    redistest.Client(t),
-		AMQPURL:  amqptest.Vhost(t),
-		Brokers:  kafkatest.Start(t),
-		LogDir:   o.LogDir,
-		services: map[string]*Service{},
-		order:    slices.Clone(names),
+		Prefix:  redistest.Prefix(t),
+		Redis:   redistest.Client(t),
+		AMQPURL: amqptest.Vhost(t),
+		// the ledger: a PostgreSQL schema of the test's own
+		DatabaseURL: ledgertest.URL(t),
+		Brokers:     kafkatest.Start(t),
+		LogDir:      o.LogDir,
+		services:    map[string]*Service{},
+		order:       slices.Clone(names),
 	}
 	s.auth, _ = auth.New([]byte(JWTSecret))
 	tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
@@ -240,6 +246,7 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 		"REDIS_ADDR": redistest.Addr, "REDIS_PREFIX": s.Prefix, "AMQP_URL": s.AMQPURL,
 		"KAFKA_BROKERS": strings.Join(s.Brokers, ","), "LOG_LEVEL": logLevel, "LOG_FORMAT": "json",
 		"JWT_SECRET": JWTSecret, "WEBHOOK_SECRET": WebhookSecret, "SANDBOX_API_KEY": SandboxKey,
+		"DATABASE_URL":        s.DatabaseURL,
 		"SAFETY_NET_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s", "SHUTDOWN_TIMEOUT": "5s",
 		"ADMIN_ADDR": s.services[n].AdminAddr,
 	}

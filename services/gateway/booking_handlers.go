@@ -233,6 +233,10 @@ func (s *Server) initiatePayment(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
+	// the ledger knows every payment id before the provider does
+	if !s.ledgerRecordPayment(c, req.EventID, user, hold) {
+		return
+	}
 	p, err := s.Provider.Create(ctx, payment.Request{
 		PaymentID: hold.PaymentID, Amount: s.TicketPrice, UserID: user, EventID: req.EventID,
 		SeatID: hold.SeatID, ReturnURL: strings.TrimRight(s.PublicURL, "/") + "/?event_id=" + url.QueryEscape(req.EventID),

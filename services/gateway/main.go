@@ -22,6 +22,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/obs"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/platform"
@@ -47,6 +48,10 @@ type Config struct {
 	PublicURL string `env:"PUBLIC_URL" default:"http://127.0.0.1:8080"`
 	// TicketPrice is the amount charged per seat, in cents.
 	TicketPrice int64 `env:"TICKET_PRICE_CENTS" default:"5000"`
+	// TicketCurrency is the ISO 4217 code recorded with every payment.
+	TicketCurrency string `env:"TICKET_CURRENCY" default:"EUR"`
+	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
+	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
 func main() { service.Main(name, run) }
@@ -67,11 +72,18 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	led, err := ledger.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	d.Admin.AddCheck("postgres", led.Ping)
 	// per-event queue, room and seat gauges, read from Redis on each scrape
 	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
 	ann := d.Announcer
 	relay := admission.NewRelay(ann)
+	sandbox := &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey}
 	srv := &Server{
 		Store:       d.Store,
 		Redis:       d.Redis,
@@ -79,12 +91,15 @@ func run(ctx context.Context, log *zap.Logger) error {
 		Announcer:   ann,
 		Relay:       relay,
 		Kafka:       d.Kafka,
-		Provider:    &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey},
+		Provider:    sandbox,
+		Refunds:     sandbox,
 		Auth:        authority,
 		DevTokens:   cfg.DevTokens,
 		DevTokenTTL: cfg.DevTokenTTL,
 		PublicURL:   cfg.PublicURL,
 		TicketPrice: cfg.TicketPrice,
+		Currency:    cfg.TicketCurrency,
+		Ledger:      led,
 		Log:         log,
 		Metrics:     httpapi.NewMetrics(d.Admin.Registry()),
 		Web:         web.Register,
@@ -92,7 +107,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
 	}
-	httpSrv := httpapi.FastServer(srv.FastHandler(), adminMaxBody)
+	httpSrv := srv.FastServer()
 	return service.RunAll(ctx,
 		d.Admin.Run,
 		func(ctx context.Context) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
@@ -57,6 +58,19 @@ type Server struct {
 	Metrics     *httpapi.Metrics
 	// Web registers the web pages (GET / and static files) when set.
 	Web func(r *gin.Engine)
+	// Ledger is the system of record (order_handlers.go): admin writes go
+	// there first, payment ids are recorded there, orders are read from
+	// there. Nil only in tests of the Redis path (the order routes are
+	// then not registered).
+	Ledger *ledger.Ledger
+	// Currency is recorded with each payment (default ledger.DefaultCurrency).
+	Currency string
+	// Refunds makes refunds with the payment provider (the sandbox client).
+	Refunds payment.Refunder
+	// SeatMapMaxAge is how old a served seat map may be (0: 1s; seatmap.go).
+	SeatMapMaxAge time.Duration
+
+	seatMaps seatMapCache
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -69,6 +83,7 @@ func (s *Server) FastHandler() fasthttp.RequestHandler {
 	return httpapi.NewFast(s.Log, s.Metrics, s.Handler(),
 		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
 	)
 }
 
@@ -85,7 +100,6 @@ func (s *Server) Handler() http.Handler {
 	api.GET("/events", s.listEvents)
 	api.GET("/events/popular", s.popularEvents)
 	api.GET("/events/:id", s.getEvent)
-	api.GET("/seats/available", s.seatsAvailable)
 
 	b := api.Group("/booking", s.Auth.Middleware())
 	b.POST("/select-seat", s.selectSeat)
@@ -96,6 +110,7 @@ func (s *Server) Handler() http.Handler {
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
+	s.ledgerRoutes(api, adm)
 
 	if s.Web != nil {
 		s.Web(r)
@@ -114,8 +129,8 @@ func checkEventID(id string) error {
 	if id == "" {
 		return errf("event_id is required")
 	}
-	if !booking.ValidID(id) {
-		return errf("event_id must be 1-128 printable characters without spaces, braces or '|'")
+	if !booking.ValidEventID(id) {
+		return errf("event_id must be " + booking.EventIDRule)
 	}
 	return nil
 }

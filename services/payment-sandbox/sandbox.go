@@ -91,8 +91,11 @@ func (s *Sandbox) Handler() http.Handler {
 	api := r.Group("/v1", s.requireKey)
 	api.POST("/payments", s.create)
 	api.GET("/payments/:id", s.get)
+	api.POST("/payments/:id/refund", s.refund) // refund.go
 	r.GET("/pay/:id", s.page)
+	r.GET("/checkout.css", checkoutCSS)
 	r.GET("/favicon.svg", func(c *gin.Context) {
+		httpapi.SetSecurityHeaders(c, "default-src 'none'; frame-ancestors 'none'")
 		c.Header("Cache-Control", "public, max-age=86400")
 		c.Data(http.StatusOK, "image/svg+xml", []byte(favicon))
 	})
@@ -192,7 +195,7 @@ var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
 <meta name="description" content="boxoffice payment sandbox: a stand-in for a payment provider's hosted checkout.">
 <title>Sandbox checkout</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}button,select{font:inherit;padding:.6rem 1.2rem;margin:.3rem;min-height:44px}</style></head>
+<link rel="stylesheet" href="/checkout.css"></head>
 <body><main><h1>Sandbox checkout</h1>
 <p>Event <b>{{.Req.EventID}}</b>, seat <b>{{.Req.SeatID}}</b></p>
 <p>Amount: <b>{{.Amount}}</b></p>
@@ -216,6 +219,7 @@ func (s *Sandbox) page(c *gin.Context) {
 		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
 		return
 	}
+	httpapi.SetSecurityHeaders(c, checkoutCSP(r.Req.ReturnURL))
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Status(http.StatusOK)
 	_ = pageTmpl.Execute(c.Writer, map[string]any{"Req": r.Req, "Status": r.Status, "Reasons": DeclineReasons,
@@ -288,12 +292,13 @@ func (s *Sandbox) complete(c *gin.Context, status string) {
 // exponential backoff (jittered), at most RetryAttempts tries. Each try is
 // signed anew, so a slow retry is never outside the receiver's tolerance.
 func (s *Sandbox) deliver(req payment.Request, status, reason string) {
-	path := payment.PathSuccess
+	path, outcome := payment.PathSuccess, payment.StatusSuccess
 	if status == StatusDeclined {
-		path = payment.PathFailure
+		path, outcome = payment.PathFailure, payment.StatusFailure
 	}
+	// the outcome is in the signed body: it must match the path
 	body, _ := json.Marshal(payment.Webhook{UserID: req.UserID, EventID: req.EventID, SeatID: req.SeatID,
-		PaymentID: req.PaymentID, Reason: reason})
+		PaymentID: req.PaymentID, Status: outcome, Reason: reason})
 	target := strings.TrimRight(s.o.WebhookURL, "/") + path
 	s.wg.Add(1)
 	go func() {

@@ -18,12 +18,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -38,6 +38,8 @@ type Config struct {
 	WebhookSecret string `env:"WEBHOOK_SECRET" required:"true" secret:"true"`
 	// WebhookTolerance is how far a signature's timestamp may be from now.
 	WebhookTolerance time.Duration `env:"WEBHOOK_TOLERANCE" default:"5m"`
+	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
+	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
 func main() { service.Main(name, run) }
@@ -56,13 +58,20 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	led, err := ledger.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	d.Admin.AddCheck("postgres", led.Ping)
 	ann := d.Announcer
 	wh := &Webhooks{
 		Store: d.Store, Announcer: ann, Kafka: d.Kafka,
 		Secret: []byte(cfg.WebhookSecret), Tolerance: cfg.WebhookTolerance,
 		Log: log, Metrics: httpapi.NewMetrics(d.Admin.Registry()), Outcomes: NewOutcomes(d.Admin.Registry()),
+		Ledger: led,
 	}
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: wh.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
 		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})

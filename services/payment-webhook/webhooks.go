@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
@@ -41,12 +42,16 @@ type Webhooks struct {
 	Metrics   *httpapi.Metrics
 	// Outcomes counts webhooks by kind and outcome (NewOutcomes); optional.
 	Outcomes *prometheus.CounterVec
+	// Ledger records orders and payment outcomes (ledger.go); nil only in
+	// tests of the Redis path.
+	Ledger recorder
 }
 
 // NewOutcomes registers boxoffice_webhook_outcomes_total{kind, outcome}:
 // kind success|failure; outcome completed, failed, duplicate, no_hold,
-// late (refund), bad_signature, invalid_body, rejected (other 4xx), error
-// (5xx: the provider retries).
+// late (refund), bad_signature, invalid_body, status_mismatch (the signed
+// status contradicts the path), rejected (other 4xx), error (5xx: the
+// provider retries).
 func NewOutcomes(reg prometheus.Registerer) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "webhook",
 		Name: "outcomes_total", Help: "Payment webhooks handled, by kind and outcome."}, []string{"kind", "outcome"})
@@ -74,8 +79,8 @@ func (w *Webhooks) Handler() http.Handler {
 		w.Log = zap.NewNop()
 	}
 	r := httpapi.New(w.Log, w.Metrics)
-	r.POST(payment.PathSuccess, w.verified("success", w.success))
-	r.POST(payment.PathFailure, w.verified("failure", w.failure))
+	r.POST(payment.PathSuccess, w.verified(payment.StatusSuccess, w.success))
+	r.POST(payment.PathFailure, w.verified(payment.StatusFailure, w.failure))
 	return r
 }
 
@@ -110,6 +115,15 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 			w.count(kind, "invalid_body")
 			return
 		}
+		if err := wh.CheckStatus(kind); err != nil {
+			code := "status_mismatch"
+			if errors.Is(err, payment.ErrNoStatus) {
+				code = httpapi.CodeInvalidBody
+			}
+			httpapi.Abort(c, http.StatusBadRequest, code, err.Error())
+			w.count(kind, code)
+			return
+		}
 		if len(wh.Reason) > 200 {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, "reason must be at most 200 characters")
 			w.count(kind, "invalid_body")
@@ -135,10 +149,28 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	log := httpapi.Logger(c).With(zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID), zap.String("payment_id", wh.PaymentID))
 	res, err := w.Store.PaymentSuccess(ctx, wh.EventID, wh.UserID, wh.PaymentID)
 	now := w.now()
+	refund := ledger.RefundLate
+	if errors.Is(err, booking.ErrNotFound) || errors.Is(err, booking.ErrEventNotFound) || errors.Is(err, booking.ErrPaymentMismatch) {
+		// Redis lost the booking: a payment id the ledger issued is a refund
+		if known, kerr := w.knownPayment(ctx, wh); kerr != nil {
+			httpapi.Fail(c, kerr)
+			return
+		} else if known {
+			log.Warn("payment for a booking Redis does not have (state lost); recorded for refund")
+			err, refund = booking.ErrLatePayment, ledger.RefundNoBooking
+		}
+	}
 	if errors.Is(err, booking.ErrLatePayment) {
 		seat := res.SeatID
 		if seat == "" {
 			seat = wh.SeatID
+		}
+		if !res.At.IsZero() {
+			now = res.At // a repeat republishes the same fact
+		}
+		if err := w.recordSale(ctx, wh, seat, res.Sequence, refund); err != nil {
+			httpapi.Fail(c, err)
+			return
 		}
 		if err := w.Kafka.Publish(ctx, events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now)); err != nil {
 			httpapi.Fail(c, err)
@@ -161,6 +193,12 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	// Completed or a duplicate: publish (again). A duplicate may be the
 	// provider's retry of a call whose publishes failed after Redis was
 	// written, so the effects are repeated; their ids are the same.
+	// The order goes to the ledger first (idempotent: a duplicate may be
+	// the retry of a call that failed there).
+	if err := w.recordSale(ctx, wh, res.SeatID, res.Sequence, ""); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
 	seq := itoa(res.Sequence)
 	if err := w.Kafka.Publish(ctx, events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now)); err != nil {
 		httpapi.Fail(c, err)
@@ -185,6 +223,10 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 	ctx := c.Request.Context()
 	res, err := w.Store.PaymentFailure(ctx, wh.EventID, wh.UserID, wh.PaymentID)
 	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if err := w.recordFailure(ctx, wh, res.SeatID, failureReason(wh.Reason)); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}

@@ -5,7 +5,9 @@
 // Kafka, and acks only when all of it is confirmed. A safety-net tick
 // promotes every event and re-announces stale outbox entries, so a lost
 // message or a crashed instance never stalls a queue. Any number of
-// instances may run at once.
+// instances may run at once. At the same interval the ledger's safety net
+// (pkg/ledger.Restorer) rebuilds from PostgreSQL every event whose Redis
+// state is gone and reconciles sold seats.
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -37,6 +40,9 @@ type Config struct {
 	// MaxRetries is how often a failing message is retried before it is
 	// dead-lettered.
 	MaxRetries int `env:"MAX_RETRIES" default:"5"`
+	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger), the source of
+	// rebuilds and reconciliation.
+	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
 func main() { service.Main(name, run) }
@@ -56,6 +62,14 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	led, err := ledger.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	d.Admin.AddCheck("postgres", led.Ping)
+	restorer := &ledger.Restorer{Ledger: led, Store: d.Store, Kafka: d.Kafka, Log: log,
+		Metrics: ledger.NewMetrics(d.Admin.Registry())}
 
 	ann := d.Announcer
 	p := admission.NewPromoter(d.Store, ann, log, admission.WithSweepAge(cfg.OutboxSweepAge))
@@ -67,5 +81,6 @@ func run(ctx context.Context, log *zap.Logger) error {
 				amqpx.ConsumeOptions{Workers: cfg.Workers, MaxRetries: cfg.MaxRetries, DrainTimeout: cfg.ShutdownTimeout})
 		},
 		func(ctx context.Context) error { return p.RunSafetyNet(ctx, cfg.SafetyNetInterval) },
+		func(ctx context.Context) error { return restorer.Run(ctx, cfg.SafetyNetInterval) },
 	)
 }

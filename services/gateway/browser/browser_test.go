@@ -248,6 +248,9 @@ func journeyWebSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 		`location.origin === %q && document.body.dataset.result === "completed" && shown("#panel-done")
 		 && text("#done-title").startsWith("You're going!") && text("#done-text").includes("seat B3") && !shown("#refund")
 		 && !shown("#rejoin")`, gw))
+	// the ticket, read back from the ledger (GET /api/orders)
+	p.waitFor("the ticket from PostgreSQL", 15*time.Second,
+		`shown("#view-event .tickets") && text("#view-event .tickets").includes("Seat B3") && text("#view-event .tickets").includes("order ord_")`)
 	p.shot("08-confirmation")
 	p.phone("08b-confirmation-phone")
 	if code, err := me.Do("GET", "/api/booking/position?event_id="+eventID, nil, &pos); err != nil || code != 200 || pos.Status != "completed" || pos.SeatID != "B3" {

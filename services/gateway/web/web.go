@@ -32,6 +32,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 //go:embed static
@@ -90,12 +92,16 @@ func RegisterWith(r *gin.Engine, o Options) {
 	configJS := newAsset([]byte("window.BOXOFFICE_CONFIG = "+string(cfg)+";\n"), "text/javascript; charset=utf-8", "no-cache")
 	favicon := newAsset(files["favicon.svg"].body, "image/svg+xml", "public, max-age=86400")
 
-	r.GET("/", page.serve)
-	r.HEAD("/", page.serve)
-	r.GET("/config.js", configJS.serve)
-	r.GET("/favicon.svg", favicon.serve)
-	r.GET("/favicon.ico", favicon.serve) // browsers that ask without reading <link rel=icon>
-	r.GET("/static/*file", func(c *gin.Context) {
+	// every page, script and style with the browser protections: a CSP
+	// with no inline script (the page's script and config are files), no
+	// framing, no sniffing (docs/security.md)
+	sec := httpapi.SecurityHeaders(httpapi.PageCSP)
+	r.GET("/", sec, page.serve)
+	r.HEAD("/", sec, page.serve)
+	r.GET("/config.js", sec, configJS.serve)
+	r.GET("/favicon.svg", sec, favicon.serve)
+	r.GET("/favicon.ico", sec, favicon.serve) // browsers that ask without reading <link rel=icon>
+	r.GET("/static/*file", sec, func(c *gin.Context) {
 		a, ok := files[strings.TrimPrefix(c.Param("file"), "/")]
 		if !ok {
 			c.Status(http.StatusNotFound)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -105,5 +106,20 @@ func TestStaticCachingAndCompression(t *testing.T) {
 	}
 	if w := get(r, "/", "If-None-Match", `W/"x", `+w.Header().Get("ETag")); w.Code != http.StatusNotModified {
 		t.Errorf("index revalidation: %d, want 304", w.Code)
+	}
+}
+
+// TestYourTurnWhilePaying runs static/app.js under Node with a stub DOM
+// (testdata/your_turn.js): a your_turn repeated by the outbox, or one of an
+// older join, must not take a user who is paying back to the seat panel,
+// while a new join's turn still shows it. Skipped without node.
+func TestYourTurnWhilePaying(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	out, err := exec.Command(node, "testdata/your_turn.js", "static/app.js").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

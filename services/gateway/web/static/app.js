@@ -50,21 +50,23 @@
 
   // api calls the gateway. A 401 (a stale or invalid stored token) renews
   // the token once and retries; a network failure throws code "network".
-  async function api(method, path, body, renewed) {
+  // opts.cache is fetch's cache mode: "no-store" unless given (the seat map
+  // uses "no-cache", revalidated against its ETag).
+  async function api(method, path, body, opts = {}) {
     const headers = {};
     if (body) headers["Content-Type"] = "application/json";
     if (S.token) headers.Authorization = "Bearer " + S.token;
     let r;
     try {
-      r = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: "no-store" });
+      r = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: opts.cache || "no-store" });
     } catch (_) {
       const e = new Error("network error"); e.code = "network"; throw e;
     }
     let data = null;
     try { data = await r.json(); } catch (_) { /* empty body */ }
-    if (r.status === 401 && path !== "/api/auth/dev-token" && !renewed) {
+    if (r.status === 401 && path !== "/api/auth/dev-token" && !opts.renewed) {
       await renewToken();
-      return api(method, path, body, true);
+      return api(method, path, body, Object.assign({}, opts, { renewed: true }));
     }
     if (!r.ok) {
       const e = new Error((data && data.message) || r.statusText);
@@ -181,6 +183,7 @@
     more.hidden = !r.next;
     more.disabled = false;
     more.onclick = () => { more.disabled = true; listEvents(r.next); };
+    if (!after) tickets($("#view-events"));
   }
 
   function eventCard(ev) {
@@ -487,7 +490,7 @@
         seatCounts(m);
         break;
       case "your_turn":
-        turn(m);
+        if (!staleTurn(m)) turn(m);
         break;
       case "booking_completed":
         done("You're going! 🎉", `Booking confirmed${m.seat_id ? ": seat " + m.seat_id : ""}.`, "completed");
@@ -562,7 +565,18 @@
     return `about ${range} (around ${clock(S.eta)})`;
   }
 
+  // A your_turn is announced at least once: a repeat (re-announced after a
+  // broker outage) or one of an older join must not take a user who is
+  // already paying, or done, back to the seat panel. The notifier's
+  // snapshot on connect carries the current state and always applies.
+  function staleTurn(m) {
+    if (m.state) return false;
+    if (m.sequence && S.seq && m.sequence < S.seq) return true;
+    return S.state === "payment_pending" || S.state === "completed";
+  }
+
   function turn(m) {
+    if (m.sequence) S.seq = m.sequence;
     S.expireAtMS = m.expire_at_ms || (m.expire_time || 0) * 1000;
     if (m.payment_id) S.paymentID = m.payment_id;
     if (m.state === "payment_pending") {
@@ -629,20 +643,44 @@
     S.seatsTimer = setTimeout(loadSeats, 150);
   }
 
-  async function loadSeats() {
+  // The seat map comes in sections (docs/http-api.md): seat i of a section
+  // is row + (first + i), or seats[i]; status[i] is 'a', 'h' or 's'. Each
+  // gateway serves a snapshot up to a second old with an ETag, so the map
+  // is revalidated (cache "no-cache": a 304 when nothing changed), and when
+  // the counts the notifier announced are not yet in it, it is read again a
+  // second later.
+  async function loadSeats(retries = 3) {
     const gen = ++S.seatsGen;
     let r;
-    try { r = await api("GET", "/api/seats/available?event_id=" + encodeURIComponent(eventID)); }
+    try { r = await api("GET", "/api/seats/available?event_id=" + encodeURIComponent(eventID), undefined, { cache: "no-cache" }); }
     catch (e) { if (e.code !== "network") error(friendly(e)); return; }
     if (gen !== S.seatsGen) return; // a newer answer is coming
+    if (S.lastCounts && `${r.available}/${r.held}/${r.sold}` !== S.lastCounts && retries > 0) {
+      clearTimeout(S.seatsTimer);
+      S.seatsTimer = setTimeout(() => loadSeats(retries - 1), 1000);
+    }
     renderSeats(r);
   }
 
+  const SEAT_STATUS = { a: "available", h: "held", s: "sold" };
   const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat" };
   // Rows kept in the DOM above and below the visible ones.
   const ROW_BUFFER = 15;
 
-  // renderSeats draws {seats: [{seat_id, status}]}; with loadSeats, the
+  // seatsOf decodes the sections into [{seat_id, status}].
+  function seatsOf(data) {
+    const out = [];
+    for (const sec of (data.sections || [])) {
+      const st = sec.status || "";
+      for (let i = 0; i < st.length; i++) {
+        const id = sec.seats ? sec.seats[i] : sec.row + (sec.first + i);
+        out.push({ seat_id: id, status: SEAT_STATUS[st[i]] || "sold" });
+      }
+    }
+    return out;
+  }
+
+  // renderSeats draws the snapshot {sections: [...]}; with loadSeats, the
   // only code that knows the wire format. The layout (rows, columns) is
   // computed once, and again only when the set of seats changes. Only the
   // rows in and near the visible part of the map are in the DOM
@@ -651,7 +689,7 @@
   // roving tab stop survive it.
   function renderSeats(data) {
     performance.mark("renderSeats-start");
-    const seats = data.seats || [];
+    const seats = seatsOf(data);
     const ids = seats.map((s) => s.seat_id).join(",");
     if (ids !== S.seatIDs) { layoutSeats(seats); S.seatIDs = ids; }
     for (const s of seats) S.status.set(s.seat_id, s.status);
@@ -921,6 +959,34 @@
     restoreTitle();
     announce(`${title}. ${text} ${$("#refund").hidden ? "" : $("#refund").textContent}`, state === "expired");
     if (state === "completed") stopPolling();
+    // The ticket, or the refund due of a payment that came too late, as
+    // the ledger has it. Back from the provider, its webhook may still be
+    // on the way: look again until the payment is there.
+    tickets($("#view-event"), eventID, returned.status === "paid" ? returned.id : "");
+  }
+
+  // The user's tickets, from the ledger (GET /api/orders): shown after a
+  // payment and on the event list; a refund due or made is listed too.
+  // Text only, never HTML from the server. With wantPayment, the list is
+  // read again (every 2 s, up to 5 times) until that payment's order is in it.
+  async function tickets(view, onlyEvent, wantPayment, tries = 0) {
+    let orders = [];
+    try { orders = (await api("GET", "/api/orders")).orders || []; } catch (_) { return; }
+    if (onlyEvent) orders = orders.filter((o) => o.event_id === onlyEvent);
+    if (wantPayment && tries < 5 && !orders.some((o) => o.payment_id === wantPayment)) {
+      setTimeout(() => tickets(view, onlyEvent, wantPayment, tries + 1), 2000);
+    }
+    const ul = view.querySelector(".tickets");
+    ul.replaceChildren();
+    for (const o of orders) {
+      const li = document.createElement("li");
+      li.dataset.order = o.order_id;
+      li.dataset.status = o.status;
+      const what = o.status === "completed" ? `Seat ${o.seat_id}` : `Refund ${o.status === "refunded" ? "made" : "due"} (seat ${o.seat_id})`;
+      li.textContent = `${o.event_id} · ${what} · ${money(o.amount)} ${o.currency} · order ${o.order_id}`;
+      ul.appendChild(li);
+    }
+    ul.hidden = view.querySelector(".tickets-title").hidden = !orders.length;
   }
 
   (async () => {

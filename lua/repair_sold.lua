@@ -1,0 +1,50 @@
+-- repair_sold.lua — reconciliation's safe direction: seats the ledger
+-- (PostgreSQL) has sold become sold in Redis. A seat free in Redis is
+-- marked sold; a seat held by another user is taken from them (their hold
+-- ends as expired: a payment of theirs that lands later is late and
+-- refunded, never a second sale). A seat Redis sold to another user is
+-- reported, not changed (an operator decides). The buyer's own booking
+-- becomes completed unless they are waiting or in the room again.
+-- KEYS: the event key set (lib.lua).
+-- ARGV: 1 now_ms, then 4 per seat: user_id, seat_id, payment_id, join sequence
+-- Replies: {'ok', repaired, already, {conflicting seat ids}, {unknown seat ids}}
+--   | {'event_not_found'}
+if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local repaired, already, conflicts, unknown = 0, 0, {}, {}
+for i = 2, #ARGV - 3, 4 do
+  local user, seat, pid, seq = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local v = redis.call('HGET', K_SEATS, seat)
+  if not v then
+    unknown[#unknown + 1] = seat
+  elseif v == 's:' .. user then
+    already = already + 1
+  elseif string.sub(v, 1, 2) == 's:' then
+    conflicts[#conflicts + 1] = seat
+  else
+    if string.sub(v, 1, 2) == 'h:' then
+      local holder = string.sub(v, 3)
+      redis.call('HINCRBY', K_CONFIG, 'held', -1)
+      if holder ~= user then
+        redis.call('ZREM', K_ACTIVE, holder)
+        redis.call('HDEL', K_UGRACE, holder)
+        redis.call('HSET', K_STATE, holder, 'expired')
+      end
+    end
+    redis.call('HSET', K_SEATS, seat, 's:' .. user)
+    set_seat_status(seat, 's')
+    redis.call('HINCRBY', K_CONFIG, 'sold', 1)
+    local state = redis.call('HGET', K_STATE, user)
+    if not state or (state ~= 'waiting' and state ~= 'active' and state ~= 'seat_selected'
+        and state ~= 'payment_pending')
+        or redis.call('HGET', K_USEAT, user) == seat then
+      redis.call('ZREM', K_ACTIVE, user)
+      redis.call('HDEL', K_UGRACE, user)
+      redis.call('HSET', K_STATE, user, 'completed')
+      redis.call('HSET', K_USEAT, user, seat)
+      redis.call('HSET', K_UPAY, user, pid)
+      redis.call('HSET', K_USEQ, user, seq)
+    end
+    repaired = repaired + 1
+  end
+end
+return {'ok', repaired, already, conflicts, unknown}

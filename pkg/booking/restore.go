@@ -1,0 +1,188 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/lua"
+)
+
+// Rebuilding an event from the system of record (pkg/ledger): the scripts
+// and functions the ledger's Restorer and reconciliation use. Kept in this
+// file, apart from store.go, so the rest of the engine does not change.
+var (
+	scriptRestoreEvent = redis.NewScript(lua.Script("restore_event"))
+	scriptRepairSold   = redis.NewScript(lua.Script("repair_sold"))
+)
+
+// NormalizeEvent applies CreateEvent's defaults and checks to c and returns
+// it with Seats listing every seat in display order (expanded from Rows ×
+// SeatsPerRow, which are kept). Errors wrap ErrInvalidEvent.
+func NormalizeEvent(c EventConfig) (EventConfig, error) {
+	rows, perRow := c.Rows, c.SeatsPerRow
+	seats, err := normalise(&c)
+	if err != nil {
+		return EventConfig{}, err
+	}
+	if len(c.Seats) == 0 {
+		c.Rows, c.SeatsPerRow = rows, perRow
+	}
+	c.Seats = seats
+	return c, nil
+}
+
+// SoldSeat is one sold seat as the ledger records it.
+type SoldSeat struct {
+	UserID    string
+	SeatID    string
+	PaymentID string
+	Sequence  int64
+}
+
+// RestoreInput is what RestoreEvent rebuilds: a normalised definition
+// (NormalizeEvent), whether admission is paused, the seat sold to each
+// completed user, and SeqBase, a join sequence above every one the event
+// ever gave out (new joins continue after it).
+type RestoreInput struct {
+	Config  EventConfig
+	Paused  bool
+	SeqBase int64
+	Sold    []SoldSeat
+}
+
+// RestoreResult is what RestoreEvent rebuilt.
+type RestoreResult struct {
+	Total   int64 // seats in the map
+	Sold    int64 // seats marked sold (completed users)
+	SeqBase int64 // where the join sequence continues
+	// Skipped counts sold seats that were not in the seat map or given twice.
+	Skipped int64
+}
+
+// RestoreEvent rebuilds an event whose configuration is gone from Redis
+// (lua/restore_event.lua), atomically: configuration, seat map, sold seats
+// and completed users; waiting users and open holds are dropped and may
+// join again. ErrEventExists when the event's configuration is present
+// (nothing changed). Errors: ErrInvalidEvent, ErrInvalidArgument.
+func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResult, error) {
+	c := in.Config
+	if !ValidID(c.ID) || len(c.Seats) == 0 || len(c.Seats) > MaxSeats {
+		return RestoreResult{}, fmt.Errorf("%w: restore needs a normalised definition", ErrInvalidEvent)
+	}
+	if in.SeqBase < 0 {
+		return RestoreResult{}, fmt.Errorf("%w: negative sequence base", ErrInvalidArgument)
+	}
+	paused := 0
+	if in.Paused {
+		paused = 1
+	}
+	args := make([]any, 0, 14+len(c.Seats)+4*len(in.Sold))
+	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
+		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
+		c.Rows, c.SeatsPerRow, paused, s.nowMS(), in.SeqBase, len(c.Seats))
+	for _, id := range c.Seats {
+		args = append(args, id)
+	}
+	for _, x := range in.Sold {
+		if err := checkIDs(x.UserID, x.SeatID, x.PaymentID); err != nil {
+			return RestoreResult{}, err
+		}
+		args = append(args, x.UserID, x.SeatID, x.PaymentID, x.Sequence)
+	}
+	r, err := s.run(ctx, scriptRestoreEvent, c.ID, args...)
+	if err != nil {
+		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
+	}
+	if err := s.rdb.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
+		return RestoreResult{}, fmt.Errorf("index event: %w", err)
+	}
+	return RestoreResult{Total: r.int(1), Sold: r.int(2), SeqBase: r.int(3), Skipped: r.int(4)}, nil
+}
+
+// EventExists reports whether the event's configuration is in Redis.
+func (s *Store) EventExists(ctx context.Context, eventID string) (bool, error) {
+	if !ValidID(eventID) {
+		return false, nil
+	}
+	n, err := s.rdb.Exists(ctx, s.eventKeys(eventID)[kConfig]).Result()
+	if err != nil {
+		return false, fmt.Errorf("event exists: %w", err)
+	}
+	return n == 1, nil
+}
+
+// SoldSeats returns every seat Redis has sold, seat id → buyer. It reads
+// the seat hash with HSCAN (operator and reconciliation use, not a request
+// path). ErrEventNotFound when the event is not in Redis.
+func (s *Store) SoldSeats(ctx context.Context, eventID string) (map[string]string, error) {
+	ok, err := s.EventExists(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrEventNotFound
+	}
+	key := s.eventKeys(eventID)[kSeats]
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
+		if err != nil {
+			return nil, fmt.Errorf("sold seats: %w", err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if user, ok := strings.CutPrefix(kv[i+1], "s:"); ok {
+				out[kv[i]] = user
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// RepairResult is what RepairSold did.
+type RepairResult struct {
+	Repaired int64 // seats that became sold in Redis
+	Already  int64 // seats Redis had sold to the same user
+	// Conflicts are seats Redis sold to another user: reported, unchanged.
+	Conflicts []string
+	// Unknown are seats not in Redis's seat map.
+	Unknown []string
+}
+
+// RepairSold marks seats the ledger sold as sold in Redis
+// (lua/repair_sold.lua): a free seat is sold, a seat held by someone else
+// is taken (their hold expires), a seat sold to another user is only
+// reported. Errors: ErrEventNotFound.
+func (s *Store) RepairSold(ctx context.Context, eventID string, seats []SoldSeat) (RepairResult, error) {
+	if err := checkIDs(eventID); err != nil {
+		return RepairResult{}, err
+	}
+	if len(seats) == 0 {
+		return RepairResult{}, nil
+	}
+	args := make([]any, 0, 1+4*len(seats))
+	args = append(args, s.nowMS())
+	for _, x := range seats {
+		if err := checkIDs(x.UserID, x.SeatID, x.PaymentID); err != nil {
+			return RepairResult{}, err
+		}
+		args = append(args, x.UserID, x.SeatID, x.PaymentID, x.Sequence)
+	}
+	r, err := s.run(ctx, scriptRepairSold, eventID, args...)
+	if err != nil {
+		return RepairResult{}, fmt.Errorf("repair sold: %w", err)
+	}
+	res := RepairResult{Repaired: r.int(1), Already: r.int(2)}
+	for i, l := 0, r.list(3); i < len(l); i++ {
+		res.Conflicts = append(res.Conflicts, l.str(i))
+	}
+	for i, l := 0, r.list(4); i < len(l); i++ {
+		res.Unknown = append(res.Unknown, l.str(i))
+	}
+	return res, nil
+}

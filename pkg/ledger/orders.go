@@ -1,0 +1,276 @@
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Order statuses.
+const (
+	StatusCompleted = "completed"  // a sold ticket
+	StatusRefundDue = "refund_due" // money taken, no ticket: to be refunded
+	StatusRefunded  = "refunded"   // the refund was made
+)
+
+// Payment outcomes (payments.outcome).
+const (
+	OutcomeInitiated = "initiated"
+	OutcomeSucceeded = "succeeded"
+	OutcomeLate      = "late"
+	OutcomeFailed    = "failed"
+)
+
+// Refund reasons of a refund_due order.
+const (
+	RefundLate       = "late_payment"      // the hold was released before the payment landed
+	RefundSeatTaken  = "seat_already_sold" // the ledger had the seat sold to another order
+	RefundNoBooking  = "no_booking"        // Redis had no booking for it (state lost)
+	RefundByOperator = "operator"
+)
+
+// Payment is a payment id the gateway issued and what became of it.
+type Payment struct {
+	PaymentID string    `json:"payment_id"`
+	EventID   string    `json:"event_id"`
+	UserID    string    `json:"user_id"`
+	SeatID    string    `json:"seat_id"`
+	Sequence  int64     `json:"sequence"`
+	Amount    int64     `json:"amount"`
+	Currency  string    `json:"currency"`
+	Outcome   string    `json:"outcome"`
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Order is one successful payment: a ticket, or a refund due.
+type Order struct {
+	OrderID      string     `json:"order_id"`
+	PaymentID    string     `json:"payment_id"`
+	EventID      string     `json:"event_id"`
+	UserID       string     `json:"user_id"`
+	SeatID       string     `json:"seat_id"`
+	Sequence     int64      `json:"sequence"`
+	Amount       int64      `json:"amount"`
+	Currency     string     `json:"currency"`
+	Status       string     `json:"status"`
+	RefundReason string     `json:"refund_reason,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+	RefundedAt   *time.Time `json:"refunded_at,omitempty"`
+}
+
+// ErrPaymentNotFound is returned by Payment for an id never issued.
+var ErrPaymentNotFound = errors.New("payment id not issued")
+
+// RecordPayment records a payment id when the gateway issues it, before
+// the provider hears of it, so that every webhook can be classified from
+// the ledger. Recording the same id again changes nothing.
+func (l *Ledger) RecordPayment(ctx context.Context, p Payment) error {
+	if p.Currency == "" {
+		p.Currency = DefaultCurrency
+	}
+	_, err := l.pool.Exec(ctx, `INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, amount, currency)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (payment_id) DO NOTHING`,
+		p.PaymentID, p.EventID, p.UserID, p.SeatID, p.Sequence, p.Amount, p.Currency)
+	return wrap("record payment", err)
+}
+
+const paymentColumns = `payment_id, event_id, user_id, seat_id, sequence, amount, currency, outcome, reason, created_at, updated_at`
+
+// Payment returns a payment id's record, or ErrPaymentNotFound.
+func (l *Ledger) Payment(ctx context.Context, paymentID string) (Payment, error) {
+	var p Payment
+	err := l.pool.QueryRow(ctx, `SELECT `+paymentColumns+` FROM payments WHERE payment_id = $1`, paymentID).Scan(
+		&p.PaymentID, &p.EventID, &p.UserID, &p.SeatID, &p.Sequence, &p.Amount, &p.Currency, &p.Outcome, &p.Reason,
+		&p.CreatedAt, &p.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Payment{}, ErrPaymentNotFound
+	}
+	return p, wrap("payment", err)
+}
+
+// RecordFailure records a failure webhook's outcome. It never overrides a
+// success: the first money-moving outcome stays.
+func (l *Ledger) RecordFailure(ctx context.Context, paymentID, eventID, userID, seatID, reason string) error {
+	_, err := l.pool.Exec(ctx, `INSERT INTO payments (payment_id, event_id, user_id, seat_id, outcome, reason)
+		VALUES ($1, $2, $3, $4, 'failed', $5)
+		ON CONFLICT (payment_id) DO UPDATE SET outcome = 'failed', reason = EXCLUDED.reason, updated_at = now(),
+			seat_id = CASE WHEN payments.seat_id = '' THEN EXCLUDED.seat_id ELSE payments.seat_id END
+		WHERE payments.outcome IN ('initiated', 'failed')`,
+		paymentID, eventID, userID, seatID, reason)
+	return wrap("record failure", err)
+}
+
+// Sale is a success webhook after its Lua step: the booking completed (or
+// was a duplicate of a completion), or, with RefundReason set, the money
+// came without a ticket (a late payment) and is due back.
+type Sale struct {
+	PaymentID    string
+	EventID      string
+	UserID       string
+	SeatID       string
+	Sequence     int64
+	RefundReason string // "" for a ticket; RefundLate, RefundNoBooking...
+}
+
+// RecordSale records the order of a success webhook, idempotently on the
+// payment id: the first call writes it, every later call returns the same
+// order. A ticket whose seat the ledger already sold to another order is
+// recorded as refund_due (RefundSeatTaken) instead: the ledger never sells
+// a seat twice. Amount and currency come from the payment's record. The
+// payment's outcome is updated in the same round trip.
+func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
+	status, outcome := StatusCompleted, OutcomeSucceeded
+	if s.RefundReason != "" {
+		status, outcome = StatusRefundDue, OutcomeLate
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status, refund_reason)
+		SELECT $1, $2, $3, $4, $5, $6, COALESCE(p.amount, 0), COALESCE(p.currency, $9),
+			CASE WHEN $7 = 'completed' AND EXISTS (SELECT 1 FROM orders o WHERE o.event_id = $3 AND o.seat_id = $5
+				AND o.status = 'completed' AND o.payment_id <> $2) THEN 'refund_due' ELSE $7 END,
+			CASE WHEN $7 = 'completed' AND EXISTS (SELECT 1 FROM orders o WHERE o.event_id = $3 AND o.seat_id = $5
+				AND o.status = 'completed' AND o.payment_id <> $2) THEN $10 ELSE $8 END
+		FROM (SELECT 1) one LEFT JOIN payments p ON p.payment_id = $2
+		ON CONFLICT (payment_id) DO NOTHING`,
+		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken)
+	b.Queue(`INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, outcome)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (payment_id) DO UPDATE SET outcome = EXCLUDED.outcome, updated_at = now(),
+			seat_id = CASE WHEN payments.seat_id = '' THEN EXCLUDED.seat_id ELSE payments.seat_id END
+		WHERE payments.outcome <> EXCLUDED.outcome AND payments.outcome IN ('initiated', 'failed')`,
+		s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, outcome)
+	b.Queue(`SELECT `+orderColumns+` FROM orders WHERE payment_id = $1`, s.PaymentID)
+	br := l.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return Order{}, wrap("record sale", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return Order{}, wrap("record sale payment", err)
+	}
+	o, err := scanOrder(br.QueryRow())
+	if err != nil {
+		return Order{}, wrap("record sale read", err)
+	}
+	return o, wrap("record sale", br.Close())
+}
+
+// IsSeatConflict reports a concurrent second sale of one seat that the
+// unique index stopped; the caller's retry records it as refund_due.
+func IsSeatConflict(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "orders_seat_sold"
+}
+
+func newOrderID() string { return "ord_" + strings.ToLower(rand.Text()) }
+
+const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
+	refund_reason, created_at, updated_at, refunded_at`
+
+func scanOrder(row pgx.Row) (Order, error) {
+	var o Order
+	err := row.Scan(&o.OrderID, &o.PaymentID, &o.EventID, &o.UserID, &o.SeatID, &o.Sequence, &o.Amount, &o.Currency,
+		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt)
+	return o, err
+}
+
+func scanOrderRow(row pgx.CollectableRow) (Order, error) { return scanOrder(row) }
+
+func (l *Ledger) orders(ctx context.Context, op, where string, args ...any) ([]Order, error) {
+	rows, err := l.pool.Query(ctx, `SELECT `+orderColumns+` FROM orders `+where, args...)
+	out, err := rowsOf(rows, err, scanOrderRow)
+	if out == nil {
+		out = []Order{}
+	}
+	return out, wrap(op, err)
+}
+
+// UserOrders returns a user's orders, newest first, at most limit.
+func (l *Ledger) UserOrders(ctx context.Context, userID string, limit int) ([]Order, error) {
+	return l.orders(ctx, "user orders", `WHERE user_id = $1 ORDER BY created_at DESC, order_id LIMIT $2`, userID, limit)
+}
+
+// UserOrder returns one of a user's orders; ErrOrderNotFound when there is
+// no such order or it is someone else's.
+func (l *Ledger) UserOrder(ctx context.Context, userID, orderID string) (Order, error) {
+	o, err := scanOrder(l.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1 AND user_id = $2`, orderID, userID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, ErrOrderNotFound
+	}
+	return o, wrap("user order", err)
+}
+
+// OrderByPayment returns the order of a payment id, or ErrOrderNotFound.
+func (l *Ledger) OrderByPayment(ctx context.Context, paymentID string) (Order, error) {
+	o, err := scanOrder(l.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE payment_id = $1`, paymentID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, ErrOrderNotFound
+	}
+	return o, wrap("order by payment", err)
+}
+
+// EventOrders returns every order of an event, oldest first.
+func (l *Ledger) EventOrders(ctx context.Context, eventID string) ([]Order, error) {
+	return l.orders(ctx, "event orders", `WHERE event_id = $1 ORDER BY created_at, order_id`, eventID)
+}
+
+// SoldOrders returns an event's completed orders (its sold seats).
+func (l *Ledger) SoldOrders(ctx context.Context, eventID string) ([]Order, error) {
+	return l.orders(ctx, "sold orders", `WHERE event_id = $1 AND status = 'completed' ORDER BY seat_id`, eventID)
+}
+
+// RefundsDue returns the orders due for a refund, oldest first, at most limit.
+func (l *Ledger) RefundsDue(ctx context.Context, limit int) ([]Order, error) {
+	return l.orders(ctx, "refunds due", `WHERE status = 'refund_due' ORDER BY created_at, order_id LIMIT $1`, limit)
+}
+
+// MarkRefunded moves a refund_due order to refunded. A refunded order
+// stays as it is (idempotent); a completed order is ErrNotRefundable;
+// ErrOrderNotFound when there is no such order.
+func (l *Ledger) MarkRefunded(ctx context.Context, orderID string) (Order, error) {
+	o, err := scanOrder(l.pool.QueryRow(ctx, `UPDATE orders SET status = 'refunded', refunded_at = now(), updated_at = now()
+		WHERE order_id = $1 AND status = 'refund_due' RETURNING `+orderColumns, orderID))
+	if err == nil {
+		return o, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, wrap("mark refunded", err)
+	}
+	o, err = scanOrder(l.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return Order{}, ErrOrderNotFound
+	case err != nil:
+		return Order{}, wrap("mark refunded", err)
+	case o.Status != StatusRefunded:
+		return o, ErrNotRefundable
+	}
+	return o, nil
+}
+
+// Order returns an order by id, or ErrOrderNotFound.
+func (l *Ledger) Order(ctx context.Context, orderID string) (Order, error) {
+	o, err := scanOrder(l.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, ErrOrderNotFound
+	}
+	return o, wrap("order", err)
+}
+
+// MaxSequence is the highest join sequence the ledger saw for an event
+// (orders and payments), the floor of a restored event's sequence.
+func (l *Ledger) MaxSequence(ctx context.Context, eventID string) (int64, error) {
+	var n int64
+	err := l.pool.QueryRow(ctx, `SELECT GREATEST(
+		(SELECT COALESCE(MAX(sequence), 0) FROM orders WHERE event_id = $1),
+		(SELECT COALESCE(MAX(sequence), 0) FROM payments WHERE event_id = $1))`, eventID).Scan(&n)
+	return n, wrap("max sequence", err)
+}

@@ -1,0 +1,108 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+)
+
+// Reconciliation compares, per event, the seats Redis has sold with the
+// completed orders of the ledger. The safe direction is repaired: a seat
+// sold in the ledger but not in Redis becomes sold in Redis
+// (booking.Store.RepairSold). The other direction, a seat Redis sold with
+// no order in the ledger, is logged and counted for an operator: it is
+// normal for the moments between a webhook's Lua step and its ledger
+// write (and while PostgreSQL is down: the provider retries), and a
+// lasting one means a webhook never reached 2xx.
+
+// Reconciliation is one event's comparison.
+type Reconciliation struct {
+	EventID string
+	// MissingInRedis are seats the ledger sold that Redis did not have
+	// sold to the same buyer (before the repair).
+	MissingInRedis []string
+	// Repaired of them became sold in Redis.
+	Repaired int64
+	// Conflicts are seats Redis sold to another buyer than the ledger's.
+	Conflicts []string
+	// MissingInLedger are seats Redis sold with no completed order.
+	MissingInLedger []string
+}
+
+// Reconcile compares and repairs one event. booking.ErrEventNotFound when
+// the event is not in Redis (RestoreMissing's job).
+func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliation, error) {
+	out := Reconciliation{EventID: eventID}
+	redisSold, err := r.Store.SoldSeats(ctx, eventID)
+	if err != nil {
+		return out, err
+	}
+	orders, err := r.Ledger.SoldOrders(ctx, eventID)
+	if err != nil {
+		return out, err
+	}
+	inLedger := make(map[string]bool, len(orders))
+	var repair []Order
+	for _, o := range orders {
+		inLedger[o.SeatID] = true
+		if redisSold[o.SeatID] != o.UserID {
+			out.MissingInRedis = append(out.MissingInRedis, o.SeatID)
+			repair = append(repair, o)
+		}
+	}
+	for seat := range redisSold {
+		if !inLedger[seat] {
+			out.MissingInLedger = append(out.MissingInLedger, seat)
+		}
+	}
+	sort.Strings(out.MissingInLedger)
+	if len(repair) > 0 {
+		res, err := r.Store.RepairSold(ctx, eventID, soldSeats(repair))
+		if err != nil {
+			return out, err
+		}
+		out.Repaired, out.Conflicts = res.Repaired, res.Conflicts
+		r.log().Warn("reconcile: seats sold in the ledger repaired in Redis", zap.String("event_id", eventID),
+			zap.Int64("repaired", res.Repaired), zap.Strings("conflicts", res.Conflicts), zap.Strings("unknown", res.Unknown))
+	}
+	if len(out.MissingInLedger) > 0 {
+		r.log().Warn("reconcile: seats sold in Redis without an order in the ledger", zap.String("event_id", eventID),
+			zap.Int("count", len(out.MissingInLedger)), zap.Strings("seats", first(out.MissingInLedger, 20)))
+	}
+	if m := r.Metrics; m != nil {
+		m.difference.WithLabelValues(eventID, "missing_in_redis").Set(float64(len(out.MissingInRedis)))
+		m.difference.WithLabelValues(eventID, "missing_in_ledger").Set(float64(len(out.MissingInLedger)))
+		m.difference.WithLabelValues(eventID, "conflict").Set(float64(len(out.Conflicts)))
+		m.repaired.Add(float64(out.Repaired))
+	}
+	return out, nil
+}
+
+func first(s []string, n int) []string { return s[:min(n, len(s))] }
+
+// ReconcileAll reconciles every event of the ledger present in Redis.
+func (r *Restorer) ReconcileAll(ctx context.Context) ([]Reconciliation, error) {
+	ids, err := r.Ledger.EventIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Reconciliation
+	var errs []error
+	for _, id := range ids {
+		rec, err := r.Reconcile(ctx, id)
+		if errors.Is(err, booking.ErrEventNotFound) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reconcile %s: %w", id, err))
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out, errors.Join(errs...)
+}

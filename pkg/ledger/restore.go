@@ -1,0 +1,176 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+)
+
+// publisher writes Kafka events with acks=all (*events.KafkaProducer).
+type publisher interface {
+	Publish(ctx context.Context, evs ...events.Event) error
+}
+
+// Restorer rebuilds events whose Redis state is gone from the ledger, and
+// reconciles sold seats (reconcile.go). The slot-released consumer runs it
+// every safety-net interval (Run); the gateway's admin restore calls
+// Restore. Any number of instances may run: a rebuild is one Lua script
+// that does nothing when the event is present.
+type Restorer struct {
+	Ledger *Ledger
+	Store  *booking.Store
+	Kafka  publisher // event_restored; optional
+	Log    *zap.Logger
+	// Metrics counts restores and reconciliation differences; optional.
+	Metrics *Metrics
+	// Now is the clock of the sequence base (default time.Now).
+	Now func() time.Time
+}
+
+// SeqBaseFactor spaces the join sequences of successive rebuilds: a
+// rebuilt event's counter restarts at now_ms × SeqBaseFactor (or above
+// the highest sequence the ledger saw), so sequences, and fact ids built
+// from them, never repeat across a rebuild while fewer than SeqBaseFactor
+// users join per millisecond. 1000 × now_ms stays below 2^53.
+const SeqBaseFactor = 1000
+
+func (r *Restorer) log() *zap.Logger {
+	if r.Log == nil {
+		return zap.NewNop()
+	}
+	return r.Log
+}
+
+func (r *Restorer) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Restored is one rebuilt event.
+type Restored struct {
+	EventID string
+	booking.RestoreResult
+}
+
+// Restore rebuilds one event from the ledger when its configuration is
+// gone from Redis. Errors: booking.ErrEventExists (present in Redis:
+// nothing done), ErrEventNotFound (not in the ledger).
+func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error) {
+	def, err := r.Ledger.Event(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
+	sold, err := r.Ledger.SoldOrders(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
+	maxSeq, err := r.Ledger.MaxSequence(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
+	base := max(maxSeq, r.now().UnixMilli()*SeqBaseFactor)
+	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(sold)}
+	res, err := r.Store.RestoreEvent(ctx, in)
+	if err != nil {
+		return Restored{}, err
+	}
+	out := Restored{EventID: eventID, RestoreResult: res}
+	r.log().Warn("event restored from the ledger", zap.String("event_id", eventID), zap.Int64("seats", res.Total),
+		zap.Int64("sold", res.Sold), zap.Int64("skipped", res.Skipped), zap.Int64("seq_base", res.SeqBase))
+	if r.Metrics != nil {
+		r.Metrics.restores.Inc()
+	}
+	if err := r.Ledger.countRestore(ctx, eventID); err != nil {
+		r.log().Warn("count restore failed", zap.String("event_id", eventID), zap.Error(err))
+	}
+	if r.Kafka != nil {
+		reason := fmt.Sprintf("seats=%d sold=%d completed_users=%d", res.Total, res.Sold, res.Sold)
+		if err := r.Kafka.Publish(ctx, events.EventRestored(eventID, res.SeqBase, reason, r.now())); err != nil {
+			// the rebuild stands; the fact is lost (logged and counted)
+			r.log().Error("publish event_restored failed", zap.String("event_id", eventID), zap.Error(err))
+			if r.Metrics != nil {
+				r.Metrics.errors.WithLabelValues("publish").Inc()
+			}
+		}
+	}
+	return out, nil
+}
+
+func soldSeats(orders []Order) []booking.SoldSeat {
+	out := make([]booking.SoldSeat, len(orders))
+	for i, o := range orders {
+		out[i] = booking.SoldSeat{UserID: o.UserID, SeatID: o.SeatID, PaymentID: o.PaymentID, Sequence: o.Sequence}
+	}
+	return out
+}
+
+// RestoreMissing rebuilds every event of the ledger whose configuration is
+// gone from Redis. It goes on past an event that fails and returns the
+// errors joined.
+func (r *Restorer) RestoreMissing(ctx context.Context) ([]Restored, error) {
+	ids, err := r.Ledger.EventIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Restored
+	var errs []error
+	for _, id := range ids {
+		ok, err := r.Store.EventExists(ctx, id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			continue
+		}
+		res, err := r.Restore(ctx, id)
+		if errors.Is(err, booking.ErrEventExists) {
+			continue // another instance was first
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("restore %s: %w", id, err))
+			continue
+		}
+		out = append(out, res)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Run restores and reconciles every interval until ctx ends: the ledger's
+// part of the safety net. A failed pass is logged and retried next tick.
+func (r *Restorer) Run(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		r.Tick(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Tick is one pass of Run: restore what is missing, then reconcile.
+func (r *Restorer) Tick(ctx context.Context) {
+	if _, err := r.RestoreMissing(ctx); err != nil && ctx.Err() == nil {
+		r.log().Warn("restore pass failed", zap.Error(err))
+		if r.Metrics != nil {
+			r.Metrics.errors.WithLabelValues("restore").Inc()
+		}
+	}
+	if _, err := r.ReconcileAll(ctx); err != nil && ctx.Err() == nil {
+		r.log().Warn("reconcile pass failed", zap.Error(err))
+		if r.Metrics != nil {
+			r.Metrics.errors.WithLabelValues("reconcile").Inc()
+		}
+	}
+}

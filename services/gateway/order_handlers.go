@@ -1,0 +1,262 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+)
+
+// The ledger's routes (PostgreSQL, pkg/ledger): a user's orders, an
+// event's orders and the refunds for an admin, and the operator's restore.
+// Join and position never reach here: the waiting room does not touch
+// PostgreSQL.
+func (s *Server) ledgerRoutes(api, adm *gin.RouterGroup) {
+	if s.Ledger == nil {
+		return
+	}
+	o := api.Group("/orders", s.Auth.Middleware())
+	o.GET("", s.myOrders)
+	o.GET("/:id", s.myOrder)
+	adm.GET("/events/:id/orders", s.eventOrders)
+	adm.POST("/events/:id/restore", s.restoreEvent)
+	adm.GET("/refunds", s.refundsDue)
+	adm.POST("/refunds/:order_id", s.markRefunded)
+}
+
+// ledgerErr maps the ledger's sentinels to the booking ones the JSON
+// error format knows; anything else stays (503: PostgreSQL unavailable).
+func ledgerErr(err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrEventNotFound):
+		return booking.ErrEventNotFound
+	case errors.Is(err, ledger.ErrEventExists):
+		return booking.ErrEventExists
+	}
+	return err
+}
+
+// ledgerCreateEvent records the definition before Redis is written. created
+// reports a new row (false: the same definition was there, a retry).
+func (s *Server) ledgerCreateEvent(c *gin.Context, cfg booking.EventConfig) (created, ok bool) {
+	if s.Ledger == nil {
+		return false, true
+	}
+	_, created, err := s.Ledger.CreateEvent(c.Request.Context(), cfg)
+	if err != nil {
+		httpapi.Fail(c, ledgerErr(err))
+		return false, false
+	}
+	return created, true
+}
+
+// ledgerUpdateEvent applies an update to the definition before Redis.
+func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpdate) bool {
+	if s.Ledger == nil {
+		return true
+	}
+	if _, err := s.Ledger.UpdateEvent(c.Request.Context(), id, u); err != nil {
+		httpapi.Fail(c, ledgerErr(err))
+		return false
+	}
+	return true
+}
+
+// ledgerRecordPayment records an issued payment id before the provider
+// hears of it (503 when PostgreSQL is down: the client retries and gets
+// the same payment id).
+func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hold booking.PaymentHold) bool {
+	if s.Ledger == nil {
+		return true
+	}
+	cur := s.Currency
+	if cur == "" {
+		cur = ledger.DefaultCurrency
+	}
+	err := s.Ledger.RecordPayment(c.Request.Context(), ledger.Payment{PaymentID: hold.PaymentID, EventID: eventID,
+		UserID: userID, SeatID: hold.SeatID, Sequence: hold.Sequence, Amount: s.TicketPrice, Currency: cur})
+	if err != nil {
+		httpapi.Fail(c, err)
+		return false
+	}
+	return true
+}
+
+// limitParam reads ?limit= (default def, 1..max).
+func limitParam(c *gin.Context, def, max int) (int, bool) {
+	v := c.Query("limit")
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "limit must be an integer from 1 to "+strconv.Itoa(max))
+		return 0, false
+	}
+	return n, true
+}
+
+// myOrders: GET /api/orders — the caller's orders, newest first.
+func (s *Server) myOrders(c *gin.Context) {
+	n, ok := limitParam(c, 100, 1000)
+	if !ok {
+		return
+	}
+	orders, err := s.Ledger.UserOrders(c.Request.Context(), auth.From(c).UserID, n)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"orders": orders})
+}
+
+// myOrder: GET /api/orders/{id} — one of the caller's orders; someone
+// else's is a 404 like a missing one.
+func (s *Server) myOrder(c *gin.Context) {
+	id := c.Param("id")
+	if !booking.ValidID(id) {
+		httpapi.Abort(c, http.StatusNotFound, "order_not_found", ledger.ErrOrderNotFound.Error())
+		return
+	}
+	o, err := s.Ledger.UserOrder(c.Request.Context(), auth.From(c).UserID, id)
+	if errors.Is(err, ledger.ErrOrderNotFound) {
+		httpapi.Abort(c, http.StatusNotFound, "order_not_found", err.Error())
+		return
+	}
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, o)
+}
+
+// csvHeader is the first line of GET /api/admin/events/{id}/orders?format=csv.
+var csvHeader = []string{"order_id", "payment_id", "event_id", "user_id", "seat_id", "sequence", "amount", "currency",
+	"status", "refund_reason", "created_at", "updated_at", "refunded_at"}
+
+// eventOrders: GET /api/admin/events/{id}/orders[?format=csv] — every
+// order of an event, oldest first.
+func (s *Server) eventOrders(c *gin.Context) {
+	id := c.Param("id")
+	format := c.DefaultQuery("format", "json")
+	if format != "json" && format != "csv" {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, `format must be "json" or "csv"`)
+		return
+	}
+	if !booking.ValidID(id) {
+		httpapi.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	ctx := c.Request.Context()
+	if _, err := s.Ledger.Event(ctx, id); err != nil {
+		httpapi.Fail(c, ledgerErr(err))
+		return
+	}
+	orders, err := s.Ledger.EventOrders(ctx, id)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	if format == "json" {
+		c.JSON(http.StatusOK, gin.H{"event_id": id, "orders": orders})
+		return
+	}
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="orders-`+id+`.csv"`)
+	c.Status(http.StatusOK)
+	w := csv.NewWriter(c.Writer)
+	_ = w.Write(csvHeader)
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	for _, o := range orders {
+		refunded := ""
+		if o.RefundedAt != nil {
+			refunded = ts(*o.RefundedAt)
+		}
+		_ = w.Write([]string{o.OrderID, o.PaymentID, o.EventID, o.UserID, o.SeatID, strconv.FormatInt(o.Sequence, 10),
+			strconv.FormatInt(o.Amount, 10), o.Currency, o.Status, o.RefundReason, ts(o.CreatedAt), ts(o.UpdatedAt), refunded})
+	}
+	w.Flush()
+}
+
+// refundsDue: GET /api/admin/refunds — orders due for a refund, oldest first.
+func (s *Server) refundsDue(c *gin.Context) {
+	n, ok := limitParam(c, 100, 1000)
+	if !ok {
+		return
+	}
+	orders, err := s.Ledger.RefundsDue(c.Request.Context(), n)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"refunds": orders})
+}
+
+// markRefunded: POST /api/admin/refunds/{order_id} — refund a refund_due
+// order with the payment provider (idempotent by payment id), then record
+// it as refunded. Again on a refunded order: 200, nothing changes.
+func (s *Server) markRefunded(c *gin.Context) {
+	id := c.Param("order_id")
+	ctx := c.Request.Context()
+	o, err := s.Ledger.Order(ctx, id)
+	if errors.Is(err, ledger.ErrOrderNotFound) {
+		httpapi.Abort(c, http.StatusNotFound, "order_not_found", err.Error())
+		return
+	}
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	switch o.Status {
+	case ledger.StatusRefunded:
+		c.JSON(http.StatusOK, o)
+		return
+	case ledger.StatusCompleted:
+		httpapi.Abort(c, http.StatusConflict, "not_refundable", "the order is a sold ticket, not a refund due")
+		return
+	}
+	if s.Refunds == nil {
+		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable", "no payment provider for refunds is configured")
+		return
+	}
+	if _, err := s.Refunds.Refund(ctx, o.PaymentID, o.Amount); err != nil {
+		httpapi.Logger(c).Warn("refund failed", zap.String("order_id", id), zap.String("payment_id", o.PaymentID), zap.Error(err))
+		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable",
+			"the payment provider did not confirm the refund; retry (refunds are idempotent)")
+		return
+	}
+	o, err = s.Ledger.MarkRefunded(ctx, id)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, o)
+}
+
+// restoreEvent: POST /api/admin/events/{id}/restore — rebuild the event's
+// Redis state from the ledger now (what the safety net does within one
+// interval). 409 event_exists when Redis has the event.
+func (s *Server) restoreEvent(c *gin.Context) {
+	id := c.Param("id")
+	if !booking.ValidID(id) {
+		httpapi.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	r := &ledger.Restorer{Ledger: s.Ledger, Store: s.Store, Kafka: s.Kafka, Log: s.Log}
+	res, err := r.Restore(c.Request.Context(), id)
+	if err != nil {
+		httpapi.Fail(c, ledgerErr(err))
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"event_id": id, "seats": res.Total, "sold": res.Sold, "skipped": res.Skipped,
+		"sequence_base": res.SeqBase})
+}

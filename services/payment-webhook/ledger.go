@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+)
+
+// recorder is the system of record (*ledger.Ledger): a success webhook's
+// order is written there before the provider gets its 2xx, so a 2xx means
+// "durable in PostgreSQL"; PostgreSQL unreachable answers 503 and the
+// provider retries (RecordSale is idempotent on the payment id).
+type recorder interface {
+	RecordSale(ctx context.Context, s ledger.Sale) (ledger.Order, error)
+	RecordFailure(ctx context.Context, paymentID, eventID, userID, seatID, reason string) error
+	Payment(ctx context.Context, paymentID string) (ledger.Payment, error)
+}
+
+// recordSale writes the order of a success webhook after its Lua step:
+// a ticket (refund "") or a refund due. No-op without a ledger (tests of
+// the Redis path only).
+func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, seq int64, refund string) error {
+	if w.Ledger == nil {
+		return nil
+	}
+	if seatID == "" {
+		seatID = wh.SeatID
+	}
+	_, err := w.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
+		SeatID: seatID, Sequence: seq, RefundReason: refund})
+	return err
+}
+
+// recordFailure writes a failure webhook's outcome.
+func (w *Webhooks) recordFailure(ctx context.Context, wh payment.Webhook, seatID, reason string) error {
+	if w.Ledger == nil {
+		return nil
+	}
+	if seatID == "" {
+		seatID = wh.SeatID
+	}
+	return w.Ledger.RecordFailure(ctx, wh.PaymentID, wh.EventID, wh.UserID, seatID, reason)
+}
+
+// knownPayment reports whether the ledger issued this payment id to this
+// user for this event: a success for it that Redis cannot match (the
+// booking's state was lost with Redis) is money to give back, recorded as
+// refund_due, never dropped.
+func (w *Webhooks) knownPayment(ctx context.Context, wh payment.Webhook) (bool, error) {
+	if w.Ledger == nil {
+		return false, nil
+	}
+	p, err := w.Ledger.Payment(ctx, wh.PaymentID)
+	if errors.Is(err, ledger.ErrPaymentNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return p.UserID == wh.UserID && p.EventID == wh.EventID, nil
+}
+
+func failureReason(r string) string {
+	if r == "" {
+		return DefaultFailureReason
+	}
+	return r
+}
