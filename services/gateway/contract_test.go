@@ -188,6 +188,8 @@ func TestOpenAPIContract(t *testing.T) {
 		"hold_seconds": 60, "sales_end": "2099-01-01T00:00:00Z"})
 	hs.createEvent(map[string]any{"id": "mixed", "seats": []string{"A1", "VIP-1"}})
 	want(t, hs.do("GET", "/api/events", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events?limit=1", "", nil), 200, "") // a page with next
+	want(t, hs.do("GET", "/api/events?limit=1&after=e1", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/events/e1", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/events/popular?limit=5", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/admin/events/e1", hs.admin, nil), 200, "")
@@ -231,6 +233,7 @@ func TestOpenAPIContract(t *testing.T) {
 	bad("GET", "/api/booking/position", user, nil, 400, "invalid_argument")
 	bad("GET", "/api/seats/available", "", nil, 400, "invalid_argument")
 	bad("GET", "/api/events/popular?limit=0", "", nil, 400, "invalid_argument")
+	bad("GET", "/api/events?limit=101", "", nil, 400, "invalid_argument")
 	bad("POST", "/api/admin/events", hs.admin, `{"id":"x"}`, 400, "invalid_event")
 	bad("PATCH", "/api/admin/events/e1", hs.admin, `{}`, 400, "invalid_argument")
 	bad("PATCH", "/api/admin/events/nope", hs.admin, `{"paused":true}`, 404, "event_not_found")
