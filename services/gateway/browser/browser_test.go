@@ -368,7 +368,8 @@ func stalledSocket(t *testing.T, s *stacktest.Stack, b *browser) {
 // latePayment: the hold expires while the fan is on the provider's
 // checkout; they pay anyway. Back on the site the page says the seat went
 // back on sale and that the payment was not used and will be refunded,
-// with the amount.
+// with the amount, and "your tickets" lists the refund due (the ledger's
+// order).
 func latePayment(t *testing.T, s *stacktest.Stack, b *browser) {
 	const ev = "show-late"
 	s.CreateEvent(t, stacktest.Event{ID: ev, Name: "Browser Test Late", Rows: 1, SeatsPerRow: 4,
@@ -399,6 +400,10 @@ func latePayment(t *testing.T, s *stacktest.Stack, b *browser) {
 		`location.origin === %q && document.body.dataset.result === "expired" && shown("#refund")
 		 && text("#refund").includes("was not used and will be refunded") && text("#refund").includes("50.00")
 		 && shown("#rejoin")`, gw))
+	// the ledger recorded the payment as a refund due: "your tickets" says so
+	p.waitFor("the refund due from PostgreSQL", 20*time.Second,
+		`shown("#view-event .tickets") && text("#view-event .tickets").includes("Refund due (seat A1)")
+		 && text("#view-event .tickets").includes("50.00") && !text("#view-event .tickets").includes("Seat A1")`)
 	p.shot("30-late-payment-refund")
 	p.noExceptions()
 }
