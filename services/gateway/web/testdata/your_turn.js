@@ -21,7 +21,7 @@ const ctx = {
   location: { search: "?event_id=e1", protocol: "http:", hostname: "localhost", origin: "http://localhost" },
   localStorage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => storage.set(k, v), removeItem: (k) => storage.delete(k) },
   document: { querySelector: el, querySelectorAll: () => [], createElement: (t) => el("new " + t + Math.random()), body: { dataset: {} } },
-  fetch: async (path) => ({ ok: true, status: 200, json: async () => (path.startsWith("/api/events/") ? { id: "e1", name: "E" } : { seats: [] }) }),
+  fetch: async (path) => ({ ok: true, status: 200, json: async () => (path.startsWith("/api/events/") ? { id: "e1", name: "E" } : { event_id: "e1", total: 0, available: 0, held: 0, sold: 0, sections: [], seats: [] }) }),
   WebSocket: FakeWebSocket,
 };
 ctx.window = ctx;
