@@ -2,20 +2,25 @@
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
---       11 now_ms, 12.. seat ids in display order (validated unique by the caller)
+--       11 now_ms, 12 currency, 13 max_seats (per order), 14 prices
+--       ('<len>:<cents>,...', the sections' runs of the seat map in order),
+--       15 sections (JSON, read back by Go only),
+--       16.. seat ids in display order (validated unique by the caller)
 -- Replies: {'ok', total_seats} | {'event_exists'}
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
-local total = #ARGV - 11
+local FIRST = 16
+local total = #ARGV - FIRST + 1
 redis.call('HSET', K_CONFIG,
   'name', ARGV[1], 'capacity', ARGV[2], 'hold_ms', ARGV[3], 'grace_ms', ARGV[4],
   'sales_start_ms', ARGV[5], 'sales_end_ms', ARGV[6], 'batch', ARGV[7],
   'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[11],
+  'currency', ARGV[12], 'max_seats', ARGV[13], 'prices', ARGV[14], 'sections', ARGV[15],
   'paused', 0, 'total', total, 'held', 0, 'sold', 0, 'served', 0)
 -- unpack() has a stack limit, so write the seat map in chunks
 local CHUNK = 500
-for i = 12, #ARGV, CHUNK do
+for i = FIRST, #ARGV, CHUNK do
   local last = math.min(i + CHUNK - 1, #ARGV)
   local pairs_ = {}
   for j = i, last do
@@ -28,7 +33,7 @@ for i = 12, #ARGV, CHUNK do
     local idx = {}
     for j = i, last do
       idx[#idx + 1] = ARGV[j]
-      idx[#idx + 1] = j - 12
+      idx[#idx + 1] = j - FIRST
     end
     redis.call('HSET', K_SEATIDX, unpack(idx))
   end

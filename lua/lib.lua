@@ -5,7 +5,10 @@
 -- booking.keysFor in pkg/booking/keys.go):
 --   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,
 --                    sales_end_ms, batch, abandon_ms, paused, total, held,
---                    sold, served, rows, per_row, created_ms
+--                    sold, served, rows, per_row, created_ms, and (issue 14)
+--                    currency, max_seats (seats per order; absent: 4),
+--                    prices ('<len>:<cents>,...': the sections' runs of the
+--                    seat map in order, for seat_price), sections (JSON, for Go)
 --   2 seats    hash  seat_id -> '' (available) | 'h:<user>' (held) | 's:<user>' (sold)
 --   3 seatmap  list  seat ids in display order
 --   4 waiting  zset  user -> join sequence (FIFO)
@@ -23,10 +26,11 @@
 --   9 rate     hash  10-second bucket -> users admitted in it
 --  10 state    hash  user -> state
 --  11 useq     hash  user -> join sequence of the user's current entry
---  12 useat    hash  user -> seat held or bought
+--  12 useat    hash  user -> seats held or bought, ids joined by ',' in the
+--                    order selected (one seat: just its id; seat ids never hold ',')
 --  13 upay     hash  user -> payment id
 --  14 ugrace   hash  user -> '1' once the payment grace period was given
---  15 pays     hash  payment id -> 'user|seq|seat|status|at_ms', every payment
+--  15 pays     hash  payment id -> 'user|seq|seats|status|at_ms', every payment
 --                    id ever issued for the event (never deleted), status
 --                    'pending' | 'completed' | 'failed' | 'refund'; at_ms is
 --                    when the status was reached
@@ -84,16 +88,51 @@ local function room_capacity(capacity, total, sold)
   return capacity
 end
 
--- Free the user's seat if they hold it, take them out of the room and give
--- them their final state. Returns the seat id ('' when none).
+-- The seat ids of a ','-joined list ('' gives none).
+local function split_seats(csv)
+  local out = {}
+  if not csv then return out end
+  for id in string.gmatch(csv, '[^,]+') do out[#out + 1] = id end
+  return out
+end
+
+-- A seat's price in cents: the price of the section (config 'prices') its
+-- position falls in; 0 when the event has no prices (made before sections).
+local function seat_price(seat)
+  local prices = redis.call('HGET', K_CONFIG, 'prices')
+  if not prices then return 0 end
+  local i = seat_index(seat)
+  if not i then return 0 end
+  local start = 0
+  for len, cents in string.gmatch(prices, '(%d+):(%d+)') do
+    start = start + tonumber(len)
+    if i < start then return tonumber(cents) end
+  end
+  return 0
+end
+
+-- The amount of an order: the sum of its seats' prices.
+local function order_amount(csv)
+  local sum = 0
+  for _, seat in ipairs(split_seats(csv)) do sum = sum + seat_price(seat) end
+  return sum
+end
+
+-- Free the user's seats that they hold, take them out of the room and
+-- give them their final state. Returns the seat ids as kept in useat
+-- ('' when none).
 local function release_hold(user, final_state)
   local seat = redis.call('HGET', K_USEAT, user)
   if seat and seat ~= '' then
-    if redis.call('HGET', K_SEATS, seat) == 'h:' .. user then
-      redis.call('HSET', K_SEATS, seat, '')
-      redis.call('HINCRBY', K_CONFIG, 'held', -1)
-      set_seat_status(seat, 'a')
+    local mine, freed = 'h:' .. user, 0
+    for _, id in ipairs(split_seats(seat)) do
+      if redis.call('HGET', K_SEATS, id) == mine then
+        redis.call('HSET', K_SEATS, id, '')
+        set_seat_status(id, 'a')
+        freed = freed + 1
+      end
     end
+    if freed > 0 then redis.call('HINCRBY', K_CONFIG, 'held', -freed) end
   else
     seat = ''
   end

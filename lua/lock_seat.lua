@@ -1,13 +1,21 @@
--- lock_seat.lua — hold a seat for an admitted user (seed 002 "Lock Seat", fixed:
--- scoped by event, seat must exist, a sold seat stays sold).
--- Picking another seat while one is held swaps them; picking the same seat
--- again is a no-op.
+-- lock_seat.lua — hold seats for an admitted user (seed 002 "Lock Seat", fixed:
+-- scoped by event, seats must exist, a sold seat stays sold; issue 14:
+-- several seats, all or none).
+-- The selection is one or more seat ids (at most the event's max_seats,
+-- default 4). Every seat is taken atomically or none is: when any of them
+-- is held or sold by someone else nothing changes and the reply names the
+-- taken seats. Selecting again while the hold lasts replaces the selection
+-- atomically: seats of the old selection not in the new one are freed,
+-- seats in both stay held. Selecting the same seats again is a no-op.
 -- KEYS: the event key set (lib.lua).
--- ARGV: 1 user_id, 2 seat_id, 3 now_ms
--- Replies: {'ok', seat_id, deadline_ms}
+-- ARGV: 1 user_id, 2 seat ids joined by ',' (one seat: its id; unique, the
+--       caller checks), 3 now_ms
+-- Replies: {'ok', seat_ids (joined by ','), deadline_ms}
 --   | {'not_found'} | {'invalid_state', state} | {'hold_expired'}
---   | {'seat_unknown'} | {'seat_unavailable'} | {'event_not_found'}
-local user, seat, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+--   | {'seat_unknown', seat_id} the first seat that is not in the map
+--   | {'seat_unavailable', {taken seat ids}} | {'too_many_seats', max}
+--   | {'invalid_argument'} no seat, or a seat given twice | {'event_not_found'}
+local user, csv, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = redis.call('HGET', K_STATE, user)
 if not state then return {'not_found'} end
@@ -15,21 +23,38 @@ if state ~= 'active' and state ~= 'seat_selected' then return {'invalid_state', 
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
 if not deadline or deadline <= now then return {'hold_expired'} end
 
-local v = redis.call('HGET', K_SEATS, seat)
-if not v then return {'seat_unknown'} end
+local want = split_seats(csv)
+if #want == 0 then return {'invalid_argument'} end
+local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
+if #want > max then return {'too_many_seats', max} end
 local mine = 'h:' .. user
-if v == mine then return {'ok', seat, deadline} end
-if v ~= '' then return {'seat_unavailable'} end
-
-local previous = redis.call('HGET', K_USEAT, user)
-if previous and previous ~= '' and redis.call('HGET', K_SEATS, previous) == mine then
-  redis.call('HSET', K_SEATS, previous, '')
-  redis.call('HINCRBY', K_CONFIG, 'held', -1)
-  set_seat_status(previous, 'a')
+local wanted, vals, taken = {}, {}, {}
+for i, seat in ipairs(want) do
+  if wanted[seat] then return {'invalid_argument'} end
+  wanted[seat] = true
+  local v = redis.call('HGET', K_SEATS, seat)
+  if not v then return {'seat_unknown', seat} end
+  if v ~= '' and v ~= mine then taken[#taken + 1] = seat end
+  vals[i] = v
 end
-redis.call('HSET', K_SEATS, seat, mine)
-set_seat_status(seat, 'h')
-redis.call('HINCRBY', K_CONFIG, 'held', 1)
-redis.call('HSET', K_USEAT, user, seat)
+if #taken > 0 then return {'seat_unavailable', taken} end
+
+local delta = 0
+for _, prev in ipairs(split_seats(redis.call('HGET', K_USEAT, user))) do
+  if not wanted[prev] and redis.call('HGET', K_SEATS, prev) == mine then
+    redis.call('HSET', K_SEATS, prev, '')
+    set_seat_status(prev, 'a')
+    delta = delta - 1
+  end
+end
+for i, seat in ipairs(want) do
+  if vals[i] == '' then
+    redis.call('HSET', K_SEATS, seat, mine)
+    set_seat_status(seat, 'h')
+    delta = delta + 1
+  end
+end
+if delta ~= 0 then redis.call('HINCRBY', K_CONFIG, 'held', delta) end
+redis.call('HSET', K_USEAT, user, csv)
 redis.call('HSET', K_STATE, user, 'seat_selected')
-return {'ok', seat, deadline}
+return {'ok', csv, deadline}

@@ -17,8 +17,10 @@
 -- still completes: the seat was never anyone else's.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
--- Replies: {'ok', 'completed' | 'duplicate', seat_id, sequence, at_ms}
---   | {'late', seat_id, sequence, at_ms, duplicate (0|1)}   refund
+-- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, amount_cents}
+--   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents}   refund
+--   seat_ids joined by ','; every seat of the hold is sold (or, late, the
+--   whole amount refunded); amount_cents as in initiate_payment.lua
 --   | {'not_found'} (unknown user) | {'payment_mismatch'} (id not this user's)
 --   | {'event_not_found'}
 --   sequence and seat_id are those of the hold the payment was made for;
@@ -32,21 +34,24 @@ if not p then
   return {'payment_mismatch'}
 end
 if p.user ~= user then return {'payment_mismatch'} end
-if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at} end
-if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1} end
+if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at, order_amount(p.seat)} end
+if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1, order_amount(p.seat)} end
 if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pending'
     and redis.call('HGET', K_UPAY, user) == pid then
   local seat = redis.call('HGET', K_USEAT, user)
-  redis.call('HSET', K_SEATS, seat, 's:' .. user)
-  set_seat_status(seat, 's')
-  redis.call('HINCRBY', K_CONFIG, 'held', -1)
-  redis.call('HINCRBY', K_CONFIG, 'sold', 1)
+  local ids = split_seats(seat)
+  for _, id in ipairs(ids) do
+    redis.call('HSET', K_SEATS, id, 's:' .. user)
+    set_seat_status(id, 's')
+  end
+  redis.call('HINCRBY', K_CONFIG, 'held', -#ids)
+  redis.call('HINCRBY', K_CONFIG, 'sold', #ids)
   redis.call('ZREM', K_ACTIVE, user)
   redis.call('HDEL', K_UGRACE, user)
   redis.call('HSET', K_STATE, user, 'completed')
   set_payment(pid, p, 'completed', now)
-  return {'ok', 'completed', seat, p.seq, p.at}
+  return {'ok', 'completed', seat, p.seq, p.at, order_amount(seat)}
 end
 -- failed before, or the hold it paid for has ended: the money goes back
 set_payment(pid, p, 'refund', now)
-return {'late', p.seat, p.seq, p.at, 0}
+return {'late', p.seat, p.seq, p.at, 0, order_amount(p.seat)}

@@ -23,11 +23,11 @@ for i = 2, #ARGV - 3, 4 do
   else
     if string.sub(v, 1, 2) == 'h:' then
       local holder = string.sub(v, 3)
-      redis.call('HINCRBY', K_CONFIG, 'held', -1)
       if holder ~= user then
-        redis.call('ZREM', K_ACTIVE, holder)
-        redis.call('HDEL', K_UGRACE, holder)
-        redis.call('HSET', K_STATE, holder, 'expired')
+        -- the holder's whole selection ends (all of it or none, issue 14)
+        release_hold(holder, 'expired')
+      else
+        redis.call('HINCRBY', K_CONFIG, 'held', -1)
       end
     end
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
@@ -36,7 +36,15 @@ for i = 2, #ARGV - 3, 4 do
     local state = redis.call('HGET', K_STATE, user)
     if not state or (state ~= 'waiting' and state ~= 'active' and state ~= 'seat_selected'
         and state ~= 'payment_pending')
-        or redis.call('HGET', K_USEAT, user) == seat then
+        or string.find(',' .. (redis.call('HGET', K_USEAT, user) or '') .. ',', ',' .. seat .. ',', 1, true) then
+      -- (the seat is one of the user's current selection)
+      local prev = redis.call('HGET', K_USEAT, user)
+      if prev and state == 'completed' and redis.call('HGET', K_UPAY, user) == pid
+          and not string.find(',' .. prev .. ',', ',' .. seat .. ',', 1, true) then
+        seat = prev .. ',' .. seat -- another seat of the same order
+      elseif prev and string.find(',' .. prev .. ',', ',' .. seat .. ',', 1, true) then
+        seat = prev
+      end
       redis.call('ZREM', K_ACTIVE, user)
       redis.call('HDEL', K_UGRACE, user)
       redis.call('HSET', K_STATE, user, 'completed')

@@ -12,8 +12,11 @@
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
 --       11 paused (0|1), 12 now_ms, 13 seq_base, 14 n (number of seats),
---       15..14+n seat ids in display order (validated unique by the caller),
+--       15 currency, 16 max_seats, 17 prices, 18 sections (create_event.lua),
+--       19..18+n seat ids in display order (validated unique by the caller),
 --       then 4 per sold seat: user_id, seat_id, payment_id, join sequence
+--       (an order of several seats: one entry per seat, same payment id;
+--       the user's useat lists them all)
 -- Replies: {'ok', total_seats, sold, seq_base, skipped}
 --   skipped: sold seats not in the seat map, or a seat given twice
 --   | {'event_exists'}  the event's configuration is present: nothing changed
@@ -27,8 +30,9 @@ if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX)
 local CHUNK = 500
-for i = 15, 14 + n, CHUNK do
-  local last = math.min(i + CHUNK - 1, 14 + n)
+local FIRST = 19
+for i = FIRST, FIRST - 1 + n, CHUNK do
+  local last = math.min(i + CHUNK - 1, FIRST - 1 + n)
   local pairs_ = {}
   for j = i, last do
     pairs_[#pairs_ + 1] = ARGV[j]
@@ -38,11 +42,13 @@ for i = 15, 14 + n, CHUNK do
   redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, last))
 end
 local sold, skipped = 0, 0
-for i = 15 + n, #ARGV - 3, 4 do
+for i = FIRST + n, #ARGV - 3, 4 do
   local user, seat, pid, seq = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('HGET', K_SEATS, seat) == '' then
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
     redis.call('HSET', K_STATE, user, 'completed')
+    local prev = redis.call('HGET', K_USEAT, user)
+    if prev and redis.call('HGET', K_UPAY, user) == pid then seat = prev .. ',' .. seat end
     redis.call('HSET', K_USEAT, user, seat)
     redis.call('HSET', K_UPAY, user, pid)
     redis.call('HSET', K_USEQ, user, seq)
@@ -56,5 +62,6 @@ redis.call('HSET', K_CONFIG,
   'name', ARGV[1], 'capacity', ARGV[2], 'hold_ms', ARGV[3], 'grace_ms', ARGV[4],
   'sales_start_ms', ARGV[5], 'sales_end_ms', ARGV[6], 'batch', ARGV[7],
   'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[12],
-  'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', base)
+  'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', base,
+  'currency', ARGV[15], 'max_seats', ARGV[16], 'prices', ARGV[17], 'sections', ARGV[18])
 return {'ok', n, sold, base, skipped}

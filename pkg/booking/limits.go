@@ -97,6 +97,12 @@ func (u EventUpdate) moreArgs() ([]any, error) {
 		}
 		args = append(args, "sales_end_ms", unixMS(*u.SalesEnd))
 	}
+	if u.MaxSeatsPerOrder != nil {
+		if *u.MaxSeatsPerOrder < 1 || *u.MaxSeatsPerOrder > MaxSeatsPerOrderLimit {
+			return bad(fmt.Errorf("max seats per order must be from 1 to %d", MaxSeatsPerOrderLimit))
+		}
+		args = append(args, "max_seats", *u.MaxSeatsPerOrder)
+	}
 	return args, nil
 }
 

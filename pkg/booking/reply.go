@@ -23,6 +23,7 @@ var codeErrors = map[string]error{
 	"late":              ErrLatePayment,
 	"invalid_argument":  ErrInvalidArgument,
 	"already_completed": ErrAlreadyCompleted,
+	"too_many_seats":    ErrTooManySeats,
 }
 
 // reply is a script's array reply with typed accessors. A script always

@@ -72,6 +72,9 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if !ValidID(c.ID) || len(c.Seats) == 0 || len(c.Seats) > MaxSeats {
 		return RestoreResult{}, fmt.Errorf("%w: restore needs a normalised definition", ErrInvalidEvent)
 	}
+	if err := normaliseOrders(&c); err != nil { // defaults for a definition stored before issue 14
+		return RestoreResult{}, err
+	}
 	if in.SeqBase < 0 {
 		return RestoreResult{}, fmt.Errorf("%w: negative sequence base", ErrInvalidArgument)
 	}
@@ -83,6 +86,11 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
 		c.Rows, c.SeatsPerRow, paused, s.nowMS(), in.SeqBase, len(c.Seats))
+	more, err := orderArgs(c, len(c.Seats))
+	if err != nil {
+		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
+	}
+	args = append(args, more...)
 	for _, id := range c.Seats {
 		args = append(args, id)
 	}

@@ -23,7 +23,8 @@ func TestCreateEvent(t *testing.T) {
 			check: func(t *testing.T, e Event) {
 				want := Event{ID: "grid", Name: "grid", Capacity: DefaultCapacity, Hold: DefaultHold,
 					Grace: DefaultGrace, BatchSize: DefaultBatchSize, Rows: 5, PerRow: 10,
-					Counts: Counts{Total: 50, Available: 50}}
+					Counts: Counts{Total: 50, Available: 50}, Currency: DefaultCurrency,
+					MaxSeatsPerOrder: DefaultMaxSeatsPerOrder, Sections: []EventSection{{Name: DefaultSectionName, Len: 50}}}
 				if diff := cmp.Diff(want, e); diff != "" {
 					t.Errorf("event (-want +got):\n%s", diff)
 				}
@@ -507,13 +508,14 @@ func TestInitiatePayment(t *testing.T) {
 	}
 	f.s.LockSeat(f.ctx, "evt", "a", "A1")
 	ph, err := f.s.InitiatePayment(f.ctx, "evt", "a", "p1")
-	want := PaymentHold{PaymentID: "p1", SeatID: "A1", Sequence: 1, ExpireAt: f.clock.Now().Add(time.Minute), Created: true}
-	if err != nil || ph != want {
+	want := PaymentHold{PaymentID: "p1", SeatID: "A1", SeatIDs: []string{"A1"}, Sequence: 1, ExpireAt: f.clock.Now().Add(time.Minute),
+		Created: true, Currency: DefaultCurrency}
+	if err != nil || !cmp.Equal(ph, want) {
 		t.Fatalf("initiate: %+v %v", ph, err)
 	}
 	again, err := f.s.InitiatePayment(f.ctx, "evt", "a", "p2")
 	want.Created = false
-	if err != nil || again != want {
+	if err != nil || !cmp.Equal(again, want) {
 		t.Fatalf("repeat returns the first payment: %+v %v", again, err)
 	}
 	if _, err := f.s.InitiatePayment(f.ctx, "evt", "nobody", "p3"); !errors.Is(err, ErrNotFound) {
@@ -544,7 +546,7 @@ func TestPaymentSuccess(t *testing.T) {
 	f.s.PaymentFailure(f.ctx, "evt", "c", "pc")
 
 	r, err := f.s.PaymentSuccess(f.ctx, "evt", "a", "pa")
-	if err != nil || r != (PaymentResult{Outcome: OutcomeCompleted, SeatID: "A1", Sequence: 1, At: f.clock.Now()}) {
+	if err != nil || !cmp.Equal(r, PaymentResult{Outcome: OutcomeCompleted, SeatID: "A1", SeatIDs: []string{"A1"}, Sequence: 1, At: f.clock.Now()}) {
 		t.Fatalf("success: %+v %v", r, err)
 	}
 	if f.seats("evt")["A1"] != SeatSold || f.state("evt", "a") != StateCompleted {
@@ -607,7 +609,7 @@ func TestPaymentFailure(t *testing.T) {
 	}
 	f.join("evt", "next")
 	r, err := f.s.PaymentFailure(f.ctx, "evt", "a", "pa")
-	if err != nil || r != (PaymentResult{Outcome: OutcomeFailed, SeatID: "A1", Sequence: 1}) {
+	if err != nil || !cmp.Equal(r, PaymentResult{Outcome: OutcomeFailed, SeatID: "A1", SeatIDs: []string{"A1"}, Sequence: 1}) {
 		t.Fatalf("failure: %+v %v", r, err)
 	}
 	if f.seats("evt")["A1"] != SeatAvailable || f.state("evt", "a") != StateFailed {

@@ -242,6 +242,11 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	args := []any{c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
 		c.Rows, c.SeatsPerRow, s.nowMS()}
+	more, err := orderArgs(c, len(seats))
+	if err != nil {
+		return Event{}, fmt.Errorf("create event: %w", err)
+	}
+	args = append(args, more...)
 	for _, id := range seats {
 		args = append(args, id)
 	}
@@ -271,7 +276,7 @@ func sameConfig(e Event, c EventConfig, total int) bool {
 	return e.Name == c.Name && e.Capacity == c.Capacity && e.Hold == c.Hold && e.Grace == c.Grace &&
 		e.SalesStart.Equal(ms(unixMS(c.SalesStart))) && e.SalesEnd.Equal(ms(unixMS(c.SalesEnd))) &&
 		e.BatchSize == c.BatchSize && e.Abandon == c.Abandon && e.Rows == c.Rows && e.PerRow == c.SeatsPerRow &&
-		e.Counts.Total == int64(total)
+		e.Counts.Total == int64(total) && e.Currency == c.Currency && e.MaxSeatsPerOrder == c.MaxSeatsPerOrder
 }
 
 func unixMS(t time.Time) int64 {
@@ -329,8 +334,16 @@ func normalise(c *EventConfig) ([]string, error) {
 			return bad("%v", err)
 		}
 	}
+	if err := normaliseOrders(c); err != nil {
+		return nil, err
+	}
 	seats := c.Seats
-	if len(seats) == 0 {
+	if len(c.Sections) > 0 {
+		var err error
+		if seats, err = sectionSeats(c); err != nil {
+			return nil, err
+		}
+	} else if len(seats) == 0 {
 		if c.Rows <= 0 || c.SeatsPerRow <= 0 {
 			return bad("give seat ids or rows and seats per row")
 		}
@@ -341,12 +354,15 @@ func normalise(c *EventConfig) ([]string, error) {
 	} else {
 		c.Rows, c.SeatsPerRow = 0, 0
 	}
+	if len(seats) == 0 {
+		return bad("no seats")
+	}
 	if len(seats) > MaxSeats {
 		return bad("at most %d seats", MaxSeats)
 	}
 	seen := make(map[string]bool, len(seats))
 	for _, id := range seats {
-		if !ValidID(id) {
+		if !ValidID(id) || strings.IndexByte(id, ',') >= 0 {
 			return bad("bad seat id %q", id)
 		}
 		if seen[id] {
@@ -385,6 +401,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		Waiting: r.int(2), Active: r.int(3), AdmittedLastMinute: r.int(4),
 	}
 	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold
+	applyOrderConfig(&e, cfg)
 	return e, nil
 }
 
@@ -548,21 +565,12 @@ func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteRe
 	return res, nil
 }
 
-// LockSeat holds a seat for an admitted user (swapping a seat they already
-// hold). Errors: ErrNotFound, ErrInvalidState, ErrHoldExpired,
-// ErrSeatUnknown, ErrSeatUnavailable, ErrEventNotFound.
+// LockSeat holds one seat for an admitted user (replacing the seats they
+// already hold): LockSeats with one seat. Errors: ErrNotFound,
+// ErrInvalidState, ErrHoldExpired, ErrSeatUnknown, ErrSeatUnavailable,
+// ErrEventNotFound.
 func (s *Store) LockSeat(ctx context.Context, eventID, userID, seatID string) (time.Time, error) {
-	if err := checkIDs(eventID, userID); err != nil {
-		return time.Time{}, err
-	}
-	if !ValidID(seatID) {
-		return time.Time{}, ErrSeatUnknown
-	}
-	r, err := s.run(ctx, scriptLockSeat, eventID, userID, seatID, s.nowMS())
-	if err != nil {
-		return time.Time{}, fmt.Errorf("lock seat: %w", err)
-	}
-	return ms(r.int(2)), nil
+	return s.LockSeats(ctx, eventID, userID, []string{seatID})
 }
 
 // InitiatePayment moves a user's held seat to payment_pending under
@@ -576,7 +584,8 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 	if err != nil {
 		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
 	}
-	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), ExpireAt: ms(r.int(3)), Created: r.int(4) == 1, Sequence: r.int(5)}, nil
+	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), SeatIDs: SplitSeats(r.str(2)), ExpireAt: ms(r.int(3)),
+		Created: r.int(4) == 1, Sequence: r.int(5), AmountCents: r.int(6), Currency: r.str(7)}, nil
 }
 
 // PaymentSuccess completes a booking: the seat is sold for good. A repeat
@@ -593,12 +602,14 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	}
 	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
 	if errors.Is(err, ErrLatePayment) {
-		return PaymentResult{SeatID: r.str(1), Sequence: r.int(2), At: ms(r.int(3)), Duplicate: r.int(4) == 1}, ErrLatePayment
+		return PaymentResult{SeatID: r.str(1), SeatIDs: SplitSeats(r.str(1)), Sequence: r.int(2), At: ms(r.int(3)),
+			Duplicate: r.int(4) == 1, AmountCents: r.int(5)}, ErrLatePayment
 	}
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
 	}
-	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4))}, nil
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), SeatIDs: SplitSeats(r.str(2)), Sequence: r.int(3),
+		At: ms(r.int(4)), AmountCents: r.int(5)}, nil
 }
 
 // PaymentFailure releases the hold of a declined payment (OutcomeFailed),
@@ -614,7 +625,7 @@ func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID s
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment failure: %w", err)
 	}
-	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3)}, nil
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), SeatIDs: SplitSeats(r.str(2)), Sequence: r.int(3)}, nil
 }
 
 // HandleTimeout processes a hold's timeout: OutcomeReleased (free the slot),

@@ -100,6 +100,16 @@ type EventConfig struct {
 	// Abandon drops a waiting user who has not been seen (joined, polled or
 	// connected) for this long when their turn comes. Zero disables it.
 	Abandon time.Duration
+	// Sections, instead of Seats or Rows × SeatsPerRow, give the seat map
+	// as priced sections (multiseat.go). The old forms are one section,
+	// DefaultSectionName, at PriceCents.
+	Sections   []Section
+	PriceCents int64
+	// Currency is the ISO 4217 code of the prices. Default DefaultCurrency.
+	Currency string
+	// MaxSeatsPerOrder bounds the seats of one hold: 1 to
+	// MaxSeatsPerOrderLimit, default DefaultMaxSeatsPerOrder.
+	MaxSeatsPerOrder int
 }
 
 // Event is an event's configuration and live counts.
@@ -117,6 +127,12 @@ type Event struct {
 	Rows       int           `json:"rows,omitempty"`
 	PerRow     int           `json:"seats_per_row,omitempty"`
 	Counts     Counts        `json:"counts"`
+	// Orders of several seats in priced sections (multiseat.go).
+	Currency         string         `json:"currency,omitempty"`
+	MaxSeatsPerOrder int            `json:"max_seats_per_order"`
+	Sections         []EventSection `json:"sections,omitempty"`
+	PriceMinCents    int64          `json:"price_min_cents"`
+	PriceMaxCents    int64          `json:"price_max_cents"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.
@@ -131,6 +147,8 @@ type EventUpdate struct {
 	BatchSize  *int
 	SalesStart *time.Time // the zero time: open now
 	SalesEnd   *time.Time // the zero time: no end
+	// MaxSeatsPerOrder applies to selections made after the change.
+	MaxSeatsPerOrder *int
 }
 
 // Counts are an event's live numbers.
@@ -219,7 +237,12 @@ type PromoteResult struct {
 // PaymentHold is the result of InitiatePayment.
 type PaymentHold struct {
 	PaymentID string
-	SeatID    string
+	SeatID    string // the seats' ids joined by ','
+	SeatIDs   []string
+	// AmountCents is the sum of the seats' section prices in Currency; 0
+	// for an event created before sections (the caller prices it).
+	AmountCents int64
+	Currency    string
 	Sequence  int64
 	ExpireAt  time.Time
 	// Created is false when the payment had already been initiated and the
@@ -243,7 +266,11 @@ const (
 // PaymentResult is the outcome of PaymentSuccess or PaymentFailure.
 type PaymentResult struct {
 	Outcome  Outcome
-	SeatID   string
+	SeatID   string // the seats' ids joined by ','
+	SeatIDs  []string
+	// AmountCents is the order's amount (completed, or late: the whole
+	// amount to refund); 0 for an event created before sections.
+	AmountCents int64
 	Sequence int64
 	// At is when PaymentSuccess first classified the payment (completed, or
 	// late: refund), the same on every repeat; zero for a payment started
