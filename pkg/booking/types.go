@@ -243,8 +243,8 @@ type PaymentHold struct {
 	// for an event created before sections (the caller prices it).
 	AmountCents int64
 	Currency    string
-	Sequence  int64
-	ExpireAt  time.Time
+	Sequence    int64
+	ExpireAt    time.Time
 	// Created is false when the payment had already been initiated and the
 	// existing id is returned.
 	Created bool
@@ -265,13 +265,13 @@ const (
 
 // PaymentResult is the outcome of PaymentSuccess or PaymentFailure.
 type PaymentResult struct {
-	Outcome  Outcome
-	SeatID   string // the seats' ids joined by ','
-	SeatIDs  []string
+	Outcome Outcome
+	SeatID  string // the seats' ids joined by ','
+	SeatIDs []string
 	// AmountCents is the order's amount (completed, or late: the whole
 	// amount to refund); 0 for an event created before sections.
 	AmountCents int64
-	Sequence int64
+	Sequence    int64
 	// At is when PaymentSuccess first classified the payment (completed, or
 	// late: refund), the same on every repeat; zero for a payment started
 	// before the payment registry existed.
