@@ -78,6 +78,7 @@ var bookingErrors = []struct {
 	{booking.ErrPaymentMismatch, http.StatusConflict, "payment_mismatch"},
 	{booking.ErrLatePayment, http.StatusConflict, "late_payment"},
 	{booking.ErrAlreadyCompleted, http.StatusConflict, "already_completed"},
+	{booking.ErrTooManySeats, http.StatusBadRequest, "too_many_seats"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, CodeInvalidArgument},
 }
 

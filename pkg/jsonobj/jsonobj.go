@@ -80,6 +80,16 @@ func (o *Object) StrOmitEmpty(k, v string) {
 	}
 }
 
+// StrsOmitEmpty adds "k":["v",...] unless v is empty (a string slice
+// field with omitempty), encoded by encoding/json.
+func (o *Object) StrsOmitEmpty(k string, v []string) {
+	if len(v) > 0 {
+		o.key(k)
+		q, _ := json.Marshal(v) // strings always marshal
+		o.b = append(o.b, q...)
+	}
+}
+
 // IntOmitZero adds "k":v unless v is 0 (an integer field with omitempty).
 func (o *Object) IntOmitZero(k string, v int64) {
 	if v != 0 {

@@ -62,7 +62,8 @@ func (w Webhook) Validate() error {
 // so that creating the same payment twice is idempotent.
 type Request struct {
 	PaymentID string `json:"payment_id"`
-	Amount    int64  `json:"amount"` // minor units (cents)
+	Amount    int64  `json:"amount"`             // minor units (cents)
+	Currency  string `json:"currency,omitempty"` // ISO 4217 (issue 14: per event)
 	UserID    string `json:"user_id"`
 	EventID   string `json:"event_id"`
 	SeatID    string `json:"seat_id"`

@@ -3,10 +3,12 @@ package main
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -120,11 +122,22 @@ type positionResponse struct {
 	// ETASeconds = position / (admitted in the last minute / 60); null while
 	// nobody was admitted in the last minute.
 	ETASeconds *int64 `json:"eta_seconds"`
-	SeatID     string `json:"seat_id,omitempty"`
-	PaymentID  string `json:"payment_id,omitempty"`
-	ExpireTime int64  `json:"expire_time,omitempty"`
-	ExpireAt   string `json:"expire_at,omitempty"`
-	SoldOut    bool   `json:"sold_out"`
+	// SeatID is set for a one-seat selection; SeatIDs lists every seat.
+	SeatID     string   `json:"seat_id,omitempty"`
+	SeatIDs    []string `json:"seat_ids,omitempty"`
+	PaymentID  string   `json:"payment_id,omitempty"`
+	ExpireTime int64    `json:"expire_time,omitempty"`
+	ExpireAt   string   `json:"expire_at,omitempty"`
+	SoldOut    bool     `json:"sold_out"`
+}
+
+// setSeats sets seat_ids from the engine's ','-joined seats, and seat_id
+// when there is one seat.
+func (r *positionResponse) setSeats(joined string) {
+	r.SeatIDs = booking.SplitSeats(joined)
+	if len(r.SeatIDs) == 1 {
+		r.SeatID = r.SeatIDs[0]
+	}
 }
 
 // appendJSON is encoding/json's encoding of r, without reflection (the
@@ -140,6 +153,7 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o.Int("waiting", r.Waiting)
 	o.IntPtr("eta_seconds", r.ETASeconds)
 	o.StrOmitEmpty("seat_id", r.SeatID)
+	o.StrsOmitEmpty("seat_ids", r.SeatIDs)
 	o.StrOmitEmpty("payment_id", r.PaymentID)
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
@@ -180,42 +194,102 @@ func (s *Server) position(c *httpapi.FastCtx) {
 			resp.ETASeconds = &eta
 		}
 	case st.State.InRoom():
-		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
+		resp.PaymentID = st.PaymentID
+		resp.setSeats(st.SeatID)
 		resp.ExpireTime, resp.ExpireAt = unixOrZero(st.ExpireAt), rfc3339OrEmpty(st.ExpireAt)
 	case st.State == booking.StateCompleted:
-		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
+		resp.PaymentID = st.PaymentID
+		resp.setSeats(st.SeatID)
 	}
 	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
 }
 
 type selectSeatRequest struct {
-	EventID string `json:"event_id"`
-	SeatID  string `json:"seat_id"`
+	EventID string   `json:"event_id"`
+	SeatID  string   `json:"seat_id"`
+	SeatIDs []string `json:"seat_ids"`
 }
 
 func (r selectSeatRequest) Validate() error {
 	if err := checkEventID(r.EventID); err != nil {
 		return err
 	}
-	if r.SeatID == "" {
-		return errf("seat_id is required")
+	if r.SeatID == "" && len(r.SeatIDs) == 0 {
+		return errf("seat_ids (or seat_id) is required")
+	}
+	if r.SeatID != "" && len(r.SeatIDs) > 0 {
+		return errf("give seat_ids or seat_id, not both")
+	}
+	if len(r.SeatIDs) > booking.MaxSeatsPerOrderLimit {
+		return fmt.Errorf("at most %d seat_ids", booking.MaxSeatsPerOrderLimit)
+	}
+	seen := make(map[string]bool, len(r.SeatIDs))
+	for _, id := range r.SeatIDs {
+		if id == "" {
+			return errf("seat_ids must not hold an empty id")
+		}
+		if seen[id] {
+			return fmt.Errorf("seat %q is given twice", id)
+		}
+		seen[id] = true
 	}
 	return nil
 }
 
-// selectSeat: POST /api/booking/select-seat {"event_id","seat_id"}.
+// seatsTakenBody is the 409 of a selection some of whose seats are taken:
+// the project's error with the taken seats' ids.
+type seatsTakenBody struct {
+	httpapi.Error
+	SeatIDs []string `json:"seat_ids"`
+}
+
+// seats returns the selection, one seat_id or seat_ids.
+func (r selectSeatRequest) seats() []string {
+	if len(r.SeatIDs) > 0 {
+		return r.SeatIDs
+	}
+	return []string{r.SeatID}
+}
+
+// selectSeat: POST /api/booking/select-seat {"event_id","seat_ids":[…]}
+// (or "seat_id"): all the seats are held or none; selecting again
+// replaces the selection. A 409 seat_unavailable names the taken seats
+// in "seat_ids".
 func (s *Server) selectSeat(c *gin.Context) {
 	var req selectSeatRequest
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	deadline, err := s.Store.LockSeat(c.Request.Context(), req.EventID, auth.From(c).UserID, req.SeatID)
-	if err != nil {
+	seats := req.seats()
+	deadline, err := s.Store.LockSeats(c.Request.Context(), req.EventID, auth.From(c).UserID, seats)
+	var taken *booking.SeatsTakenError
+	var many *booking.TooManySeatsError
+	var unknown *booking.SeatUnknownError
+	switch {
+	case errors.As(err, &taken):
+		status, code := httpapi.Status(err)
+		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
+			Code: code, Message: "seats already taken: " + strings.Join(taken.Seats, ", "),
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: taken.Seats})
+		return
+	case errors.As(err, &many):
+		status, code := httpapi.Status(err)
+		httpapi.Abort(c, status, code, fmt.Sprintf("at most %d seats per order for this event", many.Max))
+		return
+	case errors.As(err, &unknown):
+		status, code := httpapi.Status(err)
+		httpapi.Abort(c, status, code, "no seat "+unknown.Seat+" in this event")
+		return
+	case err != nil:
 		httpapi.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"success": true, "seat_id": req.SeatID,
-		"expire_time": unixOrZero(deadline), "expire_at": rfc3339OrEmpty(deadline)})
+	resp := gin.H{"success": true, "seat_ids": seats,
+		"expire_time": unixOrZero(deadline), "expire_at": rfc3339OrEmpty(deadline)}
+	if len(seats) == 1 {
+		resp["seat_id"] = seats[0]
+	}
+	c.JSON(http.StatusOK, resp)
 }
 
 // initiatePayment: POST /api/booking/payment/initiate {"event_id"}. The
@@ -237,8 +311,9 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	if !s.ledgerRecordPayment(c, req.EventID, user, hold) {
 		return
 	}
+	amount, currency := s.orderPrice(hold.AmountCents, hold.Currency, len(hold.SeatIDs))
 	p, err := s.Provider.Create(ctx, payment.Request{
-		PaymentID: hold.PaymentID, Amount: s.TicketPrice, UserID: user, EventID: req.EventID,
+		PaymentID: hold.PaymentID, Amount: amount, Currency: currency, UserID: user, EventID: req.EventID,
 		SeatID: hold.SeatID, ReturnURL: strings.TrimRight(s.PublicURL, "/") + "/?event_id=" + url.QueryEscape(req.EventID),
 	})
 	if err != nil {
@@ -252,7 +327,7 @@ func (s *Server) initiatePayment(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"success": true, "payment_id": hold.PaymentID, "payment_url": p.URL,
-		"amount": s.TicketPrice, "seat_id": hold.SeatID, "expire_time": unixOrZero(hold.ExpireAt), "expire_at": rfc3339OrEmpty(hold.ExpireAt)})
+		"amount": amount, "currency": currency, "seat_id": hold.SeatID, "seat_ids": hold.SeatIDs, "expire_time": unixOrZero(hold.ExpireAt), "expire_at": rfc3339OrEmpty(hold.ExpireAt)})
 }
 
 // cancel: POST /api/booking/cancel {"event_id"}. From the room it frees the

@@ -25,12 +25,48 @@ type eventView struct {
 	HoldSeconds    float64 `json:"hold_seconds"`
 	GraceSeconds   float64 `json:"grace_seconds"`
 	AbandonSeconds float64 `json:"abandon_seconds"`
-	// PriceCents is the amount charged per seat (TICKET_PRICE_CENTS).
+	// PriceCents is the lowest price of a seat (every seat's price when
+	// the event has one section); the event's price_min_cents,
+	// price_max_cents and sections give the range.
 	PriceCents int64 `json:"price_cents,omitempty"`
 }
 
 func viewOf(e booking.Event) eventView {
 	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds()}
+}
+
+// priced fills in the prices of an event created before sections (no
+// currency stored: every seat at TICKET_PRICE_CENTS in TICKET_CURRENCY)
+// and sets PriceCents to the lowest price ("from").
+func (s *Server) priced(v eventView) eventView {
+	if v.Currency == "" {
+		v.Currency = s.currency()
+		v.Sections = append([]booking.EventSection(nil), v.Sections...)
+		for i := range v.Sections {
+			v.Sections[i].PriceCents = s.TicketPrice
+		}
+		v.PriceMinCents, v.PriceMaxCents = s.TicketPrice, s.TicketPrice
+	}
+	v.PriceCents = v.PriceMinCents
+	return v
+}
+
+// orderPrice is an order's amount and currency: the engine's (the sum of
+// the seats' section prices), or for an event created before sections
+// TICKET_PRICE_CENTS per seat in TICKET_CURRENCY.
+func (s *Server) orderPrice(amount int64, currency string, seats int) (int64, string) {
+	if currency == "" {
+		return s.TicketPrice * int64(seats), s.currency()
+	}
+	return amount, currency
+}
+
+// currency is TICKET_CURRENCY, or the engine's default.
+func (s *Server) currency() string {
+	if s.Currency == "" {
+		return booking.DefaultCurrency
+	}
+	return s.Currency
 }
 
 // Pages of GET /api/events.
@@ -77,9 +113,7 @@ func (s *Server) listEvents(c *gin.Context) {
 			httpapi.Fail(c, err)
 			return
 		}
-		v := viewOf(e)
-		v.PriceCents = s.TicketPrice
-		out = append(out, v)
+		out = append(out, s.priced(viewOf(e)))
 	}
 	resp := gin.H{"events": out}
 	if next != "" {
@@ -100,9 +134,7 @@ func (s *Server) getEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	v := viewOf(e)
-	v.PriceCents = s.TicketPrice
-	c.JSON(http.StatusOK, v)
+	c.JSON(http.StatusOK, s.priced(viewOf(e)))
 }
 
 // popularEvents: GET /api/events/popular?limit=N, by completed bookings.
@@ -200,10 +232,21 @@ type createEventRequest struct {
 	SalesEnd       string   `json:"sales_end"`
 	BatchSize      int      `json:"batch_size"`
 	AbandonSeconds *float64 `json:"abandon_seconds"`
+	// Issue 14: priced sections instead of rows/seats_per_row or seats,
+	// the price of the old forms (default TICKET_PRICE_CENTS), the
+	// currency (default TICKET_CURRENCY) and the seats one order may hold.
+	Sections         []booking.Section `json:"sections"`
+	PriceCents       *int64            `json:"price_cents"`
+	Currency         string            `json:"currency"`
+	MaxSeatsPerOrder int               `json:"max_seats_per_order"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
-	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize}
+	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
+		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder}
+	if r.PriceCents != nil {
+		cfg.PriceCents = *r.PriceCents
+	}
 	if r.ID == "" {
 		return cfg, errf("id is required")
 	}
@@ -213,8 +256,15 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 	if r.Rows < 0 || r.SeatsPerRow < 0 || r.Capacity < 0 || r.BatchSize < 0 {
 		return cfg, errf("rows, seats_per_row, capacity and batch_size must not be negative")
 	}
-	if len(r.Seats) == 0 && (r.Rows == 0 || r.SeatsPerRow == 0) {
-		return cfg, errf(`give a seat map: "rows" and "seats_per_row", or "seats"`)
+	if len(r.Sections) > 0 {
+		if len(r.Seats) > 0 || r.Rows > 0 || r.SeatsPerRow > 0 || r.PriceCents != nil {
+			return cfg, errf(`give either "sections" or "rows"/"seats_per_row" or "seats" (with "price_cents"), not both`)
+		}
+	} else if len(r.Seats) == 0 && (r.Rows == 0 || r.SeatsPerRow == 0) {
+		return cfg, errf(`give a seat map: "sections", "rows" and "seats_per_row", or "seats"`)
+	}
+	if r.MaxSeatsPerOrder < 0 || r.MaxSeatsPerOrder > booking.MaxSeatsPerOrderLimit {
+		return cfg, fmt.Errorf("max_seats_per_order must be from 1 to %d", booking.MaxSeatsPerOrderLimit)
 	}
 	if len(r.Seats) > 0 && (r.Rows > 0 || r.SeatsPerRow > 0) {
 		return cfg, errf(`give either "rows"/"seats_per_row" or "seats", not both`)
@@ -260,6 +310,12 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, "invalid_event", err.Error())
 		return
 	}
+	if len(cfg.Sections) == 0 && req.PriceCents == nil {
+		cfg.PriceCents = s.TicketPrice
+	}
+	if cfg.Currency == "" {
+		cfg.Currency = s.currency()
+	}
 	ctx := c.Request.Context()
 	// PostgreSQL first: once the definition is there, the safety net
 	// creates the Redis state even if the next step fails.
@@ -276,7 +332,7 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, viewOf(e))
+	c.JSON(http.StatusCreated, s.priced(viewOf(e)))
 }
 
 // updateEventRequest is the body of PATCH /api/admin/events/{id}: any

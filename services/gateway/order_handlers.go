@@ -78,12 +78,9 @@ func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hol
 	if s.Ledger == nil {
 		return true
 	}
-	cur := s.Currency
-	if cur == "" {
-		cur = ledger.DefaultCurrency
-	}
+	amount, cur := s.orderPrice(hold.AmountCents, hold.Currency, len(hold.SeatIDs))
 	err := s.Ledger.RecordPayment(c.Request.Context(), ledger.Payment{PaymentID: hold.PaymentID, EventID: eventID,
-		UserID: userID, SeatID: hold.SeatID, Sequence: hold.Sequence, Amount: s.TicketPrice, Currency: cur})
+		UserID: userID, SeatID: hold.SeatID, Sequence: hold.Sequence, Amount: amount, Currency: cur})
 	if err != nil {
 		httpapi.Fail(c, err)
 		return false

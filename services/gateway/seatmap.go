@@ -50,6 +50,19 @@ type seatSnapshot struct {
 	etag     string
 	seats    int
 	sections []booking.SeatSection
+	// the event's priced sections (issue 14) and currency, read with the ids
+	prices   []seatMapPrice
+	currency string
+}
+
+// seatMapPrice is a priced section of the seat map: its name, price and
+// the run of seats (start, len in display order) it covers. Each run of
+// "sections" names its priced section by index ("section").
+type seatMapPrice struct {
+	Name       string `json:"name"`
+	PriceCents int64  `json:"price_cents"`
+	Start      int    `json:"start"`
+	Len        int    `json:"len"`
 }
 
 // seatMapResponse is the body of GET /api/seats/available (docs/http-api.md).
@@ -60,6 +73,10 @@ type seatMapResponse struct {
 	Held      int              `json:"held"`
 	Sold      int              `json:"sold"`
 	Sections  []seatMapSection `json:"sections"`
+	// Issue 14: the priced sections, once each (not per seat), and the
+	// currency of their prices.
+	Currency string         `json:"currency"`
+	Prices   []seatMapPrice `json:"price_sections"`
 }
 
 // seatMapSection: seat i of the section is Row+(First+i), or Seats[i]
@@ -70,6 +87,8 @@ type seatMapSection struct {
 	First  int      `json:"first,omitempty"`
 	Seats  []string `json:"seats,omitempty"`
 	Status string   `json:"status"`
+	// Section is the index in price_sections of every seat of the run.
+	Section int `json:"section"`
 }
 
 func (m *seatMapCache) cached(eventID string) *seatSnapshot {
@@ -80,7 +99,7 @@ func (m *seatMapCache) cached(eventID string) *seatSnapshot {
 
 // get returns a snapshot no older than maxAge, reading Redis at most once
 // at a time per event.
-func (m *seatMapCache) get(ctx context.Context, store *booking.Store, eventID string, maxAge time.Duration) (*seatSnapshot, error) {
+func (m *seatMapCache) get(ctx context.Context, store *booking.Store, eventID string, maxAge time.Duration, priced func(booking.Event) booking.Event) (*seatSnapshot, error) {
 	if s := m.cached(eventID); s != nil && time.Since(s.at) < maxAge {
 		return s, nil
 	}
@@ -93,7 +112,7 @@ func (m *seatMapCache) get(ctx context.Context, store *booking.Store, eventID st
 		// fail the read the others wait for
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		snap, err := readSeatMap(rctx, store, eventID, prev)
+		snap, err := readSeatMap(rctx, store, eventID, prev, priced)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +134,7 @@ func (m *seatMapCache) get(ctx context.Context, store *booking.Store, eventID st
 
 // readSeatMap reads the status string (and, the first time, the seat ids)
 // and encodes the answer once for every reader.
-func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev *seatSnapshot) (*seatSnapshot, error) {
+func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev *seatSnapshot, priced func(booking.Event) booking.Event) (*seatSnapshot, error) {
 	start := time.Now()
 	status, err := store.SeatStatuses(ctx, eventID)
 	if err != nil {
@@ -123,15 +142,25 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 	}
 	snap := &seatSnapshot{at: start, seats: len(status)}
 	if prev != nil && prev.seats == len(status) {
-		snap.sections = prev.sections
+		snap.sections, snap.prices, snap.currency = prev.sections, prev.prices, prev.currency
 	} else {
 		ids, err := store.SeatMapIDs(ctx, eventID)
 		if err != nil {
 			return nil, err
 		}
-		snap.sections = booking.SeatSections(ids)
+		e, err := store.GetEvent(ctx, eventID)
+		if err != nil {
+			return nil, err
+		}
+		e = priced(e)
+		snap.currency = e.Currency
+		for _, p := range e.Sections {
+			snap.prices = append(snap.prices, seatMapPrice{Name: p.Name, PriceCents: p.PriceCents, Start: p.Start, Len: p.Len})
+		}
+		snap.sections = splitRuns(booking.SeatSections(ids), e.Sections)
 	}
-	resp := seatMapResponse{EventID: eventID, Total: len(status), Sections: make([]seatMapSection, len(snap.sections))}
+	resp := seatMapResponse{EventID: eventID, Total: len(status), Sections: make([]seatMapSection, len(snap.sections)),
+		Currency: snap.currency, Prices: snap.prices}
 	for i := 0; i < len(status); i++ {
 		switch status[i] {
 		case booking.SeatCodeHeld:
@@ -142,7 +171,7 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 	}
 	resp.Available = resp.Total - resp.Held - resp.Sold
 	for i, sec := range snap.sections {
-		out := seatMapSection{Row: sec.Row, First: sec.First, Seats: sec.IDs}
+		out := seatMapSection{Row: sec.Row, First: sec.First, Seats: sec.IDs, Section: priceIndex(snap.prices, sec.Start)}
 		if sec.Start+sec.Len <= len(status) {
 			out.Status = status[sec.Start : sec.Start+sec.Len]
 		}
@@ -169,7 +198,9 @@ func (s *Server) seatsAvailable(c *httpapi.FastCtx) {
 	if maxAge <= 0 {
 		maxAge = defaultSeatMapMaxAge
 	}
-	snap, err := s.seatMaps.get(c.Context(), s.Store, eventID, maxAge)
+	snap, err := s.seatMaps.get(c.Context(), s.Store, eventID, maxAge, func(e booking.Event) booking.Event {
+		return s.priced(viewOf(e)).Event
+	})
 	if err != nil {
 		c.Fail(err)
 		return
@@ -194,4 +225,44 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// splitRuns cuts the runs of seat ids where a priced section starts, so
+// that every run lies in one priced section.
+func splitRuns(runs []booking.SeatSection, prices []booking.EventSection) []booking.SeatSection {
+	var out []booking.SeatSection
+	for _, r := range runs {
+		for _, p := range prices {
+			cut := p.Start - r.Start
+			if cut <= 0 || cut >= r.Len {
+				continue
+			}
+			head := r
+			head.Len = cut
+			if head.IDs != nil {
+				head.IDs = r.IDs[:cut]
+			}
+			out = append(out, head)
+			r.Start += cut
+			r.Len -= cut
+			if r.IDs != nil {
+				r.IDs = r.IDs[cut:]
+			} else {
+				r.First += cut
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// priceIndex is the index of the priced section holding seat i (0 when
+// none does).
+func priceIndex(prices []seatMapPrice, i int) int {
+	for k, p := range prices {
+		if i >= p.Start && i < p.Start+p.Len {
+			return k
+		}
+	}
+	return 0
 }
