@@ -101,7 +101,8 @@ end
 local function seat_price(seat)
   local prices = redis.call('HGET', K_CONFIG, 'prices')
   if not prices then return 0 end
-  local i = seat_index(seat)
+  -- (an explicit map whose index is being rebuilt: find it in the list)
+  local i = seat_index(seat) or redis.call('LPOS', K_SEATMAP, seat)
   if not i then return 0 end
   local start = 0
   for len, cents in string.gmatch(prices, '(%d+):(%d+)') do
@@ -109,6 +110,13 @@ local function seat_price(seat)
     if i < start then return tonumber(cents) end
   end
   return 0
+end
+
+-- Each seat's price, joined by ',' in the order of the seats.
+local function seat_prices(csv)
+  local out = {}
+  for _, seat in ipairs(split_seats(csv)) do out[#out + 1] = seat_price(seat) end
+  return table.concat(out, ',')
 end
 
 -- The amount of an order: the sum of its seats' prices.

@@ -17,8 +17,9 @@
 -- still completes: the seat was never anyone else's.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
--- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, amount_cents}
---   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents}   refund
+-- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, amount_cents, seat_prices}
+--   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents, seat_prices}   refund
+--   seat_prices: each seat's price in cents, joined by ',' like seat_ids
 --   seat_ids joined by ','; every seat of the hold is sold (or, late, the
 --   whole amount refunded); amount_cents as in initiate_payment.lua
 --   | {'not_found'} (unknown user) | {'payment_mismatch'} (id not this user's)
@@ -34,8 +35,8 @@ if not p then
   return {'payment_mismatch'}
 end
 if p.user ~= user then return {'payment_mismatch'} end
-if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at, order_amount(p.seat)} end
-if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1, order_amount(p.seat)} end
+if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at, order_amount(p.seat), seat_prices(p.seat)} end
+if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1, order_amount(p.seat), seat_prices(p.seat)} end
 if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pending'
     and redis.call('HGET', K_UPAY, user) == pid then
   local seat = redis.call('HGET', K_USEAT, user)
@@ -50,8 +51,8 @@ if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pendi
   redis.call('HDEL', K_UGRACE, user)
   redis.call('HSET', K_STATE, user, 'completed')
   set_payment(pid, p, 'completed', now)
-  return {'ok', 'completed', seat, p.seq, p.at, order_amount(seat)}
+  return {'ok', 'completed', seat, p.seq, p.at, order_amount(seat), seat_prices(seat)}
 end
 -- failed before, or the hold it paid for has ended: the money goes back
 set_payment(pid, p, 'refund', now)
-return {'late', p.seat, p.seq, p.at, 0, order_amount(p.seat)}
+return {'late', p.seat, p.seq, p.at, 0, order_amount(p.seat), seat_prices(p.seat)}

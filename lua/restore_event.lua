@@ -3,9 +3,10 @@
 -- configuration, the seat map, every sold seat and every completed user.
 -- Waiting users and open holds are not durable: whatever is left of the
 -- event's other keys is deleted and those users join again. The payment
--- registry (pays) is kept; the seat status string and seat index are
--- deleted here and rebuilt whole from the seats hash by the next seat-map
--- read (seat_status.lua), once. The join
+-- registry (pays) is kept; the seat status string is deleted here and
+-- rebuilt whole from the seats hash by the next seat-map read
+-- (seat_status.lua), once; an explicit map's seat index is rebuilt here
+-- (seat prices need it, issue 14). The join
 -- sequence restarts above seq_base (and above any counter left), so no
 -- join sequence, and no fact id built from one, repeats after a rebuild.
 -- KEYS: the event key set (lib.lua).
@@ -40,6 +41,14 @@ for i = FIRST, FIRST - 1 + n, CHUNK do
   end
   redis.call('HSET', K_SEATS, unpack(pairs_))
   redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, last))
+  if tonumber(ARGV[10]) == 0 then -- an explicit map: index its ids (lib.lua seat_index, seat_price)
+    local idx = {}
+    for j = i, last do
+      idx[#idx + 1] = ARGV[j]
+      idx[#idx + 1] = j - FIRST
+    end
+    redis.call('HSET', K_SEATIDX, unpack(idx))
+  end
 end
 local sold, skipped = 0, 0
 for i = FIRST + n, #ARGV - 3, 4 do

@@ -43,7 +43,7 @@ func TestLatePaymentAfterRejoin(t *testing.T) {
 	f.clock.Advance(time.Second)
 	for i := range 2 {
 		res, err := f.s.PaymentSuccess(f.ctx, "evt", "u", "p1")
-		want := PaymentResult{SeatID: "A1", SeatIDs: []string{"A1"}, Sequence: 1, At: lateAt.Add(time.Second), Duplicate: i == 1}
+		want := PaymentResult{SeatID: "A1", SeatIDs: []string{"A1"}, SeatPrices: []int64{0}, Sequence: 1, At: lateAt.Add(time.Second), Duplicate: i == 1}
 		if !errors.Is(err, ErrLatePayment) || !cmp.Equal(res, want) {
 			t.Fatalf("P1 success #%d: %+v %v, want %+v late", i, res, err, want)
 		}

@@ -315,3 +315,16 @@ func (e Event) SectionAt(i int) (EventSection, bool) {
 	}
 	return EventSection{}, false
 }
+
+// splitPrices parses a script's ','-joined seat prices.
+func splitPrices(csv string) []int64 {
+	if csv == "" {
+		return nil
+	}
+	parts := strings.Split(csv, ",")
+	out := make([]int64, len(parts))
+	for i, p := range parts {
+		out[i], _ = strconv.ParseInt(p, 10, 64)
+	}
+	return out
+}

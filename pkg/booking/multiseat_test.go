@@ -215,7 +215,8 @@ func TestMultiSeatHoldEnds(t *testing.T) {
 				}
 			case "success":
 				r, err := f.s.PaymentSuccess(f.ctx, "evt", "u", "p")
-				if err != nil || r.Outcome != OutcomeCompleted || r.AmountCents != 13000 || !slices.Equal(r.SeatIDs, seats) {
+				if err != nil || r.Outcome != OutcomeCompleted || r.AmountCents != 13000 || !slices.Equal(r.SeatIDs, seats) ||
+					!slices.Equal(r.SeatPrices, []int64{5000, 5000, 3000}) {
 					t.Fatalf("success %+v %v", r, err)
 				}
 				wantSold = 3

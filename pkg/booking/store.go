@@ -603,13 +603,13 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
 	if errors.Is(err, ErrLatePayment) {
 		return PaymentResult{SeatID: r.str(1), SeatIDs: SplitSeats(r.str(1)), Sequence: r.int(2), At: ms(r.int(3)),
-			Duplicate: r.int(4) == 1, AmountCents: r.int(5)}, ErrLatePayment
+			Duplicate: r.int(4) == 1, AmountCents: r.int(5), SeatPrices: splitPrices(r.str(6))}, ErrLatePayment
 	}
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
 	}
 	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), SeatIDs: SplitSeats(r.str(2)), Sequence: r.int(3),
-		At: ms(r.int(4)), AmountCents: r.int(5)}, nil
+		At: ms(r.int(4)), AmountCents: r.int(5), SeatPrices: splitPrices(r.str(6))}, nil
 }
 
 // PaymentFailure releases the hold of a declined payment (OutcomeFailed),

@@ -270,7 +270,9 @@ type PaymentResult struct {
 	SeatIDs []string
 	// AmountCents is the order's amount (completed, or late: the whole
 	// amount to refund); 0 for an event created before sections.
+	// SeatPrices are the seats' prices, in SeatIDs order (PaymentSuccess).
 	AmountCents int64
+	SeatPrices  []int64
 	Sequence    int64
 	// At is when PaymentSuccess first classified the payment (completed, or
 	// late: refund), the same on every repeat; zero for a payment started

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -24,17 +25,26 @@ type EventDef struct {
 }
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
-	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at`
+	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
+	sections, price_cents, currency, max_seats`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
 	var holdMS, graceMS, abandonMS int64
 	var start, end *time.Time
+	var sections []byte
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
-		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt)
+		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
+		&sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder)
 	if err != nil {
 		return EventDef{}, err
+	}
+	if err := json.Unmarshal(sections, &c.Sections); err != nil {
+		return EventDef{}, err
+	}
+	if len(c.Sections) == 0 {
+		c.Sections = nil
 	}
 	c.Hold, c.Grace, c.Abandon = msDur(holdMS), msDur(graceMS), msDur(abandonMS)
 	if start != nil {
@@ -67,11 +77,16 @@ func (l *Ledger) CreateEvent(ctx context.Context, cfg booking.EventConfig) (def 
 	if err != nil {
 		return EventDef{}, false, err
 	}
+	sections, err := json.Marshal(cfg.Sections)
+	if err != nil || cfg.Sections == nil {
+		sections = []byte("[]")
+	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO events (id, name, seats, rows_count, seats_per_row, capacity,
-		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, sections, price_cents, currency, max_seats)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`,
 		cfg.ID, cfg.Name, cfg.Seats, cfg.Rows, cfg.SeatsPerRow, cfg.Capacity, cfg.Hold.Milliseconds(),
-		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds())
+		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds(),
+		sections, cfg.PriceCents, cfg.Currency, cfg.MaxSeatsPerOrder)
 	if err != nil {
 		return EventDef{}, false, wrap("create event", err)
 	}
@@ -100,7 +115,9 @@ func sameDefinition(a, b booking.EventConfig) bool {
 	return a.ID == b.ID && a.Name == b.Name && slices.Equal(a.Seats, b.Seats) && a.Rows == b.Rows &&
 		a.SeatsPerRow == b.SeatsPerRow && a.Capacity == b.Capacity && a.Hold.Milliseconds() == b.Hold.Milliseconds() &&
 		a.Grace.Milliseconds() == b.Grace.Milliseconds() && ms(a.SalesStart) == ms(b.SalesStart) &&
-		ms(a.SalesEnd) == ms(b.SalesEnd) && a.BatchSize == b.BatchSize && a.Abandon.Milliseconds() == b.Abandon.Milliseconds()
+		ms(a.SalesEnd) == ms(b.SalesEnd) && a.BatchSize == b.BatchSize && a.Abandon.Milliseconds() == b.Abandon.Milliseconds() &&
+		a.PriceCents == b.PriceCents && a.Currency == b.Currency && a.MaxSeatsPerOrder == b.MaxSeatsPerOrder &&
+		len(a.Sections) == len(b.Sections)
 }
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one
@@ -119,7 +136,8 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 	}
 	d, err := scanEvent(l.pool.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
 		capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
-		updated_at = now() WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon))
+		max_seats = COALESCE($6, max_seats),
+		updated_at = now() WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon, u.MaxSeatsPerOrder))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound
 	}

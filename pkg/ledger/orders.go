@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
 )
 
 // Order statuses.
@@ -51,11 +53,14 @@ type Payment struct {
 
 // Order is one successful payment: a ticket, or a refund due.
 type Order struct {
-	OrderID      string     `json:"order_id"`
-	PaymentID    string     `json:"payment_id"`
-	EventID      string     `json:"event_id"`
-	UserID       string     `json:"user_id"`
-	SeatID       string     `json:"seat_id"`
+	OrderID   string `json:"order_id"`
+	PaymentID string `json:"payment_id"`
+	EventID   string `json:"event_id"`
+	UserID    string `json:"user_id"`
+	SeatID    string `json:"seat_id"` // the seats joined by ',' (one seat: its id)
+	// SeatIDs and SeatPrices are the order's lines (order_seats), one per seat.
+	SeatIDs      []string   `json:"seat_ids"`
+	SeatPrices   []int64    `json:"seat_prices"`
 	Sequence     int64      `json:"sequence"`
 	Amount       int64      `json:"amount"`
 	Currency     string     `json:"currency"`
@@ -118,6 +123,26 @@ type Sale struct {
 	SeatID       string
 	Sequence     int64
 	RefundReason string // "" for a ticket; RefundLate, RefundNoBooking...
+	// SeatIDs and SeatPrices are the order's seats and their prices
+	// (issue 14); when SeatIDs is empty SeatID is split at ',', and
+	// without prices each line gets the amount divided by the seats.
+	SeatIDs    []string
+	SeatPrices []int64
+}
+
+// seats returns the sale's seats and their prices (nil: not known).
+func (s Sale) seats() ([]string, []*int64) {
+	ids := s.SeatIDs
+	if len(ids) == 0 {
+		ids = booking.SplitSeats(s.SeatID)
+	}
+	prices := make([]*int64, len(ids))
+	if len(s.SeatPrices) == len(ids) {
+		for i := range s.SeatPrices {
+			prices[i] = &s.SeatPrices[i]
+		}
+	}
+	return ids, prices
 }
 
 // RecordSale records the order of a success webhook, idempotently on the
@@ -131,16 +156,27 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	if s.RefundReason != "" {
 		status, outcome = StatusRefundDue, OutcomeLate
 	}
+	ids, prices := s.seats()
+	if s.SeatID == "" {
+		s.SeatID = strings.Join(ids, ",")
+	}
 	b := &pgx.Batch{}
+	// a ticket any of whose seats the ledger sold to another order is a
+	// refund (order_seats holds every sold seat, of orders of any size)
+	const taken = `EXISTS (SELECT 1 FROM order_seats os JOIN orders o ON o.order_id = os.order_id
+				WHERE os.event_id = $3 AND os.seat_id = ANY($11::text[]) AND os.status = 'completed' AND o.payment_id <> $2)`
 	b.Queue(`INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status, refund_reason)
 		SELECT $1, $2, $3, $4, $5, $6, COALESCE(p.amount, 0), COALESCE(p.currency, $9),
-			CASE WHEN $7 = 'completed' AND EXISTS (SELECT 1 FROM orders o WHERE o.event_id = $3 AND o.seat_id = $5
-				AND o.status = 'completed' AND o.payment_id <> $2) THEN 'refund_due' ELSE $7 END,
-			CASE WHEN $7 = 'completed' AND EXISTS (SELECT 1 FROM orders o WHERE o.event_id = $3 AND o.seat_id = $5
-				AND o.status = 'completed' AND o.payment_id <> $2) THEN $10 ELSE $8 END
+			CASE WHEN $7 = 'completed' AND `+taken+` THEN 'refund_due' ELSE $7 END,
+			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END
 		FROM (SELECT 1) one LEFT JOIN payments p ON p.payment_id = $2
 		ON CONFLICT (payment_id) DO NOTHING`,
-		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken)
+		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids)
+	b.Queue(`INSERT INTO order_seats (order_id, position, event_id, seat_id, price_cents, status)
+		SELECT o.order_id, l.n - 1, o.event_id, l.seat, COALESCE(l.price, o.amount / GREATEST(cardinality($2::text[]), 1)), o.status
+		FROM orders o, unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS l(seat, price, n)
+		WHERE o.payment_id = $1
+		ON CONFLICT (order_id, position) DO NOTHING`, s.PaymentID, ids, prices)
 	b.Queue(`INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, outcome)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (payment_id) DO UPDATE SET outcome = EXCLUDED.outcome, updated_at = now(),
@@ -152,6 +188,9 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return Order{}, wrap("record sale", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return Order{}, wrap("record sale seats", err)
 	}
 	if _, err := br.Exec(); err != nil {
 		return Order{}, wrap("record sale payment", err)
@@ -167,18 +206,41 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 // unique index stopped; the caller's retry records it as refund_due.
 func IsSeatConflict(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "orders_seat_sold"
+	return errors.As(err, &pe) && pe.Code == "23505" && (pe.ConstraintName == "orders_seat_sold" || pe.ConstraintName == "order_seats_sold")
+}
+
+// perSeat expands orders into one per seat (SeatID one seat), for the
+// seat-by-seat comparisons of restore and reconciliation.
+func perSeat(orders []Order) []Order {
+	var out []Order
+	for _, o := range orders {
+		ids := o.SeatIDs
+		if len(ids) == 0 {
+			ids = booking.SplitSeats(o.SeatID)
+		}
+		for _, id := range ids {
+			x := o
+			x.SeatID, x.SeatIDs, x.SeatPrices = id, []string{id}, nil
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func newOrderID() string { return "ord_" + strings.ToLower(rand.Text()) }
 
 const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
-	refund_reason, created_at, updated_at, refunded_at`
+	refund_reason, created_at, updated_at, refunded_at,
+	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
+	ARRAY(SELECT os.price_cents FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position)`
 
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.PaymentID, &o.EventID, &o.UserID, &o.SeatID, &o.Sequence, &o.Amount, &o.Currency,
-		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt)
+		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.SeatIDs, &o.SeatPrices)
+	if err == nil && len(o.SeatIDs) == 0 {
+		o.SeatIDs = booking.SplitSeats(o.SeatID)
+	}
 	return o, err
 }
 

@@ -46,6 +46,7 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	if err != nil {
 		return out, err
 	}
+	orders = perSeat(orders)
 	inLedger := make(map[string]bool, len(orders))
 	var repair []Order
 	for _, o := range orders {

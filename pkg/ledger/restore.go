@@ -77,7 +77,7 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 		return Restored{}, err
 	}
 	base := max(maxSeq, r.now().UnixMilli()*SeqBaseFactor)
-	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(sold)}
+	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold))}
 	res, err := r.Store.RestoreEvent(ctx, in)
 	if err != nil {
 		return Restored{}, err

@@ -19,9 +19,10 @@ type recorder interface {
 }
 
 // recordSale writes the order of a success webhook after its Lua step:
-// a ticket (refund "") or a refund due. No-op without a ledger (tests of
-// the Redis path only).
-func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, seq int64, refund string) error {
+// a ticket (refund "") or a refund due. seatID is the engine's (the seats
+// joined by ','), prices the seats' prices when known: the order gets one
+// line per seat. No-op without a ledger (tests of the Redis path only).
+func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, prices []int64, seq int64, refund string) error {
 	if w.Ledger == nil {
 		return nil
 	}
@@ -29,7 +30,7 @@ func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID st
 		seatID = wh.SeatID
 	}
 	_, err := w.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
-		SeatID: seatID, Sequence: seq, RefundReason: refund})
+		SeatID: seatID, SeatPrices: prices, Sequence: seq, RefundReason: refund})
 	return err
 }
 

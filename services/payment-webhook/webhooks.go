@@ -168,7 +168,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		if !res.At.IsZero() {
 			now = res.At // a repeat republishes the same fact
 		}
-		if err := w.recordSale(ctx, wh, seat, res.Sequence, refund); err != nil {
+		if err := w.recordSale(ctx, wh, seat, res.SeatPrices, res.Sequence, refund); err != nil {
 			httpapi.Fail(c, err)
 			return
 		}
@@ -195,7 +195,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	// written, so the effects are repeated; their ids are the same.
 	// The order goes to the ledger first (idempotent: a duplicate may be
 	// the retry of a call that failed there).
-	if err := w.recordSale(ctx, wh, res.SeatID, res.Sequence, ""); err != nil {
+	if err := w.recordSale(ctx, wh, res.SeatID, res.SeatPrices, res.Sequence, ""); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}
@@ -215,7 +215,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	}
 	log.Info("payment success", zap.String("outcome", string(res.Outcome)), zap.String("seat_id", res.SeatID))
 	c.Set(outcomeKey, string(res.Outcome))
-	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID})
+	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID, "seat_ids": res.SeatIDs})
 }
 
 // failure: the hold is released.
@@ -257,7 +257,7 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 	}
 	httpapi.Logger(c).Info("payment failure", zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID),
 		zap.String("outcome", string(res.Outcome)), zap.String("reason", reason))
-	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID})
+	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID, "seat_ids": res.SeatIDs})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
