@@ -210,6 +210,20 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
 
+	// issue 14: priced sections, several seats, the 409 naming the taken ones
+	hs.createEvent(map[string]any{"id": "tour", "currency": "USD", "max_seats_per_order": 3, "capacity": 5,
+		"sections": []map[string]any{{"name": "Floor", "rows": 1, "seats_per_row": 4, "price_cents": 5000},
+			{"name": "Boxes", "seats": []string{"X1", "X2"}, "price_cents": 9000}}})
+	want(t, hs.do("GET", "/api/events/tour", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/seats/available?event_id=tour", "", nil), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", user, map[string]any{"event_id": "tour"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "tour"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", user, map[string]any{"event_id": "tour", "seat_ids": []string{"A1", "X1"}}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "tour", "seat_ids": []string{"A2", "X1"}}), 409, "seat_unavailable")
+	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "tour", "seat_ids": []string{"A2", "A3", "A4", "X2"}}), 400, "too_many_seats")
+	want(t, hs.do("GET", "/api/booking/position?event_id=tour", user, nil), 200, "")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", user, map[string]any{"event_id": "tour"}), 200, "")
+
 	// the error cases
 	want(t, hs.do("POST", "/api/booking/cancel", user, map[string]any{"event_id": "e1"}), 409, "cannot_cancel")
 	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "e1", "seat_id": "A1"}), 403, "invalid_state")
