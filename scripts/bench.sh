@@ -30,7 +30,7 @@ PROMOTE_USERS=${PROMOTE_USERS:-20000}
 mkevent() { # id capacity paused [seats]
   local seats
   seats=$(for i in $(seq 1 "${4:-100}"); do printf 'S%d ' "$i"; done)
-  $RC EVALSHA "${SHA[create_event]}" 17 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" $seats >/dev/null
+  $RC EVALSHA "${SHA[create_event]}" 17 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "" "[]" $seats >/dev/null
   [ "$3" = 1 ] && $RC EVALSHA "${SHA[update_event]}" 17 $(keys "$1") paused 1 >/dev/null
   true
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# select-seat with 4 seats (issue 14): the Go package (BenchmarkLockSeats4)
+# beside redis-benchmark running EVALSHA of the very same lock_seat script
+# (lib.lua + lock_seat.lua) with the same 17 keys, client count and
+# distribution, in one sitting. 10,000 admitted users u<12 digits>, 40,000
+# seats S<12 digits><a|b|c|d>; each call: a random user selects
+# S<n1>a,S<n2>b,S<n3>c,S<n4>d (independent __rand_int__). Prints a markdown
+# table for docs/benchmarks.md.
+#
+#   scripts/bench-select.sh                # 50 clients, 200k requests
+#   CLIENTS=50 REQUESTS=100000 scripts/bench-select.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+CLIENTS=${CLIENTS:-50}
+REQUESTS=${REQUESTS:-200000}
+USERS=10000
+HOST=${REDIS_HOST:-127.0.0.1}
+PORT=${REDIS_PORT:-6379}
+RC="redis-cli -h $HOST -p $PORT"
+PREFIX="benchsel$$"
+NOW=$(date +%s%3N)
+luascript() { (cd tools && go run ./luascript "$@"); }
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing (apt-get install redis-tools)"; exit 1; }
+cleanup() { $RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null; }
+trap cleanup EXIT
+
+declare -A SHA
+for s in create_event enqueue lock_seat; do
+  SHA[$s]=$($RC SCRIPT LOAD "$(luascript $s)")
+done
+KEYS=$(luascript -keys "$PREFIX" sel)
+seats=$(for f in a b c d; do for ((i = 0; i < USERS; i++)); do printf 'S%012d%s ' "$i" "$f"; done; done)
+$RC EVALSHA "${SHA[create_event]}" 17 $KEYS sel "$USERS" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "1:0" "[]" $seats >/dev/null
+for ((i = 0; i < USERS; i++)); do printf 'EVALSHA %s 17 %s u%012d %s\n' "${SHA[enqueue]}" "$KEYS" "$i" "$NOW"; done | $RC >/dev/null
+active=$($RC ZCARD "$PREFIX:{sel}:active")
+
+echo "== redis-benchmark EVALSHA lock_seat, 4 seats ($CLIENTS clients, $REQUESTS requests, $active users admitted)" >&2
+RB=$(redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n "$REQUESTS" -r "$USERS" -q \
+  EVALSHA "${SHA[lock_seat]}" 17 $KEYS "u__rand_int__" "S__rand_int__a,S__rand_int__b,S__rand_int__c,S__rand_int__d" "$NOW" 2>/dev/null |
+  tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
+RB_HELD=$($RC HGET "$PREFIX:{sel}:config" held | tr -d '\r')
+
+echo "== go test -bench LockSeats4 (pkg/booking, $CLIENTS goroutines)" >&2
+out=$(go test -run '^$' -bench 'LockSeats4' -benchtime "${REQUESTS}x" ./pkg/booking/ 2>&1)
+echo "$out" >&2
+GO=$(echo "$out" | grep '^BenchmarkLockSeats4' | grep -Eo '[0-9.]+ ops/s' | head -1 | cut -d' ' -f1)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
+
+cat <<TABLE
+
+Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), Redis $($RC INFO server | sed -n 's/^redis_version://p' | tr -d '\r'), $(date -u +%Y-%m-%d)
+Command: CLIENTS=$CLIENTS REQUESTS=$REQUESTS scripts/bench-select.sh ($active users admitted; seats held at the end of the redis-benchmark run: $RB_HELD of 40000)
+
+| operation | Go package (ops/s) | redis-benchmark EVALSHA (ops/s) | Go / raw |
+|---|---|---|---|
+| select-seat, 4 seats (lock_seat) | ${GO%.*} | ${RB%.*} | $(ratio "$GO" "$RB") |
+TABLE
