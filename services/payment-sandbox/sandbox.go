@@ -198,7 +198,7 @@ var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
 <link rel="stylesheet" href="/checkout.css"></head>
 <body><main><h1>Sandbox checkout</h1>
 <p>Event <b>{{.Req.EventID}}</b>, seat <b>{{.Req.SeatID}}</b></p>
-<p>Amount: <b>{{.Amount}}</b></p>
+<p>Amount: <b>{{.Amount}}{{if .Req.Currency}} {{.Req.Currency}}{{end}}</b></p>
 <p>Payment <code>{{.Req.PaymentID}}</code>: {{.Status}}</p>
 {{if eq .Status "pending"}}
 <form method="post" action="/pay/{{.Req.PaymentID}}/pay"><button type="submit">Pay</button></form>

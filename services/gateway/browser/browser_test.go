@@ -74,6 +74,7 @@ func TestJourney(t *testing.T) {
 	t.Run("late-payment", func(t *testing.T) { latePayment(t, s, b) })
 	t.Run("leave-and-release", func(t *testing.T) { leaveAndRelease(t, s, b) })
 	t.Run("large-map-phone", func(t *testing.T) { largeMapPhone(t, s, b) })
+	t.Run("multi-seat", func(t *testing.T) { multiSeat(t, s, b) })
 }
 
 // journeyWebSocket is one user's journey with the notifier reachable: the

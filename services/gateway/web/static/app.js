@@ -38,6 +38,10 @@
     seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", focusID: null,
     rows: [], status: new Map(), seatEls: new Map(), rendered: new Map(), win: null,
     eta: null, lastAnnounced: { pos: null, at: 0 }, warned: {},
+    // Orders of several seats (issue 14): the seats held (the server's
+    // answer; S.seat is the first), each seat's priced section, the
+    // sections {name, price_cents, start, len} and their currency.
+    held: [], sec: new Map(), prices: [], currency: "",
   };
 
   function notifierURL() {
@@ -71,6 +75,7 @@
     if (!r.ok) {
       const e = new Error((data && data.message) || r.statusText);
       e.status = r.status; e.code = (data && data.code) || (r.status >= 500 ? "unavailable" : "http_" + r.status);
+      e.seatIDs = (data && Array.isArray(data.seat_ids)) ? data.seat_ids : null; // a 409 names the taken seats
       throw e;
     }
     return data;
@@ -227,7 +232,8 @@
     const out = [];
     if (ev.starts_at) out.push(new Date(ev.starts_at).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }));
     if (ev.venue) out.push(ev.venue);
-    if (ev.price_cents) out.push(money(ev.price_cents) + " per seat");
+    if (ev.price_max_cents > ev.price_cents) out.push(`${money(ev.price_cents)} to ${money(ev.price_max_cents)} ${ev.currency || ""} per seat`);
+    else if (ev.price_cents) out.push(money(ev.price_cents) + " per seat");
     const start = ev.sales_start ? Date.parse(ev.sales_start) : NaN;
     if (start > Date.now()) out.push("on sale " + new Date(start).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }));
     if (ev.paused) out.push("sales paused");
@@ -424,8 +430,8 @@
       case "sold_out": return { type: "sold_out" };
       case "active":
         return { type: "your_turn", state: p.state || "active", sequence: p.sequence, seat_id: p.seat_id,
-          payment_id: p.payment_id, expire_time: p.expire_time };
-      case "completed": return { type: "booking_completed", seat_id: p.seat_id, payment_id: p.payment_id };
+          seat_ids: p.seat_ids, payment_id: p.payment_id, expire_time: p.expire_time };
+      case "completed": return { type: "booking_completed", seat_id: p.seat_id, seat_ids: p.seat_ids, payment_id: p.payment_id };
       case "failed": return { type: "payment_failed", seat_id: p.seat_id };
       case "expired": return { type: "expired" };
       case "cancelled": case "abandoned": return { type: "state", state: p.status };
@@ -493,7 +499,7 @@
         if (!staleTurn(m)) turn(m);
         break;
       case "booking_completed":
-        done("You're going! 🎉", `Booking confirmed${m.seat_id ? ": seat " + m.seat_id : ""}.`, "completed");
+        done("You're going! 🎉", confirmation(m), "completed");
         break;
       case "payment_failed":
         done("Payment failed", "The payment was declined" + (m.reason ? ` (${m.reason})` : "") + ". Your seat was released; you can join the queue again.", "failed");
@@ -581,17 +587,18 @@
     if (m.payment_id) S.paymentID = m.payment_id;
     if (m.state === "payment_pending") {
       S.state = "payment_pending";
-      document.querySelectorAll(".seat-id").forEach((e) => (e.textContent = m.seat_id || ""));
+      document.querySelectorAll(".seat-id").forEach((e) => (e.textContent = seatsIn(m).join(", ")));
       show("#panel-pending");
       return;
     }
     const first = !inRoom(S.state);
     const wasWaiting = S.state === "waiting";
     S.state = m.state || "active";
-    if (m.seat_id) S.seat = m.seat_id;
+    if (seatsIn(m).length) { S.held = seatsIn(m); S.seat = S.held[0]; }
+    else if (first) { S.held = []; S.seat = null; } // a new turn: nothing held yet
     show("#panel-turn");
     countdown();
-    if (S.seat) seatHeld(S.seat); // e.g. after a reload with a seat held
+    if (S.seat) seatHeld(); // e.g. after a reload with seats held
     else { $("#pay").disabled = true; $("#pay").textContent = "Pay"; }
     if (first) {
       loadSeats();
@@ -674,7 +681,7 @@
       const st = sec.status || "";
       for (let i = 0; i < st.length; i++) {
         const id = sec.seats ? sec.seats[i] : sec.row + (sec.first + i);
-        out.push({ seat_id: id, status: SEAT_STATUS[st[i]] || "sold" });
+        out.push({ seat_id: id, status: SEAT_STATUS[st[i]] || "sold", section: sec.section || 0 });
       }
     }
     return out;
@@ -692,7 +699,11 @@
     const seats = seatsOf(data);
     const ids = seats.map((s) => s.seat_id).join(",");
     if (ids !== S.seatIDs) { layoutSeats(seats); S.seatIDs = ids; }
-    for (const s of seats) S.status.set(s.seat_id, s.status);
+    for (const s of seats) { S.status.set(s.seat_id, s.status); S.sec.set(s.seat_id, s.section); }
+    if (data.price_sections && JSON.stringify(data.price_sections) !== JSON.stringify(S.prices)) {
+      S.prices = data.price_sections; S.currency = data.currency || "";
+      priceLegend();
+    }
     renderWindow();
     for (const b of S.seatEls.values()) paintSeat(b);
     rove();
@@ -819,11 +830,15 @@
   function paintSeat(b) {
     if (!b) return;
     const id = b.dataset.seat;
-    const st = id === S.seat ? "mine" : (S.status.get(id) || "sold");
+    const st = S.held.includes(id) ? "mine" : (S.status.get(id) || "sold");
     if (b.dataset.status === st) return;
     b.dataset.status = st;
-    b.className = "seat " + st;
-    b.setAttribute("aria-label", `${id}, ${SEAT_LABEL[st] || st}`);
+    const k = S.sec.get(id) || 0;
+    b.dataset.section = String(k);
+    b.className = "seat " + st + (S.prices.length > 1 ? " sec-" + (k % 6) : "");
+    // several priced sections: the section and price are in the name too
+    const p = S.prices.length > 1 && S.prices[k];
+    b.setAttribute("aria-label", `${id}, ${SEAT_LABEL[st] || st}` + (p ? `, ${p.name} ${money(p.price_cents)}` : ""));
     b.setAttribute("aria-disabled", st === "available" || st === "mine" ? "false" : "true");
   }
 
@@ -890,34 +905,102 @@
 
   function pick(b) {
     const id = b.dataset.seat;
+    const max = (S.event && S.event.max_seats_per_order) || 4;
     switch (b.dataset.status) {
-      case "available": selectSeat(id); break;
-      case "mine": announce(`Seat ${id} is already yours. Press Tab to reach Pay.`); break;
+      case "available":
+        if (S.held.length >= max) { error(`You can hold at most ${max} seats. Tap one of yours to give it back first.`); break; }
+        selectSeats([...S.held, id]);
+        break;
+      case "mine":
+        if (S.held.length > 1) { selectSeats(S.held.filter((x) => x !== id)); break; } // give this one back
+        announce(`Seat ${id} is already yours. Press Tab to reach Pay.`);
+        break;
       default: announce(`Seat ${id} is ${SEAT_LABEL[b.dataset.status] || "not free"}. Pick a free seat.`);
     }
   }
 
-  async function selectSeat(id) {
+  // selectSeats asks for the whole selection (issue 14): the server holds
+  // all of it or none, replacing what was held.
+  async function selectSeats(ids) {
     error("");
     try {
-      await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_id: id });
-      const old = S.seat;
-      S.seat = id; S.state = "seat_selected"; S.lastLocal = Date.now();
-      paintSeat(S.seatEls.get(old));
-      paintSeat(S.seatEls.get(id));
-      seatHeld(id);
-      announce(`Seat ${id} is held for you. Press Tab to reach Pay.`);
+      await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_ids: ids });
+      const old = S.held;
+      S.held = ids; S.seat = ids[0]; S.state = "seat_selected"; S.lastLocal = Date.now();
+      for (const x of old.concat(ids)) paintSeat(S.seatEls.get(x));
+      seatHeld();
+      announce(`${ids.length === 1 ? "Seat " + ids[0] + " is" : "Seats " + ids.join(", ") + " are"} held for you. ${totalText()} Press Tab to reach Pay.`);
     } catch (e) {
-      error(e.code === "seat_unavailable" ? `Seat ${id} was just taken. Please pick another.` : friendly(e));
+      const taken = e.seatIDs && e.seatIDs.length ? e.seatIDs : [ids[ids.length - 1]];
+      error(e.code === "seat_unavailable"
+        ? (taken.length === 1 ? `Seat ${taken[0]} was just taken. Please pick another.` : `Seats ${taken.join(", ")} were just taken. Please pick others.`)
+          + (S.held.length ? ` Your seats ${S.held.join(", ")} are still held.` : "")
+        : friendly(e));
       if (e.code === "hold_expired" || e.code === "invalid_state" || e.code === "booking_not_found") check("select-failed");
     }
     loadSeats();
   }
 
-  function seatHeld(id) {
-    $("#seat-note").textContent = `Seat ${id} is held for you.`;
+  function seatHeld() {
+    const ids = S.held.length ? S.held : [S.seat];
+    $("#seat-note").textContent = ids.length === 1 ? `Seat ${ids[0]} is held for you.` : `Seats ${ids.join(", ")} are held for you.`;
+    $("#seat-total").textContent = totalText();
     $("#pay").disabled = false;
-    $("#pay").textContent = `Pay for seat ${id}`;
+    $("#pay").textContent = ids.length === 1 ? `Pay for seat ${ids[0]}` : `Pay for ${ids.length} seats`;
+  }
+
+  // seatsIn: the seats of a message ({seat_ids} or a ','-joined seat_id).
+  function seatsIn(m) {
+    if (m && Array.isArray(m.seat_ids) && m.seat_ids.length) return m.seat_ids;
+    return m && m.seat_id ? String(m.seat_id).split(",") : [];
+  }
+
+  // priceOf: a seat's price from its priced section (undefined: unknown).
+  function priceOf(id) {
+    const p = S.prices[S.sec.get(id) || 0];
+    return p ? p.price_cents : undefined;
+  }
+
+  // totalText: the running total of the seats held.
+  function totalText() {
+    if (!S.held.length) return "";
+    let sum = 0;
+    for (const id of S.held) { const c = priceOf(id); if (typeof c !== "number") return ""; sum += c; }
+    return `Total ${money(sum)} ${S.currency}`.trim() + ".";
+  }
+
+  function confirmation(m) {
+    const ids = seatsIn(m);
+    if (!ids.length) return "Booking confirmed.";
+    if (ids.length === 1) return `Booking confirmed: seat ${ids[0]}.`;
+    // the total: the amount kept when paying (back from the provider), or
+    // the seat map's prices
+    let paid = {};
+    try { paid = JSON.parse(sessionStorage.getItem("bo_pay_" + (m.payment_id || returned.id)) || "{}"); } catch (_) { /* none */ }
+    let sum = paid.amount, cur = paid.currency || S.currency;
+    if (typeof sum !== "number" && S.prices.length) {
+      sum = 0;
+      for (const id of ids) { const c = priceOf(id); if (typeof c === "number") sum += c; else { sum = undefined; break; } }
+    }
+    return `Booking confirmed: ${ids.length} seats, ${ids.join(", ")}` + (typeof sum === "number" ? ` (total ${money(sum)} ${cur || ""}`.trimEnd() + ")." : ".");
+  }
+
+  // priceLegend lists the priced sections with their colour and price.
+  function priceLegend() {
+    const ul = $("#price-legend");
+    ul.replaceChildren();
+    if (S.prices.length < 2) { ul.hidden = true; return; }
+    S.prices.forEach((p, k) => {
+      const li = document.createElement("li");
+      const sw = document.createElement("span");
+      sw.className = "seat available sec-" + (k % 6);
+      sw.setAttribute("aria-hidden", "true");
+      sw.textContent = "\u00a0";
+      li.append(sw, `${p.name}: ${money(p.price_cents)} ${S.currency}`);
+      li.dataset.section = String(k);
+      ul.appendChild(li);
+    });
+    ul.hidden = false;
   }
 
   async function pay() {
@@ -927,7 +1010,7 @@
       const r = await api("POST", "/api/booking/payment/initiate", { event_id: eventID });
       // Kept for the return: what to say if the payment comes too late.
       const amount = typeof r.amount === "number" ? r.amount : (S.event && S.event.price_cents);
-      try { sessionStorage.setItem("bo_pay_" + r.payment_id, JSON.stringify({ amount, seat_id: r.seat_id })); } catch (_) { /* private mode */ }
+      try { sessionStorage.setItem("bo_pay_" + r.payment_id, JSON.stringify({ amount, currency: r.currency, seat_id: r.seat_id })); } catch (_) { /* private mode */ }
       location.href = r.payment_url; // the provider's hosted checkout, which returns here
     } catch (e) {
       error(friendly(e));
@@ -982,7 +1065,8 @@
       const li = document.createElement("li");
       li.dataset.order = o.order_id;
       li.dataset.status = o.status;
-      const what = o.status === "completed" ? `Seat ${o.seat_id}` : `Refund ${o.status === "refunded" ? "made" : "due"} (seat ${o.seat_id})`;
+      const seats = o.seat_ids && o.seat_ids.length > 1 ? `seats ${o.seat_ids.join(", ")}` : `seat ${o.seat_id}`;
+      const what = o.status === "completed" ? seats[0].toUpperCase() + seats.slice(1) : `Refund ${o.status === "refunded" ? "made" : "due"} (${seats})`;
       li.textContent = `${o.event_id} · ${what} · ${money(o.amount)} ${o.currency} · order ${o.order_id}`;
       ul.appendChild(li);
     }
