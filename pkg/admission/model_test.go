@@ -203,10 +203,12 @@ func (m *model) admit(name string) {
 
 func (m *model) release(name string, final booking.State) string {
 	u := m.users[name]
-	seat := u.seat
-	if seat != "" && m.seats[seat] == "h:"+name {
-		m.seats[seat] = ""
-		m.held--
+	seat := u.seat // every seat of the hold (issue 14), joined by ','
+	for _, id := range booking.SplitSeats(seat) {
+		if m.seats[id] == "h:"+name {
+			m.seats[id] = ""
+			m.held--
+		}
 	}
 	u.deadline, u.graced, u.state = 0, false, final
 	return seat
@@ -305,7 +307,9 @@ func (m *model) promote() (promoted, expired, abandoned []string, reason string)
 	return promoted, expired, abandoned, ""
 }
 
-func (m *model) lockSeat(name, seat string) error {
+// lockSeat mirrors lock_seat.lua (issue 14): every seat or none; a new
+// selection replaces the one held.
+func (m *model) lockSeat(name string, want []string) error {
 	u := m.user(name)
 	switch {
 	case u.state == "":
@@ -314,23 +318,35 @@ func (m *model) lockSeat(name, seat string) error {
 		return booking.ErrInvalidState
 	case u.deadline <= m.now:
 		return booking.ErrHoldExpired
+	case len(want) > booking.DefaultMaxSeatsPerOrder:
+		return booking.ErrTooManySeats
 	}
-	v, ok := m.seats[seat]
-	switch {
-	case !ok:
-		return booking.ErrSeatUnknown
-	case v == "h:"+name:
-		return nil
-	case v != "":
+	taken := false
+	for _, seat := range want {
+		v, ok := m.seats[seat]
+		if !ok {
+			return booking.ErrSeatUnknown
+		}
+		if v != "" && v != "h:"+name {
+			taken = true
+		}
+	}
+	if taken {
 		return booking.ErrSeatUnavailable
 	}
-	if u.seat != "" && m.seats[u.seat] == "h:"+name {
-		m.seats[u.seat] = ""
-		m.held--
+	for _, prev := range booking.SplitSeats(u.seat) {
+		if !slices.Contains(want, prev) && m.seats[prev] == "h:"+name {
+			m.seats[prev] = ""
+			m.held--
+		}
 	}
-	m.seats[seat] = "h:" + name
-	m.held++
-	u.seat, u.state = seat, booking.StateSeatSelected
+	for _, seat := range want {
+		if m.seats[seat] == "" {
+			m.seats[seat] = "h:" + name
+			m.held++
+		}
+	}
+	u.seat, u.state = strings.Join(want, ","), booking.StateSeatSelected
 	return nil
 }
 
@@ -382,9 +398,11 @@ func (m *model) success(name, pid string) (out booking.Outcome, dup bool, p *mPa
 	case p.status == "refund":
 		return "", true, p, booking.ErrLatePayment
 	case p.status == "pending" && u.state == booking.StatePaymentPending && u.pid == pid:
-		m.seats[u.seat] = "s:" + name
-		m.held--
-		m.sold++
+		for _, id := range booking.SplitSeats(u.seat) {
+			m.seats[id] = "s:" + name
+			m.held--
+			m.sold++
+		}
 		u.deadline, u.graced, u.state = 0, false, booking.StateCompleted
 		p.status = "completed"
 		return booking.OutcomeCompleted, false, p, nil
@@ -745,9 +763,14 @@ func (r *modelRun) randomStep() {
 		r.announce(res.Outbox)
 	case op < 34: // select a seat
 		name = r.userIn(false, booking.StateActive, booking.StateSeatSelected)
-		seat := "A" + strconv.Itoa(1+r.rng.IntN(modelSeats+1)) // A7 does not exist
-		want := m.lockSeat(name, seat)
-		_, err := r.store.LockSeat(ctx, ev, name, seat)
+		// 1 to 5 distinct seats (A7 does not exist; more than 4 is too many)
+		var seats []string
+		for _, n := range r.rng.Perm(modelSeats + 1)[:1+r.rng.IntN(5)] {
+			seats = append(seats, "A"+strconv.Itoa(1+n))
+		}
+		seat := strings.Join(seats, ",")
+		want := m.lockSeat(name, seats)
+		_, err := r.store.LockSeats(ctx, ev, name, seats)
 		r.logf("lock %s %s -> %s", name, seat, errKey(err))
 		if !sameErr(err, want) {
 			r.fatalf("lock %s %s: got %v, model %v", name, seat, err, want)
