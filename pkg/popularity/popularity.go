@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/lua"
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 )
 
@@ -57,7 +58,8 @@ func NewCounter(rdb redis.Scripter, prefix string, seenTTL time.Duration) *Count
 var ErrNotBookingCompleted = errors.New("popularity: not a booking_completed event")
 
 // Count adds e's booking to its concert's score, unless the message with
-// e.ID was counted before. It reports whether it counted.
+// e.ID was counted before: one per seat sold (an order of several seats
+// carries them in seat_id joined by ','). It reports whether it counted.
 func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
 	if e.Type != events.TopicBookingCompleted {
 		return false, fmt.Errorf("%w: %s", ErrNotBookingCompleted, e.Type)
@@ -65,7 +67,7 @@ func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
 	ttl := max(int64(c.seenTTL/time.Second), 1)
 	n, err := countScript.Run(ctx, c.rdb,
 		[]string{RankingKey(c.prefix), SeenKey(c.prefix, e.ID)},
-		e.EventID, ttl).Int64()
+		e.EventID, ttl, max(1, len(booking.SplitSeats(e.SeatID)))).Int64()
 	if err != nil {
 		return false, fmt.Errorf("count booking: %w", err)
 	}

@@ -69,6 +69,16 @@ func TestCountIsIdempotentPerMessage(t *testing.T) {
 	if diff := cmp.Diff([]Entry{{"evtA", 1}}, got); diff != "" {
 		t.Errorf("ranking (-want +got):\n%s", diff)
 	}
+	// issue 14: an order of three seats counts three seats sold, once
+	multi := events.BookingCompleted("evtA", "u2", "A2,A3,C1", "pay2", 2, at)
+	for range 2 {
+		if _, err := c.Count(ctx, multi); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := Top(ctx, rdb, prefix, 10); !cmp.Equal([]Entry{{"evtA", 4}}, got) {
+		t.Errorf("ranking after a 3-seat order: %+v, want evtA 4", got)
+	}
 }
 
 func TestKeysShareOneHashTag(t *testing.T) {
