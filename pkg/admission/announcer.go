@@ -133,7 +133,8 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		case KindPromoted:
 			ev = events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now))
 		case KindExpired:
-			ev = events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.At, now))
+			// the hold's deadline, as AnnounceExpiry publishes it
+			ev = events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.ExpireAt, orNow(e.At, now)))
 		case KindCancelled:
 			ev = events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now))
 		default:
@@ -318,7 +319,7 @@ func (a *Announcer) AnnounceExpiry(ctx context.Context, eventID string, x bookin
 	kafkaDone := make(chan struct{})
 	go func() {
 		defer close(kafkaDone)
-		if err := a.kafka.Publish(ctx, events.BookingExpired(eventID, x.UserID, x.SeatID, x.Sequence, now)); err != nil {
+		if err := a.kafka.Publish(ctx, events.BookingExpired(eventID, x.UserID, x.SeatID, x.Sequence, orNow(x.At, now))); err != nil {
 			kafkaErr = fmt.Errorf("publish booking_expired: %w", err)
 		}
 	}()

@@ -200,6 +200,9 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		return
 	}
 	seq := itoa(res.Sequence)
+	if !res.At.IsZero() {
+		now = res.At // when it completed: a repeat republishes the same fact
+	}
 	if err := w.Kafka.Publish(ctx, events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now)); err != nil {
 		httpapi.Fail(c, err)
 		return
@@ -241,6 +244,9 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		reason = DefaultFailureReason
 	}
 	now := w.now()
+	if !res.At.IsZero() {
+		now = res.At // when it failed: a repeat republishes the same fact
+	}
 	if err := w.Kafka.Publish(ctx, events.PaymentFailed(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, reason, now)); err != nil {
 		httpapi.Fail(c, err)
 		return
