@@ -63,8 +63,29 @@ var AllTopics = []string{
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
-// rejects versions it does not know rather than misreading them.
-const SchemaVersion = 1
+// rejects versions it does not know rather than misreading them. Version 2
+// added source (every type) and amount and currency (the money facts);
+// Decode still accepts version 1 (MinSchemaVersion), which lacks them.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest envelope version Decode accepts: records
+// written before an upgrade stay readable for the topics' retention.
+const MinSchemaVersion = 1
+
+// DefaultSource is the source of an event whose producer was given none:
+// the default deployment ("bo", the default Redis prefix). Every
+// deployment that shares a data lake must set its own (SourceFor).
+const DefaultSource = "/boxoffice/bo"
+
+// SourceFor is the source of the events of a deployment (DEPLOYMENT_ID):
+// "/boxoffice/<deployment>", a URI reference as CloudEvents' source is.
+// (source, id) is unique across deployments; id alone is unique within one.
+func SourceFor(deployment string) string {
+	if deployment == "" {
+		return DefaultSource
+	}
+	return "/boxoffice/" + deployment
+}
 
 // Values of Event.Reason for booking_cancelled: where the user was, or
 // CancelledAbandoned when the system dropped a waiting user who was absent
@@ -90,6 +111,7 @@ type Event struct {
 	ID         string    // deterministic, see ID
 	Type       string    // one of AllTopics
 	Version    int       // SchemaVersion
+	Source     string    // the deployment that published it (SourceFor); version 2
 	OccurredAt time.Time // UTC, millisecond precision
 
 	UserID    string
@@ -99,6 +121,12 @@ type Event struct {
 	Sequence  int64  // the user's join sequence number within the event
 	Reason    string // payment_failed: provider reason; booking_cancelled: queue|active
 	Timestamp int64  // OccurredAt in unix seconds, as in seed 002
+
+	// Amount is the money of a payment fact in the currency's minor unit
+	// (cents), with Currency its ISO 4217 code; both set or both empty
+	// (version 2, when the publisher knows them).
+	Amount   int64
+	Currency string
 
 	// RequestID is the id of the request that caused the event, sent in the
 	// request_id header (HeaderRequestID) instead of the context's; not
@@ -111,6 +139,7 @@ type wireEvent struct {
 	ID         string `json:"id"`
 	Type       string `json:"type"`
 	Version    int    `json:"version"`
+	Source     string `json:"source,omitempty"`
 	OccurredAt string `json:"occurred_at"`
 	UserID     string `json:"user_id"`
 	EventID    string `json:"event_id"`
@@ -118,6 +147,8 @@ type wireEvent struct {
 	PaymentID  string `json:"payment_id,omitempty"`
 	Sequence   int64  `json:"sequence,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	Amount     int64  `json:"amount,omitempty"`
+	Currency   string `json:"currency,omitempty"`
 	Timestamp  int64  `json:"timestamp"`
 }
 
@@ -135,6 +166,7 @@ func (e Event) appendJSON(buf []byte) []byte {
 	o.Str("id", e.ID)
 	o.Str("type", e.Type)
 	o.Int("version", int64(e.Version))
+	o.StrOmitEmpty("source", e.Source)
 	o.Str("occurred_at", e.OccurredAt.UTC().Format(occurredAtLayout))
 	o.Str("user_id", e.UserID)
 	o.Str("event_id", e.EventID)
@@ -142,6 +174,8 @@ func (e Event) appendJSON(buf []byte) []byte {
 	o.StrOmitEmpty("payment_id", e.PaymentID)
 	o.IntOmitZero("sequence", e.Sequence)
 	o.StrOmitEmpty("reason", e.Reason)
+	o.IntOmitZero("amount", e.Amount)
+	o.StrOmitEmpty("currency", e.Currency)
 	o.Int("timestamp", e.Timestamp)
 	return o.Bytes()
 }
@@ -164,6 +198,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		ID:         w.ID,
 		Type:       w.Type,
 		Version:    w.Version,
+		Source:     w.Source,
 		OccurredAt: at,
 		UserID:     w.UserID,
 		EventID:    w.EventID,
@@ -171,6 +206,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		PaymentID:  w.PaymentID,
 		Sequence:   w.Sequence,
 		Reason:     w.Reason,
+		Amount:     w.Amount,
+		Currency:   w.Currency,
 		Timestamp:  w.Timestamp,
 	}
 	return nil
@@ -228,7 +265,10 @@ func (e Event) Validate() error {
 			missing = append(missing, field)
 		}
 	}
-	check(e.Version == SchemaVersion, "version")
+	check(e.Version >= MinSchemaVersion && e.Version <= SchemaVersion, "version")
+	check(e.Version < 2 || e.Source != "", "source")
+	check(e.Amount >= 0 && (e.Amount > 0) == (e.Currency != "") && (e.Currency == "" || isCurrency(e.Currency)),
+		"amount and currency")
 	check(e.ID != "", "id")
 	check(!e.OccurredAt.IsZero(), "occurred_at")
 	check(e.Timestamp > 0, "timestamp")
@@ -246,6 +286,34 @@ func (e Event) Validate() error {
 		return fmt.Errorf("%w: %s: bad or missing %s", ErrInvalid, e.Type, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// isCurrency: three upper-case letters (an ISO 4217 code's form).
+func isCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for i := range 3 {
+		if c[i] < 'A' || c[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// WithMoney returns e with the payment's amount, in the currency's minor
+// unit (cents), and ISO 4217 currency. An amount of 0 leaves both unset.
+func (e Event) WithMoney(amount int64, currency string) Event {
+	if amount > 0 {
+		e.Amount, e.Currency = amount, currency
+	}
+	return e
+}
+
+// WithSource returns e published by deployment source (SourceFor).
+func (e Event) WithSource(source string) Event {
+	e.Source = source
+	return e
 }
 
 // idNamespace is the UUIDv5 namespace of envelope ids. Changing it changes
@@ -267,6 +335,7 @@ func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason 
 		ID:         ID(typ, eventID, userID, seq, paymentID),
 		Type:       typ,
 		Version:    SchemaVersion,
+		Source:     DefaultSource,
 		OccurredAt: at,
 		UserID:     userID,
 		EventID:    eventID,

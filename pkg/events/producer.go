@@ -28,7 +28,8 @@ const HeaderRequestID = "request_id"
 
 // Message turns an event into its Kafka message: topic = type, key =
 // event_id, value = the JSON envelope, and the id and type repeated as
-// headers so that routers need not parse the value.
+// headers so that routers need not parse the value, beside the CloudEvents
+// 1.0 Kafka binary-mode headers (cloudEventHeaders).
 func Message(e Event) (kafka.Message, error) {
 	b, err := Encode(e)
 	if err != nil {
@@ -38,10 +39,10 @@ func Message(e Event) (kafka.Message, error) {
 		Topic: e.Type,
 		Key:   []byte(e.EventID),
 		Value: b,
-		Headers: []kafka.Header{
+		Headers: append([]kafka.Header{
 			{Key: "id", Value: []byte(e.ID)},
 			{Key: "type", Value: []byte(e.Type)},
-		},
+		}, cloudEventHeaders(e)...),
 	}, nil
 }
 
@@ -51,6 +52,7 @@ func Message(e Event) (kafka.Message, error) {
 type KafkaProducer struct {
 	w       *kafka.Writer
 	metrics *producerMetrics
+	source  string // every event's source, when set (WithSource)
 }
 
 type producerConfig struct {
@@ -61,6 +63,7 @@ type producerConfig struct {
 	dialTimeout  time.Duration
 	clientID     string
 	registerer   prometheus.Registerer
+	source       string
 }
 
 // ProducerOption configures NewKafkaProducer.
@@ -141,7 +144,7 @@ func NewKafkaProducer(brokers []string, opts ...ProducerOption) (*KafkaProducer,
 			IdleTimeout: 5 * time.Minute,
 		},
 	}
-	return &KafkaProducer{w: w, metrics: m}, nil
+	return &KafkaProducer{w: w, metrics: m, source: cfg.source}, nil
 }
 
 // Publish writes evs and waits for acks=all. Invalid events fail the whole
@@ -155,6 +158,9 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 	msgs := make([]kafka.Message, len(evs))
 	rid := service.RequestID(ctx)
 	for i, e := range evs {
+		if p.source != "" {
+			e.Source = p.source
+		}
 		m, err := Message(e)
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
@@ -311,4 +317,11 @@ func (r *Recorder) Reset() {
 	r.mu.Lock()
 	r.evs = nil
 	r.mu.Unlock()
+}
+
+// WithSource sets the source every published event carries (the envelope's
+// source and the ce_source header), SourceFor(DEPLOYMENT_ID). Default: the
+// event's own, DefaultSource for the constructors of this package.
+func WithSource(source string) ProducerOption {
+	return func(c *producerConfig) { c.source = source }
 }

@@ -142,6 +142,20 @@ func (l *Ledger) EventIDs(ctx context.Context) ([]string, error) {
 	return ids, wrap("event ids", err)
 }
 
+// reserveSeqBase records the join sequence base of a rebuild before Redis
+// gets it: candidate, or SeqBaseGap above the previous rebuild's base when
+// that is larger (a clock behind the previous rebuilder's). Returns the
+// base to use.
+func (l *Ledger) reserveSeqBase(ctx context.Context, id string, candidate int64) (int64, error) {
+	var base int64
+	err := l.pool.QueryRow(ctx, `UPDATE events SET seq_base = GREATEST($2::bigint, seq_base + $3::bigint)
+		WHERE id = $1 RETURNING seq_base`, id, candidate, SeqBaseGap).Scan(&base)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrEventNotFound
+	}
+	return base, wrap("reserve seq base", err)
+}
+
 // countRestore notes that the event's Redis state was rebuilt.
 func (l *Ledger) countRestore(ctx context.Context, id string) error {
 	_, err := l.pool.Exec(ctx, `UPDATE events SET restores = restores + 1, updated_at = now() WHERE id = $1`, id)

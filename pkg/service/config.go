@@ -35,6 +35,20 @@ type Common struct {
 	LogLevel          string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
 	LogFormat         string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
 	ShutdownTimeout   time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
+
+	// DeploymentID names the deployment in every Kafka event's source
+	// ("/boxoffice/<id>", events.SourceFor); empty: RedisPrefix. Set it
+	// (prod, staging, ...) wherever two deployments share a data lake.
+	DeploymentID string `env:"DEPLOYMENT_ID"`
+}
+
+// Deployment is DeploymentID, or RedisPrefix when it is not set: the
+// namespace event ids and join sequences are unique within.
+func (c Common) Deployment() string {
+	if c.DeploymentID != "" {
+		return c.DeploymentID
+	}
+	return c.RedisPrefix
 }
 
 var adminPorts = map[string]string{
