@@ -134,23 +134,28 @@ type Event struct {
 	RequestID string
 }
 
-// wireEvent is the JSON form of Event.
+// wireEvent is the JSON form of Event. Its jsonschema tags describe the
+// fields in the published JSON Schemas (pkg/events/eventschema, docs/schemas).
 type wireEvent struct {
-	ID         string `json:"id"`
-	Type       string `json:"type"`
-	Version    int    `json:"version"`
-	Source     string `json:"source,omitempty"`
-	OccurredAt string `json:"occurred_at"`
-	UserID     string `json:"user_id"`
-	EventID    string `json:"event_id"`
-	SeatID     string `json:"seat_id,omitempty"`
-	PaymentID  string `json:"payment_id,omitempty"`
-	Sequence   int64  `json:"sequence,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	Amount     int64  `json:"amount,omitempty"`
-	Currency   string `json:"currency,omitempty"`
-	Timestamp  int64  `json:"timestamp"`
+	ID         string `json:"id" jsonschema:"format=uuid" jsonschema_description:"The fact's id, a UUIDv5 of type|event_id|user_id|sequence|payment_id: the same for every copy of one fact. (source, id) is unique across deployments."`
+	Type       string `json:"type" jsonschema_description:"The event type, equal to the topic name."`
+	Version    int    `json:"version" jsonschema_description:"The envelope's schema version."`
+	Source     string `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
+	OccurredAt string `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
+	UserID     string `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
+	EventID    string `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
+	SeatID     string `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved."`
+	PaymentID  string `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
+	Sequence   int64  `json:"sequence,omitempty" jsonschema:"minimum=1" jsonschema_description:"The user's join sequence number within the concert (unique per join, never reused, also across rebuilds)."`
+	Reason     string `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
+	Amount     int64  `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
+	Currency   string `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
+	Timestamp  int64  `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
 }
+
+// Envelope is the JSON form of Event, field for field, for tools that
+// describe the wire format (the JSON Schema generator, eventschema).
+type Envelope = wireEvent
 
 // MarshalJSON writes the envelope with occurred_at in RFC 3339 with
 // milliseconds.
@@ -249,6 +254,26 @@ var required = map[string]requirements{
 	TopicBookingExpired:   {sequence: true},
 	TopicPaymentLate:      {payment: true},
 	TopicEventRestored:    {sequence: true, reason: true},
+}
+
+// RequiredFields returns the JSON fields a type requires in the current
+// version (every type's own and the envelope's), in wire order; false for
+// an unknown type.
+func RequiredFields(typ string) ([]string, bool) {
+	req, ok := required[typ]
+	if !ok {
+		return nil, false
+	}
+	out := []string{"id", "type", "version", "source", "occurred_at", "user_id", "event_id"}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{req.seat, "seat_id"}, {req.payment, "payment_id"}, {req.sequence, "sequence"}, {req.reason, "reason"}} {
+		if f.on {
+			out = append(out, f.name)
+		}
+	}
+	return append(out, "timestamp"), true
 }
 
 // Validate reports whether e honours the contract: a known type and

@@ -413,7 +413,9 @@ func TestRequestIDTravels(t *testing.T) {
 	ctx := service.WithRequestID(context.Background(), "REQ123")
 	own := events.BookingRequested("e1", "u2", 2, at)
 	own.RequestID = "REQ456"
-	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at), own); err != nil {
+	none := events.BookingRequested("e1", "u3", 3, at)
+	none.RequestID = events.NoRequestID // no request caused it: no header, whatever the context says
+	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at), own, none); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -421,7 +423,12 @@ func TestRequestIDTravels(t *testing.T) {
 	got := map[string]string{}
 	err := events.Consume(cctx, brokers, "test-rid", events.TopicBookingRequest, func(ctx context.Context, e events.Event, m kafka.Message) error {
 		got[e.UserID] = service.RequestID(ctx)
-		if len(got) == 2 {
+		for _, h := range m.Headers {
+			if h.Key == events.HeaderRequestID {
+				got[e.UserID+" header"] = string(h.Value)
+			}
+		}
+		if len(got) == 5 {
 			cancel()
 		}
 		return nil
@@ -429,7 +436,7 @@ func TestRequestIDTravels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["u1"] != "REQ123" || got["u2"] != "REQ456" {
+	if got["u1"] != "REQ123" || got["u2"] != "REQ456" || got["u3 header"] != "" {
 		t.Fatalf("handler saw request ids %v", got)
 	}
 }

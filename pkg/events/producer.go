@@ -26,6 +26,11 @@ type Producer interface {
 // request id is still the same event.
 const HeaderRequestID = "request_id"
 
+// NoRequestID as an Event's RequestID publishes it without a request_id
+// header, whatever the context carries: for facts no request caused (a
+// hold's expiry), where the context's id would name an unrelated request.
+const NoRequestID = "-"
+
 // Message turns an event into its Kafka message: topic = type, key =
 // event_id, value = the JSON envelope, and the id and type repeated as
 // headers so that routers need not parse the value, beside the CloudEvents
@@ -166,7 +171,7 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 			return fmt.Errorf("publish: %w", err)
 		}
 		// the request that caused the event, for tracing (not part of the envelope)
-		if r := cmp.Or(e.RequestID, rid); r != "" {
+		if r := cmp.Or(e.RequestID, rid); r != "" && r != NoRequestID {
 			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(r)})
 		}
 		msgs[i] = m
