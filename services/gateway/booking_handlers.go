@@ -251,7 +251,12 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	if at.IsZero() {
 		at = s.Store.Now()
 	}
-	if err := s.Kafka.Publish(ctx, events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, at)); err != nil {
+	amount, currency, ok := s.paymentMoney(c, hold)
+	if !ok {
+		return
+	}
+	ev := events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, at).WithMoney(amount, currency)
+	if err := s.Kafka.Publish(ctx, ev); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}
