@@ -578,7 +578,8 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
 	}
-	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4))}, nil
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4)),
+		SoldOutAt: ms(r.int(5))}, nil
 }
 
 // PaymentFailure releases the hold of a declined payment (OutcomeFailed),

@@ -254,6 +254,10 @@ type PaymentResult struct {
 	// Duplicate is set with ErrLatePayment when the payment had been
 	// classified as a refund before.
 	Duplicate bool
+	// SoldOutAt (PaymentSuccess: completed or duplicate) is when the
+	// event's last seat was sold (event_sold_out's time); zero while seats
+	// remain.
+	SoldOutAt time.Time
 }
 
 // TimeoutResult is the outcome of HandleTimeout.

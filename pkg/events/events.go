@@ -47,6 +47,13 @@ const (
 	// TopicEventRestored: an event's Redis state was rebuilt from the
 	// ledger (PostgreSQL) after Redis lost it.
 	TopicEventRestored = "event_restored"
+	// TopicEventCreated: an event (a concert's sale) was created.
+	TopicEventCreated = "event_created"
+	// TopicEventUpdated: an event's settings changed (capacity, pause,
+	// hold, abandonment timeout); reason says what changed.
+	TopicEventUpdated = "event_updated"
+	// TopicEventSoldOut: the last seat of an event was sold.
+	TopicEventSoldOut = "event_sold_out"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -60,6 +67,9 @@ var AllTopics = []string{
 	TopicBookingExpired,
 	TopicPaymentLate,
 	TopicEventRestored,
+	TopicEventCreated,
+	TopicEventUpdated,
+	TopicEventSoldOut,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
@@ -254,6 +264,9 @@ var required = map[string]requirements{
 	TopicBookingExpired:   {sequence: true},
 	TopicPaymentLate:      {payment: true},
 	TopicEventRestored:    {sequence: true, reason: true},
+	TopicEventCreated:     {reason: true},
+	TopicEventUpdated:     {sequence: true, reason: true},
+	TopicEventSoldOut:     {},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current
@@ -423,7 +436,9 @@ func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.T
 	return newEvent(TopicPaymentLate, eventID, userID, seatID, paymentID, seq, "", at)
 }
 
-// RestoredBy is the user_id of an event_restored fact: the system did it.
+// RestoredBy is the user_id of an event_restored fact, and of every fact
+// about an event rather than a user (event_created, event_updated,
+// event_sold_out): the system did it.
 const RestoredBy = "system"
 
 // EventRestored is the event_restored fact: eventID's Redis state was
@@ -432,4 +447,24 @@ const RestoredBy = "system"
 // rebuilt: "seats=<n> sold=<n> completed_users=<n>".
 func EventRestored(eventID string, seqBase int64, reason string, at time.Time) Event {
 	return newEvent(TopicEventRestored, eventID, RestoredBy, "", "", seqBase, reason, at)
+}
+
+// EventCreated is the event_created fact: eventID was created with the
+// settings in reason ("seats=<n> capacity=<n> hold_seconds=<n> ...", keys
+// sorted). One per event: its id has no sequence.
+func EventCreated(eventID, settings string, at time.Time) Event {
+	return newEvent(TopicEventCreated, eventID, RestoredBy, "", "", 0, settings, at)
+}
+
+// EventUpdated is the event_updated fact: the settings change number
+// revision (1, 2, ...) of eventID, reason saying what changed with the new
+// values ("capacity=3 paused=true", keys sorted). One per change.
+func EventUpdated(eventID string, revision int64, change string, at time.Time) Event {
+	return newEvent(TopicEventUpdated, eventID, RestoredBy, "", "", revision, change, at)
+}
+
+// EventSoldOut is the event_sold_out fact: the last seat of eventID was
+// sold at at. One per event (sold seats are never freed).
+func EventSoldOut(eventID string, at time.Time) Event {
+	return newEvent(TopicEventSoldOut, eventID, RestoredBy, "", "", 0, "", at)
 }

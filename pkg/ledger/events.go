@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,20 +23,31 @@ type EventDef struct {
 	Restores  int
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Revision numbers the settings changes made by UpdateEvent (0: none);
+	// LastChange says what the last one changed, with the new values
+	// ("capacity=3 paused=true", keys sorted), at ChangedAt.
+	Revision   int64
+	LastChange string
+	ChangedAt  time.Time
 }
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
-	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at`
+	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
+	revision, last_change, changed_at`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
 	var holdMS, graceMS, abandonMS int64
-	var start, end *time.Time
+	var start, end, changed *time.Time
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
-		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt)
+		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
+		&d.Revision, &d.LastChange, &changed)
 	if err != nil {
 		return EventDef{}, err
+	}
+	if changed != nil {
+		d.ChangedAt = changed.UTC()
 	}
 	c.Hold, c.Grace, c.Abandon = msDur(holdMS), msDur(graceMS), msDur(abandonMS)
 	if start != nil {
@@ -108,22 +121,55 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // ledger has no such event. Values are checked by the caller (the same
 // rules as booking.Store.UpdateEvent).
 func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate) (EventDef, error) {
-	var hold, abandon *int64
-	if u.Hold != nil {
-		v := u.Hold.Milliseconds()
-		hold = &v
-	}
-	if u.Abandon != nil {
-		v := u.Abandon.Milliseconds()
-		abandon = &v
-	}
-	d, err := scanEvent(l.pool.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
-		capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
-		updated_at = now() WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon))
+	var d EventDef
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		old, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, id))
+		if err != nil {
+			return err
+		}
+		var hold, abandon *int64
+		if u.Hold != nil {
+			v := u.Hold.Milliseconds()
+			hold = &v
+		}
+		if u.Abandon != nil {
+			v := u.Abandon.Milliseconds()
+			abandon = &v
+		}
+		change := settingsChange(old, u)
+		d, err = scanEvent(tx.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
+			capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
+			updated_at = now(),
+			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
+			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
+			changed_at = CASE WHEN $6 <> '' THEN now() ELSE changed_at END
+			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon, change))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound
 	}
 	return d, wrap("update event", err)
+}
+
+// settingsChange is what u changes in old, with the new values, keys
+// sorted ("capacity=3 hold_seconds=90 paused=true"); "" when nothing.
+func settingsChange(old EventDef, u booking.EventUpdate) string {
+	var parts []string
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+	if u.Abandon != nil && u.Abandon.Milliseconds() != old.Config.Abandon.Milliseconds() {
+		parts = append(parts, "abandon_seconds="+secs(*u.Abandon))
+	}
+	if u.Capacity != nil && *u.Capacity != old.Config.Capacity {
+		parts = append(parts, "capacity="+strconv.Itoa(*u.Capacity))
+	}
+	if u.Hold != nil && u.Hold.Milliseconds() != old.Config.Hold.Milliseconds() {
+		parts = append(parts, "hold_seconds="+secs(*u.Hold))
+	}
+	if u.Paused != nil && *u.Paused != old.Paused {
+		parts = append(parts, "paused="+strconv.FormatBool(*u.Paused))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Event returns an event's definition, or ErrEventNotFound.

@@ -250,6 +250,9 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
+	if !s.publishEventCreated(c, cfg) {
+		return
+	}
 	c.JSON(http.StatusCreated, viewOf(e))
 }
 
@@ -312,6 +315,9 @@ func (s *Server) updateEvent(c *gin.Context) {
 			httpapi.Fail(c, err)
 			return
 		}
+	}
+	if !s.publishEventUpdated(c, id) {
+		return
 	}
 	c.JSON(http.StatusOK, viewOf(e))
 }

@@ -56,3 +56,35 @@ func TestPaymentFactsCarryTheLedgerAmount(t *testing.T) {
 		}
 	}
 }
+
+// TestLastSeatSoldPublishesEventSoldOutOnce: the completion that sells the
+// last seat publishes event_sold_out with that completion's time; a
+// repeat of any completion afterwards republishes the same fact (one id,
+// one time), and none is published while seats remain.
+func TestLastSeatSoldPublishesEventSoldOutOnce(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t) // 4 seats
+	var pids []string
+	for i, u := range []string{"ann", "bob", "cat", "dan"} {
+		pid := hs.pending(u, "A"+string(rune('1'+i)))
+		pids = append(pids, pid)
+		if r := hs.signed(payment.PathSuccess, body(u, "A"+string(rune('1'+i)), pid, "")); r.code != 200 {
+			t.Fatalf("success %s: %d %s", u, r.code, r.raw)
+		}
+		if n := len(hs.rec.Topic(events.TopicEventSoldOut)); (i < 3 && n != 0) || (i == 3 && n != 1) {
+			t.Fatalf("after %d sales: %d event_sold_out", i+1, n)
+		}
+	}
+	hs.skew.Store(int64(time.Minute))
+	if r := hs.signed(payment.PathSuccess, body("ann", "A1", pids[0], "")); r.code != 200 {
+		t.Fatalf("repeat: %d %s", r.code, r.raw)
+	}
+	got := hs.rec.Topic(events.TopicEventSoldOut)
+	if len(got) != 2 || got[0].ID != got[1].ID || !got[0].OccurredAt.Equal(got[1].OccurredAt) || got[0].EventID != "e1" {
+		t.Fatalf("event_sold_out %+v", got)
+	}
+	done := hs.rec.Topic(events.TopicBookingCompleted)
+	if !got[0].OccurredAt.Equal(done[3].OccurredAt) {
+		t.Errorf("sold out at %v, the last sale at %v", got[0].OccurredAt, done[3].OccurredAt)
+	}
+}

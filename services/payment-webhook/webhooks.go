@@ -211,6 +211,13 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		httpapi.Fail(c, err)
 		return
 	}
+	if !res.SoldOutAt.IsZero() {
+		// every completion after the last seat's republishes it as it was
+		if err := w.Kafka.Publish(ctx, events.EventSoldOut(wh.EventID, res.SoldOutAt)); err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+	}
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentSuccess, wh.UserID+"|"+seq); err != nil {
 		httpapi.Fail(c, err)
 		return

@@ -47,6 +47,9 @@ var descriptions = map[string]string{
 	events.TopicBookingExpired:   "A user's booking-room hold timed out; occurred_at is the hold's deadline.",
 	events.TopicPaymentLate:      "A payment succeeded after its hold had ended: no booking was made; it is to be refunded.",
 	events.TopicEventRestored:    "An event's Redis state was rebuilt from the ledger.",
+	events.TopicEventCreated:     "An event (a concert's sale) was created; reason lists its settings (key=value, keys sorted).",
+	events.TopicEventUpdated:     "An event's settings changed; sequence numbers the change, reason says what changed with the new values (key=value, keys sorted).",
+	events.TopicEventSoldOut:     "The last seat of an event was sold.",
 }
 
 // Generate returns the JSON Schema of every type (events.AllTopics), keyed
@@ -93,7 +96,8 @@ func schemaOf(typ string) (*jsonschema.Schema, error) {
 			p.Enum = []any{events.CancelledFromQueue, events.CancelledFromActive, events.CancelledAbandoned}
 		})
 	}
-	if typ == events.TopicEventRestored {
+	if typ == events.TopicEventRestored || typ == events.TopicEventCreated || typ == events.TopicEventUpdated ||
+		typ == events.TopicEventSoldOut {
 		set("user_id", func(p *jsonschema.Schema) { p.Const = events.RestoredBy })
 	}
 	if moneyTypes[typ] {

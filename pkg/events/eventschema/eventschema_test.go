@@ -65,6 +65,9 @@ func oneOfEach() []events.Event {
 		events.BookingExpired("event_456", "user_123", "", 1234, at),
 		events.PaymentLate("event_456", "user_123", "A12", "pay_789", 1234, at).WithMoney(5000, "EUR"),
 		events.EventRestored("event_456", 1773489600123000, "seats=100 sold=3 completed_users=3", at),
+		events.EventCreated("event_456", "capacity=100 hold_seconds=600 seats=500", at),
+		events.EventUpdated("event_456", 2, "capacity=150 paused=false", at),
+		events.EventSoldOut("event_456", at),
 	}
 }
 
