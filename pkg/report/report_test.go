@@ -93,8 +93,8 @@ func TestReportMatchesAKnownJourney(t *testing.T) {
 		Conversion: map[string]float64{"admitted_per_joined": 0.75, "paying_per_admitted": 0.6667,
 			"completed_per_paying": 0.5, "completed_per_joined": 0.25},
 		// queue: 10 s, 11 s, 58 s; purchase: 60 s (bucket upper bounds)
-		TimeInQueue:    report.Distribution{Count: 3, P50MS: 11585, P90MS: 65535, P99MS: 65535},
-		TimeToPurchase: report.Distribution{Count: 1, P50MS: 65535, P90MS: 65535, P99MS: 65535},
+		TimeInQueue:         report.Distribution{Count: 3, P50MS: 11585, P90MS: 65535, P99MS: 65535},
+		TimeToPurchase:      report.Distribution{Count: 1, P50MS: 65535, P90MS: 65535, P99MS: 65535},
 		AdmissionsPerMinute: []report.Minute{{Minute: t0, Admissions: 2}, {Minute: t0.Add(time.Minute), Admissions: 1}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
