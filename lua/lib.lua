@@ -1,6 +1,6 @@
 -- lib.lua — shared by every booking script; lua.Script(name) prepends it.
 --
--- KEYS (the same 15 keys for every booking script, all under one hash tag
+-- KEYS (the same 17 keys for every booking script, all under one hash tag
 -- {<event_id>} so a script touches one Redis Cluster slot; built by
 -- booking.keysFor in pkg/booking/keys.go):
 --   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,
@@ -30,6 +30,10 @@
 --                    id ever issued for the event (never deleted), status
 --                    'pending' | 'completed' | 'failed' | 'refund'; at_ms is
 --                    when the status was reached
+--  16 status   string one byte per seat in seatmap order: 'a' available,
+--                    'h' held, 's' sold (the seat map's plain-GET read model)
+--  17 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
+--                    explicit seat maps only (a grid's is computed)
 --
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
@@ -37,11 +41,38 @@ local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
   KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
+local K_STATUS, K_SEATIDX = KEYS[16], KEYS[17]
 
 local RATE_BUCKET_MS = 10000
 
 local function num(v)
   return tonumber(v) or 0
+end
+
+-- A seat's position in the seat map: computed from the id for a grid
+-- (rows x per_row, ids A1…, B1…, AA1…: bijective base 26), looked up in
+-- seatidx for an explicit map. nil when unknown.
+local function seat_index(seat)
+  local per_row = num(redis.call('HGET', K_CONFIG, 'per_row'))
+  if per_row == 0 then
+    local i = redis.call('HGET', K_SEATIDX, seat)
+    return i and tonumber(i)
+  end
+  local letters, n = string.match(seat, '^([A-Z]+)(%d+)$')
+  if not letters then return nil end
+  local row = 0
+  for k = 1, #letters do row = row * 26 + (string.byte(letters, k) - 64) end
+  return (row - 1) * per_row + tonumber(n) - 1
+end
+
+-- Every change of a seat's value in K_SEATS calls this with the new status
+-- ('a', 'h' or 's') so the status string stays the seats hash's mirror.
+-- On an event created before the string existed the write may leave a
+-- string with holes ('\0'); its next read rebuilds it whole from the
+-- seats hash (seat_status.lua).
+local function set_seat_status(seat, code)
+  local i = seat_index(seat)
+  if i then redis.call('SETRANGE', K_STATUS, i, code) end
 end
 
 -- Room capacity right now: the configured size, but never more than the
@@ -61,6 +92,7 @@ local function release_hold(user, final_state)
     if redis.call('HGET', K_SEATS, seat) == 'h:' .. user then
       redis.call('HSET', K_SEATS, seat, '')
       redis.call('HINCRBY', K_CONFIG, 'held', -1)
+      set_seat_status(seat, 'a')
     end
   else
     seat = ''

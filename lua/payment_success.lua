@@ -42,6 +42,7 @@ if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pendi
     and redis.call('HGET', K_UPAY, user) == pid then
   local seat = redis.call('HGET', K_USEAT, user)
   redis.call('HSET', K_SEATS, seat, 's:' .. user)
+  set_seat_status(seat, 's')
   redis.call('HINCRBY', K_CONFIG, 'held', -1)
   local sold = redis.call('HINCRBY', K_CONFIG, 'sold', 1)
   if sold >= num(redis.call('HGET', K_CONFIG, 'total')) then

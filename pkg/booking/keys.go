@@ -1,6 +1,6 @@
 package booking
 
-// keysFor returns the 15 keys every booking script takes, in the order
+// keysFor returns the 17 keys every booking script takes, in the order
 // lua/lib.lua names them. They all carry the hash tag {eventID}, so one
 // event's keys live in one Redis Cluster slot and every script is
 // cluster-safe; different events spread over the cluster.
@@ -22,6 +22,8 @@ func keysFor(prefix, eventID string) []string {
 		base + "upay",
 		base + "ugrace",
 		base + "pays",
+		base + "status",
+		base + "seatidx",
 	}
 }
 
@@ -42,6 +44,8 @@ const (
 	kUpay
 	kUgrace
 	kPays
+	kStatus
+	kSeatidx
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

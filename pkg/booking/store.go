@@ -41,7 +41,6 @@ var (
 	scriptPaymentFailure  = redis.NewScript(lua.Script("payment_failure"))
 	scriptHandleTimeout   = redis.NewScript(lua.Script("handle_timeout"))
 	scriptCancel          = redis.NewScript(lua.Script("cancel"))
-	scriptSeats           = redis.NewScript(lua.Script("seats"))
 	scriptCounts          = redis.NewScript(lua.Script("counts"))
 	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
 	scriptTouch           = redis.NewScript(lua.Script("touch"))
@@ -49,7 +48,7 @@ var (
 	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
 		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
 		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
-		scriptSeats, scriptCounts, scriptAckOutbox, scriptTouch}
+		scriptCounts, scriptAckOutbox, scriptTouch}
 )
 
 // Defaults for EventConfig fields left zero.
@@ -70,7 +69,7 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
-	keys   sync.Map // event id → *keySet, so hot paths do not rebuild 15 keys per call
+	keys   sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
 	cached atomic.Int64
 
 	flushers int
@@ -160,7 +159,7 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 
 // keySet is an event's keys as strings and, boxed once, as the arguments
 // of a command (a script call on the hot path then boxes only its own
-// ARGV, not 15 keys).
+// ARGV, not 17 keys).
 type keySet struct {
 	keys []string
 	args []any
@@ -287,8 +286,11 @@ func normalise(c *EventConfig) ([]string, error) {
 	bad := func(format string, a ...any) ([]string, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, a...))
 	}
-	if !ValidID(c.ID) {
-		return bad("id must be 1-128 printable characters without spaces, braces or '|'")
+	if !ValidEventID(c.ID) {
+		return bad("id must be %s", EventIDRule)
+	}
+	if len(c.Name) > MaxNameLen {
+		return bad("name must be at most %d bytes", MaxNameLen)
 	}
 	if c.Name == "" {
 		c.Name = c.ID
@@ -316,6 +318,16 @@ func normalise(c *EventConfig) ([]string, error) {
 		return bad("batch size must be positive")
 	case !c.SalesEnd.IsZero() && !c.SalesEnd.After(c.SalesStart):
 		return bad("sales end must be after sales start")
+	case c.Capacity > MaxCapacity:
+		return bad("capacity must be at most %d", MaxCapacity)
+	case c.BatchSize > MaxBatchSize:
+		return bad("batch size must be at most %d", MaxBatchSize)
+	}
+	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
+		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
+		if err != nil {
+			return bad("%v", err)
+		}
 	}
 	seats := c.Seats
 	if len(seats) == 0 {
@@ -420,25 +432,35 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 		args = append(args, "paused", v)
 	}
 	if u.Capacity != nil {
-		if *u.Capacity < 0 {
-			return Event{}, fmt.Errorf("%w: capacity must not be negative", ErrInvalidArgument)
+		if *u.Capacity < 0 || *u.Capacity > MaxCapacity {
+			return Event{}, fmt.Errorf("%w: capacity must be from 0 to %d", ErrInvalidArgument, MaxCapacity)
 		}
 		args = append(args, "capacity", *u.Capacity)
 	}
 	if u.Hold != nil {
-		if *u.Hold < time.Second {
-			return Event{}, fmt.Errorf("%w: hold must be at least 1s", ErrInvalidArgument)
+		if err := checkWindow("hold", *u.Hold, time.Second); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 		args = append(args, "hold_ms", u.Hold.Milliseconds())
 	}
 	if u.Abandon != nil {
-		if *u.Abandon < 0 {
-			return Event{}, fmt.Errorf("%w: abandon must not be negative", ErrInvalidArgument)
+		if err := checkWindow("abandon", *u.Abandon, 0); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 		args = append(args, "abandon_ms", u.Abandon.Milliseconds())
 	}
+	more, err := u.moreArgs()
+	if err != nil {
+		return Event{}, err
+	}
+	args = append(args, more...)
 	if err := checkIDs(eventID); err != nil {
 		return Event{}, ErrEventNotFound
+	}
+	if u.SalesStart != nil || u.SalesEnd != nil {
+		if err := s.checkSalesWindow(ctx, eventID, u); err != nil {
+			return Event{}, err
+		}
 	}
 	if len(args) > 0 {
 		args = append(args, "now_ms", s.nowMS())
@@ -636,26 +658,24 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 	return res, nil
 }
 
-// Seats returns every seat of an event with its status, in display order.
+// Seats returns every seat of an event with its status, in display order,
+// from the seat map and the status string (no script).
 func (s *Store) Seats(ctx context.Context, eventID string) ([]Seat, error) {
-	if err := checkIDs(eventID); err != nil {
-		return nil, ErrEventNotFound
-	}
-	r, err := s.run(ctx, scriptSeats, eventID)
+	status, err := s.SeatStatuses(ctx, eventID)
 	if err != nil {
-		return nil, fmt.Errorf("seats: %w", err)
+		return nil, err
 	}
-	ids, vals := r.list(1), r.list(2)
+	ids, err := s.SeatMapIDs(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Seat, len(ids))
-	for i := range ids {
+	for i, id := range ids {
 		st := SeatAvailable
-		switch v := vals.str(i); {
-		case strings.HasPrefix(v, "h:"):
-			st = SeatHeld
-		case strings.HasPrefix(v, "s:"):
-			st = SeatSold
+		if i < len(status) {
+			st = SeatStatusOf(status[i])
 		}
-		out[i] = Seat{ID: ids.str(i), Status: st}
+		out[i] = Seat{ID: id, Status: st}
 	}
 	return out, nil
 }

@@ -125,6 +125,12 @@ type EventUpdate struct {
 	Capacity *int
 	Hold     *time.Duration
 	Abandon  *time.Duration
+	// Every other setting can be repaired too (limits.go has the bounds).
+	Name       *string
+	Grace      *time.Duration
+	BatchSize  *int
+	SalesStart *time.Time // the zero time: open now
+	SalesEnd   *time.Time // the zero time: no end
 }
 
 // Counts are an event's live numbers.

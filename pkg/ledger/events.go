@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -127,23 +128,34 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		if err != nil {
 			return err
 		}
-		var hold, abandon *int64
-		if u.Hold != nil {
-			v := u.Hold.Milliseconds()
-			hold = &v
+		msp := func(d *time.Duration) *int64 {
+			if d == nil {
+				return nil
+			}
+			v := d.Milliseconds()
+			return &v
 		}
-		if u.Abandon != nil {
-			v := u.Abandon.Milliseconds()
-			abandon = &v
+		// a sales time: set (given), cleared (given as the zero time) or kept
+		tsp := func(t *time.Time) (bool, *time.Time) {
+			if t == nil {
+				return false, nil
+			}
+			return true, nullTime(*t)
 		}
+		setStart, start := tsp(u.SalesStart)
+		setEnd, end := tsp(u.SalesEnd)
 		change := settingsChange(old, u)
 		d, err = scanEvent(tx.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
 			capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
+			name = COALESCE($7, name), grace_ms = COALESCE($8, grace_ms), batch_size = COALESCE($9, batch_size),
+			sales_start = CASE WHEN $10 THEN $11 ELSE sales_start END,
+			sales_end = CASE WHEN $12 THEN $13 ELSE sales_end END,
 			updated_at = now(),
 			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
 			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
 			changed_at = CASE WHEN $6 <> '' THEN now() ELSE changed_at END
-			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon, change))
+			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, msp(u.Hold), msp(u.Abandon), change,
+			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -169,6 +181,28 @@ func settingsChange(old EventDef, u booking.EventUpdate) string {
 	if u.Paused != nil && *u.Paused != old.Paused {
 		parts = append(parts, "paused="+strconv.FormatBool(*u.Paused))
 	}
+	if u.BatchSize != nil && *u.BatchSize != old.Config.BatchSize {
+		parts = append(parts, "batch_size="+strconv.Itoa(*u.BatchSize))
+	}
+	if u.Grace != nil && u.Grace.Milliseconds() != old.Config.Grace.Milliseconds() {
+		parts = append(parts, "grace_seconds="+secs(*u.Grace))
+	}
+	if u.Name != nil && *u.Name != old.Config.Name {
+		parts = append(parts, "name="+strconv.Quote(*u.Name))
+	}
+	rfc := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)
+	}
+	if u.SalesEnd != nil && rfc(*u.SalesEnd) != rfc(old.Config.SalesEnd) {
+		parts = append(parts, "sales_end="+rfc(*u.SalesEnd))
+	}
+	if u.SalesStart != nil && rfc(*u.SalesStart) != rfc(old.Config.SalesStart) {
+		parts = append(parts, "sales_start="+rfc(*u.SalesStart))
+	}
+	sort.Strings(parts)
 	return strings.Join(parts, " ")
 }
 

@@ -261,7 +261,7 @@ func (s *Server) initiatePayment(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"success": true, "payment_id": hold.PaymentID, "payment_url": p.URL,
-		"seat_id": hold.SeatID, "expire_time": unixOrZero(hold.ExpireAt), "expire_at": rfc3339OrEmpty(hold.ExpireAt)})
+		"amount": s.TicketPrice, "seat_id": hold.SeatID, "expire_time": unixOrZero(hold.ExpireAt), "expire_at": rfc3339OrEmpty(hold.ExpireAt)})
 }
 
 // cancel: POST /api/booking/cancel {"event_id"}. From the room it frees the

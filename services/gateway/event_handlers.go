@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -18,36 +19,79 @@ import (
 )
 
 // eventView is an event as the API shows it: the engine's fields plus the
-// windows in seconds.
+// windows in seconds and the price per seat.
 type eventView struct {
 	booking.Event
 	HoldSeconds    float64 `json:"hold_seconds"`
 	GraceSeconds   float64 `json:"grace_seconds"`
 	AbandonSeconds float64 `json:"abandon_seconds"`
+	// PriceCents is the amount charged per seat (TICKET_PRICE_CENTS).
+	PriceCents int64 `json:"price_cents,omitempty"`
 }
 
 func viewOf(e booking.Event) eventView {
 	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds()}
 }
 
-// listEvents: GET /api/events.
+// Pages of GET /api/events.
+const (
+	eventsPageDefault = 50
+	eventsPageMax     = 100
+)
+
+// listEvents: GET /api/events?limit=N&after=<event id>, by event id, one
+// page at a time: {"events":[…],"next":"<id>"} with next set when more
+// follow (pass it as after). Only the page's events are read.
 func (s *Server) listEvents(c *gin.Context) {
-	evs, err := s.Store.ListEvents(c.Request.Context())
+	limit := eventsPageDefault
+	if v := c.Query("limit"); v != "" {
+		l, err := strconv.Atoi(v)
+		if err != nil || l < 1 || l > eventsPageMax {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, fmt.Sprintf("limit must be an integer from 1 to %d", eventsPageMax))
+			return
+		}
+		limit = l
+	}
+	after := c.Query("after")
+	ctx := c.Request.Context()
+	ids, err := s.Store.EventIDs(ctx) // sorted
 	if err != nil {
 		httpapi.Fail(c, err)
 		return
 	}
-	out := make([]eventView, len(evs))
-	for i, e := range evs {
-		out[i] = viewOf(e)
+	if after != "" {
+		ids = ids[sort.SearchStrings(ids, after+"\x00"):] // strictly after
 	}
-	c.JSON(http.StatusOK, gin.H{"events": out})
+	out := make([]eventView, 0, min(limit, len(ids)))
+	next := ""
+	for i, id := range ids {
+		if len(out) == limit {
+			next = ids[i-1]
+			break
+		}
+		e, err := s.Store.GetEvent(ctx, id)
+		if errors.Is(err, booking.ErrEventNotFound) {
+			continue // deleted since the index was read
+		}
+		if err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
+		v := viewOf(e)
+		v.PriceCents = s.TicketPrice
+		out = append(out, v)
+	}
+	resp := gin.H{"events": out}
+	if next != "" {
+		resp["next"] = next
+	}
+	c.JSON(http.StatusOK, resp)
 }
 
 // getEvent: GET /api/events/{id} (live counts).
 func (s *Server) getEvent(c *gin.Context) {
 	id := c.Param("id")
-	if !booking.ValidID(id) {
+	if !booking.ValidEventID(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -56,7 +100,9 @@ func (s *Server) getEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewOf(e))
+	v := viewOf(e)
+	v.PriceCents = s.TicketPrice
+	c.JSON(http.StatusOK, v)
 }
 
 // popularEvents: GET /api/events/popular?limit=N, by completed bookings.
@@ -89,27 +135,6 @@ func (s *Server) popularEvents(c *gin.Context) {
 		out = append(out, e)
 	}
 	c.JSON(http.StatusOK, gin.H{"events": out})
-}
-
-// seatsAvailable: GET /api/seats/available?event_id= — every seat with its
-// status (available, held, sold) and the number available.
-func (s *Server) seatsAvailable(c *gin.Context) {
-	eventID, ok := queryEventID(c)
-	if !ok {
-		return
-	}
-	seats, err := s.Store.Seats(c.Request.Context(), eventID)
-	if err != nil {
-		httpapi.Fail(c, err)
-		return
-	}
-	avail := 0
-	for _, st := range seats {
-		if st.Status == booking.SeatAvailable {
-			avail++
-		}
-	}
-	c.JSON(http.StatusOK, gin.H{"event_id": eventID, "available": avail, "total": len(seats), "seats": seats})
 }
 
 // devTokenRequest is the body of POST /api/auth/dev-token.
@@ -147,15 +172,16 @@ func (s *Server) devToken(c *gin.Context) {
 		"expires_at": time.Now().Add(ttl).UTC().Format(time.RFC3339)})
 }
 
-// maxWindowSeconds bounds every duration given in seconds (a year).
-const maxWindowSeconds = 365 * 24 * 3600
+// maxWindowSeconds bounds every duration given in seconds (a day,
+// booking.MaxWindow).
+const maxWindowSeconds = float64(booking.MaxWindow / time.Second)
 
 func seconds(field string, v *float64) (time.Duration, error) {
 	if v == nil {
 		return 0, nil
 	}
 	if math.IsNaN(*v) || *v < 0 || *v > maxWindowSeconds {
-		return 0, fmt.Errorf("%s must be between 0 and %d", field, maxWindowSeconds)
+		return 0, fmt.Errorf("%s must be between 0 and %d", field, int(maxWindowSeconds))
 	}
 	return time.Duration(*v * float64(time.Second)), nil
 }
@@ -256,12 +282,19 @@ func (s *Server) createEvent(c *gin.Context) {
 	c.JSON(http.StatusCreated, viewOf(e))
 }
 
-// updateEventRequest is the body of PATCH /api/admin/events/{id}.
+// updateEventRequest is the body of PATCH /api/admin/events/{id}: any
+// setting but the seat map (booking.EventUpdate).
 type updateEventRequest struct {
 	Paused         *bool    `json:"paused"`
 	Capacity       *int     `json:"capacity"`
 	HoldSeconds    *float64 `json:"hold_seconds"`
 	AbandonSeconds *float64 `json:"abandon_seconds"`
+	Name           *string  `json:"name"`
+	GraceSeconds   *float64 `json:"grace_seconds"`
+	BatchSize      *int     `json:"batch_size"`
+	// SalesStart and SalesEnd: RFC 3339, or "" to clear.
+	SalesStart *string `json:"sales_start"`
+	SalesEnd   *string `json:"sales_end"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -272,17 +305,21 @@ func (s *Server) updateEvent(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil {
-		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give "paused", "capacity", "hold_seconds" or "abandon_seconds"`)
+	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize}
+	if !req.more(&u, c) {
 		return
 	}
-	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity}
+	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
+		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end"`)
+		return
+	}
 	for _, f := range []struct {
 		name string
 		v    *float64
 		dst  **time.Duration
-	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}} {
+	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}, {"grace_seconds", req.GraceSeconds, &u.Grace}} {
 		if f.v == nil {
 			continue
 		}
@@ -293,7 +330,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 		}
 		*f.dst = &d
 	}
-	if !booking.ValidID(id) {
+	if !booking.ValidEventID(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

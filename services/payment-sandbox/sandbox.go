@@ -93,6 +93,13 @@ func (s *Sandbox) Handler() http.Handler {
 	api.GET("/payments/:id", s.get)
 	api.POST("/payments/:id/refund", s.refund) // refund.go
 	r.GET("/pay/:id", s.page)
+	r.GET("/checkout.css", checkoutCSS)
+	r.GET("/favicon.svg", func(c *gin.Context) {
+		httpapi.SetSecurityHeaders(c, "default-src 'none'; frame-ancestors 'none'")
+		c.Header("Cache-Control", "public, max-age=86400")
+		c.Data(http.StatusOK, "image/svg+xml", []byte(favicon))
+	})
+	r.GET("/favicon.ico", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, "/favicon.svg") })
 	r.POST("/pay/:id/pay", func(c *gin.Context) { s.complete(c, StatusPaid) })
 	r.POST("/pay/:id/decline", func(c *gin.Context) { s.complete(c, StatusDeclined) })
 	return r
@@ -184,20 +191,26 @@ func (s *Sandbox) get(c *gin.Context) {
 }
 
 var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="description" content="boxoffice payment sandbox: a stand-in for a payment provider's hosted checkout.">
 <title>Sandbox checkout</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}button{padding:.6rem 1.2rem;margin:.3rem}</style></head>
-<body><h1>Sandbox checkout</h1>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/checkout.css"></head>
+<body><main><h1>Sandbox checkout</h1>
 <p>Event <b>{{.Req.EventID}}</b>, seat <b>{{.Req.SeatID}}</b></p>
 <p>Amount: <b>{{.Amount}}</b></p>
 <p>Payment <code>{{.Req.PaymentID}}</code>: {{.Status}}</p>
 {{if eq .Status "pending"}}
 <form method="post" action="/pay/{{.Req.PaymentID}}/pay"><button type="submit">Pay</button></form>
 <form method="post" action="/pay/{{.Req.PaymentID}}/decline">
-<select name="reason">{{range .Reasons}}<option value="{{.}}">{{.}}</option>{{end}}</select>
+<label for="reason">Decline reason</label>
+<select id="reason" name="reason">{{range .Reasons}}<option value="{{.}}">{{.}}</option>{{end}}</select>
 <button type="submit">Decline</button></form>
 {{else}}<p>This payment is {{.Status}}.</p>{{end}}
-</body></html>`))
+</main></body></html>`))
+
+// favicon is the sandbox's icon (a card), so that browsers get no 404.
+const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="12" fill="#17693a"/><rect x="10" y="18" width="44" height="28" rx="4" fill="#fff"/><rect x="10" y="24" width="44" height="6" fill="#17693a"/></svg>`
 
 // page: GET /pay/{id}, the hosted checkout page.
 func (s *Sandbox) page(c *gin.Context) {
@@ -206,6 +219,7 @@ func (s *Sandbox) page(c *gin.Context) {
 		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
 		return
 	}
+	httpapi.SetSecurityHeaders(c, checkoutCSP(r.Req.ReturnURL))
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Status(http.StatusOK)
 	_ = pageTmpl.Execute(c.Writer, map[string]any{"Req": r.Req, "Status": r.Status, "Reasons": DeclineReasons,

@@ -117,6 +117,15 @@ func TestPayDeliversWithRetries(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `action="/pay/p1/pay"`) || !strings.Contains(w.Body.String(), "insufficient_funds") {
 		t.Fatalf("page: %d %s", w.Code, w.Body)
 	}
+	// Accessible: a language, and the decline reason's select labelled.
+	for _, want := range []string{`<html lang="en">`, `<label for="reason">`, `<select id="reason" name="reason">`} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("checkout page lacks %s", want)
+		}
+	}
+	if w := call(h, "GET", "/favicon.svg", "", "", nil); w.Code != 200 || !strings.Contains(w.Body.String(), "<svg") {
+		t.Errorf("favicon: %d", w.Code)
+	}
 	w = call(h, "POST", "/pay/p1/pay", "", "", url.Values{})
 	if w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), "http://gw.test/?") ||
 		!strings.Contains(w.Header().Get("Location"), "payment_status=paid") {

@@ -1,10 +1,14 @@
 // Package browser holds the gateway's browser test: headless Chromium,
-// driven with chromedp, plays one user's whole journey through the web
-// pages against every service running as a process (pkg/stacktest) — a
-// full room, the waiting room, "your turn" pushed over the notifier's
-// WebSocket when another user's hold is cancelled, the seat map, the
-// sandbox's hosted checkout and the confirmation — and saves a screenshot
-// of each step under test-output/browser/ at the repository root. The test
-// installs Debian's chromium with scripts/ensure-chromium.sh when it is
-// missing and fails, never skips, when it cannot.
+// driven with chromedp, plays the fans' journeys through the web pages
+// against every service running as a process (pkg/stacktest) — the
+// waiting room, "your turn" pushed over the notifier's WebSocket, the seat
+// map by keyboard, the sandbox's hosted checkout and the confirmation; the
+// same over HTTP alone with the notifier unreachable; a stale token; a
+// stalled socket; a late payment's refund note; leave and release; the
+// largest seat map on a phone — and runs axe-core on every state. It saves
+// a screenshot of each step under test-output/browser/ at the repository
+// root. The test installs Debian's chromium (scripts/ensure-chromium.sh)
+// and axe-core (scripts/ensure-axe.sh) when they are missing and fails,
+// never skips, when it cannot. TestLighthouse is opt-in
+// (BOXOFFICE_LIGHTHOUSE=1).
 package browser

@@ -1,9 +1,12 @@
 // Package web is the end-user web pages of boxoffice, embedded in the
 // gateway binary (no build step): the event list, the waiting room (live
-// position, ETA and progress from the notifier's WebSocket, "your turn"
-// with a countdown of the hold), the seat map (updated live), the hand-off
-// to the payment provider's hosted checkout, and the confirmation or the
-// reason a booking failed. Plain HTML, CSS and JavaScript; works on a phone.
+// position, ETA and progress from the notifier's WebSocket, or from
+// GET /api/booking/position polled over HTTP while the socket is down;
+// "your turn" with a countdown of the hold), the seat map (updated live),
+// the hand-off to the payment provider's hosted checkout, and the
+// confirmation or the reason a booking failed. Plain HTML, CSS and
+// JavaScript; works on a phone and with a keyboard or a screen reader.
+// docs/web.md describes the behaviour.
 //
 // The pages call the gateway's own API on the same origin and open the
 // notifier's WebSocket at NOTIFIER_PUBLIC_URL (a ws:// or wss:// URL up to
@@ -14,13 +17,23 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"io/fs"
+	"mime"
 	"net/http"
 	"os"
+	"path"
+	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 //go:embed static
@@ -40,25 +53,138 @@ func Register(r *gin.Engine) {
 }
 
 // RegisterWith is Register with explicit options.
+//
+// Caching (docs/web.md): index.html names every static file with ?v=<its
+// content hash>, so /static/… is cached for a year (immutable) and a new
+// build is fetched at once; / and /config.js are revalidated every time
+// (no-cache) against their ETag. Every text file is served gzip-compressed
+// to clients that accept it, compressed once at start.
 func RegisterWith(r *gin.Engine, o Options) {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
+	files := map[string]*asset{}
+	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == "index.html" {
+			return err
+		}
+		b, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		files[p] = newAsset(b, mime.TypeByExtension(path.Ext(p)), "public, max-age=31536000, immutable")
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
 	index, err := fs.ReadFile(sub, "index.html")
 	if err != nil {
 		panic(err)
 	}
+	html := string(index)
+	for p, a := range files {
+		html = strings.ReplaceAll(html, `"/static/`+p+`"`, `"/static/`+p+`?v=`+a.etag[1:9]+`"`)
+	}
+	page := newAsset([]byte(html), "text/html; charset=utf-8", "no-cache")
 	cfg, _ := json.Marshal(map[string]string{"notifierURL": o.NotifierURL})
-	configJS := []byte("window.BOXOFFICE_CONFIG = " + string(cfg) + ";\n")
+	configJS := newAsset([]byte("window.BOXOFFICE_CONFIG = "+string(cfg)+";\n"), "text/javascript; charset=utf-8", "no-cache")
+	favicon := newAsset(files["favicon.svg"].body, "image/svg+xml", "public, max-age=86400")
 
-	r.GET("/", func(c *gin.Context) {
-		c.Header("Cache-Control", "no-cache")
-		c.Data(http.StatusOK, "text/html; charset=utf-8", index)
+	// every page, script and style with the browser protections: a CSP
+	// with no inline script (the page's script and config are files), no
+	// framing, no sniffing (docs/security.md)
+	sec := httpapi.SecurityHeaders(httpapi.PageCSP)
+	r.GET("/", sec, page.serve)
+	r.HEAD("/", sec, page.serve)
+	r.GET("/config.js", sec, configJS.serve)
+	r.GET("/favicon.svg", sec, favicon.serve)
+	r.GET("/favicon.ico", sec, favicon.serve) // browsers that ask without reading <link rel=icon>
+	r.GET("/static/*file", sec, func(c *gin.Context) {
+		a, ok := files[strings.TrimPrefix(c.Param("file"), "/")]
+		if !ok {
+			c.Status(http.StatusNotFound)
+			return
+		}
+		a.serve(c)
 	})
-	r.GET("/config.js", func(c *gin.Context) {
-		c.Header("Cache-Control", "no-cache")
-		c.Data(http.StatusOK, "text/javascript; charset=utf-8", configJS)
-	})
-	r.StaticFS("/static", http.FS(sub))
+}
+
+// asset is one file in memory, with its ETag and gzip encoding.
+type asset struct {
+	body, gz           []byte
+	ctype, etag, cache string
+}
+
+func newAsset(b []byte, ctype, cache string) *asset {
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	sum := sha256.Sum256(b)
+	a := &asset{body: b, ctype: ctype, cache: cache, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	if len(b) > 512 && (strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "javascript") || strings.Contains(ctype, "svg")) {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(b)
+		_ = zw.Close()
+		if buf.Len() < len(b) {
+			a.gz = buf.Bytes()
+		}
+	}
+	return a
+}
+
+func (a *asset) serve(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Cache-Control", a.cache)
+	h.Set("ETag", a.etag)
+	if a.gz != nil {
+		h.Add("Vary", "Accept-Encoding")
+	}
+	if inm := c.GetHeader("If-None-Match"); inm != "" && etagMatch(inm, a.etag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	body := a.body
+	if a.gz != nil && acceptsGzip(c.GetHeader("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	if c.Request.Method == http.MethodHead {
+		h.Set("Content-Type", a.ctype)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		c.Status(http.StatusOK)
+		return
+	}
+	c.Data(http.StatusOK, a.ctype, body)
+}
+
+// etagMatch: If-None-Match is "*" or a list that holds tag (weak or not).
+func etagMatch(header, tag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsGzip: Accept-Encoding lists gzip (or *) without q=0.
+func acceptsGzip(header string) bool {
+	for _, e := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(e), ";")
+		name = strings.TrimSpace(name)
+		if !strings.EqualFold(name, "gzip") && name != "*" {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
+			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

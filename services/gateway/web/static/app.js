@@ -1,12 +1,44 @@
-// boxoffice web pages: plain JavaScript, no build step.
+// boxoffice web pages: plain JavaScript, no build step. No inline script
+// or event handler attributes anywhere (the gateway's Content-Security-Policy
+// forbids them); config.js is a separate, deferred script.
+//
+// The event page has two channels to the same truth (docs/web.md):
+//   - the notifier's WebSocket, for speed;
+//   - GET /api/booking/position over HTTP: at once on opening, polled with
+//     backoff and jitter while the socket is down, and as a liveness check
+//     when the socket has been silent for a while.
+// Both feed one state machine, onMessage(): an HTTP answer is turned into
+// the message the socket would have sent (fromPosition).
 "use strict";
 (() => {
   const $ = (s) => document.querySelector(s);
   const cfg = window.BOXOFFICE_CONFIG || {};
   const params = new URLSearchParams(location.search);
   const eventID = params.get("event_id");
-  const S = { token: null, user: null, event: null, state: null, seq: 0, firstAhead: null,
-    expireAtMS: 0, seat: null, ws: null, backoff: 1000, seatsTimer: null, lastCounts: "" };
+  // The payment provider's return: ?payment_id=…&payment_status=paid|declined.
+  const returned = { id: params.get("payment_id") || "", status: params.get("payment_status") || "" };
+  // Timings in ms; a test may override them before the page loads
+  // (window.BOXOFFICE_TIMING).
+  const T = Object.assign({
+    livenessMS: 15000, livenessJitterMS: 5000, // a socket silent this long is checked over HTTP
+    pollMinMS: 2000, pollMaxMS: 15000, pollErrorMaxMS: 30000, // HTTP polling while the socket is down
+    wsMinMS: 1000, wsMaxMS: 15000, // socket reconnect backoff
+    eventRefreshMS: 60000, // event details (paused) while waiting
+  }, window.BOXOFFICE_TIMING || {});
+
+  const S = {
+    token: null, user: null, event: null,
+    // state: null until the first answer, then a booking state (none,
+    // waiting, active, seat_selected, payment_pending, completed, failed,
+    // expired, cancelled, abandoned) or sold_out.
+    state: null, seq: 0, firstAhead: null, exact: null, expireAtMS: 0, seat: null, paymentID: null,
+    ws: null, wsOpen: false, wsBackoff: 1000, wsTimer: null,
+    lastHeard: 0, lastWS: 0, lastLocal: 0, lastLiveness: 0, lastEventFetch: 0, wsDownAt: 0, lastMode: null,
+    pollTimer: null, pollDelay: 2000, checking: false, checkFailed: false, tokenRenewed: false,
+    seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", focusID: null,
+    rows: [], status: new Map(), seatEls: new Map(), rendered: new Map(), win: null,
+    eta: null, lastAnnounced: { pos: null, at: 0 }, warned: {},
+  };
 
   function notifierURL() {
     if (cfg.notifierURL) return cfg.notifierURL;
@@ -14,18 +46,33 @@
     return `${proto}//${location.hostname}:8082/ws`;
   }
 
-  async function api(method, path, body) {
-    const headers = { "Content-Type": "application/json" };
+  // ---- HTTP ----
+
+  // api calls the gateway. A 401 (a stale or invalid stored token) renews
+  // the token once and retries; a network failure throws code "network".
+  // opts.cache is fetch's cache mode: "no-store" unless given (the seat map
+  // uses "no-cache", revalidated against its ETag).
+  async function api(method, path, body, opts = {}) {
+    const headers = {};
+    if (body) headers["Content-Type"] = "application/json";
     if (S.token) headers.Authorization = "Bearer " + S.token;
-    const r = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+    let r;
+    try {
+      r = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: opts.cache || "no-store" });
+    } catch (_) {
+      const e = new Error("network error"); e.code = "network"; throw e;
+    }
     let data = null;
     try { data = await r.json(); } catch (_) { /* empty body */ }
-    if (r.status === 401 && path !== "/api/auth/dev-token") {
-      localStorage.removeItem("bo_token"); // expired: get a new one
-      await identity();
-      return api(method, path, body);
+    if (r.status === 401 && path !== "/api/auth/dev-token" && !opts.renewed) {
+      await renewToken();
+      return api(method, path, body, Object.assign({}, opts, { renewed: true }));
     }
-    if (!r.ok) { const e = new Error((data && data.message) || r.statusText); e.status = r.status; e.code = data && data.code; throw e; }
+    if (!r.ok) {
+      const e = new Error((data && data.message) || r.statusText);
+      e.status = r.status; e.code = (data && data.code) || (r.status >= 500 ? "unavailable" : "http_" + r.status);
+      throw e;
+    }
     return data;
   }
 
@@ -45,81 +92,400 @@
     }
     $("#who").textContent = S.user;
   }
+  async function renewToken() {
+    localStorage.removeItem("bo_token");
+    S.token = null;
+    await identity();
+    S.tokenRenewed = true;
+  }
+
+  // Friendly text for every error code the API returns (docs/http-api.md).
+  const MESSAGES = {
+    network: "We can't reach boxoffice right now. Check your connection; the page keeps trying.",
+    unauthorized: "Your session expired. Reload the page to continue.",
+    forbidden: "You are not allowed to do that.",
+    event_not_found: "This event does not exist (any more).",
+    sales_not_started: "Sales for this event have not started yet. Come back when they open.",
+    sales_ended: "Sales for this event have ended.",
+    sold_out: "Every seat of this event is sold. Sorry!",
+    booking_not_found: "You are not in the queue for this event.",
+    invalid_state: "That is not possible at this step any more; the page has been brought up to date.",
+    hold_expired: "Your time to pick a seat and pay has run out.",
+    seat_not_found: "That seat does not exist.",
+    seat_unavailable: "That seat was just taken. Please pick another.",
+    cannot_cancel: "This booking can no longer be cancelled.",
+    payment_mismatch: "That payment does not belong to this booking.",
+    late_payment: "The payment arrived after your hold expired; it was not used and will be refunded.",
+    already_completed: "You already have a ticket for this event.",
+    payment_provider_unavailable: "The payment provider is not answering. Try Pay again in a moment; you will not be charged twice.",
+    too_many_requests: "Lots of fans right now. Please try again in a few seconds.",
+    rate_limited: "Lots of fans right now. Please try again in a few seconds.",
+    invalid_argument: "Something in that request was not right. Reload the page and try again.",
+    invalid_body: "Something in that request was not right. Reload the page and try again.",
+    unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
+    internal: "Something went wrong on our side. Please try again in a moment.",
+  };
+  function friendly(e) {
+    return MESSAGES[e && e.code] || (e && e.status >= 500 ? MESSAGES.unavailable : "Something went wrong. Please try again in a moment.");
+  }
+
+  // ---- announcements and small helpers ----
 
   function show(panel) {
     for (const p of ["#panel-join", "#panel-waiting", "#panel-turn", "#panel-pending", "#panel-done"]) $(p).hidden = p !== panel;
     document.body.dataset.view = panel.slice(7);
   }
-  function error(msg) { const e = $("#error"); e.textContent = msg || ""; e.hidden = !msg; }
+  function error(msg) {
+    const e = $("#error");
+    e.textContent = msg || "";
+    e.hidden = !msg;
+    if (msg) announce(msg, true);
+  }
+  // announce speaks msg through a live region: polite, or assertive when
+  // urgent. The region is emptied first so that a repeat is spoken again.
+  function announce(msg, urgent) {
+    const r = urgent ? $("#alert") : $("#announce");
+    r.textContent = "";
+    setTimeout(() => { r.textContent = msg; }, 50);
+  }
+  function money(cents) {
+    if (typeof cents !== "number" || !isFinite(cents)) return "";
+    return (cents / 100).toFixed(2);
+  }
+  function duration(s) {
+    if (s < 60) return s + " s";
+    const m = Math.floor(s / 60);
+    return m < 60 ? `${m} min ${s % 60} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
+  }
+  function clock(ms) {
+    return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+  const inRoom = (st) => st === "active" || st === "seat_selected";
+  const eventName = () => (S.event && (S.event.name || S.event.id)) || eventID;
 
   // ---- event list ----
-  async function listEvents() {
+
+  async function listEvents(after) {
     $("#view-events").hidden = false;
-    const evs = await api("GET", "/api/events");
+    let r;
+    try {
+      r = await api("GET", "/api/events?limit=20" + (after ? "&after=" + encodeURIComponent(after) : ""));
+    } catch (e) { error(friendly(e)); return; }
     const ul = $("#events");
-    ul.innerHTML = "";
-    for (const ev of (evs.events || evs)) {
+    if (!after) ul.replaceChildren();
+    for (const ev of (r.events || [])) ul.appendChild(eventCard(ev));
+    if (!ul.children.length) {
       const li = document.createElement("li");
-      const c = ev.counts || {};
-      li.innerHTML = `<div><strong></strong><div class="meta">${c.available ?? "?"} of ${c.total ?? "?"} seats left · ${c.waiting ?? 0} waiting</div></div>`;
-      li.querySelector("strong").textContent = ev.name || ev.id;
-      const b = document.createElement("button");
-      b.textContent = "Get tickets";
-      b.dataset.event = ev.id;
-      b.onclick = async () => {
-        b.disabled = true;
-        try { await api("POST", "/api/booking/request", { event_id: ev.id }); } catch (e) { if (e.status !== 409) { alert(e.message); b.disabled = false; return; } }
-        location.href = "/?event_id=" + encodeURIComponent(ev.id);
-      };
-      li.appendChild(b);
+      li.textContent = "No events on sale right now.";
       ul.appendChild(li);
     }
-    if (!ul.children.length) ul.innerHTML = "<li>No events on sale.</li>";
-    tickets($("#view-events"));
+    const more = $("#more");
+    more.hidden = !r.next;
+    more.disabled = false;
+    more.onclick = () => { more.disabled = true; listEvents(r.next); };
+    if (!after) tickets($("#view-events"));
+  }
+
+  function eventCard(ev) {
+    const c = ev.counts || {};
+    const li = document.createElement("li");
+    const info = document.createElement("div");
+    const h = document.createElement("h2");
+    h.className = "card-title";
+    h.textContent = ev.name || ev.id;
+    const meta = document.createElement("p");
+    meta.className = "meta";
+    meta.textContent = eventFacts(ev).concat(
+      [`${c.available ?? "?"} of ${c.total ?? "?"} seats left`, `${c.waiting ?? 0} waiting`]).join(" · ");
+    info.append(h, meta);
+    li.appendChild(info);
+    const soldOut = c.total > 0 && c.available === 0 && !c.held;
+    if (soldOut) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.disabled = true;
+      b.textContent = "Sold out";
+      li.appendChild(b);
+    } else {
+      // Joining happens on the event page, after a confirm step.
+      const a = document.createElement("a");
+      a.className = "button";
+      a.href = "/?event_id=" + encodeURIComponent(ev.id);
+      a.dataset.event = ev.id;
+      a.textContent = "Get tickets";
+      const sr = document.createElement("span");
+      sr.className = "sr-only";
+      sr.textContent = " for " + (ev.name || ev.id);
+      a.appendChild(sr);
+      li.appendChild(a);
+    }
+    return li;
+  }
+
+  // eventFacts: date, venue and price where the API has them.
+  function eventFacts(ev) {
+    const out = [];
+    if (ev.starts_at) out.push(new Date(ev.starts_at).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }));
+    if (ev.venue) out.push(ev.venue);
+    if (ev.price_cents) out.push(money(ev.price_cents) + " per seat");
+    const start = ev.sales_start ? Date.parse(ev.sales_start) : NaN;
+    if (start > Date.now()) out.push("on sale " + new Date(start).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }));
+    if (ev.paused) out.push("sales paused");
+    return out;
   }
 
   // ---- one event ----
+
   async function openEvent() {
     $("#view-event").hidden = false;
-    try { S.event = await api("GET", "/api/events/" + encodeURIComponent(eventID)); }
-    catch (e) { error(e.status === 404 ? "This event does not exist." : e.message); return; }
-    $("#event-name").textContent = S.event.name || S.event.id;
+    try { await loadEvent(); } catch (e) { error(e.status === 404 ? "This event does not exist." : friendly(e)); return; }
+    document.title = eventName() + " – boxoffice";
+    S.title = document.title;
     $("#join").onclick = join;
+    $("#rejoin").onclick = join;
     $("#pay").onclick = pay;
+    confirmStep("#leave", "#leave-confirm", "#leave-yes", "#leave-no", () => cancel("You left the queue."));
+    confirmStep("#release", "#release-confirm", "#release-yes", "#release-no", () => cancel("You released your seat and left the room."));
+    seatGridEvents();
+    if ("Notification" in window) {
+      $("#notify-row").hidden = false;
+      $("#notify").onchange = (e) => {
+        if (e.target.checked && Notification.permission === "default") Notification.requestPermission();
+      };
+    }
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) check("visible"); });
+    setInterval(heartbeat, 1000);
+    // State over HTTP at once; the socket in parallel.
+    check("open");
     connect();
+  }
+
+  async function loadEvent() {
+    S.event = await api("GET", "/api/events/" + encodeURIComponent(eventID));
+    S.lastEventFetch = Date.now();
+    $("#event-name").textContent = eventName();
+    $("#event-meta").textContent = eventFacts(S.event).filter((f) => f !== "sales paused").join(" · ");
+    $("#paused").hidden = !S.event.paused;
+  }
+
+  // confirmStep: the button opens an inline confirmation; yes runs action.
+  function confirmStep(open, box, yes, no, action) {
+    $(open).onclick = () => { $(box).hidden = false; $(yes).focus(); };
+    $(no).onclick = () => { $(box).hidden = true; $(open).focus(); };
+    $(yes).onclick = async () => { $(box).hidden = true; await action(); };
   }
 
   async function join() {
     error("");
+    $("#join").disabled = true;
     try {
       const r = await api("POST", "/api/booking/request", { event_id: eventID });
-      S.seq = r.sequence;
-      reconnectNow();
-    } catch (e) { error(e.message); }
+      S.seq = r.sequence || S.seq;
+      S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now();
+      // The join's answer has the position's fields; the open socket needs
+      // no reconnect (the notifier sends to the user's connections
+      // whatever their state).
+      onMessage(fromPosition(r));
+      check("join");
+    } catch (e) {
+      error(friendly(e));
+    } finally { $("#join").disabled = false; }
   }
 
+  async function cancel(said) {
+    error("");
+    try {
+      await api("POST", "/api/booking/cancel", { event_id: eventID });
+      S.lastLocal = Date.now();
+      onMessage({ type: "state", state: "cancelled" });
+      announce(said);
+    } catch (e) { error(friendly(e)); check("cancel-failed"); }
+  }
+
+  // ---- the socket ----
+
   function connect() {
+    clearTimeout(S.wsTimer);
     const url = notifierURL() + "?event_id=" + encodeURIComponent(eventID);
-    // The token travels as a subprotocol, not in the URL (no logs).
-    const ws = new WebSocket(url, ["boxoffice.v1", "bearer." + S.token]);
+    let ws;
+    try {
+      // The token travels as a subprotocol, not in the URL (no logs).
+      ws = new WebSocket(url, ["boxoffice.v1", "bearer." + S.token]);
+    } catch (_) { wsDown(); return; }
     S.ws = ws;
-    ws.onopen = () => { S.backoff = 1000; $("#conn").textContent = "live"; document.body.dataset.live = "1"; };
-    ws.onmessage = (m) => { try { onMessage(JSON.parse(m.data)); } catch (e) { console.error(e); } };
-    ws.onclose = () => {
-      document.body.dataset.live = "0";
+    ws.onopen = () => {
       if (S.ws !== ws) return;
-      $("#conn").textContent = "reconnecting…";
-      const wait = S.backoff + Math.random() * 500;
-      S.backoff = Math.min(S.backoff * 2, 15000);
-      setTimeout(connect, wait);
+      S.wsOpen = true; S.wsBackoff = T.wsMinMS; S.lastWS = Date.now();
+      heard();
+      stopPolling();
+    };
+    ws.onmessage = (m) => {
+      if (S.ws !== ws) return;
+      S.lastWS = Date.now();
+      heard();
+      try { onMessage(JSON.parse(m.data)); } catch (e) { console.error(e); }
+    };
+    ws.onclose = () => {
+      if (S.ws !== ws) return;
+      S.ws = null; S.wsOpen = false;
+      wsDown();
     };
   }
-  function reconnectNow() { const old = S.ws; S.ws = null; if (old) old.close(); connect(); }
+
+  // wsDown: the socket closed or never opened. A browser shows a refusal
+  // before the upgrade (the notifier's 401 for a stale token) and a network
+  // failure alike (close code 1006), so an HTTP check tells them apart: its
+  // 401 renews the token (api), and the socket is then retried at once.
+  function wsDown() {
+    S.wsDownAt = Date.now();
+    mode();
+    startPolling();
+    check("socket-closed");
+    const wait = S.wsBackoff * (0.75 + Math.random() * 0.5);
+    S.wsBackoff = Math.min(S.wsBackoff * 2, T.wsMaxMS);
+    clearTimeout(S.wsTimer);
+    S.wsTimer = setTimeout(connect, wait);
+  }
+  function reconnectNow() {
+    S.wsDownAt = Date.now();
+    const old = S.ws;
+    S.ws = null; S.wsOpen = false;
+    if (old) old.close();
+    connect();
+  }
+
+  // ---- HTTP polling and the liveness check ----
+
+  function startPolling() {
+    if (S.pollTimer || S.wsOpen) return;
+    S.pollDelay = T.pollMinMS;
+    schedulePoll();
+  }
+  function stopPolling() { clearTimeout(S.pollTimer); S.pollTimer = null; }
+  function schedulePoll() {
+    clearTimeout(S.pollTimer);
+    let d = S.pollDelay;
+    if (inRoom(S.state)) d = Math.min(d, 5000); // the countdown and seat map matter now
+    S.pollTimer = setTimeout(poll, d * (0.8 + Math.random() * 0.4));
+  }
+  async function poll() {
+    S.pollTimer = null;
+    if (S.wsOpen || S.state === "completed") return;
+    const changed = await check("poll");
+    if (S.wsOpen || S.state === "completed") return;
+    if (S.checkFailed) S.pollDelay = Math.min(S.pollDelay * 2, T.pollErrorMaxMS);
+    else S.pollDelay = changed ? T.pollMinMS : Math.min(S.pollDelay * 1.5, T.pollMaxMS);
+    if (inRoom(S.state)) loadSeats(); // no seats_changed without the socket
+    schedulePoll();
+  }
+
+  // check reads GET /api/booking/position and applies it. It returns true
+  // when the page changed. A socket message that arrived, or an action of
+  // the fan's that succeeded, while the request was in flight is newer, so
+  // the answer is then dropped. When the socket is open but the answer
+  // shows a state it never delivered, the socket is stalled: it is
+  // replaced.
+  async function check(reason) {
+    if (S.checking) return false;
+    S.checking = true;
+    const asked = Date.now();
+    try {
+      const p = await api("GET", "/api/booking/position?event_id=" + encodeURIComponent(eventID));
+      S.checkFailed = false;
+      if (S.checkError) { S.checkError = false; error(""); }
+      heard();
+      if (S.lastWS > asked || S.lastLocal > asked) return false;
+      const before = S.state + "|" + S.seat, shown = $("#position").textContent;
+      onMessage(fromPosition(p));
+      const stateChanged = S.state + "|" + S.seat !== before;
+      if (stateChanged && S.wsOpen && reason === "liveness") reconnectNow();
+      return stateChanged || $("#position").textContent !== shown;
+    } catch (e) {
+      S.checkFailed = true;
+      if (S.state === null) { S.checkError = true; error(friendly(e)); }
+      return false;
+    } finally {
+      S.checking = false;
+      mode();
+      if (S.tokenRenewed) { // the socket failed on the old token: retry now
+        S.tokenRenewed = false;
+        if (!S.wsOpen) reconnectNow();
+      }
+    }
+  }
+
+  // fromPosition turns GET /api/booking/position into the message the
+  // socket sends for the same state (docs/notifier.md, first message).
+  function fromPosition(p) {
+    switch (p.status) {
+      case "queued":
+        return { type: "position", state: "waiting", sequence: p.sequence, position: p.position,
+          served: p.served, waiting: p.waiting, eta_seconds: p.eta_seconds, exact: true };
+      case "sold_out": return { type: "sold_out" };
+      case "active":
+        return { type: "your_turn", state: p.state || "active", sequence: p.sequence, seat_id: p.seat_id,
+          payment_id: p.payment_id, expire_time: p.expire_time };
+      case "completed": return { type: "booking_completed", seat_id: p.seat_id, payment_id: p.payment_id };
+      case "failed": return { type: "payment_failed", seat_id: p.seat_id };
+      case "expired": return { type: "expired" };
+      case "cancelled": case "abandoned": return { type: "state", state: p.status };
+      default: return p.sold_out ? { type: "sold_out" } : { type: "state", state: "none" };
+    }
+  }
+
+  function heard() { S.lastHeard = Date.now(); mode(); }
+
+  // heartbeat runs every second: the mode line, the countdown and the
+  // liveness check of a silent socket.
+  function heartbeat() {
+    mode();
+    if (inRoom(S.state)) countdown();
+    const now = Date.now();
+    if (S.wsOpen && S.state !== "completed" && now - S.lastWS > T.livenessMS && now - S.lastLiveness > T.livenessMS) {
+      S.lastLiveness = now + Math.random() * T.livenessJitterMS;
+      check("liveness");
+    }
+    // The socket says nothing about a pause: re-read the event now and then.
+    if (S.state === "waiting" && now - S.lastEventFetch > T.eventRefreshMS) {
+      S.lastEventFetch = now;
+      loadEvent().catch(() => { /* next time */ });
+    }
+  }
+
+  // mode says which channel the page is on and when it last heard.
+  function mode() {
+    let m, txt;
+    if (S.wsOpen) { m = "live"; txt = "Live updates"; }
+    // A socket being replaced (a join, a stall) is not news for 5 s.
+    else if (S.lastMode === "live" && Date.now() - S.wsDownAt < 5000) { m = "live"; txt = "Live updates (reconnecting…)"; }
+    else if (S.checkFailed) { m = "offline"; txt = "Can't reach boxoffice; retrying"; }
+    else if (S.lastHeard) { m = "polling"; txt = "Live connection unavailable; checking for updates every few seconds"; }
+    else { m = "connecting"; txt = "Connecting…"; }
+    let age = "";
+    if (S.lastHeard) {
+      const s = Math.max(0, Math.round((Date.now() - S.lastHeard) / 1000));
+      age = s < 2 ? "· updated just now" : s < 120 ? `· updated ${s} s ago` : `· updated ${Math.round(s / 60)} min ago`;
+    }
+    // A change of channel is said once (not the ticking age).
+    if (S.lastMode && m !== S.lastMode && S.state !== null) {
+      if (m === "polling" && S.lastMode === "live") announce("Live updates are interrupted; the page keeps checking for news every few seconds.");
+      else if (m === "offline") announce("boxoffice cannot be reached right now; the page keeps trying.");
+      else if (m === "live" && S.lastMode !== "connecting") announce("Live updates are back.");
+    }
+    S.lastMode = m;
+    $("#conn-mode").textContent = txt;
+    $("#conn-age").textContent = age;
+    $("#conn").dataset.mode = m;
+    document.body.dataset.mode = m;
+    document.body.dataset.live = S.wsOpen ? "1" : "0";
+  }
+
+  // ---- the state machine ----
 
   function onMessage(m) {
     switch (m.type) {
       case "position":
-        if (m.state === "waiting") { S.state = "waiting"; S.seq = m.sequence; }
+        if (m.state === "waiting") { S.state = "waiting"; if (m.sequence) S.seq = m.sequence; }
         if (S.state === "waiting") waiting(m);
         seatCounts(m);
         break;
@@ -142,27 +508,61 @@
         refreshSeatsSoon();
         break;
       case "state":
+        if (S.state === m.state && !$("#panel-join").hidden) break;
         S.state = m.state;
         $("#join-note").textContent = { none: "You are not in the queue for this event.", cancelled: "You left the queue.",
           abandoned: "You were away too long and lost your place." }[m.state] || "";
         show("#panel-join");
+        restoreTitle();
         break;
     }
   }
 
   function waiting(m) {
+    const arriving = $("#panel-waiting").hidden;
     show("#panel-waiting");
-    // Users ahead: exact in the first message, an upper bound from the
-    // broadcast (served = highest sequence admitted so far).
-    let pos = m.position || Math.max(1, S.seq - m.served);
+    $("#ref").textContent = `${eventID}-${S.seq}`;
+    // Users ahead: exact from the first message and from HTTP; from a
+    // broadcast an upper bound (served = highest sequence admitted so far),
+    // never above the last exact number.
+    let pos;
+    if (m.position) {
+      pos = m.position;
+      S.exact = { pos, served: m.served || 0 };
+    } else {
+      pos = Math.max(1, S.seq - m.served);
+      if (S.exact) pos = Math.max(1, Math.min(pos, S.exact.pos));
+    }
     if (S.firstAhead === null || pos > S.firstAhead) S.firstAhead = pos;
     $("#position").textContent = pos;
     // Share of the queue ahead of the user on arrival that has been let
     // in: never full while they are still waiting (position 1 is "next").
     const pct = Math.round(100 * (S.firstAhead - pos) / S.firstAhead);
     $("#progress").style.width = Math.max(3, pct) + "%";
-    const rate = m.rate_per_min;
-    $("#eta").textContent = rate > 0 ? duration(Math.ceil(pos * 60 / rate)) : "waiting for the first admissions…";
+    $(".bar").setAttribute("aria-valuenow", String(pct));
+    let secs = null;
+    if (m.eta_seconds != null) secs = m.eta_seconds;
+    else if (m.rate_per_min > 0) secs = Math.ceil(pos * 60 / m.rate_per_min);
+    $("#eta").textContent = etaText(secs);
+    const now = Date.now(), last = S.lastAnnounced;
+    if (last.pos === null || (pos !== last.pos && now - last.at > 20000)) {
+      S.lastAnnounced = { pos, at: now };
+      announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}.`);
+    }
+    if (arriving) restoreTitle();
+  }
+
+  // etaText: a range and an arrival time, smoothed so that it does not jump
+  // with every update (an exponential moving average of the arrival time).
+  function etaText(secs) {
+    if (secs == null) { S.eta = null; return "waiting for the first admissions…"; }
+    const arrive = Date.now() + secs * 1000;
+    S.eta = S.eta === null ? arrive : S.eta + 0.3 * (arrive - S.eta);
+    const left = Math.max(0, (S.eta - Date.now()) / 1000);
+    if (left < 60) return "less than a minute";
+    const lo = Math.max(1, Math.floor(left * 0.8 / 60)), hi = Math.max(lo + 1, Math.ceil(left * 1.25 / 60));
+    const range = hi < 90 ? `${lo}–${hi} min` : `${Math.round(lo / 60)}–${Math.round(hi / 60) || 1} h`;
+    return `about ${range} (around ${clock(S.eta)})`;
   }
 
   // A your_turn is announced at least once: a repeat (re-announced after a
@@ -178,68 +578,322 @@
   function turn(m) {
     if (m.sequence) S.seq = m.sequence;
     S.expireAtMS = m.expire_at_ms || (m.expire_time || 0) * 1000;
+    if (m.payment_id) S.paymentID = m.payment_id;
     if (m.state === "payment_pending") {
       S.state = "payment_pending";
       document.querySelectorAll(".seat-id").forEach((e) => (e.textContent = m.seat_id || ""));
       show("#panel-pending");
       return;
     }
-    const first = S.state !== "active" && S.state !== "seat_selected";
+    const first = !inRoom(S.state);
+    const wasWaiting = S.state === "waiting";
     S.state = m.state || "active";
     if (m.seat_id) S.seat = m.seat_id;
     show("#panel-turn");
-    $("#pay").disabled = !S.seat;
+    countdown();
     if (S.seat) seatHeld(S.seat); // e.g. after a reload with a seat held
-    if (first) { tick(); loadSeats(); }
+    else { $("#pay").disabled = true; $("#pay").textContent = "Pay"; }
+    if (first) {
+      loadSeats();
+      yourTurn(wasWaiting);
+    }
   }
 
-  function tick() {
-    if (S.state !== "active" && S.state !== "seat_selected") return;
+  // yourTurn tells the fan in every way they may be listening: the tab's
+  // title, a screen reader, an optional browser notification, the focus.
+  function yourTurn(live) {
+    document.title = "🔔 Your turn! – " + eventName();
+    const left = Math.max(0, Math.round((S.expireAtMS - Date.now()) / 1000));
+    announce(`It's your turn! You have ${duration(left)} to pick a seat and pay.`, true);
+    if (live) {
+      $("#turn-title").focus();
+      if ($("#notify").checked && "Notification" in window && Notification.permission === "granted" && document.hidden) {
+        try { new Notification("It's your turn!", { body: `Pick a seat for ${eventName()} within ${duration(left)}.` }); } catch (_) { /* not allowed here */ }
+      }
+    }
+  }
+  function restoreTitle() { if (S.title) document.title = S.title; }
+
+  function countdown() {
     const left = Math.max(0, Math.round((S.expireAtMS - Date.now()) / 1000));
     $("#countdown").textContent = duration(left);
-    if (left > 0) setTimeout(tick, 1000);
+    // The last minute is announced: at 60, 30 and 10 seconds.
+    for (const mark of [60, 30, 10]) {
+      if (left <= mark && left > mark - 5 && !S.warned[mark]) {
+        S.warned[mark] = true;
+        announce(`${duration(mark)} left to pay.`, mark <= 10);
+      }
+    }
+    if (left > 60) S.warned = {};
+    if (left === 0 && !S.warned[0]) { S.warned[0] = true; check("hold-ended"); }
   }
+
+  // ---- the seat map ----
+  //
+  // loadSeats fetches, renderSeats draws: the only two functions that know
+  // the wire format of GET /api/seats/available.
 
   function seatCounts(m) {
     const k = `${m.available}/${m.held}/${m.sold}`;
     if (m.available !== undefined && k !== S.lastCounts) { S.lastCounts = k; refreshSeatsSoon(); }
   }
   function refreshSeatsSoon() {
-    if (S.state !== "active" && S.state !== "seat_selected") return;
+    if (!inRoom(S.state)) return;
     clearTimeout(S.seatsTimer);
     S.seatsTimer = setTimeout(loadSeats, 150);
   }
 
-  async function loadSeats() {
-    const r = await api("GET", "/api/seats/available?event_id=" + encodeURIComponent(eventID));
+  // The seat map comes in sections (docs/http-api.md): seat i of a section
+  // is row + (first + i), or seats[i]; status[i] is 'a', 'h' or 's'. Each
+  // gateway serves a snapshot up to a second old with an ETag, so the map
+  // is revalidated (cache "no-cache": a 304 when nothing changed), and when
+  // the counts the notifier announced are not yet in it, it is read again a
+  // second later.
+  async function loadSeats(retries = 3) {
+    const gen = ++S.seatsGen;
+    let r;
+    try { r = await api("GET", "/api/seats/available?event_id=" + encodeURIComponent(eventID), undefined, { cache: "no-cache" }); }
+    catch (e) { if (e.code !== "network") error(friendly(e)); return; }
+    if (gen !== S.seatsGen) return; // a newer answer is coming
+    if (S.lastCounts && `${r.available}/${r.held}/${r.sold}` !== S.lastCounts && retries > 0) {
+      clearTimeout(S.seatsTimer);
+      S.seatsTimer = setTimeout(() => loadSeats(retries - 1), 1000);
+    }
+    renderSeats(r);
+  }
+
+  const SEAT_STATUS = { a: "available", h: "held", s: "sold" };
+  const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat" };
+  // Rows kept in the DOM above and below the visible ones.
+  const ROW_BUFFER = 15;
+
+  // seatsOf decodes the sections into [{seat_id, status}].
+  function seatsOf(data) {
+    const out = [];
+    for (const sec of (data.sections || [])) {
+      const st = sec.status || "";
+      for (let i = 0; i < st.length; i++) {
+        const id = sec.seats ? sec.seats[i] : sec.row + (sec.first + i);
+        out.push({ seat_id: id, status: SEAT_STATUS[st[i]] || "sold" });
+      }
+    }
+    return out;
+  }
+
+  // renderSeats draws the snapshot {sections: [...]}; with loadSeats, the
+  // only code that knows the wire format. The layout (rows, columns) is
+  // computed once, and again only when the set of seats changes. Only the
+  // rows in and near the visible part of the map are in the DOM
+  // (renderWindow), so the largest section stays fast; a refresh updates
+  // the rendered buttons in place (never innerHTML), so the focus and the
+  // roving tab stop survive it.
+  function renderSeats(data) {
+    performance.mark("renderSeats-start");
+    const seats = seatsOf(data);
+    const ids = seats.map((s) => s.seat_id).join(",");
+    if (ids !== S.seatIDs) { layoutSeats(seats); S.seatIDs = ids; }
+    for (const s of seats) S.status.set(s.seat_id, s.status);
+    renderWindow();
+    for (const b of S.seatEls.values()) paintSeat(b);
+    rove();
+    performance.measure("renderSeats", "renderSeats-start"); // read by the browser test
+  }
+
+  function layoutSeats(seats) {
     const map = $("#seatmap");
+    const focused = map.contains(document.activeElement) ? document.activeElement.dataset.seat : null;
     // Rows are the seat ids' letters, numbers the columns (A1…A10, B1…).
     const rows = new Map();
-    let cols = 0;
-    for (const s of r.seats) {
-      const m = /^([A-Z]+)(\d+)$/.exec(s.seat_id) || [null, "", s.seat_id];
-      if (!rows.has(m[1])) rows.set(m[1], []);
-      rows.get(m[1]).push(s);
-      cols = Math.max(cols, rows.get(m[1]).length);
+    for (const s of seats) {
+      const m = /^([A-Za-z]+)(\d+)$/.exec(s.seat_id);
+      const row = m ? m[1] : "";
+      if (!rows.has(row)) rows.set(row, []);
+      rows.get(row).push(s.seat_id);
     }
-    map.style.gridTemplateColumns = `1.5rem repeat(${cols}, minmax(1.6rem, 1fr))`;
-    map.innerHTML = "";
-    for (const [row, seats] of rows) {
-      const l = document.createElement("span");
-      l.className = "rowlabel"; l.textContent = row;
-      map.appendChild(l);
-      for (const s of seats) {
-        const b = document.createElement("button");
-        const mine = s.seat_id === S.seat;
-        b.className = "seat " + (mine ? "mine" : s.status);
-        b.textContent = s.seat_id;
-        b.dataset.seat = s.seat_id;
-        b.dataset.status = mine ? "mine" : s.status;
-        b.disabled = !mine && s.status !== "available";
-        b.onclick = () => selectSeat(s.seat_id);
-        map.appendChild(b);
+    S.rows = [...rows].map(([name, ids]) => ({ name, ids }));
+    S.status = new Map();
+    // Every seat as wide as the longest id, so that the columns line up.
+    const longest = seats.reduce((n, s) => Math.max(n, s.seat_id.length), 0);
+    map.style.setProperty("--seat-w", Math.max(2.25, 0.5 * longest + 0.9) + "rem");
+    map.setAttribute("aria-rowcount", String(S.rows.length));
+    map.setAttribute("aria-colcount", String(1 + S.rows.reduce((n, r) => Math.max(n, r.ids.length), 0)));
+    S.seatEls = new Map();
+    S.rendered = new Map(); // row index -> row element
+    S.win = null;
+    // The rows go in an inner box whose padding stands in for the rows
+    // that are not rendered (padding on the scrolling box itself would
+    // not scroll).
+    S.rowBox = document.createElement("div");
+    S.rowBox.className = "seatrows";
+    S.rowBox.setAttribute("role", "none");
+    map.replaceChildren(S.rowBox);
+    if (focused) {
+      const r = S.rows.findIndex((row) => row.ids.includes(focused));
+      if (r >= 0) showRow(r);
+      renderWindow();
+      const b = S.seatEls.get(focused);
+      if (b) b.focus();
+    }
+  }
+
+  // rowHeight: every row is 2.5rem high (style.css, .seatrow).
+  function rowHeight() { return 2.5 * parseFloat(getComputedStyle(document.documentElement).fontSize); }
+
+  // renderWindow puts the rows in and near the map's visible part in the
+  // DOM and takes the others out; the rows above and below are stood in
+  // for by padding, so the scrollbar is true. Rows that stay are not
+  // touched.
+  function renderWindow() {
+    const map = $("#seatmap"), n = (S.rows || []).length, box = S.rowBox;
+    if (!n || !box) return;
+    const h = rowHeight(), view = map.clientHeight || window.innerHeight;
+    const first = Math.max(0, Math.floor(map.scrollTop / h) - ROW_BUFFER);
+    const last = Math.min(n - 1, Math.ceil((map.scrollTop + view) / h) + ROW_BUFFER);
+    if (S.win && S.win[0] === first && S.win[1] === last) return;
+    for (const [i, el] of S.rendered) if (i < first || i > last) unrenderRow(i, el);
+    let next = null;
+    for (let i = last; i >= first; i--) {
+      let el = S.rendered.get(i);
+      if (!el) {
+        el = buildRow(i);
+        box.insertBefore(el, next);
+        S.rendered.set(i, el);
+        el.querySelectorAll("button.seat").forEach(paintSeat);
       }
-      for (let i = seats.length; i < cols; i++) map.appendChild(document.createElement("span"));
+      next = el;
+    }
+    box.style.paddingTop = (first * h) + "px";
+    box.style.paddingBottom = ((n - 1 - last) * h) + "px";
+    S.win = [first, last];
+  }
+
+  function buildRow(i) {
+    const row = S.rows[i];
+    const r = document.createElement("div");
+    r.className = "seatrow";
+    r.setAttribute("role", "row");
+    r.setAttribute("aria-rowindex", String(i + 1));
+    const l = document.createElement("span");
+    l.className = "rowlabel";
+    l.setAttribute("role", "rowheader");
+    l.textContent = row.name || "–";
+    r.appendChild(l);
+    row.ids.forEach((id, j) => {
+      const cell = document.createElement("span");
+      cell.setAttribute("role", "gridcell");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "seat";
+      b.textContent = id;
+      b.dataset.seat = id;
+      b.dataset.row = String(i);
+      b.dataset.col = String(j);
+      b.tabIndex = -1;
+      cell.appendChild(b);
+      r.appendChild(cell);
+      S.seatEls.set(id, b);
+    });
+    return r;
+  }
+
+  function unrenderRow(i, el) {
+    // A focused seat scrolled far away: the grid keeps the focus, and the
+    // arrow keys bring the seat back (keydown below).
+    if (el.contains(document.activeElement)) $("#seatmap").focus({ preventScroll: true });
+    for (const id of S.rows[i].ids) S.seatEls.delete(id);
+    el.remove();
+    S.rendered.delete(i);
+  }
+
+  // showRow scrolls the map so that row r is rendered.
+  function showRow(r) {
+    if (S.rendered && S.rendered.has(r)) return;
+    const map = $("#seatmap");
+    map.scrollTop = Math.max(0, r * rowHeight() - map.clientHeight / 2);
+    renderWindow();
+  }
+
+  // paintSeat: status as class, data-status, and in the accessible name;
+  // seats that cannot be picked stay focusable (aria-disabled) so that the
+  // arrow keys can walk over them.
+  function paintSeat(b) {
+    if (!b) return;
+    const id = b.dataset.seat;
+    const st = id === S.seat ? "mine" : (S.status.get(id) || "sold");
+    if (b.dataset.status === st) return;
+    b.dataset.status = st;
+    b.className = "seat " + st;
+    b.setAttribute("aria-label", `${id}, ${SEAT_LABEL[st] || st}`);
+    b.setAttribute("aria-disabled", st === "available" || st === "mine" ? "false" : "true");
+  }
+
+  // rove keeps exactly one rendered seat in the tab order: the last
+  // focused, else yours, else the first free one.
+  function rove() {
+    let t = S.focusID && S.seatEls.get(S.focusID);
+    if (!t && S.seat) t = S.seatEls.get(S.seat);
+    const map = $("#seatmap");
+    if (!t) t = map.querySelector('button.seat[data-status="available"]') || map.querySelector("button.seat");
+    for (const b of S.seatEls.values()) {
+      const want = b === t ? 0 : -1;
+      if (b.tabIndex !== want) b.tabIndex = want;
+    }
+  }
+
+  function seatGridEvents() {
+    const map = $("#seatmap");
+    map.tabIndex = -1; // holds the focus while the focused seat is scrolled away
+    map.addEventListener("click", (e) => {
+      const b = e.target.closest("button.seat");
+      if (b) pick(b);
+    });
+    map.addEventListener("focusin", (e) => {
+      const b = e.target.closest("button.seat");
+      if (b) { S.focusID = b.dataset.seat; rove(); }
+    });
+    let frame = 0;
+    const onScroll = () => {
+      if (!frame) frame = requestAnimationFrame(() => { frame = 0; renderWindow(); rove(); });
+    };
+    map.addEventListener("scroll", onScroll, { passive: true });
+    window.addEventListener("resize", onScroll);
+    map.addEventListener("keydown", (e) => {
+      if (!S.rows || !S.rows.length) return;
+      const b = e.target.closest("button.seat");
+      let r, c;
+      if (b) { r = +b.dataset.row; c = +b.dataset.col; }
+      else { // the grid itself has the focus: back to the last seat
+        const id = S.focusID || S.seat || S.rows[0].ids[0];
+        r = Math.max(0, S.rows.findIndex((row) => row.ids.includes(id)));
+        c = Math.max(0, S.rows[r].ids.indexOf(id));
+      }
+      switch (e.key) {
+        case "ArrowRight": if (b) c++; break;
+        case "ArrowLeft": if (b) c--; break;
+        case "ArrowDown": if (b) r++; break;
+        case "ArrowUp": if (b) r--; break;
+        case "Home": c = 0; if (e.ctrlKey) r = 0; break;
+        case "End": c = Infinity; if (e.ctrlKey) r = S.rows.length - 1; break;
+        case "PageUp": r -= 5; break;
+        case "PageDown": r += 5; break;
+        default: return;
+      }
+      e.preventDefault();
+      r = Math.max(0, Math.min(S.rows.length - 1, r));
+      const line = S.rows[r].ids;
+      const id = line[Math.max(0, Math.min(line.length - 1, c))];
+      showRow(r);
+      const t = S.seatEls.get(id);
+      if (t) { t.focus({ preventScroll: true }); t.scrollIntoView({ block: "nearest", inline: "nearest" }); }
+    });
+  }
+
+  function pick(b) {
+    const id = b.dataset.seat;
+    switch (b.dataset.status) {
+      case "available": selectSeat(id); break;
+      case "mine": announce(`Seat ${id} is already yours. Press Tab to reach Pay.`); break;
+      default: announce(`Seat ${id} is ${SEAT_LABEL[b.dataset.status] || "not free"}. Pick a free seat.`);
     }
   }
 
@@ -247,9 +901,16 @@
     error("");
     try {
       await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_id: id });
-      S.seat = id; S.state = "seat_selected";
+      const old = S.seat;
+      S.seat = id; S.state = "seat_selected"; S.lastLocal = Date.now();
+      paintSeat(S.seatEls.get(old));
+      paintSeat(S.seatEls.get(id));
       seatHeld(id);
-    } catch (e) { error(e.code === "seat_unavailable" ? `Seat ${id} was just taken; pick another.` : e.message); }
+      announce(`Seat ${id} is held for you. Press Tab to reach Pay.`);
+    } catch (e) {
+      error(e.code === "seat_unavailable" ? `Seat ${id} was just taken. Please pick another.` : friendly(e));
+      if (e.code === "hold_expired" || e.code === "invalid_state" || e.code === "booking_not_found") check("select-failed");
+    }
     loadSeats();
   }
 
@@ -264,41 +925,68 @@
     $("#pay").disabled = true;
     try {
       const r = await api("POST", "/api/booking/payment/initiate", { event_id: eventID });
+      // Kept for the return: what to say if the payment comes too late.
+      const amount = typeof r.amount === "number" ? r.amount : (S.event && S.event.price_cents);
+      try { sessionStorage.setItem("bo_pay_" + r.payment_id, JSON.stringify({ amount, seat_id: r.seat_id })); } catch (_) { /* private mode */ }
       location.href = r.payment_url; // the provider's hosted checkout, which returns here
-    } catch (e) { error(e.message); $("#pay").disabled = false; }
+    } catch (e) {
+      error(friendly(e));
+      $("#pay").disabled = false;
+      if (e.code === "hold_expired" || e.code === "invalid_state") check("pay-failed");
+    }
   }
 
   function done(title, text, state) {
+    if (S.state === state && !$("#panel-done").hidden) return;
     S.state = state;
     $("#done-title").textContent = title;
     $("#done-text").textContent = text;
+    $("#refund").hidden = true;
+    // Back from the provider with the payment taken, but the booking did
+    // not complete: the payment was classified late and is refunded.
+    if (returned.status === "paid" && state !== "completed") {
+      let amount;
+      try { amount = JSON.parse(sessionStorage.getItem("bo_pay_" + returned.id) || "{}").amount; } catch (_) { /* none */ }
+      if (typeof amount !== "number") amount = S.event && S.event.price_cents;
+      const sum = typeof amount === "number" ? " of " + money(amount) : "";
+      $("#refund").textContent = `Your payment${sum} was not used and will be refunded` +
+        ` (payment reference ${returned.id}).`;
+      $("#refund").hidden = false;
+    }
+    $("#rejoin").hidden = !(state === "expired" || state === "failed");
     document.body.dataset.result = state;
     show("#panel-done");
-    if (state === "completed") tickets($("#view-event"), eventID);
+    restoreTitle();
+    announce(`${title}. ${text} ${$("#refund").hidden ? "" : $("#refund").textContent}`, state === "expired");
+    if (state === "completed") stopPolling();
+    // The ticket, or the refund due of a payment that came too late, as
+    // the ledger has it. Back from the provider, its webhook may still be
+    // on the way: look again until the payment is there.
+    tickets($("#view-event"), eventID, returned.status === "paid" ? returned.id : "");
   }
 
   // The user's tickets, from the ledger (GET /api/orders): shown after a
-  // payment and on the event list. Text only, never HTML from the server.
-  async function tickets(view, onlyEvent) {
+  // payment and on the event list; a refund due or made is listed too.
+  // Text only, never HTML from the server. With wantPayment, the list is
+  // read again (every 2 s, up to 5 times) until that payment's order is in it.
+  async function tickets(view, onlyEvent, wantPayment, tries = 0) {
     let orders = [];
     try { orders = (await api("GET", "/api/orders")).orders || []; } catch (_) { return; }
     if (onlyEvent) orders = orders.filter((o) => o.event_id === onlyEvent);
+    if (wantPayment && tries < 5 && !orders.some((o) => o.payment_id === wantPayment)) {
+      setTimeout(() => tickets(view, onlyEvent, wantPayment, tries + 1), 2000);
+    }
     const ul = view.querySelector(".tickets");
-    ul.innerHTML = "";
+    ul.replaceChildren();
     for (const o of orders) {
       const li = document.createElement("li");
       li.dataset.order = o.order_id;
+      li.dataset.status = o.status;
       const what = o.status === "completed" ? `Seat ${o.seat_id}` : `Refund ${o.status === "refunded" ? "made" : "due"} (seat ${o.seat_id})`;
-      li.textContent = `${o.event_id} · ${what} · ${(o.amount / 100).toFixed(2)} ${o.currency} · order ${o.order_id}`;
+      li.textContent = `${o.event_id} · ${what} · ${money(o.amount)} ${o.currency} · order ${o.order_id}`;
       ul.appendChild(li);
     }
     ul.hidden = view.querySelector(".tickets-title").hidden = !orders.length;
-  }
-
-  function duration(s) {
-    if (s < 60) return s + " s";
-    const m = Math.floor(s / 60);
-    return m < 60 ? `${m} min ${s % 60} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
   }
 
   (async () => {
@@ -306,9 +994,7 @@
       await identity();
       if (eventID) await openEvent(); else await listEvents();
     } catch (e) {
-      const p = document.createElement("p"); // the message may come from the server: text, never HTML
-      p.className = "error"; p.textContent = e.message;
-      document.querySelector("main").appendChild(p);
+      error(friendly(e));
     }
   })();
 })();

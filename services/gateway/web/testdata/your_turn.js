@@ -8,8 +8,10 @@ const vm = require("vm");
 const els = new Map();
 function el(sel) {
   if (!els.has(sel)) {
-    els.set(sel, { sel, hidden: true, textContent: "", disabled: false, dataset: {}, style: {}, innerHTML: "",
-      children: [], appendChild(c) { this.children.push(c); }, querySelector: () => el(sel + " *") });
+    els.set(sel, { sel, hidden: true, textContent: "", disabled: false, dataset: {}, innerHTML: "", checked: false,
+      style: { setProperty() {} }, children: [], appendChild(c) { this.children.push(c); }, append() {},
+      replaceChildren() { this.children = []; }, querySelector: () => el(sel + " *"), querySelectorAll: () => [],
+      addEventListener() {}, setAttribute() {}, focus() {}, scrollIntoView() {}, remove() {}, contains: () => false });
   }
   return els.get(sel);
 }
@@ -17,14 +19,18 @@ let socket = null;
 class FakeWebSocket { constructor(url) { this.url = url; socket = this; } close() {} }
 const storage = new Map([["bo_user", "web-test"], ["bo_token", "tok"]]);
 const ctx = {
-  console, setTimeout: () => 0, clearTimeout: () => {}, Date, Math, JSON, URLSearchParams, Promise, Error,
+  console, setTimeout: () => 0, clearTimeout: () => {}, setInterval: () => 0, Date, Math, JSON, URLSearchParams, Promise, Error,
+  performance: { mark() {}, measure() {} }, requestAnimationFrame: () => 0, getComputedStyle: () => ({ fontSize: "16px" }),
+  sessionStorage: { getItem: () => null, setItem() {} },
   location: { search: "?event_id=e1", protocol: "http:", hostname: "localhost", origin: "http://localhost" },
   localStorage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => storage.set(k, v), removeItem: (k) => storage.delete(k) },
-  document: { querySelector: el, querySelectorAll: () => [], createElement: (t) => el("new " + t + Math.random()), body: { dataset: {} } },
-  fetch: async (path) => ({ ok: true, status: 200, json: async () => (path.startsWith("/api/events/") ? { id: "e1", name: "E" } : { seats: [] }) }),
+  document: { querySelector: el, querySelectorAll: () => [], createElement: (t) => el("new " + t + Math.random()), body: { dataset: {} },
+    documentElement: {}, addEventListener() {}, hidden: false, title: "" },
+  fetch: async (path) => ({ ok: true, status: 200, json: async () => (path.startsWith("/api/events/") ? { id: "e1", name: "E" } : { event_id: "e1", total: 0, available: 0, held: 0, sold: 0, sections: [], seats: [] }) }),
   WebSocket: FakeWebSocket,
 };
 ctx.window = ctx;
+ctx.addEventListener = () => {};
 vm.createContext(ctx);
 vm.runInContext(fs.readFileSync(process.argv[2], "utf8"), ctx);
 
@@ -36,7 +42,7 @@ function expect(what, panel) {
 }
 setImmediate(async () => {
   await new Promise((r) => setImmediate(r));
-  if (!socket) { console.error("no WebSocket opened"); process.exit(1); }
+  if (!socket) { console.error("no WebSocket opened", el("#error").textContent); process.exit(1); }
   // back from the checkout: the notifier's snapshot says payment_pending
   send({ type: "your_turn", event_id: "e1", state: "payment_pending", sequence: 3, seat_id: "B3", expire_at_ms: Date.now() + 60000 });
   expect("snapshot in payment", "#panel-pending");
