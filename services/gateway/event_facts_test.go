@@ -39,3 +39,23 @@ func TestEventFactsOncePerChange(t *testing.T) {
 		t.Errorf("second change %+v", up[2])
 	}
 }
+
+// TestRetriedCreateRepublishesTheSameEventCreated: the same create again
+// (the retry of a call whose answer or publish was lost) answers 201 and
+// republishes event_created byte for byte (the ledger's creation time).
+func TestRetriedCreateRepublishesTheSameEventCreated(t *testing.T) {
+	t.Parallel()
+	hs, _, _ := ledgerHarness(t)
+	def := map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2}
+	hs.createEvent(def)
+	want(t, hs.do("POST", "/api/admin/events", hs.admin, def), 201, "")
+	got := hs.rec.Topic(events.TopicEventCreated)
+	if len(got) != 2 {
+		t.Fatalf("%d event_created, want 2", len(got))
+	}
+	a, _ := events.Encode(got[0])
+	b, _ := events.Encode(got[1])
+	if string(a) != string(b) {
+		t.Errorf("copies differ:\n%s\n%s", a, b)
+	}
+}
