@@ -5,8 +5,10 @@
 -- event's lifetime, so its webhook is classifiable however late it comes.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id (new, used only on the first call), 3 now_ms
--- Replies: {'ok', payment_id, seat_ids, deadline_ms, created (0|1), sequence,
+-- Replies: {'ok', payment_id, seat_ids, deadline_ms, created (0|1), sequence, at_ms,
 --          amount_cents, currency}
+--   at_ms: when the payment was initiated (payment_initiated's time: a
+--   repeat republishes the same fact); 0 for a payment without a record
 --   seat_ids joined by ','; amount_cents is the sum of the seats' section
 --   prices (0 for an event made before sections: the caller prices it)
 --   | {'not_found'} | {'invalid_state', state} | {'hold_expired'} | {'event_not_found'}
@@ -18,9 +20,13 @@ if not state then return {'not_found'} end
 local seq = num(redis.call('HGET', K_USEQ, user))
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
 if state == 'payment_pending' then
+  local upay = redis.call('HGET', K_UPAY, user)
+  local p = payment_record(user, upay)
+  local at = 0
+  if p then at = p.at end
   local seats = redis.call('HGET', K_USEAT, user)
-  return {'ok', redis.call('HGET', K_UPAY, user), seats,
-    deadline or 0, 0, seq, order_amount(seats), redis.call('HGET', K_CONFIG, 'currency') or ''}
+  return {'ok', upay, seats, deadline or 0, 0, seq, at, order_amount(seats),
+    redis.call('HGET', K_CONFIG, 'currency') or ''}
 end
 if state ~= 'seat_selected' then return {'invalid_state', state} end
 if not deadline or deadline <= now then return {'hold_expired'} end
@@ -29,4 +35,4 @@ local seat = redis.call('HGET', K_USEAT, user)
 redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_STATE, user, 'payment_pending')
 redis.call('HSET', K_PAYS, pid, user .. '|' .. seq .. '|' .. seat .. '|pending|' .. ARGV[3])
-return {'ok', pid, seat, deadline, 1, seq, order_amount(seat), redis.call('HGET', K_CONFIG, 'currency') or ''}
+return {'ok', pid, seat, deadline, 1, seq, now, order_amount(seat), redis.call('HGET', K_CONFIG, 'currency') or ''}

@@ -17,16 +17,18 @@
 -- still completes: the seat was never anyone else's.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
--- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, amount_cents, seat_prices}
+-- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, sold_out_ms, amount_cents, seat_prices}
 --   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents, seat_prices}   refund
---   seat_prices: each seat's price in cents, joined by ',' like seat_ids
 --   seat_ids joined by ','; every seat of the hold is sold (or, late, the
---   whole amount refunded); amount_cents as in initiate_payment.lua
+--   whole amount refunded); amount_cents as in initiate_payment.lua;
+--   seat_prices: each seat's price in cents, joined by ',' like seat_ids
 --   | {'not_found'} (unknown user) | {'payment_mismatch'} (id not this user's)
 --   | {'event_not_found'}
 --   sequence and seat_id are those of the hold the payment was made for;
 --   at_ms is when the payment was first classified so (a republished fact
---   keeps its time).
+--   keeps its time). sold_out_ms: when the event's last seat was sold (the
+--   completion that sold it records it in the config: event_sold_out's
+--   time), 0 while seats remain.
 local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local p = payment_record(user, pid)
@@ -35,7 +37,10 @@ if not p then
   return {'payment_mismatch'}
 end
 if p.user ~= user then return {'payment_mismatch'} end
-if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at, order_amount(p.seat), seat_prices(p.seat)} end
+if p.status == 'completed' then
+  return {'ok', 'duplicate', p.seat, p.seq, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
+    order_amount(p.seat), seat_prices(p.seat)}
+end
 if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1, order_amount(p.seat), seat_prices(p.seat)} end
 if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pending'
     and redis.call('HGET', K_UPAY, user) == pid then
@@ -46,12 +51,16 @@ if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pendi
     set_seat_status(id, 's')
   end
   redis.call('HINCRBY', K_CONFIG, 'held', -#ids)
-  redis.call('HINCRBY', K_CONFIG, 'sold', #ids)
+  local sold = redis.call('HINCRBY', K_CONFIG, 'sold', #ids)
+  if sold >= num(redis.call('HGET', K_CONFIG, 'total')) then
+    redis.call('HSETNX', K_CONFIG, 'sold_out_at', now)
+  end
   redis.call('ZREM', K_ACTIVE, user)
   redis.call('HDEL', K_UGRACE, user)
   redis.call('HSET', K_STATE, user, 'completed')
   set_payment(pid, p, 'completed', now)
-  return {'ok', 'completed', seat, p.seq, p.at, order_amount(seat), seat_prices(seat)}
+  return {'ok', 'completed', seat, p.seq, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
+    order_amount(seat), seat_prices(seat)}
 end
 -- failed before, or the hold it paid for has ended: the money goes back
 set_payment(pid, p, 'refund', now)

@@ -39,6 +39,20 @@ type Common struct {
 	// AdminPprof serves /debug/pprof on the admin listener (profiles,
 	// traces and goroutine dumps of the live process); off by default.
 	AdminPprof bool `env:"ADMIN_PPROF" default:"false"`
+
+	// DeploymentID names the deployment in every Kafka event's source
+	// ("/boxoffice/<id>", events.SourceFor); empty: RedisPrefix. Set it
+	// (prod, staging, ...) wherever two deployments share a data lake.
+	DeploymentID string `env:"DEPLOYMENT_ID"`
+}
+
+// Deployment is DeploymentID, or RedisPrefix when it is not set: the
+// namespace event ids and join sequences are unique within.
+func (c Common) Deployment() string {
+	if c.DeploymentID != "" {
+		return c.DeploymentID
+	}
+	return c.RedisPrefix
 }
 
 var adminPorts = map[string]string{

@@ -311,7 +311,10 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	if !s.ledgerRecordPayment(c, req.EventID, user, hold) {
 		return
 	}
-	amount, currency := s.orderPrice(hold.AmountCents, hold.Currency, len(hold.SeatIDs))
+	amount, currency, ok := s.paymentMoney(c, hold) // the order's price, or the ledger's record on a repeat
+	if !ok {
+		return
+	}
 	p, err := s.Provider.Create(ctx, payment.Request{
 		PaymentID: hold.PaymentID, Amount: amount, Currency: currency, UserID: user, EventID: req.EventID,
 		SeatID: hold.SeatID, ReturnURL: strings.TrimRight(s.PublicURL, "/") + "/?event_id=" + url.QueryEscape(req.EventID),
@@ -322,7 +325,12 @@ func (s *Server) initiatePayment(c *gin.Context) {
 			"the payment provider is unavailable; retry (the same payment is reused)")
 		return
 	}
-	if err := s.Kafka.Publish(ctx, events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, s.Store.Now())); err != nil {
+	at := hold.At // when it was initiated: a repeat republishes the same fact
+	if at.IsZero() {
+		at = s.Store.Now()
+	}
+	ev := events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, at).WithMoney(amount, currency)
+	if err := s.Kafka.Publish(ctx, ev); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}

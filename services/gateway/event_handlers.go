@@ -332,6 +332,9 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
+	if !s.publishEventCreated(c, cfg) {
+		return
+	}
 	c.JSON(http.StatusCreated, s.priced(viewOf(e)))
 }
 
@@ -405,6 +408,9 @@ func (s *Server) updateEvent(c *gin.Context) {
 			httpapi.Fail(c, err)
 			return
 		}
+	}
+	if !s.publishEventUpdated(c, id) {
+		return
 	}
 	c.JSON(http.StatusOK, viewOf(e))
 }

@@ -88,6 +88,27 @@ func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hol
 	return true
 }
 
+// paymentMoney is the amount and currency of a payment id, as the ledger
+// recorded them when it was first issued: the order's price for a new
+// payment, the ledger's record for a repeated initiate (the price may have
+// changed since; payment_initiated is republished as it was).
+func (s *Server) paymentMoney(c *gin.Context, hold booking.PaymentHold) (int64, string, bool) {
+	// the order's price: the sum of its seats' section prices (issue 14)
+	amount, cur := s.orderPrice(hold.AmountCents, hold.Currency, len(hold.SeatIDs))
+	if hold.Created || s.Ledger == nil {
+		return amount, cur, true
+	}
+	p, err := s.Ledger.Payment(c.Request.Context(), hold.PaymentID)
+	if errors.Is(err, ledger.ErrPaymentNotFound) {
+		return amount, cur, true
+	}
+	if err != nil {
+		httpapi.Fail(c, err)
+		return 0, "", false
+	}
+	return p.Amount, p.Currency, true
+}
+
 // limitParam reads ?limit= (default def, 1..max).
 func limitParam(c *gin.Context, def, max int) (int, bool) {
 	v := c.Query("limit")
