@@ -351,6 +351,8 @@ type updateEventRequest struct {
 	// SalesStart and SalesEnd: RFC 3339, or "" to clear.
 	SalesStart *string `json:"sales_start"`
 	SalesEnd   *string `json:"sales_end"`
+	// MaxSeatsPerOrder (1-10) applies to selections made after the change.
+	MaxSeatsPerOrder *int `json:"max_seats_per_order"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -361,14 +363,16 @@ func (s *Server) updateEvent(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize}
+	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
+		MaxSeatsPerOrder: req.MaxSeatsPerOrder}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
-		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil {
+		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
+		req.MaxSeatsPerOrder == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order"`)
 		return
 	}
 	for _, f := range []struct {

@@ -51,6 +51,13 @@ func TestMultiSeatOrder(t *testing.T) {
 	if len(seatMap.Sections) != 3 || seatMap.Sections[0].Status != "haaa" || seatMap.Sections[1].Status != "aaah" || seatMap.Sections[2].Status != "ahaa" {
 		t.Fatalf("seat map after a failed selection: %+v", seatMap)
 	}
+	// the maximum can be changed live (and is bounded)
+	want(t, hs.do("PATCH", "/api/admin/events/tour", hs.admin, map[string]any{"max_seats_per_order": 11}), 400, "invalid_argument")
+	if r := hs.do("PATCH", "/api/admin/events/tour", hs.admin, map[string]any{"max_seats_per_order": 2}); r.code != 200 || r.num("max_seats_per_order") != 2 {
+		t.Fatalf("patch: %s", r.raw)
+	}
+	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "tour", "seat_ids": []string{"A2", "A3", "A4"}}), 400, "too_many_seats")
+	want(t, hs.do("PATCH", "/api/admin/events/tour", hs.admin, map[string]any{"max_seats_per_order": 3}), 200, "")
 	// bad selections are 4xx
 	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "tour", "seat_ids": []string{"A2", "A3", "A4", "B1"}}), 400, "too_many_seats")
 	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "tour", "seat_ids": []string{"A2", "A2"}}), 400, "invalid_body")
