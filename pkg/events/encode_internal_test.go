@@ -17,11 +17,12 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 			PaymentInitiated("evt", "u", "A1", s+"p", 0, at).WithMoney(5000, "EUR").WithSource("/boxoffice/" + s),
 			PaymentFailed("evt", "u", "A1", "p", 9, s, at),
 			BookingCancelled("evt", "u", s, 3, CancelledFromActive, at),
+			BookingCompleted("evt", "u", "A1,B2,"+s, "p", 4, at).WithMoney(13000, "USD"), // several seats (version 3)
 			{ID: s, Type: s, Version: -1, UserID: s, EventID: s, Timestamp: -5},
 		} {
 			want, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version, Source: e.Source,
 				Amount: e.Amount, Currency: e.Currency, OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
-				SeatID: e.SeatID, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason, Timestamp: e.Timestamp})
+				SeatID: e.SeatID, SeatIDs: e.SeatIDs, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason, Timestamp: e.Timestamp})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,8 +75,10 @@ var AllTopics = []string{
 // SchemaVersion is the envelope version written by this package. A consumer
 // rejects versions it does not know rather than misreading them. Version 2
 // added source (every type) and amount and currency (the money facts);
-// Decode still accepts version 1 (MinSchemaVersion), which lacks them.
-const SchemaVersion = 2
+// version 3 (issue 14) added seat_ids, the seats of an order of several
+// (seat_id then holds them joined by ','). Decode still accepts versions 1
+// and 2 (MinSchemaVersion), which lack them.
+const SchemaVersion = 3
 
 // MinSchemaVersion is the oldest envelope version Decode accepts: records
 // written before an upgrade stay readable for the topics' retention.
@@ -124,9 +126,12 @@ type Event struct {
 	Source     string    // the deployment that published it (SourceFor); version 2
 	OccurredAt time.Time // UTC, millisecond precision
 
-	UserID    string
-	EventID   string // the concert; the Kafka message key
-	SeatID    string
+	UserID  string
+	EventID string // the concert; the Kafka message key
+	SeatID  string // the seat; an order of several: the seats joined by ','
+	// SeatIDs lists the seats of an order of several seats (version 3);
+	// empty for one seat. The constructors set it from a ','-joined SeatID.
+	SeatIDs   []string
 	PaymentID string
 	Sequence  int64  // the user's join sequence number within the event
 	Reason    string // payment_failed: provider reason; booking_cancelled: queue|active
@@ -147,20 +152,21 @@ type Event struct {
 // wireEvent is the JSON form of Event. Its jsonschema tags describe the
 // fields in the published JSON Schemas (pkg/events/eventschema, docs/schemas).
 type wireEvent struct {
-	ID         string `json:"id" jsonschema:"format=uuid" jsonschema_description:"The fact's id, a UUIDv5 of type|event_id|user_id|sequence|payment_id: the same for every copy of one fact. (source, id) is unique across deployments."`
-	Type       string `json:"type" jsonschema_description:"The event type, equal to the topic name."`
-	Version    int    `json:"version" jsonschema_description:"The envelope's schema version."`
-	Source     string `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
-	OccurredAt string `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
-	UserID     string `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
-	EventID    string `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
-	SeatID     string `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved."`
-	PaymentID  string `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
-	Sequence   int64  `json:"sequence,omitempty" jsonschema:"minimum=1" jsonschema_description:"The user's join sequence number within the concert (unique per join, never reused, also across rebuilds)."`
-	Reason     string `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
-	Amount     int64  `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
-	Currency   string `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
-	Timestamp  int64  `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
+	ID         string   `json:"id" jsonschema:"format=uuid" jsonschema_description:"The fact's id, a UUIDv5 of type|event_id|user_id|sequence|payment_id: the same for every copy of one fact. (source, id) is unique across deployments."`
+	Type       string   `json:"type" jsonschema_description:"The event type, equal to the topic name."`
+	Version    int      `json:"version" jsonschema_description:"The envelope's schema version."`
+	Source     string   `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
+	OccurredAt string   `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
+	UserID     string   `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
+	EventID    string   `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
+	SeatID     string   `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved; for an order of several seats, the seats joined by ',' (see seat_ids)."`
+	SeatIDs    []string `json:"seat_ids,omitempty" jsonschema:"minItems=2" jsonschema_description:"The seats of an order of several seats, in the order selected; absent for one seat. Version 3."`
+	PaymentID  string   `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
+	Sequence   int64    `json:"sequence,omitempty" jsonschema:"minimum=1" jsonschema_description:"The user's join sequence number within the concert (unique per join, never reused, also across rebuilds)."`
+	Reason     string   `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
+	Amount     int64    `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
+	Currency   string   `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
+	Timestamp  int64    `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
 }
 
 // Envelope is the JSON form of Event, field for field, for tools that
@@ -186,6 +192,7 @@ func (e Event) appendJSON(buf []byte) []byte {
 	o.Str("user_id", e.UserID)
 	o.Str("event_id", e.EventID)
 	o.StrOmitEmpty("seat_id", e.SeatID)
+	o.StrsOmitEmpty("seat_ids", e.SeatIDs)
 	o.StrOmitEmpty("payment_id", e.PaymentID)
 	o.IntOmitZero("sequence", e.Sequence)
 	o.StrOmitEmpty("reason", e.Reason)
@@ -218,6 +225,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		UserID:     w.UserID,
 		EventID:    w.EventID,
 		SeatID:     w.SeatID,
+		SeatIDs:    w.SeatIDs,
 		PaymentID:  w.PaymentID,
 		Sequence:   w.Sequence,
 		Reason:     w.Reason,
@@ -369,6 +377,10 @@ func ID(typ, eventID, userID string, seq int64, paymentID string) string {
 
 func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason string, at time.Time) Event {
 	at = at.UTC().Truncate(time.Millisecond)
+	var seats []string
+	if strings.Contains(seatID, ",") { // an order of several seats (issue 14)
+		seats = strings.Split(seatID, ",")
+	}
 	return Event{
 		ID:         ID(typ, eventID, userID, seq, paymentID),
 		Type:       typ,
@@ -378,6 +390,7 @@ func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason 
 		UserID:     userID,
 		EventID:    eventID,
 		SeatID:     seatID,
+		SeatIDs:    seats,
 		PaymentID:  paymentID,
 		Sequence:   seq,
 		Reason:     reason,

@@ -64,7 +64,7 @@ func TestEnvelopeJSON(t *testing.T) {
 	want := map[string]any{
 		"id":          e.ID,
 		"type":        "payment_initiated",
-		"version":     float64(2),
+		"version":     float64(3),
 		"source":      "/boxoffice/bo",
 		"occurred_at": "2026-03-14T12:00:00.123Z",
 		"user_id":     "user_123",
@@ -75,6 +75,25 @@ func TestEnvelopeJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("envelope (-want +got):\n%s", diff)
+	}
+}
+
+// TestSeveralSeats (issue 14, version 3): a fact of an order of several
+// seats carries seat_ids, and seat_id the seats joined by ','; a one-seat
+// fact carries no seat_ids.
+func TestSeveralSeats(t *testing.T) {
+	e := events.BookingCompleted("event_456", "user_123", "A1,A2,C1", "pay_789", 3, at).WithMoney(13000, "USD")
+	b, err := events.Encode(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := events.Decode(b)
+	if err != nil || !cmp.Equal(back.SeatIDs, []string{"A1", "A2", "C1"}) || back.SeatID != "A1,A2,C1" || back.Amount != 13000 {
+		t.Fatalf("decoded %+v %v from %s", back, err, b)
+	}
+	one, _ := events.Encode(events.BookingCompleted("event_456", "user_123", "A1", "pay_789", 3, at))
+	if strings.Contains(string(one), "seat_ids") {
+		t.Fatalf("one seat with seat_ids: %s", one)
 	}
 }
 
@@ -118,7 +137,7 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"not json", `{`},
 		{"unknown type", strings.Replace(string(valid), `"booking_request"`, `"booking_whatever"`, 1)},
-		{"unknown version", strings.Replace(string(valid), `"version":2`, `"version":3`, 1)},
+		{"unknown version", strings.Replace(string(valid), `"version":3`, `"version":4`, 1)},
 		{"version 2 without source", strings.Replace(string(valid), `"source":"/boxoffice/bo",`, ``, 1)},
 		{"amount without currency", strings.Replace(string(valid), `"timestamp"`, `"amount":5000,"timestamp"`, 1)},
 		{"bad currency", strings.Replace(string(valid), `"timestamp"`, `"amount":5000,"currency":"eur","timestamp"`, 1)},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestPaymentFactsCarryTheLedgerAmount(t *testing.T) {
 				t.Errorf("%s: amount %d %q, want 5000 EUR", typ, e.Amount, e.Currency)
 			}
 		}
-		if evs[0] != evs[1] {
+		if !reflect.DeepEqual(evs[0], evs[1]) {
 			t.Errorf("%s: copies differ: %+v %+v", typ, evs[0], evs[1])
 		}
 	}

@@ -109,7 +109,7 @@ func TestSchemasReject(t *testing.T) {
 	good := string(b)
 	for name, in := range map[string]string{
 		"other type":          strings.Replace(good, `"type":"booking_completed"`, `"type":"booking_request"`, 1),
-		"version 1":           strings.Replace(good, `"version":2`, `"version":1`, 1),
+		"version 1":           strings.Replace(good, `"version":3`, `"version":1`, 1),
 		"no source":           strings.Replace(good, `"source":"/boxoffice/bo",`, ``, 1),
 		"no payment":          strings.Replace(good, `"payment_id":"p",`, ``, 1),
 		"amount without code": strings.Replace(good, `,"currency":"EUR"`, ``, 1),
