@@ -31,6 +31,7 @@
 
   let current = ""; // the event whose report is shown
   let csvURL = ""; // its CSV's Blob URL, revoked when replaced
+  let shownReport = null; // the report drawn, redrawn when the width changes
 
   // --- formatting (the browser test formats the JSON the same way) ---
 
@@ -71,6 +72,10 @@
   };
 
   const hhmm = (iso) => iso.slice(11, 16);
+
+  // chartWidth: a chart's viewBox width, the width of its box, so that its
+  // text keeps its size on a phone instead of being scaled down.
+  const chartWidth = (box) => Math.round(Math.min(960, Math.max(300, box.clientWidth - 18)));
 
   // --- DOM helpers ---
 
@@ -191,6 +196,7 @@
   // --- rendering ---
 
   function render(r) {
+    shownReport = r;
     $("report").hidden = false;
     $("report-title").textContent = "Report of " + r.event_id;
     $("loaded-at").textContent = "Loaded at " + new Date().toISOString().slice(11, 19) + " UTC.";
@@ -233,13 +239,13 @@
   function funnel(counts) {
     const steps = FACTS.slice(0, 4).map(([k, label]) => [label, counts[k] || 0]);
     const max = Math.max(1, ...steps.map(([, n]) => n));
-    const W = 640, rowH = 34, left = 150, right = 70;
+    const W = chartWidth($("funnel")), rowH = 34, left = 140, right = 44;
     const s = svg("svg", { viewBox: `0 0 ${W} ${steps.length * rowH + 8}`, role: "img", id: "funnel-chart" });
     s.setAttribute("aria-label", "Funnel: " + steps.map(([label, n]) => `${label.toLowerCase()} ${n}`).join(", ") + ".");
     steps.forEach(([label, n], i) => {
       const y = 4 + i * rowH, w = Math.round(((W - left - right) * n) / max);
       s.append(svg("text", { x: left - 8, y: y + rowH / 2 + 4, "text-anchor": "end" }, label));
-      const bar = svg("rect", { class: "bar", x: left, y: y + 4, width: Math.max(w, n > 0 ? 2 : 0), height: rowH - 10, "data-value": n });
+      const bar = svg("rect", { class: "chart-bar", x: left, y: y + 4, width: Math.max(w, n > 0 ? 2 : 0), height: rowH - 10, "data-value": n });
       s.append(bar);
       s.append(svg("text", { class: "value", x: left + w + 6, y: y + rowH / 2 + 4 }, int(n)));
     });
@@ -264,7 +270,7 @@
     const peak = list.reduce((a, m) => (m.admissions > a.admissions ? m : a), list[0]);
     const max = Math.max(1, peak.admissions);
 
-    const W = 640, H = 240, left = 48, right = 12, top = 16, bottom = 36;
+    const W = chartWidth(box), H = 240, left = 48, right = 12, top = 16, bottom = 36;
     const plotW = W - left - right, plotH = H - top - bottom;
     const slot = plotW / span.length, barW = Math.max(1, Math.min(40, slot * 0.8));
     const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", id: "admissions-chart" });
@@ -279,7 +285,7 @@
     span.forEach(([t, n], i) => {
       if (n === 0) return;
       const h = Math.max(1, (plotH * n) / max);
-      const bar = svg("rect", { class: "bar", x: left + i * slot + (slot - barW) / 2, y: top + plotH - h, width: barW, height: h,
+      const bar = svg("rect", { class: "chart-bar", x: left + i * slot + (slot - barW) / 2, y: top + plotH - h, width: barW, height: h,
         "data-minute": new Date(t).toISOString().replace(".000Z", "Z"), "data-value": n });
       bar.append(svg("title", {}, `${hhmm(new Date(t).toISOString())} UTC: ${n} admission${n === 1 ? "" : "s"}`));
       s.append(bar);
@@ -311,6 +317,13 @@
       $("event-id").value = current;
       await load();
       if ($("error").hidden) announce("Report of " + current + " refreshed.");
+    });
+    let lastWidth = window.innerWidth;
+    window.addEventListener("resize", () => {
+      if (!shownReport || window.innerWidth === lastWidth) return;
+      lastWidth = window.innerWidth;
+      funnel(shownReport.counts || {});
+      minutes(shownReport.admissions_per_minute || []);
     });
     loadEvents();
     if (id && token()) load();
