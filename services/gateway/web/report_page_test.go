@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,6 +26,12 @@ func TestReportPageServed(t *testing.T) {
 	}
 	if w := get(r, "/admin/report.html", "If-None-Match", h.Get("ETag")); w.Code != http.StatusNotModified {
 		t.Errorf("revalidation: %d, want 304", w.Code)
+	}
+
+	head := httptest.NewRecorder()
+	r.ServeHTTP(head, httptest.NewRequest("HEAD", "/admin/report.html", nil))
+	if head.Code != http.StatusOK || head.Body.Len() != 0 || head.Header().Get("Content-Security-Policy") == "" {
+		t.Errorf("HEAD /admin/report.html: %d, %d bytes, %v", head.Code, head.Body.Len(), head.Header())
 	}
 
 	body := get(r, "/admin/report.html").Body.String()

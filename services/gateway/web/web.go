@@ -95,6 +95,7 @@ func RegisterWith(r *gin.Engine, o Options) {
 	r.GET("/", sec, page.serve)
 	r.HEAD("/", sec, page.serve)
 	r.GET("/admin/report.html", sec, report.serve)
+	r.HEAD("/admin/report.html", sec, report.serve)
 	r.GET("/config.js", sec, configJS.serve)
 	r.GET("/favicon.svg", sec, favicon.serve)
 	r.GET("/favicon.ico", sec, favicon.serve) // browsers that ask without reading <link rel=icon>
