@@ -63,6 +63,8 @@ func (s *Stack) Faults() *Faults { return s.faults }
 // proxy's). Everything is closed when the test ends.
 func (s *Stack) startFaults(t testing.TB) []string {
 	t.Helper()
+	// toxics log through zerolog's global logger (trace lines per chunk)
+	zerolog.SetGlobalLevel(zerolog.Disabled)
 	f := &Faults{
 		server:  toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop()),
 		proxies: map[Target]*toxiproxy.Proxy{},
