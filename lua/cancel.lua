@@ -1,6 +1,6 @@
 -- cancel.lua — the user gives up (seed 002 "Cancel Booking", fixed: a held
 -- seat is freed, refused while a payment is pending). The cancellation is
--- written to the outbox ('c:<user>' → 'seq|from|seat|at_ms') in the same
+-- written to the outbox ('c:<seq>:<user>' → 'seq|from|seat|at_ms') in the same
 -- step, so its side effects (booking_cancelled, and slot-released when it
 -- left the room) are announced even if the caller fails right after.
 -- Cancelling again is idempotent: it answers the same, plus the outbox
@@ -8,7 +8,8 @@
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies: {'ok', 'queue' | 'active', seat_id, sequence, duplicate (0|1), outbox_value}
---   from and outbox_value are '' on a repeat whose entry was announced already
+--   from and outbox_value are '' on a repeat whose entry was announced already;
+--   outbox_value may carry the 'r'/'k' progress part (lib.lua)
 --   | {'cannot_cancel'} | {'not_found'} | {'invalid_state', state} | {'event_not_found'}
 local user, now = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
@@ -17,7 +18,7 @@ if not state then return {'not_found'} end
 local seq = num(redis.call('HGET', K_USEQ, user))
 local function cancelled(from, seat)
   local v = seq .. '|' .. from .. '|' .. seat .. '|' .. now
-  redis.call('HSET', K_OUTBOX, 'c:' .. user, v)
+  redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, v)
   return {'ok', from, seat, seq, 0, v}
 end
 if state == 'waiting' then
@@ -30,7 +31,7 @@ if state == 'active' or state == 'seat_selected' then
   return cancelled('active', release_hold(user, 'cancelled'))
 end
 if state == 'cancelled' then
-  local v = redis.call('HGET', K_OUTBOX, 'c:' .. user)
+  local v = redis.call('HGET', K_OUTBOX, 'c:' .. seq .. ':' .. user)
   if not v then return {'ok', '', redis.call('HGET', K_USEAT, user) or '', seq, 1, ''} end
   local from, seat = string.match(v, '^[^|]*|([^|]*)|([^|]*)|')
   return {'ok', from, seat, seq, 1, v}

@@ -24,5 +24,14 @@ for i = 12, #ARGV, CHUNK do
   end
   redis.call('HSET', K_SEATS, unpack(pairs_))
   redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, last))
+  if tonumber(ARGV[10]) == 0 then -- an explicit map: index its ids (lib.lua seat_index)
+    local idx = {}
+    for j = i, last do
+      idx[#idx + 1] = ARGV[j]
+      idx[#idx + 1] = j - 12
+    end
+    redis.call('HSET', K_SEATIDX, unpack(idx))
+  end
 end
+redis.call('SET', K_STATUS, string.rep('a', total))
 return {'ok', total}

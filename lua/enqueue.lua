@@ -47,13 +47,22 @@ if state then
   redis.call('HDEL', K_UGRACE, user)
 end
 
--- Admit at once when nobody is waiting and the room has a free slot (only
--- holds whose deadline has not passed count; expired ones are reclaimed by
--- the next promotion).
-if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0
-    and redis.call('ZCOUNT', K_ACTIVE, '(' .. now, '+inf') < room_capacity(capacity, total, sold) then
-  local deadline = admit_all({user, seq}, now, hold_ms)
-  return {'ok', 'active', seq, 0, deadline, 1}
+-- Admit at once when nobody is waiting and the room has a free slot. It
+-- counts what promotion counts: every hold when the room is not full, else
+-- (lib.lua holds_counted) the live holds plus overdue payment_pending holds
+-- that will get their grace; other overdue holds are reclaimed by the next
+-- promotion. Undecided (many overdue holds): the user waits for promotion.
+if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0 then
+  local room = room_capacity(capacity, total, sold)
+  local admit = redis.call('ZCARD', K_ACTIVE) < room
+  if not admit and room > 0 then
+    local n = holds_counted(now, 64)
+    admit = n ~= nil and n < room
+  end
+  if admit then
+    local deadline = admit_all({user, seq}, now, hold_ms)
+    return {'ok', 'active', seq, 0, deadline, 1}
+  end
 end
 
 redis.call('ZADD', K_WAITING, seq, user)

@@ -1,10 +1,13 @@
 -- initiate_payment.lua — move a held seat to payment (seed 002 "Initiate Payment").
 -- A repeated call returns the payment id already recorded, so a retried
--- request never creates a second payment.
+-- request never creates a second payment. A new payment id is registered
+-- in the event's payment registry (K_PAYS, status 'pending') for the
+-- event's lifetime, so its webhook is classifiable however late it comes.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id (new, used only on the first call), 3 now_ms
 -- Replies: {'ok', payment_id, seat_id, deadline_ms, created (0|1), sequence}
 --   | {'not_found'} | {'invalid_state', state} | {'hold_expired'} | {'event_not_found'}
+--   | {'invalid_argument'} the payment id was issued before (ids are never reused)
 local user, pid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = redis.call('HGET', K_STATE, user)
@@ -17,6 +20,9 @@ if state == 'payment_pending' then
 end
 if state ~= 'seat_selected' then return {'invalid_state', state} end
 if not deadline or deadline <= now then return {'hold_expired'} end
+if redis.call('HEXISTS', K_PAYS, pid) == 1 then return {'invalid_argument'} end
+local seat = redis.call('HGET', K_USEAT, user)
 redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_STATE, user, 'payment_pending')
-return {'ok', pid, redis.call('HGET', K_USEAT, user), deadline, 1, seq}
+redis.call('HSET', K_PAYS, pid, user .. '|' .. seq .. '|' .. seat .. '|pending|' .. ARGV[3])
+return {'ok', pid, seat, deadline, 1, seq}

@@ -1,6 +1,6 @@
 -- lib.lua — shared by every booking script; lua.Script(name) prepends it.
 --
--- KEYS (the same 14 keys for every booking script, all under one hash tag
+-- KEYS (the same 17 keys for every booking script, all under one hash tag
 -- {<event_id>} so a script touches one Redis Cluster slot; built by
 -- booking.keysFor in pkg/booking/keys.go):
 --   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,
@@ -12,29 +12,67 @@
 --   5 active   zset  user -> hold deadline (unix ms): the booking room
 --   6 seq      string join sequence counter
 --   7 seen     zset  user -> last seen (unix ms), for abandonment
---   8 outbox   hash  facts still to be announced (the transactional outbox):
---                    'p:<user>' -> 'seq|deadline_ms||at_ms'  promoted
---                    'x:<user>' -> 'seq||seat|at_ms'         expired
---                    'c:<user>' -> 'seq|from|seat|at_ms'     cancelled
---                    'j:<seq>'  -> 'seq|user||at_ms'         joined (booking_request)
+--   8 outbox   hash  facts still to be announced (the transactional outbox),
+--                    one field per fact, never reused (keyed by join sequence):
+--                    'p:<seq>:<user>' -> 'seq|deadline_ms||at_ms'  promoted
+--                    'x:<seq>:<user>' -> 'seq||seat|at_ms'         expired
+--                    'c:<seq>:<user>' -> 'seq|from|seat|at_ms'     cancelled
+--                    'j:<seq>'        -> 'seq|user||at_ms'         joined (booking_request)
+--                    A value may carry a fifth part, 'r' or 'k': its RabbitMQ
+--                    (r) or Kafka (k) side was announced already (ack_outbox.lua).
 --   9 rate     hash  10-second bucket -> users admitted in it
 --  10 state    hash  user -> state
 --  11 useq     hash  user -> join sequence of the user's current entry
 --  12 useat    hash  user -> seat held or bought
 --  13 upay     hash  user -> payment id
 --  14 ugrace   hash  user -> '1' once the payment grace period was given
+--  15 pays     hash  payment id -> 'user|seq|seat|status|at_ms', every payment
+--                    id ever issued for the event (never deleted), status
+--                    'pending' | 'completed' | 'failed' | 'refund'; at_ms is
+--                    when the status was reached
+--  16 status   string one byte per seat in seatmap order: 'a' available,
+--                    'h' held, 's' sold (the seat map's plain-GET read model)
+--  17 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
+--                    explicit seat maps only (a grid's is computed)
 --
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
 local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
-  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE =
+  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
-  KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+  KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
+local K_STATUS, K_SEATIDX = KEYS[16], KEYS[17]
 
 local RATE_BUCKET_MS = 10000
 
 local function num(v)
   return tonumber(v) or 0
+end
+
+-- A seat's position in the seat map: computed from the id for a grid
+-- (rows x per_row, ids A1…, B1…, AA1…: bijective base 26), looked up in
+-- seatidx for an explicit map. nil when unknown.
+local function seat_index(seat)
+  local per_row = num(redis.call('HGET', K_CONFIG, 'per_row'))
+  if per_row == 0 then
+    local i = redis.call('HGET', K_SEATIDX, seat)
+    return i and tonumber(i)
+  end
+  local letters, n = string.match(seat, '^([A-Z]+)(%d+)$')
+  if not letters then return nil end
+  local row = 0
+  for k = 1, #letters do row = row * 26 + (string.byte(letters, k) - 64) end
+  return (row - 1) * per_row + tonumber(n) - 1
+end
+
+-- Every change of a seat's value in K_SEATS calls this with the new status
+-- ('a', 'h' or 's') so the status string stays the seats hash's mirror.
+-- On an event created before the string existed the write may leave a
+-- string with holes ('\0'); its next read rebuilds it whole from the
+-- seats hash (seat_status.lua).
+local function set_seat_status(seat, code)
+  local i = seat_index(seat)
+  if i then redis.call('SETRANGE', K_STATUS, i, code) end
 end
 
 -- Room capacity right now: the configured size, but never more than the
@@ -54,6 +92,7 @@ local function release_hold(user, final_state)
     if redis.call('HGET', K_SEATS, seat) == 'h:' .. user then
       redis.call('HSET', K_SEATS, seat, '')
       redis.call('HINCRBY', K_CONFIG, 'held', -1)
+      set_seat_status(seat, 'a')
     end
   else
     seat = ''
@@ -64,22 +103,67 @@ local function release_hold(user, final_state)
   return seat
 end
 
+-- The deadline an overdue hold gets instead of being released: a hold in
+-- payment_pending is extended once by grace_ms when that lands after now.
+-- nil: the hold is released.
+local function grace_deadline(user, deadline, now, grace)
+  if grace > 0 and deadline + grace > now and redis.call('HGET', K_STATE, user) == 'payment_pending'
+      and not redis.call('HGET', K_UGRACE, user) then
+    return deadline + grace
+  end
+  return nil
+end
+
 -- A hold whose deadline has passed. A hold in payment_pending gets the
 -- grace period once (the deadline moves to deadline + grace_ms), so a
 -- payment in flight is not lost; any other hold is released as expired.
 -- Returns 'extended', new_deadline or 'released', seat.
 local function expire_due(user, deadline, now)
-  local state = redis.call('HGET', K_STATE, user)
-  if state == 'payment_pending' and not redis.call('HGET', K_UGRACE, user) then
-    local grace = num(redis.call('HGET', K_CONFIG, 'grace_ms'))
-    local extended = deadline + grace
-    if grace > 0 and extended > now then
-      redis.call('HSET', K_UGRACE, user, '1')
-      redis.call('ZADD', K_ACTIVE, extended, user)
-      return 'extended', extended
-    end
+  local extended = grace_deadline(user, deadline, now, num(redis.call('HGET', K_CONFIG, 'grace_ms')))
+  if extended then
+    redis.call('HSET', K_UGRACE, user, '1')
+    redis.call('ZADD', K_ACTIVE, extended, user)
+    return 'extended', extended
   end
   return 'released', release_hold(user, 'expired')
+end
+
+-- Live holds that count against the room's capacity at now: holds whose
+-- deadline has not passed, plus overdue payment_pending holds that the next
+-- promotion will extend by the grace period instead of releasing (promotion
+-- counts those, so immediate admission must too). Looks at no more than
+-- limit overdue holds: returns nil when more are overdue (undecided).
+local function holds_counted(now, limit)
+  local live = redis.call('ZCOUNT', K_ACTIVE, '(' .. now, '+inf')
+  local overdue = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit + 1)
+  if #overdue > 2 * limit then return nil end
+  local grace = num(redis.call('HGET', K_CONFIG, 'grace_ms'))
+  for i = 1, #overdue, 2 do
+    if grace_deadline(overdue[i], tonumber(overdue[i + 1]), now, grace) then live = live + 1 end
+  end
+  return live
+end
+
+-- A payment id's record (K_PAYS) as a table {user, seq, seat, status, at},
+-- or nil when the id was never issued for user's event. A payment started
+-- before the registry existed is read from its user's current hold.
+local function payment_record(user, pid)
+  local v = redis.call('HGET', K_PAYS, pid)
+  if v then
+    local u, seq, seat, status, at = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+    return {user = u, seq = num(seq), seat = seat, status = status, at = num(at)}
+  end
+  if redis.call('HGET', K_UPAY, user) ~= pid then return nil end
+  local state, status = redis.call('HGET', K_STATE, user), 'pending'
+  if state == 'completed' or state == 'failed' then status = state end
+  return {user = user, seq = num(redis.call('HGET', K_USEQ, user)),
+    seat = redis.call('HGET', K_USEAT, user) or '', status = status, at = 0}
+end
+
+-- Record a payment id's new status (and when it was reached).
+local function set_payment(pid, p, status, now)
+  p.status, p.at = status, num(now)
+  redis.call('HSET', K_PAYS, pid, p.user .. '|' .. p.seq .. '|' .. p.seat .. '|' .. status .. '|' .. now)
 end
 
 -- Run a variadic command over a long argument list in chunks (Lua's
@@ -106,7 +190,7 @@ local function admit_all(list, now, hold_ms)
     zadd[#zadd + 1] = user
     states[#states + 1] = user
     states[#states + 1] = 'active'
-    outbox[#outbox + 1] = 'p:' .. user
+    outbox[#outbox + 1] = 'p:' .. seq .. ':' .. user
     outbox[#outbox + 1] = seq .. '|' .. deadline .. '||' .. now
     if seq > max_seq then max_seq = seq end
   end

@@ -25,8 +25,10 @@ local previous = redis.call('HGET', K_USEAT, user)
 if previous and previous ~= '' and redis.call('HGET', K_SEATS, previous) == mine then
   redis.call('HSET', K_SEATS, previous, '')
   redis.call('HINCRBY', K_CONFIG, 'held', -1)
+  set_seat_status(previous, 'a')
 end
 redis.call('HSET', K_SEATS, seat, mine)
+set_seat_status(seat, 'h')
 redis.call('HINCRBY', K_CONFIG, 'held', 1)
 redis.call('HSET', K_USEAT, user, seat)
 redis.call('HSET', K_STATE, user, 'seat_selected')

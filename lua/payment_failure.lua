@@ -1,23 +1,33 @@
 -- payment_failure.lua — the provider declined a payment (seed 002
--- "CleanupUserSession", fixed: only the booking with this payment id, only
--- while payment_pending; the seat becomes available again).
+-- "CleanupUserSession", fixed: only the hold this payment id was made for,
+-- only while it is payment_pending with this id; the seat becomes available
+-- again). Classified like payment_success.lua: by the event's payment
+-- registry (K_PAYS) first, then the user's state.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
 -- Replies: {'ok', 'failed' | 'duplicate' | 'no_hold', seat_id, sequence}
---   'no_hold': the hold had already ended (expired): nothing to release
---   | {'not_found'} | {'payment_mismatch'} | {'already_completed'} | {'invalid_state', state}
---   | {'event_not_found'}
-local user, pid = ARGV[1], ARGV[2]
+--   'failed':    the hold was released
+--   'duplicate': the id had failed before: nothing changes
+--   'no_hold':   the id's hold had already ended (expired, cancelled, the
+--                user joined again, or its success was classified as a
+--                refund): nothing to release
+--   | {'not_found'} (unknown user) | {'payment_mismatch'} (id not this user's)
+--   | {'already_completed'} | {'event_not_found'}
+local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local state = redis.call('HGET', K_STATE, user)
-if not state then return {'not_found'} end
-if redis.call('HGET', K_UPAY, user) ~= pid then return {'payment_mismatch'} end
-local seq = num(redis.call('HGET', K_USEQ, user))
-if state == 'payment_pending' then
-  return {'ok', 'failed', release_hold(user, 'failed'), seq}
+local p = payment_record(user, pid)
+if not p then
+  if not redis.call('HGET', K_STATE, user) then return {'not_found'} end
+  return {'payment_mismatch'}
 end
-local seat = redis.call('HGET', K_USEAT, user) or ''
-if state == 'failed' then return {'ok', 'duplicate', seat, seq} end
-if state == 'completed' then return {'already_completed'} end
-if state == 'expired' or state == 'cancelled' then return {'ok', 'no_hold', seat, seq} end
-return {'invalid_state', state}
+if p.user ~= user then return {'payment_mismatch'} end
+if p.status == 'completed' then return {'already_completed'} end
+if p.status == 'failed' then return {'ok', 'duplicate', p.seat, p.seq} end
+if p.status == 'refund' then return {'ok', 'no_hold', p.seat, p.seq} end
+if redis.call('HGET', K_STATE, user) == 'payment_pending' and redis.call('HGET', K_UPAY, user) == pid then
+  local seat = release_hold(user, 'failed')
+  set_payment(pid, p, 'failed', now)
+  return {'ok', 'failed', seat, p.seq}
+end
+set_payment(pid, p, 'failed', now)
+return {'ok', 'no_hold', p.seat, p.seq}

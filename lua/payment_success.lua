@@ -1,32 +1,52 @@
 -- payment_success.lua — the provider confirmed a payment (seed 002 "Payment
--- Success", fixed: the seat becomes sold for good, never freed; the booking
--- must be payment_pending with the same payment id; a duplicate changes
--- nothing; a payment for a hold already released is 'late', never a sale).
+-- Success", fixed: the seat becomes sold for good, never freed; a duplicate
+-- changes nothing; a payment for a hold already released is 'late', never
+-- a sale).
+-- The payment id is classified first, from the event's payment registry
+-- (K_PAYS, written by initiate_payment.lua and never deleted), then the
+-- user's state: every id ever issued for the event stays classifiable
+-- however late its webhook comes, even after its user joined again and
+-- holds (or paid) another payment.
+--   completed  the id's hold was payment_pending with this id: sold
+--   duplicate  the id completed before: nothing changes
+--   late       the id's hold had ended (expired, failed, cancelled, or the
+--              user joined again since): refund; a repeat answers the same
+--              (duplicate = 1) with the same at_ms
+--   unknown    never issued for this user: not_found / payment_mismatch
 -- A payment that lands after the deadline but before the hold was released
 -- still completes: the seat was never anyone else's.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
--- Replies: {'ok', 'completed' | 'duplicate', seat_id, sequence}
---   | {'late', seat_id, sequence}   refund: the hold was released first
---   | {'not_found'} | {'payment_mismatch'} | {'invalid_state', state} | {'event_not_found'}
-local user, pid = ARGV[1], ARGV[2]
+-- Replies: {'ok', 'completed' | 'duplicate', seat_id, sequence, at_ms}
+--   | {'late', seat_id, sequence, at_ms, duplicate (0|1)}   refund
+--   | {'not_found'} (unknown user) | {'payment_mismatch'} (id not this user's)
+--   | {'event_not_found'}
+--   sequence and seat_id are those of the hold the payment was made for;
+--   at_ms is when the payment was first classified so (a republished fact
+--   keeps its time).
+local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local state = redis.call('HGET', K_STATE, user)
-if not state then return {'not_found'} end
-if redis.call('HGET', K_UPAY, user) ~= pid then return {'payment_mismatch'} end
-local seq = num(redis.call('HGET', K_USEQ, user))
-local seat = redis.call('HGET', K_USEAT, user) or ''
-if state == 'completed' then return {'ok', 'duplicate', seat, seq} end
-if state == 'payment_pending' then
+local p = payment_record(user, pid)
+if not p then
+  if not redis.call('HGET', K_STATE, user) then return {'not_found'} end
+  return {'payment_mismatch'}
+end
+if p.user ~= user then return {'payment_mismatch'} end
+if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at} end
+if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1} end
+if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pending'
+    and redis.call('HGET', K_UPAY, user) == pid then
+  local seat = redis.call('HGET', K_USEAT, user)
   redis.call('HSET', K_SEATS, seat, 's:' .. user)
+  set_seat_status(seat, 's')
   redis.call('HINCRBY', K_CONFIG, 'held', -1)
   redis.call('HINCRBY', K_CONFIG, 'sold', 1)
   redis.call('ZREM', K_ACTIVE, user)
   redis.call('HDEL', K_UGRACE, user)
   redis.call('HSET', K_STATE, user, 'completed')
-  return {'ok', 'completed', seat, seq}
+  set_payment(pid, p, 'completed', now)
+  return {'ok', 'completed', seat, p.seq, p.at}
 end
-if state == 'expired' or state == 'failed' or state == 'cancelled' then
-  return {'late', seat, seq}
-end
-return {'invalid_state', state}
+-- failed before, or the hold it paid for has ended: the money goes back
+set_payment(pid, p, 'refund', now)
+return {'late', p.seat, p.seq, p.at, 0}

@@ -10,16 +10,18 @@
 --     promoted: flat {user, sequence, deadline_ms, ...}
 --     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
 --     abandoned: flat {user, sequence, ...} waiting users dropped for absence
---       (each with a 'c:' outbox entry, from 'abandoned')
+--       (each with a 'c:' outbox entry, from 'abandoned'); a user is absent
+--       when last seen (presence entry, or abandon_since_ms when later)
+--       more than abandon_ms ago
 --   {'event_not_found'}
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
-  'abandon_ms', 'paused')
+  'abandon_ms', 'paused', 'abandon_since_ms')
 if not c[1] then
   return {'event_not_found'}
 end
-local total, capacity, hold_ms, batch, abandon_ms, paused =
-  num(c[1]), num(c[3]), num(c[4]), num(c[5]), num(c[6]), c[7]
+local total, capacity, hold_ms, batch, abandon_ms, paused, abandon_since =
+  num(c[1]), num(c[3]), num(c[4]), num(c[5]), num(c[6]), c[7], num(c[8])
 if max <= 0 then max = batch end
 if max <= 0 then max = 500 end
 
@@ -37,7 +39,7 @@ for i = 1, #due, 2 do
     expired[#expired + 1] = seq
     expired[#expired + 1] = x
     expired[#expired + 1] = pay
-    redis.call('HSET', K_OUTBOX, 'x:' .. user, seq .. '||' .. x .. '|' .. now)
+    redis.call('HSET', K_OUTBOX, 'x:' .. seq .. ':' .. user, seq .. '||' .. x .. '|' .. now)
   end
 end
 
@@ -66,15 +68,17 @@ while admitted < want do
     popped = popped + 1
     local absent = false
     if abandon_ms > 0 then
-      local seen = tonumber(redis.call('ZSCORE', K_SEEN, user))
+      -- last seen: the presence entry, but never before abandonment was
+      -- switched on (a user who joined while it was off has no entry)
+      local seen = math.max(num(redis.call('ZSCORE', K_SEEN, user)), abandon_since)
       redis.call('ZREM', K_SEEN, user)
-      absent = not seen or seen < now - abandon_ms
+      absent = seen < now - abandon_ms
     end
     if absent then
       redis.call('HSET', K_STATE, user, 'abandoned')
       -- announced as a cancellation by the system (booking_cancelled,
       -- reason abandoned); there is no slot to release
-      redis.call('HSET', K_OUTBOX, 'c:' .. user, seq .. '|abandoned||' .. now)
+      redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, seq .. '|abandoned||' .. now)
       abandoned[#abandoned + 1] = user
       abandoned[#abandoned + 1] = seq
     else

@@ -31,6 +31,7 @@ for i = 2, #ARGV - 3, 4 do
       end
     end
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
+    set_seat_status(seat, 's')
     redis.call('HINCRBY', K_CONFIG, 'sold', 1)
     local state = redis.call('HGET', K_STATE, user)
     if not state or (state ~= 'waiting' and state ~= 'active' and state ~= 'seat_selected'

@@ -2,7 +2,10 @@
 -- definition and sold seats in the ledger (PostgreSQL, pkg/ledger): the
 -- configuration, the seat map, every sold seat and every completed user.
 -- Waiting users and open holds are not durable: whatever is left of the
--- event's other keys is deleted and those users join again. The join
+-- event's other keys is deleted and those users join again. The payment
+-- registry (pays) is kept; the seat status string and seat index are
+-- deleted here and rebuilt whole from the seats hash by the next seat-map
+-- read (seat_status.lua), once. The join
 -- sequence restarts above seq_base (and above any counter left), so no
 -- join sequence, and no fact id built from one, repeats after a rebuild.
 -- KEYS: the event key set (lib.lua).
@@ -22,7 +25,7 @@ local base = num(ARGV[13])
 local left = num(redis.call('GET', K_SEQ))
 if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
-  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE)
+  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX)
 local CHUNK = 500
 for i = 15, 14 + n, CHUNK do
   local last = math.min(i + CHUNK - 1, 14 + n)

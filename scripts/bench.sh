@@ -30,8 +30,8 @@ PROMOTE_USERS=${PROMOTE_USERS:-20000}
 mkevent() { # id capacity paused [seats]
   local seats
   seats=$(for i in $(seq 1 "${4:-100}"); do printf 'S%d ' "$i"; done)
-  $RC EVALSHA "${SHA[create_event]}" 14 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" $seats >/dev/null
-  [ "$3" = 1 ] && $RC EVALSHA "${SHA[update_event]}" 14 $(keys "$1") paused 1 >/dev/null
+  $RC EVALSHA "${SHA[create_event]}" 17 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" $seats >/dev/null
+  [ "$3" = 1 ] && $RC EVALSHA "${SHA[update_event]}" 17 $(keys "$1") paused 1 >/dev/null
   true
 }
 rb() { # prints requests per second of one redis-benchmark run
@@ -41,22 +41,22 @@ rb() { # prints requests per second of one redis-benchmark run
 
 echo "== redis-benchmark EVALSHA ($CLIENTS clients, $REQUESTS requests)" >&2
 mkevent rq 1 0
-RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 EVALSHA "${SHA[enqueue]}" 14 $(keys rq) "u__rand_int__" "$NOW")
+RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 EVALSHA "${SHA[enqueue]}" 17 $(keys rq) "u__rand_int__" "$NOW")
 mkevent rp 1 0
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 300000 -r 100000 -q \
-  EVALSHA "${SHA[enqueue]}" 14 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
-RB_POS=$(rb -n "$REQUESTS" -r 100000 EVALSHA "${SHA[get_position]}" 14 $(keys rp) "u__rand_int__" "$NOW")
+  EVALSHA "${SHA[enqueue]}" 17 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
+RB_POS=$(rb -n "$REQUESTS" -r 100000 EVALSHA "${SHA[get_position]}" 17 $(keys rp) "u__rand_int__" "$NOW")
 # promotion: a paused event with as many seats as users (the room is never
 # larger than the unsold seats), PROMOTE_USERS queued, then drained in
 # batches of 500 by one client
 mkevent rm 1000000 1 "$((PROMOTE_USERS * 2))"
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n "$PROMOTE_USERS" -r 100000000 -q \
-  EVALSHA "${SHA[enqueue]}" 14 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
+  EVALSHA "${SHA[enqueue]}" 17 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
 queued=$($RC ZCARD "$PREFIX:{rm}:waiting")
-$RC EVALSHA "${SHA[update_event]}" 14 $(keys rm) paused 0 >/dev/null
+$RC EVALSHA "${SHA[update_event]}" 17 $(keys rm) paused 0 >/dev/null
 calls=$(( queued / 500 ))
 RB_PROM_CALLS=$(redis-benchmark -h "$HOST" -p "$PORT" -c 1 -n "$calls" -q \
-  EVALSHA "${SHA[promote]}" 14 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
+  EVALSHA "${SHA[promote]}" 17 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
   grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
 RB_PROM=$(awk -v c="$RB_PROM_CALLS" 'BEGIN{printf "%.0f", c*500}')
 # reference: plain SET, under this run's prefix so the trap removes it

@@ -44,6 +44,7 @@ type Producer interface {
 type OutboxStore interface {
 	Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]booking.OutboxEntry, error)
 	AckOutbox(ctx context.Context, eventID string, entries ...booking.OutboxEntry) error
+	MarkOutbox(ctx context.Context, eventID string, rabbit bool, entries ...booking.OutboxEntry) error
 }
 
 // Announcer publishes the side effects of outbox entries and acknowledges
@@ -106,10 +107,15 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 //     "abandoned"): the Kafka booking_cancelled event and, when the user
 //     left the room (From "active"), a slot-released message.
 //
-// An entry is acknowledged only when all its publishes were confirmed and
-// the Kafka write succeeded. Any failure is returned; the entries not
-// acknowledged stay in the outbox for a retry (SweepOutbox). Announcing an
-// entry twice is harmless.
+// An entry is acknowledged (removed) once its RabbitMQ publishes were
+// confirmed and its Kafka write succeeded. The two sides' progress is kept
+// apart: when only one side succeeds, the entry is marked with it
+// (booking.Store.MarkOutbox) and a retry does only the other side, so a
+// Kafka outage does not repeat timeouts and notifications on every
+// safety-net tick, nor a RabbitMQ outage the Kafka events. Any failure is
+// returned; the entries not acknowledged stay in the outbox for a retry
+// (SweepOutbox). Announcing an entry twice is harmless: every publish
+// carries a deterministic id.
 func (a *Announcer) Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error {
 	if len(entries) == 0 {
 		return nil
@@ -117,6 +123,9 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	now := a.now()
 	var evs []events.Event
 	for _, e := range entries {
+		if e.KafkaDone {
+			continue
+		}
 		var ev events.Event
 		switch e.Kind {
 		case KindJoined:
@@ -134,12 +143,14 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		evs = append(evs, ev)
 	}
 
-	// RabbitMQ publishes run concurrently with the Kafka write; both must
-	// succeed for an entry to be acknowledged.
+	// RabbitMQ publishes run concurrently with the Kafka write.
 	var kafkaErr error
 	kafkaDone := make(chan struct{})
 	go func() {
 		defer close(kafkaDone)
+		if len(evs) == 0 {
+			return
+		}
 		if err := a.kafka.Publish(ctx, evs...); err != nil {
 			kafkaErr = fmt.Errorf("publish kafka events: %w", err)
 		}
@@ -148,7 +159,7 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	sem := make(chan struct{}, a.concurrency)
 	var wg sync.WaitGroup
 	for i, e := range entries {
-		if e.Kind == KindJoined { // Kafka only: no goroutine for nothing
+		if e.RabbitDone || !hasRabbitSide(e) { // no goroutine for nothing
 			continue
 		}
 		sem <- struct{}{}
@@ -161,18 +172,32 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	<-kafkaDone
 
 	var errs []error
-	var done []booking.OutboxEntry
+	var done, rabbitOnly, kafkaOnly []booking.OutboxEntry
 	if kafkaErr != nil {
 		errs = append(errs, kafkaErr)
 	}
-	for i, err := range rabbitErrs {
-		if err != nil {
-			errs = append(errs, err)
-		} else if kafkaErr == nil {
-			done = append(done, entries[i])
+	for i, e := range entries {
+		rabbit := e.RabbitDone || rabbitErrs[i] == nil
+		kafka := e.KafkaDone || kafkaErr == nil
+		if rabbitErrs[i] != nil {
+			errs = append(errs, rabbitErrs[i])
+		}
+		switch {
+		case rabbit && kafka:
+			done = append(done, e)
+		case rabbit && !e.RabbitDone && hasRabbitSide(e):
+			rabbitOnly = append(rabbitOnly, e)
+		case kafka && !e.KafkaDone:
+			kafkaOnly = append(kafkaOnly, e)
 		}
 	}
 	if err := a.store.AckOutbox(ctx, eventID, done...); err != nil {
+		errs = append(errs, err)
+	}
+	if err := a.store.MarkOutbox(ctx, eventID, true, rabbitOnly...); err != nil {
+		errs = append(errs, err)
+	}
+	if err := a.store.MarkOutbox(ctx, eventID, false, kafkaOnly...); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -180,10 +205,22 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		err := errors.Join(errs...)
 		a.log.Warn("announce failed; entries stay in the outbox",
 			zap.String("event_id", eventID), zap.Int("entries", len(entries)),
-			zap.Int("acked", len(done)), zap.Error(err))
+			zap.Int("acked", len(done)), zap.Int("half_done", len(rabbitOnly)+len(kafkaOnly)), zap.Error(err))
 		return fmt.Errorf("announce %d entries: %w", len(entries), err)
 	}
 	return nil
+}
+
+// hasRabbitSide reports whether an entry publishes anything to RabbitMQ
+// (publishEntry): joins and cancellations outside the room are Kafka only.
+func hasRabbitSide(e booking.OutboxEntry) bool {
+	switch e.Kind {
+	case KindPromoted, KindExpired:
+		return true
+	case KindCancelled:
+		return e.From == events.CancelledFromActive
+	}
+	return false
 }
 
 // publishEntry publishes the RabbitMQ effects of one entry.

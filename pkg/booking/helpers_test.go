@@ -169,6 +169,7 @@ func (f *fixture) checkInvariants(event string) {
 			f.t.Errorf("seat %s owned by %s whose seat is %q", seat, user, useat[user])
 		}
 	}
+	f.checkSeatStatus(event, seats)
 	c := f.counts(event)
 	if c.Held != held || c.Sold != sold {
 		f.t.Errorf("counters held=%d sold=%d, seat map held=%d sold=%d", c.Held, c.Sold, held, sold)
@@ -204,6 +205,30 @@ func (f *fixture) checkInvariants(event string) {
 		}
 		if State(st) == StateWaiting && !inQueue[u] {
 			f.t.Errorf("user %s waiting but not in the queue", u)
+		}
+	}
+}
+
+// checkSeatStatus verifies that the status string (the seat map's read
+// model) mirrors the authoritative seats hash byte for byte.
+func (f *fixture) checkSeatStatus(event string, seats map[string]string) {
+	f.t.Helper()
+	k := keysFor(f.s.prefix, event)
+	ids, _ := f.rdb.LRange(f.ctx, k[kSeatmap], 0, -1).Result()
+	status, err := f.rdb.Get(f.ctx, k[kStatus]).Result()
+	if err != nil {
+		f.t.Fatalf("status string: %v", err)
+	}
+	if len(status) != len(ids) {
+		f.t.Fatalf("status string has %d bytes for %d seats", len(status), len(ids))
+	}
+	for i, id := range ids {
+		want := SeatCodeAvailable
+		if v := seats[id]; len(v) >= 2 {
+			want = map[string]byte{"h:": SeatCodeHeld, "s:": SeatCodeSold}[v[:2]]
+		}
+		if status[i] != want {
+			f.t.Errorf("seat %s: status byte %q, seats hash %q", id, status[i], seats[id])
 		}
 	}
 }

@@ -1,6 +1,6 @@
 package booking
 
-// keysFor returns the 14 keys every booking script takes, in the order
+// keysFor returns the 17 keys every booking script takes, in the order
 // lua/lib.lua names them. They all carry the hash tag {eventID}, so one
 // event's keys live in one Redis Cluster slot and every script is
 // cluster-safe; different events spread over the cluster.
@@ -21,6 +21,9 @@ func keysFor(prefix, eventID string) []string {
 		base + "useat",
 		base + "upay",
 		base + "ugrace",
+		base + "pays",
+		base + "status",
+		base + "seatidx",
 	}
 }
 
@@ -40,6 +43,9 @@ const (
 	kUseat
 	kUpay
 	kUgrace
+	kPays
+	kStatus
+	kSeatidx
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

@@ -544,7 +544,7 @@ func TestPaymentSuccess(t *testing.T) {
 	f.s.PaymentFailure(f.ctx, "evt", "c", "pc")
 
 	r, err := f.s.PaymentSuccess(f.ctx, "evt", "a", "pa")
-	if err != nil || r != (PaymentResult{Outcome: OutcomeCompleted, SeatID: "A1", Sequence: 1}) {
+	if err != nil || r != (PaymentResult{Outcome: OutcomeCompleted, SeatID: "A1", Sequence: 1, At: f.clock.Now()}) {
 		t.Fatalf("success: %+v %v", r, err)
 	}
 	if f.seats("evt")["A1"] != SeatSold || f.state("evt", "a") != StateCompleted {

@@ -41,14 +41,14 @@ var (
 	scriptPaymentFailure  = redis.NewScript(lua.Script("payment_failure"))
 	scriptHandleTimeout   = redis.NewScript(lua.Script("handle_timeout"))
 	scriptCancel          = redis.NewScript(lua.Script("cancel"))
-	scriptSeats           = redis.NewScript(lua.Script("seats"))
 	scriptCounts          = redis.NewScript(lua.Script("counts"))
 	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
+	scriptTouch           = redis.NewScript(lua.Script("touch"))
 
 	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
 		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
 		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
-		scriptSeats, scriptCounts, scriptAckOutbox}
+		scriptCounts, scriptAckOutbox, scriptTouch}
 )
 
 // Defaults for EventConfig fields left zero.
@@ -69,7 +69,7 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
-	keys   sync.Map // event id → *keySet, so hot paths do not rebuild 14 keys per call
+	keys   sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
 	cached atomic.Int64
 
 	flushers int
@@ -159,7 +159,7 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 
 // keySet is an event's keys as strings and, boxed once, as the arguments
 // of a command (a script call on the hot path then boxes only its own
-// ARGV, not 14 keys).
+// ARGV, not 17 keys).
 type keySet struct {
 	keys []string
 	args []any
@@ -230,7 +230,10 @@ func rowName(r int) string {
 }
 
 // CreateEvent creates an event and its seat map. It fails with
-// ErrEventExists if the id is taken and ErrInvalidEvent on a bad config.
+// ErrEventExists if the id is taken by another configuration and
+// ErrInvalidEvent on a bad config. It is idempotent: a retry with the same
+// configuration (after a timeout, or a failed registration in the event
+// index) returns the event and registers it.
 func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	seats, err := normalise(&c)
 	if err != nil {
@@ -242,13 +245,33 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	for _, id := range seats {
 		args = append(args, id)
 	}
-	if _, err := s.run(ctx, scriptCreateEvent, c.ID, args...); err != nil {
+	_, err = s.run(ctx, scriptCreateEvent, c.ID, args...)
+	if err != nil && !errors.Is(err, ErrEventExists) {
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
+	// Registration is a second step (the index is outside the event's
+	// slot). It runs on event_exists too, so a retry after a failed SADD
+	// repairs the index; a retry with the same configuration succeeds.
 	if err := s.rdb.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
 		return Event{}, fmt.Errorf("index event: %w", err)
 	}
-	return s.GetEvent(ctx, c.ID)
+	e, gerr := s.GetEvent(ctx, c.ID)
+	if err != nil {
+		if gerr == nil && sameConfig(e, c, len(seats)) {
+			return e, nil
+		}
+		return Event{}, fmt.Errorf("create event: %w", err)
+	}
+	return e, gerr
+}
+
+// sameConfig reports whether an existing event is what c (normalised, with
+// total seats) would create: a retried CreateEvent.
+func sameConfig(e Event, c EventConfig, total int) bool {
+	return e.Name == c.Name && e.Capacity == c.Capacity && e.Hold == c.Hold && e.Grace == c.Grace &&
+		e.SalesStart.Equal(ms(unixMS(c.SalesStart))) && e.SalesEnd.Equal(ms(unixMS(c.SalesEnd))) &&
+		e.BatchSize == c.BatchSize && e.Abandon == c.Abandon && e.Rows == c.Rows && e.PerRow == c.SeatsPerRow &&
+		e.Counts.Total == int64(total)
 }
 
 func unixMS(t time.Time) int64 {
@@ -263,8 +286,11 @@ func normalise(c *EventConfig) ([]string, error) {
 	bad := func(format string, a ...any) ([]string, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, a...))
 	}
-	if !ValidID(c.ID) {
-		return bad("id must be 1-128 printable characters without spaces, braces or '|'")
+	if !ValidEventID(c.ID) {
+		return bad("id must be %s", EventIDRule)
+	}
+	if len(c.Name) > MaxNameLen {
+		return bad("name must be at most %d bytes", MaxNameLen)
 	}
 	if c.Name == "" {
 		c.Name = c.ID
@@ -292,6 +318,16 @@ func normalise(c *EventConfig) ([]string, error) {
 		return bad("batch size must be positive")
 	case !c.SalesEnd.IsZero() && !c.SalesEnd.After(c.SalesStart):
 		return bad("sales end must be after sales start")
+	case c.Capacity > MaxCapacity:
+		return bad("capacity must be at most %d", MaxCapacity)
+	case c.BatchSize > MaxBatchSize:
+		return bad("batch size must be at most %d", MaxBatchSize)
+	}
+	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
+		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
+		if err != nil {
+			return bad("%v", err)
+		}
 	}
 	seats := c.Seats
 	if len(seats) == 0 {
@@ -396,25 +432,38 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 		args = append(args, "paused", v)
 	}
 	if u.Capacity != nil {
-		if *u.Capacity < 0 {
-			return Event{}, fmt.Errorf("%w: capacity must not be negative", ErrInvalidArgument)
+		if *u.Capacity < 0 || *u.Capacity > MaxCapacity {
+			return Event{}, fmt.Errorf("%w: capacity must be from 0 to %d", ErrInvalidArgument, MaxCapacity)
 		}
 		args = append(args, "capacity", *u.Capacity)
 	}
 	if u.Hold != nil {
-		if *u.Hold < time.Second {
-			return Event{}, fmt.Errorf("%w: hold must be at least 1s", ErrInvalidArgument)
+		if err := checkWindow("hold", *u.Hold, time.Second); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 		args = append(args, "hold_ms", u.Hold.Milliseconds())
 	}
 	if u.Abandon != nil {
-		if *u.Abandon < 0 {
-			return Event{}, fmt.Errorf("%w: abandon must not be negative", ErrInvalidArgument)
+		if err := checkWindow("abandon", *u.Abandon, 0); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 		args = append(args, "abandon_ms", u.Abandon.Milliseconds())
 	}
+	more, err := u.moreArgs()
+	if err != nil {
+		return Event{}, err
+	}
+	args = append(args, more...)
 	if err := checkIDs(eventID); err != nil {
 		return Event{}, ErrEventNotFound
+	}
+	if u.SalesStart != nil || u.SalesEnd != nil {
+		if err := s.checkSalesWindow(ctx, eventID, u); err != nil {
+			return Event{}, err
+		}
+	}
+	if len(args) > 0 {
+		args = append(args, "now_ms", s.nowMS())
 	}
 	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return Event{}, fmt.Errorf("update event: %w", err)
@@ -531,27 +580,32 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 }
 
 // PaymentSuccess completes a booking: the seat is sold for good. A repeat
-// is OutcomeDuplicate. A payment for a hold already released returns
-// ErrLatePayment (with the seat and sequence in the result) and must be
-// refunded. Errors: ErrNotFound, ErrPaymentMismatch, ErrInvalidState.
+// is OutcomeDuplicate. A payment whose hold had already ended (released,
+// failed, or its user joined again since) returns ErrLatePayment, with the
+// seat and sequence of the hold it paid for, At and Duplicate in the
+// result, and must be refunded; a repeat answers the same. Every payment id
+// ever issued for the event is classified so, for the event's lifetime.
+// Errors: ErrNotFound (unknown user), ErrPaymentMismatch (the id was not
+// issued to this user).
 func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID string) (PaymentResult, error) {
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentResult{}, err
 	}
 	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
 	if errors.Is(err, ErrLatePayment) {
-		return PaymentResult{SeatID: r.str(1), Sequence: r.int(2)}, ErrLatePayment
+		return PaymentResult{SeatID: r.str(1), Sequence: r.int(2), At: ms(r.int(3)), Duplicate: r.int(4) == 1}, ErrLatePayment
 	}
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
 	}
-	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3)}, nil
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4))}, nil
 }
 
 // PaymentFailure releases the hold of a declined payment (OutcomeFailed),
 // or does nothing for a repeat (OutcomeDuplicate) or a hold already ended
-// (OutcomeNoHold). Errors: ErrNotFound, ErrPaymentMismatch,
-// ErrAlreadyCompleted, ErrInvalidState.
+// (OutcomeNoHold: expired, cancelled, its user joined again, or its success
+// was classified as a refund). Errors: ErrNotFound, ErrPaymentMismatch,
+// ErrAlreadyCompleted.
 func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID string) (PaymentResult, error) {
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentResult{}, err
@@ -595,32 +649,30 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 		return CancelResult{}, fmt.Errorf("cancel: %w", err)
 	}
 	res := CancelResult{From: r.str(1), SeatID: r.str(2), Sequence: r.int(3), Duplicate: r.int(4) == 1}
-	if e, ok := parseOutbox("c:"+userID, r.str(5)); ok {
+	if e, ok := parseOutbox(outboxField('c', res.Sequence, userID), r.str(5)); ok {
 		res.Outbox = []OutboxEntry{e}
 	}
 	return res, nil
 }
 
-// Seats returns every seat of an event with its status, in display order.
+// Seats returns every seat of an event with its status, in display order,
+// from the seat map and the status string (no script).
 func (s *Store) Seats(ctx context.Context, eventID string) ([]Seat, error) {
-	if err := checkIDs(eventID); err != nil {
-		return nil, ErrEventNotFound
-	}
-	r, err := s.run(ctx, scriptSeats, eventID)
+	status, err := s.SeatStatuses(ctx, eventID)
 	if err != nil {
-		return nil, fmt.Errorf("seats: %w", err)
+		return nil, err
 	}
-	ids, vals := r.list(1), r.list(2)
+	ids, err := s.SeatMapIDs(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Seat, len(ids))
-	for i := range ids {
+	for i, id := range ids {
 		st := SeatAvailable
-		switch v := vals.str(i); {
-		case strings.HasPrefix(v, "h:"):
-			st = SeatHeld
-		case strings.HasPrefix(v, "s:"):
-			st = SeatSold
+		if i < len(status) {
+			st = SeatStatusOf(status[i])
 		}
-		out[i] = Seat{ID: ids.str(i), Status: st}
+		out[i] = Seat{ID: id, Status: st}
 	}
 	return out, nil
 }
@@ -632,19 +684,22 @@ func (s *Store) Counts(ctx context.Context, eventID string) (Counts, error) {
 }
 
 // Touch records that waiting users are present (connected to the notifier),
-// so abandonment does not drop them. One command for many users.
+// so abandonment does not drop them: one script call for many users. Users
+// not waiting are left alone; while abandonment is off it does nothing.
+// Errors: ErrEventNotFound.
 func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) error {
 	if len(userIDs) == 0 {
 		return nil
 	}
-	now := float64(s.nowMS())
-	zs := make([]redis.Z, len(userIDs))
-	for i, u := range userIDs {
-		zs[i] = redis.Z{Score: now, Member: u}
+	if err := checkIDs(eventID); err != nil {
+		return err
 	}
-	// XX: only users already in the presence set (waiting users of an event
-	// with abandonment on); never re-adds someone who left the queue.
-	if err := s.rdb.ZAddXX(ctx, s.eventKeys(eventID)[kSeen], zs...).Err(); err != nil {
+	args := make([]any, 0, len(userIDs)+1)
+	args = append(args, s.nowMS())
+	for _, u := range userIDs {
+		args = append(args, u)
+	}
+	if _, err := s.run(ctx, scriptTouch, eventID, args...); err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
 	return nil
@@ -716,22 +771,43 @@ func kindOrder(kind string) int {
 	return 2
 }
 
-// parseOutbox decodes "p:<user>" / "x:<user>" → "seq|deadline_ms|seat|at_ms",
-// "c:<user>" → "seq|from|seat|at_ms" and "j:<seq>" → "seq|user||at_ms"
-// (lua/lib.lua has the table).
+// parseOutbox decodes "p:<seq>:<user>" / "x:<seq>:<user>" →
+// "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms" and
+// "j:<seq>" → "seq|user||at_ms", each value with an optional fifth part
+// "r" or "k" (the side announced already; lua/lib.lua has the table).
+// Fields written before they carried the sequence ("p:<user>") still parse
+// (LegacyKey).
 func parseOutbox(field, val string) (OutboxEntry, bool) {
-	kind, user, ok := strings.Cut(field, ":")
+	kind, rest, ok := strings.Cut(field, ":")
 	parts := strings.Split(val, "|")
-	if !ok || len(parts) != 4 {
+	if !ok || len(parts) < 4 || len(parts) > 5 {
 		return OutboxEntry{}, false
 	}
-	if kind == "j" {
-		user = parts[1]
+	e := OutboxEntry{SeatID: parts[2]}
+	if len(parts) == 5 {
+		switch parts[4] {
+		case "r":
+			e.RabbitDone = true
+		case "k":
+			e.KafkaDone = true
+		default:
+			return OutboxEntry{}, false
+		}
 	}
-	seq, _ := strconv.ParseInt(parts[0], 10, 64)
+	user := parts[1]
+	if kind != "j" {
+		// "<seq>:<user>": the sequence never holds ':', a user id may
+		if seq, u, ok := strings.Cut(rest, ":"); ok && seq == parts[0] {
+			user = u
+		} else {
+			user, e.LegacyKey = rest, true
+		}
+	}
+	e.UserID = user
+	e.Sequence, _ = strconv.ParseInt(parts[0], 10, 64)
 	dl, _ := strconv.ParseInt(parts[1], 10, 64)
 	at, _ := strconv.ParseInt(parts[3], 10, 64)
-	e := OutboxEntry{UserID: user, Sequence: seq, SeatID: parts[2], At: ms(at)}
+	e.At = ms(at)
 	switch kind {
 	case "p":
 		e.Kind, e.ExpireAt = "promoted", ms(dl)
@@ -747,16 +823,27 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 	return e, true
 }
 
+// outboxField is the outbox field of a fact of user's join seq.
+func outboxField(kind byte, seq int64, user string) string {
+	return string(kind) + ":" + strconv.FormatInt(seq, 10) + ":" + user
+}
+
 func (e OutboxEntry) field() string {
+	var k byte
 	switch e.Kind {
-	case "expired":
-		return "x:" + e.UserID
-	case "cancelled":
-		return "c:" + e.UserID
 	case "joined":
 		return "j:" + strconv.FormatInt(e.Sequence, 10)
+	case "expired":
+		k = 'x'
+	case "cancelled":
+		k = 'c'
+	default:
+		k = 'p'
 	}
-	return "p:" + e.UserID
+	if e.LegacyKey {
+		return string(k) + ":" + e.UserID
+	}
+	return outboxField(k, e.Sequence, e.UserID)
 }
 
 func (e OutboxEntry) value() string {
@@ -769,7 +856,14 @@ func (e OutboxEntry) value() string {
 	case "joined":
 		dl = e.UserID
 	}
-	return strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
+	v := strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
+	switch {
+	case e.RabbitDone && !e.KafkaDone:
+		v += "|r"
+	case e.KafkaDone && !e.RabbitDone:
+		v += "|k"
+	}
+	return v
 }
 
 // outboxFor returns the outbox entries a promotion (or an immediate
@@ -789,12 +883,34 @@ func outboxFor(promoted []Admission, expired []Expiry, nowMS int64) []OutboxEntr
 
 // AckOutbox removes announced entries, each only if unchanged since read.
 func (s *Store) AckOutbox(ctx context.Context, eventID string, entries ...OutboxEntry) error {
+	return s.settleOutbox(ctx, eventID, entries, func(OutboxEntry) string { return "" })
+}
+
+// MarkOutbox records that one side of each entry was announced: the
+// RabbitMQ side (rabbit true) or the Kafka side. Each entry is rewritten
+// only if unchanged since read; an entry whose other side was done already
+// is removed. A later sweep then redoes only the side still missing.
+func (s *Store) MarkOutbox(ctx context.Context, eventID string, rabbit bool, entries ...OutboxEntry) error {
+	return s.settleOutbox(ctx, eventID, entries, func(e OutboxEntry) string {
+		if rabbit {
+			e.RabbitDone = true
+		} else {
+			e.KafkaDone = true
+		}
+		if e.RabbitDone && e.KafkaDone {
+			return ""
+		}
+		return e.value()
+	})
+}
+
+func (s *Store) settleOutbox(ctx context.Context, eventID string, entries []OutboxEntry, next func(OutboxEntry) string) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 2*len(entries))
+	args := make([]any, 0, 3*len(entries))
 	for _, e := range entries {
-		args = append(args, e.field(), e.value())
+		args = append(args, e.field(), e.value(), next(e))
 	}
 	if _, err := s.run(ctx, scriptAckOutbox, eventID, args...); err != nil {
 		return fmt.Errorf("ack outbox: %w", err)

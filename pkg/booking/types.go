@@ -125,6 +125,12 @@ type EventUpdate struct {
 	Capacity *int
 	Hold     *time.Duration
 	Abandon  *time.Duration
+	// Every other setting can be repaired too (limits.go has the bounds).
+	Name       *string
+	Grace      *time.Duration
+	BatchSize  *int
+	SalesStart *time.Time // the zero time: open now
+	SalesEnd   *time.Time // the zero time: no end
 }
 
 // Counts are an event's live numbers.
@@ -239,6 +245,13 @@ type PaymentResult struct {
 	Outcome  Outcome
 	SeatID   string
 	Sequence int64
+	// At is when PaymentSuccess first classified the payment (completed, or
+	// late: refund), the same on every repeat; zero for a payment started
+	// before the payment registry existed.
+	At time.Time
+	// Duplicate is set with ErrLatePayment when the payment had been
+	// classified as a refund before.
+	Duplicate bool
 }
 
 // TimeoutResult is the outcome of HandleTimeout.
@@ -286,4 +299,13 @@ type OutboxEntry struct {
 	// writer passes it on (it is not stored in Redis): the Kafka event then
 	// carries it in its request_id header.
 	RequestID string
+	// RabbitDone and KafkaDone say which side of the entry was announced
+	// already (MarkOutbox): a retry does only the other one. At most one is
+	// set on a stored entry; an entry with both sides done is removed.
+	RabbitDone bool
+	KafkaDone  bool
+	// LegacyKey is set on an entry written before outbox fields carried the
+	// join sequence ('p:<user>' instead of 'p:<seq>:<user>'), so that its
+	// acknowledgement finds it.
+	LegacyKey bool
 }

@@ -47,11 +47,7 @@ func DecodeJSON(body []byte, v any) error {
 	// json.Unmarshal takes exactly one value: trailing data is a syntax
 	// error ("invalid character 'x' after top-level value")
 	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("field %q: expected %s", te.Field, te.Type)
-		}
-		return fmt.Errorf("invalid JSON body: %v", err)
+		return decodeError(err)
 	}
 	if val, ok := v.(Validator); ok {
 		if err := val.Validate(); err != nil {

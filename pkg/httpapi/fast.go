@@ -165,19 +165,20 @@ func internalError(rc *fasthttp.RequestCtx, requestID, path string) {
 // FastServer returns the fasthttp server of handler with boxoffice's
 // settings: requests in the JSON error format even when fasthttp itself
 // rejects them (malformed, headers too large, body too large), no Server
-// header, headers up to 16 KiB, bodies up to maxBody (the largest any
-// route accepts; each route bounds its own lower), 10 s to read a request,
-// 2 minutes for an idle keep-alive connection.
+// header, and service.DefaultHTTPLimits like every net/http server:
+// headers up to 16 KiB, 10 s to read a request, 2 minutes for an idle
+// keep-alive connection; bodies up to maxBody (the largest any route
+// accepts; each route bounds its own lower).
 func FastServer(handler fasthttp.RequestHandler, maxBody int) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               handler,
 		ErrorHandler:          fastError,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true, // a bodiless net/http answer has none
-		ReadBufferSize:        16 << 10,
+		ReadBufferSize:        service.DefaultHTTPLimits.MaxHeaderBytes,
 		MaxRequestBodySize:    maxBody,
-		ReadTimeout:           10 * time.Second,
-		IdleTimeout:           2 * time.Minute,
+		ReadTimeout:           service.DefaultHTTPLimits.ReadTimeout,
+		IdleTimeout:           service.DefaultHTTPLimits.IdleTimeout,
 		CloseOnShutdown:       true,
 	}
 }

@@ -112,6 +112,31 @@ func (g *rig) ledgerSold() map[string]string {
 	return out
 }
 
+// checkStatus holds the seat map's read model (the status string, a plain
+// GET) equal to the seats hash, as every script must keep it.
+func (g *rig) checkStatus() {
+	g.t.Helper()
+	ctx := context.Background()
+	status, err := g.store.SeatStatuses(ctx, g.event)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	ids, err := g.store.SeatMapIDs(ctx, g.event)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	sold := g.redisSold()
+	if len(status) != len(ids) {
+		g.t.Fatalf("status string of %d bytes for %d seats", len(status), len(ids))
+	}
+	for i, id := range ids {
+		_, isSold := sold[id]
+		if (status[i] == 's') != isSold {
+			g.t.Fatalf("seat %s: status %q, sold in the seats hash %v", id, status[i], isSold)
+		}
+	}
+}
+
 // flush deletes every Redis key of the event, as a Redis restart without
 // persistence does.
 func (g *rig) flush() {
@@ -167,6 +192,7 @@ func TestRestoreAfterRedisLostTheEventSellsOnlyTheRemainingSeats(t *testing.T) {
 	if diff := cmp.Diff(before, g.redisSold()); diff != "" {
 		t.Fatalf("sold seats after restore (-before +after):\n%s", diff)
 	}
+	g.checkStatus()
 	e, err := g.store.GetEvent(ctx, g.event)
 	if err != nil || e.Counts.Sold != 10 || e.Counts.Total != seats || e.Capacity != 20 || e.Counts.Held != 0 {
 		t.Fatalf("restored event %+v %v", e, err)
@@ -255,6 +281,7 @@ func TestRestoreAfterRedisLostTheEventSellsOnlyTheRemainingSeats(t *testing.T) {
 	if n := bought.Load(); n != seats-10 {
 		t.Fatalf("%d seats bought after the restore, want %d", n, seats-10)
 	}
+	g.checkStatus()
 	after := g.redisSold()
 	if len(after) != seats || !cmp.Equal(after, g.ledgerSold()) {
 		t.Fatalf("after: %d sold in Redis, ledger differs: %v", len(after), cmp.Diff(g.ledgerSold(), after))
@@ -306,6 +333,7 @@ func TestReconcileRepairsSeatsTheLedgerSoldAndReportsTheRest(t *testing.T) {
 	if diff := cmp.Diff(want, g.redisSold()); diff != "" {
 		t.Fatalf("redis sold after repair (-want +got):\n%s", diff)
 	}
+	g.checkStatus()
 	if st, _ := g.store.Position(ctx, g.event, "u3"); st.State != booking.StateExpired {
 		t.Fatalf("u3 held a seat the ledger sold; state %s, want expired", st.State)
 	}

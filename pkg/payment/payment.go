@@ -4,7 +4,8 @@
 // body of seed 002 and the webhook signature scheme.
 //
 // Signature: header X-Boxoffice-Signature: t=<unix seconds>,v1=<hex>, where
-// hex is HMAC-SHA256(secret, "<t>.<raw body>"). Several v1 entries may be
+// hex is HMAC-SHA256(secret, "<t>.<raw body>"). The body's status field
+// names the outcome, so the outcome is signed too (Webhook.CheckStatus). Several v1 entries may be
 // present (secret rotation); one match is enough. Verify rejects a missing
 // or malformed header, a signature that does not match (constant-time
 // compare) and a timestamp outside the tolerance window (replay).
@@ -34,7 +35,11 @@ type Webhook struct {
 	EventID   string `json:"event_id"`
 	SeatID    string `json:"seat_id"`
 	PaymentID string `json:"payment_id"`
-	Reason    string `json:"reason,omitempty"` // failure only
+	// Status is the outcome, StatusSuccess or StatusFailure: it is signed
+	// with the rest of the body and must match the path (CheckStatus), so a
+	// signed failure cannot be replayed as a success or the reverse.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"` // failure only
 }
 
 // Validate requires the ids.

@@ -58,7 +58,7 @@ func Dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (
 // was opened before an error.
 func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (d *Deps, err error) {
 	d = &Deps{}
-	d.Admin = service.NewAdmin(c.AdminAddr, log, nil)
+	d.Admin = service.NewAdminFor(c, log, nil)
 	if err := d.Admin.Listen(); err != nil {
 		return d, err
 	}

@@ -88,13 +88,28 @@ func NewAdmin(addr string, log *zap.Logger, reg *prometheus.Registry) *Admin {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.mux.HandleFunc("GET /readyz", a.readyz)
-	// Go profiles. The admin listener is internal (never exposed to users,
-	// like /metrics): CPU and heap profiles of a live on-sale are how a
-	// slow gateway or a notifier's memory per connection gets explained.
+	return a
+}
+
+// NewAdminFor is NewAdmin for a service's Common settings: ADMIN_ADDR,
+// and /debug/pprof when ADMIN_PPROF is on.
+func NewAdminFor(c Common, log *zap.Logger, reg *prometheus.Registry) *Admin {
+	a := NewAdmin(c.AdminAddr, log, reg)
+	if c.AdminPprof {
+		a.EnablePprof()
+	}
+	return a
+}
+
+// EnablePprof serves Go's profiles at /debug/pprof/ (ADMIN_PPROF): CPU
+// and heap profiles of a live on-sale are how a slow gateway or a
+// notifier's memory per connection gets explained. Off by default: a
+// profile or trace costs the process CPU and shows its internals to
+// whoever reaches the listener.
+func (a *Admin) EnablePprof() {
 	a.mux.HandleFunc("/debug/pprof/", pprof.Index)
 	a.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	a.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return a
 }
 
 // Registry is the registry /metrics serves.
@@ -212,7 +227,9 @@ func (a *Admin) Run(ctx context.Context) error {
 	a.mu.Lock()
 	ln := a.ln
 	a.mu.Unlock()
-	srv := &http.Server{Handler: a.mux, ReadHeaderTimeout: 5 * time.Second}
+	lim := DefaultHTTPLimits
+	lim.WriteTimeout = 0 // a CPU profile or trace runs as long as asked
+	srv := lim.Server("", a.mux)
 	a.log.Info("admin listening", zap.String("addr", ln.Addr().String()))
 	return Serve(ctx, srv, ln, adminShutdownTimeout)
 }

@@ -35,22 +35,29 @@ type Common struct {
 	LogLevel          string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
 	LogFormat         string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
 	ShutdownTimeout   time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
+
+	// AdminPprof serves /debug/pprof on the admin listener (profiles,
+	// traces and goroutine dumps of the live process); off by default.
+	AdminPprof bool `env:"ADMIN_PPROF" default:"false"`
 }
 
 var adminPorts = map[string]string{
-	"gateway":                ":9101",
-	"payment-webhook":        ":9102",
-	"notifier":               ":9103",
-	"payment-sandbox":        ":9104",
-	"slot-released-consumer": ":9105",
-	"timeout-consumer":       ":9106",
-	"popularity":             ":9107",
-	"kafka-dev":              ":9108",
+	"gateway":                "127.0.0.1:9101",
+	"payment-webhook":        "127.0.0.1:9102",
+	"notifier":               "127.0.0.1:9103",
+	"payment-sandbox":        "127.0.0.1:9104",
+	"slot-released-consumer": "127.0.0.1:9105",
+	"timeout-consumer":       "127.0.0.1:9106",
+	"popularity":             "127.0.0.1:9107",
+	"kafka-dev":              "127.0.0.1:9108",
 }
 
 // DefaultAdminAddr is the admin listener of the named service when
 // ADMIN_ADDR is not set; scripts/run-stack.sh waits on these ports. It is ""
-// for an unknown name.
+// for an unknown name. The defaults bind loopback only: /metrics names
+// every event and the listener has no authentication, so exposing it (to
+// a Prometheus on another host, or a container's published port) is an
+// explicit ADMIN_ADDR, as docker-compose.yml sets it.
 func DefaultAdminAddr(service string) string { return adminPorts[service] }
 
 // Load fills the struct cfg points to from environment variables. See

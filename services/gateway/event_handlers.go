@@ -47,7 +47,7 @@ func (s *Server) listEvents(c *gin.Context) {
 // getEvent: GET /api/events/{id} (live counts).
 func (s *Server) getEvent(c *gin.Context) {
 	id := c.Param("id")
-	if !booking.ValidID(id) {
+	if !booking.ValidEventID(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -91,27 +91,6 @@ func (s *Server) popularEvents(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"events": out})
 }
 
-// seatsAvailable: GET /api/seats/available?event_id= — every seat with its
-// status (available, held, sold) and the number available.
-func (s *Server) seatsAvailable(c *gin.Context) {
-	eventID, ok := queryEventID(c)
-	if !ok {
-		return
-	}
-	seats, err := s.Store.Seats(c.Request.Context(), eventID)
-	if err != nil {
-		httpapi.Fail(c, err)
-		return
-	}
-	avail := 0
-	for _, st := range seats {
-		if st.Status == booking.SeatAvailable {
-			avail++
-		}
-	}
-	c.JSON(http.StatusOK, gin.H{"event_id": eventID, "available": avail, "total": len(seats), "seats": seats})
-}
-
 // devTokenRequest is the body of POST /api/auth/dev-token.
 type devTokenRequest struct {
 	UserID string `json:"user_id"`
@@ -147,15 +126,16 @@ func (s *Server) devToken(c *gin.Context) {
 		"expires_at": time.Now().Add(ttl).UTC().Format(time.RFC3339)})
 }
 
-// maxWindowSeconds bounds every duration given in seconds (a year).
-const maxWindowSeconds = 365 * 24 * 3600
+// maxWindowSeconds bounds every duration given in seconds (a day,
+// booking.MaxWindow).
+const maxWindowSeconds = float64(booking.MaxWindow / time.Second)
 
 func seconds(field string, v *float64) (time.Duration, error) {
 	if v == nil {
 		return 0, nil
 	}
 	if math.IsNaN(*v) || *v < 0 || *v > maxWindowSeconds {
-		return 0, fmt.Errorf("%s must be between 0 and %d", field, maxWindowSeconds)
+		return 0, fmt.Errorf("%s must be between 0 and %d", field, int(maxWindowSeconds))
 	}
 	return time.Duration(*v * float64(time.Second)), nil
 }
@@ -253,12 +233,19 @@ func (s *Server) createEvent(c *gin.Context) {
 	c.JSON(http.StatusCreated, viewOf(e))
 }
 
-// updateEventRequest is the body of PATCH /api/admin/events/{id}.
+// updateEventRequest is the body of PATCH /api/admin/events/{id}: any
+// setting but the seat map (booking.EventUpdate).
 type updateEventRequest struct {
 	Paused         *bool    `json:"paused"`
 	Capacity       *int     `json:"capacity"`
 	HoldSeconds    *float64 `json:"hold_seconds"`
 	AbandonSeconds *float64 `json:"abandon_seconds"`
+	Name           *string  `json:"name"`
+	GraceSeconds   *float64 `json:"grace_seconds"`
+	BatchSize      *int     `json:"batch_size"`
+	// SalesStart and SalesEnd: RFC 3339, or "" to clear.
+	SalesStart *string `json:"sales_start"`
+	SalesEnd   *string `json:"sales_end"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -269,17 +256,21 @@ func (s *Server) updateEvent(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil {
-		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give "paused", "capacity", "hold_seconds" or "abandon_seconds"`)
+	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize}
+	if !req.more(&u, c) {
 		return
 	}
-	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity}
+	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
+		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end"`)
+		return
+	}
 	for _, f := range []struct {
 		name string
 		v    *float64
 		dst  **time.Duration
-	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}} {
+	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}, {"grace_seconds", req.GraceSeconds, &u.Grace}} {
 		if f.v == nil {
 			continue
 		}
@@ -290,7 +281,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 		}
 		*f.dst = &d
 	}
-	if !booking.ValidID(id) {
+	if !booking.ValidEventID(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

@@ -107,7 +107,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
 	}
-	httpSrv := httpapi.FastServer(srv.FastHandler(), adminMaxBody)
+	httpSrv := srv.FastServer()
 	return service.RunAll(ctx,
 		d.Admin.Run,
 		func(ctx context.Context) error {

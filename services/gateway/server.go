@@ -67,6 +67,10 @@ type Server struct {
 	Currency string
 	// Refunds makes refunds with the payment provider (the sandbox client).
 	Refunds payment.Refunder
+	// SeatMapMaxAge is how old a served seat map may be (0: 1s; seatmap.go).
+	SeatMapMaxAge time.Duration
+
+	seatMaps seatMapCache
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -79,6 +83,7 @@ func (s *Server) FastHandler() fasthttp.RequestHandler {
 	return httpapi.NewFast(s.Log, s.Metrics, s.Handler(),
 		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
 	)
 }
 
@@ -95,7 +100,6 @@ func (s *Server) Handler() http.Handler {
 	api.GET("/events", s.listEvents)
 	api.GET("/events/popular", s.popularEvents)
 	api.GET("/events/:id", s.getEvent)
-	api.GET("/seats/available", s.seatsAvailable)
 
 	b := api.Group("/booking", s.Auth.Middleware())
 	b.POST("/select-seat", s.selectSeat)
@@ -125,8 +129,8 @@ func checkEventID(id string) error {
 	if id == "" {
 		return errf("event_id is required")
 	}
-	if !booking.ValidID(id) {
-		return errf("event_id must be 1-128 printable characters without spaces, braces or '|'")
+	if !booking.ValidEventID(id) {
+		return errf("event_id must be " + booking.EventIDRule)
 	}
 	return nil
 }

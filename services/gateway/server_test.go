@@ -131,7 +131,8 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 	// need no RabbitMQ publisher
 	hs.relay = &syncRelay{ann: admission.New(hs.store, nil, hs.rec, nil)}
 	hs.srv = &Server{Store: hs.store, Redis: rdb, Prefix: prefix, Announcer: hs.ann, Relay: hs.relay, Kafka: hs.rec,
-		Provider: hs.prov, Auth: a, DevTokens: devTokens, PublicURL: "http://gw.test", TicketPrice: 100}
+		Provider: hs.prov, Auth: a, DevTokens: devTokens, PublicURL: "http://gw.test", TicketPrice: 100,
+		SeatMapMaxAge: time.Nanosecond} // every read sees the last change (seatmap_test.go tests the cache)
 	// the production handler: fast routes natively, the rest through gin
 	fh := hs.srv.FastHandler()
 	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.ServeRequest(fh, w, r) })
@@ -170,6 +171,9 @@ func (hs *harness) do(method, path, token string, body any, headers ...string) r
 		rd = bytes.NewReader(j)
 	}
 	req := httptest.NewRequest(method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

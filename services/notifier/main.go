@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
@@ -40,8 +39,13 @@ type Config struct {
 	WriteTimeout     time.Duration `env:"WRITE_TIMEOUT" default:"10s"`
 	// SendQueue is how many messages a connection may fall behind before
 	// it is dropped as a slow client.
-	SendQueue      int      `env:"SEND_QUEUE" default:"32"`
+	SendQueue int `env:"SEND_QUEUE" default:"32"`
+	// MaxConnections caps the instance's WebSocket connections (0: nine
+	// tenths of the file limit); MaxPerUser caps one user's connections to
+	// one event and MaxPerIP one client address's (negative: no cap).
 	MaxConnections int      `env:"MAX_CONNECTIONS" default:"0"`
+	MaxPerUser     int      `env:"MAX_CONNECTIONS_PER_USER" default:"5"`
+	MaxPerIP       int      `env:"MAX_CONNECTIONS_PER_IP" default:"500"`
 	AllowedOrigins []string `env:"ALLOWED_ORIGINS" default:"*"`
 }
 
@@ -55,13 +59,16 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if cfg.PositionInterval <= 0 || cfg.PresenceInterval <= 0 || cfg.SendQueue <= 0 {
 		return errors.New("config: POSITION_INTERVAL, PRESENCE_INTERVAL and SEND_QUEUE must be positive")
 	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = notifier.DefaultMaxConnections()
+	}
 	log.Info("config", service.Fields(cfg)...)
 
 	authority, err := auth.New([]byte(cfg.JWTSecret))
 	if err != nil {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
 	}
-	admin := service.NewAdmin(cfg.AdminAddr, log, nil)
+	admin := service.NewAdminFor(cfg.Common, log, nil)
 	if err := admin.Listen(); err != nil {
 		return err
 	}
@@ -81,13 +88,14 @@ func run(ctx context.Context, log *zap.Logger) error {
 		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,
 		PingInterval: cfg.PingInterval, PingTimeout: cfg.PingTimeout, WriteTimeout: cfg.WriteTimeout,
 		SendQueue: cfg.SendQueue, MaxConnections: cfg.MaxConnections, OriginPatterns: cfg.AllowedOrigins,
+		MaxPerUser: cfg.MaxPerUser, MaxPerIP: cfg.MaxPerIP,
 	}, store, func(tok string) (string, error) {
 		id, err := authority.Verify(tok)
 		return id.UserID, err
 	}, notifier.NewMetrics(admin.Registry()), log)
 
 	consumer := amqpx.NewConsumer(cfg.AMQPURL, amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))
-	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := service.NewHTTPServer(cfg.HTTPAddr, srv.Handler())
 	log.Info("listening", zap.String("http_addr", cfg.HTTPAddr))
 	return service.RunAll(ctx,
 		admin.Run,

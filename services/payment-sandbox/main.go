@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,7 +56,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return errors.New("config: bad WEBHOOK_RETRY_* settings")
 	}
 	log.Info("config", service.Fields(cfg)...)
-	admin := service.NewAdmin(cfg.AdminAddr, log, nil)
+	admin := service.NewAdmin(cfg.AdminAddr, log, nil) // no pprof: a development sandbox
 	if err := admin.Listen(); err != nil {
 		return err
 	}
@@ -67,7 +66,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		RetryAttempts: cfg.RetryAttempts, Log: log, Metrics: httpapi.NewMetrics(admin.Registry()),
 	})
 	defer sb.Close()
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: sb.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := service.NewHTTPServer(cfg.HTTPAddr, sb.Handler())
 	return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
 		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})

@@ -93,6 +93,7 @@ func (s *Sandbox) Handler() http.Handler {
 	api.GET("/payments/:id", s.get)
 	api.POST("/payments/:id/refund", s.refund) // refund.go
 	r.GET("/pay/:id", s.page)
+	r.GET("/checkout.css", checkoutCSS)
 	r.POST("/pay/:id/pay", func(c *gin.Context) { s.complete(c, StatusPaid) })
 	r.POST("/pay/:id/decline", func(c *gin.Context) { s.complete(c, StatusDeclined) })
 	return r
@@ -186,7 +187,7 @@ func (s *Sandbox) get(c *gin.Context) {
 var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sandbox checkout</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}button{padding:.6rem 1.2rem;margin:.3rem}</style></head>
+<link rel="stylesheet" href="/checkout.css"></head>
 <body><h1>Sandbox checkout</h1>
 <p>Event <b>{{.Req.EventID}}</b>, seat <b>{{.Req.SeatID}}</b></p>
 <p>Amount: <b>{{.Amount}}</b></p>
@@ -206,6 +207,7 @@ func (s *Sandbox) page(c *gin.Context) {
 		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
 		return
 	}
+	httpapi.SetSecurityHeaders(c, checkoutCSP(r.Req.ReturnURL))
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Status(http.StatusOK)
 	_ = pageTmpl.Execute(c.Writer, map[string]any{"Req": r.Req, "Status": r.Status, "Reasons": DeclineReasons,
@@ -278,12 +280,13 @@ func (s *Sandbox) complete(c *gin.Context, status string) {
 // exponential backoff (jittered), at most RetryAttempts tries. Each try is
 // signed anew, so a slow retry is never outside the receiver's tolerance.
 func (s *Sandbox) deliver(req payment.Request, status, reason string) {
-	path := payment.PathSuccess
+	path, outcome := payment.PathSuccess, payment.StatusSuccess
 	if status == StatusDeclined {
-		path = payment.PathFailure
+		path, outcome = payment.PathFailure, payment.StatusFailure
 	}
+	// the outcome is in the signed body: it must match the path
 	body, _ := json.Marshal(payment.Webhook{UserID: req.UserID, EventID: req.EventID, SeatID: req.SeatID,
-		PaymentID: req.PaymentID, Reason: reason})
+		PaymentID: req.PaymentID, Status: outcome, Reason: reason})
 	target := strings.TrimRight(s.o.WebhookURL, "/") + path
 	s.wg.Add(1)
 	go func() {

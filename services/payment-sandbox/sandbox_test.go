@@ -130,7 +130,7 @@ func TestPayDeliversWithRetries(t *testing.T) {
 	}
 	waitFor(t, func() bool { c, _ := rc.got(); return len(c) == 1 })
 	calls, paths := rc.got()
-	if calls[0].PaymentID != "p1" || calls[0].SeatID != "A1" || paths[0] != payment.PathSuccess {
+	if calls[0].PaymentID != "p1" || calls[0].SeatID != "A1" || paths[0] != payment.PathSuccess || calls[0].Status != payment.StatusSuccess {
 		t.Fatalf("webhook %+v %v", calls, paths)
 	}
 	r, _ := sb.snapshot("p1")
@@ -157,7 +157,7 @@ func TestDecline(t *testing.T) {
 	}
 	waitFor(t, func() bool { c, _ := rc.got(); return len(c) == 1 })
 	calls, paths := rc.got()
-	if calls[0].Reason != "insufficient_funds" || paths[0] != payment.PathFailure {
+	if calls[0].Reason != "insufficient_funds" || paths[0] != payment.PathFailure || calls[0].Status != payment.StatusFailure {
 		t.Fatalf("webhook %+v %v", calls, paths)
 	}
 	if w := call(h, "GET", "/v1/payments/p1", "k", "", nil); w.Code != 200 || !strings.Contains(w.Body.String(), `"status":"declined"`) {

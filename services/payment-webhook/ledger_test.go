@@ -147,11 +147,52 @@ func TestFailureRecordsTheOutcome(t *testing.T) {
 	l, _ := withLedger(t, hs)
 	pid := hs.pending("dave", "A4")
 	issue(t, l, "dave", "A4", pid)
-	if r := hs.signed(payment.PathFailure, body("dave", "A4", pid, "card_declined")); r.code != 200 {
+	if r := hs.signed(payment.PathFailure, failBody("dave", "A4", pid, "card_declined")); r.code != 200 {
 		t.Fatalf("failure: %d %s", r.code, r.raw)
 	}
 	p, err := l.Payment(context.Background(), pid)
 	if err != nil || p.Outcome != ledger.OutcomeFailed || p.Reason != "card_declined" {
 		t.Fatalf("payment %+v %v", p, err)
+	}
+}
+
+// A payment the ledger issued whose booking Redis lost, arriving after the
+// event was rebuilt and the user joined again and holds a new payment: the
+// registry in Redis no longer knows the old id (payment_mismatch), but the
+// ledger does, so the money is classified as a refund, never left as a 409
+// the provider cannot act on.
+func TestSuccessAfterRebuildAndRejoinIsRefundDue(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t)
+	l, _ := withLedger(t, hs)
+	ctx := context.Background()
+	old := hs.pending("fay", "A1")
+	issue(t, l, "fay", "A1", old)
+	if err := redistest.Client(t).Del(ctx, booking.EventKeys(hs.store.Prefix(), "e1")...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4, Capacity: 4,
+		Hold: 10 * time.Second, Grace: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.store.Enqueue(ctx, "e1", "fay"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.store.LockSeat(ctx, "e1", "fay", "A2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.store.InitiatePayment(ctx, "e1", "fay", "pay_fay_2"); err != nil {
+		t.Fatal(err)
+	}
+	r := hs.signed(payment.PathSuccess, body("fay", "A1", old, ""))
+	if r.code != 200 || r.body["outcome"] != "refund" {
+		t.Fatalf("old payment after rebuild and rejoin: %d %s, want 200 refund", r.code, r.raw)
+	}
+	if o, err := l.OrderByPayment(ctx, old); err != nil || o.Status != ledger.StatusRefundDue {
+		t.Fatalf("order %+v %v, want refund_due", o, err)
+	}
+	// the new hold is untouched and completes
+	if r := hs.signed(payment.PathSuccess, body("fay", "A2", "pay_fay_2", "")); r.code != 200 || r.body["outcome"] != "completed" {
+		t.Fatalf("new payment: %d %s", r.code, r.raw)
 	}
 }

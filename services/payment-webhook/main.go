@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -72,7 +71,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		Log: log, Metrics: httpapi.NewMetrics(d.Admin.Registry()), Outcomes: NewOutcomes(d.Admin.Registry()),
 		Ledger: led,
 	}
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: wh.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
 		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})

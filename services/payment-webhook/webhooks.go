@@ -49,8 +49,9 @@ type Webhooks struct {
 
 // NewOutcomes registers boxoffice_webhook_outcomes_total{kind, outcome}:
 // kind success|failure; outcome completed, failed, duplicate, no_hold,
-// late (refund), bad_signature, invalid_body, rejected (other 4xx), error
-// (5xx: the provider retries).
+// late (refund), bad_signature, invalid_body, status_mismatch (the signed
+// status contradicts the path), rejected (other 4xx), error (5xx: the
+// provider retries).
 func NewOutcomes(reg prometheus.Registerer) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "webhook",
 		Name: "outcomes_total", Help: "Payment webhooks handled, by kind and outcome."}, []string{"kind", "outcome"})
@@ -78,8 +79,8 @@ func (w *Webhooks) Handler() http.Handler {
 		w.Log = zap.NewNop()
 	}
 	r := httpapi.New(w.Log, w.Metrics)
-	r.POST(payment.PathSuccess, w.verified("success", w.success))
-	r.POST(payment.PathFailure, w.verified("failure", w.failure))
+	r.POST(payment.PathSuccess, w.verified(payment.StatusSuccess, w.success))
+	r.POST(payment.PathFailure, w.verified(payment.StatusFailure, w.failure))
 	return r
 }
 
@@ -114,6 +115,15 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 			w.count(kind, "invalid_body")
 			return
 		}
+		if err := wh.CheckStatus(kind); err != nil {
+			code := "status_mismatch"
+			if errors.Is(err, payment.ErrNoStatus) {
+				code = httpapi.CodeInvalidBody
+			}
+			httpapi.Abort(c, http.StatusBadRequest, code, err.Error())
+			w.count(kind, code)
+			return
+		}
 		if len(wh.Reason) > 200 {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, "reason must be at most 200 characters")
 			w.count(kind, "invalid_body")
@@ -140,7 +150,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	res, err := w.Store.PaymentSuccess(ctx, wh.EventID, wh.UserID, wh.PaymentID)
 	now := w.now()
 	refund := ledger.RefundLate
-	if errors.Is(err, booking.ErrNotFound) || errors.Is(err, booking.ErrEventNotFound) {
+	if errors.Is(err, booking.ErrNotFound) || errors.Is(err, booking.ErrEventNotFound) || errors.Is(err, booking.ErrPaymentMismatch) {
 		// Redis lost the booking: a payment id the ledger issued is a refund
 		if known, kerr := w.knownPayment(ctx, wh); kerr != nil {
 			httpapi.Fail(c, kerr)
@@ -154,6 +164,9 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		seat := res.SeatID
 		if seat == "" {
 			seat = wh.SeatID
+		}
+		if !res.At.IsZero() {
+			now = res.At // a repeat republishes the same fact
 		}
 		if err := w.recordSale(ctx, wh, seat, res.Sequence, refund); err != nil {
 			httpapi.Fail(c, err)

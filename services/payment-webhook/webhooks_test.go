@@ -121,8 +121,17 @@ func (hs *harness) post(path, sig string, body []byte) resp {
 	return r
 }
 
+// body is a success webhook's body (status "success").
 func body(user, seat, pid, reason string) []byte {
-	b, _ := json.Marshal(payment.Webhook{UserID: user, EventID: "e1", SeatID: seat, PaymentID: pid, Reason: reason})
+	b, _ := json.Marshal(payment.Webhook{UserID: user, EventID: "e1", SeatID: seat, PaymentID: pid,
+		Status: payment.StatusSuccess, Reason: reason})
+	return b
+}
+
+// failBody is a failure webhook's body (status "failure").
+func failBody(user, seat, pid, reason string) []byte {
+	b, _ := json.Marshal(payment.Webhook{UserID: user, EventID: "e1", SeatID: seat, PaymentID: pid,
+		Status: payment.StatusFailure, Reason: reason})
 	return b
 }
 
@@ -165,7 +174,7 @@ func TestSuccessAndDuplicate(t *testing.T) {
 		t.Fatalf("counts %+v", c)
 	}
 	// A failure webhook for a completed booking does not undo it.
-	r = hs.signed(payment.PathFailure, body("alice", "A1", pid, "insufficient_funds"))
+	r = hs.signed(payment.PathFailure, failBody("alice", "A1", pid, "insufficient_funds"))
 	if r.code != 409 || hs.state("alice").State != booking.StateCompleted {
 		t.Fatalf("failure after success: %d %s", r.code, r.raw)
 	}
@@ -210,7 +219,7 @@ func TestBadSignaturesChangeNothing(t *testing.T) {
 func TestFailure(t *testing.T) {
 	hs := newHarness(t)
 	pid := hs.pending("carol", "A3")
-	r := hs.signed(payment.PathFailure, body("carol", "A3", pid, "insufficient_funds"))
+	r := hs.signed(payment.PathFailure, failBody("carol", "A3", pid, "insufficient_funds"))
 	if r.code != 200 || r.body["outcome"] != "failed" {
 		t.Fatalf("failure: %d %s", r.code, r.raw)
 	}
@@ -228,7 +237,7 @@ func TestFailure(t *testing.T) {
 	if c.Held != 0 || c.Available != 4 {
 		t.Fatalf("seat not released: %+v", c)
 	}
-	r = hs.signed(payment.PathFailure, body("carol", "A3", pid, ""))
+	r = hs.signed(payment.PathFailure, failBody("carol", "A3", pid, ""))
 	if r.code != 200 || r.body["outcome"] != "duplicate" {
 		t.Fatalf("duplicate failure: %d %s", r.code, r.raw)
 	}
@@ -259,7 +268,7 @@ func TestMismatchAndUnknown(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", tc.name, r.code, r.raw, tc.code)
 		}
 	}
-	b := []byte(`{"user_id":"dave","event_id":"nope","payment_id":"pay_dave"}`)
+	b := []byte(`{"user_id":"dave","event_id":"nope","payment_id":"pay_dave","status":"success"}`)
 	if r := hs.signed(payment.PathSuccess, b); r.code != 404 {
 		t.Errorf("unknown event: %d %s", r.code, r.raw)
 	}
@@ -368,7 +377,7 @@ func TestOutcomesAreCounted(t *testing.T) {
 	hs.signed(payment.PathSuccess, b)
 	hs.post(payment.PathSuccess, "t=1,v1=00", b)
 	hs.signed(payment.PathSuccess, []byte("{"))
-	hs.signed(payment.PathFailure, body("alice", "A1", "pay_other", ""))
+	hs.signed(payment.PathFailure, failBody("alice", "A1", "pay_other", ""))
 	for _, tc := range []struct {
 		kind, outcome string
 		want          float64

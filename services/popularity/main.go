@@ -37,7 +37,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	log.Info("config", service.Fields(cfg)...)
 
-	admin := service.NewAdmin(cfg.AdminAddr, log, nil)
+	admin := service.NewAdminFor(cfg.Common, log, nil)
 	if err := admin.Listen(); err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err := service.LoadFrom(&cfg, func(string) (string, bool) { return "", false }); err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	if cfg.AdminAddr != ":9106" || cfg.Workers <= 0 || cfg.MaxRetries != 5 || cfg.AMQPDelayedPlugin {
+	if cfg.AdminAddr != "127.0.0.1:9106" || cfg.Workers <= 0 || cfg.MaxRetries != 5 || cfg.AMQPDelayedPlugin {
 		t.Errorf("defaults: %+v", cfg)
 	}
 }

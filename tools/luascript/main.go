@@ -1,5 +1,5 @@
 // Command luascript prints what Redis runs for a booking operation — the
-// shared lib.lua followed by the operation's script — or the 14 keys of an
+// shared lib.lua followed by the operation's script — or the 17 keys of an
 // event, so shell tools (redis-cli SCRIPT LOAD, redis-benchmark EVALSHA)
 // run exactly the scripts the Go services run.
 //

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -139,14 +140,14 @@ func TestJourney(t *testing.T) {
 	if ev.Counts.Sold != seats || len(completedSeats) != seats || ev.Counts.Available != 0 {
 		t.Fatalf("sold %d, completed users %d, want %d: %+v", ev.Counts.Sold, len(completedSeats), seats, ev.Counts)
 	}
-	var seatMap struct {
-		Seats []struct {
-			SeatID string `json:"seat_id"`
-			Status string `json:"status"`
-		} `json:"seats"`
-	}
-	_, _ = ac.Do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
-	for _, s := range seatMap.Seats {
+	// the map is a snapshot up to a second old (docs/http-api.md)
+	var seatMap seatMapBody
+	waitUntil(t, 15*time.Second, func() bool {
+		seatMap = seatMapBody{}
+		_, _ = ac.Do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
+		return seatMap.Sold == seats
+	}, func() string { return fmt.Sprintf("seat map shows %d of %d sold", seatMap.Sold, seats) })
+	for _, s := range seatMap.seats() {
 		if s.Status != "sold" || completedSeats[s.SeatID] == "" {
 			t.Errorf("seat %s: %s, bought by %q", s.SeatID, s.Status, completedSeats[s.SeatID])
 		}
@@ -389,18 +390,14 @@ func act(ctx context.Context, c *stacktest.Client, p plan, rng *rand.Rand) error
 // the hold ended or every seat is taken for good.
 func pickSeat(ctx context.Context, c *stacktest.Client, rng *rand.Rand) (string, error) {
 	for ctx.Err() == nil {
-		var m struct {
-			Seats []struct {
-				SeatID string `json:"seat_id"`
-				Status string `json:"status"`
-			} `json:"seats"`
-		}
+		var m seatMapBody
 		if _, err := c.Do("GET", "/api/seats/available?event_id=e2e", nil, &m); err != nil {
 			return "", err
 		}
 		var free []string
 		sold := 0
-		for _, s := range m.Seats {
+		all := m.seats()
+		for _, s := range all {
 			switch s.Status {
 			case "available":
 				free = append(free, s.SeatID)
@@ -408,7 +405,7 @@ func pickSeat(ctx context.Context, c *stacktest.Client, rng *rand.Rand) (string,
 				sold++
 			}
 		}
-		if sold == len(m.Seats) {
+		if sold == len(all) {
 			return "", nil
 		}
 		if len(free) == 0 {
@@ -476,3 +473,32 @@ func readTopic(t *testing.T, broker, topic string) []events.Event {
 	return out
 }
 func TestMain(m *testing.M) { stacktest.Main(m) }
+
+// seatMapBody is GET /api/seats/available's answer (docs/http-api.md).
+type seatMapBody struct {
+	Sold     int `json:"sold"`
+	Sections []struct {
+		Row    string   `json:"row"`
+		First  int      `json:"first"`
+		Seats  []string `json:"seats"`
+		Status string   `json:"status"`
+	} `json:"sections"`
+}
+
+type seatEntry struct{ SeatID, Status string }
+
+// seats lists every seat with its status name.
+func (m seatMapBody) seats() []seatEntry {
+	names := map[byte]string{'a': "available", 'h': "held", 's': "sold"}
+	var out []seatEntry
+	for _, sec := range m.Sections {
+		for i := 0; i < len(sec.Status); i++ {
+			id := sec.Row + strconv.Itoa(sec.First+i)
+			if sec.Seats != nil {
+				id = sec.Seats[i]
+			}
+			out = append(out, seatEntry{id, names[sec.Status[i]]})
+		}
+	}
+	return out
+}

@@ -21,6 +21,8 @@ import (
 	"os"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 //go:embed static
@@ -52,13 +54,17 @@ func RegisterWith(r *gin.Engine, o Options) {
 	cfg, _ := json.Marshal(map[string]string{"notifierURL": o.NotifierURL})
 	configJS := []byte("window.BOXOFFICE_CONFIG = " + string(cfg) + ";\n")
 
-	r.GET("/", func(c *gin.Context) {
+	// every page, script and style with the browser protections: a CSP
+	// with no inline script (the page's script and config are files), no
+	// framing, no sniffing (docs/security.md)
+	sec := httpapi.SecurityHeaders(httpapi.PageCSP)
+	r.GET("/", sec, func(c *gin.Context) {
 		c.Header("Cache-Control", "no-cache")
 		c.Data(http.StatusOK, "text/html; charset=utf-8", index)
 	})
-	r.GET("/config.js", func(c *gin.Context) {
+	r.GET("/config.js", sec, func(c *gin.Context) {
 		c.Header("Cache-Control", "no-cache")
 		c.Data(http.StatusOK, "text/javascript; charset=utf-8", configJS)
 	})
-	r.StaticFS("/static", http.FS(sub))
+	r.Group("/static", sec).StaticFS("/", http.FS(sub))
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -32,5 +33,20 @@ func TestRegisterServesPages(t *testing.T) {
 	r.ServeHTTP(w, httptest.NewRequest("GET", "/static/nope.js", nil))
 	if w.Code != http.StatusNotFound {
 		t.Errorf("missing asset: %d, want 404", w.Code)
+	}
+}
+
+// TestYourTurnWhilePaying runs static/app.js under Node with a stub DOM
+// (testdata/your_turn.js): a your_turn repeated by the outbox, or one of an
+// older join, must not take a user who is paying back to the seat panel,
+// while a new join's turn still shows it. Skipped without node.
+func TestYourTurnWhilePaying(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	out, err := exec.Command(node, "testdata/your_turn.js", "static/app.js").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

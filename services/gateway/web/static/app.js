@@ -124,7 +124,7 @@
         seatCounts(m);
         break;
       case "your_turn":
-        turn(m);
+        if (!staleTurn(m)) turn(m);
         break;
       case "booking_completed":
         done("You're going! 🎉", `Booking confirmed${m.seat_id ? ": seat " + m.seat_id : ""}.`, "completed");
@@ -165,7 +165,18 @@
     $("#eta").textContent = rate > 0 ? duration(Math.ceil(pos * 60 / rate)) : "waiting for the first admissions…";
   }
 
+  // A your_turn is announced at least once: a repeat (re-announced after a
+  // broker outage) or one of an older join must not take a user who is
+  // already paying, or done, back to the seat panel. The notifier's
+  // snapshot on connect carries the current state and always applies.
+  function staleTurn(m) {
+    if (m.state) return false;
+    if (m.sequence && S.seq && m.sequence < S.seq) return true;
+    return S.state === "payment_pending" || S.state === "completed";
+  }
+
   function turn(m) {
+    if (m.sequence) S.seq = m.sequence;
     S.expireAtMS = m.expire_at_ms || (m.expire_time || 0) * 1000;
     if (m.state === "payment_pending") {
       S.state = "payment_pending";
@@ -199,17 +210,30 @@
     S.seatsTimer = setTimeout(loadSeats, 150);
   }
 
-  async function loadSeats() {
+  // The seat map comes in sections (docs/http-api.md): seat i of a section
+  // is row + (first + i), or seats[i]; status[i] is 'a', 'h' or 's'. Each
+  // gateway serves a snapshot up to a second old, so when the counts the
+  // notifier announced are not yet in it, look again a second later.
+  const SEAT_STATUS = { a: "available", h: "held", s: "sold" };
+  async function loadSeats(retries = 3) {
     const r = await api("GET", "/api/seats/available?event_id=" + encodeURIComponent(eventID));
+    if (S.lastCounts && `${r.available}/${r.held}/${r.sold}` !== S.lastCounts && retries > 0) {
+      clearTimeout(S.seatsTimer);
+      S.seatsTimer = setTimeout(() => loadSeats(retries - 1), 1000);
+    }
     const map = $("#seatmap");
     // Rows are the seat ids' letters, numbers the columns (A1…A10, B1…).
     const rows = new Map();
     let cols = 0;
-    for (const s of r.seats) {
-      const m = /^([A-Z]+)(\d+)$/.exec(s.seat_id) || [null, "", s.seat_id];
-      if (!rows.has(m[1])) rows.set(m[1], []);
-      rows.get(m[1]).push(s);
-      cols = Math.max(cols, rows.get(m[1]).length);
+    for (const sec of r.sections) {
+      for (let i = 0; i < sec.status.length; i++) {
+        const id = sec.seats ? sec.seats[i] : sec.row + (sec.first + i);
+        const s = { seat_id: id, status: SEAT_STATUS[sec.status[i]] || "sold" };
+        const m = /^([A-Z]+)(\d+)$/.exec(id) || [null, "", id];
+        if (!rows.has(m[1])) rows.set(m[1], []);
+        rows.get(m[1]).push(s);
+        cols = Math.max(cols, rows.get(m[1]).length);
+      }
     }
     map.style.gridTemplateColumns = `1.5rem repeat(${cols}, minmax(1.6rem, 1fr))`;
     map.innerHTML = "";

@@ -26,7 +26,8 @@ import (
 // at one small stack each.
 type client struct {
 	event, user string
-	limit       int // prio+bcast beyond this: slow client
+	ip          string // peer address, for the per-address cap
+	limit       int    // prio+bcast beyond this: slow client
 	cfg         *Config
 	m           *Metrics
 	hub         *Hub

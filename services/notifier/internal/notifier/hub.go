@@ -24,6 +24,8 @@ import (
 type Hub struct {
 	mu     sync.RWMutex
 	events map[string]*eventConns
+	total  int            // connections, for the instance's cap
+	perIP  map[string]int // connections by client address
 	m      *Metrics
 
 	// pendingTargeted counts the messages addressed to one user that are
@@ -49,6 +51,10 @@ func NewHub(m *Metrics) *Hub {
 func (h *Hub) add(c *client) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.addLocked(c)
+}
+
+func (h *Hub) addLocked(c *client) {
 	ec := h.events[c.event]
 	if ec == nil {
 		ec = &eventConns{users: map[string]map[*client]struct{}{}}
@@ -61,7 +67,32 @@ func (h *Hub) add(c *client) {
 	}
 	set[c] = struct{}{}
 	ec.n++
+	h.total++
+	if c.ip != "" {
+		if h.perIP == nil {
+			h.perIP = map[string]int{}
+		}
+		h.perIP[c.ip]++
+	}
 	h.m.Connections.Inc()
+}
+
+// addCapped adds c unless that would exceed a cap (<= 0: none): the
+// instance's total, c's user's connections to c's event, or c's address's
+// connections. It returns why it refused, or "" when c was added.
+func (h *Hub) addCapped(c *client, total, perUser, perIP int) refusal {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case total > 0 && h.total >= total:
+		return refusedTotal
+	case perUser > 0 && h.events[c.event] != nil && len(h.events[c.event].users[c.user]) >= perUser:
+		return refusedPerUser
+	case perIP > 0 && c.ip != "" && h.perIP[c.ip] >= perIP:
+		return refusedPerIP
+	}
+	h.addLocked(c)
+	return ""
 }
 
 func (h *Hub) remove(c *client) {
@@ -77,6 +108,12 @@ func (h *Hub) remove(c *client) {
 	}
 	delete(set, c)
 	ec.n--
+	h.total--
+	if c.ip != "" {
+		if h.perIP[c.ip]--; h.perIP[c.ip] <= 0 {
+			delete(h.perIP, c.ip)
+		}
+	}
 	h.m.Connections.Dec()
 	if len(set) == 0 {
 		delete(ec.users, c.user)

@@ -81,7 +81,7 @@ func (s *Server) broadcastPause(events int) time.Duration {
 	return min(5*time.Millisecond, s.cfg.PositionInterval/2/time.Duration(max(1, chunks)))
 }
 
-// presenceChunk bounds one Touch command (ZADD XX with this many members).
+// presenceChunk bounds one Touch call (touch.lua with this many users).
 const presenceChunk = 10_000
 
 // TouchPresent marks every connected user present: one Touch per event

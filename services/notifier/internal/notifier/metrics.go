@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type Metrics struct {
 	Connections     prometheus.Gauge
 	Accepted        prometheus.Counter
+	Refused         *prometheus.CounterVec // reason: total, per_user, per_ip
 	Sent            prometheus.Counter
 	SlowDropped     prometheus.Counter
 	Received        *prometheus.CounterVec // type
@@ -21,6 +22,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "connections", Help: "Open WebSocket connections."}),
 		Accepted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
 			Name: "connections_accepted_total", Help: "WebSocket upgrades accepted."}),
+		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
+			Name: "connections_refused_total", Help: "WebSocket upgrades refused by a connection cap, by cap."}, []string{"reason"}),
 		Sent: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
 			Name: "messages_sent_total", Help: "Messages written to WebSocket connections."}),
 		SlowDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
@@ -33,7 +36,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "presence_touched_total", Help: "Users reported present to the store."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Connections, m.Accepted, m.Sent, m.SlowDropped, m.Received, m.PositionTicks, m.PresenceTouched)
+		reg.MustRegister(m.Connections, m.Accepted, m.Refused, m.Sent, m.SlowDropped, m.Received, m.PositionTicks, m.PresenceTouched)
 	}
 	return m
 }

@@ -46,8 +46,15 @@ type Config struct {
 	// messages behind is dropped (default 32).
 	SendQueue int
 	// MaxConnections refuses upgrades beyond this many connections with 503
-	// (0: no limit).
+	// (0: no limit; the notifier's main defaults it to
+	// DefaultMaxConnections, from the file limit).
 	MaxConnections int
+	// MaxPerUser refuses a user's upgrades beyond this many connections to
+	// one event with 429 (0: DefaultMaxPerUser; negative: no limit).
+	MaxPerUser int
+	// MaxPerIP refuses upgrades beyond this many connections from one
+	// client address with 429 (0: DefaultMaxPerIP; negative: no limit).
+	MaxPerIP int
 	// OriginPatterns are the allowed Origin host patterns for the upgrade
 	// (coder/websocket's AcceptOptions.OriginPatterns). Default "*": the
 	// connection is authenticated by an explicit token, never by cookies,
@@ -77,12 +84,19 @@ func (c Config) withDefaults() Config {
 	if len(c.OriginPatterns) == 0 {
 		c.OriginPatterns = []string{"*"}
 	}
+	if c.MaxPerUser == 0 {
+		c.MaxPerUser = DefaultMaxPerUser
+	}
+	if c.MaxPerIP == 0 {
+		c.MaxPerIP = DefaultMaxPerIP
+	}
 	return c
 }
 
 // Subprotocol is offered by clients that pass the token as a
 // "bearer.<jwt>" subprotocol; the server selects it so the token is not
-// echoed back.
+// echoed back. It is the only subprotocol the server ever selects: a
+// client that offers only "bearer.<jwt>" gets none (never its token).
 const Subprotocol = "boxoffice.v1"
 
 // Server is one notifier instance.
@@ -139,7 +153,7 @@ func token(r *http.Request) (tok, proto string) {
 	}
 	for _, p := range offered {
 		if t, ok := strings.CutPrefix(p, "bearer."); ok && tok == "" {
-			tok, proto = t, p
+			tok = t
 		}
 	}
 	for _, p := range offered {
@@ -170,20 +184,27 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	event := r.URL.Query().Get("event_id")
-	if !booking.ValidID(event) {
+	if !booking.ValidEventID(event) {
 		writeError(w, r, http.StatusBadRequest, "invalid_request", "event_id is required")
 		return
 	}
-	if s.cfg.MaxConnections > 0 && s.hub.Len() >= s.cfg.MaxConnections {
-		writeError(w, r, http.StatusServiceUnavailable, "too_many_connections", "notifier is at its connection limit")
-		return
-	}
-
 	// Register before reading the state, so that a notification published
 	// after the read is queued rather than missed (it may then repeat what
-	// the state says; every message is idempotent for the client).
+	// the state says; every message is idempotent for the client). The
+	// caps are checked and the connection counted in one step (limits.go).
 	c := newClient(s.base, event, user, &s.cfg, s.m, s.hub)
-	s.hub.add(c)
+	c.ip = clientIP(r)
+	if why := s.hub.addCapped(c, s.cfg.MaxConnections, s.cfg.MaxPerUser, s.cfg.MaxPerIP); why != "" {
+		c.cancel()
+		s.m.Refused.WithLabelValues(string(why)).Inc()
+		if why == refusedTotal {
+			writeError(w, r, http.StatusServiceUnavailable, "too_many_connections", "notifier is at its connection limit")
+		} else {
+			writeError(w, r, http.StatusTooManyRequests, "too_many_connections",
+				"too many connections "+map[refusal]string{refusedPerUser: "for this user and event", refusedPerIP: "from this address"}[why])
+		}
+		return
+	}
 	registered := true
 	defer func() {
 		if registered {
@@ -210,6 +231,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if proto != "" {
 		opts.Subprotocols = []string{proto}
 	}
+	// The server's read and write timeouts (service.NewHTTPServer) are
+	// deadlines on the connection; a WebSocket lives for hours and has its
+	// own ping timeout and per-write deadline. net/http's Hijack clears
+	// them as well today; clearing them here keeps that true whatever the
+	// server (TestWebSocketOutlivesServerTimeouts).
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	conn, err := websocket.Accept(smallBuffers{w}, r, opts)
 	if err != nil { // Accept wrote the error response
 		return

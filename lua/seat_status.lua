@@ -1,0 +1,38 @@
+-- seat_status.lua — (re)build an event's seat status string (KEYS[16]) and,
+-- for an explicit seat map, its seat index (KEYS[17]) from the seats hash.
+-- O(seats), so it is never on a request path by design: the seat-map read
+-- (Store.SeatStatuses) is a plain GET and runs this only when the string
+-- is missing or damaged (wrong length, holes) — an event created before the
+-- string existed — after which every script keeps it current with
+-- set_seat_status (lib.lua). A second run finds it whole and returns it.
+-- KEYS: the event key set (lib.lua).
+-- ARGV: none
+-- Replies: {'ok', status} | {'event_not_found'}
+if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local total = num(redis.call('HGET', K_CONFIG, 'total'))
+local cur = redis.call('GET', K_STATUS)
+local grid = num(redis.call('HGET', K_CONFIG, 'per_row')) > 0
+if cur and #cur == total and not string.find(cur, '\0', 1, true)
+    and (grid or redis.call('HLEN', K_SEATIDX) == total) then
+  return {'ok', cur}
+end
+local ids = redis.call('LRANGE', K_SEATMAP, 0, -1)
+local parts = {}
+local CHUNK = 500
+for i = 1, #ids, CHUNK do
+  local last = math.min(i + CHUNK - 1, #ids)
+  local got = redis.call('HMGET', K_SEATS, unpack(ids, i, last))
+  local idx = {}
+  for j = i, last do
+    local p = string.sub(got[j - i + 1] or '', 1, 2)
+    local code = 'a'
+    if p == 'h:' then code = 'h' elseif p == 's:' then code = 's' end
+    parts[#parts + 1] = code
+    idx[#idx + 1] = ids[j]
+    idx[#idx + 1] = j - 1
+  end
+  if not grid then redis.call('HSET', K_SEATIDX, unpack(idx)) end
+end
+local s = table.concat(parts)
+redis.call('SET', K_STATUS, s)
+return {'ok', s}

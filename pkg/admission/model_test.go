@@ -1,0 +1,1042 @@
+package admission_test
+
+// Model-based test of the booking engine (issue 11): a seeded random
+// sequence of operations runs against the real scripts on the real Redis,
+// and a small Go reference model of lua/*.lua predicts every reply and the
+// whole state after every step. Besides agreeing with the model, every
+// step checks the properties directly:
+//
+//   - a seat is sold at most once;
+//   - every payment id whose success webhook arrived is classified once,
+//     as exactly one completed order or exactly one refund, and stays so;
+//   - an admission never fills the room past its capacity (live holds plus
+//     overdue holds that will get their grace);
+//   - admission follows join order (abandoned users aside);
+//   - every outbox fact is announced exactly once per id: one Kafka event
+//     and one copy of each RabbitMQ message, through Kafka and RabbitMQ
+//     outages (checked whenever an event is retired, and at the end).
+//
+// The publishers are in memory (the Announcer's Kafka and RabbitMQ sides
+// fail on demand); the integration tests beside this file cover the real
+// brokers. Replay a failure with BOOKING_MODEL_SEED=<seed>; run longer with
+// BOOKING_MODEL_STEPS=<n> (default 10,000).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+)
+
+const (
+	modelSeats    = 6
+	modelHold     = 60 * time.Second
+	modelGrace    = 20 * time.Second
+	modelAbandon  = 45 * time.Second
+	modelUsers    = 5
+	modelMaxCap   = 3
+	modelEventMax = 400 // steps before an event is retired and a new one starts
+)
+
+// memPub is an in-memory RabbitMQ publisher counting message ids.
+type memPub struct {
+	mu   sync.Mutex
+	sent map[string]int
+	down bool
+}
+
+func (p *memPub) record(id string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down {
+		return errors.New("rabbitmq down")
+	}
+	p.sent[id]++
+	return nil
+}
+
+func (p *memPub) Publish(_ context.Context, _, _ string, msg amqpx.Message) error {
+	return p.record(msg.ID)
+}
+
+func (p *memPub) PublishDelayed(_ context.Context, _, _ string, msg amqpx.Message, _ time.Duration) error {
+	return p.record(msg.ID)
+}
+
+// mUser is the model of one user's booking (the state, useq, useat, upay,
+// ugrace and seen keys, and the user's entry in active).
+type mUser struct {
+	state    booking.State // "" never joined
+	seq      int64
+	seat     string
+	pid      string
+	deadline int64 // ms, while in the room
+	graced   bool
+	seen     int64 // presence entry (ms), 0 none
+	pids     []string
+}
+
+type mPay struct {
+	user   string
+	seq    int64
+	seat   string
+	status string // pending, completed, failed, refund
+}
+
+type model struct {
+	now                                             int64
+	capacity, total, sold, held                     int
+	holdMS, graceMS, abandonMS, abandonSince, seqNo int64
+	paused                                          bool
+	users                                           map[string]*mUser
+	seats                                           map[string]string
+	pays                                            map[string]*mPay
+	facts                                           map[string]int // "type|user|seq" announced facts expected
+	graceFull                                       int            // joins refused only for overdue holds in grace
+}
+
+func newModel(now int64, capacity int) *model {
+	m := &model{now: now, capacity: capacity, total: modelSeats, holdMS: modelHold.Milliseconds(),
+		graceMS: modelGrace.Milliseconds(), users: map[string]*mUser{}, seats: map[string]string{},
+		pays: map[string]*mPay{}, facts: map[string]int{}}
+	for _, s := range booking.SeatIDs(1, modelSeats) {
+		m.seats[s] = ""
+	}
+	return m
+}
+
+func (m *model) user(u string) *mUser {
+	if m.users[u] == nil {
+		m.users[u] = &mUser{}
+	}
+	return m.users[u]
+}
+
+func (m *model) fact(typ, user string, seq int64) {
+	m.facts[typ+"|"+user+"|"+strconv.FormatInt(seq, 10)]++
+}
+
+func (m *model) roomCap() int { return min(m.capacity, m.total-m.sold) }
+
+// sorted returns the users matching keep, ordered by less.
+func (m *model) sorted(keep func(*mUser) bool, less func(a, b string) bool) []string {
+	var out []string
+	for name, u := range m.users {
+		if keep(u) {
+			out = append(out, name)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return out
+}
+
+func (m *model) waiting() []string {
+	return m.sorted(func(u *mUser) bool { return u.state == booking.StateWaiting },
+		func(a, b string) bool { return m.users[a].seq < m.users[b].seq })
+}
+
+func (m *model) active() []string {
+	return m.sorted(func(u *mUser) bool { return u.state.InRoom() }, func(a, b string) bool {
+		ua, ub := m.users[a], m.users[b]
+		if ua.deadline != ub.deadline {
+			return ua.deadline < ub.deadline
+		}
+		return a < b
+	})
+}
+
+// graceDeadline mirrors lib.lua grace_deadline.
+func (m *model) graceDeadline(u *mUser) (int64, bool) {
+	if m.graceMS > 0 && u.deadline+m.graceMS > m.now && u.state == booking.StatePaymentPending && !u.graced {
+		return u.deadline + m.graceMS, true
+	}
+	return 0, false
+}
+
+// live is the number of holds whose deadline has not passed.
+func (m *model) live() int {
+	n := 0
+	for _, name := range m.active() {
+		if m.users[name].deadline > m.now {
+			n++
+		}
+	}
+	return n
+}
+
+// counted is what an admission counts against the room (lib.lua holds_counted).
+func (m *model) counted() int {
+	n := 0
+	for _, name := range m.active() {
+		u := m.users[name]
+		if u.deadline > m.now {
+			n++
+		} else if _, ok := m.graceDeadline(u); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *model) admit(name string) {
+	u := m.users[name]
+	u.state, u.deadline = booking.StateActive, m.now+m.holdMS
+	m.fact(events.TopicUserPromoted, name, u.seq)
+}
+
+func (m *model) release(name string, final booking.State) string {
+	u := m.users[name]
+	seat := u.seat
+	if seat != "" && m.seats[seat] == "h:"+name {
+		m.seats[seat] = ""
+		m.held--
+	}
+	u.deadline, u.graced, u.state = 0, false, final
+	return seat
+}
+
+// expireDue mirrors lib.lua expire_due; it reports whether it released.
+func (m *model) expireDue(name string) bool {
+	u := m.users[name]
+	if d, ok := m.graceDeadline(u); ok {
+		u.deadline, u.graced = d, true
+		return false
+	}
+	m.release(name, booking.StateExpired)
+	return true
+}
+
+// mirror of enqueue.lua: state, created, err
+func (m *model) join(name string) (booking.State, bool, error) {
+	u := m.user(name)
+	switch u.state {
+	case booking.StateWaiting:
+		if m.abandonMS > 0 {
+			u.seen = m.now
+		}
+		return u.state, false, nil
+	case booking.StateActive, booking.StateSeatSelected, booking.StatePaymentPending, booking.StateCompleted:
+		return u.state, false, nil
+	}
+	if m.sold >= m.total {
+		return "", false, booking.ErrSoldOut
+	}
+	m.seqNo++
+	u.seq = m.seqNo
+	m.fact(events.TopicBookingRequest, name, u.seq)
+	if u.state != "" {
+		u.seat, u.pid, u.graced = "", "", false
+	}
+	if !m.paused && len(m.waiting()) == 0 {
+		room := m.roomCap()
+		admit := len(m.active()) < room
+		if !admit && room > 0 {
+			admit = m.counted() < room
+			if !admit && m.live() < room {
+				m.graceFull++ // the case ordering 6 is about
+			}
+		}
+		if admit {
+			m.admit(name)
+			return booking.StateActive, true, nil
+		}
+	}
+	u.state = booking.StateWaiting
+	if m.abandonMS > 0 {
+		u.seen = m.now
+	}
+	return booking.StateWaiting, true, nil
+}
+
+// mirror of promote.lua (max = batch, never reached here)
+func (m *model) promote() (promoted, expired, abandoned []string, reason string) {
+	for _, name := range m.active() {
+		if m.users[name].deadline <= m.now && m.expireDue(name) {
+			expired = append(expired, name)
+			m.fact(events.TopicBookingExpired, name, m.users[name].seq)
+		}
+	}
+	if m.sold >= m.total {
+		return promoted, expired, abandoned, "sold_out"
+	}
+	if m.paused {
+		return promoted, expired, abandoned, "paused"
+	}
+	free := m.roomCap() - len(m.active())
+	if free <= 0 {
+		return promoted, expired, abandoned, "room_full"
+	}
+	for _, name := range m.waiting() {
+		if len(promoted) == free {
+			break
+		}
+		u := m.users[name]
+		absent := false
+		if m.abandonMS > 0 {
+			absent = max(u.seen, m.abandonSince) < m.now-m.abandonMS
+			u.seen = 0
+		}
+		if absent {
+			u.state = booking.StateAbandoned
+			m.fact(events.TopicBookingCancelled, name, u.seq)
+			abandoned = append(abandoned, name)
+			continue
+		}
+		m.admit(name)
+		promoted = append(promoted, name)
+	}
+	return promoted, expired, abandoned, ""
+}
+
+func (m *model) lockSeat(name, seat string) error {
+	u := m.user(name)
+	switch {
+	case u.state == "":
+		return booking.ErrNotFound
+	case u.state != booking.StateActive && u.state != booking.StateSeatSelected:
+		return booking.ErrInvalidState
+	case u.deadline <= m.now:
+		return booking.ErrHoldExpired
+	}
+	v, ok := m.seats[seat]
+	switch {
+	case !ok:
+		return booking.ErrSeatUnknown
+	case v == "h:"+name:
+		return nil
+	case v != "":
+		return booking.ErrSeatUnavailable
+	}
+	if u.seat != "" && m.seats[u.seat] == "h:"+name {
+		m.seats[u.seat] = ""
+		m.held--
+	}
+	m.seats[seat] = "h:" + name
+	m.held++
+	u.seat, u.state = seat, booking.StateSeatSelected
+	return nil
+}
+
+func (m *model) initiate(name, pid string) (string, error) {
+	u := m.user(name)
+	switch {
+	case u.state == "":
+		return "", booking.ErrNotFound
+	case u.state == booking.StatePaymentPending:
+		return u.pid, nil
+	case u.state != booking.StateSeatSelected:
+		return "", booking.ErrInvalidState
+	case u.deadline <= m.now:
+		return "", booking.ErrHoldExpired
+	case m.pays[pid] != nil:
+		return "", booking.ErrInvalidArgument
+	}
+	u.pid, u.state = pid, booking.StatePaymentPending
+	u.pids = append(u.pids, pid)
+	m.pays[pid] = &mPay{user: name, seq: u.seq, seat: u.seat, status: "pending"}
+	return pid, nil
+}
+
+func (m *model) record(name, pid string) (*mPay, error) {
+	p := m.pays[pid]
+	if p == nil {
+		if m.user(name).state == "" {
+			return nil, booking.ErrNotFound
+		}
+		return nil, booking.ErrPaymentMismatch
+	}
+	if p.user != name {
+		return nil, booking.ErrPaymentMismatch
+	}
+	return p, nil
+}
+
+// success mirrors payment_success.lua: outcome completed/duplicate, or
+// ErrLatePayment (dup says a repeat of a refund).
+func (m *model) success(name, pid string) (out booking.Outcome, dup bool, p *mPay, err error) {
+	p, err = m.record(name, pid)
+	if err != nil {
+		return "", false, nil, err
+	}
+	u := m.users[name]
+	switch {
+	case p.status == "completed":
+		return booking.OutcomeDuplicate, false, p, nil
+	case p.status == "refund":
+		return "", true, p, booking.ErrLatePayment
+	case p.status == "pending" && u.state == booking.StatePaymentPending && u.pid == pid:
+		m.seats[u.seat] = "s:" + name
+		m.held--
+		m.sold++
+		u.deadline, u.graced, u.state = 0, false, booking.StateCompleted
+		p.status = "completed"
+		return booking.OutcomeCompleted, false, p, nil
+	}
+	p.status = "refund"
+	return "", false, p, booking.ErrLatePayment
+}
+
+func (m *model) failure(name, pid string) (booking.Outcome, error) {
+	p, err := m.record(name, pid)
+	if err != nil {
+		return "", err
+	}
+	u := m.users[name]
+	switch p.status {
+	case "completed":
+		return "", booking.ErrAlreadyCompleted
+	case "failed":
+		return booking.OutcomeDuplicate, nil
+	case "refund":
+		return booking.OutcomeNoHold, nil
+	}
+	p.status = "failed"
+	if u.state == booking.StatePaymentPending && u.pid == pid {
+		m.release(name, booking.StateFailed)
+		return booking.OutcomeFailed, nil
+	}
+	return booking.OutcomeNoHold, nil
+}
+
+func (m *model) timeout(name string) booking.Outcome {
+	u := m.user(name)
+	if u.state == "" || !u.state.InRoom() {
+		return booking.OutcomeNoHold
+	}
+	if u.deadline > m.now {
+		return booking.OutcomeNotDue
+	}
+	if m.expireDue(name) {
+		return booking.OutcomeReleased
+	}
+	return booking.OutcomeExtended
+}
+
+func (m *model) cancel(name string) (dup bool, err error) {
+	u := m.user(name)
+	switch u.state {
+	case "":
+		return false, booking.ErrNotFound
+	case booking.StateWaiting:
+		u.seen, u.state = 0, booking.StateCancelled
+		m.fact(events.TopicBookingCancelled, name, u.seq)
+		return false, nil
+	case booking.StateActive, booking.StateSeatSelected:
+		m.release(name, booking.StateCancelled)
+		m.fact(events.TopicBookingCancelled, name, u.seq)
+		return false, nil
+	case booking.StateCancelled:
+		return true, nil
+	case booking.StatePaymentPending:
+		return false, booking.ErrCannotCancel
+	}
+	return false, booking.ErrInvalidState
+}
+
+func (m *model) touch(names ...string) {
+	if m.abandonMS <= 0 {
+		return
+	}
+	for _, n := range names {
+		if u := m.users[n]; u != nil && u.state == booking.StateWaiting {
+			u.seen = m.now
+		}
+	}
+}
+
+// modelRun is one run: the world, the model, and the properties' own books.
+type modelRun struct {
+	t       *testing.T
+	ctx     context.Context
+	rng     *rand.Rand
+	seed    uint64
+	step    int
+	store   *booking.Store
+	rdb     redis.UniversalClient
+	ann     *admission.Announcer
+	kafka   *events.Recorder
+	pub     *memPub
+	clockMu sync.Mutex
+	clock   time.Time
+	event   string
+	events  int
+	m       *model
+	log     []string
+	// property books
+	soldTo   map[string]string // event|seat -> user
+	payClass map[string]string // event|pid -> "completed" | "refund"
+	kafkaUp  bool
+	stats    map[string]int // operation and first word of its result -> count
+}
+
+func (r *modelRun) now() time.Time {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	return r.clock
+}
+
+func (r *modelRun) advance(d time.Duration) {
+	r.clockMu.Lock()
+	r.clock = r.clock.Add(d)
+	r.clockMu.Unlock()
+	r.m.now = r.clock.UnixMilli()
+}
+
+func (r *modelRun) fatalf(format string, a ...any) {
+	r.t.Helper()
+	tail := r.log
+	if len(tail) > 25 {
+		tail = tail[len(tail)-25:]
+	}
+	r.t.Fatalf("seed %d step %d (event %s): %s\nlast steps:\n  %s\nreplay: BOOKING_MODEL_SEED=%d go test -run TestBookingModel ./pkg/admission",
+		r.seed, r.step, r.event, fmt.Sprintf(format, a...), strings.Join(tail, "\n  "), r.seed)
+}
+
+func (r *modelRun) logf(format string, a ...any) {
+	line := fmt.Sprintf(format, a...)
+	if f := strings.Fields(line); len(f) > 0 {
+		k := f[0]
+		if i := strings.Index(line, "-> "); i >= 0 {
+			k += " " + strings.Fields(line[i+3:] + " .")[0]
+		}
+		r.stats[k]++
+	}
+	r.log = append(r.log, line)
+	if len(r.log) > 200 {
+		r.log = r.log[100:]
+	}
+}
+
+// errKey is a short name of err for the log: "" for nil, else its last part.
+func errKey(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return strings.ReplaceAll(msg, " ", "_")
+}
+
+func sameErr(got, want error) bool {
+	if want == nil {
+		return got == nil
+	}
+	return errors.Is(got, want)
+}
+
+func (r *modelRun) newEvent() {
+	r.events++
+	r.event = "m" + strconv.Itoa(r.events)
+	capacity := 1 + r.rng.IntN(2)
+	if _, err := r.store.CreateEvent(r.ctx, booking.EventConfig{ID: r.event, Rows: 1, SeatsPerRow: modelSeats,
+		Capacity: capacity, Hold: modelHold, Grace: modelGrace}); err != nil {
+		r.fatalf("create event: %v", err)
+	}
+	r.m = newModel(r.now().UnixMilli(), capacity)
+	r.logf("new event %s capacity %d", r.event, capacity)
+}
+
+// announce hands entries to the Announcer as the services do; a failure
+// leaves them in the outbox for a sweep.
+func (r *modelRun) announce(entries []booking.OutboxEntry) {
+	err := r.ann.Announce(r.ctx, r.event, entries)
+	if err != nil && r.kafkaUp && !r.pub.down {
+		r.fatalf("announce with both brokers up: %v", err)
+	}
+}
+
+// retire announces everything left (both brokers up) and checks that every
+// fact of the event was announced exactly once.
+func (r *modelRun) retire() {
+	r.kafkaUp, r.pub.down = true, false
+	r.kafka.FailWith(nil)
+	if _, err := r.ann.SweepOutbox(r.ctx, r.event, 0); err != nil {
+		r.fatalf("final sweep: %v", err)
+	}
+	if left, _ := r.store.Outbox(r.ctx, r.event, 0); len(left) != 0 {
+		r.fatalf("outbox not empty after the final sweep: %+v", left)
+	}
+	got := map[string]int{}
+	ids := map[string]int{}
+	for _, ev := range r.kafka.Events() {
+		if ev.EventID != r.event {
+			continue
+		}
+		ids[ev.ID]++
+		switch ev.Type {
+		case events.TopicBookingRequest, events.TopicUserPromoted, events.TopicBookingExpired, events.TopicBookingCancelled:
+			got[ev.Type+"|"+ev.UserID+"|"+strconv.FormatInt(ev.Sequence, 10)]++
+		}
+	}
+	for id, n := range ids {
+		if n != 1 {
+			r.fatalf("kafka event %s published %d times", id, n)
+		}
+	}
+	for k, n := range r.m.facts {
+		if n != 1 || got[k] != 1 {
+			r.fatalf("fact %s: model %d, kafka %d", k, n, got[k])
+		}
+	}
+	if len(got) != len(r.m.facts) {
+		r.fatalf("kafka has %d facts, the model %d", len(got), len(r.m.facts))
+	}
+	r.pub.mu.Lock()
+	defer r.pub.mu.Unlock()
+	for id, n := range r.pub.sent {
+		if n != 1 {
+			r.fatalf("rabbitmq message %s published %d times", id, n)
+		}
+	}
+}
+
+func TestBookingModel(t *testing.T) {
+	seed := rand.Uint64()
+	if s := os.Getenv("BOOKING_MODEL_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("BOOKING_MODEL_SEED: %v", err)
+		}
+		seed = v
+	}
+	steps := 10_000
+	if s := os.Getenv("BOOKING_MODEL_STEPS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			t.Fatalf("BOOKING_MODEL_STEPS: %q", s)
+		}
+		steps = v
+	}
+	t.Logf("seed %d, %d steps (replay: BOOKING_MODEL_SEED=%d)", seed, steps, seed)
+	r := &modelRun{t: t, ctx: context.Background(), rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), seed: seed,
+		kafka: &events.Recorder{}, pub: &memPub{sent: map[string]int{}}, clock: time.UnixMilli(1_900_000_000_000),
+		soldTo: map[string]string{}, payClass: map[string]string{}, kafkaUp: true, stats: map[string]int{}}
+	r.rdb = redistest.Client(t)
+	r.store = booking.New(r.rdb, booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(r.now),
+		booking.WithAutoPipeline(0))
+	r.ann = admission.New(r.store, r.pub, r.kafka, nil, admission.WithClock(r.now))
+	r.newEvent()
+	sinceNew := 0
+	for r.step = 1; r.step <= steps; r.step++ {
+		r.randomStep()
+		r.check()
+		if len(r.m.waiting()) == 0 {
+			r.stats["~queue empty"]++
+		}
+		for _, n := range r.m.active() {
+			if u := r.m.users[n]; u.deadline <= r.m.now && u.state == booking.StatePaymentPending && !u.graced {
+				r.stats["~overdue pending"]++
+			}
+		}
+		sinceNew++
+		if sinceNew >= modelEventMax || r.m.sold >= r.m.total {
+			r.stats["join refused: room full of grace holds"] += r.m.graceFull
+			r.retire()
+			r.newEvent()
+			sinceNew = 0
+		}
+	}
+	r.retire()
+	refunds, completed := 0, 0
+	for _, c := range r.payClass {
+		if c == "refund" {
+			refunds++
+		} else {
+			completed++
+		}
+	}
+	t.Logf("%d events, %d payments completed, %d refunded; steps by outcome: %v", r.events, completed, refunds, r.stats)
+}
+
+func (r *modelRun) anyUser() string { return "u" + strconv.Itoa(r.rng.IntN(modelUsers)) }
+
+// userIn returns, most of the time, a user the operation applies to: one in
+// one of states, or (with payments) one who has a payment id.
+func (r *modelRun) userIn(payments bool, states ...booking.State) string {
+	if r.rng.IntN(5) == 0 {
+		return r.anyUser()
+	}
+	var fit []string
+	for i := range modelUsers {
+		name := "u" + strconv.Itoa(i)
+		u := r.m.user(name)
+		if slices.Contains(states, u.state) || (payments && len(u.pids) > 0) {
+			fit = append(fit, name)
+		}
+	}
+	if len(fit) == 0 {
+		return r.anyUser()
+	}
+	return fit[r.rng.IntN(len(fit))]
+}
+
+// anyPid: mostly one of the user's own payment ids (the current one, or an
+// older one: a late or duplicate webhook), sometimes another user's or an
+// unknown one.
+func (r *modelRun) anyPid(name string) string {
+	u := r.m.user(name)
+	switch k := r.rng.IntN(10); {
+	case k < 7 && len(u.pids) > 0:
+		if k < 4 && u.pid != "" {
+			return u.pid
+		}
+		return u.pids[r.rng.IntN(len(u.pids))]
+	case k < 9:
+		var all []string
+		for pid := range r.m.pays {
+			all = append(all, pid)
+		}
+		if len(all) > 0 {
+			slices.Sort(all)
+			return all[r.rng.IntN(len(all))]
+		}
+	}
+	return "pnone" + strconv.Itoa(r.rng.IntN(3))
+}
+
+func (r *modelRun) randomStep() {
+	m, ctx, ev := r.m, r.ctx, r.event
+	name := r.anyUser()
+	switch op := r.rng.IntN(100); {
+	case op < 14: // join (or rejoin)
+		r.join(r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned))
+	case op < 22: // promotion (slot-released message or safety net)
+		before := m.waiting()
+		promoted, expired, abandoned, _ := m.promote()
+		res, err := r.store.Promote(ctx, ev, 0)
+		if err != nil {
+			r.fatalf("promote: %v", err)
+		}
+		var gotP, gotX []string
+		for _, a := range res.Promoted {
+			gotP = append(gotP, a.UserID)
+		}
+		for _, x := range res.Expired {
+			gotX = append(gotX, x.UserID)
+		}
+		r.logf("promote -> promoted %v expired %v abandoned %v (%s)", gotP, gotX, res.Abandoned, res.Reason)
+		if !slices.Equal(gotP, promoted) || !slices.Equal(gotX, expired) || !slices.Equal(res.Abandoned, abandoned) {
+			r.fatalf("promote: got promoted %v expired %v abandoned %v, model %v %v %v", gotP, gotX, res.Abandoned,
+				promoted, expired, abandoned)
+		}
+		r.checkOrder(before, gotP, res.Abandoned)
+		if len(gotP) > 0 {
+			r.checkRoom("promote")
+		}
+		r.announce(res.Outbox)
+	case op < 34: // select a seat
+		name = r.userIn(false, booking.StateActive, booking.StateSeatSelected)
+		seat := "A" + strconv.Itoa(1+r.rng.IntN(modelSeats+1)) // A7 does not exist
+		want := m.lockSeat(name, seat)
+		_, err := r.store.LockSeat(ctx, ev, name, seat)
+		r.logf("lock %s %s -> %s", name, seat, errKey(err))
+		if !sameErr(err, want) {
+			r.fatalf("lock %s %s: got %v, model %v", name, seat, err, want)
+		}
+	case op < 44: // initiate payment (now and then with a reused id)
+		name = r.userIn(false, booking.StateSeatSelected)
+		pid := "p" + strconv.Itoa(r.step)
+		if r.rng.IntN(10) == 0 && len(m.pays) > 0 {
+			pid = r.anyPid(name)
+		}
+		want, wantErr := m.initiate(name, pid)
+		h, err := r.store.InitiatePayment(ctx, ev, name, pid)
+		r.logf("initiate %s %s -> %s %s", name, pid, errKey(err), h.PaymentID)
+		if !sameErr(err, wantErr) || (err == nil && h.PaymentID != want) {
+			r.fatalf("initiate %s %s: got %+v %v, model %s %v", name, pid, h, err, want, wantErr)
+		}
+	case op < 54: // success webhook: current, duplicate, late, someone else's
+		name = r.userIn(true)
+		pid := r.anyPid(name)
+		out, dup, p, wantErr := m.success(name, pid)
+		res, err := r.store.PaymentSuccess(ctx, ev, name, pid)
+		r.logf("success %s %s -> %s%s dup=%v", name, pid, res.Outcome, errKey(err), res.Duplicate)
+		if !sameErr(err, wantErr) || res.Outcome != out || res.Duplicate != dup {
+			r.fatalf("success %s %s: got %+v %v, model %s dup=%v %v", name, pid, res, err, out, dup, wantErr)
+		}
+		if p != nil && (res.SeatID != p.seat || res.Sequence != p.seq) {
+			r.fatalf("success %s %s: seat %s seq %d, the payment was for %s seq %d", name, pid, res.SeatID, res.Sequence, p.seat, p.seq)
+		}
+		r.classify(pid, res, err)
+	case op < 57: // failure webhook
+		name = r.userIn(true)
+		pid := r.anyPid(name)
+		want, wantErr := m.failure(name, pid)
+		res, err := r.store.PaymentFailure(ctx, ev, name, pid)
+		r.logf("failure %s %s -> %s%s", name, pid, res.Outcome, errKey(err))
+		if !sameErr(err, wantErr) || res.Outcome != want {
+			r.fatalf("failure %s %s: got %+v %v, model %s %v", name, pid, res, err, want, wantErr)
+		}
+	case op < 60: // a payment in flight over its deadline, and someone joins
+		var paying []string
+		for _, n := range m.active() {
+			if m.users[n].state == booking.StatePaymentPending && m.users[n].deadline > m.now {
+				paying = append(paying, n)
+			}
+		}
+		if len(paying) > 0 {
+			d := m.users[paying[r.rng.IntN(len(paying))]].deadline - m.now + 1000
+			r.advance(time.Duration(d) * time.Millisecond)
+			r.logf("advance %dms (past a payment's deadline)", d)
+		}
+		r.join(r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned))
+	case op < 61: // cross-path: a signed failure posted as a success is refused before the store
+		wh := payment.Webhook{UserID: name, EventID: ev, PaymentID: r.anyPid(name), Status: payment.StatusFailure}
+		if err := wh.CheckStatus(payment.StatusFor(payment.PathSuccess)); err == nil {
+			r.fatalf("a failure body passed as a success")
+		}
+		r.logf("cross-path %s refused", name)
+	case op < 66: // timeout message
+		name = r.userIn(false, booking.StateActive, booking.StateSeatSelected, booking.StatePaymentPending)
+		want := m.timeout(name)
+		res, err := r.store.HandleTimeout(ctx, ev, name)
+		r.logf("timeout %s -> %s %v", name, res.Outcome, err)
+		if err != nil || res.Outcome != want {
+			r.fatalf("timeout %s: got %+v %v, model %s", name, res, err, want)
+		}
+	case op < 72: // cancel
+		dup, wantErr := m.cancel(name)
+		res, err := r.store.Cancel(ctx, ev, name)
+		r.logf("cancel %s -> dup=%v %v", name, res.Duplicate, err)
+		if !sameErr(err, wantErr) || (err == nil && res.Duplicate != dup) {
+			r.fatalf("cancel %s: got %+v %v, model dup=%v %v", name, res, err, dup, wantErr)
+		}
+		r.announce(res.Outbox)
+	case op < 75: // position poll (presence)
+		if u := m.users[name]; u != nil && u.state == booking.StateWaiting && m.abandonMS > 0 {
+			u.seen = m.now
+		}
+		st, err := r.store.Position(ctx, ev, name)
+		r.logf("position %s -> %s %v", name, st.State, err)
+		if want := m.user(name).state; (want == "" && !errors.Is(err, booking.ErrNotFound)) || (want != "" && st.State != want) {
+			r.fatalf("position %s: %+v %v, model %s", name, st, err, want)
+		}
+	case op < 77: // connected users touched by the notifier
+		names := []string{name, r.anyUser(), r.anyUser()}
+		m.touch(names...)
+		if err := r.store.Touch(ctx, ev, names...); err != nil {
+			r.fatalf("touch: %v", err)
+		}
+		r.logf("touch %v", names)
+	case op < 90: // time passes
+		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, modelHold + time.Second,
+			modelHold + modelGrace + time.Second}[r.rng.IntN(5)]
+		if room := m.active(); len(room) > 0 && r.rng.IntN(3) > 0 {
+			// just past a hold's deadline (mostly one in payment): overdue
+			pick := room[r.rng.IntN(len(room))]
+			for _, n := range room {
+				if m.users[n].state == booking.StatePaymentPending && r.rng.IntN(2) == 0 {
+					pick = n
+				}
+			}
+			dl := m.users[pick].deadline
+			if dl >= m.now {
+				d = time.Duration(dl-m.now)*time.Millisecond + time.Duration(1+r.rng.IntN(5))*time.Second
+			}
+		}
+		r.advance(d)
+		r.logf("advance %s", d)
+	case op < 93: // capacity raised or lowered live
+		c := 1 + r.rng.IntN(modelMaxCap)*r.rng.IntN(2)
+		if r.rng.IntN(8) == 0 {
+			c = 0
+		}
+		m.capacity = c
+		if _, err := r.store.UpdateEvent(ctx, ev, booking.EventUpdate{Capacity: &c}); err != nil {
+			r.fatalf("capacity: %v", err)
+		}
+		r.logf("capacity %d", c)
+	case op < 94: // pause / resume
+		p := r.rng.IntN(4) == 0
+		m.paused = p
+		if _, err := r.store.UpdateEvent(ctx, ev, booking.EventUpdate{Paused: &p}); err != nil {
+			r.fatalf("pause: %v", err)
+		}
+		r.logf("paused %v", p)
+	case op < 95: // abandonment toggled live
+		a := time.Duration(0)
+		if m.abandonMS == 0 {
+			a = modelAbandon
+			m.abandonSince = m.now
+		}
+		m.abandonMS = a.Milliseconds()
+		if _, err := r.store.UpdateEvent(ctx, ev, booking.EventUpdate{Abandon: &a}); err != nil {
+			r.fatalf("abandon: %v", err)
+		}
+		r.logf("abandon %s", a)
+	case op < 97: // a broker goes down or comes back
+		if r.rng.IntN(3) == 0 {
+			r.pub.mu.Lock()
+			r.pub.down = !r.pub.down
+			r.pub.mu.Unlock()
+			r.logf("rabbitmq down=%v", r.pub.down)
+		} else {
+			r.kafkaUp = !r.kafkaUp
+			if r.kafkaUp {
+				r.kafka.FailWith(nil)
+			} else {
+				r.kafka.FailWith(errors.New("kafka unavailable"))
+			}
+			r.logf("kafka up=%v", r.kafkaUp)
+		}
+	default: // safety-net sweep of the outbox
+		_, err := r.ann.SweepOutbox(ctx, ev, 0)
+		r.logf("sweep -> %s", errKey(err))
+		if err != nil && r.kafkaUp && !r.pub.down {
+			r.fatalf("sweep with both brokers up: %v", err)
+		}
+	}
+}
+
+// join runs a join (or a rejoin) of name and checks it against the model.
+func (r *modelRun) join(name string) {
+	m, ctx, ev := r.m, r.ctx, r.event
+	st, created, wantErr := m.join(name)
+	res, err := r.store.Enqueue(ctx, ev, name)
+	r.logf("join %s -> %s created=%v err=%v", name, res.State, res.Created, err)
+	if !sameErr(err, wantErr) || (err == nil && (res.State != st || res.Created != created)) {
+		r.fatalf("join %s: got %+v %v, model %s created=%v %v", name, res, err, st, created, wantErr)
+	}
+	if err == nil && res.Sequence != m.users[name].seq {
+		r.fatalf("join %s: sequence %d, model %d", name, res.Sequence, m.users[name].seq)
+	}
+	if created && st == booking.StateActive {
+		r.checkRoom("join")
+	}
+	r.announce(res.Outbox)
+}
+
+// classify keeps the book of what each payment id's success became.
+func (r *modelRun) classify(pid string, res booking.PaymentResult, err error) {
+	key := r.event + "|" + pid
+	class := ""
+	switch {
+	case errors.Is(err, booking.ErrLatePayment):
+		class = "refund"
+	case err == nil && (res.Outcome == booking.OutcomeCompleted || res.Outcome == booking.OutcomeDuplicate):
+		class = "completed"
+	default:
+		return
+	}
+	first := res.Outcome == booking.OutcomeCompleted || (class == "refund" && !res.Duplicate)
+	prev, seen := r.payClass[key]
+	switch {
+	case first && seen:
+		r.fatalf("payment %s classified twice: %s then %s", pid, prev, class)
+	case !first && !seen:
+		r.fatalf("payment %s repeated as %s before it was classified", pid, class)
+	case !first && prev != class:
+		r.fatalf("payment %s was %s, now %s", pid, prev, class)
+	}
+	r.payClass[key] = class
+	if res.Outcome == booking.OutcomeCompleted {
+		seat := r.event + "|" + res.SeatID
+		if who, sold := r.soldTo[seat]; sold {
+			r.fatalf("seat %s sold twice: to %s and to %s", res.SeatID, who, pid)
+		}
+		r.soldTo[seat] = pid
+	}
+}
+
+// checkRoom: right after an admission, the room holds at most its capacity.
+func (r *modelRun) checkRoom(what string) {
+	if n, c := r.m.counted(), r.m.roomCap(); n > c {
+		r.fatalf("%s admitted into a full room: %d holds counted, capacity %d", what, n, c)
+	}
+}
+
+// checkOrder: promoted users are the first waiting ones in join order,
+// skipping only those dropped as abandoned.
+func (r *modelRun) checkOrder(before, promoted, abandoned []string) {
+	skip := map[string]bool{}
+	for _, a := range abandoned {
+		skip[a] = true
+	}
+	i := 0
+	for _, w := range before {
+		if i == len(promoted) {
+			break
+		}
+		if skip[w] {
+			continue
+		}
+		if promoted[i] != w {
+			r.fatalf("admission out of join order: promoted %v, waiting %v", promoted, before)
+		}
+		i++
+	}
+	if i != len(promoted) {
+		r.fatalf("promoted %v who were not waiting %v", promoted, before)
+	}
+}
+
+// check compares the whole Redis state of the event with the model.
+func (r *modelRun) check() {
+	ctx, m, c := r.ctx, r.m, r.rdb
+	keys := booking.EventKeys(r.store.Prefix(), r.event)
+	states, err := c.HGetAll(ctx, keys[9]).Result()
+	if err != nil {
+		r.fatalf("read states: %v", err)
+	}
+	for name, u := range m.users {
+		if u.state != "" && states[name] != string(u.state) {
+			r.fatalf("user %s: redis state %q, model %q", name, states[name], u.state)
+		}
+	}
+	if n := len(states); n != r.countJoined() {
+		r.fatalf("redis has %d users, model %d", n, r.countJoined())
+	}
+	seats, _ := c.HGetAll(ctx, keys[1]).Result()
+	for s, v := range m.seats {
+		if seats[s] != v {
+			r.fatalf("seat %s: redis %q, model %q", s, seats[s], v)
+		}
+	}
+	active, _ := c.ZRangeWithScores(ctx, keys[4], 0, -1).Result()
+	want := m.active()
+	if len(active) != len(want) {
+		r.fatalf("room: redis %v, model %v", active, want)
+	}
+	for i, z := range active {
+		if z.Member != want[i] || int64(z.Score) != m.users[want[i]].deadline {
+			r.fatalf("room: redis %v, model %v", active, want)
+		}
+	}
+	waiting, _ := c.ZRange(ctx, keys[3], 0, -1).Result()
+	if !slices.Equal(waiting, m.waiting()) {
+		r.fatalf("queue: redis %v, model %v", waiting, m.waiting())
+	}
+	cfg, _ := c.HMGet(ctx, keys[0], "held", "sold").Result()
+	if fmt.Sprint(cfg[0]) != strconv.Itoa(m.held) || fmt.Sprint(cfg[1]) != strconv.Itoa(m.sold) {
+		r.fatalf("counters held=%v sold=%v, model %d %d", cfg[0], cfg[1], m.held, m.sold)
+	}
+}
+
+func (r *modelRun) countJoined() int {
+	n := 0
+	for _, u := range r.m.users {
+		if u.state != "" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,121 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Bounds of every event setting, enforced here for every entry point (the
+// admin API, tools, tests) so that no value can wedge an event: a batch
+// of 9.2e18 made every promotion fail, a sales end before 1970 read as "no
+// end". docs/http-api.md lists them.
+const (
+	MaxEventIDLen = 64
+	MaxNameLen    = 200
+	MaxCapacity   = 1_000_000
+	MaxBatchSize  = 10_000
+	// MaxWindow bounds hold, grace and abandonment.
+	MaxWindow = 24 * time.Hour
+)
+
+// salesEpoch is the earliest sales start or end: times are stored as unix
+// milliseconds, where 0 and below mean "not set".
+var salesEpoch = time.Unix(0, 0).Add(time.Millisecond)
+
+// ValidEventID reports whether id may name an event: 1 to 64 of
+// A-Z a-z 0-9 . _ - (no '/', which could not be fetched as a path
+// segment, nor anything a hash tag or a key would trip on). The one rule
+// for every entry point: creation (normalise), the gateway's paths,
+// queries and bodies, and the notifier.
+func ValidEventID(id string) bool {
+	if len(id) == 0 || len(id) > MaxEventIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// EventIDRule describes ValidEventID for error messages.
+const EventIDRule = "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+
+// checkWindow checks a hold, grace or abandonment duration.
+func checkWindow(name string, d, least time.Duration) error {
+	if d < least || d > MaxWindow {
+		return fmt.Errorf("%s must be from %v to %v", name, least, MaxWindow)
+	}
+	return nil
+}
+
+// checkSalesTime rejects a sales start or end before 1970 (it would be
+// stored as "none").
+func checkSalesTime(name string, t time.Time) error {
+	if !t.IsZero() && t.Before(salesEpoch) {
+		return fmt.Errorf("%s must be after 1970-01-01T00:00:00Z", name)
+	}
+	return nil
+}
+
+// moreArgs validates the settings of an update beyond pause, capacity,
+// hold and abandonment, and returns them as update_event's field/value
+// pairs.
+func (u EventUpdate) moreArgs() ([]any, error) {
+	var args []any
+	bad := func(err error) ([]any, error) { return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err) }
+	if u.Name != nil {
+		if *u.Name == "" || len(*u.Name) > MaxNameLen {
+			return bad(fmt.Errorf("name must be 1 to %d bytes", MaxNameLen))
+		}
+		args = append(args, "name", *u.Name)
+	}
+	if u.Grace != nil {
+		if err := checkWindow("grace", *u.Grace, time.Second); err != nil {
+			return bad(err)
+		}
+		args = append(args, "grace_ms", u.Grace.Milliseconds())
+	}
+	if u.BatchSize != nil {
+		if *u.BatchSize < 1 || *u.BatchSize > MaxBatchSize {
+			return bad(fmt.Errorf("batch size must be from 1 to %d", MaxBatchSize))
+		}
+		args = append(args, "batch", *u.BatchSize)
+	}
+	if u.SalesStart != nil {
+		if err := checkSalesTime("sales start", *u.SalesStart); err != nil {
+			return bad(err)
+		}
+		args = append(args, "sales_start_ms", unixMS(*u.SalesStart))
+	}
+	if u.SalesEnd != nil {
+		if err := checkSalesTime("sales end", *u.SalesEnd); err != nil {
+			return bad(err)
+		}
+		args = append(args, "sales_end_ms", unixMS(*u.SalesEnd))
+	}
+	return args, nil
+}
+
+// checkSalesWindow checks that an update leaves the sales end after the
+// start, taking the one not changed from the event.
+func (s *Store) checkSalesWindow(ctx context.Context, eventID string, u EventUpdate) error {
+	e, err := s.GetEvent(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	start, end := e.SalesStart, e.SalesEnd
+	if u.SalesStart != nil {
+		start = *u.SalesStart
+	}
+	if u.SalesEnd != nil {
+		end = *u.SalesEnd
+	}
+	if !end.IsZero() && !end.After(start) {
+		return fmt.Errorf("%w: sales end must be after sales start", ErrInvalidArgument)
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+// The contract test: every request and response of the journey and its
+// error cases, through the gateway's production handler, is validated
+// against docs/openapi.yaml with kin-openapi's openapi3filter, so the
+// document cannot drift from the server. Requests of the error cases are
+// invalid on purpose; only their responses are validated.
+
+// contract validates exchanges against the OpenAPI document.
+type contract struct {
+	t      *testing.T
+	router routers.Router
+	mu     sync.Mutex
+	errs   []string
+	ops    map[string]bool // "METHOD /path" exercised
+	doc    *openapi3.T
+}
+
+func loadContract(t *testing.T) *contract {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(file), "..", "..", "docs", "openapi.yaml")
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("docs/openapi.yaml is not a valid OpenAPI document: %v", err)
+	}
+	// Match paths on any host: which service serves which path is the
+	// servers lists' business, checked by TestOpenAPIServers.
+	doc.Servers = nil
+	for _, p := range doc.Paths.Map() {
+		p.Servers = nil
+	}
+	r, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &contract{t: t, router: r, ops: map[string]bool{}, doc: doc}
+}
+
+func (c *contract) fail(format string, a ...any) {
+	c.mu.Lock()
+	c.errs = append(c.errs, fmt.Sprintf(format, a...))
+	c.mu.Unlock()
+}
+
+// wrap returns h with every exchange validated; validRequest says whether
+// the request itself must conform (false for deliberate error cases).
+func (c *contract) wrap(h http.Handler, validRequest func(*http.Request) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		c.check(r, body, rec, validRequest(r))
+	})
+}
+
+func (c *contract) check(r *http.Request, body []byte, rec *httptest.ResponseRecorder, validRequest bool) {
+	name := r.Method + " " + r.URL.Path
+	vr := r.Clone(context.Background())
+	vr.Body = io.NopCloser(bytes.NewReader(body))
+	if vr.URL.Host == "" {
+		vr.URL.Host = r.Host
+	}
+	route, params, err := c.router.FindRoute(vr)
+	if err != nil {
+		// A method or path the document has no operation for: the answer
+		// must still be the documented error (405 or 404, Error schema).
+		if rec.Code != http.StatusMethodNotAllowed && rec.Code != http.StatusNotFound {
+			c.fail("%s → %d: no operation in the document: %v", name, rec.Code, err)
+			return
+		}
+		c.checkError(name, rec)
+		return
+	}
+	c.mu.Lock()
+	c.ops[r.Method+" "+route.Path] = true
+	c.mu.Unlock()
+	in := &openapi3filter.RequestValidationInput{Request: vr, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
+	if validRequest {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			c.fail("%s request: %v", name, err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(rec.Body.Bytes())
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		var me openapi3.MultiError
+		if errors.As(err, &me) {
+			for _, e := range me {
+				c.fail("%s → %d: %v", name, rec.Code, e)
+			}
+			return
+		}
+		c.fail("%s → %d: %v", name, rec.Code, err)
+	}
+}
+
+// checkError validates an answer to a request no operation matches
+// against the Error schema.
+func (c *contract) checkError(name string, rec *httptest.ResponseRecorder) {
+	var v any
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		c.fail("%s → %d: not JSON: %s", name, rec.Code, rec.Body)
+		return
+	}
+	if err := c.doc.Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
+		c.fail("%s → %d: not the Error format: %v", name, rec.Code, err)
+	}
+}
+
+func (c *contract) report() {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sort.Strings(c.errs)
+	for _, e := range c.errs {
+		c.t.Error(e)
+	}
+	if len(c.errs) > 0 {
+		c.t.Errorf("%d contract violations", len(c.errs))
+	}
+}
+
+func TestOpenAPIContract(t *testing.T) {
+	hs := newHarness(t, true)
+	ct := loadContract(t)
+	invalid := map[*http.Request]bool{}
+	var mu sync.Mutex
+	hs.h = ct.wrap(hs.h, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !invalid[r]
+	})
+	// bad sends a request that is invalid on purpose.
+	bad := func(method, path, token string, body any, status int, code string, headers ...string) {
+		t.Helper()
+		orig := hs.h
+		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			invalid[r] = true
+			mu.Unlock()
+			orig.ServeHTTP(w, r)
+		})
+		want(t, hs.do(method, path, token, body, headers...), status, code)
+		hs.h = orig
+	}
+	user := hs.token("alice", "")
+	bob := hs.token("bob", "")
+
+	// the journey
+	r := hs.do("POST", "/api/auth/dev-token", "", map[string]any{"user_id": "carol"})
+	want(t, r, 200, "")
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 2, "seats_per_row": 3, "capacity": 1,
+		"hold_seconds": 60, "sales_end": "2099-01-01T00:00:00Z"})
+	hs.createEvent(map[string]any{"id": "mixed", "seats": []string{"A1", "VIP-1"}})
+	want(t, hs.do("GET", "/api/events", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events/e1", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events/popular?limit=5", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/admin/events/e1", hs.admin, nil), 200, "")
+	want(t, hs.do("GET", "/api/seats/available?event_id=e1", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/seats/available?event_id=mixed", "", nil), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", user, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", user, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("GET", "/api/booking/position?event_id=e1", user, nil), 200, "")
+	want(t, hs.do("GET", "/api/booking/position?event_id=e1", bob, nil), 200, "")
+	want(t, hs.do("GET", "/api/booking/position?event_id=mixed", bob, nil), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", user, map[string]any{"event_id": "e1", "seat_id": "A2"}), 200, "")
+	w := hs.raw("GET", "/api/seats/available?event_id=e1", nil)
+	want(t, hs.do("GET", "/api/seats/available?event_id=e1", "", nil, "If-None-Match", w.Header().Get("ETag")), 304, "")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", user, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/payment/initiate", user, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"capacity": 2, "batch_size": 10}), 200, "")
+	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
+
+	// the error cases
+	want(t, hs.do("POST", "/api/booking/cancel", user, map[string]any{"event_id": "e1"}), 409, "cannot_cancel")
+	want(t, hs.do("POST", "/api/booking/select-seat", bob, map[string]any{"event_id": "e1", "seat_id": "A1"}), 403, "invalid_state")
+	want(t, hs.do("POST", "/api/booking/request", user, map[string]any{"event_id": "nope"}), 404, "event_not_found")
+	want(t, hs.do("GET", "/api/events/nope", "", nil), 404, "event_not_found")
+	want(t, hs.do("GET", "/api/seats/available?event_id=nope", "", nil), 404, "event_not_found")
+	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e1", "rows": 1, "seats_per_row": 1}), 409, "event_exists")
+	bad("GET", "/api/booking/position?event_id=e1", "", nil, 401, "unauthorized")
+	bad("POST", "/api/booking/request", "", map[string]any{"event_id": "e1"}, 401, "unauthorized")
+	bad("POST", "/api/booking/select-seat", "", map[string]any{"event_id": "e1", "seat_id": "A1"}, 401, "unauthorized")
+	bad("POST", "/api/booking/payment/initiate", "", map[string]any{"event_id": "e1"}, 401, "unauthorized")
+	bad("POST", "/api/booking/cancel", "", map[string]any{"event_id": "e1"}, 401, "unauthorized")
+	bad("POST", "/api/admin/events", user, map[string]any{"id": "x", "rows": 1, "seats_per_row": 1}, 403, "forbidden")
+	bad("PATCH", "/api/admin/events/e1", user, map[string]any{"paused": true}, 403, "forbidden")
+	bad("GET", "/api/admin/events/e1", "", nil, 401, "unauthorized")
+	bad("POST", "/api/booking/request", user, `[]`, 400, "invalid_body")
+	bad("POST", "/api/booking/request", user, `{"event_id":"`+strings.Repeat("a", 65)+`"}`, 400, "invalid_body")
+	bad("POST", "/api/booking/cancel", user, `{}`, 400, "invalid_body")
+	bad("POST", "/api/booking/select-seat", user, `{"event_id":"e1"}`, 400, "invalid_body")
+	bad("POST", "/api/booking/payment/initiate", user, `null`, 400, "invalid_body")
+	bad("GET", "/api/booking/position", user, nil, 400, "invalid_argument")
+	bad("GET", "/api/seats/available", "", nil, 400, "invalid_argument")
+	bad("GET", "/api/events/popular?limit=0", "", nil, 400, "invalid_argument")
+	bad("POST", "/api/admin/events", hs.admin, `{"id":"x"}`, 400, "invalid_event")
+	bad("PATCH", "/api/admin/events/e1", hs.admin, `{}`, 400, "invalid_argument")
+	bad("PATCH", "/api/admin/events/nope", hs.admin, `{"paused":true}`, 404, "event_not_found")
+	bad("POST", "/api/auth/dev-token", "", `{"user_id":""}`, 400, "invalid_body")
+	bad("POST", "/api/booking/request", user, `{"event_id":"e1","pad":"`+strings.Repeat("x", 70<<10)+`"}`, 413, "invalid_body")
+	bad("POST", "/api/admin/events/e1", hs.admin, `{}`, 405, "method_not_allowed")
+	bad("DELETE", "/api/booking/request", user, nil, 405, "method_not_allowed")
+	ct.report()
+}
+
+// Which service serves an operation: the root servers are the gateway's,
+// and every operation of payment-webhook and payment-sandbox names its own.
+func TestOpenAPIServers(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Servers) != 1 || !strings.HasSuffix(doc.Servers[0].URL, ":8080") {
+		t.Fatalf("root servers %v: want the gateway's only", doc.Servers)
+	}
+	for path, item := range doc.Paths.Map() {
+		other := strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/pay/") || strings.HasPrefix(path, "/api/booking/payment/s") || strings.HasPrefix(path, "/api/booking/payment/f")
+		for method, op := range item.Operations() {
+			if other && (op.Servers == nil || len(*op.Servers) == 0) {
+				t.Errorf("%s %s is not the gateway's but names no servers", method, path)
+			}
+		}
+	}
+}

@@ -1,0 +1,230 @@
+// Command seatmapload measures the seat map under load: -readers clients
+// read GET /api/seats/available of one -seats event as fast as they can
+// (full answers, no If-None-Match: the worst case for the gateway) for
+// -duration, while one bystander, a user waiting in the queue of another
+// event, polls GET /api/booking/position back to back. It prints the seat
+// map reads per second, the bystander's position latency percentiles, and
+// Redis's CPU time per seat-map read (INFO cpu before and after, so run it
+// on an otherwise idle Redis).
+//
+// Run it with tools/seatmapload/run.sh, which builds and starts a gateway;
+// see docs/benchmarks.md "Seat map".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+)
+
+func main() {
+	gw := flag.String("gateway", "http://127.0.0.1:18080", "gateway base URL")
+	secret := flag.String("secret", os.Getenv("JWT_SECRET"), "the gateway's JWT secret")
+	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis, for INFO cpu")
+	seats := flag.Int("seats", 200_000, "seats of the event (rows of 500)")
+	readers := flag.Int("readers", 8, "concurrent seat-map readers")
+	dur := flag.Duration("duration", 10*time.Second, "how long to read")
+	flag.StringVar(&prefix, "prefix", "bo", "the gateway's REDIS_PREFIX")
+	flag.Parse()
+	if err := run(*gw, *secret, *redisAddr, *seats, *readers, *dur); err != nil {
+		fmt.Fprintln(os.Stderr, "seatmapload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(gw, secret, redisAddr string, seats, readers int, dur time.Duration) error {
+	a, err := auth.New([]byte(secret))
+	if err != nil {
+		return err
+	}
+	admin, _ := a.Issue("bench-admin", auth.RoleAdmin, time.Hour)
+	by, _ := a.Issue("bystander", "", time.Hour)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: readers + 4}}
+	do := func(method, path, tok, body string) (int, []byte, error) {
+		req, _ := http.NewRequest(method, gw+path, strings.NewReader(body))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, b, err
+	}
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	big, queue := "map"+stamp, "queue"+stamp
+	for _, ev := range []string{
+		fmt.Sprintf(`{"id":%q,"rows":%d,"seats_per_row":500}`, big, seats/500),
+		fmt.Sprintf(`{"id":%q,"rows":1,"seats_per_row":10,"capacity":1}`, queue),
+	} {
+		if code, b, err := do("POST", "/api/admin/events", admin, ev); err != nil || code != 201 {
+			return fmt.Errorf("create event: %d %s %v", code, b, err)
+		}
+	}
+	// the room of 1 is taken by a holder, so the bystander waits
+	holder, _ := a.Issue("holder", "", time.Hour)
+	for _, tok := range []string{holder, by} {
+		if code, b, err := do("POST", "/api/booking/request", tok, `{"event_id":"`+queue+`"}`); err != nil || code != 200 {
+			return fmt.Errorf("join: %d %s %v", code, b, err)
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	// phase 0: the bystander alone (Redis's CPU without the readers, which
+	// on a shared Redis includes whatever else runs); phase 1: with them
+	var base phase
+	if err := measure(rdb, do, 0, big, queue, by, dur, &base); err != nil {
+		return err
+	}
+	var p phase
+	if err := measure(rdb, do, readers, big, queue, by, dur, &p); err != nil {
+		return err
+	}
+	fmt.Printf("seats %d, readers %d, %s\n", seats, readers, p.elapsed.Round(time.Millisecond))
+	fmt.Printf("seat-map reads: %d (%.0f/s), %d KB each, failed %d\n", p.reads, float64(p.reads)/p.elapsed.Seconds(), p.bytes/max(p.reads, 1)/1024, p.failed)
+	fmt.Printf("bystander position alone:       %d polls, p50 %s, p99 %s\n", len(base.lat), base.pct(0.50), base.pct(0.99))
+	fmt.Printf("bystander position beside them: %d polls, p50 %s, p99 %s, max %s\n", len(p.lat), p.pct(0.50), p.pct(0.99), p.pct(1))
+	fmt.Printf("Redis CPU (INFO cpu, whole server): %.3f s in the phase alone, %.3f s in the phase with the readers\n", base.cpu, p.cpu)
+	// The gateway reads Redis about once a second per event, whatever the
+	// readers do; what one such read costs Redis is measured here directly
+	// (commandstats usec of 50 GETs of the status string; on a shared Redis
+	// other clients' GETs add to it, so it is an upper bound).
+	key := prefix + ":{" + big + "}:status"
+	usec, err := getUsec(rdb, key, 50)
+	if err != nil {
+		return err
+	}
+	perRead := usec * p.elapsed.Seconds() / float64(max(p.reads, 1))
+	fmt.Printf("Redis: GET of the status string %.0f µs; at one GET per second: %.3f µs of Redis CPU per seat-map read\n", usec, perRead)
+	return nil
+}
+
+type phase struct {
+	elapsed              time.Duration
+	reads, bytes, failed int64
+	lat                  []time.Duration
+	cpu                  float64
+}
+
+func (p *phase) pct(q float64) time.Duration {
+	if len(p.lat) == 0 {
+		return 0
+	}
+	return p.lat[min(len(p.lat)-1, int(q*float64(len(p.lat))))]
+}
+
+func measure(rdb *redis.Client, do func(method, path, tok, body string) (int, []byte, error),
+	readers int, big, queue, by string, dur time.Duration, p *phase) error {
+	cpu0, err := redisCPU(rdb)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	var reads, bytesRead, failed atomic.Int64
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				code, b, err := do("GET", "/api/seats/available?event_id="+big, "", "")
+				if err != nil || code != 200 {
+					failed.Add(1)
+					continue
+				}
+				reads.Add(1)
+				bytesRead.Add(int64(len(b)))
+			}
+		})
+	}
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			t := time.Now()
+			code, _, err := do("GET", "/api/booking/position?event_id="+queue, by, "")
+			if err != nil || code != 200 {
+				failed.Add(1)
+				continue
+			}
+			p.lat = append(p.lat, time.Since(t))
+		}
+	})
+	start := time.Now()
+	wg.Wait()
+	p.elapsed = time.Since(start)
+	cpu1, err := redisCPU(rdb)
+	if err != nil {
+		return err
+	}
+	slices.Sort(p.lat)
+	p.reads, p.bytes, p.failed, p.cpu = reads.Load(), bytesRead.Load(), failed.Load(), cpu1-cpu0
+	return nil
+}
+
+var prefix string
+
+// getUsec is the server-side time of one GET of key, from INFO
+// commandstats around n GETs.
+func getUsec(rdb *redis.Client, key string, n int) (float64, error) {
+	ctx := context.Background()
+	read := func() (float64, error) {
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			return 0, err
+		}
+		for _, l := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_get:"); ok {
+				for _, f := range strings.Split(rest, ",") {
+					if v, ok := strings.CutPrefix(f, "usec="); ok {
+						return strconv.ParseFloat(v, 64)
+					}
+				}
+			}
+		}
+		return 0, nil
+	}
+	u0, err := read()
+	if err != nil {
+		return 0, err
+	}
+	for range n {
+		if err := rdb.Get(ctx, key).Err(); err != nil {
+			return 0, fmt.Errorf("get %s: %w", key, err)
+		}
+	}
+	u1, err := read()
+	return (u1 - u0) / float64(n), err
+}
+
+// redisCPU is Redis's used_cpu_sys + used_cpu_user, in seconds.
+func redisCPU(rdb *redis.Client) (float64, error) {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, l := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			sum += f
+		}
+	}
+	return sum, nil
+}
