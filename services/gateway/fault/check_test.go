@@ -86,7 +86,7 @@ func (tp *tap) add(timeout bool, body []byte) {
 // counts returns, for event ev: the admissions (user/sequence) that got a
 // your_turn, those that got a timeout, and the copies beyond the first of
 // each fact.
-func (tp *tap) counts(ev string) (turns, timeouts map[string]bool, dupTurns, dupTimeouts int) {
+func (tp *tap) counts(ev string) (turns, timeouts map[string]bool, dupTurns, dupTimeouts, maxCopies int) {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	turns, timeouts = map[string]bool{}, map[string]bool{}
@@ -94,15 +94,17 @@ func (tp *tap) counts(ev string) (turns, timeouts map[string]bool, dupTurns, dup
 		if rest, ok := strings.CutPrefix(k, ev+"/"); ok {
 			turns[rest] = true
 			dupTurns += n - 1
+			maxCopies = max(maxCopies, n)
 		}
 	}
 	for k, n := range tp.timeouts {
 		if rest, ok := strings.CutPrefix(k, ev+"/"); ok {
 			timeouts[rest[:strings.LastIndex(rest, "/")]] = true
 			dupTimeouts += n - 1
+			maxCopies = max(maxCopies, n)
 		}
 	}
-	return turns, timeouts, dupTurns, dupTimeouts
+	return turns, timeouts, dupTurns, dupTimeouts, maxCopies
 }
 
 // queueDepth is one queue's ready and unacknowledged messages.

@@ -176,17 +176,12 @@ func (u *user) pickSeat(ctx context.Context) string {
 		if ctx.Err() != nil {
 			return ""
 		}
-		var m struct {
-			Seats []struct {
-				SeatID string `json:"seat_id"`
-				Status string `json:"status"`
-			} `json:"seats"`
-		}
+		var m seatMapBody
 		if _, err := u.do(ctx, "GET", "/api/seats/available?event_id="+u.event, nil, &m); err != nil {
 			return ""
 		}
 		var free []string
-		for _, s := range m.Seats {
+		for _, s := range m.seats() {
 			if s.Status == "available" {
 				free = append(free, s.SeatID)
 			}
