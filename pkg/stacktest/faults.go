@@ -303,3 +303,7 @@ func (s *Stack) StartInstance(t testing.TB, name string) *Service {
 	}
 	return p
 }
+
+// Killed reports whether the process was ended by [Stack.Kill] (and not
+// restarted since).
+func (p *Service) Killed() bool { return p.killed }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -129,6 +130,15 @@ func queues(t *testing.T, amqpURL string) map[string]queueDepth {
 		m[f[0]] = queueDepth{r, u}
 	}
 	return m
+}
+
+// tailOf is the end of a log file.
+func tailOf(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(0, len(b)-1500):])
 }
 
 // purge empties a queue of the vhost.

@@ -97,7 +97,7 @@ type fault struct {
 	// unless FAULT_STRICT=1.
 	known  map[string]string
 	inject func(t *testing.T, su *suite)
-	after  func(t *testing.T, su *suite) // after the checks (optional)
+	after  func(t *testing.T, su *suite, ev string, us []*user) // after the checks (optional)
 }
 
 // row is what the suite measured for one fault (docs/testing.md).
@@ -137,6 +137,14 @@ func kafkaOutage(d time.Duration) fault {
 			"booking_expired is missing until the DLQ is replayed",
 		"dups": "two announcers (the promoter, the safety net's sweep, a retried slot-released's sweep) can publish the same " +
 			"outbox entry's RabbitMQ side before either marks it: a few extra your_turn/timeout copies (not one per tick)",
+	}
+	// the operator's remedy: replay the DLQs once Kafka is back; the
+	// missing facts then reach Kafka, once each
+	f.after = func(t *testing.T, su *suite, ev string, us []*user) {
+		replayDLQs(t, su)
+		if msg := su.finalFacts(t, ev, us); msg != "" {
+			t.Errorf("after replaying the DLQs, Kafka: %s", msg)
+		}
 	}
 	return f
 }
@@ -195,7 +203,7 @@ func twins() fault {
 			su.s.Kill(t, stacktest.Gateway+"#2")
 			su.s.Kill(t, stacktest.PaymentWebhook+"#2")
 		},
-		after: func(t *testing.T, su *suite) {
+		after: func(t *testing.T, su *suite, _ string, _ []*user) {
 			su.gateways = su.gateways[:1]
 			for _, n := range consumers {
 				su.s.Restart(t, n)
@@ -295,6 +303,9 @@ func (su *suite) round(t *testing.T, i int, f fault) {
 	bound.Stop()
 	r.retried = retried.Load()
 	defer func() { su.rows = append(su.rows, r) }()
+	if f.after != nil { // runs even when a check failed: it restores the stack
+		defer f.after(t, su, ev, us)
+	}
 
 	// every user in a final state within the bound; a seat sold at most once
 	completed := map[string]string{} // seat -> user
@@ -330,14 +341,25 @@ func (su *suite) round(t *testing.T, i int, f fault) {
 		return
 	}
 	su.check(t, ev, f, completed, us, &r)
-	if f.after != nil {
-		f.after(t, su)
-	}
 }
 
 // check verifies what must hold after a fault, for event ev.
 func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]string, us []*user, r *row) {
 	s := su.s
+	// every process the fault did not kill is still running (one that
+	// exited is restarted, so the next rounds have a whole stack)
+	for _, n := range allServices {
+		for _, id := range []string{n, n + "#2"} {
+			if p := s.Service(id); p != nil && p.Exited() && !p.Killed() {
+				t.Errorf("%s exited during the round; log:\n%s", id, tailOf(p.Log))
+				if id == n {
+					s.Restart(t, n)
+				} else {
+					s.Kill(t, id) // marks it as gone
+				}
+			}
+		}
+	}
 	// the room empties (every hold ended) and Redis's seat map agrees with
 	// the users: sold seats = completed bookings
 	var e struct {
@@ -396,38 +418,8 @@ func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]st
 	}
 	r.dupCompleted = copies - len(idsBySeat)
 
-	// Kafka: each user's final fact (booking_expired, payment_failed,
-	// booking_cancelled) exactly once after dedupe (copies share the id)
-	topicOf := map[string]string{"expired": events.TopicBookingExpired, "failed": events.TopicPaymentFailed, "cancelled": events.TopicBookingCancelled}
-	var factErr string
-	eventually(30*time.Second, func() bool {
-		ids := map[string]map[string]bool{} // topic/user -> ids
-		for _, topic := range []string{events.TopicBookingExpired, events.TopicPaymentFailed, events.TopicBookingCancelled} {
-			for _, x := range readTopic(t, s.Brokers[0], topic) {
-				if x.EventID != ev {
-					continue
-				}
-				k := topic + "/" + x.UserID
-				if ids[k] == nil {
-					ids[k] = map[string]bool{}
-				}
-				ids[k][x.ID] = true
-			}
-		}
-		factErr = ""
-		for _, u := range us {
-			topic := topicOf[u.final.Status]
-			if topic == "" {
-				continue
-			}
-			if n := len(ids[topic+"/"+u.id]); n != 1 && (topic != events.TopicBookingCancelled || n == 0) {
-				factErr += fmt.Sprintf("%s ended %s: %d distinct %s facts; ", u.id, u.final.Status, n, topic)
-			}
-		}
-		return factErr == ""
-	})
-	if factErr != "" {
-		su.fail(t, f, "facts", "Kafka: %s", factErr)
+	if msg := su.finalFacts(t, ev, us); msg != "" {
+		su.fail(t, f, "facts", "Kafka: %s", msg)
 	}
 
 	// PostgreSQL: one completed order per sold seat, same buyer
@@ -505,9 +497,10 @@ func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]st
 	}
 	if qerr != "" {
 		su.fail(t, f, "dlq", "RabbitMQ: %s", qerr)
-		// the next round starts from the expected dead letters only
+		// the next round starts from the expected dead letters only (a
+		// fault with known dead letters replays them in its after)
 		for name, d := range qs {
-			if strings.HasSuffix(name, ".dlq") && d.ready != su.poison[name] {
+			if strings.HasSuffix(name, ".dlq") && d.ready != su.poison[name] && f.known["dlq"] == "" {
 				purge(t, s.AMQPURL, name)
 			}
 		}
@@ -543,6 +536,72 @@ func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]st
 		r.dupCompleted, r.dupTurns, r.dupTimeouts, r.ledgerLag.Round(100*time.Millisecond), r.rabbitDrain.Round(100*time.Millisecond))
 }
 
+// finalFacts checks that each user's final fact (booking_expired,
+// payment_failed, booking_cancelled) is on Kafka once per id (copies share
+// the id), waiting up to 30 s; it returns what is wrong, "" when nothing.
+func (su *suite) finalFacts(t *testing.T, ev string, us []*user) string {
+	topicOf := map[string]string{"expired": events.TopicBookingExpired, "failed": events.TopicPaymentFailed, "cancelled": events.TopicBookingCancelled}
+	var factErr string
+	eventually(30*time.Second, func() bool {
+		ids := map[string]map[string]bool{} // topic/user -> ids
+		for _, topic := range []string{events.TopicBookingExpired, events.TopicPaymentFailed, events.TopicBookingCancelled} {
+			for _, x := range readTopic(t, su.s.Brokers[0], topic) {
+				if x.EventID != ev {
+					continue
+				}
+				k := topic + "/" + x.UserID
+				if ids[k] == nil {
+					ids[k] = map[string]bool{}
+				}
+				ids[k][x.ID] = true
+			}
+		}
+		factErr = ""
+		for _, u := range us {
+			topic := topicOf[u.final.Status]
+			if topic == "" {
+				continue
+			}
+			if n := len(ids[topic+"/"+u.id]); n != 1 && (topic != events.TopicBookingCancelled || n == 0) {
+				factErr += fmt.Sprintf("%s ended %s: %d distinct %s facts; ", u.id, u.final.Status, n, topic)
+			}
+		}
+		return factErr == ""
+	})
+	return factErr
+}
+
+// replayDLQs runs scripts/replay-dlq.sh for both work queues, as the
+// runbook says, and waits until the work queues and DLQs are empty.
+func replayDLQs(t *testing.T, su *suite) {
+	t.Helper()
+	root, err := redistest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{amqpx.SlotReleasedQueue, amqpx.TimeoutQueue} {
+		cmd := exec.Command(filepath.Join(root, "scripts", "replay-dlq.sh"), "--vhost", amqptestVhost(su.s.AMQPURL), q)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("replay-dlq.sh %s: %v\n%s", q, err, out)
+		}
+		t.Logf("replay-dlq.sh %s: %s", q, strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0])
+		su.poison[amqpx.DeadLetterQueue(q)] = 0
+	}
+	var qs map[string]queueDepth
+	if _, ok := eventually(30*time.Second, func() bool {
+		qs = queues(t, su.s.AMQPURL)
+		for _, q := range []string{amqpx.SlotReleasedQueue, amqpx.TimeoutQueue} {
+			if qs[q] != (queueDepth{}) || qs[amqpx.DeadLetterQueue(q)] != (queueDepth{}) {
+				return false
+			}
+		}
+		return true
+	}); !ok {
+		t.Errorf("after the replay: %v", qs)
+	}
+}
+
 // poisonFault puts one message that fails until an operator fixes its
 // cause into each work queue: a slot-released and a timeout for an event
 // whose Redis keys all have the wrong type (every script on it fails with
@@ -566,34 +625,10 @@ func poisonFault() fault {
 			su.poison[amqpx.DeadLetterQueue(amqpx.SlotReleasedQueue)] = 1
 			su.poison[amqpx.DeadLetterQueue(amqpx.TimeoutQueue)] = 1
 		},
-		after: func(t *testing.T, su *suite) {
+		after: func(t *testing.T, su *suite, _ string, _ []*user) {
 			if err := su.s.Redis.Del(context.Background(), booking.EventKeys(su.s.Prefix, ev)...).Err(); err != nil { // the fix
 				t.Fatal(err)
 			}
-			root, err := redistest.RepoRoot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range []string{amqpx.SlotReleasedQueue, amqpx.TimeoutQueue} {
-				cmd := exec.Command(filepath.Join(root, "scripts", "replay-dlq.sh"), "--vhost", amqptestVhost(su.s.AMQPURL), q)
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("replay-dlq.sh %s: %v\n%s", q, err, out)
-				}
-				t.Logf("replay-dlq.sh %s: %s", q, strings.TrimSpace(string(out)))
-				su.poison[amqpx.DeadLetterQueue(q)] = 0
-			}
-			var qs map[string]queueDepth
-			if _, ok := eventually(30*time.Second, func() bool {
-				qs = queues(t, su.s.AMQPURL)
-				for _, q := range []string{amqpx.SlotReleasedQueue, amqpx.TimeoutQueue} {
-					if qs[q] != (queueDepth{}) || qs[amqpx.DeadLetterQueue(q)] != (queueDepth{}) {
-						return false
-					}
-				}
-				return true
-			}); !ok {
-				t.Errorf("after the replay: %v", qs)
-			}
+			replayDLQs(t, su)
 		}}
 }
