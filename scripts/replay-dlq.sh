@@ -95,6 +95,9 @@ echo "replay-dlq: moving $n message(s) from $dlq to $queue (shovel $name)"
 # "/" whatever vhost the shovel is declared in (it would move another
 # vhost's DLQ, or nothing).
 uri="amqp:///$(urlencode "$vhost")"
+if [[ $vhost == / ]]; then
+	uri="amqp://"
+fi
 def=$(printf '{"src-protocol":"amqp091","src-uri":"%s","src-queue":"%s","src-delete-after":"queue-length","dest-protocol":"amqp091","dest-uri":"%s","dest-queue":"%s","ack-mode":"on-confirm"}' "$uri" "$dlq" "$uri" "$queue")
 if ! "${CTL[@]}" -q set_parameter -p "$vhost" shovel "$name" "$def"; then
 	echo "replay-dlq: could not create the shovel; is rabbitmq_shovel enabled? (rabbitmq-plugins enable rabbitmq_shovel)" >&2
