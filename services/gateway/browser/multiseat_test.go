@@ -52,7 +52,7 @@ func multiSeat(t *testing.T, s *stacktest.Stack, b *browser) {
 	}
 	p.waitFor("three seats in two sections, the running total", 10*time.Second,
 		`text("#seat-note") === "Seats A1, A2, C1 are held for you." && text("#seat-total") === "Total 130.00 USD."
-		 && text("#pay") === "Pay for 3 seats" && !$("#pay").disabled && !shown("#error")`)
+		 && text("#pay") === "Pay for 3 seats" && text("#release") === "Release my seats" && !$("#pay").disabled && !shown("#error")`)
 	p.shot("50-multi-seat-three")
 
 	// at most 3: a fourth is refused on the page, nothing sent

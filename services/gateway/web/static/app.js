@@ -599,7 +599,7 @@
     show("#panel-turn");
     countdown();
     if (S.seat) seatHeld(); // e.g. after a reload with seats held
-    else { $("#pay").disabled = true; $("#pay").textContent = "Pay"; }
+    else { $("#pay").disabled = true; $("#pay").textContent = "Pay"; $("#release").textContent = "Release my seat"; }
     if (first) {
       loadSeats();
       yourTurn(wasWaiting);
@@ -947,6 +947,7 @@
     $("#seat-total").textContent = totalText();
     $("#pay").disabled = false;
     $("#pay").textContent = ids.length === 1 ? `Pay for seat ${ids[0]}` : `Pay for ${ids.length} seats`;
+    $("#release").textContent = ids.length === 1 ? "Release my seat" : "Release my seats";
   }
 
   // seatsIn: the seats of a message ({seat_ids} or a ','-joined seat_id).
