@@ -35,7 +35,9 @@ type Publisher struct {
 	stopped   chan struct{}
 }
 
-// NewPublisher connects to url (amqp://user:pass@host:port/vhost), declares
+// NewPublisher connects to url (amqp://user:pass@host:port/vhost, or several
+// such URLs separated by commas, one per cluster node: it connects to any
+// that answers, and after a lost connection tries the next node first), declares
 // the topology and starts the reconnect loop. It retries the first
 // connection with backoff until ctx is done.
 func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, error) {
@@ -59,7 +61,7 @@ func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, 
 // connectWithBackoff dials until it succeeds, ctx is done or stop closes.
 func connectWithBackoff(ctx context.Context, stop <-chan struct{}, url, name string, o options, log *zap.Logger) (*session, error) {
 	for attempt := 0; ; attempt++ {
-		s, err := dialSession(url, name, o)
+		s, err := dialAny(url, name, o)
 		if err == nil {
 			return s, nil
 		}
@@ -163,9 +165,10 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 // dead-lettering to exchange with routing key key, x-expires = delay + 1 h —
 // declared on first use. Every message in one wait queue has the same TTL,
 // so expiry order is arrival order and nothing waits behind a longer delay.
-// Hazard: dead-lettering from a classic queue is at-most-once — a broker
-// crash at that moment can lose the delayed message; boxoffice's periodic
-// safety net (expiry scores in Redis) covers that case.
+// Dead-lettering out of a quorum wait queue (the default) is at-least-once;
+// out of a classic one (WithQueueType(QueueClassic)) it is at-most-once — a
+// broker crash at that moment can lose the delayed message; boxoffice's
+// periodic safety net (expiry scores in Redis) covers that case.
 //
 // With WithDelayedMessagePlugin and exchange == TimeoutExchange, the message
 // is published to the x-delayed-message exchange with the x-delay header

@@ -25,7 +25,14 @@ type Common struct {
 	RedisPassword string   `env:"REDIS_PASSWORD" secret:"true"`
 	// RedisPrefix starts every Redis key the services write.
 	RedisPrefix string `env:"REDIS_PREFIX" default:"bo"`
-	AMQPURL     string `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
+	// AMQPURL is one URL, or several (comma separated, one per node of a
+	// RabbitMQ cluster): amqpx connects to the first that answers and
+	// moves on to the next on a lost connection.
+	AMQPURL string `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
+	// AMQPQueueType and AMQPDeliveryLimit fix the queue arguments; every
+	// service of a deployment must agree (see amqpx.Topology).
+	AMQPQueueType     string `env:"AMQP_QUEUE_TYPE" default:"quorum" oneof:"quorum,classic"`
+	AMQPDeliveryLimit int    `env:"AMQP_DELIVERY_LIMIT" default:"20"`
 	// AMQPDelayedPlugin uses the x-delayed-message exchange for timeouts;
 	// every service of a deployment must agree (it sets timeout-exchange's
 	// type).

@@ -75,7 +75,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	admin.AddCheck("redis", service.RedisCheck(rdb))
-	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddr(cfg.AMQPURL)))
+	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddrs(cfg.AMQPURL)...))
 
 	srv := notifier.NewServer(notifier.Config{
 		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,
@@ -86,7 +86,8 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return id.UserID, err
 	}, notifier.NewMetrics(admin.Registry()), log)
 
-	consumer := amqpx.NewConsumer(cfg.AMQPURL, amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))
+	consumer := amqpx.NewConsumer(cfg.AMQPURL, append(amqpx.ConfigOptions(cfg.Common),
+		amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))...)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("listening", zap.String("http_addr", cfg.HTTPAddr))
 	return service.RunAll(ctx,
