@@ -90,7 +90,7 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (
 	d.Admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddrs(c.AMQPURL)...))
 
 	d.Kafka, err = events.NewKafkaProducer(c.KafkaBrokers, events.WithClientID("boxoffice-"+name),
-		events.WithRegisterer(reg))
+		events.WithRegisterer(reg), events.WithClientConfig(events.ClientConfigFrom(c)))
 	if err != nil {
 		return d, fmt.Errorf("kafka: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -61,6 +62,6 @@ func run(ctx context.Context, log *zap.Logger) error {
 	})
 
 	c := popularity.NewConsumer(popularity.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.GroupID,
-		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL}, rdb, log)
+		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: events.ClientConfigFrom(cfg.Common)}, rdb, log)
 	return service.RunAll(ctx, admin.Run, c.Run)
 }
