@@ -147,7 +147,8 @@ func (p *Publisher) current(ctx context.Context) (*session, error) {
 // broker confirmed it. The message is persistent, application/json, with a
 // MessageId (msg.ID or a new one) and a timestamp. It is published
 // mandatory: if no queue is bound for key the result is ErrUnroutable. A
-// nack is ErrNacked; a timeout or a closed Publisher is an error too. A nil
+// nack (the broker did not store it) is sent again with backoff for about
+// 10 s, then ErrNacked; a timeout or a closed Publisher is an error too. A nil
 // error means the broker has stored the message.
 func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
 	pub := msg.publishing(ctx)
@@ -193,15 +194,19 @@ func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, ms
 	})
 }
 
+// maxNackRetries bounds how often do sends a nacked message again (with
+// backoff from 100 ms to 2 s, about 10 s in all) before returning ErrNacked.
+const maxNackRetries = 8
+
 // do runs one publish attempt per live session until it gets an answer that
-// is not "connection lost".
+// is not "connection lost" or a nack (retried maxNackRetries times).
 func (p *Publisher) do(ctx context.Context, exchange string, attempt func(context.Context, *session) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.o.publishTimeout)
 		defer cancel()
 	}
-	for {
+	for nacks := 0; ; {
 		s, err := p.current(ctx)
 		if err != nil {
 			p.failed(exchange, err)
@@ -211,6 +216,20 @@ func (p *Publisher) do(ctx context.Context, exchange string, attempt func(contex
 		if err == nil {
 			p.o.metrics.PublishConfirmed.WithLabelValues(exchange).Inc()
 			return nil
+		}
+		if errors.Is(err, ErrNacked) && nacks < maxNackRetries {
+			// Not stored: safe to send again with the same MessageId.
+			// A quorum queue nacks while it has no leader (the node
+			// holding it just went down; the election takes a few
+			// seconds).
+			t := time.NewTimer(backoff(nacks, 100*time.Millisecond, 2*time.Second))
+			nacks++
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+			}
 		}
 		if isConnectionLoss(err) {
 			// Unknown outcome: wait for the session to be replaced and

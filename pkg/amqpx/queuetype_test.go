@@ -172,3 +172,45 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	}
 	t.Fatalf("message not dead-lettered after %d deliveries", deliveries)
 }
+
+// A nacked publish (not stored) is sent again with backoff: a quorum queue
+// nacks while it has no leader during a node failure. Here a full queue
+// with reject-publish nacks until the test makes room.
+func TestPublishRetriesNack(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	p := newPublisher(t, url, nil)
+	ch := dial(t, url)
+	const q = "nack-test"
+	if _, err := ch.QueueDeclare(q, true, false, false, false, amqp.Table{
+		"x-max-length": int64(1), "x-overflow": "reject-publish", // classic: exact limit
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Publish(ctx, "", q, amqpx.Message{ID: "first", Body: []byte(`{}`)}); err != nil {
+		t.Fatalf("first publish: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Publish(ctx, "", q, amqpx.Message{ID: "second", Body: []byte(`{}`)}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("second publish into a full reject-publish queue returned %v before room was made", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if d := getOne(t, ch, q, 5*time.Second); d.MessageId != "first" {
+		t.Fatalf("got %q, want first", d.MessageId)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("second publish: %v, want success once the queue had room", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("second publish never returned")
+	}
+	if d := getOne(t, ch, q, 5*time.Second); d.MessageId != "second" {
+		t.Errorf("got %q, want second", d.MessageId)
+	}
+}
