@@ -42,6 +42,7 @@ func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
 	}, amqpx.ConsumeOptions{Workers: 4}, nil)
 
 	id := 0
+	var slowest time.Duration
 	publish := func(n int) {
 		t.Helper()
 		for range n {
@@ -51,8 +52,10 @@ func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
 			sent[mid] = time.Now()
 			mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			start := time.Now()
 			err := p.PublishDelayed(ctx, amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, amqpx.Message{ID: mid, Body: []byte(`{}`)}, delay)
 			cancel()
+			slowest = max(slowest, time.Since(start))
 			if err != nil {
 				t.Fatalf("publish %s: %v", mid, err)
 			}
@@ -104,5 +107,5 @@ func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
 	if early > 0 {
 		t.Errorf("%d timeouts arrived early", early)
 	}
-	t.Logf("%d timeouts, %d delivered twice (at-least-once)", id, dups)
+	t.Logf("%d timeouts, %d delivered twice (at-least-once); slowest publish %v", id, dups, slowest)
 }

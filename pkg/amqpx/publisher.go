@@ -147,8 +147,8 @@ func (p *Publisher) current(ctx context.Context) (*session, error) {
 // broker confirmed it. The message is persistent, application/json, with a
 // MessageId (msg.ID or a new one) and a timestamp. It is published
 // mandatory: if no queue is bound for key the result is ErrUnroutable. A
-// nack (the broker did not store it) is sent again with backoff for about
-// 10 s, then ErrNacked; a timeout or a closed Publisher is an error too. A nil
+// nack (the broker did not store it) is sent again with backoff until ctx
+// ends, then ErrNacked; a timeout or a closed Publisher is an error too. A nil
 // error means the broker has stored the message.
 func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
 	pub := msg.publishing(ctx)
@@ -194,12 +194,14 @@ func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, ms
 	})
 }
 
-// maxNackRetries bounds how often do sends a nacked message again (with
-// backoff from 100 ms to 2 s, about 10 s in all) before returning ErrNacked.
-const maxNackRetries = 8
-
 // do runs one publish attempt per live session until it gets an answer that
-// is not "connection lost" or a nack (retried maxNackRetries times).
+// is not "connection lost" or a nack, or ctx ends. A nacked message was not
+// stored, so it is sent again (backoff 100 ms doubling to 2 s) until ctx
+// ends, from the second nack on over a new connection: after a RabbitMQ
+// node was lost, a channel that had published to a quorum queue led from
+// that node kept being nacked on 3.10.8 although the new leader was elected
+// within milliseconds (pkg/amqpx/cluster_test.go). No boxoffice queue has a
+// length limit, so a nack is never permanent.
 func (p *Publisher) do(ctx context.Context, exchange string, attempt func(context.Context, *session) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -217,11 +219,15 @@ func (p *Publisher) do(ctx context.Context, exchange string, attempt func(contex
 			p.o.metrics.PublishConfirmed.WithLabelValues(exchange).Inc()
 			return nil
 		}
-		if errors.Is(err, ErrNacked) && nacks < maxNackRetries {
+		if errors.Is(err, ErrNacked) {
 			// Not stored: safe to send again with the same MessageId.
-			// A quorum queue nacks while it has no leader (the node
-			// holding it just went down; the election takes a few
-			// seconds).
+			// From the second nack on, on a new connection: a channel
+			// that published to a quorum queue before its leader was
+			// lost can keep being nacked (seen on 3.10.8 for a minute).
+			if nacks > 0 {
+				p.log.Warn("amqp publish nacked again; reconnecting", zap.Int("nacks", nacks+1))
+				go s.close() // run reconnects; current waits for it
+			}
 			t := time.NewTimer(backoff(nacks, 100*time.Millisecond, 2*time.Second))
 			nacks++
 			select {

@@ -85,6 +85,9 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	t.Cleanup(func() {
 		for _, nd := range c.Nodes {
 			nd.kill()
+			if t.Failed() {
+				nd.logTail(40)
+			}
 		}
 	})
 	for _, nd := range c.Nodes {
@@ -205,4 +208,15 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// logTail logs the last lines of the node's log, for a failed test.
+func (n *Node) logTail(lines int) {
+	b, err := os.ReadFile(filepath.Join(n.dir, "log", n.Name+".log"))
+	if err != nil {
+		n.c.t.Logf("%s: no log: %v", n.Name, err)
+		return
+	}
+	all := strings.Split(strings.TrimSpace(string(b)), "\n")
+	n.c.t.Logf("%s: last %d log lines:\n%s", n.Name, lines, strings.Join(all[max(0, len(all)-lines):], "\n"))
 }
