@@ -126,7 +126,7 @@ func (c ClientConfig) compression() (kafka.Compression, error) {
 	return k, nil
 }
 
-// transport builds the writer's transport settings.
+// security builds the TLS configuration and SASL mechanism.
 func (c ClientConfig) security() (*tls.Config, sasl.Mechanism, error) {
 	t, err := c.TLSConfig()
 	if err != nil {

@@ -27,6 +27,13 @@ import (
 // returns the broker's TLS config and the certificate's PEM file, for the
 // client to trust.
 func selfSignedTLS(t *testing.T) (*tls.Config, string) {
+	cfg, file, _, _ := selfSignedCA(t)
+	return cfg, file
+}
+
+// selfSignedCA is selfSignedTLS, also returning the certificate and key to
+// sign client certificates with.
+func selfSignedCA(t *testing.T) (*tls.Config, string, *x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -39,7 +46,7 @@ func selfSignedTLS(t *testing.T) (*tls.Config, string) {
 		NotAfter:              time.Now().Add(time.Hour),
 		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
@@ -60,7 +67,65 @@ func selfSignedTLS(t *testing.T) (*tls.Config, string) {
 	if err := os.WriteFile(file, certPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, file
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, file, ca, key
+}
+
+// clientCert writes a client certificate signed by ca and its key as PEM
+// files.
+func clientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "boxoffice"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// A broker that requires a client certificate (mTLS): accepted with
+// KAFKA_TLS_CERT/KAFKA_TLS_KEY, refused without.
+func TestKafkaClientCertificate(t *testing.T) {
+	srvTLS, caFile, ca, caKey := selfSignedCA(t)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	srvTLS.ClientCAs, srvTLS.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	c := kafkatest.NewCluster(t, kfake.TLS(srvTLS))
+	certFile, keyFile := clientCert(t, ca, caKey)
+	cc := events.ClientConfig{TLS: true, TLSCA: caFile, TLSCert: certFile, TLSKey: keyFile}
+	if err := publishAndRead(t, c.ListenAddrs(), cc); err != nil {
+		t.Fatalf("publish with a client certificate: %v", err)
+	}
+	cc.TLSCert, cc.TLSKey = "", ""
+	if err := publishAndRead(t, c.ListenAddrs(), cc); err == nil {
+		t.Error("publish without a client certificate succeeded against a broker that requires one")
+	}
 }
 
 // publishAndRead publishes one event through a producer with cc and reads
