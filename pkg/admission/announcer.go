@@ -113,9 +113,12 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 // apart: when only one side succeeds, the entry is marked with it
 // (booking.Store.MarkOutbox) and a retry does only the other side, so a
 // Kafka outage does not repeat timeouts and notifications on every
-// safety-net tick, nor a RabbitMQ outage the Kafka events. Any failure is
-// returned; the entries not acknowledged stay in the outbox for a retry
-// (SweepOutbox). Announcing an entry twice is harmless: every publish
+// safety-net tick, nor a RabbitMQ outage the Kafka events. The RabbitMQ
+// side is marked as soon as it is confirmed when the Kafka write is still
+// in flight, so an announcer sweeping meanwhile redoes only Kafka. Any
+// failure is returned (wrapping ErrKafkaPending when the Kafka write was
+// the only one); the entries not acknowledged stay in the outbox for a
+// retry (SweepOutbox). Announcing an entry twice is harmless: every publish
 // carries a deterministic id.
 func (a *Announcer) Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error {
 	if len(entries) == 0 {
@@ -359,8 +362,9 @@ func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm boo
 }
 
 // AnnounceExpiry publishes the effects of a hold that expired outside the
-// outbox (released by a timeout message): the expired notification and the
-// Kafka booking_expired event. Idempotent: the same expiry has the same ids.
+// outbox: the expired notification and the Kafka booking_expired event.
+// Idempotent: the same expiry has the same ids. (The TimeoutHandler no
+// longer uses it: handle_timeout.lua writes the expiry's outbox entry.)
 func (a *Announcer) AnnounceExpiry(ctx context.Context, eventID string, x booking.Expiry) error {
 	now := a.now()
 	var kafkaErr error
