@@ -70,6 +70,9 @@ func (s *Server) join(c *httpapi.FastCtx) {
 	if !ok {
 		return
 	}
+	if !s.limitFast(c, id.UserID, true) {
+		return
+	}
 	var req eventRequest
 	if !c.Bind(&req) {
 		return
@@ -151,6 +154,9 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 func (s *Server) position(c *httpapi.FastCtx) {
 	id, ok := s.Auth.FastIdentity(c)
 	if !ok {
+		return
+	}
+	if !s.limitFast(c, id.UserID, false) {
 		return
 	}
 	eventID, err := eventIDParam(c.Query("event_id"))

@@ -15,6 +15,8 @@ require (
 	golang.org/x/sync v0.24.0
 )
 
+require github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
+
 require (
 	github.com/andybalholm/brotli v1.2.6 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
