@@ -15,7 +15,7 @@
 -- acknowledges it after answering; the safety net sweeps what it missed).
 local user, now = ARGV[1], tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
-  'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms')
+  'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -58,6 +58,10 @@ if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0 then
   if not admit and room > 0 then
     local n = holds_counted(now, 64)
     admit = n ~= nil and n < room
+  end
+  if admit and num(c[9]) > 0 then
+    -- the rate cap (admit_per_minute) counts immediate admissions too
+    admit = cap_left(now, num(c[9])) > 0
   end
   if admit then
     local deadline = admit_all({user, seq}, now, hold_ms)

@@ -4,11 +4,14 @@
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies:
 --   {'ok', state, sequence, position, seat_id, payment_id, deadline_ms,
---    sold_out (0|1), served, waiting_count, admitted_last_minute}
---   {'not_found', sold_out, served, waiting_count, admitted_last_minute}
+--    sold_out (0|1), served, waiting_count, admitted_last_minute,
+--    admit_per_minute}
+--   {'not_found', sold_out, served, waiting_count, admitted_last_minute,
+--    admit_per_minute}
+--   admit_per_minute: the event's rate cap (0 = none), for the ETA
 --   {'event_not_found'}
 local user, now = ARGV[1], tonumber(ARGV[2])
-local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms')
+local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -19,7 +22,7 @@ local rate = admitted_last_minute(now)
 
 local state = redis.call('HGET', K_STATE, user)
 if not state then
-  return {'not_found', sold_out, served, waiting, rate}
+  return {'not_found', sold_out, served, waiting, rate, num(c[5])}
 end
 local seq = num(redis.call('HGET', K_USEQ, user))
 local position, deadline = 0, 0
@@ -30,4 +33,4 @@ else
   deadline = num(redis.call('ZSCORE', K_ACTIVE, user))
 end
 return {'ok', state, seq, position, redis.call('HGET', K_USEAT, user) or '',
-  redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served, waiting, rate}
+  redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served, waiting, rate, num(c[5])}

@@ -6,7 +6,9 @@
 -- ARGV: 1 now_ms, 2 max (0 = the event's batch size)
 -- Replies:
 --   {'ok', reason, promoted, expired, abandoned}
---     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
+--     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch' |
+--       'rate_capped' (admit_per_minute reached; the safety net's next tick
+--       promotes again once the window frees)
 --     promoted: flat {user, sequence, deadline_ms, ...}
 --     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
 --     abandoned: flat {user, sequence, ...} waiting users dropped for absence
@@ -16,7 +18,7 @@
 --   {'event_not_found'}
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
-  'abandon_ms', 'paused', 'abandon_since_ms')
+  'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -58,6 +60,16 @@ if free <= 0 then
   return {'ok', 'room_full', promoted, expired, abandoned}
 end
 local want = math.min(free, max)
+local capped = cap_left(now, num(c[9]))
+if capped and capped < want then
+  if capped == 0 then
+    if redis.call('ZCARD', K_WAITING) == 0 then
+      return {'ok', 'no_waiting', promoted, expired, abandoned}
+    end
+    return {'ok', 'rate_capped', promoted, expired, abandoned}
+  end
+  want = capped
+end
 local admitted, popped, reason, list = 0, 0, 'room_full', {}
 while admitted < want do
   if popped >= max * 4 then reason = 'batch' break end
@@ -95,7 +107,10 @@ for i = 1, #list, 2 do
   promoted[#promoted + 1] = deadline
 end
 if admitted == want and want == max and want < free then reason = 'batch' end
-if admitted == want and reason ~= 'batch' then
+if admitted == want and capped and want == capped and reason ~= 'batch' and want < free then
+  reason = 'rate_capped'
+  if redis.call('ZCARD', K_WAITING) == 0 then reason = 'no_waiting' end
+elseif admitted == want and reason ~= 'batch' then
   if redis.call('ZCARD', K_WAITING) == 0 then reason = 'no_waiting' else reason = 'room_full' end
 end
 return {'ok', reason, promoted, expired, abandoned}

@@ -5,7 +5,9 @@
 -- was off) counts as present from that moment (promote.lua).
 -- KEYS: the event key set (lib.lua).
 -- ARGV: field, value pairs; fields limited to paused, capacity, hold_ms, abandon_ms,
---       name, grace_ms, batch, sales_start_ms, sales_end_ms (the caller
+--       name, grace_ms, batch, sales_start_ms, sales_end_ms,
+--       admit_per_minute (0 = no rate cap; takes effect at the next
+--       admission) (the caller
 --       validates values), and now_ms (the time of the change, not stored;
 --       needed to switch abandonment on).
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
@@ -13,7 +15,8 @@ if redis.call('EXISTS', K_CONFIG) == 0 then
   return {'event_not_found'}
 end
 local allowed = {paused = true, capacity = true, hold_ms = true, abandon_ms = true,
-  name = true, grace_ms = true, batch = true, sales_start_ms = true, sales_end_ms = true}
+  name = true, grace_ms = true, batch = true, sales_start_ms = true, sales_end_ms = true,
+  admit_per_minute = true}
 local set, now, abandon = {}, nil, nil
 for i = 1, #ARGV, 2 do
   local f, v = ARGV[i], ARGV[i + 1]

@@ -97,7 +97,11 @@ func (u EventUpdate) moreArgs() ([]any, error) {
 		}
 		args = append(args, "sales_end_ms", unixMS(*u.SalesEnd))
 	}
-	return args, nil
+	door, err := u.doorArgs()
+	if err != nil {
+		return nil, err
+	}
+	return append(args, door...), nil
 }
 
 // checkSalesWindow checks that an update leaves the sales end after the

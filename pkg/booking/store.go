@@ -249,6 +249,11 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	if err != nil && !errors.Is(err, ErrEventExists) {
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
+	if err == nil {
+		if err := s.setDoor(ctx, c); err != nil {
+			return Event{}, err
+		}
+	}
 	// Registration is a second step (the index is outside the event's
 	// slot). It runs on event_exists too, so a retry after a failed SADD
 	// repairs the index; a retry with the same configuration succeeds.
@@ -258,7 +263,16 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	e, gerr := s.GetEvent(ctx, c.ID)
 	if err != nil {
 		if gerr == nil && sameConfig(e, c, len(seats)) {
-			return e, nil
+			if !sameDoor(e, c) && noDoor(e) {
+				// the first create stopped before its door settings
+				if err := s.setDoor(ctx, c); err != nil {
+					return Event{}, err
+				}
+				return s.GetEvent(ctx, c.ID)
+			}
+			if sameDoor(e, c) {
+				return e, nil
+			}
 		}
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
@@ -323,6 +337,9 @@ func normalise(c *EventConfig) ([]string, error) {
 	case c.BatchSize > MaxBatchSize:
 		return bad("batch size must be at most %d", MaxBatchSize)
 	}
+	if err := checkAdmitPerMinute(c.AdmitPerMinute); err != nil {
+		return bad("%v", err)
+	}
 	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
 		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
 		if err != nil {
@@ -379,6 +396,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		SalesStart: ms(n("sales_start_ms")), SalesEnd: ms(n("sales_end_ms")),
 		BatchSize: int(n("batch")), Abandon: time.Duration(n("abandon_ms")) * time.Millisecond,
 		Paused: cfg["paused"] == "1", Rows: int(n("rows")), PerRow: int(n("per_row")),
+		AdmitPerMinute: int(n("admit_per_minute")),
 	}
 	e.Counts = Counts{
 		Total: n("total"), Held: n("held"), Sold: n("sold"), Served: n("served"),
@@ -504,14 +522,14 @@ func (s *Store) Position(ctx context.Context, eventID, userID string) (Status, e
 	}
 	r, err := s.run(ctx, scriptGetPosition, eventID, userID, s.nowMS())
 	if errors.Is(err, ErrNotFound) {
-		return Status{SoldOut: r.int(1) == 1,
+		return Status{SoldOut: r.int(1) == 1, AdmitPerMinute: r.int(5),
 			Counts: Counts{Served: r.int(2), Waiting: r.int(3), AdmittedLastMinute: r.int(4)}}, err
 	}
 	if err != nil {
 		return Status{}, fmt.Errorf("position: %w", err)
 	}
 	return Status{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
-		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1,
+		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1, AdmitPerMinute: r.int(11),
 		Counts: Counts{Served: r.int(8), Waiting: r.int(9), AdmittedLastMinute: r.int(10)}}, nil
 }
 

@@ -100,6 +100,9 @@ type EventConfig struct {
 	// Abandon drops a waiting user who has not been seen (joined, polled or
 	// connected) for this long when their turn comes. Zero disables it.
 	Abandon time.Duration
+	// AdmitPerMinute caps admissions (promotions and immediate admissions)
+	// over any 60 s, on top of Capacity. Zero: no cap (door.go).
+	AdmitPerMinute int
 }
 
 // Event is an event's configuration and live counts.
@@ -116,7 +119,9 @@ type Event struct {
 	Paused     bool          `json:"paused"`
 	Rows       int           `json:"rows,omitempty"`
 	PerRow     int           `json:"seats_per_row,omitempty"`
-	Counts     Counts        `json:"counts"`
+	// AdmitPerMinute is the rate cap (0 = none).
+	AdmitPerMinute int    `json:"admit_per_minute"`
+	Counts         Counts `json:"counts"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.
@@ -131,6 +136,8 @@ type EventUpdate struct {
 	BatchSize  *int
 	SalesStart *time.Time // the zero time: open now
 	SalesEnd   *time.Time // the zero time: no end
+	// AdmitPerMinute changes the rate cap (0 = off), at once.
+	AdmitPerMinute *int
 }
 
 // Counts are an event's live numbers.
@@ -185,6 +192,8 @@ type Status struct {
 	SoldOut bool
 	// Counts carries Served, Waiting and AdmittedLastMinute for the ETA.
 	Counts Counts
+	// AdmitPerMinute is the event's rate cap (0 = none), for the ETA.
+	AdmitPerMinute int64
 }
 
 // Admission is a user let into the booking room.

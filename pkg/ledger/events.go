@@ -24,7 +24,7 @@ type EventDef struct {
 }
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
-	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at`
+	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at, admit_per_minute`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
@@ -32,7 +32,7 @@ func scanEvent(row pgx.Row) (EventDef, error) {
 	var start, end *time.Time
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
-		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt)
+		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt, &c.AdmitPerMinute)
 	if err != nil {
 		return EventDef{}, err
 	}
@@ -68,10 +68,11 @@ func (l *Ledger) CreateEvent(ctx context.Context, cfg booking.EventConfig) (def 
 		return EventDef{}, false, err
 	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO events (id, name, seats, rows_count, seats_per_row, capacity,
-		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, admit_per_minute)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
 		cfg.ID, cfg.Name, cfg.Seats, cfg.Rows, cfg.SeatsPerRow, cfg.Capacity, cfg.Hold.Milliseconds(),
-		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds())
+		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds(),
+		cfg.AdmitPerMinute)
 	if err != nil {
 		return EventDef{}, false, wrap("create event", err)
 	}
@@ -100,7 +101,8 @@ func sameDefinition(a, b booking.EventConfig) bool {
 	return a.ID == b.ID && a.Name == b.Name && slices.Equal(a.Seats, b.Seats) && a.Rows == b.Rows &&
 		a.SeatsPerRow == b.SeatsPerRow && a.Capacity == b.Capacity && a.Hold.Milliseconds() == b.Hold.Milliseconds() &&
 		a.Grace.Milliseconds() == b.Grace.Milliseconds() && ms(a.SalesStart) == ms(b.SalesStart) &&
-		ms(a.SalesEnd) == ms(b.SalesEnd) && a.BatchSize == b.BatchSize && a.Abandon.Milliseconds() == b.Abandon.Milliseconds()
+		ms(a.SalesEnd) == ms(b.SalesEnd) && a.BatchSize == b.BatchSize && a.Abandon.Milliseconds() == b.Abandon.Milliseconds() &&
+		a.AdmitPerMinute == b.AdmitPerMinute
 }
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one
@@ -119,7 +121,8 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 	}
 	d, err := scanEvent(l.pool.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
 		capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
-		updated_at = now() WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon))
+		admit_per_minute = COALESCE($6, admit_per_minute),
+		updated_at = now() WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon, u.AdmitPerMinute))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound
 	}

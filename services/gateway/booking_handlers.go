@@ -120,8 +120,9 @@ type positionResponse struct {
 	// Served is the highest join sequence admitted so far.
 	Served  int64 `json:"served"`
 	Waiting int64 `json:"waiting"`
-	// ETASeconds = position / (admitted in the last minute / 60); null while
-	// nobody was admitted in the last minute.
+	// ETASeconds = position / (admitted in the last minute / 60), the rate
+	// no more than the event's admit_per_minute; null while nobody was
+	// admitted in the last minute.
 	ETASeconds *int64 `json:"eta_seconds"`
 	SeatID     string `json:"seat_id,omitempty"`
 	PaymentID  string `json:"payment_id,omitempty"`
@@ -181,7 +182,7 @@ func (s *Server) position(c *httpapi.FastCtx) {
 		resp.Position = st.Position
 		if st.SoldOut {
 			resp.Status = "sold_out"
-		} else if rate := st.Counts.AdmittedLastMinute; rate > 0 {
+		} else if rate := etaRate(st); rate > 0 {
 			eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
 			resp.ETASeconds = &eta
 		}
@@ -192,6 +193,17 @@ func (s *Server) position(c *httpapi.FastCtx) {
 		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
 	}
 	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
+}
+
+// etaRate is the admissions per minute the ETA assumes: the last
+// minute's, but never more than the rate cap (which may just have been
+// lowered).
+func etaRate(st booking.Status) int64 {
+	rate := st.Counts.AdmittedLastMinute
+	if c := st.AdmitPerMinute; c > 0 && rate > c {
+		rate = c
+	}
+	return rate
 }
 
 type selectSeatRequest struct {

@@ -200,10 +200,13 @@ type createEventRequest struct {
 	SalesEnd       string   `json:"sales_end"`
 	BatchSize      int      `json:"batch_size"`
 	AbandonSeconds *float64 `json:"abandon_seconds"`
+	// AdmitPerMinute is the rate cap (0 = none).
+	AdmitPerMinute int `json:"admit_per_minute"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
-	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize}
+	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
+		AdmitPerMinute: r.AdmitPerMinute}
 	if r.ID == "" {
 		return cfg, errf("id is required")
 	}
@@ -292,6 +295,8 @@ type updateEventRequest struct {
 	// SalesStart and SalesEnd: RFC 3339, or "" to clear.
 	SalesStart *string `json:"sales_start"`
 	SalesEnd   *string `json:"sales_end"`
+	// AdmitPerMinute changes the rate cap (0 = off) at once.
+	AdmitPerMinute *int `json:"admit_per_minute"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -302,14 +307,15 @@ func (s *Server) updateEvent(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize}
+	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
+		AdmitPerMinute: req.AdmitPerMinute}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
-		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil {
+		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil && req.AdmitPerMinute == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "admit_per_minute"`)
 		return
 	}
 	for _, f := range []struct {
@@ -344,7 +350,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil {
+	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil || req.AdmitPerMinute != nil {
 		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {
 			httpapi.Fail(c, err)
 			return
