@@ -39,6 +39,12 @@ type Common struct {
 	// AdminPprof serves /debug/pprof on the admin listener (profiles,
 	// traces and goroutine dumps of the live process); off by default.
 	AdminPprof bool `env:"ADMIN_PPROF" default:"false"`
+
+	// PassKeys are the admission pass's Ed25519 keys, "kid:base64url
+	// seed", current first, then previous ones still published (pkg/pass);
+	// none: no passes. Every service that admits users needs the same.
+	PassKeys   []string `env:"PASS_KEYS" secret:"true"`
+	PassIssuer string   `env:"PASS_ISSUER" default:"boxoffice"`
 }
 
 var adminPorts = map[string]string{

@@ -29,6 +29,7 @@ type joinResponse struct {
 	Sequence   int64  `json:"sequence"`
 	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
 	ExpireAt   string `json:"expire_at,omitempty"`
+	Pass       string `json:"pass,omitempty"` // the admission pass (pass.go)
 }
 
 // appendJSON is encoding/json's encoding of r, without reflection (the
@@ -42,6 +43,7 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	o.Int("sequence", r.Sequence)
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
+	o.StrOmitEmpty("pass", r.Pass)
 	return o.Bytes()
 }
 
@@ -105,6 +107,9 @@ func (s *Server) join(c *httpapi.FastCtx) {
 		Position: res.Position, Sequence: res.Sequence,
 		ExpireTime: unixOrZero(res.ExpireAt), ExpireAt: rfc3339OrEmpty(res.ExpireAt),
 	}
+	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.ExpireAt, &resp.Pass) {
+		return
+	}
 	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
 }
 
@@ -129,6 +134,8 @@ type positionResponse struct {
 	ExpireTime int64  `json:"expire_time,omitempty"`
 	ExpireAt   string `json:"expire_at,omitempty"`
 	SoldOut    bool   `json:"sold_out"`
+	// Pass is the admission pass, in the room (pass.go).
+	Pass string `json:"pass,omitempty"`
 }
 
 // appendJSON is encoding/json's encoding of r, without reflection (the
@@ -148,6 +155,7 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.Bool("sold_out", r.SoldOut)
+	o.StrOmitEmpty("pass", r.Pass)
 	return o.Bytes()
 }
 
@@ -189,6 +197,9 @@ func (s *Server) position(c *httpapi.FastCtx) {
 	case st.State.InRoom():
 		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
 		resp.ExpireTime, resp.ExpireAt = unixOrZero(st.ExpireAt), rfc3339OrEmpty(st.ExpireAt)
+		if !s.fastPass(c, eventID, id.UserID, st.Sequence, st.ExpireAt, &resp.Pass) {
+			return
+		}
 	case st.State == booking.StateCompleted:
 		resp.SeatID, resp.PaymentID = st.SeatID, st.PaymentID
 	}

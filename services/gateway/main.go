@@ -125,6 +125,8 @@ func run(ctx context.Context, log *zap.Logger) error {
 		Web:         web.Register,
 		Limits:      limits,
 		Proxies:     proxies,
+		Pass:        d.Pass,
+		PassKeys:    d.PassKeys,
 	}
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
@@ -75,6 +76,10 @@ type Server struct {
 	// peers whose X-Forwarded-For names the client (TRUSTED_PROXIES).
 	Limits  *ratelimit.Limiter
 	Proxies ratelimit.Proxies
+	// Pass signs admission passes (nil: none); PassKeys are published at
+	// GET /.well-known/jwks.json (pass.go).
+	Pass     *pass.Signer
+	PassKeys pass.Keys
 
 	seatMaps seatMapCache
 }
@@ -99,6 +104,7 @@ func (s *Server) Handler() http.Handler {
 		s.Log = zap.NewNop()
 	}
 	r := httpapi.New(s.Log, s.Metrics)
+	r.GET("/.well-known/jwks.json", s.jwks())
 	api := r.Group("/api")
 	if s.DevTokens {
 		api.POST("/auth/dev-token", s.devToken)
