@@ -8,7 +8,8 @@
 --   {'ok', reason, promoted, expired, abandoned}
 --     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch' |
 --       'rate_capped' (admit_per_minute reached; the safety net's next tick
---       promotes again once the window frees)
+--       promotes again once the window frees) | 'not_started' (before
+--       sales_start_ms: the pre-queue waits)
 --     promoted: flat {user, sequence, deadline_ms, ...}
 --     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
 --     abandoned: flat {user, sequence, ...} waiting users dropped for absence
@@ -18,7 +19,7 @@
 --   {'event_not_found'}
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
-  'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute')
+  'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -52,6 +53,10 @@ if sold >= total then
 end
 if paused == '1' then
   return {'ok', 'paused', promoted, expired, abandoned}
+end
+if now < num(c[10]) then
+  -- before the sales start only pre-queued users wait (enqueue.lua)
+  return {'ok', 'not_started', promoted, expired, abandoned}
 end
 
 -- 2. Fill free capacity, at most max users, skipping absent users.

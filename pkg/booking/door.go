@@ -1,17 +1,46 @@
 package booking
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"slices"
+	"strconv"
+	"time"
 )
 
 // The front door's event settings (issue 13): the rate cap
-// (AdmitPerMinute). They are config fields that create_event.lua does not
-// take: CreateEvent sets them with update_event.lua right after the
-// create, and a retried create whose event lacks them sets them then.
+// (AdmitPerMinute) and the pre-queue (EarlyJoin). They are config fields
+// that create_event.lua does not take: CreateEvent sets them with
+// update_event.lua right after the create, and a retried create whose
+// event lacks them sets them then.
+//
+// The pre-queue's draw: with EarlyJoin, the event gets a secret random
+// seed (32 bytes, kept as hex in the config's draw_seed) and publishes its
+// commitment draw_commit = hex(SHA-256(seed bytes)) from creation. A join
+// in [SalesStart - EarlyJoin, SalesStart) waits with a key derived from
+// the seed and the user id (enqueue.lua), so at the start the pre-queue is
+// already in the order of a uniform random permutation, with no O(n) step
+// anywhere; nobody can compute it before the seed is revealed (GetEvent
+// shows draw_seed from SalesStart on). DrawOrder recomputes the order from
+// the revealed seed and the list of pre-queued users.
 
 // MaxAdmitPerMinute bounds the rate cap.
 const MaxAdmitPerMinute = 10_000_000
+
+// MaxEarlyJoin bounds EarlyJoin.
+const MaxEarlyJoin = 7 * 24 * time.Hour
+
+func checkEarlyJoin(d time.Duration) error {
+	if d < 0 || d > MaxEarlyJoin {
+		return fmt.Errorf("early join must be from 0 (off) to %s", MaxEarlyJoin)
+	}
+	return nil
+}
 
 func checkAdmitPerMinute(n int) error {
 	if n < 0 || n > MaxAdmitPerMinute {
@@ -40,15 +69,24 @@ func doorUpdate(c EventConfig) []any {
 	if c.AdmitPerMinute != 0 {
 		args = append(args, "admit_per_minute", c.AdmitPerMinute)
 	}
+	if c.EarlyJoin > 0 {
+		seed := make([]byte, 32)
+		_, _ = rand.Read(seed) // never fails (crypto/rand)
+		sum := sha256.Sum256(seed)
+		args = append(args, "early_join_ms", c.EarlyJoin.Milliseconds(),
+			"draw_seed", hex.EncodeToString(seed), "draw_commit", hex.EncodeToString(sum[:]))
+	}
 	return args
 }
 
 // sameDoor reports whether e has c's door settings.
-func sameDoor(e Event, c EventConfig) bool { return e.AdmitPerMinute == c.AdmitPerMinute }
+func sameDoor(e Event, c EventConfig) bool {
+	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin
+}
 
 // noDoor reports whether e has no door setting (created by a create whose
 // door update did not run).
-func noDoor(e Event) bool { return e.AdmitPerMinute == 0 }
+func noDoor(e Event) bool { return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 }
 
 // setDoor applies c's door settings to the event.
 func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
@@ -61,4 +99,40 @@ func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
 		return fmt.Errorf("create event: door settings: %w", err)
 	}
 	return nil
+}
+
+// DrawKey is a pre-queued user's place in the draw: the first 52 bits of
+// SHA-1(seedHex + ":" + user), smaller first (enqueue.lua stores it as the
+// score key - 2^53).
+func DrawKey(seedHex, user string) uint64 {
+	sum := sha1.Sum([]byte(seedHex + ":" + user))
+	v, _ := strconv.ParseUint(hex.EncodeToString(sum[:])[:13], 16, 64)
+	return v
+}
+
+// DrawOrder is the order in which the pre-queued users are admitted,
+// recomputed from the revealed seed (hex) and the pre-queue's members (in
+// any order): by DrawKey, ties by user id. It checks the seed against the
+// commitment published before the sale.
+func DrawOrder(seedHex, commitHex string, users []string) ([]string, error) {
+	seed, err := hex.DecodeString(seedHex)
+	if err != nil {
+		return nil, fmt.Errorf("draw seed: %w", err)
+	}
+	sum := sha256.Sum256(seed)
+	if hex.EncodeToString(sum[:]) != commitHex {
+		return nil, fmt.Errorf("draw seed does not match the commitment %s", commitHex)
+	}
+	out := slices.Clone(users)
+	slices.SortFunc(out, func(a, b string) int {
+		ka, kb := DrawKey(seedHex, a), DrawKey(seedHex, b)
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return bytes.Compare([]byte(a), []byte(b))
+	})
+	return out, nil
 }

@@ -340,6 +340,9 @@ func normalise(c *EventConfig) ([]string, error) {
 	if err := checkAdmitPerMinute(c.AdmitPerMinute); err != nil {
 		return bad("%v", err)
 	}
+	if err := checkEarlyJoin(c.EarlyJoin); err != nil {
+		return bad("%v", err)
+	}
 	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
 		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
 		if err != nil {
@@ -397,6 +400,11 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		BatchSize: int(n("batch")), Abandon: time.Duration(n("abandon_ms")) * time.Millisecond,
 		Paused: cfg["paused"] == "1", Rows: int(n("rows")), PerRow: int(n("per_row")),
 		AdmitPerMinute: int(n("admit_per_minute")),
+		EarlyJoin:      time.Duration(n("early_join_ms")) * time.Millisecond,
+		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"),
+	}
+	if e.DrawCommit != "" && !s.now().Before(e.SalesStart) {
+		e.DrawSeed = cfg["draw_seed"] // revealed once the sale started
 	}
 	e.Counts = Counts{
 		Total: n("total"), Held: n("held"), Sold: n("sold"), Served: n("served"),
@@ -503,7 +511,7 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}
 	res := JoinResult{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
-		ExpireAt: ms(r.int(4)), Created: r.int(5) == 1}
+		ExpireAt: ms(r.int(4)), Created: r.int(5) == 1, PrequeuedUntil: ms(r.int(6))}
 	if res.Created {
 		res.Outbox = []OutboxEntry{{Kind: "joined", UserID: userID, Sequence: res.Sequence, At: ms(now)}}
 		if res.State == StateActive {
@@ -522,14 +530,14 @@ func (s *Store) Position(ctx context.Context, eventID, userID string) (Status, e
 	}
 	r, err := s.run(ctx, scriptGetPosition, eventID, userID, s.nowMS())
 	if errors.Is(err, ErrNotFound) {
-		return Status{SoldOut: r.int(1) == 1, AdmitPerMinute: r.int(5),
+		return Status{SoldOut: r.int(1) == 1, AdmitPerMinute: r.int(5), SalesStart: ms(r.int(6)),
 			Counts: Counts{Served: r.int(2), Waiting: r.int(3), AdmittedLastMinute: r.int(4)}}, err
 	}
 	if err != nil {
 		return Status{}, fmt.Errorf("position: %w", err)
 	}
 	return Status{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
-		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1, AdmitPerMinute: r.int(11),
+		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1, AdmitPerMinute: r.int(11), SalesStart: ms(r.int(12)),
 		Counts: Counts{Served: r.int(8), Waiting: r.int(9), AdmittedLastMinute: r.int(10)}}, nil
 }
 

@@ -24,19 +24,19 @@ type EventDef struct {
 }
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
-	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at, admit_per_minute`
+	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at, admit_per_minute, early_join_ms`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
-	var holdMS, graceMS, abandonMS int64
+	var holdMS, graceMS, abandonMS, earlyMS int64
 	var start, end *time.Time
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
-		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt, &c.AdmitPerMinute)
+		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt, &c.AdmitPerMinute, &earlyMS)
 	if err != nil {
 		return EventDef{}, err
 	}
-	c.Hold, c.Grace, c.Abandon = msDur(holdMS), msDur(graceMS), msDur(abandonMS)
+	c.Hold, c.Grace, c.Abandon, c.EarlyJoin = msDur(holdMS), msDur(graceMS), msDur(abandonMS), msDur(earlyMS)
 	if start != nil {
 		c.SalesStart = start.UTC()
 	}
@@ -68,11 +68,11 @@ func (l *Ledger) CreateEvent(ctx context.Context, cfg booking.EventConfig) (def 
 		return EventDef{}, false, err
 	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO events (id, name, seats, rows_count, seats_per_row, capacity,
-		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, admit_per_minute)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, admit_per_minute, early_join_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`,
 		cfg.ID, cfg.Name, cfg.Seats, cfg.Rows, cfg.SeatsPerRow, cfg.Capacity, cfg.Hold.Milliseconds(),
 		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds(),
-		cfg.AdmitPerMinute)
+		cfg.AdmitPerMinute, cfg.EarlyJoin.Milliseconds())
 	if err != nil {
 		return EventDef{}, false, wrap("create event", err)
 	}
@@ -102,7 +102,7 @@ func sameDefinition(a, b booking.EventConfig) bool {
 		a.SeatsPerRow == b.SeatsPerRow && a.Capacity == b.Capacity && a.Hold.Milliseconds() == b.Hold.Milliseconds() &&
 		a.Grace.Milliseconds() == b.Grace.Milliseconds() && ms(a.SalesStart) == ms(b.SalesStart) &&
 		ms(a.SalesEnd) == ms(b.SalesEnd) && a.BatchSize == b.BatchSize && a.Abandon.Milliseconds() == b.Abandon.Milliseconds() &&
-		a.AdmitPerMinute == b.AdmitPerMinute
+		a.AdmitPerMinute == b.AdmitPerMinute && a.EarlyJoin.Milliseconds() == b.EarlyJoin.Milliseconds()
 }
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one

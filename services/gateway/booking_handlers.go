@@ -23,13 +23,15 @@ import (
 // status, sequence and the hold deadline of an immediate admission).
 type joinResponse struct {
 	Success    bool   `json:"success"`
-	Status     string `json:"status"` // queued | active | completed
+	Status     string `json:"status"` // queued | prequeued | active | completed
 	State      string `json:"state"`
 	Position   int64  `json:"position"`
 	Sequence   int64  `json:"sequence"`
 	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
 	ExpireAt   string `json:"expire_at,omitempty"`
 	Pass       string `json:"pass,omitempty"` // the admission pass (pass.go)
+	// SalesStart is when the pre-queue's draw admits (status prequeued).
+	SalesStart string `json:"sales_start,omitempty"`
 }
 
 // appendJSON is encoding/json's encoding of r, without reflection (the
@@ -44,6 +46,7 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.StrOmitEmpty("pass", r.Pass)
+	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
 }
 
@@ -107,6 +110,9 @@ func (s *Server) join(c *httpapi.FastCtx) {
 		Position: res.Position, Sequence: res.Sequence,
 		ExpireTime: unixOrZero(res.ExpireAt), ExpireAt: rfc3339OrEmpty(res.ExpireAt),
 	}
+	if !res.PrequeuedUntil.IsZero() {
+		resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(res.PrequeuedUntil)
+	}
 	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.ExpireAt, &resp.Pass) {
 		return
 	}
@@ -115,8 +121,9 @@ func (s *Server) join(c *httpapi.FastCtx) {
 
 // positionResponse is the answer of GET /api/booking/position.
 type positionResponse struct {
-	// Status: queued, active, completed, expired, failed, cancelled,
-	// abandoned, sold_out (waiting, but every seat is sold) or not_found.
+	// Status: queued, prequeued (waiting for the draw at sales_start),
+	// active, completed, expired, failed, cancelled, abandoned, sold_out
+	// (waiting, but every seat is sold) or not_found.
 	Status   string `json:"status"`
 	State    string `json:"state,omitempty"`
 	EventID  string `json:"event_id"`
@@ -136,6 +143,8 @@ type positionResponse struct {
 	SoldOut    bool   `json:"sold_out"`
 	// Pass is the admission pass, in the room (pass.go).
 	Pass string `json:"pass,omitempty"`
+	// SalesStart: when a prequeued user's draw admits.
+	SalesStart string `json:"sales_start,omitempty"`
 }
 
 // appendJSON is encoding/json's encoding of r, without reflection (the
@@ -156,6 +165,7 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.Bool("sold_out", r.SoldOut)
 	o.StrOmitEmpty("pass", r.Pass)
+	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
 }
 
@@ -188,7 +198,9 @@ func (s *Server) position(c *httpapi.FastCtx) {
 	switch {
 	case st.State == booking.StateWaiting:
 		resp.Position = st.Position
-		if st.SoldOut {
+		if s.Store.Now().Before(st.SalesStart) {
+			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
+		} else if st.SoldOut {
 			resp.Status = "sold_out"
 		} else if rate := etaRate(st); rate > 0 {
 			eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))

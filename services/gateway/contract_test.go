@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -269,6 +270,18 @@ func TestOpenAPIContract(t *testing.T) {
 	}
 	if !limited {
 		t.Fatal("no 429 at 1 request/s")
+	}
+	hs.srv.Limits = nil
+	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	hs.createEvent(map[string]any{"id": "pq", "rows": 1, "seats_per_row": 2, "sales_start": start, "early_join_seconds": 7200})
+	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "pq"}); r.str("status") != "prequeued" || r.str("sales_start") == "" {
+		t.Fatalf("pre-queued join: %s", r.raw)
+	}
+	if r := hs.do("GET", "/api/booking/position?event_id=pq", bob, nil); r.str("status") != "prequeued" || r.num("position") != 0 {
+		t.Fatalf("pre-queued position: %s", r.raw)
+	}
+	if r := hs.do("GET", "/api/events/pq", "", nil); len(r.str("draw_commit")) != 64 || r.str("draw_seed") != "" || r.num("prequeued") != 1 {
+		t.Fatalf("event before its draw: %s", r.raw)
 	}
 	ct.report()
 }

@@ -25,12 +25,15 @@ type eventView struct {
 	HoldSeconds    float64 `json:"hold_seconds"`
 	GraceSeconds   float64 `json:"grace_seconds"`
 	AbandonSeconds float64 `json:"abandon_seconds"`
+	// EarlyJoinSeconds is how long before sales_start the pre-queue opens.
+	EarlyJoinSeconds float64 `json:"early_join_seconds"`
 	// PriceCents is the amount charged per seat (TICKET_PRICE_CENTS).
 	PriceCents int64 `json:"price_cents,omitempty"`
 }
 
 func viewOf(e booking.Event) eventView {
-	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds()}
+	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds(),
+		EarlyJoinSeconds: e.EarlyJoin.Seconds()}
 }
 
 // Pages of GET /api/events.
@@ -202,6 +205,8 @@ type createEventRequest struct {
 	AbandonSeconds *float64 `json:"abandon_seconds"`
 	// AdmitPerMinute is the rate cap (0 = none).
 	AdmitPerMinute int `json:"admit_per_minute"`
+	// EarlyJoinSeconds opens the pre-queue before sales_start (0 = none).
+	EarlyJoinSeconds *float64 `json:"early_join_seconds"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
@@ -234,6 +239,9 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 		return cfg, err
 	}
 	if cfg.Abandon, err = seconds("abandon_seconds", r.AbandonSeconds); err != nil {
+		return cfg, err
+	}
+	if cfg.EarlyJoin, err = seconds("early_join_seconds", r.EarlyJoinSeconds); err != nil {
 		return cfg, err
 	}
 	if r.SalesStart != "" {
