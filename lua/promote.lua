@@ -9,7 +9,8 @@
 --     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch' |
 --       'rate_capped' (admit_per_minute reached; the safety net's next tick
 --       promotes again once the window frees) | 'not_started' (before
---       sales_start_ms: the pre-queue waits)
+--       sales_start_ms: the pre-queue waits) | 'draw_pending' (after it,
+--       until the pre-queue's draw is published and marked: config drawn)
 --     promoted: flat {user, sequence, deadline_ms, ...}
 --     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
 --     abandoned: flat {user, sequence, ...} waiting users dropped for absence
@@ -19,7 +20,8 @@
 --   {'event_not_found'}
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
-  'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms')
+  'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
+  'prequeued', 'drawn')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -58,6 +60,10 @@ if now < num(c[10]) then
   -- before the sales start only pre-queued users wait (enqueue.lua)
   return {'ok', 'not_started', promoted, expired, abandoned}
 end
+if num(c[11]) > 0 and c[12] ~= '1' then
+  -- the pre-queue's draw is published first (booking.Store.Draw)
+  return {'ok', 'draw_pending', promoted, expired, abandoned}
+end
 
 -- 2. Fill free capacity, at most max users, skipping absent users.
 local free = room_capacity(capacity, total, sold) - redis.call('ZCARD', K_ACTIVE)
@@ -82,6 +88,8 @@ while admitted < want do
   if #next == 0 then reason = 'no_waiting' break end
   for i = 1, #next, 2 do
     local user, seq = next[i], tonumber(next[i + 1])
+    -- a pre-queued user's score is its draw key (< 0), not its sequence
+    if seq < 1 then seq = num(redis.call('HGET', K_USEQ, user)) end
     popped = popped + 1
     local absent = false
     if abandon_ms > 0 then

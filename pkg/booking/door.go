@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The front door's event settings (issue 13): the rate cap
@@ -135,4 +137,60 @@ func DrawOrder(seedHex, commitHex string, users []string) ([]string, error) {
 		return bytes.Compare([]byte(a), []byte(b))
 	})
 	return out, nil
+}
+
+// Draw is the pre-queue's draw as read at the sales start.
+type Draw struct {
+	Seed, Commit string // hex
+	Count        int64
+	Digest       string // hex SHA-256 of the order, each user id + "\n"
+}
+
+// ReadDraw reads the pre-queue in its order (the waiting users with
+// negative scores, enqueue.lua) in pages of 1,000, so no single Redis call
+// is O(n), and digests it. Promotion waits for MarkDrawn (promote.lua
+// 'draw_pending'), so the pre-queue does not move while it is read, but
+// for users who cancel meanwhile. ErrEventNotFound when the event is gone.
+func (s *Store) ReadDraw(ctx context.Context, eventID string) (Draw, error) {
+	if err := checkIDs(eventID); err != nil {
+		return Draw{}, ErrEventNotFound
+	}
+	keys := s.eventKeys(eventID)
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit").Result()
+	if err != nil {
+		return Draw{}, fmt.Errorf("read draw: %w", err)
+	}
+	seed, _ := cfg[0].(string)
+	commit, _ := cfg[1].(string)
+	if seed == "" {
+		return Draw{}, ErrEventNotFound
+	}
+	d := Draw{Seed: seed, Commit: commit}
+	h := sha256.New()
+	const page = 1000
+	for off := int64(0); ; off += page {
+		users, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: keys[kWaiting], ByScore: true,
+			Start: "-inf", Stop: "(0", Offset: off, Count: page}).Result()
+		if err != nil {
+			return Draw{}, fmt.Errorf("read draw: %w", err)
+		}
+		for _, u := range users {
+			h.Write([]byte(u + "\n"))
+		}
+		d.Count += int64(len(users))
+		if len(users) < page {
+			break
+		}
+	}
+	d.Digest = hex.EncodeToString(h.Sum(nil))
+	return d, nil
+}
+
+// MarkDrawn lets promotion admit the pre-queue (after its draw was
+// published).
+func (s *Store) MarkDrawn(ctx context.Context, eventID string) error {
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "drawn", 1, "now_ms", s.nowMS()); err != nil {
+		return fmt.Errorf("mark drawn: %w", err)
+	}
+	return nil
 }

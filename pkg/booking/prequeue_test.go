@@ -1,6 +1,8 @@
 package booking
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"math"
 	"strconv"
@@ -56,6 +58,17 @@ func TestPrequeueDraw(t *testing.T) {
 	if e.DrawSeed == "" || e.Prequeued != n {
 		t.Fatalf("after the start: seed %q revealed, prequeued %d", e.DrawSeed, e.Prequeued)
 	}
+	// promotion waits for the draw to be published
+	if res, err := f.s.Promote(f.ctx, "pq", 0); err != nil || len(res.Promoted) != 0 || res.Reason != "draw_pending" {
+		t.Fatalf("promotion before the draw is published: %+v %v", res, err)
+	}
+	d, err := f.s.ReadDraw(f.ctx, "pq")
+	if err != nil || d.Count != n || d.Seed != e.DrawSeed || d.Commit != e.DrawCommit {
+		t.Fatalf("draw: %+v %v", d, err)
+	}
+	if err := f.s.MarkDrawn(f.ctx, "pq"); err != nil {
+		t.Fatal(err)
+	}
 	var order []string
 	for range 10 {
 		res, err := f.s.Promote(f.ctx, "pq", 0)
@@ -63,6 +76,9 @@ func TestPrequeueDraw(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, a := range res.Promoted {
+			if a.Sequence < 1 {
+				t.Fatalf("promoted with sequence %d: %+v", a.Sequence, a)
+			}
 			order = append(order, a.UserID)
 		}
 	}
@@ -77,6 +93,13 @@ func TestPrequeueDraw(t *testing.T) {
 		if order[i] != want[i] {
 			t.Fatalf("admission %d is %s, the revealed seed says %s", i, order[i], want[i])
 		}
+	}
+	h := sha256.New()
+	for _, u := range want {
+		h.Write([]byte(u + "\n"))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != d.Digest {
+		t.Fatalf("the published digest %s is not the recomputed order's %s", d.Digest, got)
 	}
 	for i, u := range late {
 		if order[n+i] != u {

@@ -47,6 +47,9 @@ const (
 	// TopicEventRestored: an event's Redis state was rebuilt from the
 	// ledger (PostgreSQL) after Redis lost it.
 	TopicEventRestored = "event_restored"
+	// TopicQueueRandomized: the pre-queue of an event was drawn at its
+	// sales start (issue 13).
+	TopicQueueRandomized = "queue_randomized"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -60,6 +63,7 @@ var AllTopics = []string{
 	TopicBookingExpired,
 	TopicPaymentLate,
 	TopicEventRestored,
+	TopicQueueRandomized,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
@@ -212,6 +216,7 @@ var required = map[string]requirements{
 	TopicBookingExpired:   {sequence: true},
 	TopicPaymentLate:      {payment: true},
 	TopicEventRestored:    {sequence: true, reason: true},
+	TopicQueueRandomized:  {sequence: true, reason: true},
 }
 
 // Validate reports whether e honours the contract: a known type and
@@ -327,6 +332,14 @@ func BookingExpired(eventID, userID, seatID string, seq int64, at time.Time) Eve
 // was released; no booking was made and the payment is to be refunded.
 func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
 	return newEvent(TopicPaymentLate, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// QueueRandomized is the queue_randomized fact: the pre-queue of eventID,
+// count users, was drawn; reason is "seed=<hex> commit=<hex>
+// digest=<hex>", digest the hex SHA-256 of the drawn order (each user id
+// followed by "\n"). user_id is RestoredBy (the system).
+func QueueRandomized(eventID string, count int64, seed, commit, digest string, at time.Time) Event {
+	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, "seed="+seed+" commit="+commit+" digest="+digest, at)
 }
 
 // RestoredBy is the user_id of an event_restored fact: the system did it.

@@ -32,6 +32,7 @@ func oneOfEach(eventID string) []events.Event {
 		events.BookingExpired(eventID, "user_4", "C7", 1237, at),
 		events.PaymentLate(eventID, "user_4", "C7", "pay_791", 1237, at),
 		events.EventRestored(eventID, 1763900000000000, "seats=100 sold=3 completed_users=3", at),
+		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", at),
 	}
 }
 
