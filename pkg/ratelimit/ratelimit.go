@@ -62,12 +62,23 @@ func (d Decision) RetryAfterSeconds() int64 {
 
 var allowed = Decision{Allowed: true}
 
-// Join checks the per-IP join limit for ip.
+// Join checks the per-IP join limit for ip. An IPv6 client counts as its
+// /64 (one subscriber's network: one host can take any address in it).
 func (l *Limiter) Join(ctx context.Context, ip netip.Addr) (Decision, error) {
 	if l == nil || l.cfg.JoinsPerMinutePerIP <= 0 {
 		return allowed, nil
 	}
-	return l.check(ctx, l.prefix+"rl:join:ip:"+ip.Unmap().String(), redis_rate.PerMinute(l.cfg.JoinsPerMinutePerIP))
+	return l.check(ctx, l.prefix+"rl:join:ip:"+clientNet(ip), redis_rate.PerMinute(l.cfg.JoinsPerMinutePerIP))
+}
+
+// clientNet is the limit's key for ip: the IPv4 address, or the IPv6 /64.
+func clientNet(ip netip.Addr) string {
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // User checks the per-user request limit.

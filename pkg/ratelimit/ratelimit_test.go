@@ -68,6 +68,18 @@ func TestLimits(t *testing.T) {
 	if d, _ := l.Join(ctx, netip.MustParseAddr("198.51.100.8")); !d.Allowed {
 		t.Fatal("another IP limited")
 	}
+	// IPv6: one /64 is one client
+	for i := range 5 {
+		if d, _ := l.Join(ctx, netip.MustParseAddr("2001:db8:1:2::"+string(rune('a'+i)))); !d.Allowed {
+			t.Fatalf("v6 join %d below the limit refused", i)
+		}
+	}
+	if d, _ := l.Join(ctx, netip.MustParseAddr("2001:db8:1:2:ffff::1")); d.Allowed {
+		t.Fatal("another address of the same /64 not limited")
+	}
+	if d, _ := l.Join(ctx, netip.MustParseAddr("2001:db8:1:3::1")); !d.Allowed {
+		t.Fatal("another /64 limited")
+	}
 	for i := range 3 {
 		if d, err := l.User(ctx, "u1"); err != nil || !d.Allowed {
 			t.Fatalf("request %d below the limit: %+v %v", i, d, err)
