@@ -6,6 +6,7 @@
 -- Replies: {'ok', outcome, sequence, seat_id, payment_id, deadline_ms, already_expired}
 --   outcome 'released'  the hold ended: free the slot (publish slot-released)
 --           'extended'  payment pending: grace given, deadline_ms is the new deadline
+--                       ('released': the deadline that passed, booking_expired's time)
 --           'not_due'   the deadline is later (extended meanwhile): schedule again
 --           'no_hold'   not in the room; already_expired = 1 when the hold had
 --                       been expired earlier (by a promotion's reclaim)
@@ -29,4 +30,4 @@ local outcome, x = expire_due(user, deadline, now)
 if outcome == 'extended' then
   return {'ok', 'extended', seq, seat, pay, x, 0}
 end
-return {'ok', 'released', seq, x, pay, 0, 0}
+return {'ok', 'released', seq, x, pay, deadline, 0}

@@ -5,7 +5,9 @@
 -- event's lifetime, so its webhook is classifiable however late it comes.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id (new, used only on the first call), 3 now_ms
--- Replies: {'ok', payment_id, seat_id, deadline_ms, created (0|1), sequence}
+-- Replies: {'ok', payment_id, seat_id, deadline_ms, created (0|1), sequence, at_ms}
+--   at_ms: when the payment was initiated (payment_initiated's time: a
+--   repeat republishes the same fact); 0 for a payment without a record
 --   | {'not_found'} | {'invalid_state', state} | {'hold_expired'} | {'event_not_found'}
 --   | {'invalid_argument'} the payment id was issued before (ids are never reused)
 local user, pid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -15,8 +17,11 @@ if not state then return {'not_found'} end
 local seq = num(redis.call('HGET', K_USEQ, user))
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
 if state == 'payment_pending' then
-  return {'ok', redis.call('HGET', K_UPAY, user), redis.call('HGET', K_USEAT, user),
-    deadline or 0, 0, seq}
+  local upay = redis.call('HGET', K_UPAY, user)
+  local p = payment_record(user, upay)
+  local at = 0
+  if p then at = p.at end
+  return {'ok', upay, redis.call('HGET', K_USEAT, user), deadline or 0, 0, seq, at}
 end
 if state ~= 'seat_selected' then return {'invalid_state', state} end
 if not deadline or deadline <= now then return {'hold_expired'} end
@@ -25,4 +30,4 @@ local seat = redis.call('HGET', K_USEAT, user)
 redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_STATE, user, 'payment_pending')
 redis.call('HSET', K_PAYS, pid, user .. '|' .. seq .. '|' .. seat .. '|pending|' .. ARGV[3])
-return {'ok', pid, seat, deadline, 1, seq}
+return {'ok', pid, seat, deadline, 1, seq, now}

@@ -17,13 +17,15 @@
 -- still completes: the seat was never anyone else's.
 -- KEYS: the event key set (lib.lua).
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
--- Replies: {'ok', 'completed' | 'duplicate', seat_id, sequence, at_ms}
+-- Replies: {'ok', 'completed' | 'duplicate', seat_id, sequence, at_ms, sold_out_ms}
 --   | {'late', seat_id, sequence, at_ms, duplicate (0|1)}   refund
 --   | {'not_found'} (unknown user) | {'payment_mismatch'} (id not this user's)
 --   | {'event_not_found'}
 --   sequence and seat_id are those of the hold the payment was made for;
 --   at_ms is when the payment was first classified so (a republished fact
---   keeps its time).
+--   keeps its time). sold_out_ms: when the event's last seat was sold (the
+--   completion that sold it records it in the config: event_sold_out's
+--   time), 0 while seats remain.
 local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local p = payment_record(user, pid)
@@ -32,7 +34,9 @@ if not p then
   return {'payment_mismatch'}
 end
 if p.user ~= user then return {'payment_mismatch'} end
-if p.status == 'completed' then return {'ok', 'duplicate', p.seat, p.seq, p.at} end
+if p.status == 'completed' then
+  return {'ok', 'duplicate', p.seat, p.seq, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at'))}
+end
 if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1} end
 if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pending'
     and redis.call('HGET', K_UPAY, user) == pid then
@@ -40,12 +44,15 @@ if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pendi
   redis.call('HSET', K_SEATS, seat, 's:' .. user)
   set_seat_status(seat, 's')
   redis.call('HINCRBY', K_CONFIG, 'held', -1)
-  redis.call('HINCRBY', K_CONFIG, 'sold', 1)
+  local sold = redis.call('HINCRBY', K_CONFIG, 'sold', 1)
+  if sold >= num(redis.call('HGET', K_CONFIG, 'total')) then
+    redis.call('HSETNX', K_CONFIG, 'sold_out_at', now)
+  end
   redis.call('ZREM', K_ACTIVE, user)
   redis.call('HDEL', K_UGRACE, user)
   redis.call('HSET', K_STATE, user, 'completed')
   set_payment(pid, p, 'completed', now)
-  return {'ok', 'completed', seat, p.seq, p.at}
+  return {'ok', 'completed', seat, p.seq, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at'))}
 end
 -- failed before, or the hold it paid for has ended: the money goes back
 set_payment(pid, p, 'refund', now)

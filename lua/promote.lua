@@ -12,7 +12,7 @@
 --       sales_start_ms: the pre-queue waits) | 'draw_pending' (after it,
 --       until the pre-queue's draw is published and marked: config drawn)
 --     promoted: flat {user, sequence, deadline_ms, ...}
---     expired:  flat {user, sequence, seat_id, payment_id, ...} holds released
+--     expired:  flat {user, sequence, seat_id, payment_id, deadline_ms, ...} holds released
 --     abandoned: flat {user, sequence, ...} waiting users dropped for absence
 --       (each with a 'c:' outbox entry, from 'abandoned'); a user is absent
 --       when last seen (presence entry, or abandon_since_ms when later)
@@ -36,7 +36,8 @@ local expired = {}
 local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LIMIT', 0, max)
 for i = 1, #due, 2 do
   local user = due[i]
-  local outcome, x = expire_due(user, tonumber(due[i + 1]), now)
+  local deadline = tonumber(due[i + 1])
+  local outcome, x = expire_due(user, deadline, now)
   if outcome == 'released' then
     local seq = num(redis.call('HGET', K_USEQ, user))
     local pay = redis.call('HGET', K_UPAY, user) or ''
@@ -44,7 +45,10 @@ for i = 1, #due, 2 do
     expired[#expired + 1] = seq
     expired[#expired + 1] = x
     expired[#expired + 1] = pay
-    redis.call('HSET', K_OUTBOX, 'x:' .. seq .. ':' .. user, seq .. '||' .. x .. '|' .. now)
+    -- the hold's deadline rides in the entry: booking_expired's time, the
+    -- same the timeout path publishes (handle_timeout.lua)
+    expired[#expired + 1] = deadline
+    redis.call('HSET', K_OUTBOX, 'x:' .. seq .. ':' .. user, seq .. '|' .. deadline .. '|' .. x .. '|' .. now)
   end
 end
 

@@ -138,13 +138,17 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		case KindPromoted:
 			ev = events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now))
 		case KindExpired:
-			ev = events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.At, now))
+			// the hold's deadline, as AnnounceExpiry publishes it
+			ev = events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.ExpireAt, orNow(e.At, now)))
 		case KindCancelled:
 			ev = events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now))
 		default:
 			continue
 		}
 		ev.RequestID = e.RequestID
+		if e.Kind == KindExpired {
+			ev.RequestID = events.NoRequestID // time ended the hold, not a request
+		}
 		evs = append(evs, ev)
 	}
 
@@ -327,7 +331,9 @@ func (a *Announcer) AnnounceExpiry(ctx context.Context, eventID string, x bookin
 	kafkaDone := make(chan struct{})
 	go func() {
 		defer close(kafkaDone)
-		if err := a.kafka.Publish(ctx, events.BookingExpired(eventID, x.UserID, x.SeatID, x.Sequence, now)); err != nil {
+		ev := events.BookingExpired(eventID, x.UserID, x.SeatID, x.Sequence, orNow(x.At, now))
+		ev.RequestID = events.NoRequestID // the context's is the request that admitted the user
+		if err := a.kafka.Publish(ctx, ev); err != nil {
 			kafkaErr = fmt.Errorf("publish booking_expired: %w", err)
 		}
 	}()

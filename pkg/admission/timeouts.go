@@ -90,6 +90,10 @@ func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
 		if !res.AlreadyExpired || stale {
 			return nil
 		}
+		// the deadline that passed is the one this message was scheduled for
+		if d := m.Deadline(); d.Unix() > 0 {
+			res.ExpireAt = d
+		}
 		return h.expired(ctx, m.EventID, m.UserID, res)
 	}
 	log.Warn("unknown timeout outcome; acking", zap.String("outcome", outcome))
@@ -104,5 +108,5 @@ func (h *TimeoutHandler) expired(ctx context.Context, eventID, userID string, re
 		return err
 	}
 	return h.ann.AnnounceExpiry(ctx, eventID, booking.Expiry{UserID: userID, Sequence: res.Sequence,
-		SeatID: res.SeatID, PaymentID: res.PaymentID})
+		SeatID: res.SeatID, PaymentID: res.PaymentID, At: res.ExpireAt})
 }

@@ -320,7 +320,8 @@ func TestPromote(t *testing.T) {
 		}
 		f.clock.Advance(time.Millisecond)
 		p, _ := f.s.Promote(f.ctx, "evt", 0)
-		want := []Expiry{{UserID: "a", Sequence: 1, SeatID: "A1"}, {UserID: "b", Sequence: 2}}
+		// At: each hold's deadline, booking_expired's time
+		want := []Expiry{{UserID: "a", Sequence: 1, SeatID: "A1", At: f.clock.Now()}, {UserID: "b", Sequence: 2, At: f.clock.Now()}}
 		if diff := cmp.Diff(want, p.Expired); diff != "" {
 			t.Fatalf("expired (-want +got):\n%s", diff)
 		}
@@ -507,10 +508,12 @@ func TestInitiatePayment(t *testing.T) {
 	}
 	f.s.LockSeat(f.ctx, "evt", "a", "A1")
 	ph, err := f.s.InitiatePayment(f.ctx, "evt", "a", "p1")
-	want := PaymentHold{PaymentID: "p1", SeatID: "A1", Sequence: 1, ExpireAt: f.clock.Now().Add(time.Minute), Created: true}
+	want := PaymentHold{PaymentID: "p1", SeatID: "A1", Sequence: 1, ExpireAt: f.clock.Now().Add(time.Minute), Created: true,
+		At: f.clock.Now()}
 	if err != nil || ph != want {
 		t.Fatalf("initiate: %+v %v", ph, err)
 	}
+	f.clock.Advance(time.Second) // a repeat keeps the first time (payment_initiated is republished as is)
 	again, err := f.s.InitiatePayment(f.ctx, "evt", "a", "p2")
 	want.Created = false
 	if err != nil || again != want {
@@ -607,8 +610,14 @@ func TestPaymentFailure(t *testing.T) {
 	}
 	f.join("evt", "next")
 	r, err := f.s.PaymentFailure(f.ctx, "evt", "a", "pa")
-	if err != nil || r != (PaymentResult{Outcome: OutcomeFailed, SeatID: "A1", Sequence: 1}) {
+	failedAt := f.clock.Now()
+	if err != nil || r != (PaymentResult{Outcome: OutcomeFailed, SeatID: "A1", Sequence: 1, At: failedAt}) {
 		t.Fatalf("failure: %+v %v", r, err)
+	}
+	f.clock.Advance(time.Second) // a repeat keeps the first time (payment_failed is republished as is)
+	if r, err := f.s.PaymentFailure(f.ctx, "evt", "a", "pa"); err != nil ||
+		r != (PaymentResult{Outcome: OutcomeDuplicate, SeatID: "A1", Sequence: 1, At: failedAt}) {
+		t.Fatalf("repeated failure: %+v %v", r, err)
 	}
 	if f.seats("evt")["A1"] != SeatAvailable || f.state("evt", "a") != StateFailed {
 		t.Fatal("failed payment kept the seat")
@@ -669,7 +678,7 @@ func TestHandleTimeout(t *testing.T) {
 	}
 	step("a", TimeoutResult{Outcome: OutcomeNotDue, Sequence: 1, SeatID: "A1", ExpireAt: deadline})
 	f.clock.Advance(time.Minute)
-	step("a", TimeoutResult{Outcome: OutcomeReleased, Sequence: 1, SeatID: "A1"})
+	step("a", TimeoutResult{Outcome: OutcomeReleased, Sequence: 1, SeatID: "A1", ExpireAt: deadline})
 	step("a", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 1, SeatID: "A1", AlreadyExpired: true})
 	if f.seats("evt")["A1"] != SeatAvailable {
 		t.Fatal("timeout kept the seat")
@@ -679,7 +688,7 @@ func TestHandleTimeout(t *testing.T) {
 	step("c", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 3, SeatID: "A3", PaymentID: "pay-c"})
 	step("nobody", TimeoutResult{Outcome: OutcomeNoHold})
 	f.clock.Advance(20 * time.Second)
-	step("b", TimeoutResult{Outcome: OutcomeReleased, Sequence: 2, SeatID: "A2", PaymentID: "pb"})
+	step("b", TimeoutResult{Outcome: OutcomeReleased, Sequence: 2, SeatID: "A2", PaymentID: "pb", ExpireAt: deadline.Add(20 * time.Second)})
 	if st := f.state("evt", "b"); st != StateExpired {
 		t.Fatalf("b is %s", st)
 	}

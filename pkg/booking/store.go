@@ -560,8 +560,9 @@ func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteRe
 		res.Promoted = append(res.Promoted, Admission{UserID: p.str(i), Sequence: p.int(i + 1), ExpireAt: ms(p.int(i + 2))})
 	}
 	x := r.list(3)
-	for i := 0; i+3 < len(x); i += 4 {
-		res.Expired = append(res.Expired, Expiry{UserID: x.str(i), Sequence: x.int(i + 1), SeatID: x.str(i + 2), PaymentID: x.str(i + 3)})
+	for i := 0; i+4 < len(x); i += 5 {
+		res.Expired = append(res.Expired, Expiry{UserID: x.str(i), Sequence: x.int(i + 1), SeatID: x.str(i + 2), PaymentID: x.str(i + 3),
+			At: ms(x.int(i + 4))})
 	}
 	a := r.list(4)
 	var abandoned []OutboxEntry
@@ -602,7 +603,8 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 	if err != nil {
 		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
 	}
-	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), ExpireAt: ms(r.int(3)), Created: r.int(4) == 1, Sequence: r.int(5)}, nil
+	return PaymentHold{PaymentID: r.str(1), SeatID: r.str(2), ExpireAt: ms(r.int(3)), Created: r.int(4) == 1, Sequence: r.int(5),
+		At: ms(r.int(6))}, nil
 }
 
 // PaymentSuccess completes a booking: the seat is sold for good. A repeat
@@ -624,7 +626,8 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
 	}
-	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4))}, nil
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4)),
+		SoldOutAt: ms(r.int(5))}, nil
 }
 
 // PaymentFailure releases the hold of a declined payment (OutcomeFailed),
@@ -640,7 +643,7 @@ func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID s
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment failure: %w", err)
 	}
-	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3)}, nil
+	return PaymentResult{Outcome: Outcome(r.str(1)), SeatID: r.str(2), Sequence: r.int(3), At: ms(r.int(4))}, nil
 }
 
 // HandleTimeout processes a hold's timeout: OutcomeReleased (free the slot),
@@ -838,7 +841,7 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 	case "p":
 		e.Kind, e.ExpireAt = "promoted", ms(dl)
 	case "x":
-		e.Kind = "expired"
+		e.Kind, e.ExpireAt = "expired", ms(dl) // the deadline that passed (zero in older entries)
 	case "c":
 		e.Kind, e.From = "cancelled", parts[1]
 	case "j":
@@ -877,6 +880,10 @@ func (e OutboxEntry) value() string {
 	switch e.Kind {
 	case "promoted":
 		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+	case "expired":
+		if !e.ExpireAt.IsZero() {
+			dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+		}
 	case "cancelled":
 		dl = e.From
 	case "joined":
@@ -902,7 +909,7 @@ func outboxFor(promoted []Admission, expired []Expiry, nowMS int64) []OutboxEntr
 		out = append(out, OutboxEntry{Kind: "promoted", UserID: a.UserID, Sequence: a.Sequence, ExpireAt: a.ExpireAt, At: at})
 	}
 	for _, x := range expired {
-		out = append(out, OutboxEntry{Kind: "expired", UserID: x.UserID, Sequence: x.Sequence, SeatID: x.SeatID, At: at})
+		out = append(out, OutboxEntry{Kind: "expired", UserID: x.UserID, Sequence: x.Sequence, SeatID: x.SeatID, ExpireAt: x.At, At: at})
 	}
 	return out
 }

@@ -225,6 +225,9 @@ type Expiry struct {
 	Sequence  int64
 	SeatID    string
 	PaymentID string
+	// At is when the hold expired: its deadline (booking_expired's time,
+	// the same on every path that publishes the expiry).
+	At time.Time
 }
 
 // PromoteResult is what one promotion did. Reason says why it stopped:
@@ -250,6 +253,10 @@ type PaymentHold struct {
 	// Created is false when the payment had already been initiated and the
 	// existing id is returned.
 	Created bool
+	// At is when the payment was first initiated, the same on a repeat
+	// (payment_initiated's time); zero for a payment without a registry
+	// record.
+	At time.Time
 }
 
 // Outcome of a payment webhook or a timeout.
@@ -271,12 +278,17 @@ type PaymentResult struct {
 	SeatID   string
 	Sequence int64
 	// At is when PaymentSuccess first classified the payment (completed, or
-	// late: refund), the same on every repeat; zero for a payment started
-	// before the payment registry existed.
+	// late: refund), or PaymentFailure first recorded its failure, the same
+	// on every repeat; zero for a payment started before the payment
+	// registry existed.
 	At time.Time
 	// Duplicate is set with ErrLatePayment when the payment had been
 	// classified as a refund before.
 	Duplicate bool
+	// SoldOutAt (PaymentSuccess: completed or duplicate) is when the
+	// event's last seat was sold (event_sold_out's time); zero while seats
+	// remain.
+	SoldOutAt time.Time
 }
 
 // TimeoutResult is the outcome of HandleTimeout.
@@ -285,7 +297,8 @@ type TimeoutResult struct {
 	Sequence  int64
 	SeatID    string
 	PaymentID string
-	// ExpireAt is the (new) deadline for OutcomeExtended and OutcomeNotDue.
+	// ExpireAt is the (new) deadline for OutcomeExtended and OutcomeNotDue,
+	// and the deadline that passed for OutcomeReleased.
 	ExpireAt time.Time
 	// AlreadyExpired is set with OutcomeNoHold when the hold had been
 	// expired earlier (by a promotion's reclaim): the caller republishes the
@@ -316,7 +329,7 @@ type OutboxEntry struct {
 	Kind     string // "joined", "promoted", "expired" or "cancelled"
 	UserID   string
 	Sequence int64
-	ExpireAt time.Time // promoted only
+	ExpireAt time.Time // promoted: the hold's deadline; expired: the deadline that passed (zero in older entries)
 	SeatID   string    // expired and cancelled
 	From     string    // cancelled only: "queue", "active" or FromAbandoned
 	At       time.Time // when the entry was written

@@ -14,13 +14,13 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 	for _, s := range []string{"u1", `q"uote`, "<&>", "é", "\x01"} {
 		for _, e := range []Event{
 			BookingRequested("evt", s, 1, at),
-			PaymentInitiated("evt", "u", "A1", s+"p", 0, at),
+			PaymentInitiated("evt", "u", "A1", s+"p", 0, at).WithMoney(5000, "EUR").WithSource("/boxoffice/" + s),
 			PaymentFailed("evt", "u", "A1", "p", 9, s, at),
 			BookingCancelled("evt", "u", s, 3, CancelledFromActive, at),
 			{ID: s, Type: s, Version: -1, UserID: s, EventID: s, Timestamp: -5},
 		} {
-			want, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version,
-				OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
+			want, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version, Source: e.Source,
+				Amount: e.Amount, Currency: e.Currency, OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
 				SeatID: e.SeatID, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason, Timestamp: e.Timestamp})
 			if err != nil {
 				t.Fatal(err)

@@ -47,6 +47,13 @@ const (
 	// TopicEventRestored: an event's Redis state was rebuilt from the
 	// ledger (PostgreSQL) after Redis lost it.
 	TopicEventRestored = "event_restored"
+	// TopicEventCreated: an event (a concert's sale) was created.
+	TopicEventCreated = "event_created"
+	// TopicEventUpdated: an event's settings changed (capacity, pause,
+	// hold, abandonment timeout); reason says what changed.
+	TopicEventUpdated = "event_updated"
+	// TopicEventSoldOut: the last seat of an event was sold.
+	TopicEventSoldOut = "event_sold_out"
 	// TopicQueueRandomized: the pre-queue of an event was drawn at its
 	// sales start (issue 13).
 	TopicQueueRandomized = "queue_randomized"
@@ -63,12 +70,36 @@ var AllTopics = []string{
 	TopicBookingExpired,
 	TopicPaymentLate,
 	TopicEventRestored,
+	TopicEventCreated,
+	TopicEventUpdated,
+	TopicEventSoldOut,
 	TopicQueueRandomized,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
-// rejects versions it does not know rather than misreading them.
-const SchemaVersion = 1
+// rejects versions it does not know rather than misreading them. Version 2
+// added source (every type) and amount and currency (the money facts);
+// Decode still accepts version 1 (MinSchemaVersion), which lacks them.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest envelope version Decode accepts: records
+// written before an upgrade stay readable for the topics' retention.
+const MinSchemaVersion = 1
+
+// DefaultSource is the source of an event whose producer was given none:
+// the default deployment ("bo", the default Redis prefix). Every
+// deployment that shares a data lake must set its own (SourceFor).
+const DefaultSource = "/boxoffice/bo"
+
+// SourceFor is the source of the events of a deployment (DEPLOYMENT_ID):
+// "/boxoffice/<deployment>", a URI reference as CloudEvents' source is.
+// (source, id) is unique across deployments; id alone is unique within one.
+func SourceFor(deployment string) string {
+	if deployment == "" {
+		return DefaultSource
+	}
+	return "/boxoffice/" + deployment
+}
 
 // Values of Event.Reason for booking_cancelled: where the user was, or
 // CancelledAbandoned when the system dropped a waiting user who was absent
@@ -94,6 +125,7 @@ type Event struct {
 	ID         string    // deterministic, see ID
 	Type       string    // one of AllTopics
 	Version    int       // SchemaVersion
+	Source     string    // the deployment that published it (SourceFor); version 2
 	OccurredAt time.Time // UTC, millisecond precision
 
 	UserID    string
@@ -104,26 +136,40 @@ type Event struct {
 	Reason    string // payment_failed: provider reason; booking_cancelled: queue|active
 	Timestamp int64  // OccurredAt in unix seconds, as in seed 002
 
+	// Amount is the money of a payment fact in the currency's minor unit
+	// (cents), with Currency its ISO 4217 code; both set or both empty
+	// (version 2, when the publisher knows them).
+	Amount   int64
+	Currency string
+
 	// RequestID is the id of the request that caused the event, sent in the
 	// request_id header (HeaderRequestID) instead of the context's; not
 	// part of the envelope.
 	RequestID string
 }
 
-// wireEvent is the JSON form of Event.
+// wireEvent is the JSON form of Event. Its jsonschema tags describe the
+// fields in the published JSON Schemas (pkg/events/eventschema, docs/schemas).
 type wireEvent struct {
-	ID         string `json:"id"`
-	Type       string `json:"type"`
-	Version    int    `json:"version"`
-	OccurredAt string `json:"occurred_at"`
-	UserID     string `json:"user_id"`
-	EventID    string `json:"event_id"`
-	SeatID     string `json:"seat_id,omitempty"`
-	PaymentID  string `json:"payment_id,omitempty"`
-	Sequence   int64  `json:"sequence,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	Timestamp  int64  `json:"timestamp"`
+	ID         string `json:"id" jsonschema:"format=uuid" jsonschema_description:"The fact's id, a UUIDv5 of type|event_id|user_id|sequence|payment_id: the same for every copy of one fact. (source, id) is unique across deployments."`
+	Type       string `json:"type" jsonschema_description:"The event type, equal to the topic name."`
+	Version    int    `json:"version" jsonschema_description:"The envelope's schema version."`
+	Source     string `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
+	OccurredAt string `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
+	UserID     string `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
+	EventID    string `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
+	SeatID     string `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved."`
+	PaymentID  string `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
+	Sequence   int64  `json:"sequence,omitempty" jsonschema:"minimum=1" jsonschema_description:"The user's join sequence number within the concert (unique per join, never reused, also across rebuilds)."`
+	Reason     string `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
+	Amount     int64  `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
+	Currency   string `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
+	Timestamp  int64  `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
 }
+
+// Envelope is the JSON form of Event, field for field, for tools that
+// describe the wire format (the JSON Schema generator, eventschema).
+type Envelope = wireEvent
 
 // MarshalJSON writes the envelope with occurred_at in RFC 3339 with
 // milliseconds.
@@ -139,6 +185,7 @@ func (e Event) appendJSON(buf []byte) []byte {
 	o.Str("id", e.ID)
 	o.Str("type", e.Type)
 	o.Int("version", int64(e.Version))
+	o.StrOmitEmpty("source", e.Source)
 	o.Str("occurred_at", e.OccurredAt.UTC().Format(occurredAtLayout))
 	o.Str("user_id", e.UserID)
 	o.Str("event_id", e.EventID)
@@ -146,6 +193,8 @@ func (e Event) appendJSON(buf []byte) []byte {
 	o.StrOmitEmpty("payment_id", e.PaymentID)
 	o.IntOmitZero("sequence", e.Sequence)
 	o.StrOmitEmpty("reason", e.Reason)
+	o.IntOmitZero("amount", e.Amount)
+	o.StrOmitEmpty("currency", e.Currency)
 	o.Int("timestamp", e.Timestamp)
 	return o.Bytes()
 }
@@ -168,6 +217,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		ID:         w.ID,
 		Type:       w.Type,
 		Version:    w.Version,
+		Source:     w.Source,
 		OccurredAt: at,
 		UserID:     w.UserID,
 		EventID:    w.EventID,
@@ -175,6 +225,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		PaymentID:  w.PaymentID,
 		Sequence:   w.Sequence,
 		Reason:     w.Reason,
+		Amount:     w.Amount,
+		Currency:   w.Currency,
 		Timestamp:  w.Timestamp,
 	}
 	return nil
@@ -216,7 +268,30 @@ var required = map[string]requirements{
 	TopicBookingExpired:   {sequence: true},
 	TopicPaymentLate:      {payment: true},
 	TopicEventRestored:    {sequence: true, reason: true},
+	TopicEventCreated:     {reason: true},
+	TopicEventUpdated:     {sequence: true, reason: true},
+	TopicEventSoldOut:     {},
 	TopicQueueRandomized:  {sequence: true, reason: true},
+}
+
+// RequiredFields returns the JSON fields a type requires in the current
+// version (every type's own and the envelope's), in wire order; false for
+// an unknown type.
+func RequiredFields(typ string) ([]string, bool) {
+	req, ok := required[typ]
+	if !ok {
+		return nil, false
+	}
+	out := []string{"id", "type", "version", "source", "occurred_at", "user_id", "event_id"}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{req.seat, "seat_id"}, {req.payment, "payment_id"}, {req.sequence, "sequence"}, {req.reason, "reason"}} {
+		if f.on {
+			out = append(out, f.name)
+		}
+	}
+	return append(out, "timestamp"), true
 }
 
 // Validate reports whether e honours the contract: a known type and
@@ -233,7 +308,10 @@ func (e Event) Validate() error {
 			missing = append(missing, field)
 		}
 	}
-	check(e.Version == SchemaVersion, "version")
+	check(e.Version >= MinSchemaVersion && e.Version <= SchemaVersion, "version")
+	check(e.Version < 2 || e.Source != "", "source")
+	check(e.Amount >= 0 && (e.Amount > 0) == (e.Currency != "") && (e.Currency == "" || isCurrency(e.Currency)),
+		"amount and currency")
 	check(e.ID != "", "id")
 	check(!e.OccurredAt.IsZero(), "occurred_at")
 	check(e.Timestamp > 0, "timestamp")
@@ -251,6 +329,34 @@ func (e Event) Validate() error {
 		return fmt.Errorf("%w: %s: bad or missing %s", ErrInvalid, e.Type, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// isCurrency: three upper-case letters (an ISO 4217 code's form).
+func isCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for i := range 3 {
+		if c[i] < 'A' || c[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// WithMoney returns e with the payment's amount, in the currency's minor
+// unit (cents), and ISO 4217 currency. An amount of 0 leaves both unset.
+func (e Event) WithMoney(amount int64, currency string) Event {
+	if amount > 0 {
+		e.Amount, e.Currency = amount, currency
+	}
+	return e
+}
+
+// WithSource returns e published by deployment source (SourceFor).
+func (e Event) WithSource(source string) Event {
+	e.Source = source
+	return e
 }
 
 // idNamespace is the UUIDv5 namespace of envelope ids. Changing it changes
@@ -272,6 +378,7 @@ func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason 
 		ID:         ID(typ, eventID, userID, seq, paymentID),
 		Type:       typ,
 		Version:    SchemaVersion,
+		Source:     DefaultSource,
 		OccurredAt: at,
 		UserID:     userID,
 		EventID:    eventID,
@@ -342,7 +449,9 @@ func QueueRandomized(eventID string, count int64, seed, commit, digest string, a
 	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, "seed="+seed+" commit="+commit+" digest="+digest, at)
 }
 
-// RestoredBy is the user_id of an event_restored fact: the system did it.
+// RestoredBy is the user_id of an event_restored fact, and of every fact
+// about an event rather than a user (event_created, event_updated,
+// event_sold_out): the system did it.
 const RestoredBy = "system"
 
 // EventRestored is the event_restored fact: eventID's Redis state was
@@ -351,4 +460,24 @@ const RestoredBy = "system"
 // rebuilt: "seats=<n> sold=<n> completed_users=<n>".
 func EventRestored(eventID string, seqBase int64, reason string, at time.Time) Event {
 	return newEvent(TopicEventRestored, eventID, RestoredBy, "", "", seqBase, reason, at)
+}
+
+// EventCreated is the event_created fact: eventID was created with the
+// settings in reason ("seats=<n> capacity=<n> hold_seconds=<n> ...", keys
+// sorted). One per event: its id has no sequence.
+func EventCreated(eventID, settings string, at time.Time) Event {
+	return newEvent(TopicEventCreated, eventID, RestoredBy, "", "", 0, settings, at)
+}
+
+// EventUpdated is the event_updated fact: the settings change number
+// revision (1, 2, ...) of eventID, reason saying what changed with the new
+// values ("capacity=3 paused=true", keys sorted). One per change.
+func EventUpdated(eventID string, revision int64, change string, at time.Time) Event {
+	return newEvent(TopicEventUpdated, eventID, RestoredBy, "", "", revision, change, at)
+}
+
+// EventSoldOut is the event_sold_out fact: the last seat of eventID was
+// sold at at. One per event (sold seats are never freed).
+func EventSoldOut(eventID string, at time.Time) Event {
+	return newEvent(TopicEventSoldOut, eventID, RestoredBy, "", "", 0, "", at)
 }

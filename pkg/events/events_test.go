@@ -32,6 +32,9 @@ func oneOfEach(eventID string) []events.Event {
 		events.BookingExpired(eventID, "user_4", "C7", 1237, at),
 		events.PaymentLate(eventID, "user_4", "C7", "pay_791", 1237, at),
 		events.EventRestored(eventID, 1763900000000000, "seats=100 sold=3 completed_users=3", at),
+		events.EventCreated(eventID, "capacity=100 seats=500", at),
+		events.EventUpdated(eventID, 1, "capacity=150", at),
+		events.EventSoldOut(eventID, at),
 		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", at),
 	}
 }
@@ -62,7 +65,8 @@ func TestEnvelopeJSON(t *testing.T) {
 	want := map[string]any{
 		"id":          e.ID,
 		"type":        "payment_initiated",
-		"version":     float64(1),
+		"version":     float64(2),
+		"source":      "/boxoffice/bo",
 		"occurred_at": "2026-03-14T12:00:00.123Z",
 		"user_id":     "user_123",
 		"event_id":    "event_456",
@@ -115,7 +119,10 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"not json", `{`},
 		{"unknown type", strings.Replace(string(valid), `"booking_request"`, `"booking_whatever"`, 1)},
-		{"unknown version", strings.Replace(string(valid), `"version":1`, `"version":2`, 1)},
+		{"unknown version", strings.Replace(string(valid), `"version":2`, `"version":3`, 1)},
+		{"version 2 without source", strings.Replace(string(valid), `"source":"/boxoffice/bo",`, ``, 1)},
+		{"amount without currency", strings.Replace(string(valid), `"timestamp"`, `"amount":5000,"timestamp"`, 1)},
+		{"bad currency", strings.Replace(string(valid), `"timestamp"`, `"amount":5000,"currency":"eur","timestamp"`, 1)},
 		{"no user", strings.Replace(string(valid), `"user_id":"u1"`, `"user_id":""`, 1)},
 		{"no event", strings.Replace(string(valid), `"event_id":"evt"`, `"event_id":""`, 1)},
 		{"no sequence", strings.Replace(string(valid), `"sequence":1,`, ``, 1)},
@@ -188,15 +195,19 @@ func consumeN(t *testing.T, brokers []string, topic string, n int) []received {
 
 func TestEveryTypeRoundTripsThroughKafka(t *testing.T) {
 	brokers := kafkatest.Start(t)
-	p := newProducer(t, brokers)
+	p := newProducer(t, brokers, events.WithSource("/boxoffice/test"))
 	ctx := context.Background()
 	sent := oneOfEach("event_456")
+	for i := range sent {
+		sent[i].Source = "/boxoffice/test" // the producer's source replaces the default
+	}
 	if err := p.Publish(ctx, sent...); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
 	// A publisher retry: the same facts again, later. Same ids.
 	again := oneOfEach("event_456")
 	for i := range again {
+		again[i].Source = "/boxoffice/test"
 		again[i].OccurredAt = again[i].OccurredAt.Add(time.Second)
 		again[i].Timestamp++
 	}
@@ -219,7 +230,11 @@ func TestEveryTypeRoundTripsThroughKafka(t *testing.T) {
 				if r.key != "event_456" {
 					t.Errorf("key = %q, want the event_id", r.key)
 				}
-				if diff := cmp.Diff(map[string]string{"id": want.ID, "type": want.Type}, r.hdr); diff != "" {
+				wantHdr := map[string]string{"id": want.ID, "type": want.Type,
+					"ce_specversion": "1.0", "ce_id": want.ID, "ce_source": "/boxoffice/test",
+					"ce_type": "boxoffice." + want.Type, "ce_time": r.ev.OccurredAt.Format("2006-01-02T15:04:05.000Z"),
+					"ce_subject": "event_456", "content-type": "application/json"}
+				if diff := cmp.Diff(wantHdr, r.hdr); diff != "" {
 					t.Errorf("headers (-want +got):\n%s", diff)
 				}
 			}
@@ -402,7 +417,9 @@ func TestRequestIDTravels(t *testing.T) {
 	ctx := service.WithRequestID(context.Background(), "REQ123")
 	own := events.BookingRequested("e1", "u2", 2, at)
 	own.RequestID = "REQ456"
-	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at), own); err != nil {
+	none := events.BookingRequested("e1", "u3", 3, at)
+	none.RequestID = events.NoRequestID // no request caused it: no header, whatever the context says
+	if err := p.Publish(ctx, events.BookingRequested("e1", "u1", 1, at), own, none); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -410,7 +427,12 @@ func TestRequestIDTravels(t *testing.T) {
 	got := map[string]string{}
 	err := events.Consume(cctx, brokers, "test-rid", events.TopicBookingRequest, func(ctx context.Context, e events.Event, m kafka.Message) error {
 		got[e.UserID] = service.RequestID(ctx)
-		if len(got) == 2 {
+		for _, h := range m.Headers {
+			if h.Key == events.HeaderRequestID {
+				got[e.UserID+" header"] = string(h.Value)
+			}
+		}
+		if len(got) == 5 {
 			cancel()
 		}
 		return nil
@@ -418,7 +440,17 @@ func TestRequestIDTravels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["u1"] != "REQ123" || got["u2"] != "REQ456" {
+	if got["u1"] != "REQ123" || got["u2"] != "REQ456" || got["u3 header"] != "" {
 		t.Fatalf("handler saw request ids %v", got)
+	}
+}
+
+// TestDecodeAcceptsVersion1: records written before the version 2 upgrade
+// (no source, no money) stay readable for the topics' retention.
+func TestDecodeAcceptsVersion1(t *testing.T) {
+	v1 := `{"id":"b73a77fe-ca77-5304-9893-64ac89389541","type":"booking_completed","version":1,"occurred_at":"2026-03-14T12:00:00.123Z","user_id":"user_123","event_id":"event_456","seat_id":"A12","payment_id":"pay_789","sequence":1234,"timestamp":1773489600}`
+	e, err := events.Decode([]byte(v1))
+	if err != nil || e.Version != 1 || e.Source != "" {
+		t.Fatalf("Decode(v1) = %+v, %v", e, err)
 	}
 }

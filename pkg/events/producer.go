@@ -26,9 +26,15 @@ type Producer interface {
 // request id is still the same event.
 const HeaderRequestID = "request_id"
 
+// NoRequestID as an Event's RequestID publishes it without a request_id
+// header, whatever the context carries: for facts no request caused (a
+// hold's expiry), where the context's id would name an unrelated request.
+const NoRequestID = "-"
+
 // Message turns an event into its Kafka message: topic = type, key =
 // event_id, value = the JSON envelope, and the id and type repeated as
-// headers so that routers need not parse the value.
+// headers so that routers need not parse the value, beside the CloudEvents
+// 1.0 Kafka binary-mode headers (cloudEventHeaders).
 func Message(e Event) (kafka.Message, error) {
 	b, err := Encode(e)
 	if err != nil {
@@ -38,10 +44,10 @@ func Message(e Event) (kafka.Message, error) {
 		Topic: e.Type,
 		Key:   []byte(e.EventID),
 		Value: b,
-		Headers: []kafka.Header{
+		Headers: append([]kafka.Header{
 			{Key: "id", Value: []byte(e.ID)},
 			{Key: "type", Value: []byte(e.Type)},
-		},
+		}, cloudEventHeaders(e)...),
 	}, nil
 }
 
@@ -51,6 +57,7 @@ func Message(e Event) (kafka.Message, error) {
 type KafkaProducer struct {
 	w       *kafka.Writer
 	metrics *producerMetrics
+	source  string // every event's source, when set (WithSource)
 }
 
 type producerConfig struct {
@@ -61,6 +68,7 @@ type producerConfig struct {
 	dialTimeout  time.Duration
 	clientID     string
 	registerer   prometheus.Registerer
+	source       string
 }
 
 // ProducerOption configures NewKafkaProducer.
@@ -141,7 +149,7 @@ func NewKafkaProducer(brokers []string, opts ...ProducerOption) (*KafkaProducer,
 			IdleTimeout: 5 * time.Minute,
 		},
 	}
-	return &KafkaProducer{w: w, metrics: m}, nil
+	return &KafkaProducer{w: w, metrics: m, source: cfg.source}, nil
 }
 
 // Publish writes evs and waits for acks=all. Invalid events fail the whole
@@ -155,12 +163,15 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 	msgs := make([]kafka.Message, len(evs))
 	rid := service.RequestID(ctx)
 	for i, e := range evs {
+		if p.source != "" {
+			e.Source = p.source
+		}
 		m, err := Message(e)
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
 		// the request that caused the event, for tracing (not part of the envelope)
-		if r := cmp.Or(e.RequestID, rid); r != "" {
+		if r := cmp.Or(e.RequestID, rid); r != "" && r != NoRequestID {
 			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(r)})
 		}
 		msgs[i] = m
@@ -311,4 +322,11 @@ func (r *Recorder) Reset() {
 	r.mu.Lock()
 	r.evs = nil
 	r.mu.Unlock()
+}
+
+// WithSource sets the source every published event carries (the envelope's
+// source and the ce_source header), SourceFor(DEPLOYMENT_ID). Default: the
+// event's own, DefaultSource for the constructors of this package.
+func WithSource(source string) ProducerOption {
+	return func(c *producerConfig) { c.source = source }
 }

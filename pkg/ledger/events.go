@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,20 +24,31 @@ type EventDef struct {
 	Restores  int
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Revision numbers the settings changes made by UpdateEvent (0: none);
+	// LastChange says what the last one changed, with the new values
+	// ("capacity=3 paused=true", keys sorted), at ChangedAt.
+	Revision   int64
+	LastChange string
+	ChangedAt  time.Time
 }
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
-	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at, admit_per_minute, early_join_ms`
+	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
+	revision, last_change, changed_at, admit_per_minute, early_join_ms`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
 	var holdMS, graceMS, abandonMS, earlyMS int64
-	var start, end *time.Time
+	var start, end, changed *time.Time
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
-		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt, &c.AdmitPerMinute, &earlyMS)
+		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
+		&d.Revision, &d.LastChange, &changed, &c.AdmitPerMinute, &earlyMS)
 	if err != nil {
 		return EventDef{}, err
+	}
+	if changed != nil {
+		d.ChangedAt = changed.UTC()
 	}
 	c.Hold, c.Grace, c.Abandon, c.EarlyJoin = msDur(holdMS), msDur(graceMS), msDur(abandonMS), msDur(earlyMS)
 	if start != nil {
@@ -110,23 +124,92 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // ledger has no such event. Values are checked by the caller (the same
 // rules as booking.Store.UpdateEvent).
 func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate) (EventDef, error) {
-	var hold, abandon *int64
-	if u.Hold != nil {
-		v := u.Hold.Milliseconds()
-		hold = &v
-	}
-	if u.Abandon != nil {
-		v := u.Abandon.Milliseconds()
-		abandon = &v
-	}
-	d, err := scanEvent(l.pool.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
-		capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
-		admit_per_minute = COALESCE($6, admit_per_minute),
-		updated_at = now() WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, hold, abandon, u.AdmitPerMinute))
+	var d EventDef
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		old, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, id))
+		if err != nil {
+			return err
+		}
+		msp := func(d *time.Duration) *int64 {
+			if d == nil {
+				return nil
+			}
+			v := d.Milliseconds()
+			return &v
+		}
+		// a sales time: set (given), cleared (given as the zero time) or kept
+		tsp := func(t *time.Time) (bool, *time.Time) {
+			if t == nil {
+				return false, nil
+			}
+			return true, nullTime(*t)
+		}
+		setStart, start := tsp(u.SalesStart)
+		setEnd, end := tsp(u.SalesEnd)
+		change := settingsChange(old, u)
+		d, err = scanEvent(tx.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
+			capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
+			name = COALESCE($7, name), grace_ms = COALESCE($8, grace_ms), batch_size = COALESCE($9, batch_size),
+			sales_start = CASE WHEN $10 THEN $11 ELSE sales_start END,
+			sales_end = CASE WHEN $12 THEN $13 ELSE sales_end END,
+			admit_per_minute = COALESCE($14, admit_per_minute),
+			updated_at = now(),
+			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
+			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
+			changed_at = CASE WHEN $6 <> '' THEN now() ELSE changed_at END
+			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, msp(u.Hold), msp(u.Abandon), change,
+			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.AdmitPerMinute))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound
 	}
 	return d, wrap("update event", err)
+}
+
+// settingsChange is what u changes in old, with the new values, keys
+// sorted ("capacity=3 hold_seconds=90 paused=true"); "" when nothing.
+func settingsChange(old EventDef, u booking.EventUpdate) string {
+	var parts []string
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+	if u.Abandon != nil && u.Abandon.Milliseconds() != old.Config.Abandon.Milliseconds() {
+		parts = append(parts, "abandon_seconds="+secs(*u.Abandon))
+	}
+	if u.Capacity != nil && *u.Capacity != old.Config.Capacity {
+		parts = append(parts, "capacity="+strconv.Itoa(*u.Capacity))
+	}
+	if u.Hold != nil && u.Hold.Milliseconds() != old.Config.Hold.Milliseconds() {
+		parts = append(parts, "hold_seconds="+secs(*u.Hold))
+	}
+	if u.Paused != nil && *u.Paused != old.Paused {
+		parts = append(parts, "paused="+strconv.FormatBool(*u.Paused))
+	}
+	if u.BatchSize != nil && *u.BatchSize != old.Config.BatchSize {
+		parts = append(parts, "batch_size="+strconv.Itoa(*u.BatchSize))
+	}
+	if u.Grace != nil && u.Grace.Milliseconds() != old.Config.Grace.Milliseconds() {
+		parts = append(parts, "grace_seconds="+secs(*u.Grace))
+	}
+	if u.Name != nil && *u.Name != old.Config.Name {
+		parts = append(parts, "name="+strconv.Quote(*u.Name))
+	}
+	rfc := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)
+	}
+	if u.SalesEnd != nil && rfc(*u.SalesEnd) != rfc(old.Config.SalesEnd) {
+		parts = append(parts, "sales_end="+rfc(*u.SalesEnd))
+	}
+	if u.AdmitPerMinute != nil && *u.AdmitPerMinute != old.Config.AdmitPerMinute {
+		parts = append(parts, "admit_per_minute="+strconv.Itoa(*u.AdmitPerMinute))
+	}
+	if u.SalesStart != nil && rfc(*u.SalesStart) != rfc(old.Config.SalesStart) {
+		parts = append(parts, "sales_start="+rfc(*u.SalesStart))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
 }
 
 // Event returns an event's definition, or ErrEventNotFound.
@@ -143,6 +226,20 @@ func (l *Ledger) EventIDs(ctx context.Context) ([]string, error) {
 	rows, err := l.pool.Query(ctx, `SELECT id FROM events ORDER BY id`)
 	ids, err := rowsOf(rows, err, pgx.RowTo[string])
 	return ids, wrap("event ids", err)
+}
+
+// reserveSeqBase records the join sequence base of a rebuild before Redis
+// gets it: candidate, or SeqBaseGap above the previous rebuild's base when
+// that is larger (a clock behind the previous rebuilder's). Returns the
+// base to use.
+func (l *Ledger) reserveSeqBase(ctx context.Context, id string, candidate int64) (int64, error) {
+	var base int64
+	err := l.pool.QueryRow(ctx, `UPDATE events SET seq_base = GREATEST($2::bigint, seq_base + $3::bigint)
+		WHERE id = $1 RETURNING seq_base`, id, candidate, SeqBaseGap).Scan(&base)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrEventNotFound
+	}
+	return base, wrap("reserve seq base", err)
 }
 
 // countRestore notes that the event's Redis state was rebuilt.

@@ -40,6 +40,14 @@ type Restorer struct {
 // users join per millisecond. 1000 × now_ms stays below 2^53.
 const SeqBaseFactor = 1000
 
+// SeqBaseGap is the least distance between the sequence bases of two
+// rebuilds of one event (recorded in the ledger, events.seq_base): more
+// joins than any sale has between two rebuilds, so a rebuild by an
+// instance whose clock is behind the previous rebuilder's still starts
+// above every sequence issued. 2^32 per rebuild leaves room for millions
+// of rebuilds below 2^53.
+const SeqBaseGap = 1 << 32
+
 func (r *Restorer) log() *zap.Logger {
 	if r.Log == nil {
 		return zap.NewNop()
@@ -76,7 +84,10 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
-	base := max(maxSeq, r.now().UnixMilli()*SeqBaseFactor)
+	base, err := r.Ledger.reserveSeqBase(ctx, eventID, max(maxSeq, r.now().UnixMilli()*SeqBaseFactor))
+	if err != nil {
+		return Restored{}, err
+	}
 	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(sold)}
 	res, err := r.Store.RestoreEvent(ctx, in)
 	if err != nil {

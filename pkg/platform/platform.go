@@ -95,7 +95,8 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (
 	d.Admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddr(c.AMQPURL)))
 
 	d.Kafka, err = events.NewKafkaProducer(c.KafkaBrokers, events.WithClientID("boxoffice-"+name),
-		events.WithRegisterer(reg))
+		events.WithRegisterer(reg),
+		events.WithSource(events.SourceFor(c.Deployment())))
 	if err != nil {
 		return d, fmt.Errorf("kafka: %w", err)
 	}

@@ -40,11 +40,25 @@ type Common struct {
 	// traces and goroutine dumps of the live process); off by default.
 	AdminPprof bool `env:"ADMIN_PPROF" default:"false"`
 
+	// DeploymentID names the deployment in every Kafka event's source
+	// ("/boxoffice/<id>", events.SourceFor); empty: RedisPrefix. Set it
+	// (prod, staging, ...) wherever two deployments share a data lake.
+	DeploymentID string `env:"DEPLOYMENT_ID"`
+
 	// PassKeys are the admission pass's Ed25519 keys, "kid:base64url
 	// seed", current first, then previous ones still published (pkg/pass);
 	// none: no passes. Every service that admits users needs the same.
 	PassKeys   []string `env:"PASS_KEYS" secret:"true"`
 	PassIssuer string   `env:"PASS_ISSUER" default:"boxoffice"`
+}
+
+// Deployment is DeploymentID, or RedisPrefix when it is not set: the
+// namespace event ids and join sequences are unique within.
+func (c Common) Deployment() string {
+	if c.DeploymentID != "" {
+		return c.DeploymentID
+	}
+	return c.RedisPrefix
 }
 
 var adminPorts = map[string]string{

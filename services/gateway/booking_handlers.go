@@ -288,7 +288,16 @@ func (s *Server) initiatePayment(c *gin.Context) {
 			"the payment provider is unavailable; retry (the same payment is reused)")
 		return
 	}
-	if err := s.Kafka.Publish(ctx, events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, s.Store.Now())); err != nil {
+	at := hold.At // when it was initiated: a repeat republishes the same fact
+	if at.IsZero() {
+		at = s.Store.Now()
+	}
+	amount, currency, ok := s.paymentMoney(c, hold)
+	if !ok {
+		return
+	}
+	ev := events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, at).WithMoney(amount, currency)
+	if err := s.Kafka.Publish(ctx, ev); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}

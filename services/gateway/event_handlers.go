@@ -287,6 +287,9 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
+	if !s.publishEventCreated(c, cfg) {
+		return
+	}
 	c.JSON(http.StatusCreated, viewOf(e))
 }
 
@@ -363,6 +366,9 @@ func (s *Server) updateEvent(c *gin.Context) {
 			httpapi.Fail(c, err)
 			return
 		}
+	}
+	if !s.publishEventUpdated(c, id) {
+		return
 	}
 	c.JSON(http.StatusOK, viewOf(e))
 }

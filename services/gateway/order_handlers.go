@@ -91,6 +91,29 @@ func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hol
 	return true
 }
 
+// paymentMoney is the amount and currency of a payment id, as the ledger
+// recorded them when it was first issued: the configured price for a new
+// payment, the ledger's record for a repeated initiate (the price may have
+// changed since; payment_initiated is republished as it was).
+func (s *Server) paymentMoney(c *gin.Context, hold booking.PaymentHold) (int64, string, bool) {
+	cur := s.Currency
+	if cur == "" {
+		cur = ledger.DefaultCurrency
+	}
+	if hold.Created || s.Ledger == nil {
+		return s.TicketPrice, cur, true
+	}
+	p, err := s.Ledger.Payment(c.Request.Context(), hold.PaymentID)
+	if errors.Is(err, ledger.ErrPaymentNotFound) {
+		return s.TicketPrice, cur, true
+	}
+	if err != nil {
+		httpapi.Fail(c, err)
+		return 0, "", false
+	}
+	return p.Amount, p.Currency, true
+}
+
 // limitParam reads ?limit= (default def, 1..max).
 func limitParam(c *gin.Context, def, max int) (int, bool) {
 	v := c.Query("limit")

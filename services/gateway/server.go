@@ -123,6 +123,7 @@ func (s *Server) Handler() http.Handler {
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
 	s.ledgerRoutes(api, adm)
+	s.reportRoutes(adm)
 
 	if s.Web != nil {
 		s.Web(r)

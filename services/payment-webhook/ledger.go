@@ -19,18 +19,34 @@ type recorder interface {
 }
 
 // recordSale writes the order of a success webhook after its Lua step:
-// a ticket (refund "") or a refund due. No-op without a ledger (tests of
-// the Redis path only).
-func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, seq int64, refund string) error {
+// a ticket (refund "") or a refund due, and returns it (its amount and
+// currency are the payment's, recorded at initiation). No-op without a
+// ledger (tests of the Redis path only): a zero order.
+func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, seq int64, refund string) (ledger.Order, error) {
 	if w.Ledger == nil {
-		return nil
+		return ledger.Order{}, nil
 	}
 	if seatID == "" {
 		seatID = wh.SeatID
 	}
-	_, err := w.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
+	return w.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
 		SeatID: seatID, Sequence: seq, RefundReason: refund})
-	return err
+}
+
+// paymentMoney is the amount and currency the ledger recorded for a
+// payment id at initiation (0, "" without a ledger or for an unknown id).
+func (w *Webhooks) paymentMoney(ctx context.Context, paymentID string) (int64, string, error) {
+	if w.Ledger == nil {
+		return 0, "", nil
+	}
+	p, err := w.Ledger.Payment(ctx, paymentID)
+	if errors.Is(err, ledger.ErrPaymentNotFound) {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return p.Amount, p.Currency, nil
 }
 
 // recordFailure writes a failure webhook's outcome.

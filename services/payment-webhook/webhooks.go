@@ -168,11 +168,13 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		if !res.At.IsZero() {
 			now = res.At // a repeat republishes the same fact
 		}
-		if err := w.recordSale(ctx, wh, seat, res.Sequence, refund); err != nil {
+		order, err := w.recordSale(ctx, wh, seat, res.Sequence, refund)
+		if err != nil {
 			httpapi.Fail(c, err)
 			return
 		}
-		if err := w.Kafka.Publish(ctx, events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now)); err != nil {
+		ev := events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency)
+		if err := w.Kafka.Publish(ctx, ev); err != nil {
 			httpapi.Fail(c, err)
 			return
 		}
@@ -195,14 +197,26 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	// written, so the effects are repeated; their ids are the same.
 	// The order goes to the ledger first (idempotent: a duplicate may be
 	// the retry of a call that failed there).
-	if err := w.recordSale(ctx, wh, res.SeatID, res.Sequence, ""); err != nil {
+	order, err := w.recordSale(ctx, wh, res.SeatID, res.Sequence, "")
+	if err != nil {
 		httpapi.Fail(c, err)
 		return
 	}
 	seq := itoa(res.Sequence)
-	if err := w.Kafka.Publish(ctx, events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now)); err != nil {
+	if !res.At.IsZero() {
+		now = res.At // when it completed: a repeat republishes the same fact
+	}
+	ev := events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency)
+	if err := w.Kafka.Publish(ctx, ev); err != nil {
 		httpapi.Fail(c, err)
 		return
+	}
+	if !res.SoldOutAt.IsZero() {
+		// every completion after the last seat's republishes it as it was
+		if err := w.Kafka.Publish(ctx, events.EventSoldOut(wh.EventID, res.SoldOutAt)); err != nil {
+			httpapi.Fail(c, err)
+			return
+		}
 	}
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentSuccess, wh.UserID+"|"+seq); err != nil {
 		httpapi.Fail(c, err)
@@ -241,7 +255,16 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		reason = DefaultFailureReason
 	}
 	now := w.now()
-	if err := w.Kafka.Publish(ctx, events.PaymentFailed(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, reason, now)); err != nil {
+	if !res.At.IsZero() {
+		now = res.At // when it failed: a repeat republishes the same fact
+	}
+	amount, currency, err := w.paymentMoney(ctx, wh.PaymentID)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	ev := events.PaymentFailed(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, reason, now).WithMoney(amount, currency)
+	if err := w.Kafka.Publish(ctx, ev); err != nil {
 		httpapi.Fail(c, err)
 		return
 	}

@@ -1,7 +1,9 @@
 // Command popularity keeps the ranking of concerts by completed bookings
 // (seed 003): a Kafka consumer group on booking_completed adds one to the
 // concert's score in Redis per booking, counting each message id once
-// (pkg/popularity). The gateway reads the ranking.
+// (pkg/popularity). The gateway reads the ranking. It also runs the
+// per-sale report consumer (pkg/report, consumer group REPORT_GROUP over
+// every topic), read by GET /api/admin/events/{id}/report.
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/popularity"
+	"github.com/boxoffice/boxoffice/pkg/report"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
@@ -26,6 +29,9 @@ type Config struct {
 	GroupID string `env:"POPULARITY_GROUP" default:"popularity"`
 	// SeenTTL is how long a counted message id is remembered for dedupe.
 	SeenTTL time.Duration `env:"POPULARITY_SEEN_TTL" default:"168h"`
+	// ReportGroup is the report consumer's group (every topic); "off"
+	// disables it.
+	ReportGroup string `env:"REPORT_GROUP" default:"report"`
 }
 
 func main() { service.Main(name, run) }
@@ -62,5 +68,10 @@ func run(ctx context.Context, log *zap.Logger) error {
 
 	c := popularity.NewConsumer(popularity.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.GroupID,
 		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL}, rdb, log)
-	return service.RunAll(ctx, admin.Run, c.Run)
+	runs := []func(context.Context) error{admin.Run, c.Run}
+	if cfg.ReportGroup != "off" {
+		runs = append(runs, report.NewConsumer(report.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.ReportGroup,
+			Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL}, rdb, log).Run)
+	}
+	return service.RunAll(ctx, runs...)
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/events/eventschema"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
@@ -257,6 +259,12 @@ func TestJourney(t *testing.T) {
 	if late := readTopic(t, brokers[0], events.TopicPaymentLate); len(late) > 0 {
 		t.Logf("%d late payments published for refund", len(late))
 	}
+	// every message of every topic validates against its published schema
+	var all int
+	for _, topic := range events.AllTopics {
+		all += len(readTopic(t, brokers[0], topic))
+	}
+	t.Logf("%d messages validated against docs/schemas", all)
 	t.Logf("admitted %d users (up to sequence %d); %d booking_completed", len(promoted), maxAdmitted, len(completed))
 }
 
@@ -434,7 +442,24 @@ func pickSeat(ctx context.Context, c *stacktest.Client, rng *rand.Rand) (string,
 	return "", ctx.Err()
 }
 
-// readTopic reads every message of topic (all partitions) from the start.
+var (
+	schemaOnce sync.Once
+	schemas    *eventschema.Validator
+	schemaErr  error
+)
+
+// validator is the published schemas (docs/schemas), loaded once.
+func validator(t *testing.T) *eventschema.Validator {
+	t.Helper()
+	schemaOnce.Do(func() { schemas, schemaErr = eventschema.Load(filepath.Join("..", "..", "..", eventschema.Dir)) })
+	if schemaErr != nil {
+		t.Fatal(schemaErr)
+	}
+	return schemas
+}
+
+// readTopic reads every message of topic (all partitions) from the start;
+// each must validate against its type's published JSON Schema.
 func readTopic(t *testing.T, broker, topic string) []events.Event {
 	t.Helper()
 	var out []events.Event
@@ -459,6 +484,9 @@ func readTopic(t *testing.T, broker, topic string) []events.Event {
 					break
 				}
 				off = m.Offset + 1
+				if err := validator(t).Validate(topic, m.Value); err != nil {
+					t.Errorf("%s offset %d: schema: %v", topic, m.Offset, err)
+				}
 				e, err := events.Decode(m.Value)
 				if err != nil {
 					t.Errorf("%s offset %d: %v", topic, m.Offset, err)

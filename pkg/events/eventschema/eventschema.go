@@ -1,0 +1,156 @@
+// Package eventschema generates the JSON Schema of each Kafka event type
+// from the Go types of package events (the envelope, events.Envelope, and
+// each type's required fields, events.RequiredFields), and validates
+// messages against the published schemas. The schemas are checked in
+// under docs/schemas/v<version>/<type>.json; TestSchemasAreCheckedIn fails
+// when code and files differ (go test ./events/eventschema -update
+// rewrites them). docs/events-kafka.md has the compatibility rules.
+package eventschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/invopop/jsonschema"
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
+)
+
+// BaseURI starts every schema's $id: BaseURI + "v<version>/<type>.json".
+const BaseURI = "https://boxoffice.example/schemas/"
+
+// Dir is where the schemas of the current version live, relative to the
+// repository root.
+var Dir = filepath.Join("docs", "schemas", "v"+strconv.Itoa(events.SchemaVersion))
+
+// moneyTypes carry amount and currency when the publisher knows them.
+var moneyTypes = map[string]bool{
+	events.TopicPaymentInitiated: true,
+	events.TopicBookingCompleted: true,
+	events.TopicPaymentFailed:    true,
+	events.TopicPaymentLate:      true,
+}
+
+// descriptions say what each type's fact is (docs/events-kafka.md has more).
+var descriptions = map[string]string{
+	events.TopicBookingRequest:   "A user joined the waiting room of a concert.",
+	events.TopicUserPromoted:     "A user was admitted from the queue to the booking room.",
+	events.TopicPaymentInitiated: "A user holding a seat started a payment.",
+	events.TopicBookingCompleted: "A payment succeeded and the seat is sold.",
+	events.TopicPaymentFailed:    "The provider reported a failed payment; the hold is released.",
+	events.TopicBookingCancelled: "A user left the queue or the booking room, or was dropped from the queue for absence.",
+	events.TopicBookingExpired:   "A user's booking-room hold timed out; occurred_at is the hold's deadline.",
+	events.TopicPaymentLate:      "A payment succeeded after its hold had ended: no booking was made; it is to be refunded.",
+	events.TopicEventRestored:    "An event's Redis state was rebuilt from the ledger.",
+	events.TopicEventCreated:     "An event (a concert's sale) was created; reason lists its settings (key=value, keys sorted).",
+	events.TopicEventUpdated:     "An event's settings changed; sequence numbers the change, reason says what changed with the new values (key=value, keys sorted).",
+	events.TopicEventSoldOut:     "The last seat of an event was sold.",
+}
+
+// Generate returns the JSON Schema of every type (events.AllTopics), keyed
+// by type, as indented JSON with a trailing newline.
+func Generate() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, typ := range events.AllTopics {
+		s, err := schemaOf(typ)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			return nil, fmt.Errorf("eventschema: %s: %w", typ, err)
+		}
+		out[typ] = b.Bytes()
+	}
+	return out, nil
+}
+
+func schemaOf(typ string) (*jsonschema.Schema, error) {
+	req, ok := events.RequiredFields(typ)
+	if !ok {
+		return nil, fmt.Errorf("eventschema: unknown type %q", typ)
+	}
+	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: true}
+	s := r.Reflect(&events.Envelope{})
+	s.ID = jsonschema.ID(BaseURI + "v" + strconv.Itoa(events.SchemaVersion) + "/" + typ + ".json")
+	s.Title = typ
+	s.Description = descriptions[typ] + " Consumers ignore fields they do not know."
+	s.Required = req
+	set := func(field string, f func(*jsonschema.Schema)) {
+		if p, ok := s.Properties.Get(field); ok {
+			f(p)
+		}
+	}
+	set("type", func(p *jsonschema.Schema) { p.Const = typ })
+	set("version", func(p *jsonschema.Schema) { p.Const = events.SchemaVersion })
+	if typ == events.TopicBookingCancelled {
+		set("reason", func(p *jsonschema.Schema) {
+			p.Enum = []any{events.CancelledFromQueue, events.CancelledFromActive, events.CancelledAbandoned}
+		})
+	}
+	if typ == events.TopicEventRestored || typ == events.TopicEventCreated || typ == events.TopicEventUpdated ||
+		typ == events.TopicEventSoldOut {
+		set("user_id", func(p *jsonschema.Schema) { p.Const = events.RestoredBy })
+	}
+	if moneyTypes[typ] {
+		s.DependentRequired = map[string][]string{"amount": {"currency"}, "currency": {"amount"}}
+	} else {
+		s.Properties.Delete("amount")
+		s.Properties.Delete("currency")
+	}
+	return s, nil
+}
+
+// Validator validates message values against the schemas in a directory.
+type Validator struct {
+	schemas map[string]*sjs.Schema
+}
+
+// Load compiles the schema of every type from dir (docs/schemas/v<N>).
+func Load(dir string) (*Validator, error) {
+	c := sjs.NewCompiler()
+	c.AssertFormat()
+	v := &Validator{schemas: map[string]*sjs.Schema{}}
+	for _, typ := range events.AllTopics {
+		b, err := os.ReadFile(filepath.Join(dir, typ+".json"))
+		if err != nil {
+			return nil, fmt.Errorf("eventschema: %w", err)
+		}
+		doc, err := sjs.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("eventschema: %s: %w", typ, err)
+		}
+		url := BaseURI + "v" + strconv.Itoa(events.SchemaVersion) + "/" + typ + ".json"
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("eventschema: %s: %w", typ, err)
+		}
+		if v.schemas[typ], err = c.Compile(url); err != nil {
+			return nil, fmt.Errorf("eventschema: %s: %w", typ, err)
+		}
+	}
+	return v, nil
+}
+
+// Validate checks one message value of topic typ against its schema.
+func (v *Validator) Validate(typ string, value []byte) error {
+	s, ok := v.schemas[typ]
+	if !ok {
+		return fmt.Errorf("eventschema: no schema for %q", typ)
+	}
+	inst, err := sjs.UnmarshalJSON(bytes.NewReader(value))
+	if err != nil {
+		return fmt.Errorf("eventschema: %s: %w", typ, err)
+	}
+	if err := s.Validate(inst); err != nil {
+		return fmt.Errorf("eventschema: %s: %w", typ, err)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package eventschema_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/events/eventschema"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/schemas from the Go types")
+
+// dir is the checked-in schemas' directory, from this package's directory.
+var dir = filepath.Join("..", "..", "..", eventschema.Dir)
+
+// TestSchemasAreCheckedIn fails when the schemas generated from the Go
+// types differ from the files under docs/schemas (run with -update after a
+// deliberate change, and follow the compatibility rules of
+// docs/events-kafka.md).
+func TestSchemasAreCheckedIn(t *testing.T) {
+	gen, err := eventschema.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for typ, b := range gen {
+			if err := os.WriteFile(filepath.Join(dir, typ+".json"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for typ, b := range gen {
+		got, err := os.ReadFile(filepath.Join(dir, typ+".json"))
+		if err != nil {
+			t.Errorf("%s: %v (go test ./events/eventschema -update writes it)", typ, err)
+			continue
+		}
+		if string(got) != string(b) {
+			t.Errorf("%s: the checked-in schema differs from the code (go test ./events/eventschema -update):\n%s", typ, b)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != len(gen) {
+		t.Errorf("%d schema files for %d types", len(files), len(gen))
+	}
+}
+
+var at = time.Date(2026, 3, 14, 12, 0, 0, 123_000_000, time.UTC)
+
+func oneOfEach() []events.Event {
+	return []events.Event{
+		events.BookingRequested("event_456", "user_123", 1234, at),
+		events.UserPromoted("event_456", "user_123", 1234, at),
+		events.PaymentInitiated("event_456", "user_123", "A12", "pay_789", 1234, at).WithMoney(5000, "EUR"),
+		events.BookingCompleted("event_456", "user_123", "A12", "pay_789", 1234, at).WithMoney(5000, "EUR"),
+		events.PaymentFailed("event_456", "user_123", "A12", "pay_789", 1234, "insufficient_funds", at),
+		events.BookingCancelled("event_456", "user_123", "A12", 1234, events.CancelledFromActive, at),
+		events.BookingExpired("event_456", "user_123", "", 1234, at),
+		events.PaymentLate("event_456", "user_123", "A12", "pay_789", 1234, at).WithMoney(5000, "EUR"),
+		events.EventRestored("event_456", 1773489600123000, "seats=100 sold=3 completed_users=3", at),
+		events.EventCreated("event_456", "capacity=100 hold_seconds=600 seats=500", at),
+		events.EventUpdated("event_456", 2, "capacity=150 paused=false", at),
+		events.EventSoldOut("event_456", at),
+		events.QueueRandomized("event_456", 1000, "5eed", "c0ffee", "d19e57", at),
+	}
+}
+
+// TestEveryConstructorValidates: what the Go code writes validates against
+// the checked-in schema of its type.
+func TestEveryConstructorValidates(t *testing.T) {
+	v, err := eventschema.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range oneOfEach() {
+		b, err := events.Encode(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Validate(e.Type, b); err != nil {
+			t.Errorf("%s: %v\n%s", e.Type, err, b)
+		}
+		seen[e.Type] = true
+	}
+	for _, typ := range events.AllTopics {
+		if !seen[typ] {
+			t.Errorf("no example of %s", typ)
+		}
+	}
+}
+
+// TestSchemasReject: the schemas are not vacuous.
+func TestSchemasReject(t *testing.T) {
+	v, err := eventschema.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := events.Encode(events.BookingCompleted("e", "u", "A1", "p", 1, at).WithMoney(5000, "EUR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(b)
+	for name, in := range map[string]string{
+		"other type":          strings.Replace(good, `"type":"booking_completed"`, `"type":"booking_request"`, 1),
+		"version 1":           strings.Replace(good, `"version":2`, `"version":1`, 1),
+		"no source":           strings.Replace(good, `"source":"/boxoffice/bo",`, ``, 1),
+		"no payment":          strings.Replace(good, `"payment_id":"p",`, ``, 1),
+		"amount without code": strings.Replace(good, `,"currency":"EUR"`, ``, 1),
+		"bad time":            strings.Replace(good, `.123Z"`, `Z"`, 1),
+		"string sequence":     strings.Replace(good, `"sequence":1`, `"sequence":"1"`, 1),
+	} {
+		if in == good {
+			t.Fatalf("%s: input unchanged", name)
+		}
+		if err := v.Validate(events.TopicBookingCompleted, []byte(in)); err == nil {
+			t.Errorf("%s: validated: %s", name, in)
+		}
+	}
+}

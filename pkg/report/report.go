@@ -1,0 +1,273 @@
+// Package report keeps a per-sale report (issue 20): a Kafka consumer
+// group reads every boxoffice topic and adds each fact, once per message
+// id, to its sale's figures in Redis (lua/report_count.lua): counts per
+// type, revenue and refunds per currency, time-in-queue and
+// time-to-purchase distributions, admissions per minute. Read returns the
+// report the gateway serves at GET /api/admin/events/{id}/report (JSON or
+// CSV). docs/events-kafka.md, "Consumers", has the contract.
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/segmentio/kafka-go"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/lua"
+	"github.com/boxoffice/boxoffice/pkg/events"
+)
+
+// countScript is lua/report_count.lua; see its header.
+var countScript = redis.NewScript(lua.Source("report_count"))
+
+// DefaultPrefix is the key prefix when none is configured.
+const DefaultPrefix = "bo"
+
+// DefaultSeenTTL is how long a counted message id is remembered (it must
+// outlast every redelivery window, as popularity's).
+const DefaultSeenTTL = 7 * 24 * time.Hour
+
+// keys of one sale, all with the {report:<event_id>} hash tag.
+func keys(prefix, eventID, messageID string) []string {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	base := prefix + ":{report:" + eventID + "}:"
+	return []string{base + "counts", base + "seen:" + messageID, base + "times", base + "queue",
+		base + "purchase", base + "minutes"}
+}
+
+// Counter adds facts to their sale's report.
+type Counter struct {
+	rdb     redis.Scripter
+	prefix  string
+	seenTTL time.Duration
+}
+
+// NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
+// seenTTL <= 0 means DefaultSeenTTL.
+func NewCounter(rdb redis.Scripter, prefix string, seenTTL time.Duration) *Counter {
+	if seenTTL <= 0 {
+		seenTTL = DefaultSeenTTL
+	}
+	return &Counter{rdb: rdb, prefix: prefix, seenTTL: seenTTL}
+}
+
+// Count adds e to its sale's report unless a message with e.ID was
+// counted before; it reports whether it counted.
+func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
+	ttl := max(int64(c.seenTTL/time.Second), 1)
+	n, err := countScript.Run(ctx, c.rdb, keys(c.prefix, e.EventID, e.ID),
+		e.Type, e.Sequence, e.OccurredAt.UnixMilli(), ttl, e.Amount, e.Currency).Int64()
+	if err != nil {
+		return false, fmt.Errorf("count %s: %w", e.Type, err)
+	}
+	return n == 1, nil
+}
+
+// Distribution is a duration distribution in milliseconds, from buckets
+// about 19% wide: each percentile is its bucket's upper bound.
+type Distribution struct {
+	Count int64 `json:"count"`
+	P50MS int64 `json:"p50_ms"`
+	P90MS int64 `json:"p90_ms"`
+	P99MS int64 `json:"p99_ms"`
+}
+
+// Minute is the admissions of one minute.
+type Minute struct {
+	Minute     time.Time `json:"minute"`
+	Admissions int64     `json:"admissions"`
+}
+
+// Report is a sale's figures.
+type Report struct {
+	EventID string `json:"event_id"`
+	// Facts per type, each fact once (every type of events.AllTopics).
+	Counts map[string]int64 `json:"counts"`
+	// Revenue and Refunds per currency, in minor units: the amounts of
+	// booking_completed and payment_late.
+	Revenue map[string]int64 `json:"revenue"`
+	Refunds map[string]int64 `json:"refunds"`
+	// Conversion at each step: admitted/joined, paying/admitted,
+	// completed/paying, completed/joined (0 when the step had nobody).
+	Conversion          map[string]float64 `json:"conversion"`
+	TimeInQueue         Distribution       `json:"time_in_queue"`
+	TimeToPurchase      Distribution       `json:"time_to_purchase"`
+	AdmissionsPerMinute []Minute           `json:"admissions_per_minute"`
+}
+
+// Read returns eventID's report (all zero for a sale with no facts).
+func Read(ctx context.Context, rdb redis.Cmdable, prefix, eventID string) (Report, error) {
+	k := keys(prefix, eventID, "")
+	pipe := rdb.Pipeline()
+	counts, queue, purchase, minutes := pipe.HGetAll(ctx, k[0]), pipe.HGetAll(ctx, k[3]), pipe.HGetAll(ctx, k[4]),
+		pipe.HGetAll(ctx, k[5])
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Report{}, fmt.Errorf("read report: %w", err)
+	}
+	r := Report{EventID: eventID, Counts: map[string]int64{}, Revenue: map[string]int64{}, Refunds: map[string]int64{},
+		Conversion: map[string]float64{}, AdmissionsPerMinute: []Minute{}}
+	for _, t := range events.AllTopics {
+		r.Counts[t] = 0
+	}
+	for f, v := range counts.Val() {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch {
+		case strings.HasPrefix(f, "revenue:"):
+			r.Revenue[strings.TrimPrefix(f, "revenue:")] = n
+		case strings.HasPrefix(f, "refunds:"):
+			r.Refunds[strings.TrimPrefix(f, "refunds:")] = n
+		default:
+			r.Counts[f] = n
+		}
+	}
+	ratio := func(a, b int64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return math.Round(float64(a)/float64(b)*10000) / 10000
+	}
+	c := r.Counts
+	r.Conversion["admitted_per_joined"] = ratio(c[events.TopicUserPromoted], c[events.TopicBookingRequest])
+	r.Conversion["paying_per_admitted"] = ratio(c[events.TopicPaymentInitiated], c[events.TopicUserPromoted])
+	r.Conversion["completed_per_paying"] = ratio(c[events.TopicBookingCompleted], c[events.TopicPaymentInitiated])
+	r.Conversion["completed_per_joined"] = ratio(c[events.TopicBookingCompleted], c[events.TopicBookingRequest])
+	r.TimeInQueue = distribution(queue.Val())
+	r.TimeToPurchase = distribution(purchase.Val())
+	for f, v := range minutes.Val() {
+		m, err1 := strconv.ParseInt(f, 10, 64)
+		n, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 == nil && err2 == nil {
+			r.AdmissionsPerMinute = append(r.AdmissionsPerMinute, Minute{Minute: time.Unix(m*60, 0).UTC(), Admissions: n})
+		}
+	}
+	sort.Slice(r.AdmissionsPerMinute, func(i, j int) bool {
+		return r.AdmissionsPerMinute[i].Minute.Before(r.AdmissionsPerMinute[j].Minute)
+	})
+	return r, nil
+}
+
+// bucketUpper is the upper bound (ms) of bucket b: 2^((b+1)/4) - 1.
+func bucketUpper(b int64) int64 {
+	return int64(math.Ceil(math.Pow(2, float64(b+1)/4) - 1))
+}
+
+func distribution(h map[string]string) Distribution {
+	type bc struct{ b, n int64 }
+	var bs []bc
+	var total int64
+	for f, v := range h {
+		b, err1 := strconv.ParseInt(f, 10, 64)
+		n, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 == nil && err2 == nil && n > 0 {
+			bs = append(bs, bc{b, n})
+			total += n
+		}
+	}
+	if total == 0 {
+		return Distribution{}
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].b < bs[j].b })
+	pct := func(p float64) int64 {
+		rank := int64(math.Ceil(p * float64(total)))
+		var seen int64
+		for _, x := range bs {
+			seen += x.n
+			if seen >= rank {
+				return bucketUpper(x.b)
+			}
+		}
+		return bucketUpper(bs[len(bs)-1].b)
+	}
+	return Distribution{Count: total, P50MS: pct(0.5), P90MS: pct(0.9), P99MS: pct(0.99)}
+}
+
+// CSV is the report as metric,key,value rows (one header row), sorted.
+func (r Report) CSV() string {
+	var rows []string
+	add := func(metric, key string, v string) { rows = append(rows, metric+","+key+","+v) }
+	for t, n := range r.Counts {
+		add("count", t, strconv.FormatInt(n, 10))
+	}
+	for c, n := range r.Revenue {
+		add("revenue", c, strconv.FormatInt(n, 10))
+	}
+	for c, n := range r.Refunds {
+		add("refunds", c, strconv.FormatInt(n, 10))
+	}
+	for k, v := range r.Conversion {
+		add("conversion", k, strconv.FormatFloat(v, 'f', -1, 64))
+	}
+	for name, d := range map[string]Distribution{"time_in_queue": r.TimeInQueue, "time_to_purchase": r.TimeToPurchase} {
+		add(name, "count", strconv.FormatInt(d.Count, 10))
+		add(name, "p50_ms", strconv.FormatInt(d.P50MS, 10))
+		add(name, "p90_ms", strconv.FormatInt(d.P90MS, 10))
+		add(name, "p99_ms", strconv.FormatInt(d.P99MS, 10))
+	}
+	for _, m := range r.AdmissionsPerMinute {
+		add("admissions_per_minute", m.Minute.Format(time.RFC3339), strconv.FormatInt(m.Admissions, 10))
+	}
+	sort.Strings(rows)
+	return "metric,key,value\n" + strings.Join(rows, "\n") + "\n"
+}
+
+// Config configures a Consumer.
+type Config struct {
+	Brokers []string      // Kafka bootstrap addresses
+	GroupID string        // consumer group; default "report"
+	Prefix  string        // Redis key prefix; default DefaultPrefix
+	SeenTTL time.Duration // default DefaultSeenTTL
+}
+
+// Consumer reads every topic (events.AllTopics) into the reports.
+type Consumer struct {
+	cfg     Config
+	counter *Counter
+	log     *zap.Logger
+}
+
+// NewConsumer returns a consumer writing to rdb. log may be nil.
+func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) *Consumer {
+	if cfg.GroupID == "" {
+		cfg.GroupID = "report"
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Consumer{cfg: cfg, counter: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL), log: log}
+}
+
+// Run consumes every topic from the oldest message until ctx is cancelled
+// (then nil) or a consumer fails. A Redis error is retried; the offset is
+// committed only after the fact was counted (or recognised as counted).
+func (c *Consumer) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(events.AllTopics))
+	for _, topic := range events.AllTopics {
+		go func() {
+			errs <- events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, topic, c.handle, events.WithLogger(c.log))
+		}()
+	}
+	var first error
+	for range events.AllTopics {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+func (c *Consumer) handle(ctx context.Context, e events.Event, _ kafka.Message) error {
+	_, err := c.counter.Count(ctx, e)
+	return err
+}

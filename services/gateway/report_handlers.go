@@ -1,0 +1,47 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/report"
+)
+
+// reportRoutes registers GET /api/admin/events/{id}/report (issue 20).
+func (s *Server) reportRoutes(adm *gin.RouterGroup) {
+	adm.GET("/events/:id/report", s.eventReport)
+}
+
+// eventReport: GET /api/admin/events/{id}/report, the sale's report kept by
+// the report consumer (pkg/report): JSON, or CSV with ?format=csv or
+// Accept: text/csv. 404 event_not_found for an unknown event.
+func (s *Server) eventReport(c *gin.Context) {
+	id := c.Param("id")
+	ctx := c.Request.Context()
+	if !booking.ValidID(id) {
+		httpapi.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	if _, err := s.Store.GetEvent(ctx, id); err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	r, err := report.Read(ctx, s.Redis, s.Prefix, id)
+	if err != nil {
+		httpapi.Fail(c, err)
+		return
+	}
+	switch f := c.Query("format"); {
+	case f == "csv" || (f == "" && strings.Contains(c.GetHeader("Accept"), "text/csv")):
+		c.Header("Content-Disposition", `attachment; filename="report.csv"`)
+		c.Data(http.StatusOK, "text/csv; charset=utf-8", []byte(r.CSV()))
+	case f == "" || f == "json":
+		c.JSON(http.StatusOK, r)
+	default:
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "format must be json or csv")
+	}
+}
