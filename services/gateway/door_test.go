@@ -2,7 +2,10 @@ package main
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
 
 	"github.com/boxoffice/boxoffice/pkg/messages"
 )
@@ -15,6 +18,9 @@ func TestRateCapAPI(t *testing.T) {
 	r := hs.do("GET", "/api/events/e1", "", nil)
 	if r.num("admit_per_minute") != 2 {
 		t.Fatalf("event: %s", r.raw)
+	}
+	if c := hs.rec.Topic(events.TopicEventCreated); len(c) != 1 || !strings.Contains(c[0].Reason, "admit_per_minute=2") {
+		t.Fatalf("event_created does not say the cap: %+v", c)
 	}
 	var toks []string
 	for _, u := range []string{"a", "b", "c", "d"} {

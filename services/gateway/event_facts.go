@@ -80,6 +80,13 @@ func eventSettings(cfg booking.EventConfig) string {
 	if !cfg.SalesEnd.IsZero() {
 		kv["sales_end"] = cfg.SalesEnd.UTC().Format(time.RFC3339)
 	}
+	// the front door's settings (issue 13), when set
+	if cfg.AdmitPerMinute != 0 {
+		kv["admit_per_minute"] = strconv.Itoa(cfg.AdmitPerMinute)
+	}
+	if cfg.EarlyJoin != 0 {
+		kv["early_join_seconds"] = secs(cfg.EarlyJoin)
+	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
 		keys = append(keys, k)
