@@ -52,7 +52,10 @@ func Register(r *gin.Engine) {
 	RegisterWith(r, Options{NotifierURL: os.Getenv("NOTIFIER_PUBLIC_URL")})
 }
 
-// RegisterWith is Register with explicit options.
+// RegisterWith is Register with explicit options. It also serves the
+// operators' sale report page at /admin/report.html (report.html and
+// report.js: it reads GET /api/admin/events/{id}/report with an admin
+// token the operator gives it).
 //
 // Caching (docs/web.md): index.html names every static file with ?v=<its
 // content hash>, so /static/… is cached for a year (immutable) and a new
@@ -66,7 +69,7 @@ func RegisterWith(r *gin.Engine, o Options) {
 	}
 	files := map[string]*asset{}
 	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || p == "index.html" {
+		if err != nil || d.IsDir() || path.Ext(p) == ".html" { // pages, below
 			return err
 		}
 		b, err := fs.ReadFile(sub, p)
@@ -79,15 +82,8 @@ func RegisterWith(r *gin.Engine, o Options) {
 	if err != nil {
 		panic(err)
 	}
-	index, err := fs.ReadFile(sub, "index.html")
-	if err != nil {
-		panic(err)
-	}
-	html := string(index)
-	for p, a := range files {
-		html = strings.ReplaceAll(html, `"/static/`+p+`"`, `"/static/`+p+`?v=`+a.etag[1:9]+`"`)
-	}
-	page := newAsset([]byte(html), "text/html; charset=utf-8", "no-cache")
+	page := newPage(sub, "index.html", files)
+	report := newPage(sub, "report.html", files) // the operator's sale report (report.js)
 	cfg, _ := json.Marshal(map[string]string{"notifierURL": o.NotifierURL})
 	configJS := newAsset([]byte("window.BOXOFFICE_CONFIG = "+string(cfg)+";\n"), "text/javascript; charset=utf-8", "no-cache")
 	favicon := newAsset(files["favicon.svg"].body, "image/svg+xml", "public, max-age=86400")
@@ -98,6 +94,8 @@ func RegisterWith(r *gin.Engine, o Options) {
 	sec := httpapi.SecurityHeaders(httpapi.PageCSP)
 	r.GET("/", sec, page.serve)
 	r.HEAD("/", sec, page.serve)
+	r.GET("/admin/report.html", sec, report.serve)
+	r.HEAD("/admin/report.html", sec, report.serve)
 	r.GET("/config.js", sec, configJS.serve)
 	r.GET("/favicon.svg", sec, favicon.serve)
 	r.GET("/favicon.ico", sec, favicon.serve) // browsers that ask without reading <link rel=icon>
@@ -109,6 +107,20 @@ func RegisterWith(r *gin.Engine, o Options) {
 		}
 		a.serve(c)
 	})
+}
+
+// newPage is the HTML page name with every static file it names versioned
+// (?v=<content hash>), revalidated every time (no-cache).
+func newPage(sub fs.FS, name string, files map[string]*asset) *asset {
+	b, err := fs.ReadFile(sub, name)
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	html := string(b)
+	for p, a := range files {
+		html = strings.ReplaceAll(html, `"/static/`+p+`"`, `"/static/`+p+`?v=`+a.etag[1:9]+`"`)
+	}
+	return newAsset([]byte(html), "text/html; charset=utf-8", "no-cache")
 }
 
 // asset is one file in memory, with its ETag and gzip encoding.
