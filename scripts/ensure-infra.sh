@@ -204,6 +204,21 @@ ensure_rabbit() {
 	say "rabbitmq: ok ($ver)"
 }
 
+# ensure_rabbit_shovel enables rabbitmq_shovel (scripts/replay-dlq.sh needs
+# it; the fault suite replays its poison messages with it). --online
+# enables it in the running broker without a restart.
+ensure_rabbit_shovel() {
+	command -v rabbitmq-plugins >/dev/null 2>&1 || return 0
+	if timeout 30 "${SUDO[@]}" rabbitmq-plugins is_enabled rabbitmq_shovel >/dev/null 2>&1; then
+		return 0
+	fi
+	if timeout 60 "${SUDO[@]}" rabbitmq-plugins enable --online rabbitmq_shovel >/tmp/ensure-infra-shovel.log 2>&1; then
+		say "rabbitmq: plugin rabbitmq_shovel enabled"
+	else
+		err "rabbitmq: warning: could not enable rabbitmq_shovel (scripts/replay-dlq.sh needs it): $(tail -n3 /tmp/ensure-infra-shovel.log)"
+	fi
+}
+
 # pg_admin ARGS...: psql as the postgres superuser (the local socket with
 # peer auth, as Debian installs it; TCP as user postgres when that fails).
 pg_admin() {
@@ -276,4 +291,5 @@ ensure_postgres() {
 
 ensure_redis
 ensure_rabbit
+ensure_rabbit_shovel
 ensure_postgres

@@ -64,6 +64,19 @@ slot-released-queue | timeout-queue) ;;
 	;;
 esac
 
+# urlencode S: S with every byte but [A-Za-z0-9._~-] percent-encoded.
+urlencode() {
+	local s=$1 out="" c i
+	for ((i = 0; i < ${#s}; i++)); do
+		c=${s:i:1}
+		case $c in
+		[A-Za-z0-9._~-]) out+=$c ;;
+		*) out+=$(printf '%%%02X' "'$c") ;;
+		esac
+	done
+	printf '%s' "$out"
+}
+
 dlq=$queue.dlq
 count() { "${CTL[@]}" -q list_queues -p "$vhost" name messages | awk -v q="$1" '$1 == q {print $2}'; }
 n=$(count "$dlq")
@@ -78,7 +91,14 @@ fi
 
 name="boxoffice-replay-$queue-$(date +%s)"
 echo "replay-dlq: moving $n message(s) from $dlq to $queue (shovel $name)"
-def=$(printf '{"src-protocol":"amqp091","src-uri":"amqp://","src-queue":"%s","src-delete-after":"queue-length","dest-protocol":"amqp091","dest-uri":"amqp://","dest-queue":"%s","ack-mode":"on-confirm"}' "$dlq" "$queue")
+# The shovel's URIs name the vhost: a bare "amqp://" is the default vhost
+# "/" whatever vhost the shovel is declared in (it would move another
+# vhost's DLQ, or nothing).
+uri="amqp:///$(urlencode "$vhost")"
+if [[ $vhost == / ]]; then
+	uri="amqp://"
+fi
+def=$(printf '{"src-protocol":"amqp091","src-uri":"%s","src-queue":"%s","src-delete-after":"queue-length","dest-protocol":"amqp091","dest-uri":"%s","dest-queue":"%s","ack-mode":"on-confirm"}' "$uri" "$dlq" "$uri" "$queue")
 if ! "${CTL[@]}" -q set_parameter -p "$vhost" shovel "$name" "$def"; then
 	echo "replay-dlq: could not create the shovel; is rabbitmq_shovel enabled? (rabbitmq-plugins enable rabbitmq_shovel)" >&2
 	exit 1

@@ -89,8 +89,10 @@ func MessageID(ctx context.Context) string {
 // Consume reads topic as a member of consumer group groupID and calls
 // handler for each message, in partition order, one at a time. It commits an
 // offset only after handler returned nil (at-least-once), and retries a
-// failing handler with backoff, never skipping the message. It returns nil
-// when ctx is cancelled, or the first error that stops it.
+// failing handler with backoff, never skipping the message. A failed fetch
+// (the broker unreachable) is retried with the same backoff: a Kafka
+// outage pauses the consumer, never ends it. It returns nil when ctx is
+// cancelled, or the first error that stops it.
 func Consume(ctx context.Context, brokers []string, groupID, topic string, handler Handler, opts ...ConsumerOption) error {
 	if len(brokers) == 0 || groupID == "" || topic == "" {
 		return errors.New("events: consume needs brokers, a group id and a topic")
@@ -137,14 +139,28 @@ func Consume(ctx context.Context, brokers []string, groupID, topic string, handl
 	})
 	defer r.Close()
 
+	fetchBackoff := cfg.backoffMin
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("fetch %s: %w", topic, err)
+			// The broker is unreachable (an outage, a restart): the
+			// reader reconnects by itself; wait and fetch again rather
+			// than end the service.
+			log.Warn("fetch failed; retrying", zap.Duration("backoff", fetchBackoff), zap.Error(err))
+			t := time.NewTimer(fetchBackoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			fetchBackoff = min(2*fetchBackoff, cfg.backoffMax)
+			continue
 		}
+		fetchBackoff = cfg.backoffMin
 		e, err := Decode(m.Value)
 		if err != nil {
 			if err := cfg.onInvalid(ctx, m, err); err != nil {

@@ -89,6 +89,9 @@ type Options struct {
 	LogDir string
 	// ReadyTimeout bounds each service's wait for /readyz; default 30 s.
 	ReadyTimeout time.Duration
+	// Faults puts fault proxies (toxiproxy) between the services and
+	// Redis, RabbitMQ, Kafka and PostgreSQL; see [Stack.Faults].
+	Faults bool
 }
 
 // Stack is a running set of services and the infrastructure they share.
@@ -115,6 +118,7 @@ type Stack struct {
 	auth     *auth.Authority
 	services map[string]*Service
 	order    []string
+	faults   *Faults // nil unless Options.Faults
 }
 
 // Service is one process of a stack.
@@ -127,9 +131,12 @@ type Service struct {
 	// Log is the path of the process's combined stdout and stderr.
 	Log string
 
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	logf *os.File
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the process has exited
+	logf   *os.File
+	bin    string            // the binary and environment it was started
+	env    map[string]string // with (for Stack.Restart)
+	killed bool              // by Stack.Kill: exiting was the test's intent
 }
 
 // URL is the service's base URL, "http://" + Addr.
@@ -162,10 +169,14 @@ func Start(t testing.TB, o Options) *Stack {
 		AMQPURL: amqptest.Vhost(t),
 		// the ledger: a PostgreSQL schema of the test's own
 		DatabaseURL: ledgertest.URL(t),
-		Brokers:     kafkatest.Start(t),
 		LogDir:      o.LogDir,
 		services:    map[string]*Service{},
 		order:       slices.Clone(names),
+	}
+	if o.Faults {
+		s.Brokers = s.startFaults(t)
+	} else {
+		s.Brokers = kafkatest.Start(t)
 	}
 	s.auth, _ = auth.New([]byte(JWTSecret))
 	tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
@@ -252,6 +263,9 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 	}
 	if p := s.services[n]; p.Addr != "" {
 		env["HTTP_ADDR"] = p.Addr
+	}
+	if s.faults != nil {
+		s.faults.rewrite(env)
 	}
 	switch n {
 	case PaymentSandbox:
@@ -352,7 +366,11 @@ func ephemeralRange() (lo, hi int) {
 }
 
 func (p *Service) start(bin string, env map[string]string) error {
-	f, err := os.Create(p.Log)
+	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if p.cmd != nil {
+		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND // a restart
+	}
+	f, err := os.OpenFile(p.Log, flag, 0o644)
 	if err != nil {
 		return err
 	}
@@ -366,8 +384,9 @@ func (p *Service) start(bin string, env map[string]string) error {
 		f.Close()
 		return err
 	}
-	p.cmd, p.logf, p.done = cmd, f, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(p.done) }()
+	done := make(chan struct{})
+	p.cmd, p.logf, p.done, p.bin, p.env, p.killed = cmd, f, done, bin, env, false
+	go func() { _ = cmd.Wait(); close(done) }()
 	return nil
 }
 
@@ -429,7 +448,7 @@ func (s *Stack) stopAll(t testing.TB) {
 		if p.cmd == nil {
 			continue
 		}
-		if p.Exited() && !t.Failed() {
+		if p.Exited() && !p.killed && !t.Failed() {
 			t.Errorf("stacktest: %s exited during the test (%v)", p.Name, p.cmd.ProcessState)
 		}
 		wg.Go(func() { p.Stop(10 * time.Second) })
