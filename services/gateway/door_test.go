@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 
@@ -52,4 +53,18 @@ func TestRateCapAPI(t *testing.T) {
 		t.Fatalf("promote after raising: %+v %v", res, err)
 	}
 	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e2", "rows": 1, "seats_per_row": 1, "admit_per_minute": -3}), 400, "invalid_event")
+}
+
+// The pre-queue's commitment is on record in event_created before the
+// sale, the same as the event shows.
+func TestDrawCommitmentOnRecord(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "pq", "rows": 1, "seats_per_row": 2,
+		"sales_start": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "early_join_seconds": 600})
+	r := hs.do("GET", "/api/events/pq", "", nil)
+	c := hs.rec.Topic(events.TopicEventCreated)
+	if r.str("draw_commit") == "" || r.num("early_join_seconds") != 600 || len(c) != 1 ||
+		!strings.Contains(c[0].Reason, "early_join_seconds=600") || !strings.HasSuffix(c[0].Reason, " draw_commit="+r.str("draw_commit")) {
+		t.Fatalf("event %s; event_created %+v", r.raw, c)
+	}
 }

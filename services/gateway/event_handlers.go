@@ -287,7 +287,7 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	if !s.publishEventCreated(c, cfg) {
+	if !s.publishEventCreated(c, cfg, e.DrawCommit) {
 		return
 	}
 	c.JSON(http.StatusCreated, viewOf(e))
