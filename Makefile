@@ -20,6 +20,12 @@ run: infra build
 test: infra
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
+## test-cluster: the 3-node RabbitMQ and Redis Cluster failover tests (they start their own nodes; about 2 minutes, not part of `make test`)
+.PHONY: test-cluster
+test-cluster: infra
+	BOXOFFICE_RABBITMQ_CLUSTER=1 BOXOFFICE_REDIS_FAILOVER=1 $(GO) test -count=1 -v \
+		-run 'TestQuorumClusterSurvivesNodeRestart|TestClusterFailoverMidSale' ./pkg/amqpx/ ./pkg/booking/
+
 ## build: every service binary into ./bin
 build:
 	@mkdir -p $(BIN)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lint-deploy.sh — offline checks of docker-compose.yml and deployments/,
-# run by `make lint` (no Docker engine needed). See deployments/lint/lint.py
+# run by `make lint` (no Docker engine needed), and the Helm chart in
+# deployments/helm (lint, render, variables; see deployments/helm/chart_test.go). See deployments/lint/lint.py
 # for the list of checks. Then builds every service binary exactly as
 # deployments/Dockerfile does (its own `go build` lines: CGO_ENABLED=0,
 # -trimpath, from the workspace root) into a temporary directory, and checks
@@ -51,6 +52,16 @@ if ! out=$(GOWORK=off go vet ./deployments/healthcheck/main.go 2>&1); then
 fi
 if [[ -n $(gofmt -l deployments pkg/obs) ]]; then
 	echo "lint-deploy: gofmt needed: $(gofmt -l deployments pkg/obs)" >&2
+	exit 1
+fi
+
+# The Helm chart: helm lint and render with Helm's Go packages, and every
+# variable the chart sets checked against the services' Config (its own
+# module outside go.work: Helm's Kubernetes dependencies stay out of the
+# services' builds).
+if ! out=$(cd deployments/helm && GOWORK=off go vet . 2>&1 && GOWORK=off go test -count=1 . 2>&1); then
+	echo "lint-deploy: deployments/helm (the Helm chart):" >&2
+	echo "$out" >&2
 	exit 1
 fi
 

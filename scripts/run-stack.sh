@@ -18,6 +18,8 @@
 #     Ed25519 key, docs/admission-pass.md; never use it in production)
 #   DATABASE_URL=postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable
 #     (the development database scripts/ensure-infra.sh creates)
+#   AMQP_URL=amqp://guest:guest@127.0.0.1:5672/boxoffice-dev (the vhost is
+#     created with rabbitmqctl when possible; otherwise the services' default "/")
 #   BIN (./bin), RUN_DIR (./.run), STACK_WAIT (seconds per service, 60),
 #   STOP_WAIT (seconds to wait for a stopping service before SIGKILL, 20)
 
@@ -37,6 +39,22 @@ export JWT_SECRET=${JWT_SECRET:-dev-jwt-secret-not-for-production}
 export WEBHOOK_SECRET=${WEBHOOK_SECRET:-dev-webhook-secret}
 export PASS_KEYS=${PASS_KEYS:-dev-pass-1:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo}
 export DATABASE_URL=${DATABASE_URL:-postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable}
+
+# RabbitMQ: the services declare quorum queues (AMQP_QUEUE_TYPE=quorum, the
+# default), in a vhost of their own when rabbitmqctl can make one: "/" of a
+# machine that ran an older stack holds classic queues of the same names,
+# and a queue cannot change type (the declare would fail with
+# PRECONDITION_FAILED; docs/runbook.md, "classic to quorum queues").
+if [[ -z ${AMQP_URL:-} ]] && command -v rabbitmqctl >/dev/null 2>&1; then
+	dev_vhost=boxoffice-dev
+	if ! timeout 20 rabbitmqctl -q list_vhosts 2>/dev/null | grep -qx "$dev_vhost"; then
+		timeout 20 rabbitmqctl -q add_vhost "$dev_vhost" >/dev/null 2>&1 &&
+			timeout 20 rabbitmqctl -q set_permissions -p "$dev_vhost" guest '.*' '.*' '.*' >/dev/null 2>&1
+	fi
+	if timeout 20 rabbitmqctl -q list_vhosts 2>/dev/null | grep -qx "$dev_vhost"; then
+		export AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$dev_vhost"
+	fi
+fi
 
 # Start order after kafka-dev, and each service's admin port (/healthz).
 SERVICES=(popularity slot-released-consumer timeout-consumer payment-webhook payment-sandbox notifier gateway)

@@ -277,6 +277,7 @@ def main():
     ap.add_argument("--compose", help="compose file (default ROOT/docker-compose.yml); relative paths resolve against ROOT")
     ap.add_argument("--build", metavar="DIR", help="build every service binary into DIR as the Dockerfile does")
     ap.add_argument("--env-table", action="store_true", help="print the configuration table (markdown) and exit")
+    ap.add_argument("--env-json", action="store_true", help="print each service's variables as JSON and exit (deployments/helm's test)")
     o = ap.parse_args()
     root = os.path.abspath(o.root)
     compose_path = o.compose or os.path.join(root, "docker-compose.yml")
@@ -286,6 +287,11 @@ def main():
                          if is_main_package(os.path.join(root, "services", d)))
     if o.env_table:
         print_env_table(repo, go_services)
+        return 0
+    if o.env_json:
+        print(json.dumps({svc: {k: {"default": t["default"], "required": t["required"], "secret": t["secret"]}
+                                for k, t in repo.service_env(svc).items()}
+                          for svc in go_services if svc != "kafka-dev"}, indent=1, sort_keys=True))
         return 0
 
     try:

@@ -108,7 +108,8 @@ type Consumer struct {
 	seq atomic.Uint64
 }
 
-// NewConsumer returns a Consumer for url; it connects in Consume.
+// NewConsumer returns a Consumer for url (one URL, or several separated by
+// commas, as for NewPublisher); it connects in Consume.
 func NewConsumer(url string, opts ...Option) *Consumer {
 	o := newOptions(opts)
 	return &Consumer{url: url, o: o, log: o.logger.With(zap.String("component", "amqp_consumer"))}

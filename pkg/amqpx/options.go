@@ -2,6 +2,7 @@ package amqpx
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -11,9 +12,14 @@ import (
 type Option func(*options)
 
 type options struct {
-	logger         *zap.Logger
-	metrics        *Metrics
-	delayedPlugin  bool
+	logger        *zap.Logger
+	metrics       *Metrics
+	delayedPlugin bool
+	queueType     QueueType
+	deliveryLimit int
+	// cursor picks the RabbitMQ node to dial first (see dialAny); shared
+	// by all sessions of one Publisher or Consumer.
+	cursor         *atomic.Uint64
 	reconnectMin   time.Duration
 	reconnectMax   time.Duration
 	publishTimeout time.Duration
@@ -25,7 +31,9 @@ func newOptions(opts []Option) options {
 		reconnectMin:   100 * time.Millisecond,
 		reconnectMax:   10 * time.Second,
 		publishTimeout: 30 * time.Second,
+		cursor:         new(atomic.Uint64),
 	}
+	o.cursor.Store(rand.Uint64N(1 << 16))
 	for _, f := range opts {
 		f(&o)
 	}
@@ -70,4 +78,17 @@ func backoff(n int, minDelay, maxDelay time.Duration) time.Duration {
 	d = min(d, maxDelay)
 	j := time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 	return j
+}
+
+// WithQueueType sets the type of the durable queues (default QueueQuorum).
+// All services of a deployment must agree (see Topology).
+func WithQueueType(t QueueType) Option { return func(o *options) { o.queueType = t } }
+
+// WithDeliveryLimit sets the x-delivery-limit of quorum work queues
+// (default DefaultDeliveryLimit; negative: none). All services of a
+// deployment must agree (see Topology).
+func WithDeliveryLimit(n int) Option { return func(o *options) { o.deliveryLimit = n } }
+
+func (o options) topology() Topology {
+	return Topology{DelayedPlugin: o.delayedPlugin, QueueType: o.queueType, DeliveryLimit: o.deliveryLimit}
 }

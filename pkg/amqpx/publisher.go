@@ -35,7 +35,9 @@ type Publisher struct {
 	stopped   chan struct{}
 }
 
-// NewPublisher connects to url (amqp://user:pass@host:port/vhost), declares
+// NewPublisher connects to url (amqp://user:pass@host:port/vhost, or several
+// such URLs separated by commas, one per cluster node: it connects to any
+// that answers, and after a lost connection tries the next node first), declares
 // the topology and starts the reconnect loop. It retries the first
 // connection with backoff until ctx is done.
 func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, error) {
@@ -59,7 +61,7 @@ func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, 
 // connectWithBackoff dials until it succeeds, ctx is done or stop closes.
 func connectWithBackoff(ctx context.Context, stop <-chan struct{}, url, name string, o options, log *zap.Logger) (*session, error) {
 	for attempt := 0; ; attempt++ {
-		s, err := dialSession(url, name, o)
+		s, err := dialAny(url, name, o)
 		if err == nil {
 			return s, nil
 		}
@@ -145,7 +147,8 @@ func (p *Publisher) current(ctx context.Context) (*session, error) {
 // broker confirmed it. The message is persistent, application/json, with a
 // MessageId (msg.ID or a new one) and a timestamp. It is published
 // mandatory: if no queue is bound for key the result is ErrUnroutable. A
-// nack is ErrNacked; a timeout or a closed Publisher is an error too. A nil
+// nack (the broker did not store it) is sent again with backoff until ctx
+// ends, then ErrNacked; a timeout or a closed Publisher is an error too. A nil
 // error means the broker has stored the message.
 func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
 	pub := msg.publishing(ctx)
@@ -163,9 +166,10 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 // dead-lettering to exchange with routing key key, x-expires = delay + 1 h —
 // declared on first use. Every message in one wait queue has the same TTL,
 // so expiry order is arrival order and nothing waits behind a longer delay.
-// Hazard: dead-lettering from a classic queue is at-most-once — a broker
-// crash at that moment can lose the delayed message; boxoffice's periodic
-// safety net (expiry scores in Redis) covers that case.
+// Dead-lettering out of a quorum wait queue (the default) is at-least-once;
+// out of a classic one (WithQueueType(QueueClassic)) it is at-most-once — a
+// broker crash at that moment can lose the delayed message; boxoffice's
+// periodic safety net (expiry scores in Redis) covers that case.
 //
 // With WithDelayedMessagePlugin and exchange == TimeoutExchange, the message
 // is published to the x-delayed-message exchange with the x-delay header
@@ -191,14 +195,20 @@ func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, ms
 }
 
 // do runs one publish attempt per live session until it gets an answer that
-// is not "connection lost".
+// is not "connection lost" or a nack, or ctx ends. A nacked message was not
+// stored, so it is sent again (backoff 100 ms doubling to 2 s) until ctx
+// ends, from the second nack on over a new connection: after a RabbitMQ
+// node was lost, a channel that had published to a quorum queue led from
+// that node kept being nacked on 3.10.8 although the new leader was elected
+// within milliseconds (pkg/amqpx/cluster_test.go). No boxoffice queue has a
+// length limit, so a nack is never permanent.
 func (p *Publisher) do(ctx context.Context, exchange string, attempt func(context.Context, *session) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.o.publishTimeout)
 		defer cancel()
 	}
-	for {
+	for nacks := 0; ; {
 		s, err := p.current(ctx)
 		if err != nil {
 			p.failed(exchange, err)
@@ -208,6 +218,24 @@ func (p *Publisher) do(ctx context.Context, exchange string, attempt func(contex
 		if err == nil {
 			p.o.metrics.PublishConfirmed.WithLabelValues(exchange).Inc()
 			return nil
+		}
+		if errors.Is(err, ErrNacked) {
+			// Not stored: safe to send again with the same MessageId.
+			// From the second nack on, on a new connection: a channel
+			// that published to a quorum queue before its leader was
+			// lost can keep being nacked (seen on 3.10.8 for a minute).
+			if nacks > 0 {
+				p.log.Warn("amqp publish nacked again; reconnecting", zap.Int("nacks", nacks+1))
+				go s.close() // run reconnects; current waits for it
+			}
+			t := time.NewTimer(backoff(nacks, 100*time.Millisecond, 2*time.Second))
+			nacks++
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+			}
 		}
 		if isConnectionLoss(err) {
 			// Unknown outcome: wait for the session to be replaced and

@@ -19,6 +19,8 @@ type session struct {
 	pub  *confirmChannel
 	done chan struct{}
 
+	topo Topology
+
 	wqMu       sync.Mutex
 	waitQueues map[string]time.Time // name -> last declared
 }
@@ -38,7 +40,7 @@ func dialSession(url, name string, o options) (*session, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
-	if err := Declare(ch, o.delayedPlugin); err != nil {
+	if err := DeclareTopology(ch, o.topology()); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
@@ -48,7 +50,7 @@ func dialSession(url, name string, o options) (*session, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	s := &session{conn: conn, pub: pub, done: make(chan struct{}), waitQueues: make(map[string]time.Time)}
+	s := &session{conn: conn, pub: pub, done: make(chan struct{}), waitQueues: make(map[string]time.Time), topo: o.topology()}
 	go func() {
 		select {
 		case <-connClosed:
@@ -88,7 +90,7 @@ func (s *session) ensureWaitQueue(name string, ttl time.Duration, dlx, dlKey str
 		return fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
-	if err := declareWaitQueue(ch, name, ttl, dlx, dlKey); err != nil {
+	if err := declareWaitQueue(ch, s.topo, name, ttl, dlx, dlKey); err != nil {
 		return err
 	}
 	s.waitQueues[name] = time.Now()

@@ -38,16 +38,24 @@ var workQueues = []struct{ exchange, queue, key string }{
 	{TimeoutExchange, TimeoutQueue, TimeoutRoutingKey},
 }
 
-// Declare declares the whole topology idempotently: durable exchanges,
-// durable classic queues, bindings, the dead-letter exchange and queues.
-// Every service calls it at start (Publisher and Consumer do so on every
-// (re)connect). delayedPlugin selects the x-delayed-message exchange type for
-// TimeoutExchange; all services of one deployment must agree on it, since an
-// exchange cannot change type without being deleted.
+// Declare declares the whole topology with quorum queues and the default
+// delivery limit: DeclareTopology(ch, Topology{DelayedPlugin: delayedPlugin}).
+func Declare(ch *amqp.Channel, delayedPlugin bool) error {
+	return DeclareTopology(ch, Topology{DelayedPlugin: delayedPlugin})
+}
+
+// DeclareTopology declares the whole topology idempotently: durable
+// exchanges, durable queues of t.QueueType, bindings, the dead-letter
+// exchange and queues. Every service calls it at start (Publisher and
+// Consumer do so on every (re)connect). t.DelayedPlugin selects the
+// x-delayed-message exchange type for TimeoutExchange. All services of one
+// deployment must agree on t, since an exchange cannot change type and a
+// queue cannot change type or arguments without being deleted.
 //
 // A declare that conflicts with an existing entity closes ch (a channel-level
 // error); use a dedicated channel.
-func Declare(ch *amqp.Channel, delayedPlugin bool) error {
+func DeclareTopology(ch *amqp.Channel, t Topology) error {
+	delayedPlugin := t.DelayedPlugin
 	if err := ch.ExchangeDeclare(DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 		return fmt.Errorf("declare exchange %s: %w", DeadLetterExchange, err)
 	}
@@ -62,17 +70,14 @@ func Declare(ch *amqp.Channel, delayedPlugin bool) error {
 		// The queue's own DLX is a fallback (nack without requeue, future
 		// length limits); the Consumer dead-letters explicitly with reason
 		// headers.
-		if _, err := ch.QueueDeclare(w.queue, true, false, false, false, amqp.Table{
-			"x-dead-letter-exchange":    DeadLetterExchange,
-			"x-dead-letter-routing-key": w.queue,
-		}); err != nil {
+		if _, err := ch.QueueDeclare(w.queue, true, false, false, false, t.workQueueArgs(w.queue)); err != nil {
 			return fmt.Errorf("declare queue %s: %w", w.queue, err)
 		}
 		if err := ch.QueueBind(w.queue, w.key, w.exchange, false, nil); err != nil {
 			return fmt.Errorf("bind queue %s: %w", w.queue, err)
 		}
 		dlq := DeadLetterQueue(w.queue)
-		if _, err := ch.QueueDeclare(dlq, true, false, false, false, nil); err != nil {
+		if _, err := ch.QueueDeclare(dlq, true, false, false, false, t.dlqArgs()); err != nil {
 			return fmt.Errorf("declare queue %s: %w", dlq, err)
 		}
 		if err := ch.QueueBind(dlq, w.queue, DeadLetterExchange, false, nil); err != nil {
@@ -129,13 +134,9 @@ func WaitQueueName(exchange, key string, delay time.Duration) string {
 // ttl and are then dead-lettered to (dlx, dlKey). One fixed TTL per queue:
 // per-message TTLs in a shared queue only expire at the head, so a short
 // delay would wait behind a long one.
-func declareWaitQueue(ch *amqp.Channel, name string, ttl time.Duration, dlx, dlKey string) error {
-	_, err := ch.QueueDeclare(name, true, false, false, false, amqp.Table{
-		"x-message-ttl":             ttl.Milliseconds(),
-		"x-expires":                 (ttl + waitQueueTTLSlack).Milliseconds(),
-		"x-dead-letter-exchange":    dlx,
-		"x-dead-letter-routing-key": dlKey,
-	})
+func declareWaitQueue(ch *amqp.Channel, t Topology, name string, ttl time.Duration, dlx, dlKey string) error {
+	_, err := ch.QueueDeclare(name, true, false, false, false,
+		t.waitQueueArgs(ttl.Milliseconds(), (ttl+waitQueueTTLSlack).Milliseconds(), dlx, dlKey))
 	if err != nil {
 		return fmt.Errorf("declare wait queue %s: %w", name, err)
 	}

@@ -30,6 +30,7 @@ type consumerConfig struct {
 	backoffMax     time.Duration
 	maxRetries     int
 	onInvalid      func(ctx context.Context, m kafka.Message, err error) error
+	client         ClientConfig
 }
 
 // ConsumerOption configures Consume.
@@ -110,6 +111,11 @@ func Consume(ctx context.Context, brokers []string, groupID, topic string, handl
 	for _, o := range opts {
 		o(&cfg)
 	}
+	topic = cfg.client.Topic(topic)
+	dialer, err := cfg.client.Dialer("boxoffice-" + groupID)
+	if err != nil {
+		return err
+	}
 	log := cfg.logger.With(zap.String("topic", topic), zap.String("group", groupID))
 	if cfg.onInvalid == nil {
 		cfg.onInvalid = func(_ context.Context, m kafka.Message, err error) error {
@@ -135,7 +141,7 @@ func Consume(ctx context.Context, brokers []string, groupID, topic string, handl
 		JoinGroupBackoff:  500 * time.Millisecond,
 		ReadBackoffMin:    50 * time.Millisecond,
 		ReadBackoffMax:    time.Second,
-		Dialer:            &kafka.Dialer{Timeout: 5 * time.Second, ClientID: "boxoffice-" + groupID},
+		Dialer:            dialer,
 	})
 	defer r.Close()
 

@@ -58,6 +58,7 @@ type KafkaProducer struct {
 	w       *kafka.Writer
 	metrics *producerMetrics
 	source  string // every event's source, when set (WithSource)
+	prefix  string // ClientConfig.TopicPrefix
 }
 
 type producerConfig struct {
@@ -69,6 +70,7 @@ type producerConfig struct {
 	clientID     string
 	registerer   prometheus.Registerer
 	source       string
+	client       ClientConfig
 }
 
 // ProducerOption configures NewKafkaProducer.
@@ -109,6 +111,10 @@ func WithRegisterer(r prometheus.Registerer) ProducerOption {
 	return func(c *producerConfig) { c.registerer = r }
 }
 
+// metadataTTL is how often the producer refreshes the cluster's partition
+// leaders (a metadata request per producer per period).
+const metadataTTL = time.Second
+
 // NewKafkaProducer returns a producer writing to brokers ("host:port"). The
 // writer has its own Transport: kafka-go's shared default caches topic
 // metadata across writers. No connection is made until the first Publish.
@@ -131,6 +137,14 @@ func NewKafkaProducer(brokers []string, opts ...ProducerOption) (*KafkaProducer,
 	if err != nil {
 		return nil, err
 	}
+	tlsCfg, mech, err := cfg.client.security()
+	if err != nil {
+		return nil, err
+	}
+	codec, err := cfg.client.compression()
+	if err != nil {
+		return nil, err
+	}
 	w := &kafka.Writer{
 		Addr:            kafka.TCP(brokers...),
 		Balancer:        &kafka.Hash{},
@@ -143,13 +157,20 @@ func NewKafkaProducer(brokers []string, opts ...ProducerOption) (*KafkaProducer,
 		WriteBackoffMax: 500 * time.Millisecond,
 		ReadTimeout:     cfg.writeTimeout,
 		WriteTimeout:    cfg.writeTimeout,
+		Compression:     codec,
 		Transport: &kafka.Transport{
 			ClientID:    cfg.clientID,
 			DialTimeout: cfg.dialTimeout,
 			IdleTimeout: 5 * time.Minute,
+			// kafka-go refreshes partition leaders only on this timer
+			// (default 6 s), not on NOT_LEADER errors: after a broker
+			// loss every publish to its partitions fails until then.
+			MetadataTTL: metadataTTL,
+			TLS:         tlsCfg,
+			SASL:        mech,
 		},
 	}
-	return &KafkaProducer{w: w, metrics: m, source: cfg.source}, nil
+	return &KafkaProducer{w: w, metrics: m, source: cfg.source, prefix: cfg.client.TopicPrefix}, nil
 }
 
 // Publish writes evs and waits for acks=all. Invalid events fail the whole
@@ -174,6 +195,7 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 		if r := cmp.Or(e.RequestID, rid); r != "" && r != NoRequestID {
 			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(r)})
 		}
+		m.Topic = p.prefix + m.Topic
 		msgs[i] = m
 	}
 	start := time.Now()

@@ -82,8 +82,8 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (
 	}
 	d.Admin.AddCheck("redis", service.RedisCheck(d.Redis))
 
-	opts := []amqpx.Option{amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(reg)),
-		amqpx.WithDelayedMessagePlugin(c.AMQPDelayedPlugin), amqpx.WithPublishTimeout(10 * time.Second)}
+	opts := append([]amqpx.Option{amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(reg)),
+		amqpx.WithPublishTimeout(10 * time.Second)}, amqpx.ConfigOptions(c)...)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	d.Publisher, err = amqpx.NewPublisher(cctx, c.AMQPURL, opts...)
@@ -92,10 +92,10 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (
 	}
 	d.closers = append(d.closers, d.Publisher.Close)
 	d.Consumer = amqpx.NewConsumer(c.AMQPURL, opts...)
-	d.Admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddr(c.AMQPURL)))
+	d.Admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddrs(c.AMQPURL)...))
 
 	d.Kafka, err = events.NewKafkaProducer(c.KafkaBrokers, events.WithClientID("boxoffice-"+name),
-		events.WithRegisterer(reg),
+		events.WithRegisterer(reg), events.WithClientConfig(events.ClientConfigFrom(c)),
 		events.WithSource(events.SourceFor(c.Deployment())))
 	if err != nil {
 		return d, fmt.Errorf("kafka: %w", err)

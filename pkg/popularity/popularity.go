@@ -100,6 +100,8 @@ type Config struct {
 	// (default; the ranking counts the whole retained history) or
 	// kafka.LastOffset.
 	StartOffset int64
+	// Kafka is TLS, SASL and the topic prefix (zero: plaintext, no prefix).
+	Kafka events.ClientConfig
 }
 
 // Consumer is the popularity consumer: booking_completed in, ranking out.
@@ -128,7 +130,7 @@ func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) *Consumer {
 // only after the booking was counted (or recognised as counted).
 func (c *Consumer) Run(ctx context.Context) error {
 	return events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, events.TopicBookingCompleted, c.handle,
-		events.WithLogger(c.log), events.WithStartOffset(c.cfg.StartOffset))
+		events.WithLogger(c.log), events.WithStartOffset(c.cfg.StartOffset), events.WithConsumerClient(c.cfg.Kafka))
 }
 
 func (c *Consumer) handle(ctx context.Context, e events.Event, m kafka.Message) error {

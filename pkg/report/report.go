@@ -225,6 +225,8 @@ type Config struct {
 	GroupID string        // consumer group; default "report"
 	Prefix  string        // Redis key prefix; default DefaultPrefix
 	SeenTTL time.Duration // default DefaultSeenTTL
+	// Kafka is TLS, SASL and the topic prefix (zero: plaintext, no prefix).
+	Kafka events.ClientConfig
 }
 
 // Consumer reads every topic (events.AllTopics) into the reports.
@@ -254,7 +256,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 	errs := make(chan error, len(events.AllTopics))
 	for _, topic := range events.AllTopics {
 		go func() {
-			errs <- events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, topic, c.handle, events.WithLogger(c.log))
+			errs <- events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, topic, c.handle, events.WithLogger(c.log),
+				events.WithConsumerClient(c.cfg.Kafka))
 		}()
 	}
 	var first error

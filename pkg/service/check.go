@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"strings"
 )
 
 // TCPCheck is a readiness check that succeeds when any of addrs accepts a
@@ -34,4 +35,26 @@ func AMQPAddr(raw string) string {
 		return net.JoinHostPort(u.Hostname(), "5672")
 	}
 	return u.Host
+}
+
+// AMQPAddrs returns the host:port of each URL of a comma-separated
+// AMQP_URL, for TCPCheck (healthy while any node answers).
+func AMQPAddrs(raw string) []string {
+	var out []string
+	for _, u := range SplitList(raw) {
+		out = append(out, AMQPAddr(u))
+	}
+	return out
+}
+
+// SplitList splits a comma-separated setting, trimming spaces and dropping
+// empty items (as Load does for []string fields).
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

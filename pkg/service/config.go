@@ -25,16 +25,35 @@ type Common struct {
 	RedisPassword string   `env:"REDIS_PASSWORD" secret:"true"`
 	// RedisPrefix starts every Redis key the services write.
 	RedisPrefix string `env:"REDIS_PREFIX" default:"bo"`
-	AMQPURL     string `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
+	// AMQPURL is one URL, or several (comma separated, one per node of a
+	// RabbitMQ cluster): amqpx connects to the first that answers and
+	// moves on to the next on a lost connection.
+	AMQPURL string `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
+	// AMQPQueueType and AMQPDeliveryLimit fix the queue arguments; every
+	// service of a deployment must agree (see amqpx.Topology).
+	AMQPQueueType     string `env:"AMQP_QUEUE_TYPE" default:"quorum" oneof:"quorum,classic"`
+	AMQPDeliveryLimit int    `env:"AMQP_DELIVERY_LIMIT" default:"20"`
 	// AMQPDelayedPlugin uses the x-delayed-message exchange for timeouts;
 	// every service of a deployment must agree (it sets timeout-exchange's
 	// type).
-	AMQPDelayedPlugin bool          `env:"AMQP_DELAYED_PLUGIN" default:"false"`
-	KafkaBrokers      []string      `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
-	AdminAddr         string        `env:"ADMIN_ADDR" required:"true"`
-	LogLevel          string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
-	LogFormat         string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
-	ShutdownTimeout   time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
+	AMQPDelayedPlugin bool     `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+	KafkaBrokers      []string `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
+	// Kafka beyond the broker list (see events.ClientConfig): TLS with an
+	// optional CA and client certificate (PEM file paths), SASL, the
+	// producer's compression, and a prefix for every topic name.
+	KafkaTLS           bool          `env:"KAFKA_TLS" default:"false"`
+	KafkaTLSCA         string        `env:"KAFKA_TLS_CA"`
+	KafkaTLSCert       string        `env:"KAFKA_TLS_CERT"`
+	KafkaTLSKey        string        `env:"KAFKA_TLS_KEY"`
+	KafkaSASLMechanism string        `env:"KAFKA_SASL_MECHANISM" default:"none" oneof:"none,PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"`
+	KafkaSASLUser      string        `env:"KAFKA_SASL_USER" secret:"true"`
+	KafkaSASLPassword  string        `env:"KAFKA_SASL_PASSWORD" secret:"true"`
+	KafkaCompression   string        `env:"KAFKA_COMPRESSION" default:"zstd" oneof:"none,gzip,snappy,lz4,zstd"`
+	KafkaTopicPrefix   string        `env:"KAFKA_TOPIC_PREFIX"`
+	AdminAddr          string        `env:"ADMIN_ADDR" required:"true"`
+	LogLevel           string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
+	LogFormat          string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
+	ShutdownTimeout    time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
 
 	// AdminPprof serves /debug/pprof on the admin listener (profiles,
 	// traces and goroutine dumps of the live process); off by default.

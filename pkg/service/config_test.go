@@ -39,9 +39,11 @@ func lookupMap(m map[string]string) func(string) (string, bool) {
 func defaults() testConfig {
 	return testConfig{
 		Common: Common{
-			RedisAddr:       []string{"127.0.0.1:6379"},
-			RedisPrefix:     "bo",
-			AMQPURL:         "amqp://guest:guest@127.0.0.1:5672/",
+			RedisAddr:     []string{"127.0.0.1:6379"},
+			RedisPrefix:   "bo",
+			AMQPURL:       "amqp://guest:guest@127.0.0.1:5672/",
+			AMQPQueueType: "quorum", AMQPDeliveryLimit: 20,
+			KafkaSASLMechanism: "none", KafkaCompression: "zstd",
 			KafkaBrokers:    []string{"127.0.0.1:9092"},
 			AdminAddr:       ":9999",
 			LogLevel:        "info",

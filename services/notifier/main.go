@@ -82,7 +82,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	admin.AddCheck("redis", service.RedisCheck(rdb))
-	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddr(cfg.AMQPURL)))
+	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddrs(cfg.AMQPURL)...))
 
 	srv := notifier.NewServer(notifier.Config{
 		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,
@@ -94,7 +94,8 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return id.UserID, err
 	}, notifier.NewMetrics(admin.Registry()), log)
 
-	consumer := amqpx.NewConsumer(cfg.AMQPURL, amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))
+	consumer := amqpx.NewConsumer(cfg.AMQPURL, append(amqpx.ConfigOptions(cfg.Common),
+		amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))...)
 	httpSrv := service.NewHTTPServer(cfg.HTTPAddr, srv.Handler())
 	log.Info("listening", zap.String("http_addr", cfg.HTTPAddr))
 	return service.RunAll(ctx,

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 	"github.com/boxoffice/boxoffice/pkg/report"
 	"github.com/boxoffice/boxoffice/pkg/service"
@@ -67,11 +68,11 @@ func run(ctx context.Context, log *zap.Logger) error {
 	})
 
 	c := popularity.NewConsumer(popularity.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.GroupID,
-		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL}, rdb, log)
+		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: events.ClientConfigFrom(cfg.Common)}, rdb, log)
 	runs := []func(context.Context) error{admin.Run, c.Run}
 	if cfg.ReportGroup != "off" {
 		runs = append(runs, report.NewConsumer(report.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.ReportGroup,
-			Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL}, rdb, log).Run)
+			Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: events.ClientConfigFrom(cfg.Common)}, rdb, log).Run)
 	}
 	return service.RunAll(ctx, runs...)
 }

@@ -399,10 +399,25 @@ func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]st
 		t.Errorf("Redis: %d seats sold (counts %d), %d completed bookings", sold, e.Counts.Sold, len(completed))
 	}
 
-	// Kafka: one booking_completed fact per sold seat, naming the buyer
+	// Kafka: one booking_completed fact per sold seat, naming the buyer. A
+	// sale whose webhook process died between its Lua step and its publish
+	// is published by the provider's retry of that webhook (the sandbox
+	// backs off up to WEBHOOK_RETRY_MAX), so the facts may trail the seats:
+	// wait for them before counting.
 	idsBySeat := map[string]map[string]bool{}
 	copies := 0
-	for _, x := range readTopic(t, s.Brokers[0], events.TopicBookingCompleted) {
+	var facts []events.Event
+	eventually(90*time.Second, func() bool {
+		facts = readTopic(t, s.Brokers[0], events.TopicBookingCompleted)
+		seats := map[string]bool{}
+		for _, x := range facts {
+			if x.EventID == ev {
+				seats[x.SeatID] = true
+			}
+		}
+		return len(seats) >= len(completed)
+	})
+	for _, x := range facts {
 		if x.EventID != ev {
 			continue
 		}

@@ -1,0 +1,222 @@
+package amqptest
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ClusterEnv must be "1" for StartCluster to run: starting three RabbitMQ
+// nodes takes about a minute of CPU on a 2-core machine, too much for every
+// `make test`.
+const ClusterEnv = "BOXOFFICE_RABBITMQ_CLUSTER"
+
+// rmqBin holds Debian's unwrapped scripts (/usr/sbin/rabbitmq-* switch to
+// the rabbitmq user and its cookie; these run as the caller with ours).
+const rmqBin = "/usr/lib/rabbitmq/bin"
+
+// Cluster is a RabbitMQ cluster of nodes started by this process on
+// loopback, each with its own node name, AMQP and distribution ports, data
+// directory and Erlang cookie, beside (never touching) the machine's own
+// broker.
+type Cluster struct {
+	t     testing.TB
+	dir   string
+	Nodes []*Node
+}
+
+// Node is one node of a Cluster.
+type Node struct {
+	c        *Cluster
+	Name     string // e.g. bo-3f2a-1@localhost
+	Port     int    // AMQP
+	DistPort int
+	dir      string
+	cmd      *exec.Cmd
+}
+
+// URL is the node's AMQP URL (guest/guest, default vhost).
+func (n *Node) URL() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.Port) }
+
+// URLs is every node's URL, comma separated (AMQP_URL's form).
+func (c *Cluster) URLs() string {
+	var u []string
+	for _, n := range c.Nodes {
+		u = append(u, n.URL())
+	}
+	return strings.Join(u, ",")
+}
+
+// StartCluster starts n nodes and joins them into one cluster; they are
+// stopped and their data removed when the test ends. Skipped unless
+// ClusterEnv is "1" and Debian's rabbitmq-server is installed.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	if os.Getenv(ClusterEnv) != "1" {
+		t.Skipf("set %s=1 to start a %d-node RabbitMQ cluster (about a minute)", ClusterEnv, n)
+	}
+	if _, err := os.Stat(filepath.Join(rmqBin, "rabbitmq-server")); err != nil {
+		t.Skipf("no %s/rabbitmq-server: %v", rmqBin, err)
+	}
+	dir := t.TempDir()
+	c := &Cluster{t: t, dir: dir}
+	home := filepath.Join(dir, "home")
+	must(t, os.MkdirAll(home, 0o700))
+	must(t, os.WriteFile(filepath.Join(home, ".erlang.cookie"), []byte(strings.ToUpper(rand.Text())), 0o400))
+	must(t, os.WriteFile(filepath.Join(dir, "enabled_plugins"), []byte("[].\n"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, "rabbitmq-env.conf"), nil, 0o600))
+	id := strings.ToLower(rand.Text()[:4])
+	for i := range n {
+		port, dist := freePortPair(t)
+		nd := &Node{c: c, Name: fmt.Sprintf("bo-%s-%d@localhost", id, i+1), Port: port, DistPort: dist,
+			dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
+		must(t, os.MkdirAll(nd.dir, 0o700))
+		conf := fmt.Sprintf("listeners.tcp.default = %d\nloopback_users = none\n", port)
+		must(t, os.WriteFile(filepath.Join(nd.dir, "rabbitmq.conf"), []byte(conf), 0o600))
+		c.Nodes = append(c.Nodes, nd)
+	}
+	t.Cleanup(func() {
+		for _, nd := range c.Nodes {
+			nd.kill()
+			if t.Failed() {
+				nd.logTail(40)
+			}
+		}
+	})
+	for _, nd := range c.Nodes {
+		nd.Start()
+	}
+	for _, nd := range c.Nodes[1:] {
+		nd.ctl("stop_app")
+		nd.ctl("join_cluster", c.Nodes[0].Name)
+		nd.ctl("start_app")
+	}
+	return c
+}
+
+func (n *Node) env() []string {
+	d := n.c.dir
+	return append(os.Environ(),
+		"HOME="+filepath.Join(d, "home"),
+		"RABBITMQ_CONF_ENV_FILE="+filepath.Join(d, "rabbitmq-env.conf"),
+		"RABBITMQ_NODENAME="+n.Name,
+		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
+		fmt.Sprintf("RABBITMQ_NODE_PORT=%d", n.Port),
+		fmt.Sprintf("RABBITMQ_DIST_PORT=%d", n.DistPort),
+		"RABBITMQ_MNESIA_BASE="+filepath.Join(n.dir, "mnesia"),
+		"RABBITMQ_LOG_BASE="+filepath.Join(n.dir, "log"),
+		"RABBITMQ_PID_FILE="+filepath.Join(n.dir, "pid"),
+		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(d, "enabled_plugins"),
+		"RABBITMQ_CONFIG_FILE="+filepath.Join(n.dir, "rabbitmq.conf"),
+		"ERL_EPMD_ADDRESS=127.0.0.1",
+	)
+}
+
+// Start starts the node (again, after Stop, with its data) and waits until
+// it serves.
+func (n *Node) Start() {
+	n.c.t.Helper()
+	pidFile := filepath.Join(n.dir, "pid")
+	_ = os.Remove(pidFile) // a stale one would make `wait` watch a dead pid
+	out, err := os.OpenFile(filepath.Join(n.dir, "server.out"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	must(n.c.t, err)
+	n.cmd = exec.Command(filepath.Join(rmqBin, "rabbitmq-server"))
+	n.cmd.Env, n.cmd.Dir, n.cmd.Stdout, n.cmd.Stderr = n.env(), n.dir, out, out
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(n.c.t, n.cmd.Start())
+	go func(cmd *exec.Cmd, f *os.File) { _ = cmd.Wait(); f.Close() }(n.cmd, out)
+	// `wait` waits for the pid file, then for the node to boot.
+	n.ctl("--timeout", "180", "wait", pidFile)
+}
+
+// Stop halts the node's Erlang VM (`rabbitmqctl stop`), as a crash or a
+// host going down would; its data stays for Start.
+func (n *Node) Stop() {
+	n.c.t.Helper()
+	n.ctl("stop")
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", n.Port), time.Second); err != nil {
+			return
+		} else {
+			c.Close()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	n.c.t.Fatalf("%s still listens after stop", n.Name)
+}
+
+// kill stops the node if it runs (cleanup): politely, then its process
+// group.
+func (n *Node) kill() {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", n.Port), time.Second); err == nil {
+		c.Close()
+		cmd := exec.Command(filepath.Join(rmqBin, "rabbitmqctl"), "-n", n.Name, "stop")
+		cmd.Env = n.env()
+		_ = cmd.Run()
+	}
+	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Ctl runs rabbitmqctl against the node and returns its output.
+func (n *Node) Ctl(args ...string) string { n.c.t.Helper(); return n.ctl(args...) }
+
+func (n *Node) ctl(args ...string) string {
+	n.c.t.Helper()
+	cmd := exec.Command(filepath.Join(rmqBin, "rabbitmqctl"), append([]string{"-q", "-n", n.Name}, args...)...)
+	cmd.Env = n.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		n.c.t.Fatalf("rabbitmqctl -n %s %s: %v: %s", n.Name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// freePortPair returns a free port p for AMQP with p+10000 free for Erlang
+// distribution.
+func freePortPair(t testing.TB) (int, int) {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		must(t, err)
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if p+10000 > 65535 {
+			continue
+		}
+		if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+10000)); err == nil {
+			l2.Close()
+			return p, p + 10000
+		}
+	}
+	t.Fatal("no free port pair")
+	return 0, 0
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logTail logs the last lines of the node's log, for a failed test.
+func (n *Node) logTail(lines int) {
+	b, err := os.ReadFile(filepath.Join(n.dir, "log", n.Name+".log"))
+	if err != nil {
+		n.c.t.Logf("%s: no log: %v", n.Name, err)
+		return
+	}
+	all := strings.Split(strings.TrimSpace(string(b)), "\n")
+	n.c.t.Logf("%s: last %d log lines:\n%s", n.Name, lines, strings.Join(all[max(0, len(all)-lines):], "\n"))
+}
