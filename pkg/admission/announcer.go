@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,9 +118,12 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 // apart: when only one side succeeds, the entry is marked with it
 // (booking.Store.MarkOutbox) and a retry does only the other side, so a
 // Kafka outage does not repeat timeouts and notifications on every
-// safety-net tick, nor a RabbitMQ outage the Kafka events. Any failure is
-// returned; the entries not acknowledged stay in the outbox for a retry
-// (SweepOutbox). Announcing an entry twice is harmless: every publish
+// safety-net tick, nor a RabbitMQ outage the Kafka events. The RabbitMQ
+// side is marked as soon as it is confirmed when the Kafka write is still
+// in flight, so an announcer sweeping meanwhile redoes only Kafka. Any
+// failure is returned (wrapping ErrKafkaPending when the Kafka write was
+// the only one); the entries not acknowledged stay in the outbox for a
+// retry (SweepOutbox). Announcing an entry twice is harmless: every publish
 // carries a deterministic id.
 func (a *Announcer) Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error {
 	if len(entries) == 0 {
@@ -178,14 +182,44 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		})
 	}
 	wg.Wait()
-	<-kafkaDone
 
 	var errs []error
+	// settled: entries whose outbox record the early mark removed already
+	settled := make([]bool, len(entries))
+	select {
+	case <-kafkaDone:
+	default:
+		// Kafka is still in flight (slow, or down and timing out): record
+		// the RabbitMQ side now, so that a sweep meanwhile redoes only the
+		// Kafka side and each entry's RabbitMQ side is published once.
+		entries = slices.Clone(entries) // the caller's slice stays as given
+		var early []booking.OutboxEntry
+		var idx []int
+		for i, e := range entries {
+			if !e.RabbitDone && hasRabbitSide(e) && rabbitErrs[i] == nil {
+				early = append(early, e)
+				idx = append(idx, i)
+			}
+		}
+		if err := a.store.MarkOutbox(ctx, eventID, true, early...); err != nil {
+			errs = append(errs, err)
+		} else {
+			for _, i := range idx {
+				settled[i] = entries[i].KafkaDone // both sides done: removed
+				entries[i].RabbitDone = true
+			}
+		}
+	}
+	<-kafkaDone
+
 	var done, rabbitOnly, kafkaOnly []booking.OutboxEntry
 	if kafkaErr != nil {
 		errs = append(errs, kafkaErr)
 	}
 	for i, e := range entries {
+		if settled[i] {
+			continue
+		}
 		rabbit := e.RabbitDone || rabbitErrs[i] == nil
 		kafka := e.KafkaDone || kafkaErr == nil
 		if rabbitErrs[i] != nil {
@@ -215,10 +249,24 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		a.log.Warn("announce failed; entries stay in the outbox",
 			zap.String("event_id", eventID), zap.Int("entries", len(entries)),
 			zap.Int("acked", len(done)), zap.Int("half_done", len(rabbitOnly)+len(kafkaOnly)), zap.Error(err))
+		if len(errs) == 1 && kafkaErr != nil {
+			// every RabbitMQ side is published and recorded: only the
+			// Kafka side is left, to the outbox
+			return fmt.Errorf("announce %d entries: %w: %w", len(entries), ErrKafkaPending, kafkaErr)
+		}
 		return fmt.Errorf("announce %d entries: %w", len(entries), err)
 	}
 	return nil
 }
+
+// ErrKafkaPending is returned (wrapped) by Announce when the Kafka write
+// was its only failure: every RabbitMQ side was confirmed and recorded in
+// the outbox, whose entries keep only their Kafka side, which the safety
+// net's sweep (Promoter.Tick) announces once Kafka is back. A message
+// handler that announced through the outbox acknowledges its message on
+// this error instead of retrying it toward its dead-letter queue: nothing
+// is lost, and a Kafka outage does not dead-letter healthy messages.
+var ErrKafkaPending = errors.New("kafka side left to the outbox")
 
 // hasRabbitSide reports whether an entry publishes anything to RabbitMQ
 // (publishEntry): joins and cancellations outside the room are Kafka only.
@@ -323,8 +371,9 @@ func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm boo
 }
 
 // AnnounceExpiry publishes the effects of a hold that expired outside the
-// outbox (released by a timeout message): the expired notification and the
-// Kafka booking_expired event. Idempotent: the same expiry has the same ids.
+// outbox: the expired notification and the Kafka booking_expired event.
+// Idempotent: the same expiry has the same ids. (The TimeoutHandler no
+// longer uses it: handle_timeout.lua writes the expiry's outbox entry.)
 func (a *Announcer) AnnounceExpiry(ctx context.Context, eventID string, x booking.Expiry) error {
 	now := a.now()
 	var kafkaErr error

@@ -424,6 +424,8 @@ func (m *model) timeout(name string) booking.Outcome {
 		return booking.OutcomeNotDue
 	}
 	if m.expireDue(name) {
+		// handle_timeout.lua writes the expiry's outbox entry (issue 15)
+		m.fact(events.TopicBookingExpired, name, u.seq)
 		return booking.OutcomeReleased
 	}
 	return booking.OutcomeExtended
@@ -813,6 +815,7 @@ func (r *modelRun) randomStep() {
 		if err != nil || res.Outcome != want {
 			r.fatalf("timeout %s: got %+v %v, model %s", name, res, err, want)
 		}
+		r.announce(res.Outbox)
 	case op < 72: // cancel
 		dup, wantErr := m.cancel(name)
 		res, err := r.store.Cancel(ctx, ev, name)

@@ -64,9 +64,12 @@ func NewPromoter(store PromoteStore, ann *Announcer, log *zap.Logger, opts ...Pr
 // promotes into the event's free capacity and announces every admission and
 // reclaimed expiry before the message is acked. A malformed message is
 // dead-lettered (amqpx.Permanent); a message for an unknown event is acked.
-// A redelivered or retried message first re-announces the event's whole
-// outbox, so an announcement that failed on the first attempt is retried
-// with the message instead of waiting for the safety net.
+// A redelivered or retried message first re-announces the event's outbox
+// entries older than the sweep age, so an announcement that failed on the
+// first attempt is retried with the message instead of waiting for the
+// safety net (younger entries are being announced by their writer). When
+// only Kafka failed (ErrKafkaPending) the message is acked: the outbox
+// keeps the Kafka side for the safety net.
 func (p *Promoter) HandleSlotReleased(ctx context.Context, d amqpx.Delivery) error {
 	m, err := messages.DecodeSlotReleased(d.Body)
 	if err != nil {
@@ -78,15 +81,23 @@ func (p *Promoter) HandleSlotReleased(ctx context.Context, d amqpx.Delivery) err
 	p.m.SlotReleasedEvents.WithLabelValues(reasonLabel(m.Reason)).Inc()
 	log := service.LoggerFrom(ctx, p.log).With(zap.String("event_id", m.EventID), zap.String("message_id", d.MessageID))
 	if d.Redelivered || d.RetryCount > 0 {
-		n, err := p.ann.SweepOutbox(ctx, m.EventID, 0)
+		// only entries older than the sweep age: younger ones are being
+		// announced by their writer (one RabbitMQ publish per entry)
+		n, err := p.ann.SweepOutbox(ctx, m.EventID, p.sweepAge)
 		p.m.OutboxSwept.Add(float64(n))
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrKafkaPending) {
 			return err
 		}
 	}
 	admitted, err := p.PromoteEvent(ctx, m.EventID)
 	if errors.Is(err, booking.ErrEventNotFound) {
 		log.Info("slot-released for an unknown event; dropped")
+		return nil
+	}
+	if errors.Is(err, ErrKafkaPending) {
+		// every RabbitMQ side is done; the outbox keeps the Kafka side for
+		// the safety net: retrying the message would only burn its retries
+		log.Warn("slot-released handled; Kafka events left to the outbox", zap.Int("admitted", admitted), zap.Error(err))
 		return nil
 	}
 	if err != nil {
@@ -99,18 +110,23 @@ func (p *Promoter) HandleSlotReleased(ctx context.Context, d amqpx.Delivery) err
 // PromoteEvent promotes eventID until the room is full or the queue empty
 // (batch after batch) and announces each batch. It returns how many users
 // it admitted. A failed announcement stops it with an error; the admitted
-// users' entries stay in the outbox.
+// users' entries stay in the outbox. A Kafka failure alone
+// (ErrKafkaPending) does not stop it: it goes on and returns that error at
+// the end.
 func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error) {
 	admitted := 0
+	var pending error
 	for {
 		res, err := p.store.Promote(ctx, eventID, 0)
 		if err != nil {
-			return admitted, err
+			return admitted, errors.Join(err, pending)
 		}
 		admitted += len(res.Promoted)
 		p.m.Promotions.Add(float64(len(res.Promoted)))
 		p.m.ExpiredReclaimed.Add(float64(len(res.Expired)))
-		if err := p.ann.Announce(ctx, eventID, res.Outbox); err != nil {
+		if err := p.ann.Announce(ctx, eventID, res.Outbox); errors.Is(err, ErrKafkaPending) {
+			pending = err
+		} else if err != nil {
 			return admitted, err
 		}
 		if err := p.soldOutTransition(ctx, eventID, res.Reason == "sold_out"); err != nil {
@@ -124,7 +140,7 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 			continue
 		}
 		if res.Reason != "batch" {
-			return admitted, nil
+			return admitted, pending
 		}
 	}
 }
@@ -178,7 +194,9 @@ func (p *Promoter) Tick(ctx context.Context) error {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("event %s: %w", id, err))
-			continue
+			if !errors.Is(err, ErrKafkaPending) {
+				continue
+			}
 		}
 		swept, err := p.ann.SweepOutbox(ctx, id, p.sweepAge)
 		p.m.OutboxSwept.Add(float64(swept))

@@ -38,11 +38,14 @@ func NewTimeoutHandler(store TimeoutStore, ann *Announcer, log *zap.Logger) *Tim
 
 // Handle is the amqpx.Handler of timeout-queue. By HandleTimeout's outcome:
 //
-//   - released: publish slot-released (reason timeout), the expired
-//     notification and Kafka booking_expired;
+//   - released: publish slot-released (reason timeout), then announce the
+//     expiry's outbox entry: the expired notification and Kafka
+//     booking_expired (a Kafka failure alone acks the message and leaves
+//     booking_expired to the outbox);
 //   - extended (payment pending: grace given) or not_due (the deadline moved
 //     later): publish a new delayed timeout for the new deadline;
-//   - no_hold with AlreadyExpired: publish the expiry's effects again (a
+//   - no_hold with AlreadyExpired: publish slot-released again and announce
+//     the expiry's outbox entry if some side of it is still unannounced (a
 //     previous attempt may have failed half-way; every effect is idempotent);
 //   - no_hold otherwise: nothing.
 //
@@ -101,12 +104,21 @@ func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
 }
 
 // expired publishes a released hold's effects: the slot first (the next
-// user's admission matters most), then the notification and Kafka event.
+// user's admission matters most), then the expiry's outbox entry (the
+// expired notification and Kafka booking_expired), which handle_timeout.lua
+// wrote with the release. When only the Kafka write fails the message is
+// acked: the entry keeps its Kafka side for the safety net's sweep, so a
+// Kafka outage neither dead-letters the message nor loses the fact.
 func (h *TimeoutHandler) expired(ctx context.Context, eventID, userID string, res booking.TimeoutResult) error {
 	hold := userID + "|" + strconv.FormatInt(res.Sequence, 10)
 	if err := h.ann.ReleaseSlot(ctx, eventID, messages.ReasonTimeout, hold); err != nil {
 		return err
 	}
-	return h.ann.AnnounceExpiry(ctx, eventID, booking.Expiry{UserID: userID, Sequence: res.Sequence,
-		SeatID: res.SeatID, PaymentID: res.PaymentID, At: res.ExpireAt})
+	err := h.ann.Announce(ctx, eventID, res.Outbox)
+	if errors.Is(err, ErrKafkaPending) {
+		service.LoggerFrom(ctx, h.log).Warn("booking_expired left to the outbox (Kafka failed); timeout acked",
+			zap.String("event_id", eventID), zap.String("user_id", userID), zap.Error(err))
+		return nil
+	}
+	return err
 }

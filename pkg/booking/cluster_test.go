@@ -57,7 +57,7 @@ func TestClusterJourney(t *testing.T) {
 			t.Fatal(err)
 		}
 		ob, err := f.s.Outbox(f.ctx, id, 0)
-		if err != nil || len(ob) != 7 { // a, b, c joined and admitted; b cancelled
+		if err != nil || len(ob) != 8 { // a, b, c joined and admitted; b cancelled; c expired
 			t.Fatalf("%s: outbox %+v %v", id, ob, err)
 		}
 		if err := f.s.AckOutbox(f.ctx, id, ob...); err != nil {

@@ -678,7 +678,14 @@ func TestHandleTimeout(t *testing.T) {
 	}
 	step("a", TimeoutResult{Outcome: OutcomeNotDue, Sequence: 1, SeatID: "A1", ExpireAt: deadline})
 	f.clock.Advance(time.Minute)
-	step("a", TimeoutResult{Outcome: OutcomeReleased, Sequence: 1, SeatID: "A1", ExpireAt: deadline})
+	// a release writes the expiry's outbox entry (booking_expired at the
+	// deadline), returned again while it is not announced
+	xa := []OutboxEntry{{Kind: "expired", UserID: "a", Sequence: 1, SeatID: "A1", ExpireAt: deadline, At: f.clock.Now()}}
+	step("a", TimeoutResult{Outcome: OutcomeReleased, Sequence: 1, SeatID: "A1", ExpireAt: deadline, Outbox: xa})
+	step("a", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 1, SeatID: "A1", AlreadyExpired: true, Outbox: xa})
+	if err := f.s.AckOutbox(f.ctx, "evt", xa...); err != nil {
+		t.Fatal(err)
+	}
 	step("a", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 1, SeatID: "A1", AlreadyExpired: true})
 	if f.seats("evt")["A1"] != SeatAvailable {
 		t.Fatal("timeout kept the seat")
@@ -688,13 +695,15 @@ func TestHandleTimeout(t *testing.T) {
 	step("c", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 3, SeatID: "A3", PaymentID: "pay-c"})
 	step("nobody", TimeoutResult{Outcome: OutcomeNoHold})
 	f.clock.Advance(20 * time.Second)
-	step("b", TimeoutResult{Outcome: OutcomeReleased, Sequence: 2, SeatID: "A2", PaymentID: "pb", ExpireAt: deadline.Add(20 * time.Second)})
+	step("b", TimeoutResult{Outcome: OutcomeReleased, Sequence: 2, SeatID: "A2", PaymentID: "pb", ExpireAt: deadline.Add(20 * time.Second),
+		Outbox: []OutboxEntry{{Kind: "expired", UserID: "b", Sequence: 2, SeatID: "A2", ExpireAt: deadline.Add(20 * time.Second), At: f.clock.Now()}}})
 	if st := f.state("evt", "b"); st != StateExpired {
 		t.Fatalf("b is %s", st)
 	}
 	// d was reclaimed by a promotion; its late timeout asks to republish
 	f.s.Promote(f.ctx, "evt", 0)
-	step("d", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 4, AlreadyExpired: true})
+	step("d", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 4, AlreadyExpired: true,
+		Outbox: []OutboxEntry{{Kind: "expired", UserID: "d", Sequence: 4, ExpireAt: deadline, At: f.clock.Now()}}})
 	if _, err := f.s.HandleTimeout(f.ctx, "nope", "a"); !errors.Is(err, ErrEventNotFound) {
 		t.Fatal(err)
 	}

@@ -650,6 +650,9 @@ func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID s
 // OutcomeExtended (payment pending: grace given once; schedule again for
 // ExpireAt), OutcomeNotDue (deadline later: schedule again), OutcomeNoHold
 // (nothing to do; AlreadyExpired asks to republish the expiry's effects).
+// A release writes the expiry's outbox entry in the same step; it comes
+// back in Outbox (and with AlreadyExpired while not fully announced):
+// announce it and then AckOutbox.
 func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (TimeoutResult, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return TimeoutResult{}, err
@@ -658,8 +661,14 @@ func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (Time
 	if err != nil {
 		return TimeoutResult{}, fmt.Errorf("handle timeout: %w", err)
 	}
-	return TimeoutResult{Outcome: Outcome(r.str(1)), Sequence: r.int(2), SeatID: r.str(3),
-		PaymentID: r.str(4), ExpireAt: ms(r.int(5)), AlreadyExpired: r.int(6) == 1}, nil
+	res := TimeoutResult{Outcome: Outcome(r.str(1)), Sequence: r.int(2), SeatID: r.str(3),
+		PaymentID: r.str(4), ExpireAt: ms(r.int(5)), AlreadyExpired: r.int(6) == 1}
+	if v := r.str(7); v != "" {
+		if e, ok := parseOutbox(outboxField('x', res.Sequence, userID), v); ok {
+			res.Outbox = []OutboxEntry{e}
+		}
+	}
+	return res, nil
 }
 
 // Cancel takes a user out of the queue (From "queue") or the room (From

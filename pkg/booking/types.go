@@ -304,6 +304,10 @@ type TimeoutResult struct {
 	// expired earlier (by a promotion's reclaim): the caller republishes the
 	// expiry's side effects, which are idempotent.
 	AlreadyExpired bool
+	// Outbox holds the expiry's outbox entry (kind "expired"): written by
+	// OutcomeReleased, and returned with AlreadyExpired while some side of
+	// it is still unannounced. Announce it and then AckOutbox.
+	Outbox []OutboxEntry
 }
 
 // CancelResult is the outcome of Cancel.

@@ -156,8 +156,24 @@ func TestJourney(t *testing.T) {
 	}
 
 	// One booking_completed per sold seat in Kafka (copies of one fact share
-	// the envelope id), naming the buyer.
-	completed := readTopic(t, brokers[0], events.TopicBookingCompleted)
+	// the envelope id), naming the buyer. A buyer sees "completed" as soon
+	// as the webhook's Lua step ran; the webhook then writes the order to
+	// PostgreSQL and publishes the fact before its 2xx (a failed step is
+	// the provider's retry), so the facts may trail the seats: wait for
+	// them (the checks below say what is missing if they never come).
+	var completed []events.Event
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		completed = readTopic(t, brokers[0], events.TopicBookingCompleted)
+		n := map[string]bool{}
+		for _, e := range completed {
+			if e.EventID == "e2e" {
+				n[e.SeatID] = true
+			}
+		}
+		if len(n) >= seats || time.Now().After(deadline) {
+			break
+		}
+	}
 	idsBySeat := map[string]map[string]bool{}
 	for _, e := range completed {
 		if e.EventID != "e2e" {

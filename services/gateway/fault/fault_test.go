@@ -127,38 +127,18 @@ func outage(tg stacktest.Target, d time.Duration, exactlyOnce bool) fault {
 	}}
 }
 
-// dupsKnown is known issue 3 of docs/testing.md.
-const dupsKnown = "two announcers (the promoter, the safety net's sweep, a retried slot-released's sweep) can publish the same " +
-	"outbox entry's RabbitMQ side before either marks it: a few extra your_turn/timeout copies (not one per tick)"
-
-// kafkaOutage cuts Kafka off. Its known issues (docs/testing.md, fault
-// matrix) are reported, not failed, unless FAULT_STRICT=1.
+// kafkaOutage cuts Kafka off. Once fixed known issues (docs/testing.md,
+// fault matrix; issue 15): no healthy message is dead-lettered (a handler
+// whose only failure is the Kafka write acks and leaves Kafka to the
+// outbox), every booking_expired reaches Kafka through the outbox without
+// a DLQ replay, and each your_turn/timeout is published once.
 func kafkaOutage(d time.Duration) fault {
-	f := outage(stacktest.TargetKafka, d, true)
-	f.known = map[string]string{
-		"dlq": "a slot-released or timeout delivery whose handler fails on the Kafka write is retried MAX_RETRIES times (1 s .. 16 s apart), " +
-			"then dead-lettered: an outage longer than the retries fills the DLQs with healthy messages",
-		"facts": "the timeout consumer writes booking_expired to Kafka directly, not through the outbox: a dead-lettered timeout's " +
-			"booking_expired is missing until the DLQ is replayed",
-		"dups": dupsKnown,
-	}
-	// the operator's remedy: replay the DLQs once Kafka is back; the
-	// missing facts then reach Kafka, once each
-	f.after = func(t *testing.T, su *suite, ev string, us []*user) {
-		replayDLQs(t, su)
-		if msg := su.finalFacts(t, ev, us, 30*time.Second); msg != "" {
-			t.Errorf("after replaying the DLQs, Kafka: %s", msg)
-		}
-	}
-	return f
+	return outage(stacktest.TargetKafka, d, true)
 }
 
 func (su *suite) faults() []fault {
 	c := su.cfg
-	// the baseline's duplicates can only come from known issue 3 (an
-	// announcement slower than OUTBOX_SWEEP_AGE under CPU contention)
-	fs := []fault{{name: "none (baseline)", exactlyOnce: true, inject: func(*testing.T, *suite) {},
-		known: map[string]string{"dups": dupsKnown}}}
+	fs := []fault{{name: "none (baseline)", exactlyOnce: true, inject: func(*testing.T, *suite) {}}}
 	for _, n := range []string{stacktest.Gateway, stacktest.SlotReleasedConsumer, stacktest.TimeoutConsumer,
 		stacktest.PaymentWebhook, stacktest.Notifier, stacktest.Popularity} {
 		fs = append(fs, killRestart(n))
