@@ -7,6 +7,14 @@
 --     the room had free capacity and nobody was waiting; deadline_ms set);
 --     on a repeated join: the user's current state and created = 0.
 --   {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'}
+-- Pre-queue (config early_join_ms > 0 and draw_seed set): a join in
+-- [sales_start_ms - early_join_ms, sales_start_ms) waits with the score
+-- h - 2^53, h the first 13 hex digits (52 bits) of
+-- sha1(draw_seed .. ':' .. user): pre-queued users are ordered by a random
+-- permutation fixed by the committed seed (ties: by user id, ZSET order),
+-- all ahead of later joiners (score = sequence >= 1). Their replies carry
+-- position 0 (the rank stays secret until the start) and a seventh
+-- element, sales_start_ms; the config's 'prequeued' counts them.
 -- A user who finished a hold without buying (cancelled, expired, failed,
 -- abandoned) may join again at the back; a completed user may not.
 -- Every new entry (created = 1) also writes the outbox entry
@@ -15,7 +23,7 @@
 -- acknowledges it after answering; the safety net sweeps what it missed).
 local user, now = ARGV[1], tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
-  'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms')
+  'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -28,12 +36,20 @@ if state == 'waiting' or state == 'active' or state == 'seat_selected'
   local seq = num(redis.call('HGET', K_USEQ, user))
   if state == 'waiting' then
     if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+    if now < start_ms then return {'ok', state, seq, 0, 0, 0, start_ms} end
     return {'ok', state, seq, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
   end
   return {'ok', state, seq, 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
 end
 
-if now < start_ms then return {'sales_not_started'} end
+local early = false
+if now < start_ms then
+  local early_ms, seed = num(c[10]), c[11]
+  if early_ms <= 0 or not seed or seed == '' or now < start_ms - early_ms then
+    return {'sales_not_started'}
+  end
+  early = true
+end
 if end_ms > 0 and now > end_ms then return {'sales_ended'} end
 if sold >= total then return {'sold_out'} end
 
@@ -47,6 +63,15 @@ if state then
   redis.call('HDEL', K_UGRACE, user)
 end
 
+if early then
+  local h = tonumber(string.sub(redis.sha1hex(c[11] .. ':' .. user), 1, 13), 16)
+  redis.call('ZADD', K_WAITING, string.format('%.0f', h - 9007199254740992), user)
+  redis.call('HSET', K_STATE, user, 'waiting')
+  redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
+  if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+  return {'ok', 'waiting', seq, 0, 0, 1, start_ms}
+end
+
 -- Admit at once when nobody is waiting and the room has a free slot. It
 -- counts what promotion counts: every hold when the room is not full, else
 -- (lib.lua holds_counted) the live holds plus overdue payment_pending holds
@@ -58,6 +83,10 @@ if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0 then
   if not admit and room > 0 then
     local n = holds_counted(now, 64)
     admit = n ~= nil and n < room
+  end
+  if admit and num(c[9]) > 0 then
+    -- the rate cap (admit_per_minute) counts immediate admissions too
+    admit = cap_left(now, num(c[9])) > 0
   end
   if admit then
     local deadline = admit_all({user, seq}, now, hold_ms)

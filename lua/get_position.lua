@@ -4,11 +4,16 @@
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies:
 --   {'ok', state, sequence, position, seat_id, payment_id, deadline_ms,
---    sold_out (0|1), served, waiting_count, admitted_last_minute}
---   {'not_found', sold_out, served, waiting_count, admitted_last_minute}
+--    sold_out (0|1), served, waiting_count, admitted_last_minute,
+--    admit_per_minute}
+--   {'not_found', sold_out, served, waiting_count, admitted_last_minute,
+--    admit_per_minute}
+--   admit_per_minute: the event's rate cap (0 = none), for the ETA;
+--   a last element sales_start_ms. Before it a waiting (pre-queued) user's
+--   position is 0: the draw's order stays secret until the start.
 --   {'event_not_found'}
 local user, now = ARGV[1], tonumber(ARGV[2])
-local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms')
+local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -19,15 +24,15 @@ local rate = admitted_last_minute(now)
 
 local state = redis.call('HGET', K_STATE, user)
 if not state then
-  return {'not_found', sold_out, served, waiting, rate}
+  return {'not_found', sold_out, served, waiting, rate, num(c[5]), num(c[6])}
 end
 local seq = num(redis.call('HGET', K_USEQ, user))
 local position, deadline = 0, 0
 if state == 'waiting' then
-  position = redis.call('ZRANK', K_WAITING, user) + 1
+  if now >= num(c[6]) then position = redis.call('ZRANK', K_WAITING, user) + 1 end
   if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, now, user) end
 else
   deadline = num(redis.call('ZSCORE', K_ACTIVE, user))
 end
 return {'ok', state, seq, position, redis.call('HGET', K_USEAT, user) or '',
-  redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served, waiting, rate}
+  redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served, waiting, rate, num(c[5]), num(c[6])}

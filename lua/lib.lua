@@ -23,7 +23,9 @@
 --                    'j:<seq>'        -> 'seq|user||at_ms'         joined (booking_request)
 --                    A value may carry a fifth part, 'r' or 'k': its RabbitMQ
 --                    (r) or Kafka (k) side was announced already (ack_outbox.lua).
---   9 rate     hash  10-second bucket -> users admitted in it
+--   9 rate     hash  10-second bucket -> users admitted in it, and
+--                    's<unix second>' -> users admitted in that second (the
+--                    rate cap's sliding minute, cap_left)
 --  10 state    hash  user -> state
 --  11 useq     hash  user -> join sequence of the user's current entry
 --  12 useat    hash  user -> seats held or bought, ids joined by ',' in the
@@ -248,6 +250,13 @@ local function admit_all(list, now, hold_ms)
   if max_seq > num(redis.call('HGET', K_CONFIG, 'served')) then
     redis.call('HSET', K_CONFIG, 'served', max_seq)
   end
+  local sec = math.floor(now / 1000)
+  if redis.call('HINCRBY', K_RATE, 's' .. sec, #zadd / 2) == #zadd / 2 then
+    -- a new second: drop ten that left the rate cap's window
+    redis.call('HDEL', K_RATE, 's' .. (sec - 61), 's' .. (sec - 62), 's' .. (sec - 63),
+      's' .. (sec - 64), 's' .. (sec - 65), 's' .. (sec - 66), 's' .. (sec - 67),
+      's' .. (sec - 68), 's' .. (sec - 69), 's' .. (sec - 70))
+  end
   local bucket = math.floor(now / RATE_BUCKET_MS)
   if redis.call('HINCRBY', K_RATE, tostring(bucket), #zadd / 2) == #zadd / 2 then
     -- a new bucket: drop the ones that left the one-minute window
@@ -265,4 +274,20 @@ local function admitted_last_minute(now)
   local sum = 0
   for _, v in ipairs(vals) do sum = sum + num(v) end
   return sum
+end
+
+-- The rate cap (config admit_per_minute; 0 or absent = off): how many more
+-- users may be admitted at now so that no 60-second window admits more
+-- than cap. It counts the per-second fields of the last 61 seconds (the
+-- second of now - 60 s whole, so the count can only be over), nil when the
+-- cap is off. Every admission goes through admit_all, which counts it.
+local function cap_left(now, cap)
+  if cap <= 0 then return nil end
+  local sec = math.floor(now / 1000)
+  local f = {}
+  for i = 0, 60 do f[#f + 1] = 's' .. (sec - i) end
+  local sum = 0
+  for _, v in ipairs(redis.call('HMGET', K_RATE, unpack(f))) do sum = sum + num(v) end
+  if sum >= cap then return 0 end
+  return cap - sum
 end

@@ -6,7 +6,11 @@
 -- ARGV: 1 now_ms, 2 max (0 = the event's batch size)
 -- Replies:
 --   {'ok', reason, promoted, expired, abandoned}
---     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
+--     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch' |
+--       'rate_capped' (admit_per_minute reached; the safety net's next tick
+--       promotes again once the window frees) | 'not_started' (before
+--       sales_start_ms: the pre-queue waits) | 'draw_pending' (after it,
+--       until the pre-queue's draw is published and marked: config drawn)
 --     promoted: flat {user, sequence, deadline_ms, ...}
 --     expired:  flat {user, sequence, seat_id, payment_id, deadline_ms, ...} holds released
 --     abandoned: flat {user, sequence, ...} waiting users dropped for absence
@@ -16,7 +20,8 @@
 --   {'event_not_found'}
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
-  'abandon_ms', 'paused', 'abandon_since_ms')
+  'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
+  'prequeued', 'drawn')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -55,6 +60,14 @@ end
 if paused == '1' then
   return {'ok', 'paused', promoted, expired, abandoned}
 end
+if now < num(c[10]) then
+  -- before the sales start only pre-queued users wait (enqueue.lua)
+  return {'ok', 'not_started', promoted, expired, abandoned}
+end
+if num(c[11]) > 0 and c[12] ~= '1' then
+  -- the pre-queue's draw is published first (booking.Store.Draw)
+  return {'ok', 'draw_pending', promoted, expired, abandoned}
+end
 
 -- 2. Fill free capacity, at most max users, skipping absent users.
 local free = room_capacity(capacity, total, sold) - redis.call('ZCARD', K_ACTIVE)
@@ -62,6 +75,16 @@ if free <= 0 then
   return {'ok', 'room_full', promoted, expired, abandoned}
 end
 local want = math.min(free, max)
+local capped = cap_left(now, num(c[9]))
+if capped and capped < want then
+  if capped == 0 then
+    if redis.call('ZCARD', K_WAITING) == 0 then
+      return {'ok', 'no_waiting', promoted, expired, abandoned}
+    end
+    return {'ok', 'rate_capped', promoted, expired, abandoned}
+  end
+  want = capped
+end
 local admitted, popped, reason, list = 0, 0, 'room_full', {}
 while admitted < want do
   if popped >= max * 4 then reason = 'batch' break end
@@ -69,6 +92,8 @@ while admitted < want do
   if #next == 0 then reason = 'no_waiting' break end
   for i = 1, #next, 2 do
     local user, seq = next[i], tonumber(next[i + 1])
+    -- a pre-queued user's score is its draw key (< 0), not its sequence
+    if seq < 1 then seq = num(redis.call('HGET', K_USEQ, user)) end
     popped = popped + 1
     local absent = false
     if abandon_ms > 0 then
@@ -99,7 +124,10 @@ for i = 1, #list, 2 do
   promoted[#promoted + 1] = deadline
 end
 if admitted == want and want == max and want < free then reason = 'batch' end
-if admitted == want and reason ~= 'batch' then
+if admitted == want and capped and want == capped and reason ~= 'batch' and want < free then
+  reason = 'rate_capped'
+  if redis.call('ZCARD', K_WAITING) == 0 then reason = 'no_waiting' end
+elseif admitted == want and reason ~= 'batch' then
   if redis.call('ZCARD', K_WAITING) == 0 then reason = 'no_waiting' else reason = 'room_full' end
 end
 return {'ok', reason, promoted, expired, abandoned}

@@ -5,7 +5,11 @@
 -- was off) counts as present from that moment (promote.lua).
 -- KEYS: the event key set (lib.lua).
 -- ARGV: field, value pairs; fields limited to paused, capacity, hold_ms, abandon_ms,
---       name, grace_ms, batch, sales_start_ms, sales_end_ms, max_seats (the caller
+--       name, grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
+--       admit_per_minute (0 = no rate cap; takes effect at the next
+--       admission), early_join_ms, draw_seed, draw_commit (the pre-queue;
+--       booking.Store sets the seed and its commitment once; drawn = 1
+--       once the draw is published) (the caller
 --       validates values), and now_ms (the time of the change, not stored;
 --       needed to switch abandonment on).
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
@@ -14,7 +18,8 @@ if redis.call('EXISTS', K_CONFIG) == 0 then
 end
 local allowed = {paused = true, capacity = true, hold_ms = true, abandon_ms = true,
   name = true, grace_ms = true, batch = true, sales_start_ms = true, sales_end_ms = true,
-  max_seats = true}
+  max_seats = true, admit_per_minute = true, early_join_ms = true, draw_seed = true, draw_commit = true,
+  drawn = true}
 local set, now, abandon = {}, nil, nil
 for i = 1, #ARGV, 2 do
   local f, v = ARGV[i], ARGV[i + 1]

@@ -14,6 +14,8 @@
 #   DEV_TOKENS=true LOG_FORMAT=console
 #   JWT_SECRET=dev-jwt-secret-not-for-production (pkg/auth needs >= 16 bytes)
 #   WEBHOOK_SECRET=dev-webhook-secret
+#   PASS_KEYS=dev-pass-1:<a fixed development seed> (the admission pass's
+#     Ed25519 key, docs/admission-pass.md; never use it in production)
 #   DATABASE_URL=postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable
 #     (the development database scripts/ensure-infra.sh creates)
 #   AMQP_URL=amqp://guest:guest@127.0.0.1:5672/boxoffice-dev (the vhost is
@@ -35,6 +37,7 @@ export DEV_TOKENS=${DEV_TOKENS:-true}
 export LOG_FORMAT=${LOG_FORMAT:-console}
 export JWT_SECRET=${JWT_SECRET:-dev-jwt-secret-not-for-production}
 export WEBHOOK_SECRET=${WEBHOOK_SECRET:-dev-webhook-secret}
+export PASS_KEYS=${PASS_KEYS:-dev-pass-1:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo}
 export DATABASE_URL=${DATABASE_URL:-postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable}
 
 # RabbitMQ: the services declare quorum queues (AMQP_QUEUE_TYPE=quorum, the

@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
 // Outbox entry kinds written by the booking engine.
@@ -58,6 +59,7 @@ type Announcer struct {
 	now         func() time.Time
 	concurrency int
 	metrics     *Metrics
+	pass        *pass.Signer
 }
 
 // Option configures an Announcer.
@@ -77,6 +79,9 @@ func WithConcurrency(n int) Option {
 		}
 	}
 }
+
+// WithPass signs an admission pass into every your_turn (nil: none).
+func WithPass(s *pass.Signer) Option { return func(a *Announcer) { a.pass = s } }
 
 // WithMetrics counts announce failures (default: unregistered metrics).
 func WithMetrics(m *Metrics) Option { return func(a *Announcer) { a.metrics = m } }
@@ -283,9 +288,13 @@ func (a *Announcer) publishEntry(ctx context.Context, eventID string, e booking.
 		if err := a.ScheduleTimeout(ctx, eventID, adm); err != nil {
 			return err
 		}
+		p, err := a.pass.Sign(eventID, e.UserID, e.Sequence, now, e.ExpireAt)
+		if err != nil {
+			return err
+		}
 		n := messages.Notification{Type: messages.NotifyYourTurn, EventID: eventID, UserID: e.UserID,
 			Sequence: e.Sequence, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
-			Timestamp: now.Unix()}
+			Timestamp: now.Unix(), Pass: p}
 		return a.notify(ctx, n)
 	case KindExpired:
 		n := messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: e.UserID,

@@ -133,6 +133,12 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 			// Only a nicety: waiting users also learn it from their position.
 			p.log.Warn("sold_out broadcast failed", zap.String("event_id", eventID), zap.Error(err))
 		}
+		if res.Reason == "draw_pending" {
+			if err := p.publishDraw(ctx, eventID); err != nil {
+				return admitted, err
+			}
+			continue
+		}
 		if res.Reason != "batch" {
 			return admitted, pending
 		}

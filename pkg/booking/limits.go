@@ -103,7 +103,11 @@ func (u EventUpdate) moreArgs() ([]any, error) {
 		}
 		args = append(args, "max_seats", *u.MaxSeatsPerOrder)
 	}
-	return args, nil
+	door, err := u.doorArgs()
+	if err != nil {
+		return nil, err
+	}
+	return append(args, door...), nil
 }
 
 // checkSalesWindow checks that an update leaves the sales end after the

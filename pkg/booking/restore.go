@@ -104,6 +104,9 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
 	}
+	if err := s.setDoor(ctx, c); err != nil {
+		return RestoreResult{}, err
+	}
 	if err := s.rdb.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
 		return RestoreResult{}, fmt.Errorf("index event: %w", err)
 	}

@@ -254,6 +254,11 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	if err != nil && !errors.Is(err, ErrEventExists) {
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
+	if err == nil {
+		if err := s.setDoor(ctx, c); err != nil {
+			return Event{}, err
+		}
+	}
 	// Registration is a second step (the index is outside the event's
 	// slot). It runs on event_exists too, so a retry after a failed SADD
 	// repairs the index; a retry with the same configuration succeeds.
@@ -263,7 +268,16 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	e, gerr := s.GetEvent(ctx, c.ID)
 	if err != nil {
 		if gerr == nil && sameConfig(e, c, len(seats)) {
-			return e, nil
+			if !sameDoor(e, c) && noDoor(e) {
+				// the first create stopped before its door settings
+				if err := s.setDoor(ctx, c); err != nil {
+					return Event{}, err
+				}
+				return s.GetEvent(ctx, c.ID)
+			}
+			if sameDoor(e, c) {
+				return e, nil
+			}
 		}
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
@@ -327,6 +341,12 @@ func normalise(c *EventConfig) ([]string, error) {
 		return bad("capacity must be at most %d", MaxCapacity)
 	case c.BatchSize > MaxBatchSize:
 		return bad("batch size must be at most %d", MaxBatchSize)
+	}
+	if err := checkAdmitPerMinute(c.AdmitPerMinute); err != nil {
+		return bad("%v", err)
+	}
+	if err := checkEarlyJoin(c.EarlyJoin); err != nil {
+		return bad("%v", err)
 	}
 	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
 		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
@@ -395,6 +415,12 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		SalesStart: ms(n("sales_start_ms")), SalesEnd: ms(n("sales_end_ms")),
 		BatchSize: int(n("batch")), Abandon: time.Duration(n("abandon_ms")) * time.Millisecond,
 		Paused: cfg["paused"] == "1", Rows: int(n("rows")), PerRow: int(n("per_row")),
+		AdmitPerMinute: int(n("admit_per_minute")),
+		EarlyJoin:      time.Duration(n("early_join_ms")) * time.Millisecond,
+		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"),
+	}
+	if e.DrawCommit != "" && !s.now().Before(e.SalesStart) {
+		e.DrawSeed = cfg["draw_seed"] // revealed once the sale started
 	}
 	e.Counts = Counts{
 		Total: n("total"), Held: n("held"), Sold: n("sold"), Served: n("served"),
@@ -502,7 +528,7 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}
 	res := JoinResult{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
-		ExpireAt: ms(r.int(4)), Created: r.int(5) == 1}
+		ExpireAt: ms(r.int(4)), Created: r.int(5) == 1, PrequeuedUntil: ms(r.int(6))}
 	if res.Created {
 		res.Outbox = []OutboxEntry{{Kind: "joined", UserID: userID, Sequence: res.Sequence, At: ms(now)}}
 		if res.State == StateActive {
@@ -521,14 +547,14 @@ func (s *Store) Position(ctx context.Context, eventID, userID string) (Status, e
 	}
 	r, err := s.run(ctx, scriptGetPosition, eventID, userID, s.nowMS())
 	if errors.Is(err, ErrNotFound) {
-		return Status{SoldOut: r.int(1) == 1,
+		return Status{SoldOut: r.int(1) == 1, AdmitPerMinute: r.int(5), SalesStart: ms(r.int(6)),
 			Counts: Counts{Served: r.int(2), Waiting: r.int(3), AdmittedLastMinute: r.int(4)}}, err
 	}
 	if err != nil {
 		return Status{}, fmt.Errorf("position: %w", err)
 	}
 	return Status{State: State(r.str(1)), Sequence: r.int(2), Position: r.int(3),
-		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1,
+		SeatID: r.str(4), PaymentID: r.str(5), ExpireAt: ms(r.int(6)), SoldOut: r.int(7) == 1, AdmitPerMinute: r.int(11), SalesStart: ms(r.int(12)),
 		Counts: Counts{Served: r.int(8), Waiting: r.int(9), AdmittedLastMinute: r.int(10)}}, nil
 }
 

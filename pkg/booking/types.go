@@ -110,6 +110,12 @@ type EventConfig struct {
 	// MaxSeatsPerOrder bounds the seats of one hold: 1 to
 	// MaxSeatsPerOrderLimit, default DefaultMaxSeatsPerOrder.
 	MaxSeatsPerOrder int
+	// AdmitPerMinute caps admissions (promotions and immediate admissions)
+	// over any 60 s, on top of Capacity. Zero: no cap (door.go).
+	AdmitPerMinute int
+	// EarlyJoin opens the pre-queue this long before SalesStart (door.go);
+	// zero: joins before the start are refused.
+	EarlyJoin time.Duration
 }
 
 // Event is an event's configuration and live counts.
@@ -126,13 +132,22 @@ type Event struct {
 	Paused     bool          `json:"paused"`
 	Rows       int           `json:"rows,omitempty"`
 	PerRow     int           `json:"seats_per_row,omitempty"`
-	Counts     Counts        `json:"counts"`
 	// Orders of several seats in priced sections (multiseat.go).
 	Currency         string         `json:"currency,omitempty"`
 	MaxSeatsPerOrder int            `json:"max_seats_per_order"`
 	Sections         []EventSection `json:"sections,omitempty"`
 	PriceMinCents    int64          `json:"price_min_cents"`
 	PriceMaxCents    int64          `json:"price_max_cents"`
+	// AdmitPerMinute is the rate cap (0 = none).
+	AdmitPerMinute int           `json:"admit_per_minute"`
+	EarlyJoin      time.Duration `json:"-"`
+	// DrawCommit is hex SHA-256 of the pre-queue's draw seed, published
+	// from creation; DrawSeed (hex) is revealed once the sale started.
+	DrawCommit string `json:"draw_commit,omitempty"`
+	DrawSeed   string `json:"draw_seed,omitempty"`
+	// Prequeued counts the joins into the pre-queue.
+	Prequeued int64  `json:"prequeued,omitempty"`
+	Counts    Counts `json:"counts"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.
@@ -149,6 +164,8 @@ type EventUpdate struct {
 	SalesEnd   *time.Time // the zero time: no end
 	// MaxSeatsPerOrder applies to selections made after the change.
 	MaxSeatsPerOrder *int
+	// AdmitPerMinute changes the rate cap (0 = off), at once.
+	AdmitPerMinute *int
 }
 
 // Counts are an event's live numbers.
@@ -185,6 +202,9 @@ type JoinResult struct {
 	ExpireAt time.Time
 	// Created is false when the user had already joined (nothing changed).
 	Created bool
+	// PrequeuedUntil is the sales start when the user waits in the
+	// pre-queue (door.go; Position is then 0).
+	PrequeuedUntil time.Time
 	// Outbox holds the entries a new join wrote (Created): the joined entry
 	// (the booking_request fact) and, when the user was admitted at once,
 	// the promoted entry after it. Announce them and then AckOutbox.
@@ -203,6 +223,11 @@ type Status struct {
 	SoldOut bool
 	// Counts carries Served, Waiting and AdmittedLastMinute for the ETA.
 	Counts Counts
+	// AdmitPerMinute is the event's rate cap (0 = none), for the ETA.
+	AdmitPerMinute int64
+	// SalesStart is the event's; a waiting user before it is pre-queued
+	// (Position 0).
+	SalesStart time.Time
 }
 
 // Admission is a user let into the booking room.

@@ -54,6 +54,9 @@ const (
 	TopicEventUpdated = "event_updated"
 	// TopicEventSoldOut: the last seat of an event was sold.
 	TopicEventSoldOut = "event_sold_out"
+	// TopicQueueRandomized: the pre-queue of an event was drawn at its
+	// sales start (issue 13).
+	TopicQueueRandomized = "queue_randomized"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -70,6 +73,7 @@ var AllTopics = []string{
 	TopicEventCreated,
 	TopicEventUpdated,
 	TopicEventSoldOut,
+	TopicQueueRandomized,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
@@ -275,6 +279,7 @@ var required = map[string]requirements{
 	TopicEventCreated:     {reason: true},
 	TopicEventUpdated:     {sequence: true, reason: true},
 	TopicEventSoldOut:     {},
+	TopicQueueRandomized:  {sequence: true, reason: true},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current
@@ -447,6 +452,14 @@ func BookingExpired(eventID, userID, seatID string, seq int64, at time.Time) Eve
 // was released; no booking was made and the payment is to be refunded.
 func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
 	return newEvent(TopicPaymentLate, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// QueueRandomized is the queue_randomized fact: the pre-queue of eventID,
+// count users, was drawn; reason is "seed=<hex> commit=<hex>
+// digest=<hex>", digest the hex SHA-256 of the drawn order (each user id
+// followed by "\n"). user_id is RestoredBy (the system).
+func QueueRandomized(eventID string, count int64, seed, commit, digest string, at time.Time) Event {
+	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, "seed="+seed+" commit="+commit+" digest="+digest, at)
 }
 
 // RestoredBy is the user_id of an event_restored fact, and of every fact

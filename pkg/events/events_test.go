@@ -35,6 +35,7 @@ func oneOfEach(eventID string) []events.Event {
 		events.EventCreated(eventID, "capacity=100 seats=500", at),
 		events.EventUpdated(eventID, 1, "capacity=150", at),
 		events.EventSoldOut(eventID, at),
+		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", at),
 	}
 }
 

@@ -35,17 +35,17 @@ type EventDef struct {
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
 	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
-	revision, last_change, changed_at, sections, price_cents, currency, max_seats`
+	revision, last_change, changed_at, sections, price_cents, currency, max_seats, admit_per_minute, early_join_ms`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
-	var holdMS, graceMS, abandonMS int64
+	var holdMS, graceMS, abandonMS, earlyMS int64
 	var start, end, changed *time.Time
 	var sections []byte
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
 		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
-		&d.Revision, &d.LastChange, &changed, &sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder)
+		&d.Revision, &d.LastChange, &changed, &sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder, &c.AdmitPerMinute, &earlyMS)
 	if err != nil {
 		return EventDef{}, err
 	}
@@ -58,7 +58,7 @@ func scanEvent(row pgx.Row) (EventDef, error) {
 	if len(c.Sections) == 0 {
 		c.Sections = nil
 	}
-	c.Hold, c.Grace, c.Abandon = msDur(holdMS), msDur(graceMS), msDur(abandonMS)
+	c.Hold, c.Grace, c.Abandon, c.EarlyJoin = msDur(holdMS), msDur(graceMS), msDur(abandonMS), msDur(earlyMS)
 	if start != nil {
 		c.SalesStart = start.UTC()
 	}
@@ -94,11 +94,12 @@ func (l *Ledger) CreateEvent(ctx context.Context, cfg booking.EventConfig) (def 
 		sections = []byte("[]")
 	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO events (id, name, seats, rows_count, seats_per_row, capacity,
-		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, sections, price_cents, currency, max_seats)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`,
+		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, sections, price_cents, currency, max_seats,
+		admit_per_minute, early_join_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING`,
 		cfg.ID, cfg.Name, cfg.Seats, cfg.Rows, cfg.SeatsPerRow, cfg.Capacity, cfg.Hold.Milliseconds(),
 		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds(),
-		sections, cfg.PriceCents, cfg.Currency, cfg.MaxSeatsPerOrder)
+		sections, cfg.PriceCents, cfg.Currency, cfg.MaxSeatsPerOrder, cfg.AdmitPerMinute, cfg.EarlyJoin.Milliseconds())
 	if err != nil {
 		return EventDef{}, false, wrap("create event", err)
 	}
@@ -129,7 +130,8 @@ func sameDefinition(a, b booking.EventConfig) bool {
 		a.Grace.Milliseconds() == b.Grace.Milliseconds() && ms(a.SalesStart) == ms(b.SalesStart) &&
 		ms(a.SalesEnd) == ms(b.SalesEnd) && a.BatchSize == b.BatchSize && a.Abandon.Milliseconds() == b.Abandon.Milliseconds() &&
 		a.PriceCents == b.PriceCents && a.Currency == b.Currency && a.MaxSeatsPerOrder == b.MaxSeatsPerOrder &&
-		len(a.Sections) == len(b.Sections)
+		len(a.Sections) == len(b.Sections) &&
+		a.AdmitPerMinute == b.AdmitPerMinute && a.EarlyJoin.Milliseconds() == b.EarlyJoin.Milliseconds()
 }
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one
@@ -165,12 +167,13 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			name = COALESCE($7, name), grace_ms = COALESCE($8, grace_ms), batch_size = COALESCE($9, batch_size), max_seats = COALESCE($14, max_seats),
 			sales_start = CASE WHEN $10 THEN $11 ELSE sales_start END,
 			sales_end = CASE WHEN $12 THEN $13 ELSE sales_end END,
+			admit_per_minute = COALESCE($15, admit_per_minute),
 			updated_at = now(),
 			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
 			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
 			changed_at = CASE WHEN $6 <> '' THEN now() ELSE changed_at END
 			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, msp(u.Hold), msp(u.Abandon), change,
-			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder))
+			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder, u.AdmitPerMinute))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -216,6 +219,9 @@ func settingsChange(old EventDef, u booking.EventUpdate) string {
 	}
 	if u.SalesEnd != nil && rfc(*u.SalesEnd) != rfc(old.Config.SalesEnd) {
 		parts = append(parts, "sales_end="+rfc(*u.SalesEnd))
+	}
+	if u.AdmitPerMinute != nil && *u.AdmitPerMinute != old.Config.AdmitPerMinute {
+		parts = append(parts, "admit_per_minute="+strconv.Itoa(*u.AdmitPerMinute))
 	}
 	if u.SalesStart != nil && rfc(*u.SalesStart) != rfc(old.Config.SalesStart) {
 		parts = append(parts, "sales_start="+rfc(*u.SalesStart))

@@ -68,6 +68,9 @@ type Notification struct {
 	PaymentID  string `json:"payment_id,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Timestamp  int64  `json:"timestamp"` // unix seconds
+	// Pass is the admission pass of a your_turn (pkg/pass), when the
+	// services have PASS_KEYS.
+	Pass string `json:"pass,omitempty"`
 }
 
 // ErrMalformed marks a message that can never be processed.

@@ -20,6 +20,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
@@ -33,7 +34,11 @@ type Deps struct {
 	Consumer  *amqpx.Consumer
 	Kafka     *events.KafkaProducer
 	Announcer *admission.Announcer
-	closers   []func() error
+	// PassKeys are the admission pass keys (PASS_KEYS), Pass signs with the
+	// current one (nil without keys).
+	PassKeys pass.Keys
+	Pass     *pass.Signer
+	closers  []func() error
 }
 
 // Close closes everything Dial opened, in reverse order.
@@ -98,7 +103,11 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger) (
 	d.closers = append(d.closers, d.Kafka.Close)
 	d.Admin.AddCheck("kafka", service.TCPCheck(c.KafkaBrokers...))
 
+	if d.PassKeys, err = pass.ParseKeys(c.PassKeys); err != nil {
+		return d, fmt.Errorf("config: PASS_KEYS: %w", err)
+	}
+	d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
 	d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log,
-		admission.WithMetrics(admission.NewMetrics(reg)))
+		admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass))
 	return d, nil
 }

@@ -63,6 +63,12 @@ type Common struct {
 	// ("/boxoffice/<id>", events.SourceFor); empty: RedisPrefix. Set it
 	// (prod, staging, ...) wherever two deployments share a data lake.
 	DeploymentID string `env:"DEPLOYMENT_ID"`
+
+	// PassKeys are the admission pass's Ed25519 keys, "kid:base64url
+	// seed", current first, then previous ones still published (pkg/pass);
+	// none: no passes. Every service that admits users needs the same.
+	PassKeys   []string `env:"PASS_KEYS" secret:"true"`
+	PassIssuer string   `env:"PASS_ISSUER" default:"boxoffice"`
 }
 
 // Deployment is DeploymentID, or RedisPrefix when it is not set: the

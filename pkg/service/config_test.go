@@ -49,6 +49,7 @@ func defaults() testConfig {
 			LogLevel:        "info",
 			LogFormat:       "json",
 			ShutdownTimeout: 15 * time.Second,
+			PassIssuer:      "boxoffice",
 		},
 		HTTPAddr: ":8080", JWTSecret: "dev-secret", Hold: 10 * time.Minute, Workers: 4,
 		Max: 9000000000, Small: 1, Port: 80, Ratio: 0.5, Topics: []string{"a", "b"},

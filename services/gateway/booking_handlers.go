@@ -25,12 +25,15 @@ import (
 // status, sequence and the hold deadline of an immediate admission).
 type joinResponse struct {
 	Success    bool   `json:"success"`
-	Status     string `json:"status"` // queued | active | completed
+	Status     string `json:"status"` // queued | prequeued | active | completed
 	State      string `json:"state"`
 	Position   int64  `json:"position"`
 	Sequence   int64  `json:"sequence"`
 	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
 	ExpireAt   string `json:"expire_at,omitempty"`
+	Pass       string `json:"pass,omitempty"` // the admission pass (pass.go)
+	// SalesStart is when the pre-queue's draw admits (status prequeued).
+	SalesStart string `json:"sales_start,omitempty"`
 }
 
 // appendJSON is encoding/json's encoding of r, without reflection (the
@@ -44,6 +47,8 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	o.Int("sequence", r.Sequence)
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
+	o.StrOmitEmpty("pass", r.Pass)
+	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
 }
 
@@ -70,6 +75,9 @@ func statusOf(st booking.State) string {
 func (s *Server) join(c *httpapi.FastCtx) {
 	id, ok := s.Auth.FastIdentity(c)
 	if !ok {
+		return
+	}
+	if !s.limitFast(c, id.UserID, true) {
 		return
 	}
 	var req eventRequest
@@ -104,13 +112,20 @@ func (s *Server) join(c *httpapi.FastCtx) {
 		Position: res.Position, Sequence: res.Sequence,
 		ExpireTime: unixOrZero(res.ExpireAt), ExpireAt: rfc3339OrEmpty(res.ExpireAt),
 	}
+	if !res.PrequeuedUntil.IsZero() {
+		resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(res.PrequeuedUntil)
+	}
+	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.ExpireAt, &resp.Pass) {
+		return
+	}
 	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
 }
 
 // positionResponse is the answer of GET /api/booking/position.
 type positionResponse struct {
-	// Status: queued, active, completed, expired, failed, cancelled,
-	// abandoned, sold_out (waiting, but every seat is sold) or not_found.
+	// Status: queued, prequeued (waiting for the draw at sales_start),
+	// active, completed, expired, failed, cancelled, abandoned, sold_out
+	// (waiting, but every seat is sold) or not_found.
 	Status   string `json:"status"`
 	State    string `json:"state,omitempty"`
 	EventID  string `json:"event_id"`
@@ -119,8 +134,9 @@ type positionResponse struct {
 	// Served is the highest join sequence admitted so far.
 	Served  int64 `json:"served"`
 	Waiting int64 `json:"waiting"`
-	// ETASeconds = position / (admitted in the last minute / 60); null while
-	// nobody was admitted in the last minute.
+	// ETASeconds = position / (admitted in the last minute / 60), the rate
+	// no more than the event's admit_per_minute; null while nobody was
+	// admitted in the last minute.
 	ETASeconds *int64 `json:"eta_seconds"`
 	// SeatID is set for a one-seat selection; SeatIDs lists every seat.
 	SeatID     string   `json:"seat_id,omitempty"`
@@ -129,6 +145,10 @@ type positionResponse struct {
 	ExpireTime int64    `json:"expire_time,omitempty"`
 	ExpireAt   string   `json:"expire_at,omitempty"`
 	SoldOut    bool     `json:"sold_out"`
+	// Pass is the admission pass, in the room (pass.go).
+	Pass string `json:"pass,omitempty"`
+	// SalesStart: when a prequeued user's draw admits.
+	SalesStart string `json:"sales_start,omitempty"`
 }
 
 // setSeats sets seat_ids from the engine's ','-joined seats, and seat_id
@@ -158,6 +178,8 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.Bool("sold_out", r.SoldOut)
+	o.StrOmitEmpty("pass", r.Pass)
+	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
 }
 
@@ -165,6 +187,9 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 func (s *Server) position(c *httpapi.FastCtx) {
 	id, ok := s.Auth.FastIdentity(c)
 	if !ok {
+		return
+	}
+	if !s.limitFast(c, id.UserID, false) {
 		return
 	}
 	eventID, err := eventIDParam(c.Query("event_id"))
@@ -187,9 +212,11 @@ func (s *Server) position(c *httpapi.FastCtx) {
 	switch {
 	case st.State == booking.StateWaiting:
 		resp.Position = st.Position
-		if st.SoldOut {
+		if s.Store.Now().Before(st.SalesStart) {
+			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
+		} else if st.SoldOut {
 			resp.Status = "sold_out"
-		} else if rate := st.Counts.AdmittedLastMinute; rate > 0 {
+		} else if rate := etaRate(st); rate > 0 {
 			eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
 			resp.ETASeconds = &eta
 		}
@@ -197,11 +224,25 @@ func (s *Server) position(c *httpapi.FastCtx) {
 		resp.PaymentID = st.PaymentID
 		resp.setSeats(st.SeatID)
 		resp.ExpireTime, resp.ExpireAt = unixOrZero(st.ExpireAt), rfc3339OrEmpty(st.ExpireAt)
+		if !s.fastPass(c, eventID, id.UserID, st.Sequence, st.ExpireAt, &resp.Pass) {
+			return
+		}
 	case st.State == booking.StateCompleted:
 		resp.PaymentID = st.PaymentID
 		resp.setSeats(st.SeatID)
 	}
 	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
+}
+
+// etaRate is the admissions per minute the ETA assumes: the last
+// minute's, but never more than the rate cap (which may just have been
+// lowered).
+func etaRate(st booking.Status) int64 {
+	rate := st.Counts.AdmittedLastMinute
+	if c := st.AdmitPerMinute; c > 0 && rate > c {
+		rate = c
+	}
+	return rate
 }
 
 type selectSeatRequest struct {

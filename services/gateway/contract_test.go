@@ -15,11 +15,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/boxoffice/boxoffice/pkg/pass"
+	"github.com/boxoffice/boxoffice/pkg/ratelimit"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // The contract test: every request and response of the journey and its
@@ -255,6 +260,43 @@ func TestOpenAPIContract(t *testing.T) {
 	bad("POST", "/api/booking/request", user, `{"event_id":"e1","pad":"`+strings.Repeat("x", 70<<10)+`"}`, 413, "invalid_body")
 	bad("POST", "/api/admin/events/e1", hs.admin, `{}`, 405, "method_not_allowed")
 	bad("DELETE", "/api/booking/request", user, nil, 405, "method_not_allowed")
+
+	// the front door (issue 13): the pass and its keys, the rate cap, a 429
+	keys := passKeys(t, "k2", "k1")
+	hs.srv.PassKeys, hs.srv.Pass = keys, pass.NewSigner(keys, "boxoffice")
+	want(t, hs.do("GET", "/.well-known/jwks.json", "", nil), 200, "")
+	hs.createEvent(map[string]any{"id": "capped", "rows": 1, "seats_per_row": 2, "capacity": 1, "admit_per_minute": 5})
+	want(t, hs.do("PATCH", "/api/admin/events/capped", hs.admin, map[string]any{"admit_per_minute": 6}), 200, "")
+	carol := hs.token("carol", "")
+	if r := hs.do("POST", "/api/booking/request", carol, map[string]any{"event_id": "capped"}); r.str("pass") == "" {
+		t.Fatalf("admitted without a pass: %s", r.raw)
+	}
+	if r := hs.do("GET", "/api/booking/position?event_id=capped", carol, nil); r.str("pass") == "" {
+		t.Fatalf("position without a pass: %s", r.raw)
+	}
+	hs.srv.Limits = ratelimit.New(redistest.Client(t), redistest.Prefix(t), ratelimit.Config{RequestsPerSecondPerUser: 1})
+	limited := false
+	for range 20 {
+		if hs.do("GET", "/api/booking/position?event_id=capped", carol, nil).code == http.StatusTooManyRequests {
+			limited = true
+			break
+		}
+	}
+	if !limited {
+		t.Fatal("no 429 at 1 request/s")
+	}
+	hs.srv.Limits = nil
+	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	hs.createEvent(map[string]any{"id": "pq", "rows": 1, "seats_per_row": 2, "sales_start": start, "early_join_seconds": 7200})
+	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "pq"}); r.str("status") != "prequeued" || r.str("sales_start") == "" {
+		t.Fatalf("pre-queued join: %s", r.raw)
+	}
+	if r := hs.do("GET", "/api/booking/position?event_id=pq", bob, nil); r.str("status") != "prequeued" || r.num("position") != 0 {
+		t.Fatalf("pre-queued position: %s", r.raw)
+	}
+	if r := hs.do("GET", "/api/events/pq", "", nil); len(r.str("draw_commit")) != 64 || r.str("draw_seed") != "" || r.num("prequeued") != 1 {
+		t.Fatalf("event before its draw: %s", r.raw)
+	}
 	ct.report()
 }
 

@@ -17,7 +17,9 @@ import (
 // (issue 20), after the ledger and Redis writes: its time is the ledger's
 // created_at, so a retried create republishes the same record (one id per
 // event). A failure answers 5xx. false: the response was written.
-func (s *Server) publishEventCreated(c *gin.Context, cfg booking.EventConfig) bool {
+// drawCommit is the pre-queue draw's commitment (booking.Event.DrawCommit;
+// "" without a pre-queue): the fact puts it on record before the sale.
+func (s *Server) publishEventCreated(c *gin.Context, cfg booking.EventConfig, drawCommit string) bool {
 	ctx := c.Request.Context()
 	at := s.Store.Now()
 	if s.Ledger != nil {
@@ -30,7 +32,11 @@ func (s *Server) publishEventCreated(c *gin.Context, cfg booking.EventConfig) bo
 	} else if n, err := booking.NormalizeEvent(cfg); err == nil {
 		cfg = n
 	}
-	if err := s.Kafka.Publish(ctx, events.EventCreated(cfg.ID, eventSettings(cfg), at)); err != nil {
+	settings := eventSettings(cfg)
+	if drawCommit != "" {
+		settings += " draw_commit=" + drawCommit
+	}
+	if err := s.Kafka.Publish(ctx, events.EventCreated(cfg.ID, settings, at)); err != nil {
 		httpapi.Fail(c, err)
 		return false
 	}
@@ -79,6 +85,13 @@ func eventSettings(cfg booking.EventConfig) string {
 	}
 	if !cfg.SalesEnd.IsZero() {
 		kv["sales_end"] = cfg.SalesEnd.UTC().Format(time.RFC3339)
+	}
+	// the front door's settings (issue 13), when set
+	if cfg.AdmitPerMinute != 0 {
+		kv["admit_per_minute"] = strconv.Itoa(cfg.AdmitPerMinute)
+	}
+	if cfg.EarlyJoin != 0 {
+		kv["early_join_seconds"] = secs(cfg.EarlyJoin)
 	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {

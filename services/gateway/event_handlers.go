@@ -25,6 +25,8 @@ type eventView struct {
 	HoldSeconds    float64 `json:"hold_seconds"`
 	GraceSeconds   float64 `json:"grace_seconds"`
 	AbandonSeconds float64 `json:"abandon_seconds"`
+	// EarlyJoinSeconds is how long before sales_start the pre-queue opens.
+	EarlyJoinSeconds float64 `json:"early_join_seconds"`
 	// PriceCents is the lowest price of a seat (every seat's price when
 	// the event has one section); the event's price_min_cents,
 	// price_max_cents and sections give the range.
@@ -32,7 +34,8 @@ type eventView struct {
 }
 
 func viewOf(e booking.Event) eventView {
-	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds()}
+	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds(),
+		EarlyJoinSeconds: e.EarlyJoin.Seconds()}
 }
 
 // priced fills in the prices of an event created before sections (no
@@ -239,11 +242,16 @@ type createEventRequest struct {
 	PriceCents       *int64            `json:"price_cents"`
 	Currency         string            `json:"currency"`
 	MaxSeatsPerOrder int               `json:"max_seats_per_order"`
+	// AdmitPerMinute is the rate cap (0 = none).
+	AdmitPerMinute int `json:"admit_per_minute"`
+	// EarlyJoinSeconds opens the pre-queue before sales_start (0 = none).
+	EarlyJoinSeconds *float64 `json:"early_join_seconds"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
 	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
-		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder}
+		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder,
+		AdmitPerMinute: r.AdmitPerMinute}
 	if r.PriceCents != nil {
 		cfg.PriceCents = *r.PriceCents
 	}
@@ -281,6 +289,9 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 		return cfg, err
 	}
 	if cfg.Abandon, err = seconds("abandon_seconds", r.AbandonSeconds); err != nil {
+		return cfg, err
+	}
+	if cfg.EarlyJoin, err = seconds("early_join_seconds", r.EarlyJoinSeconds); err != nil {
 		return cfg, err
 	}
 	if r.SalesStart != "" {
@@ -332,7 +343,7 @@ func (s *Server) createEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	if !s.publishEventCreated(c, cfg) {
+	if !s.publishEventCreated(c, cfg, e.DrawCommit) {
 		return
 	}
 	c.JSON(http.StatusCreated, s.priced(viewOf(e)))
@@ -353,6 +364,8 @@ type updateEventRequest struct {
 	SalesEnd   *string `json:"sales_end"`
 	// MaxSeatsPerOrder (1-10) applies to selections made after the change.
 	MaxSeatsPerOrder *int `json:"max_seats_per_order"`
+	// AdmitPerMinute changes the rate cap (0 = off) at once.
+	AdmitPerMinute *int `json:"admit_per_minute"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -364,15 +377,15 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
-		MaxSeatsPerOrder: req.MaxSeatsPerOrder}
+		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
 		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
-		req.MaxSeatsPerOrder == nil {
+		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute"`)
 		return
 	}
 	for _, f := range []struct {
@@ -407,7 +420,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 		httpapi.Fail(c, err)
 		return
 	}
-	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil {
+	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil || req.AdmitPerMinute != nil {
 		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {
 			httpapi.Fail(c, err)
 			return

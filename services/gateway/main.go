@@ -26,6 +26,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/obs"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/platform"
+	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/services/gateway/web"
 )
@@ -52,6 +53,13 @@ type Config struct {
 	TicketCurrency string `env:"TICKET_CURRENCY" default:"EUR"`
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
 	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
+	// RateJoinsPerMinutePerIP and RateRequestsPerSecondPerUser are the
+	// abuse limits (abuse.go; 0 = off), shared by every instance in Redis.
+	RateJoinsPerMinutePerIP      int `env:"RATE_JOINS_PER_MINUTE_PER_IP" default:"0"`
+	RateRequestsPerSecondPerUser int `env:"RATE_REQUESTS_PER_SECOND_PER_USER" default:"0"`
+	// TrustedProxies are the CIDRs of the proxies whose X-Forwarded-For
+	// names the client (none: the TCP peer is the client).
+	TrustedProxies []string `env:"TRUSTED_PROXIES"`
 }
 
 func main() { service.Main(name, run) }
@@ -81,6 +89,18 @@ func run(ctx context.Context, log *zap.Logger) error {
 	// per-event queue, room and seat gauges, read from Redis on each scrape
 	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
+	proxies, err := ratelimit.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("config: TRUSTED_PROXIES: %w", err)
+	}
+	if cfg.RateJoinsPerMinutePerIP < 0 || cfg.RateRequestsPerSecondPerUser < 0 {
+		return fmt.Errorf("config: rate limits must be >= 0")
+	}
+	limits := ratelimit.New(d.Redis, cfg.RedisPrefix, ratelimit.Config{
+		JoinsPerMinutePerIP:      cfg.RateJoinsPerMinutePerIP,
+		RequestsPerSecondPerUser: cfg.RateRequestsPerSecondPerUser,
+	})
+
 	ann := d.Announcer
 	relay := admission.NewRelay(ann)
 	sandbox := &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey}
@@ -103,6 +123,10 @@ func run(ctx context.Context, log *zap.Logger) error {
 		Log:         log,
 		Metrics:     httpapi.NewMetrics(d.Admin.Registry()),
 		Web:         web.Register,
+		Limits:      limits,
+		Proxies:     proxies,
+		Pass:        d.Pass,
+		PassKeys:    d.PassKeys,
 	}
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")

@@ -17,7 +17,9 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
 
 // announcer publishes the side effects of admissions and releases
@@ -70,6 +72,15 @@ type Server struct {
 	// SeatMapMaxAge is how old a served seat map may be (0: 1s; seatmap.go).
 	SeatMapMaxAge time.Duration
 
+	// Limits are the abuse limits (abuse.go; nil: none), Proxies the
+	// peers whose X-Forwarded-For names the client (TRUSTED_PROXIES).
+	Limits  *ratelimit.Limiter
+	Proxies ratelimit.Proxies
+	// Pass signs admission passes (nil: none); PassKeys are published at
+	// GET /.well-known/jwks.json (pass.go).
+	Pass     *pass.Signer
+	PassKeys pass.Keys
+
 	seatMaps seatMapCache
 }
 
@@ -93,6 +104,7 @@ func (s *Server) Handler() http.Handler {
 		s.Log = zap.NewNop()
 	}
 	r := httpapi.New(s.Log, s.Metrics)
+	r.GET("/.well-known/jwks.json", s.jwks())
 	api := r.Group("/api")
 	if s.DevTokens {
 		api.POST("/auth/dev-token", s.devToken)
@@ -101,7 +113,7 @@ func (s *Server) Handler() http.Handler {
 	api.GET("/events/popular", s.popularEvents)
 	api.GET("/events/:id", s.getEvent)
 
-	b := api.Group("/booking", s.Auth.Middleware())
+	b := api.Group("/booking", s.Auth.Middleware(), s.limitUser())
 	b.POST("/select-seat", s.selectSeat)
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)

@@ -75,6 +75,32 @@ func TestJourney(t *testing.T) {
 	t.Run("leave-and-release", func(t *testing.T) { leaveAndRelease(t, s, b) })
 	t.Run("large-map-phone", func(t *testing.T) { largeMapPhone(t, s, b) })
 	t.Run("multi-seat", func(t *testing.T) { multiSeat(t, s, b) })
+	t.Run("prequeue", func(t *testing.T) { prequeueCountdown(t, s, b) })
+}
+
+// prequeueCountdown: joining in an event's pre-queue (issue 13) shows a
+// countdown to the draw instead of a position; at the sales start the page
+// asks for its place at once (the safety net is slowed, so nobody is
+// admitted: the place is 1, the first in the draw).
+func prequeueCountdown(t *testing.T, s *stacktest.Stack, b *browser) {
+	const ev = "show-prequeue"
+	start := time.Now().Add(30 * time.Second).UTC().Truncate(time.Second)
+	admin := s.Client(t, "browser-admin", auth.RoleAdmin)
+	if code, err := admin.Do("POST", "/api/admin/events", map[string]any{"id": ev, "name": "Browser Test Pre-queue",
+		"rows": 2, "seats_per_row": 4, "capacity": 1, "sales_start": start.Format(time.RFC3339), "early_join_seconds": 3600}, nil); err != nil || code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, err)
+	}
+	p := b.tab(t, "")
+	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
+	p.waitFor("event page", 10*time.Second, `shown("#panel-join")`)
+	p.do("click Join", chromedp.Click(chromedp.ID("join")))
+	p.waitFor("pre-queued: a countdown, no position", 10*time.Second,
+		`shown("#panel-waiting") && text("#position") === "drawn at the start" && /^the draw is in \d\d:\d\d /.test(text("#eta"))`)
+	p.shot("45-prequeue-countdown")
+	if wait := time.Until(start); wait > 0 {
+		time.Sleep(wait)
+	}
+	p.waitFor("placed at the start", 20*time.Second, `shown("#panel-waiting") && text("#position") === "1"`)
 }
 
 // journeyWebSocket is one user's journey with the notifier reachable: the

@@ -42,6 +42,9 @@
     // answer; S.seat is the first), each seat's priced section, the
     // sections {name, price_cents, start, len} and their currency.
     held: [], sec: new Map(), prices: [], currency: "",
+    // drawAtMS: the sales start while the user is pre-queued (the draw's
+    // countdown), else 0.
+    drawAtMS: 0,
   };
 
   function notifierURL() {
@@ -427,6 +430,9 @@
       case "queued":
         return { type: "position", state: "waiting", sequence: p.sequence, position: p.position,
           served: p.served, waiting: p.waiting, eta_seconds: p.eta_seconds, exact: true };
+      case "prequeued":
+        return { type: "position", state: "waiting", sequence: p.sequence, prequeued: p.sales_start,
+          served: p.served, waiting: p.waiting };
       case "sold_out": return { type: "sold_out" };
       case "active":
         return { type: "your_turn", state: p.state || "active", sequence: p.sequence, seat_id: p.seat_id,
@@ -446,6 +452,10 @@
   function heartbeat() {
     mode();
     if (inRoom(S.state)) countdown();
+    if (S.state === "waiting" && S.drawAtMS) {
+      if (S.drawAtMS > Date.now()) drawCountdown(false);
+      else { S.drawAtMS = 0; check("draw"); } // the start: ask for the place
+    }
     const now = Date.now();
     if (S.wsOpen && S.state !== "completed" && now - S.lastWS > T.livenessMS && now - S.lastLiveness > T.livenessMS) {
       S.lastLiveness = now + Math.random() * T.livenessJitterMS;
@@ -528,6 +538,9 @@
     const arriving = $("#panel-waiting").hidden;
     show("#panel-waiting");
     $("#ref").textContent = `${eventID}-${S.seq}`;
+    if (m.prequeued) S.drawAtMS = Date.parse(m.prequeued) || 0;
+    if (S.drawAtMS > Date.now()) { drawCountdown(arriving); return; }
+    S.drawAtMS = 0;
     // Users ahead: exact from the first message and from HTTP; from a
     // broadcast an upper bound (served = highest sequence admitted so far),
     // never above the last exact number.
@@ -556,6 +569,21 @@
       announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}.`);
     }
     if (arriving) restoreTitle();
+  }
+
+  // drawCountdown: a pre-queued user's place is drawn at the sales start
+  // (docs/booking-engine.md, the pre-queue); until then no position.
+  function drawCountdown(arriving) {
+    const left = Math.max(0, Math.ceil((S.drawAtMS - Date.now()) / 1000));
+    const h = Math.floor(left / 3600), mi = Math.floor(left / 60) % 60, se = left % 60;
+    const pad = (n) => String(n).padStart(2, "0");
+    $("#position").textContent = "drawn at the start";
+    $("#eta").textContent = `the draw is in ${h ? h + ":" : ""}${pad(mi)}:${pad(se)} (at ` +
+      new Date(S.drawAtMS).toLocaleTimeString([], { timeStyle: "short" }) + "); everyone who joined before it gets a random place";
+    if (arriving) {
+      announce("You are in the pre-queue. At the sales start everyone in it gets a random place in the queue, ahead of later arrivals.");
+      restoreTitle();
+    }
   }
 
   // etaText: a range and an arrival time, smoothed so that it does not jump

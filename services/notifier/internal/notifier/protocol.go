@@ -56,6 +56,9 @@ type InitialPosition struct {
 	// ETASeconds is position × 60 / rate_per_min; absent while nobody was
 	// admitted in the last minute (no rate to go by).
 	ETASeconds *int64 `json:"eta_seconds,omitempty"`
+	// Prequeued is the sales start (RFC 3339) while the user waits in the
+	// pre-queue: no position nor ETA until the draw then.
+	Prequeued string `json:"prequeued,omitempty"`
 }
 
 // StateMessage is the first message of a user who is not waiting. Type is
@@ -95,7 +98,9 @@ func initialMessage(eventID string, st booking.Status, err error, now time.Time)
 		p := InitialPosition{Type: messages.NotifyPosition, EventID: eventID, Served: c.Served,
 			Waiting: c.Waiting, RatePerMin: c.AdmittedLastMinute, Timestamp: now.Unix(),
 			State: string(st.State), Sequence: st.Sequence, Position: st.Position}
-		if c.AdmittedLastMinute > 0 {
+		if now.Before(st.SalesStart) {
+			p.Prequeued = st.SalesStart.UTC().Format(time.RFC3339Nano)
+		} else if c.AdmittedLastMinute > 0 {
 			eta := (st.Position*60 + c.AdmittedLastMinute - 1) / c.AdmittedLastMinute
 			p.ETASeconds = &eta
 		}

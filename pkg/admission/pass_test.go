@@ -1,0 +1,130 @@
+package admission_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/pass"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+)
+
+type recordingPublisher struct {
+	mu   sync.Mutex
+	msgs []amqpx.Message
+}
+
+func (p *recordingPublisher) Publish(_ context.Context, _, _ string, m amqpx.Message) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, m)
+	return nil
+}
+
+func (p *recordingPublisher) PublishDelayed(context.Context, string, string, amqpx.Message, time.Duration) error {
+	return nil
+}
+
+// A your_turn carries the admission pass, valid for the hold.
+func TestYourTurnCarriesThePass(t *testing.T) {
+	ctx := context.Background()
+	store := booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)))
+	t.Cleanup(store.Close)
+	if _, err := store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 2, Capacity: 1}); err != nil {
+		t.Fatal(err)
+	}
+	seed := make([]byte, 32)
+	_, _ = rand.Read(seed)
+	keys, err := pass.ParseKeys([]string{"k1:" + base64.RawURLEncoding.EncodeToString(seed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &recordingPublisher{}
+	ann := admission.New(store, pub, &events.Recorder{}, nil, admission.WithPass(pass.NewSigner(keys, "bo")))
+	res, err := store.Enqueue(ctx, "e1", "alice")
+	if err != nil || !res.State.InRoom() {
+		t.Fatalf("join: %+v %v", res, err)
+	}
+	if err := ann.Announce(ctx, "e1", res.Outbox); err != nil {
+		t.Fatal(err)
+	}
+	jwks, _ := keys.JWKS()
+	for _, m := range pub.msgs {
+		var n messages.Notification
+		if json.Unmarshal(m.Body, &n) != nil || n.Type != messages.NotifyYourTurn {
+			continue
+		}
+		c, err := pass.Verify(jwks, n.Pass, "bo", "e1", time.Now())
+		if err != nil || c.Subject != "alice" || c.Seq != res.Sequence || c.ExpiresAt.Unix() != n.ExpireTime {
+			t.Fatalf("your_turn pass: %+v %v (%s)", c, err, m.Body)
+		}
+		return
+	}
+	t.Fatalf("no your_turn among %d messages", len(pub.msgs))
+}
+
+// At the sales start the promoter publishes the pre-queue's draw
+// (queue_randomized: count, seed, digest) before it admits anyone, then
+// admits in the draw's order.
+func TestPromoterPublishesTheDraw(t *testing.T) {
+	ctx := context.Background()
+	now := time.UnixMilli(1_800_000_000_000)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clock))
+	t.Cleanup(store.Close)
+	start := now.Add(time.Minute)
+	if _, err := store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 10, Capacity: 3,
+		SalesStart: start, EarlyJoin: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for i := range 5 {
+		u := "u" + string(rune('a'+i))
+		users = append(users, u)
+		if _, err := store.Enqueue(ctx, "e1", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &events.Recorder{}
+	ann := admission.New(store, &recordingPublisher{}, rec, nil, admission.WithClock(clock))
+	p := admission.NewPromoter(store, ann, nil)
+	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 0 {
+		t.Fatalf("before the start: %d %v", n, err)
+	}
+	mu.Lock()
+	now = start
+	mu.Unlock()
+	n, err := p.PromoteEvent(ctx, "e1")
+	if err != nil || n != 3 {
+		t.Fatalf("at the start: admitted %d %v", n, err)
+	}
+	facts := rec.Topic(events.TopicQueueRandomized)
+	if len(facts) != 1 || facts[0].Sequence != 5 || facts[0].UserID != events.RestoredBy {
+		t.Fatalf("queue_randomized: %+v", facts)
+	}
+	e, _ := store.GetEvent(ctx, "e1")
+	if !strings.Contains(facts[0].Reason, "seed="+e.DrawSeed) || !strings.Contains(facts[0].Reason, "commit="+e.DrawCommit) {
+		t.Fatalf("fact %q lacks the revealed seed %s", facts[0].Reason, e.DrawSeed)
+	}
+	order, _ := booking.DrawOrder(e.DrawSeed, e.DrawCommit, users)
+	promoted := rec.Topic(events.TopicUserPromoted)
+	for i, ev := range promoted {
+		if ev.UserID != order[i] {
+			t.Fatalf("promoted %d: %s, the draw says %s", i, ev.UserID, order[i])
+		}
+	}
+	if _, err := p.PromoteEvent(ctx, "e1"); err != nil || len(rec.Topic(events.TopicQueueRandomized)) != 1 {
+		t.Fatal("the draw was published twice")
+	}
+}

@@ -1,0 +1,34 @@
+package notifier
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+)
+
+// A pre-queued user's first message has no position nor ETA but the
+// sales start, when the draw places them (issue 13).
+func TestInitialMessageOfAPrequeuedUser(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	start := now.Add(5 * time.Minute)
+	st := booking.Status{State: booking.StateWaiting, Sequence: 7, SalesStart: start,
+		Counts: booking.Counts{AdmittedLastMinute: 10}}
+	b, err := initialMessage("e1", st, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	if m["prequeued"] != start.UTC().Format(time.RFC3339Nano) || m["eta_seconds"] != nil || m["position"] != float64(0) {
+		t.Fatalf("pre-queued first message: %s", b)
+	}
+	b, _ = initialMessage("e1", booking.Status{State: booking.StateWaiting, Sequence: 7, Position: 3, SalesStart: now.Add(-time.Second),
+		Counts: booking.Counts{AdmittedLastMinute: 60}}, nil, now)
+	m = nil
+	_ = json.Unmarshal(b, &m)
+	if _, ok := m["prequeued"]; ok || m["eta_seconds"] != float64(3) {
+		t.Fatalf("after the start: %s", b)
+	}
+}
