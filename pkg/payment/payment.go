@@ -93,13 +93,28 @@ type SandboxClient struct {
 
 // Create posts the payment to POST /v1/payments.
 func (s *SandboxClient) Create(ctx context.Context, r Request) (Payment, error) {
-	body, err := json.Marshal(r)
+	var p Payment
+	b, err := s.post(ctx, "/v1/payments", r, &p)
 	if err != nil {
 		return Payment{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.BaseURL, "/")+"/v1/payments", bytes.NewReader(body))
+	if p.URL == "" {
+		return Payment{}, fmt.Errorf("%w: bad answer %q", ErrProvider, b)
+	}
+	return p, nil
+}
+
+// post sends body as JSON to the provider's path with the API key and
+// decodes a 2xx answer into out; it returns the raw answer. Every failure
+// wraps ErrProvider.
+func (s *SandboxClient) post(ctx context.Context, path string, body, out any) ([]byte, error) {
+	js, err := json.Marshal(body)
 	if err != nil {
-		return Payment{}, fmt.Errorf("%w: %v", ErrProvider, err)
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.BaseURL, "/")+path, bytes.NewReader(js))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrProvider, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+s.APIKey)
@@ -109,16 +124,15 @@ func (s *SandboxClient) Create(ctx context.Context, r Request) (Payment, error) 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return Payment{}, fmt.Errorf("%w: %v", ErrProvider, err)
+		return nil, fmt.Errorf("%w: %v", ErrProvider, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode/100 != 2 {
-		return Payment{}, fmt.Errorf("%w: status %d: %s", ErrProvider, resp.StatusCode, bytes.TrimSpace(b))
+		return b, fmt.Errorf("%w: %s: status %d: %s", ErrProvider, path, resp.StatusCode, bytes.TrimSpace(b))
 	}
-	var p Payment
-	if err := json.Unmarshal(b, &p); err != nil || p.URL == "" {
-		return Payment{}, fmt.Errorf("%w: bad answer %q", ErrProvider, b)
+	if err := json.Unmarshal(b, out); err != nil {
+		return b, fmt.Errorf("%w: bad answer %q", ErrProvider, b)
 	}
-	return p, nil
+	return b, nil
 }
