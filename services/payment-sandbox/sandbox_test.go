@@ -142,6 +142,8 @@ func TestPayDeliversWithRetries(t *testing.T) {
 	if calls[0].PaymentID != "p1" || calls[0].SeatID != "A1" || paths[0] != payment.PathSuccess || calls[0].Status != payment.StatusSuccess {
 		t.Fatalf("webhook %+v %v", calls, paths)
 	}
+	// the receiver has the call before the sandbox records its answer
+	waitFor(t, func() bool { r, _ := sb.snapshot("p1"); return r.Delivered })
 	r, _ := sb.snapshot("p1")
 	if !r.Delivered || r.Attempts != 4 {
 		t.Fatalf("delivery record %+v", r)
