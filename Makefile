@@ -12,19 +12,21 @@ BIN     := $(CURDIR)/bin
 
 .PHONY: run test lint bench infra build fmt clean
 
-## run: start the whole stack (infrastructure, embedded Kafka, every service)
+## run: start the whole stack (infrastructure, embedded Kafka, every service; tools/stack on pkg/stacktest's service list)
 run: infra build
-	./scripts/run-stack.sh
+	cd tools && $(GO) build -o $(BIN)/stack ./stack
+	$(BIN)/stack
 
 ## test: every test of every module, against the real Redis, RabbitMQ and embedded Kafka
 test: infra
+	@./scripts/ensure-tool.sh promtool prometheus
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
-## test-cluster: the 3-node RabbitMQ and Redis Cluster failover tests (they start their own nodes; about 2 minutes, not part of `make test`)
+## test-cluster: every test that starts its own Redis Cluster or RabbitMQ nodes: the services on both with a master and a node killed (also in `make test`), and the node restart and planned failover tests (only here); about 4 minutes
 .PHONY: test-cluster
 test-cluster: infra
 	BOXOFFICE_RABBITMQ_CLUSTER=1 BOXOFFICE_REDIS_FAILOVER=1 $(GO) test -count=1 -v \
-		-run 'TestQuorumClusterSurvivesNodeRestart|TestClusterFailoverMidSale' ./pkg/amqpx/ ./pkg/booking/
+		-run 'TestSaleOnClusters|TestQuorumClusterSurvivesNodeRestart|TestClusterFailoverMidSale' ./pkg/stacktest/ ./pkg/amqpx/ ./pkg/booking/
 
 ## build: every service binary into ./bin
 build:
@@ -36,15 +38,20 @@ build:
 		fi; \
 	done
 
-## lint: gofmt, go vet, and the deployment checks
+## lint: gofmt, go vet, and the deployment checks (scripts/lint-deploy.sh: deployments/check, promtool, the Helm chart)
 lint:
-	@out=$$(gofmt -l lua pkg services tools); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l lua pkg services tools deployments); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	@if [ -x scripts/lint-deploy.sh ]; then ./scripts/lint-deploy.sh; fi
+	./scripts/lint-deploy.sh
 
 ## bench: the benchmarks quoted in docs/benchmarks.md
 bench: infra
 	./scripts/bench.sh
+
+## bench-onsale: a simulated on-sale of 1,000,000 users into one queue on a stack of its own (tools/onsale; several minutes; ONSALE_USERS to change)
+.PHONY: bench-onsale
+bench-onsale: infra
+	cd tools && $(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkOnsale -benchtime 1x ./onsale/
 
 infra:
 	@./scripts/ensure-infra.sh

@@ -3,7 +3,9 @@
 -- two sides (RabbitMQ, Kafka) are both announced is removed; an entry with
 -- one side announced is rewritten with that side's mark ('|r' or '|k'
 -- appended, lib.lua), so a retry redoes only the other side.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  outbox
+--   writes: outbox
 -- ARGV: field, value as read, new value ('' = remove) triples
 -- Replies: {'ok', settled}
 local settled = 0

@@ -5,7 +5,9 @@
 -- left the room) are announced even if the caller fails right after.
 -- Cancelling again is idempotent: it answers the same, plus the outbox
 -- entry if it is still unannounced.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, outbox, seatidx, seats, state, useat, useq, waiting
+--   writes: active, config, outbox, seats, seen, state, status, ugrace, useq, waiting
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies: {'ok', 'queue' | 'active', seat_id, sequence, duplicate (0|1), outbox_value}
 --   from and outbox_value are '' on a repeat whose entry was announced already;
@@ -13,9 +15,9 @@
 --   | {'cannot_cancel'} | {'not_found'} | {'invalid_state', state} | {'event_not_found'}
 local user, now = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local state = redis.call('HGET', K_STATE, user)
+local state = user_state(user)
 if not state then return {'not_found'} end
-local seq = num(redis.call('HGET', K_USEQ, user))
+local seq = user_seq(user)
 local function cancelled(from, seat)
   local v = seq .. '|' .. from .. '|' .. seat .. '|' .. now
   redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, v)
@@ -25,6 +27,7 @@ if state == 'waiting' then
   redis.call('ZREM', K_WAITING, user)
   redis.call('ZREM', K_SEEN, user)
   redis.call('HSET', K_STATE, user, 'cancelled')
+  redis.call('HSET', K_USEQ, user, seq) -- out of the queue: the sequence moves to useq
   return cancelled('queue', '')
 end
 if state == 'active' or state == 'seat_selected' then

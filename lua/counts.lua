@@ -1,5 +1,7 @@
 -- counts.lua — an event's live numbers and configuration. Read-only.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, rate, waiting
+--   writes: (none)
 -- ARGV: 1 now_ms
 -- Replies: {'ok', {config field, value, ...}, waiting, active, admitted_last_minute}
 --   | {'event_not_found'}

@@ -1,5 +1,7 @@
 -- create_event.lua — create an event with its seat map.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config
+--   writes: config, seatidx, seatmap, seats, status
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
 --       11 now_ms, 12 currency, 13 max_seats (per order), 14 prices

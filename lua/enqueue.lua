@@ -1,5 +1,7 @@
 -- enqueue.lua — join the queue for an event (seed 002 "Enqueue", fixed).
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, rate, state, ugrace, useq, waiting
+--   writes: active, config, outbox, rate, seen, seq, state, ugrace, upay, useat, useq, waiting
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies:
 --   {'ok', state, sequence, position, deadline_ms, created}
@@ -17,6 +19,8 @@
 -- element, sales_start_ms; the config's 'prequeued' counts them.
 -- A user who finished a hold without buying (cancelled, expired, failed,
 -- abandoned) may join again at the back; a completed user may not.
+-- A waiting user is one entry of waiting (score = sequence): no state or
+-- useq field (lib.lua); a pre-queued user's sequence is kept in useq.
 -- Every new entry (created = 1) also writes the outbox entry
 -- 'j:<sequence>' -> '<sequence>|<user>||<now_ms>', the booking_request fact
 -- still to be published to Kafka (the gateway's relay publishes and
@@ -30,16 +34,21 @@ end
 local total, start_ms, end_ms, capacity, sold, paused, hold_ms, abandon_ms =
   num(c[1]), num(c[2]), num(c[3]), num(c[4]), num(c[5]), c[6], num(c[7]), num(c[8])
 
-local state = redis.call('HGET', K_STATE, user)
-if state == 'waiting' or state == 'active' or state == 'seat_selected'
-    or state == 'payment_pending' or state == 'completed' then
-  local seq = num(redis.call('HGET', K_USEQ, user))
-  if state == 'waiting' then
-    if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
-    if now < start_ms then return {'ok', state, seq, 0, 0, 0, start_ms} end
-    return {'ok', state, seq, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
-  end
-  return {'ok', state, seq, 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
+local state, score = redis.call('HGET', K_STATE, user), nil
+if not state then
+  score = redis.call('ZSCORE', K_WAITING, user)
+  if score then state = 'waiting' end
+end
+if state == 'waiting' then
+  -- (a state field 'waiting': an entry written before waiting users lost it)
+  local seq = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
+  if seq < 1 then seq = num(redis.call('HGET', K_USEQ, user)) end
+  if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+  if now < start_ms then return {'ok', state, seq, 0, 0, 0, start_ms} end
+  return {'ok', state, seq, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
+end
+if state == 'active' or state == 'seat_selected' or state == 'payment_pending' or state == 'completed' then
+  return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
 end
 
 local early = false
@@ -54,10 +63,12 @@ if end_ms > 0 and now > end_ms then return {'sales_ended'} end
 if sold >= total then return {'sold_out'} end
 
 local seq = redis.call('INCR', K_SEQ)
-redis.call('HSET', K_USEQ, user, seq)
 redis.call('HSET', K_OUTBOX, 'j:' .. seq, seq .. '|' .. user .. '||' .. now)
 if state then
   -- joining again after a finished hold: forget the old hold's details
+  -- (a waiting user has no state or useq field)
+  redis.call('HDEL', K_STATE, user)
+  redis.call('HDEL', K_USEQ, user)
   redis.call('HDEL', K_USEAT, user)
   redis.call('HDEL', K_UPAY, user)
   redis.call('HDEL', K_UGRACE, user)
@@ -66,7 +77,8 @@ end
 if early then
   local h = tonumber(string.sub(redis.sha1hex(c[11] .. ':' .. user), 1, 13), 16)
   redis.call('ZADD', K_WAITING, string.format('%.0f', h - 9007199254740992), user)
-  redis.call('HSET', K_STATE, user, 'waiting')
+  -- the score is the draw key, so the sequence is kept beside it
+  redis.call('HSET', K_USEQ, user, seq)
   redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
   if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
   return {'ok', 'waiting', seq, 0, 0, 1, start_ms}
@@ -77,7 +89,8 @@ end
 -- (lib.lua holds_counted) the live holds plus overdue payment_pending holds
 -- that will get their grace; other overdue holds are reclaimed by the next
 -- promotion. Undecided (many overdue holds): the user waits for promotion.
-if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0 then
+local queued = redis.call('ZCARD', K_WAITING)
+if paused ~= '1' and queued == 0 then
   local room = room_capacity(capacity, total, sold)
   local admit = redis.call('ZCARD', K_ACTIVE) < room
   if not admit and room > 0 then
@@ -95,7 +108,6 @@ if paused ~= '1' and redis.call('ZCARD', K_WAITING) == 0 then
 end
 
 redis.call('ZADD', K_WAITING, seq, user)
-redis.call('HSET', K_STATE, user, 'waiting')
 if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
 -- the new sequence is the largest, so the user is last in line
-return {'ok', 'waiting', seq, redis.call('ZCARD', K_WAITING), 0, 1}
+return {'ok', 'waiting', seq, queued + 1, 0, 1}

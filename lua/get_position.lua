@@ -1,6 +1,8 @@
 -- get_position.lua — where a user stands (seed 002 "Get Queue Position", fixed).
 -- A waiting user's call counts as a sign of presence (abandonment heartbeat).
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, rate, state, upay, useat, useq, waiting
+--   writes: seen
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies:
 --   {'ok', state, sequence, position, seat_id, payment_id, deadline_ms,
@@ -23,16 +25,19 @@ local served, waiting = num(c[3]), redis.call('ZCARD', K_WAITING)
 local rate = admitted_last_minute(now)
 
 local state = redis.call('HGET', K_STATE, user)
-if not state then
-  return {'not_found', sold_out, served, waiting, rate, num(c[5]), num(c[6])}
-end
-local seq = num(redis.call('HGET', K_USEQ, user))
-local position, deadline = 0, 0
-if state == 'waiting' then
+if not state or state == 'waiting' then
+  -- a waiting user is only a member of waiting (lib.lua): score = sequence
+  -- (a state field 'waiting': an entry written before waiting users lost it)
+  local score = tonumber(redis.call('ZSCORE', K_WAITING, user))
+  if not score then
+    return {'not_found', sold_out, served, waiting, rate, num(c[5]), num(c[6])}
+  end
+  if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
+  local position = 0
   if now >= num(c[6]) then position = redis.call('ZRANK', K_WAITING, user) + 1 end
   if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, now, user) end
-else
-  deadline = num(redis.call('ZSCORE', K_ACTIVE, user))
+  return {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, num(c[5]), num(c[6])}
 end
-return {'ok', state, seq, position, redis.call('HGET', K_USEAT, user) or '',
-  redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served, waiting, rate, num(c[5]), num(c[6])}
+return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
+  redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
+  waiting, rate, num(c[5]), num(c[6])}

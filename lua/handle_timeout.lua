@@ -1,7 +1,9 @@
 -- handle_timeout.lua — a hold's delayed timeout message arrived (seed 002
 -- "Handle Timeout", fixed: idempotent; completed users are skipped; a hold
 -- in payment_pending gets the grace period once instead of being released).
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, outbox, seatidx, seats, state, ugrace, upay, useat, useq, waiting
+--   writes: active, config, outbox, seats, state, status, ugrace
 -- ARGV: 1 user_id, 2 now_ms
 -- Replies: {'ok', outcome, sequence, seat_id, payment_id, deadline_ms, already_expired, expired_entry}
 --   outcome 'released'  the hold ended: free the slot (publish slot-released)
@@ -19,8 +21,8 @@
 --   | {'event_not_found'}
 local user, now = ARGV[1], tonumber(ARGV[2])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local state = redis.call('HGET', K_STATE, user)
-local seq = num(redis.call('HGET', K_USEQ, user))
+local state = user_state(user)
+local seq = user_seq(user)
 local seat = redis.call('HGET', K_USEAT, user) or ''
 local pay = redis.call('HGET', K_UPAY, user) or ''
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))

@@ -3,7 +3,9 @@
 -- request never creates a second payment. A new payment id is registered
 -- in the event's payment registry (K_PAYS, status 'pending') for the
 -- event's lifetime, so its webhook is classifiable however late it comes.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, pays, seatidx, seatmap, state, upay, useat, useq, waiting
+--   writes: pays, state, upay
 -- ARGV: 1 user_id, 2 payment_id (new, used only on the first call), 3 now_ms
 -- Replies: {'ok', payment_id, seat_ids, deadline_ms, created (0|1), sequence, at_ms,
 --          amount_cents, currency}
@@ -15,9 +17,9 @@
 --   | {'invalid_argument'} the payment id was issued before (ids are never reused)
 local user, pid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local state = redis.call('HGET', K_STATE, user)
+local state = user_state(user)
 if not state then return {'not_found'} end
-local seq = num(redis.call('HGET', K_USEQ, user))
+local seq = user_seq(user)
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
 if state == 'payment_pending' then
   local upay = redis.call('HGET', K_UPAY, user)

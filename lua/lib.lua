@@ -11,7 +11,13 @@
 --                    seat map in order, for seat_price), sections (JSON, for Go)
 --   2 seats    hash  seat_id -> '' (available) | 'h:<user>' (held) | 's:<user>' (sold)
 --   3 seatmap  list  seat ids in display order
---   4 waiting  zset  user -> join sequence (FIFO)
+--   4 waiting  zset  user -> join sequence (FIFO); a pre-queued user's
+--                    score is its draw key (< 0, enqueue.lua). A waiting
+--                    user's whole record: while waiting a user has no
+--                    state field and (unless pre-queued) no useq field,
+--                    which keeps a waiting user to one ZSET entry
+--                    (docs/capacity-planning.md); user_state and user_seq
+--                    read both places.
 --   5 active   zset  user -> hold deadline (unix ms): the booking room
 --   6 seq      string join sequence counter
 --   7 seen     zset  user -> last seen (unix ms), for abandonment
@@ -26,8 +32,11 @@
 --   9 rate     hash  10-second bucket -> users admitted in it, and
 --                    's<unix second>' -> users admitted in that second (the
 --                    rate cap's sliding minute, cap_left)
---  10 state    hash  user -> state
---  11 useq     hash  user -> join sequence of the user's current entry
+--  10 state    hash  user -> state, for every user who is not waiting
+--                    (a waiting user is a member of waiting instead)
+--  11 useq     hash  user -> join sequence of the user's current entry,
+--                    for users not waiting and pre-queued users (a waiting
+--                    user's sequence is its score in waiting)
 --  12 useat    hash  user -> seats held or bought, ids joined by ',' in the
 --                    order selected (one seat: just its id; seat ids never hold ',')
 --  13 upay     hash  user -> payment id
@@ -41,6 +50,8 @@
 --  17 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
 --                    explicit seat maps only (a grid's is computed)
 --
+-- Each script's header names the keys of these it reads and writes
+-- (derived from the code by lua/keys_test.go, which fails when they differ).
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
 local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
@@ -53,6 +64,23 @@ local RATE_BUCKET_MS = 10000
 
 local function num(v)
   return tonumber(v) or 0
+end
+
+-- A user's state: the state field, else 'waiting' for a member of the
+-- queue, else nil (never joined).
+local function user_state(user)
+  local state = redis.call('HGET', K_STATE, user)
+  if state then return state end
+  if redis.call('ZSCORE', K_WAITING, user) then return 'waiting' end
+  return nil
+end
+
+-- A user's join sequence (0 when never joined): a waiting user's score,
+-- else (not waiting, or pre-queued with a draw key for a score) useq.
+local function user_seq(user)
+  local score = tonumber(redis.call('ZSCORE', K_WAITING, user))
+  if score and score >= 1 then return score end
+  return num(redis.call('HGET', K_USEQ, user))
 end
 
 -- A seat's position in the seat map: computed from the id for a grid
@@ -203,9 +231,9 @@ local function payment_record(user, pid)
     return {user = u, seq = num(seq), seat = seat, status = status, at = num(at)}
   end
   if redis.call('HGET', K_UPAY, user) ~= pid then return nil end
-  local state, status = redis.call('HGET', K_STATE, user), 'pending'
+  local state, status = user_state(user), 'pending'
   if state == 'completed' or state == 'failed' then status = state end
-  return {user = user, seq = num(redis.call('HGET', K_USEQ, user)),
+  return {user = user, seq = user_seq(user),
     seat = redis.call('HGET', K_USEAT, user) or '', status = status, at = 0}
 end
 
@@ -223,8 +251,9 @@ local function bulk(cmd, key, args)
   end
 end
 
--- Let users into the room. list is {user, seq, user, seq, ...}. Each gets
--- the same deadline, state active, and an outbox entry so the side effects
+-- Let users into the room. list is {user, seq, user, seq, ...}, users who
+-- are no longer in waiting. Each gets the same deadline, state active, its
+-- sequence in useq, and an outbox entry so the side effects
 -- (timeout message, notification, Kafka event) are announced even if the
 -- caller dies before doing it; the served counter and the rate bucket move
 -- once for the batch. One command per structure, not per user: this is the
@@ -232,13 +261,15 @@ end
 -- already clear: a new join clears what a previous hold left.)
 local function admit_all(list, now, hold_ms)
   local deadline = now + hold_ms
-  local zadd, states, outbox, max_seq = {}, {}, {}, 0
+  local zadd, states, seqs, outbox, max_seq = {}, {}, {}, {}, 0
   for i = 1, #list, 2 do
     local user, seq = list[i], list[i + 1]
     zadd[#zadd + 1] = deadline
     zadd[#zadd + 1] = user
     states[#states + 1] = user
     states[#states + 1] = 'active'
+    seqs[#seqs + 1] = user
+    seqs[#seqs + 1] = seq
     outbox[#outbox + 1] = 'p:' .. seq .. ':' .. user
     outbox[#outbox + 1] = seq .. '|' .. deadline .. '||' .. now
     if seq > max_seq then max_seq = seq end
@@ -246,6 +277,7 @@ local function admit_all(list, now, hold_ms)
   if #zadd == 0 then return deadline end
   bulk('ZADD', K_ACTIVE, zadd)
   bulk('HSET', K_STATE, states)
+  bulk('HSET', K_USEQ, seqs)
   bulk('HSET', K_OUTBOX, outbox)
   if max_seq > num(redis.call('HGET', K_CONFIG, 'served')) then
     redis.call('HSET', K_CONFIG, 'served', max_seq)

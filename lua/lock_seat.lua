@@ -7,7 +7,9 @@
 -- taken seats. Selecting again while the hold lasts replaces the selection
 -- atomically: seats of the old selection not in the new one are freed,
 -- seats in both stay held. Selecting the same seats again is a no-op.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, seatidx, seats, state, useat, waiting
+--   writes: config, seats, state, status, useat
 -- ARGV: 1 user_id, 2 seat ids joined by ',' (one seat: its id; unique, the
 --       caller checks), 3 now_ms
 -- Replies: {'ok', seat_ids (joined by ','), deadline_ms}
@@ -17,7 +19,7 @@
 --   | {'invalid_argument'} no seat, or a seat given twice | {'event_not_found'}
 local user, csv, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local state = redis.call('HGET', K_STATE, user)
+local state = user_state(user)
 if not state then return {'not_found'} end
 if state ~= 'active' and state ~= 'seat_selected' then return {'invalid_state', state} end
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))

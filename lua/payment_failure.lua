@@ -3,7 +3,9 @@
 -- only while it is payment_pending with this id; the seat becomes available
 -- again). Classified like payment_success.lua: by the event's payment
 -- registry (K_PAYS) first, then the user's state.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, pays, seatidx, seats, state, upay, useat, useq, waiting
+--   writes: active, config, pays, seats, state, status, ugrace
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
 -- Replies: {'ok', 'failed' | 'duplicate' | 'no_hold', seat_id, sequence, at_ms}
 --   'failed':    the hold was released
@@ -19,7 +21,7 @@ local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local p = payment_record(user, pid)
 if not p then
-  if not redis.call('HGET', K_STATE, user) then return {'not_found'} end
+  if not user_state(user) then return {'not_found'} end
   return {'payment_mismatch'}
 end
 if p.user ~= user then return {'payment_mismatch'} end

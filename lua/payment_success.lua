@@ -15,7 +15,9 @@
 --   unknown    never issued for this user: not_found / payment_mismatch
 -- A payment that lands after the deadline but before the hold was released
 -- still completes: the seat was never anyone else's.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, pays, seatidx, seatmap, state, upay, useat, useq, waiting
+--   writes: active, config, pays, seats, state, status, ugrace
 -- ARGV: 1 user_id, 2 payment_id, 3 now_ms
 -- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, sold_out_ms, amount_cents, seat_prices}
 --   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents, seat_prices}   refund
@@ -33,7 +35,7 @@ local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local p = payment_record(user, pid)
 if not p then
-  if not redis.call('HGET', K_STATE, user) then return {'not_found'} end
+  if not user_state(user) then return {'not_found'} end
   return {'payment_mismatch'}
 end
 if p.user ~= user then return {'payment_mismatch'} end

@@ -2,7 +2,9 @@
 -- holds, then fill every free slot of the room in FIFO order, bounded by a
 -- batch size. Idempotent in effect: running it twice never admits past
 -- capacity, so duplicate or lost slot-released messages are harmless.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  active, config, rate, seatidx, seats, seen, state, ugrace, upay, useat, useq, waiting
+--   writes: active, config, outbox, rate, seats, seen, state, status, ugrace, useq, waiting
 -- ARGV: 1 now_ms, 2 max (0 = the event's batch size)
 -- Replies:
 --   {'ok', reason, promoted, expired, abandoned}
@@ -39,7 +41,7 @@ for i = 1, #due, 2 do
   local deadline = tonumber(due[i + 1])
   local outcome, x = expire_due(user, deadline, now)
   if outcome == 'released' then
-    local seq = num(redis.call('HGET', K_USEQ, user))
+    local seq = num(redis.call('HGET', K_USEQ, user)) -- in the room: not waiting
     local pay = redis.call('HGET', K_UPAY, user) or ''
     expired[#expired + 1] = user
     expired[#expired + 1] = seq
@@ -105,6 +107,7 @@ while admitted < want do
     end
     if absent then
       redis.call('HSET', K_STATE, user, 'abandoned')
+      redis.call('HSET', K_USEQ, user, seq) -- out of the queue: the sequence moves to useq
       -- announced as a cancellation by the system (booking_cancelled,
       -- reason abandoned); there is no slot to release
       redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, seq .. '|abandoned||' .. now)

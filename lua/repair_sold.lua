@@ -5,7 +5,9 @@
 -- refunded, never a second sale). A seat Redis sold to another user is
 -- reported, not changed (an operator decides). The buyer's own booking
 -- becomes completed unless they are waiting or in the room again.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, seatidx, seats, state, upay, useat, waiting
+--   writes: active, config, seats, state, status, ugrace, upay, useat, useq
 -- ARGV: 1 now_ms, then 4 per seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', repaired, already, {conflicting seat ids}, {unknown seat ids}}
 --   | {'event_not_found'}
@@ -33,7 +35,7 @@ for i = 2, #ARGV - 3, 4 do
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
     set_seat_status(seat, 's')
     redis.call('HINCRBY', K_CONFIG, 'sold', 1)
-    local state = redis.call('HGET', K_STATE, user)
+    local state = user_state(user)
     if not state or (state ~= 'waiting' and state ~= 'active' and state ~= 'seat_selected'
         and state ~= 'payment_pending')
         or string.find(',' .. (redis.call('HGET', K_USEAT, user) or '') .. ',', ',' .. seat .. ',', 1, true) then

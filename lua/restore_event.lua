@@ -9,7 +9,9 @@
 -- (seat prices need it, issue 14). The join
 -- sequence restarts above seq_base (and above any counter left), so no
 -- join sequence, and no fact id built from one, repeats after a rebuild.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, seats, seq, upay, useat
+--   writes: active, config, outbox, rate, seatidx, seatmap, seats, seen, seq, state, status, ugrace, upay, useat, useq, waiting
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
 --       11 paused (0|1), 12 now_ms, 13 seq_base, 14 n (number of seats),

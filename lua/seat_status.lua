@@ -5,7 +5,9 @@
 -- is missing or damaged (wrong length, holes) — an event created before the
 -- string existed — after which every script keeps it current with
 -- set_seat_status (lib.lua). A second run finds it whole and returns it.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, seatidx, seatmap, seats, status
+--   writes: seatidx, status
 -- ARGV: none
 -- Replies: {'ok', status} | {'event_not_found'}
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end

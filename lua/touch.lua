@@ -1,9 +1,11 @@
 -- touch.lua — waiting users are present (connected to the notifier): their
--- abandonment clock restarts at now. Only users in state waiting are
+-- abandonment clock restarts at now. Only members of waiting are
 -- touched, so a user who left the queue is never re-added, and one who
 -- joined while abandonment was off gets a presence entry from the first
 -- touch after it was switched on. Does nothing while abandonment is off.
--- KEYS: the event key set (lib.lua).
+-- KEYS: the event key set (lib.lua)
+--   reads:  config, waiting
+--   writes: seen
 -- ARGV: 1 now_ms, 2.. user ids
 -- Replies: {'ok', touched} | {'event_not_found'}
 local now = ARGV[1]
@@ -13,10 +15,10 @@ if num(abandon) <= 0 then return {'ok', 0} end
 local touched = 0
 for i = 2, #ARGV, 1000 do
   local last = math.min(i + 999, #ARGV)
-  local states = redis.call('HMGET', K_STATE, unpack(ARGV, i, last))
+  local scores = redis.call('ZMSCORE', K_WAITING, unpack(ARGV, i, last))
   local z = {}
-  for j = 1, #states do
-    if states[j] == 'waiting' then
+  for j = 1, #scores do
+    if scores[j] then
       z[#z + 1] = now
       z[#z + 1] = ARGV[i + j - 1]
     end

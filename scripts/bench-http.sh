@@ -15,9 +15,17 @@
 #   DURATION=20s CONNS="50 500" scripts/bench-http.sh
 #   GATEWAY_BIN=/tmp/gw-old scripts/bench-http.sh   # a prebuilt gateway (an
 #                                              # older commit's) instead
+#   EVENT_EXTRA=',"admit_per_minute":600' scripts/bench-http.sh
+#                                              # more settings for every event
+#   (the gateway's own settings, RATE_*, PASS_KEYS, reach it from the
+#   environment)
 #
 # The CPU column is the gateway's and Redis's CPU time during each wrk run
-# (/proc/<pid>/stat) divided by its requests.
+# (/proc/<pid>/stat) divided by its requests. Each round also runs
+# `redis-benchmark -t set` at the same client count right after the
+# gateway, and the table gives the gateway's rate as a ratio to it (issue
+# 21's yardstick). PPROF_DIR=<dir> saves an 8 s CPU profile of the gateway
+# during each join and position run (<dir>/join50-1.pprof, ...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -58,14 +66,17 @@ else
 	(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
 fi
 (cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || exit 1
+(cd tools && go build -o "$TMP/mint-token" ./mint-token) || exit 1
 rabbitmqctl -q add_vhost "$VHOST" >/dev/null && rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
 
+PPROF=false
+[[ -n ${PPROF_DIR:-} ]] && PPROF=true
 KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error "$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
 pids+=($!)
 sleep 1
 HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
 	AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
-	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
+	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release ADMIN_PPROF=$PPROF "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
 pids+=($!)
 GW_PID=$!
 REDIS_PID=$(pgrep -x redis-server | head -1)
@@ -76,20 +87,10 @@ done
 curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" || { echo "gateway not ready:" >&2; cat "$TMP/gateway.log" >&2; exit 1; }
 GW="http://127.0.0.1:$GW_PORT"
 
-# tokens FILE USERPREFIX N [ROLE]: N HS256 JWTs for users USERPREFIX0..N-1.
+# tokens FILE USERPREFIX N [ROLE]: N JWTs for users USERPREFIX0..N-1
+# (tools/mint-token, signed with pkg/auth).
 tokens() {
-	python3 - "$SECRET" "$2" "$3" "${4:-}" >"$1" <<'PY'
-import base64, hashlib, hmac, json, sys, time
-b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
-secret, prefix, n, role = sys.argv[1].encode(), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-head = b64(b'{"alg":"HS256","typ":"JWT"}')
-exp = int(time.time()) + 7200
-out = []
-for i in range(n):
-    s = head + b"." + b64(json.dumps({"sub": f"{prefix}{i}", "exp": exp, **({"role": role} if role else {})}, separators=(",", ":")).encode())
-    out.append((s + b"." + b64(hmac.new(secret, s, hashlib.sha256).digest())).decode())
-sys.stdout.write("\n".join(out) + "\n")
-PY
+	JWT_SECRET=$SECRET "$TMP/mint-token" -prefix "$2" -n "$3" -role "${4:-}" >"$1"
 }
 tokens "$TMP/admin.tok" admin 1 admin
 ADMIN=$(cat "$TMP/admin.tok")
@@ -98,10 +99,15 @@ ADMIN=$(cat "$TMP/admin.tok")
 # shape, the room full after the first join, so every measured join queues
 # (the common case under load) and the scripts do the same work on both
 # sides.
+# The ledger (PostgreSQL) keeps event definitions across runs and refuses
+# another definition under an id it has: events with EVENT_EXTRA get ids of
+# their own (a hash of it), so both kinds of run can follow each other.
+EV=""
+[ -n "${EVENT_EXTRA:-}" ] && EV="x$(printf %s "$EVENT_EXTRA" | sha1sum | cut -c1-8)-"
 for c in $CONNS; do
-	for ev in "rb$c" "rbpos$c" $(for r in $(seq 1 "$REPS"); do echo "http$c-$r"; done); do
+	for ev in "${EV}rb$c" "${EV}rbpos$c" $(for r in $(seq 1 "$REPS"); do echo "${EV}http$c-$r"; done); do
 		curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
-			-d "{\"id\":\"$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || { echo "create event $ev failed" >&2; exit 1; }
+			-d "{\"id\":\"$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1${EVENT_EXTRA:-}}" || { echo "create event $ev failed" >&2; exit 1; }
 	done
 done
 
@@ -151,11 +157,20 @@ cpu() {
 # wrkrun OUT C METHOD PATH BODY TOKENS LIMIT
 wrkrun() {
 	local g0 r0; g0=$(ticks "$GW_PID"); r0=$(ticks "$REDIS_PID")
+	if [[ -n ${PPROF_DIR:-} ]]; then
+		mkdir -p "$PPROF_DIR"
+		(sleep 1; curl -fs -o "$PPROF_DIR/$(basename "$1").pprof" "http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/profile?seconds=8") &
+	fi
 	BENCH_METHOD=$3 BENCH_PATH=$4 BENCH_BODY=$5 BENCH_TOKENS=$6 BENCH_LIMIT=$7 BENCH_THREADS=$THREADS \
 		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s "$TMP/bench.lua" "$GW" >"$1" 2>&1
 	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0))" >"$1.ticks"
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
+# setrps C: redis-benchmark SET at C clients, req/s
+setrps() {
+	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$RB_REQUESTS" -q -t set 2>/dev/null |
+		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
+}
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
 errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
 
@@ -177,21 +192,21 @@ rb() {
 # meaningful between runs made side by side.
 : >"$TMP/results"
 for c in $CONNS; do
-	rb "$c" enqueue "rbpos$c" 100000 500000 >/dev/null # prefill: users whose position is asked
+	rb "$c" enqueue "${EV}rbpos$c" 100000 500000 >/dev/null # prefill: users whose position is asked
 	for r in $(seq 1 "$REPS"); do
 		# join: new users (new tokens, as a real join has) join a fresh event
 		tokens "$TMP/t$c-$r" "u$c-$r-" "$TOKENS"
-		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"http$c-$r\"}" "$TMP/t$c-$r" 0
-		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(rb "$c" enqueue "rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
+		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"${EV}http$c-$r\"}" "$TMP/t$c-$r" 0
+		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(setrps "$c") $(rb "$c" enqueue "${EV}rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
 		# position: the users who just joined ask (their tokens are cached,
 		# as for a waiting user polling)
-		joined=$(curl -fs "$GW/api/events/http$c-$r" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
-		wrkrun "$TMP/pos$c-$r" "$c" GET "/api/booking/position?event_id=http$c-$r" "" "$TMP/t$c-$r" "$((joined * 9 / 10))"
-		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(cpu "$TMP/pos$c-$r") $(rb "$c" get_position "rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
+		joined=$(curl -fs "$GW/api/events/${EV}http$c-$r" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
+		wrkrun "$TMP/pos$c-$r" "$c" GET "/api/booking/position?event_id=${EV}http$c-$r" "" "$TMP/t$c-$r" "$((joined * 9 / 10))"
+		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(cpu "$TMP/pos$c-$r") $(setrps "$c") $(rb "$c" get_position "${EV}rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
 	done
 	# The raw runs must have done the real work (an unknown event would
 	# measure the scripts' cheap event_not_found exit instead).
-	for ev in "rb$c" "rbpos$c"; do
+	for ev in "${EV}rb$c" "${EV}rbpos$c"; do
 		w=$(curl -fs "$GW/api/events/$ev" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["waiting"])')
 		[ "${w:-0}" -gt 1000 ] || { echo "bench-http: redis-benchmark did not join users to $ev (waiting=$w)" >&2; exit 1; }
 	done
@@ -201,18 +216,20 @@ python3 - "$TMP/results" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    c, op, rep, g, p50, p99, non2xx, gw_us, redis_us, raw = line.split()
-    rows.setdefault((int(c), op), []).append((float(g), p50, p99, int(non2xx or 0), float(raw), int(gw_us), int(redis_us)))
-print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | gateway / Redis CPU µs per request | redis-benchmark EVALSHA req/s | ratio (median) | ratio per run |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+    c, op, rep, g, p50, p99, non2xx, gw_us, redis_us, setr, raw = line.split()
+    rows.setdefault((int(c), op), []).append((float(g), p50, p99, int(non2xx or 0), float(raw), int(gw_us), int(redis_us), float(setr)))
+print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | gateway / Redis CPU µs per request | redis-benchmark EVALSHA req/s | ratio to EVALSHA (median) | per run | SET req/s | **ratio to SET** (median) | per run |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 name = {"join": "join (POST /api/booking/request)", "position": "position (GET /api/booking/position)"}
 for (c, op), runs in sorted(rows.items()):
     ratios = [r[0] / r[4] for r in runs]
+    sets = [r[0] / r[7] for r in runs]
     mid = sorted(range(len(runs)), key=lambda i: ratios[i])[len(runs) // 2]
-    _, p50, p99, _, _, gw_us, redis_us = runs[mid]
+    _, p50, p99, _, _, gw_us, redis_us, _ = runs[mid]
     print(f"| {c} | {name[op]} | {statistics.median(r[0] for r in runs):,.0f} | {p50} | {p99} | {sum(r[3] for r in runs)} "
           f"| {statistics.median(r[5] for r in runs):.0f} / {statistics.median(r[6] for r in runs):.0f} "
-          f"| {statistics.median(r[4] for r in runs):,.0f} | {statistics.median(ratios):.2f} | {' '.join(f'{x:.2f}' for x in ratios)} |")
+          f"| {statistics.median(r[4] for r in runs):,.0f} | {statistics.median(ratios):.2f} | {' '.join(f'{x:.2f}' for x in ratios)} "
+          f"| {statistics.median(r[7] for r in runs):,.0f} | **{statistics.median(sets):.3f}** | {' '.join(f'{x:.3f}' for x in sets)} |")
 PY
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(redis-server --version | grep -Eo 'v=[0-9.]+'); wrk -t$THREADS -d$DURATION, $REPS alternating runs per row (p50/p99 of the median run); gateway, Redis, kafka-dev and the load generator on the same machine."

@@ -16,7 +16,7 @@
 #   INFRA_REDIS_PORT, INFRA_RABBIT_PORT, INFRA_PG_PORT  other ports (for testing this script)
 #   PG_DEV_USER, PG_DEV_PASSWORD, PG_DEV_DB  the development role and database
 #                    (default boxoffice / boxoffice / boxoffice; the DATABASE_URL
-#                    default of scripts/run-stack.sh and the ledger tests)
+#                    default of tools/stack (`make run`) and the ledger tests)
 
 set -u -o pipefail
 

@@ -1,41 +1,27 @@
 #!/usr/bin/env bash
-# lint-deploy.sh — offline checks of docker-compose.yml and deployments/,
-# run by `make lint` (no Docker engine needed), and the Helm chart in
-# deployments/helm (lint, render, variables; see deployments/helm/chart_test.go). See deployments/lint/lint.py
-# for the list of checks. Then builds every service binary exactly as
-# deployments/Dockerfile does (its own `go build` lines: CGO_ENABLED=0,
-# -trimpath, from the workspace root) into a temporary directory, and checks
-# each is static.
+# lint-deploy.sh — the deployment checks, run by `make lint` (no Docker
+# engine needed): deployments/check's tests (docker-compose.yml, the
+# Dockerfile, Prometheus with promtool, the Grafana dashboards and
+# pkg/stacktest's service list against the code; its package comment lists
+# every check), then the Helm chart in deployments/helm (lint, render,
+# variables; see deployments/helm/chart_test.go). Unless --no-build, the
+# check also builds every service binary exactly as deployments/Dockerfile
+# does (its own `go build` lines: CGO_ENABLED=0, -trimpath, from the
+# workspace root) into a temporary directory, and checks each is static.
 #
-#   scripts/lint-deploy.sh                       # everything
-#   scripts/lint-deploy.sh --no-build            # the static checks only
-#   scripts/lint-deploy.sh --compose FILE        # check another compose file
-#                                                # (paths resolve against the repo root)
-#   scripts/lint-deploy.sh --env-table           # print the README configuration table
+#   scripts/lint-deploy.sh                # everything
+#   scripts/lint-deploy.sh --no-build     # the static checks only
+#   scripts/lint-deploy.sh --env-table    # print the README configuration table
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "lint-deploy: python3 is required" >&2
-	exit 1
-fi
-if ! python3 -c 'import yaml' 2>/dev/null; then
-	echo "lint-deploy: python3 module yaml is missing (apt-get install python3-yaml, or pip install pyyaml)" >&2
-	exit 1
-fi
-
 build=1
-args=()
 while (($#)); do
 	case $1 in
 	--no-build) build=0 ;;
-	--env-table) exec python3 deployments/lint/lint.py --root "$ROOT" --env-table ;;
-	--compose)
-		args+=(--compose "$2")
-		shift
-		;;
+	--env-table) exec go run ./deployments/check -env-table ;;
 	*)
 		echo "lint-deploy: unknown argument $1" >&2
 		exit 2
@@ -43,6 +29,9 @@ while (($#)); do
 	esac
 	shift
 done
+
+# promtool (Debian's prometheus package) checks the Prometheus files.
+scripts/ensure-tool.sh promtool prometheus
 
 # The healthcheck probe builds outside the workspace; vet it the same way.
 if ! out=$(GOWORK=off go vet ./deployments/healthcheck/main.go 2>&1); then
@@ -55,6 +44,13 @@ if [[ -n $(gofmt -l deployments pkg/obs) ]]; then
 	exit 1
 fi
 
+start=$SECONDS
+if ! out=$(BOXOFFICE_DEPLOY_BUILD=$build go test -count=1 -timeout 30m ./deployments/check 2>&1); then
+	echo "lint-deploy: deployments/check:" >&2
+	echo "$out" >&2
+	exit 1
+fi
+
 # The Helm chart: helm lint and render with Helm's Go packages, and every
 # variable the chart sets checked against the services' Config (its own
 # module outside go.work: Helm's Kubernetes dependencies stay out of the
@@ -64,12 +60,4 @@ if ! out=$(cd deployments/helm && GOWORK=off go vet . 2>&1 && GOWORK=off go test
 	echo "$out" >&2
 	exit 1
 fi
-
-if ((build)); then
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-	args+=(--build "$tmp")
-fi
-start=$SECONDS
-python3 deployments/lint/lint.py --root "$ROOT" "${args[@]}"
 echo "lint-deploy: ok ($((SECONDS - start))s)"

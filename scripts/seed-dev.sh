@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # seed-dev.sh — create demo events through the gateway's admin API with a
-# dev token (scripts/run-stack.sh calls it once the stack is up; needs
+# dev token (`make run`, tools/stack, calls it once the stack is up; needs
 # DEV_TOKENS=true on the gateway). Idempotent: an event that exists is left
 # as it is.
 #

@@ -9,6 +9,7 @@ package helm
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -26,8 +27,8 @@ import (
 
 const chartDir = "boxoffice"
 
-// serviceVars is what deployments/lint/lint.py (the compose check) knows of
-// each service's variables: its Config's env tags, service.Common's when
+// serviceVars is what deployments/check (the compose check) knows of each
+// service's variables: its Config's env tags, service.Common's when
 // embedded, LOG_* under service.Main.
 func serviceVars(t *testing.T) map[string]map[string]struct {
 	Default  *string
@@ -39,9 +40,14 @@ func serviceVars(t *testing.T) map[string]map[string]struct {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("python3", filepath.Join(root, "deployments/lint/lint.py"), "--root", root, "--env-json").Output()
+	// deployments/check is a module of the workspace (this one is not):
+	// run it in workspace mode.
+	cmd := exec.Command("go", "run", "./deployments/check", "-env-json")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("lint.py --env-json: %v", err)
+		t.Fatalf("go run ./deployments/check -env-json: %v", err)
 	}
 	var vars map[string]map[string]struct {
 		Default  *string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
 	"github.com/boxoffice/boxoffice/pkg/booking"
@@ -257,8 +258,10 @@ func TestSafetyNetAnnouncesACrashedPromotion(t *testing.T) {
 			return amqpx.Permanent(err)
 		}
 		mu.Lock()
-		if _, ok := timeouts[m.UserID]; !ok {
-			timeouts[m.UserID] = time.Now()
+		for _, h := range m.Holds() {
+			if _, ok := timeouts[h.UserID]; !ok {
+				timeouts[h.UserID] = time.Now()
+			}
 		}
 		mu.Unlock()
 		return nil
@@ -443,5 +446,56 @@ func TestAbandonedUserIsAnnounced(t *testing.T) {
 	}
 	if left, _ := e.store.Outbox(e.ctx, id, 0); len(left) != 0 {
 		t.Fatalf("outbox after announce: %+v", left)
+	}
+}
+
+// TestOnePromotionOneTimeout: the holds one promotion admits share their
+// deadline and one timeout message, and when it arrives every one of
+// them expires and is announced.
+func TestOnePromotionOneTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const id = "evt-batchto"
+	e.event(id, 3, time.Second, 0, 10)
+	e.enqueueWaiting(id, 5) // u001…u005
+	col := e.collect(events.TopicBookingExpired)
+	var mu sync.Mutex
+	var bodies []messages.Timeout
+	h := admission.NewTimeoutHandler(e.store, e.ann, e.log)
+	e.consume(amqpx.TimeoutQueue, func(ctx context.Context, d amqpx.Delivery) error {
+		if m, err := messages.DecodeTimeout(d.Body); err == nil {
+			mu.Lock()
+			bodies = append(bodies, m)
+			mu.Unlock()
+		}
+		return h.Handle(ctx, d)
+	}, 2)
+	p := e.idlePromoter()
+	// Later admissions get a long hold: only the first promotion's timeout
+	// is due in the test.
+	if n, err := p.PromoteEvent(e.ctx, id); err != nil || n != 3 {
+		t.Fatalf("promote: %d %v", n, err)
+	}
+	hold := time.Hour
+	if _, err := e.store.UpdateEvent(e.ctx, id, booking.EventUpdate{Hold: &hold}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "u001..u003 expired", func() bool {
+		return e.state(id, "u001") == booking.StateExpired && e.state(id, "u002") == booking.StateExpired &&
+			e.state(id, "u003") == booking.StateExpired
+	})
+	mu.Lock()
+	if len(bodies) != 1 || len(bodies[0].Holds()) != 3 {
+		t.Errorf("timeout messages %+v, want one naming the 3 holds", bodies)
+	}
+	mu.Unlock()
+	eventually(t, 5*time.Second, "booking_expired of each", func() bool { return len(col.unique(events.TopicBookingExpired)) == 3 })
+	// (the outcome is counted once a hold's announcement returned)
+	eventually(t, 5*time.Second, "3 holds released by the timeout", func() bool {
+		return e.counter("boxoffice_admission_timeouts_total", "outcome", "released") == 3
+	})
+	time.Sleep(200 * time.Millisecond) // a fourth would show now
+	if got := e.counter("boxoffice_admission_timeouts_total", "outcome", "released"); got != 3 {
+		t.Errorf("released %v holds, want 3", got)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,19 +21,12 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
-// Outbox entry kinds written by the booking engine.
-const (
-	KindJoined    = "joined"
-	KindPromoted  = "promoted"
-	KindExpired   = "expired"
-	KindCancelled = "cancelled"
-)
-
 // Publisher is the confirmed RabbitMQ publisher (*amqpx.Publisher): a nil
 // error means the broker stored the message.
 type Publisher interface {
 	Publish(ctx context.Context, exchange, key string, msg amqpx.Message) error
 	PublishDelayed(ctx context.Context, exchange, key string, msg amqpx.Message, delay time.Duration) error
+	PublishBatch(ctx context.Context, out []amqpx.Outgoing) []error
 }
 
 // Producer writes Kafka events with acks=all (*events.KafkaProducer).
@@ -70,8 +62,10 @@ type Option func(*Announcer)
 func WithClock(now func() time.Time) Option { return func(a *Announcer) { a.now = now } }
 
 // WithConcurrency bounds the RabbitMQ publishes in flight per Announce call
-// (default 64). Confirms are pipelined on one channel, so a batch of
-// promotions costs about one round trip, not one per user.
+// (default 1024): an Announce sends its messages in batches of at most
+// that many (amqpx.Publisher.PublishBatch), each batch sent back to back
+// with its confirms awaited together, so a batch of promotions costs about
+// one round trip, not one per user.
 func WithConcurrency(n int) Option {
 	return func(a *Announcer) {
 		if n > 0 {
@@ -91,7 +85,7 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 	if log == nil {
 		log = zap.NewNop()
 	}
-	a := &Announcer{store: store, pub: pub, kafka: kafka, log: log, now: time.Now, concurrency: 64}
+	a := &Announcer{store: store, pub: pub, kafka: kafka, log: log, now: time.Now, concurrency: 1024}
 	for _, o := range opts {
 		o(a)
 	}
@@ -135,25 +129,11 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		if e.KafkaDone {
 			continue
 		}
-		var ev events.Event
-		switch e.Kind {
-		case KindJoined:
-			ev = events.BookingRequested(eventID, e.UserID, e.Sequence, orNow(e.At, now))
-		case KindPromoted:
-			ev = events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now))
-		case KindExpired:
-			// the hold's deadline, as AnnounceExpiry publishes it
-			ev = events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.ExpireAt, orNow(e.At, now)))
-		case KindCancelled:
-			ev = events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now))
-		default:
+		k, ok := kinds[e.Kind]
+		if !ok {
 			continue
 		}
-		ev.RequestID = e.RequestID
-		if e.Kind == KindExpired {
-			ev.RequestID = events.NoRequestID // time ended the hold, not a request
-		}
-		evs = append(evs, ev)
+		evs = append(evs, k.event(eventID, e, now))
 	}
 
 	// RabbitMQ publishes run concurrently with the Kafka write.
@@ -168,20 +148,7 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 			kafkaErr = fmt.Errorf("publish kafka events: %w", err)
 		}
 	}()
-	rabbitErrs := make([]error, len(entries))
-	sem := make(chan struct{}, a.concurrency)
-	var wg sync.WaitGroup
-	for i, e := range entries {
-		if e.RabbitDone || !hasRabbitSide(e) { // no goroutine for nothing
-			continue
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			rabbitErrs[i] = a.publishEntry(ctx, eventID, e, now)
-		})
-	}
-	wg.Wait()
+	rabbitErrs := a.publishEntries(ctx, eventID, entries, now)
 
 	var errs []error
 	// settled: entries whose outbox record the early mark removed already
@@ -268,49 +235,171 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 // is lost, and a Kafka outage does not dead-letter healthy messages.
 var ErrKafkaPending = errors.New("kafka side left to the outbox")
 
-// hasRabbitSide reports whether an entry publishes anything to RabbitMQ
-// (publishEntry): joins and cancellations outside the room are Kafka only.
-func hasRabbitSide(e booking.OutboxEntry) bool {
-	switch e.Kind {
-	case KindPromoted, KindExpired:
-		return true
-	case KindCancelled:
-		return e.From == events.CancelledFromActive
-	}
-	return false
+// kindEffects is what announcing one kind of outbox entry does, all in one
+// place: its Kafka event and, for the kinds that have one, its RabbitMQ
+// side.
+type kindEffects struct {
+	// event is the entry's Kafka event, with the request id it carries.
+	event func(eventID string, e booking.OutboxEntry, now time.Time) events.Event
+	// rabbit, when set, is the entry's RabbitMQ messages; rabbitFor (nil:
+	// every entry of the kind) says which entries have a RabbitMQ side.
+	rabbit    func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error)
+	rabbitFor func(e booking.OutboxEntry) bool
+	// holdTimeout: the entry starts a hold whose delayed timeout message
+	// is part of its RabbitMQ side; publishEntries sends one per deadline,
+	// naming every hold of the batch that shares it.
+	holdTimeout bool
 }
 
-// publishEntry publishes the RabbitMQ effects of one entry.
-func (a *Announcer) publishEntry(ctx context.Context, eventID string, e booking.OutboxEntry, now time.Time) error {
-	switch e.Kind {
-	case KindPromoted:
-		adm := booking.Admission{UserID: e.UserID, Sequence: e.Sequence, ExpireAt: e.ExpireAt}
-		if err := a.ScheduleTimeout(ctx, eventID, adm); err != nil {
-			return err
+// kinds gives each outbox kind its effects. An entry of a kind not listed
+// here is acknowledged without effects.
+var kinds = map[booking.OutboxKind]kindEffects{
+	// a join: the Kafka booking_request only
+	booking.KindJoined: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+		return withRequest(events.BookingRequested(eventID, e.UserID, e.Sequence, orNow(e.At, now)), e.RequestID)
+	}},
+	// an admission: the hold's timeout, your_turn and user_promoted
+	booking.KindPromoted: {
+		event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+			return withRequest(events.UserPromoted(eventID, e.UserID, e.Sequence, orNow(e.At, now)), e.RequestID)
+		},
+		rabbit: func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error) {
+			p, err := a.pass.Sign(eventID, e.UserID, e.Sequence, now, e.ExpireAt)
+			if err != nil {
+				return nil, err
+			}
+			return one(notificationMessage(messages.Notification{Type: messages.NotifyYourTurn, EventID: eventID, UserID: e.UserID,
+				Sequence: e.Sequence, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
+				Timestamp: now.Unix(), Pass: p}))
+		},
+		holdTimeout: true,
+	},
+	// a hold that ran out: the expired notification and booking_expired
+	booking.KindExpired: {
+		event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+			// the hold's deadline, as AnnounceExpiry publishes it; time ended
+			// the hold, not a request
+			return withRequest(events.BookingExpired(eventID, e.UserID, e.SeatID, e.Sequence, orNow(e.ExpireAt, orNow(e.At, now))),
+				events.NoRequestID)
+		},
+		rabbit: func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error) {
+			return one(notificationMessage(messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: e.UserID,
+				Sequence: e.Sequence, SeatID: e.SeatID, Reason: messages.ReasonTimeout, Timestamp: now.Unix()}))
+		},
+	},
+	// a cancellation: booking_cancelled and, when the user left the room,
+	// a slot-released message
+	booking.KindCancelled: {
+		event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+			return withRequest(events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now)), e.RequestID)
+		},
+		rabbit: func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error) {
+			return one(slotReleasedMessage(eventID, messages.ReasonCancellation, e.UserID+"|"+strconv.FormatInt(e.Sequence, 10), now))
+		},
+		rabbitFor: func(e booking.OutboxEntry) bool { return e.From == events.CancelledFromActive },
+	},
+}
+
+func one(o amqpx.Outgoing, err error) ([]amqpx.Outgoing, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []amqpx.Outgoing{o}, nil
+}
+
+func withRequest(ev events.Event, requestID string) events.Event {
+	ev.RequestID = requestID
+	return ev
+}
+
+// hasRabbitSide reports whether an entry publishes anything to RabbitMQ
+// (publishEntries): joins and cancellations outside the room are Kafka only.
+func hasRabbitSide(e booking.OutboxEntry) bool {
+	k := kinds[e.Kind]
+	return k.rabbit != nil && (k.rabbitFor == nil || k.rabbitFor(e))
+}
+
+// publishEntries publishes the RabbitMQ effects of entries (those not
+// done yet) in batches of at most a.concurrency messages and returns each
+// entry's error: nil when every message of the entry was confirmed.
+func (a *Announcer) publishEntries(ctx context.Context, eventID string, entries []booking.OutboxEntry, now time.Time) []error {
+	errs := make([]error, len(entries))
+	var out []amqpx.Outgoing
+	var owners [][]int // entry indexes of each message in out
+	// one timeout per deadline: the holds of one promotion share it
+	byDeadline := map[int64][]int{}
+	var deadlines []int64
+	for i, e := range entries {
+		if e.RabbitDone || !hasRabbitSide(e) {
+			continue
 		}
-		p, err := a.pass.Sign(eventID, e.UserID, e.Sequence, now, e.ExpireAt)
+		k := kinds[e.Kind]
+		msgs, err := k.rabbit(a, eventID, e, now)
 		if err != nil {
-			return err
+			errs[i] = err
+			continue
 		}
-		n := messages.Notification{Type: messages.NotifyYourTurn, EventID: eventID, UserID: e.UserID,
-			Sequence: e.Sequence, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
-			Timestamp: now.Unix(), Pass: p}
-		return a.notify(ctx, n)
-	case KindExpired:
-		n := messages.Notification{Type: messages.NotifyExpired, EventID: eventID, UserID: e.UserID,
-			Sequence: e.Sequence, SeatID: e.SeatID, Reason: messages.ReasonTimeout, Timestamp: now.Unix()}
-		return a.notify(ctx, n)
-	case KindJoined: // the Kafka booking_request only
+		for _, m := range msgs {
+			out = append(out, m)
+			owners = append(owners, []int{i})
+		}
+		if k.holdTimeout {
+			ms := e.ExpireAt.UnixMilli()
+			if _, ok := byDeadline[ms]; !ok {
+				deadlines = append(deadlines, ms)
+			}
+			byDeadline[ms] = append(byDeadline[ms], i)
+		}
+	}
+	for _, ms := range deadlines {
+		idx := byDeadline[ms]
+		holds := make([]booking.Admission, len(idx))
+		for k, i := range idx {
+			e := entries[i]
+			holds[k] = booking.Admission{UserID: e.UserID, Sequence: e.Sequence, ExpireAt: e.ExpireAt}
+		}
+		m, err := a.timeoutMessage(eventID, holds, now)
+		if err != nil {
+			for _, i := range idx {
+				errs[i] = errors.Join(errs[i], err)
+			}
+			continue
+		}
+		out = append(out, m)
+		owners = append(owners, idx)
+	}
+	for start := 0; start < len(out); start += a.concurrency {
+		end := min(start+a.concurrency, len(out))
+		for k, err := range a.pub.PublishBatch(ctx, out[start:end]) {
+			if err = publishErr(out[start+k], err); err != nil {
+				for _, i := range owners[start+k] {
+					errs[i] = errors.Join(errs[i], err)
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// publishErr is the error of one published message as its caller sees it:
+// a notification nobody is bound to receive is not an error (it is for
+// users connected now), and the rest say what failed.
+func publishErr(o amqpx.Outgoing, err error) error {
+	switch {
+	case err == nil:
 		return nil
-	case KindCancelled:
-		if e.From != events.CancelledFromActive {
+	case o.Exchange == amqpx.NotificationsExchange:
+		// The fanout has no queue bound while no notifier runs: that is
+		// not an error, so publish without caring about routing — Publish
+		// is mandatory, hence the check.
+		if errors.Is(err, amqpx.ErrUnroutable) {
 			return nil
 		}
-		return a.ReleaseSlot(ctx, eventID, messages.ReasonCancellation, e.UserID+"|"+strconv.FormatInt(e.Sequence, 10))
+		return fmt.Errorf("publish notification: %w", err)
+	case o.Exchange == amqpx.TimeoutExchange:
+		return fmt.Errorf("schedule timeout: %w", err)
 	}
-	a.log.Warn("unknown outbox entry kind; acknowledging it", zap.String("kind", e.Kind),
-		zap.String("event_id", eventID), zap.String("user_id", e.UserID))
-	return nil
+	return fmt.Errorf("publish %s: %w", o.Msg.Type, err)
 }
 
 // SweepOutbox re-announces eventID's outbox entries written at least
@@ -354,20 +443,38 @@ const sweepRoundsMax = 20
 // message id is derived from the hold and its deadline, so scheduling the
 // same deadline twice publishes the same message id.
 func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm booking.Admission) error {
-	now := a.now()
-	m := messages.NewTimeout(eventID, adm.UserID, adm.Sequence, adm.ExpireAt, now)
+	o, err := a.timeoutMessage(eventID, []booking.Admission{adm}, a.now())
+	if err != nil {
+		return err
+	}
+	return publishErr(o, a.pub.PublishDelayed(ctx, o.Exchange, o.Key, o.Msg, o.Delay))
+}
+
+// timeoutMessage is the delayed timeout message of holds that share one
+// deadline (holds[0]'s): a single hold's message (ScheduleTimeout), or a
+// batch naming every hold (a promotion's), whose id is derived from its
+// holds and the deadline.
+func (a *Announcer) timeoutMessage(eventID string, holds []booking.Admission, now time.Time) (amqpx.Outgoing, error) {
+	deadline := holds[0].ExpireAt
+	parts := []string{eventID}
+	for _, h := range holds {
+		parts = append(parts, h.UserID, strconv.FormatInt(h.Sequence, 10))
+	}
+	parts = append(parts, strconv.FormatInt(deadline.UnixMilli(), 10))
+	m := messages.NewTimeout(eventID, holds[0].UserID, holds[0].Sequence, deadline, now)
+	if len(holds) > 1 {
+		batch := make([]messages.TimeoutHold, len(holds))
+		for i, h := range holds {
+			batch[i] = messages.TimeoutHold{UserID: h.UserID, Sequence: h.Sequence}
+		}
+		m = messages.NewTimeoutBatch(eventID, batch, deadline, now)
+	}
 	body, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("encode timeout: %w", err)
+		return amqpx.Outgoing{}, fmt.Errorf("encode timeout: %w", err)
 	}
-	msg := amqpx.Message{
-		ID:   messageID("timeout", eventID, adm.UserID, strconv.FormatInt(adm.Sequence, 10), strconv.FormatInt(adm.ExpireAt.UnixMilli(), 10)),
-		Type: "timeout", Body: body, Timestamp: now,
-	}
-	if err := a.pub.PublishDelayed(ctx, amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, msg, adm.ExpireAt.Sub(now)); err != nil {
-		return fmt.Errorf("schedule timeout: %w", err)
-	}
-	return nil
+	msg := amqpx.Message{ID: messageID("timeout", parts...), Type: "timeout", Body: body, Timestamp: now}
+	return amqpx.Outgoing{Exchange: amqpx.TimeoutExchange, Key: amqpx.TimeoutRoutingKey, Msg: msg, Delay: deadline.Sub(now)}, nil
 }
 
 // AnnounceExpiry publishes the effects of a hold that expired outside the
@@ -401,19 +508,23 @@ func (a *Announcer) AnnounceExpiry(ctx context.Context, eventID string, x bookin
 // dedupe, when not empty, makes the message id deterministic (e.g. the hold
 // whose release it reports), so a repeat carries the same id.
 func (a *Announcer) ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error {
-	now := a.now()
+	o, err := slotReleasedMessage(eventID, reason, dedupe, a.now())
+	if err != nil {
+		return err
+	}
+	return publishErr(o, a.pub.Publish(ctx, o.Exchange, o.Key, o.Msg))
+}
+
+func slotReleasedMessage(eventID, reason, dedupe string, now time.Time) (amqpx.Outgoing, error) {
 	body, err := json.Marshal(messages.NewSlotReleased(eventID, reason, now))
 	if err != nil {
-		return fmt.Errorf("encode slot-released: %w", err)
+		return amqpx.Outgoing{}, fmt.Errorf("encode slot-released: %w", err)
 	}
 	msg := amqpx.Message{Type: "slot-released", Body: body, Timestamp: now}
 	if dedupe != "" {
 		msg.ID = messageID("slot-released", eventID, reason, dedupe)
 	}
-	if err := a.pub.Publish(ctx, amqpx.SlotReleasedExchange, amqpx.SlotReleasedRoutingKey, msg); err != nil {
-		return fmt.Errorf("publish slot-released: %w", err)
-	}
-	return nil
+	return amqpx.Outgoing{Exchange: amqpx.SlotReleasedExchange, Key: amqpx.SlotReleasedRoutingKey, Msg: msg}, nil
 }
 
 // Notify publishes a notification to the notifications fanout exchange.
@@ -422,23 +533,26 @@ func (a *Announcer) Notify(ctx context.Context, n messages.Notification) error {
 }
 
 func (a *Announcer) notify(ctx context.Context, n messages.Notification) error {
+	o, err := notificationMessage(n)
+	if err != nil {
+		return err
+	}
+	return publishErr(o, a.pub.Publish(ctx, o.Exchange, o.Key, o.Msg))
+}
+
+// notificationMessage is n on the notifications fanout; a user's
+// notification has a deterministic id.
+func notificationMessage(n messages.Notification) (amqpx.Outgoing, error) {
 	body, err := json.Marshal(n)
 	if err != nil {
-		return fmt.Errorf("encode notification: %w", err)
+		return amqpx.Outgoing{}, fmt.Errorf("encode notification: %w", err)
 	}
 	id := ""
 	if n.UserID != "" {
 		id = messageID("notification", n.Type, n.EventID, n.UserID, strconv.FormatInt(n.Sequence, 10),
 			strconv.FormatInt(n.ExpireAtMS, 10))
 	}
-	msg := amqpx.Message{ID: id, Type: "notification", Body: body}
-	// The fanout has no queue bound while no notifier runs: that is not an
-	// error (a notification is for users connected now), so publish without
-	// caring about routing — Publish is mandatory, hence the check.
-	if err := a.pub.Publish(ctx, amqpx.NotificationsExchange, "", msg); err != nil && !errors.Is(err, amqpx.ErrUnroutable) {
-		return fmt.Errorf("publish %s notification: %w", n.Type, err)
-	}
-	return nil
+	return amqpx.Outgoing{Exchange: amqpx.NotificationsExchange, Msg: amqpx.Message{ID: id, Type: "notification", Body: body}}, nil
 }
 
 // messageID is a deterministic AMQP message id (at most 255 bytes on the

@@ -305,3 +305,20 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// oneByOne is PublishBatch for the test publishers that count or fail
+// single publishes: each message through their Publish or PublishDelayed.
+func oneByOne(ctx context.Context, p interface {
+	Publish(context.Context, string, string, amqpx.Message) error
+	PublishDelayed(context.Context, string, string, amqpx.Message, time.Duration) error
+}, out []amqpx.Outgoing) []error {
+	errs := make([]error, len(out))
+	for i, o := range out {
+		if o.Delay > 0 {
+			errs[i] = p.PublishDelayed(ctx, o.Exchange, o.Key, o.Msg, o.Delay)
+		} else {
+			errs[i] = p.Publish(ctx, o.Exchange, o.Key, o.Msg)
+		}
+	}
+	return errs
+}

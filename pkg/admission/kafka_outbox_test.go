@@ -69,7 +69,7 @@ func TestKafkaOutageAcksMessagesAndKeepsFactsInOutbox(t *testing.T) {
 		left, _ := e.store.Outbox(e.ctx, "kq", 0)
 		rabbitDone := 0
 		for _, x := range left {
-			if x.Kind == admission.KindExpired && x.RabbitDone {
+			if x.Kind == booking.KindExpired && x.RabbitDone {
 				rabbitDone++
 			}
 		}
@@ -141,7 +141,7 @@ func TestSlowKafkaPublishesRabbitMQOnce(t *testing.T) {
 		left, _ := e.store.Outbox(e.ctx, "sk", 0)
 		marked := 0
 		for _, x := range left {
-			if x.Kind == admission.KindPromoted && x.RabbitDone {
+			if x.Kind == booking.KindPromoted && x.RabbitDone {
 				marked++
 			}
 		}
@@ -153,9 +153,10 @@ func TestSlowKafkaPublishesRabbitMQOnce(t *testing.T) {
 	if _, err := second.SweepOutbox(e.ctx, "sk", 0); !errors.Is(err, admission.ErrKafkaPending) {
 		t.Fatalf("sweep with Kafka down: %v, want ErrKafkaPending", err)
 	}
-	// two admissions: a timeout and a your_turn each, once
-	if n, repeats := pub.total(); n != 4 || repeats != 0 {
-		t.Fatalf("RabbitMQ publishes %d (repeats %d), want 4 once each: %v", n, repeats, pub.sent)
+	// two admissions of one promotion: a your_turn each and one timeout
+	// for both (one deadline), once
+	if n, repeats := pub.total(); n != 3 || repeats != 0 {
+		t.Fatalf("RabbitMQ publishes %d (repeats %d), want 3 once each: %v", n, repeats, pub.sent)
 	}
 	close(slow.release)
 	if err := <-done; !errors.Is(err, admission.ErrKafkaPending) {

@@ -18,7 +18,8 @@ package admission_test
 //
 // The publishers are in memory (the Announcer's Kafka and RabbitMQ sides
 // fail on demand); the integration tests beside this file cover the real
-// brokers. Replay a failure with BOOKING_MODEL_SEED=<seed>; run longer with
+// brokers. A failure logs its seed; replay it with BOXOFFICE_TEST_SEED=<seed>
+// (pkg/testseed); run longer with
 // BOOKING_MODEL_STEPS=<n> (default 10,000).
 
 import (
@@ -43,6 +44,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
 const (
@@ -486,7 +488,6 @@ type modelRun struct {
 	t       *testing.T
 	ctx     context.Context
 	rng     *rand.Rand
-	seed    uint64
 	step    int
 	store   *booking.Store
 	rdb     redis.UniversalClient
@@ -525,8 +526,8 @@ func (r *modelRun) fatalf(format string, a ...any) {
 	if len(tail) > 25 {
 		tail = tail[len(tail)-25:]
 	}
-	r.t.Fatalf("seed %d step %d (event %s): %s\nlast steps:\n  %s\nreplay: BOOKING_MODEL_SEED=%d go test -run TestBookingModel ./pkg/admission",
-		r.seed, r.step, r.event, fmt.Sprintf(format, a...), strings.Join(tail, "\n  "), r.seed)
+	r.t.Fatalf("step %d (event %s): %s\nlast steps:\n  %s", // testseed logs the seed
+		r.step, r.event, fmt.Sprintf(format, a...), strings.Join(tail, "\n  "))
 }
 
 func (r *modelRun) logf(format string, a ...any) {
@@ -630,14 +631,7 @@ func (r *modelRun) retire() {
 }
 
 func TestBookingModel(t *testing.T) {
-	seed := rand.Uint64()
-	if s := os.Getenv("BOOKING_MODEL_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("BOOKING_MODEL_SEED: %v", err)
-		}
-		seed = v
-	}
+	seed := testseed.Seed(t)
 	steps := 10_000
 	if s := os.Getenv("BOOKING_MODEL_STEPS"); s != "" {
 		v, err := strconv.Atoi(s)
@@ -646,8 +640,8 @@ func TestBookingModel(t *testing.T) {
 		}
 		steps = v
 	}
-	t.Logf("seed %d, %d steps (replay: BOOKING_MODEL_SEED=%d)", seed, steps, seed)
-	r := &modelRun{t: t, ctx: context.Background(), rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), seed: seed,
+	t.Logf("%d steps; %s", steps, testseed.Replay(t, seed))
+	r := &modelRun{t: t, ctx: context.Background(), rng: testseed.New(seed),
 		kafka: &events.Recorder{}, pub: &memPub{sent: map[string]int{}}, clock: time.UnixMilli(1_900_000_000_000),
 		soldTo: map[string]string{}, payClass: map[string]string{}, kafkaUp: true, stats: map[string]int{}}
 	r.rdb = redistest.Client(t)
@@ -794,6 +788,9 @@ func (r *modelRun) randomStep() {
 		pid := r.anyPid(name)
 		out, dup, p, wantErr := m.success(name, pid)
 		res, err := r.store.PaymentSuccess(ctx, ev, name, pid)
+		if late := (*booking.LatePaymentError)(nil); errors.As(err, &late) {
+			res = late.Payment
+		}
 		r.logf("success %s %s -> %s%s dup=%v", name, pid, res.Outcome, errKey(err), res.Duplicate)
 		if !sameErr(err, wantErr) || res.Outcome != out || res.Duplicate != dup {
 			r.fatalf("success %s %s: got %+v %v, model %s dup=%v %v", name, pid, res, err, out, dup, wantErr)
@@ -1023,6 +1020,14 @@ func (r *modelRun) check() {
 	if err != nil {
 		r.fatalf("read states: %v", err)
 	}
+	// a waiting user has no state field: membership of waiting is the state
+	queued, _ := c.ZRange(ctx, keys[3], 0, -1).Result()
+	for _, u := range queued {
+		if st, ok := states[u]; ok {
+			r.fatalf("user %s: waiting, but with the state field %q", u, st)
+		}
+		states[u] = string(booking.StateWaiting)
+	}
 	for name, u := range m.users {
 		if u.state != "" && states[name] != string(u.state) {
 			r.fatalf("user %s: redis state %q, model %q", name, states[name], u.state)
@@ -1065,4 +1070,8 @@ func (r *modelRun) countJoined() int {
 		}
 	}
 	return n
+}
+
+func (p *memPub) PublishBatch(ctx context.Context, out []amqpx.Outgoing) []error {
+	return oneByOne(ctx, p, out)
 }

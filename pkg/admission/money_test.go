@@ -136,3 +136,18 @@ func TestKafkaOutageDoesNotFloodRabbitMQ(t *testing.T) {
 		t.Fatalf("RabbitMQ publishes %d (repeats %d)", n, repeats)
 	}
 }
+
+// PublishBatch counts each message as Publish and PublishDelayed do, then
+// publishes the batch through the real publisher.
+func (c *countingPub) PublishBatch(ctx context.Context, out []amqpx.Outgoing) []error {
+	for _, o := range out {
+		if err := c.count(o.Msg.ID); err != nil {
+			errs := make([]error, len(out))
+			for i := range errs {
+				errs[i] = err
+			}
+			return errs
+		}
+	}
+	return c.Publisher.PublishBatch(ctx, out)
+}

@@ -128,3 +128,7 @@ func TestPromoterPublishesTheDraw(t *testing.T) {
 		t.Fatal("the draw was published twice")
 	}
 }
+
+func (p *recordingPublisher) PublishBatch(ctx context.Context, out []amqpx.Outgoing) []error {
+	return oneByOne(ctx, p, out)
+}

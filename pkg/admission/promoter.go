@@ -11,8 +11,9 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
 // PromoteStore is the part of *booking.Store the Promoter needs.
@@ -75,11 +76,11 @@ func (p *Promoter) HandleSlotReleased(ctx context.Context, d amqpx.Delivery) err
 	if err != nil {
 		return amqpx.Permanent(err)
 	}
-	if !booking.ValidID(m.EventID) {
+	if !ids.Valid(m.EventID) {
 		return amqpx.Permanent(fmt.Errorf("%w: bad event_id %q", messages.ErrMalformed, m.EventID))
 	}
 	p.m.SlotReleasedEvents.WithLabelValues(reasonLabel(m.Reason)).Inc()
-	log := service.LoggerFrom(ctx, p.log).With(zap.String("event_id", m.EventID), zap.String("message_id", d.MessageID))
+	log := requestid.Logger(ctx, p.log).With(zap.String("event_id", m.EventID), zap.String("message_id", d.MessageID))
 	if d.Redelivered || d.RetryCount > 0 {
 		// only entries older than the sweep age: younger ones are being
 		// announced by their writer (one RabbitMQ publish per entry)

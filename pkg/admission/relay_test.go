@@ -98,7 +98,7 @@ func TestRelayAnnouncesJoins(t *testing.T) {
 	if got := e.counter("boxoffice_admission_relay_entries_total", "result", "announced"); got != n {
 		t.Fatalf("announced counter %v, want %d", got, n)
 	}
-	if relay.Add("relay", booking.OutboxEntry{Kind: admission.KindJoined}) {
+	if relay.Add("relay", booking.OutboxEntry{Kind: booking.KindJoined}) {
 		t.Fatal("Add after Close accepted")
 	}
 }

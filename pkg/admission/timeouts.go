@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
 // TimeoutStore is the part of *booking.Store the TimeoutHandler needs.
@@ -54,17 +57,45 @@ func NewTimeoutHandler(store TimeoutStore, ann *Announcer, log *zap.Logger) *Tim
 // of an older hold of the same user (its sequence differs from the current
 // one) reschedules and republishes nothing, so late and duplicate messages
 // change nothing.
+//
+// A batch message (the holds of one promotion, one deadline) is handled
+// hold by hold, timeoutWorkers at a time; when any hold fails the message
+// is retried whole, and the holds already handled find their work done
+// (every outcome above is idempotent).
 func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
 	m, err := messages.DecodeTimeout(d.Body)
 	if err != nil {
 		return amqpx.Permanent(err)
 	}
-	if !booking.ValidID(m.EventID) || !booking.ValidID(m.UserID) {
+	holds := m.Holds()
+	if !ids.Valid(m.EventID) || slices.ContainsFunc(holds, func(x messages.TimeoutHold) bool { return !ids.Valid(x.UserID) }) {
 		return amqpx.Permanent(fmt.Errorf("%w: bad event_id or user_id", messages.ErrMalformed))
 	}
-	log := service.LoggerFrom(ctx, h.log).With(zap.String("event_id", m.EventID), zap.String("user_id", m.UserID),
+	if len(holds) == 1 {
+		return h.handleHold(ctx, d, m, holds[0])
+	}
+	errs := make([]error, len(holds))
+	sem := make(chan struct{}, timeoutWorkers)
+	var wg sync.WaitGroup
+	for i, x := range holds {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = h.handleHold(ctx, d, m, x)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// timeoutWorkers bounds the holds of one batch message handled at once.
+const timeoutWorkers = 16
+
+// handleHold handles the timeout of one hold of m (Handle).
+func (h *TimeoutHandler) handleHold(ctx context.Context, d amqpx.Delivery, m messages.Timeout, x messages.TimeoutHold) error {
+	log := requestid.Logger(ctx, h.log).With(zap.String("event_id", m.EventID), zap.String("user_id", x.UserID),
 		zap.String("message_id", d.MessageID))
-	res, err := h.store.HandleTimeout(ctx, m.EventID, m.UserID)
+	res, err := h.store.HandleTimeout(ctx, m.EventID, x.UserID)
 	if errors.Is(err, booking.ErrEventNotFound) {
 		log.Info("timeout for an unknown event; dropped")
 		return nil
@@ -72,23 +103,23 @@ func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
 	if err != nil {
 		return err
 	}
-	stale := m.Sequence > 0 && res.Sequence > 0 && m.Sequence != res.Sequence
+	stale := x.Sequence > 0 && res.Sequence > 0 && x.Sequence != res.Sequence
 	outcome := string(res.Outcome)
 	defer func() { h.m.TimeoutOutcomes.WithLabelValues(outcome).Inc() }()
 
 	switch res.Outcome {
 	case booking.OutcomeReleased:
 		log.Info("hold expired", zap.Int64("sequence", res.Sequence), zap.String("seat_id", res.SeatID))
-		return h.expired(ctx, m.EventID, m.UserID, res)
+		return h.expired(ctx, m.EventID, x.UserID, res)
 	case booking.OutcomeExtended:
 		log.Info("hold in payment extended by the grace period", zap.Time("expire_at", res.ExpireAt))
-		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: m.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
+		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: x.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
 	case booking.OutcomeNotDue:
 		if stale {
 			outcome = "stale"
 			return nil // the current hold has its own timeout message
 		}
-		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: m.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
+		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: x.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
 	case booking.OutcomeNoHold:
 		if !res.AlreadyExpired || stale {
 			return nil
@@ -97,7 +128,7 @@ func (h *TimeoutHandler) Handle(ctx context.Context, d amqpx.Delivery) error {
 		if d := m.Deadline(); d.Unix() > 0 {
 			res.ExpireAt = d
 		}
-		return h.expired(ctx, m.EventID, m.UserID, res)
+		return h.expired(ctx, m.EventID, x.UserID, res)
 	}
 	log.Warn("unknown timeout outcome; acking", zap.String("outcome", outcome))
 	return nil
@@ -116,7 +147,7 @@ func (h *TimeoutHandler) expired(ctx context.Context, eventID, userID string, re
 	}
 	err := h.ann.Announce(ctx, eventID, res.Outbox)
 	if errors.Is(err, ErrKafkaPending) {
-		service.LoggerFrom(ctx, h.log).Warn("booking_expired left to the outbox (Kafka failed); timeout acked",
+		requestid.Logger(ctx, h.log).Warn("booking_expired left to the outbox (Kafka failed); timeout acked",
 			zap.String("event_id", eventID), zap.String("user_id", userID), zap.Error(err))
 		return nil
 	}

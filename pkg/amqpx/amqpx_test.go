@@ -20,7 +20,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
 func testOpts(t testing.TB, m *amqpx.Metrics) []amqpx.Option {
@@ -301,7 +301,7 @@ func TestConsumerFailures(t *testing.T) {
 				}
 				wantErr := "boom"
 				if tc.wantDead == amqpx.DeadReasonPermanent {
-					wantErr = "permanent: boom"
+					wantErr = "permanent: boom" // retry.Permanent's text
 				}
 				want := map[string]any{"id": "m1", "reason": tc.wantDead, "error": wantErr, "count": tc.wantRetries, "queue": amqpx.SlotReleasedQueue}
 				if diff := cmp.Diff(want, got); diff != "" {
@@ -521,10 +521,10 @@ func TestRequestIDTravels(t *testing.T) {
 	p := newPublisher(t, url, nil)
 	got := make(chan string, 2)
 	startConsumer(t, url, amqpx.SlotReleasedQueue, func(ctx context.Context, d amqpx.Delivery) error {
-		got <- service.RequestID(ctx)
+		got <- requestid.From(ctx)
 		return nil
 	}, amqpx.ConsumeOptions{Workers: 1}, nil)
-	ctx := service.WithRequestID(context.Background(), "REQ123")
+	ctx := requestid.With(context.Background(), "REQ123")
 	for _, c := range []context.Context{ctx, context.Background()} {
 		if err := p.Publish(c, amqpx.SlotReleasedExchange, amqpx.SlotReleasedRoutingKey, amqpx.Message{Body: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
@@ -542,4 +542,71 @@ func TestRequestIDTravels(t *testing.T) {
 	if !slices.Contains(ids, "REQ123") || !slices.Contains(ids, "") {
 		t.Fatalf("request ids seen by the handler: %q", ids)
 	}
+}
+
+// TestPublishBatch: a batch of immediate and delayed messages is stored
+// whole, an unroutable message in it fails alone, and batches published
+// while the connection is closed under them lose nothing (the messages
+// whose confirm was lost are published again on the new connection).
+func TestPublishBatch(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	vhost := amqptest.VhostOf(url)
+	p := newPublisher(t, url, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	out := []amqpx.Outgoing{
+		{Exchange: amqpx.SlotReleasedExchange, Key: amqpx.SlotReleasedRoutingKey, Msg: amqpx.Message{ID: "now-1", Body: []byte(`{}`)}},
+		{Exchange: amqpx.SlotReleasedExchange, Key: "no-such-key", Msg: amqpx.Message{ID: "lost", Body: []byte(`{}`)}},
+		{Exchange: amqpx.TimeoutExchange, Key: amqpx.TimeoutRoutingKey, Msg: amqpx.Message{ID: "later", Body: []byte(`{}`)}, Delay: 300 * time.Millisecond},
+		{Exchange: amqpx.SlotReleasedExchange, Key: amqpx.SlotReleasedRoutingKey, Msg: amqpx.Message{ID: "now-2", Body: []byte(`{}`)}},
+	}
+	errs := p.PublishBatch(ctx, out)
+	for i, err := range errs {
+		if want := out[i].Msg.ID == "lost"; errors.Is(err, amqpx.ErrUnroutable) != want || (err != nil) != want {
+			t.Errorf("%s: err = %v", out[i].Msg.ID, err)
+		}
+	}
+	ch := dial(t, url)
+	for _, id := range []string{"now-1", "now-2"} {
+		if d := getOne(t, ch, amqpx.SlotReleasedQueue, 5*time.Second); d.MessageId != id {
+			t.Errorf("got %q, want %q", d.MessageId, id)
+		}
+	}
+	if d := getOne(t, ch, amqpx.TimeoutQueue, 5*time.Second); d.MessageId != "later" {
+		t.Errorf("delayed: got %q", d.MessageId)
+	}
+
+	// batches of 200 while the connection is closed twice
+	const batches, size = 10, 200
+	var closed atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2 {
+			time.Sleep(30 * time.Millisecond)
+			closed.Add(int32(amqptest.CloseConnections(t, vhost)))
+		}
+	}()
+	for b := range batches {
+		out := make([]amqpx.Outgoing, size)
+		for i := range out {
+			out[i] = amqpx.Outgoing{Exchange: amqpx.SlotReleasedExchange, Key: amqpx.SlotReleasedRoutingKey,
+				Msg: amqpx.Message{ID: fmt.Sprintf("b%02d-%03d", b, i), Body: []byte(`{}`)}}
+		}
+		for i, err := range p.PublishBatch(ctx, out) {
+			if err != nil {
+				t.Fatalf("%s: %v", out[i].Msg.ID, err)
+			}
+		}
+	}
+	<-done
+	seen := map[string]bool{}
+	ch = dial(t, url)
+	for len(seen) < batches*size {
+		d := getOne(t, ch, amqpx.SlotReleasedQueue, 5*time.Second)
+		seen[d.MessageId] = true
+	}
+	t.Logf("%d messages stored (at least once) across %d closed connections", len(seen), closed.Load())
 }

@@ -3,6 +3,7 @@ package amqpx_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"sync"
 	"testing"
@@ -22,6 +23,9 @@ import (
 //
 //	BOXOFFICE_RABBITMQ_CLUSTER=1 go test -run TestQuorumClusterSurvivesNodeRestart -v ./pkg/amqpx/
 func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
+	if os.Getenv(amqptest.ClusterEnv) != "1" {
+		t.Skipf("set %s=1 (make test-cluster) to start a 3-node RabbitMQ cluster and restart a node; the stack test pkg/stacktest TestSaleOnClusters runs a cluster in make test", amqptest.ClusterEnv)
+	}
 	c := amqptest.StartCluster(t, 3)
 	urls := c.URLs()
 	p := newPublisher(t, urls, nil)
@@ -103,6 +107,9 @@ func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("%d of %d timeouts never arrived: %v", len(missing), id, missing)
+		// where they are: each queue's leader and depth, per node's view
+		t.Logf("queues:\n%s", c.Nodes[0].Ctl("list_queues", "name", "leader", "messages_ready", "messages_unacknowledged", "messages", "consumers"))
+		t.Logf("consumers:\n%s", c.Nodes[0].Ctl("list_consumers", "queue_name", "channel_pid", "ack_required", "prefetch_count"))
 	}
 	if early > 0 {
 		t.Errorf("%d timeouts arrived early", early)

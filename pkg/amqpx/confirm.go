@@ -121,6 +121,16 @@ func (c *confirmChannel) listen(confirms <-chan amqp.Confirmation, returns <-cha
 // channel died before the confirm, in which case the broker may or may not
 // have stored the message.
 func (c *confirmChannel) publish(ctx context.Context, exchange, key string, mandatory bool, pub amqp.Publishing) error {
+	p, err := c.send(ctx, exchange, key, mandatory, pub)
+	if err != nil {
+		return err
+	}
+	return p.wait(ctx)
+}
+
+// send sends pub without waiting: wait on the result for its confirm, so
+// that a batch is sent back to back and its confirms awaited together.
+func (c *confirmChannel) send(ctx context.Context, exchange, key string, mandatory bool, pub amqp.Publishing) (*pendingPublish, error) {
 	p := &pendingPublish{id: pub.MessageId, exchange: exchange, done: make(chan struct{})}
 	c.pubMu.Lock()
 	tag := c.ch.GetNextPublishSeqNo()
@@ -129,7 +139,7 @@ func (c *confirmChannel) publish(ctx context.Context, exchange, key string, mand
 		err := c.closeErr
 		c.mu.Unlock()
 		c.pubMu.Unlock()
-		return err
+		return nil, err
 	}
 	c.pending[tag] = p
 	c.mu.Unlock()
@@ -142,10 +152,15 @@ func (c *confirmChannel) publish(ctx context.Context, exchange, key string, mand
 		}
 		c.mu.Unlock()
 		if errors.Is(err, amqp.ErrClosed) {
-			return errConnectionLost
+			return nil, errConnectionLost
 		}
-		return err
+		return nil, err
 	}
+	return p, nil
+}
+
+// wait returns the outcome of a sent publish (see publish), or ctx's error.
+func (p *pendingPublish) wait(ctx context.Context) error {
 	select {
 	case <-p.done:
 		return p.err

@@ -13,7 +13,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // Handler processes one delivery. Return nil to ack it, an error to retry
@@ -145,7 +146,7 @@ func (c *Consumer) Consume(ctx context.Context, queue string, h Handler, co Cons
 			return err
 		}
 		log.Warn("amqp consumer session ended; reconnecting", zap.Error(err))
-		t := time.NewTimer(backoff(0, c.o.reconnectMin, c.o.reconnectMax))
+		t := time.NewTimer(retry.Exponential(c.o.reconnectMin, c.o.reconnectMax).NextBackOff())
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -253,9 +254,9 @@ func (c *Consumer) handle(ctx context.Context, s *session, queue string, d amqp.
 	}
 	log = log.With(zap.String("message_id", d.MessageId), zap.Int("retry_count", dv.RetryCount))
 	hctx := context.WithValue(ctx, messageIDKey{}, d.MessageId)
-	if rid, _ := d.Headers[HeaderRequestID].(string); service.ValidRequestID(rid) {
+	if rid, _ := d.Headers[HeaderRequestID].(string); requestid.Valid(rid) {
 		// the request that caused this message, for the handler's logs
-		hctx = service.WithRequestID(hctx, rid)
+		hctx = requestid.With(hctx, rid)
 		log = log.With(zap.String("request_id", rid))
 	}
 	err := callSafely(hctx, h, dv, log)
@@ -323,11 +324,9 @@ func errorText(err error) string {
 }
 
 func (c *Consumer) retry(ctx context.Context, s *session, queue string, d amqp.Delivery, n int, herr error, co ConsumeOptions, log *zap.Logger) {
-	delay := co.RetryMinBackoff
-	for i := 0; i < n && delay < co.RetryMaxBackoff; i++ {
-		delay *= 2
-	}
-	delay = RoundDelay(min(delay, co.RetryMaxBackoff))
+	// No jitter: the delay names the wait queue, so the set of queues
+	// stays small; RoundDelay makes it a round number.
+	delay := RoundDelay(retry.Delay(n, co.RetryMinBackoff, co.RetryMaxBackoff))
 	wq := retryQueueName(queue, delay)
 	pub := copyPublishing(d, amqp.Table{
 		HeaderRetryCount: int32(n + 1),

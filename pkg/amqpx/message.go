@@ -9,7 +9,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // Header names set by this package. They are part of the wire contract of
@@ -28,7 +29,7 @@ const (
 	// HeaderDelay is the x-delayed-message plugin's delay header (milliseconds).
 	HeaderDelay = "x-delay"
 	// HeaderRequestID carries the request id of the publisher's context
-	// (service.RequestID) to the consumer's context and logs.
+	// (requestid.From) to the consumer's context and logs.
 	HeaderRequestID = "x-request-id"
 )
 
@@ -95,7 +96,7 @@ func (m Message) publishing(ctx context.Context) amqp.Publishing {
 		ts = time.Now()
 	}
 	var h amqp.Table
-	rid := service.RequestID(ctx)
+	rid := requestid.From(ctx)
 	if len(m.Headers) > 0 || rid != "" {
 		h = make(amqp.Table, len(m.Headers)+1)
 		for k, v := range m.Headers {
@@ -116,25 +117,15 @@ func (m Message) publishing(ctx context.Context) amqp.Publishing {
 	}
 }
 
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return "permanent: " + e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
-
 // Permanent marks a handler error as not worth retrying (a malformed or
-// poison message): the Consumer dead-letters the message at once.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &permanentError{err: err}
-}
+// poison message): the Consumer dead-letters the message at once. It is
+// retry.Permanent, the marker every retry loop of the project shares (a
+// Kafka handler returning it dead-letters its message too).
+func Permanent(err error) error { return retry.Permanent(err) }
 
-// IsPermanent reports whether err (or an error it wraps) was made by Permanent.
-func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
-}
+// IsPermanent reports whether err (or an error it wraps) is marked
+// permanent (retry.IsPermanent).
+func IsPermanent(err error) bool { return retry.IsPermanent(err) }
 
 type panicError struct{ v any }
 

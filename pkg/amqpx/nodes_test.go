@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
 )
@@ -46,5 +48,25 @@ func TestSeveralNodesOneDead(t *testing.T) {
 			t.Fatal("no connection to close")
 		}
 		publish("after-close")
+	}
+}
+
+func TestNodeAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"amqp://guest:guest@127.0.0.1:5672/": "127.0.0.1:5672",
+		"amqp://u:p@rabbit/vhost":            "rabbit:5672",
+		"amqps://u:p@[::1]:5671/":            "[::1]:5671",
+	} {
+		if got := amqpx.NodeAddr(in); got != want {
+			t.Errorf("NodeAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNodeAddrs(t *testing.T) {
+	got := amqpx.NodeAddrs("amqp://u:p@rabbit-0:5672/bo, amqp://u:p@rabbit-1/bo,,amqps://u:p@rabbit-2:5671/")
+	want := []string{"rabbit-0:5672", "rabbit-1:5672", "rabbit-2:5671"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NodeAddrs (-want +got):\n%s", diff)
 	}
 }

@@ -58,8 +58,8 @@ func WithDelayedMessagePlugin(enabled bool) Option {
 	return func(o *options) { o.delayedPlugin = enabled }
 }
 
-// WithReconnectBackoff sets the exponential reconnect backoff bounds
-// (default 100 ms .. 10 s, with jitter).
+// WithReconnectBackoff sets the reconnect backoff bounds (default 100 ms
+// doubling to 10 s, with retry.Jitter).
 func WithReconnectBackoff(minDelay, maxDelay time.Duration) Option {
 	return func(o *options) { o.reconnectMin, o.reconnectMax = minDelay, maxDelay }
 }
@@ -67,18 +67,6 @@ func WithReconnectBackoff(minDelay, maxDelay time.Duration) Option {
 // WithPublishTimeout bounds a Publish whose context has no deadline
 // (default 30 s), including time spent waiting for a reconnect.
 func WithPublishTimeout(d time.Duration) Option { return func(o *options) { o.publishTimeout = d } }
-
-// backoff returns the delay before attempt n (0-based): min*2^n capped at
-// max, with ±20 % jitter so that many instances do not reconnect in step.
-func backoff(n int, minDelay, maxDelay time.Duration) time.Duration {
-	d := minDelay
-	for i := 0; i < n && d < maxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, maxDelay)
-	j := time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-	return j
-}
 
 // WithQueueType sets the type of the durable queues (default QueueQuorum).
 // All services of a deployment must agree (see Topology).

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // Publisher publishes persistent JSON messages and waits for publisher
@@ -58,26 +62,39 @@ func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, 
 	return p, nil
 }
 
-// connectWithBackoff dials until it succeeds, ctx is done or stop closes.
+// connectWithBackoff dials until it succeeds, ctx is done or stop closes,
+// waiting between attempts as retry.Exponential says (reconnectMin
+// doubling to reconnectMax).
 func connectWithBackoff(ctx context.Context, stop <-chan struct{}, url, name string, o options, log *zap.Logger) (*session, error) {
-	for attempt := 0; ; attempt++ {
-		s, err := dialAny(url, name, o)
-		if err == nil {
-			return s, nil
-		}
-		d := backoff(attempt, o.reconnectMin, o.reconnectMax)
-		log.Warn("amqp connect failed", zap.Error(err), zap.Int("attempt", attempt), zap.Duration("retry_in", d))
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("amqp connect: %w (last error: %w)", ctx.Err(), err)
-		case <-stop:
-			t.Stop()
-			return nil, ErrClosed
-		}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if stop != nil {
+		go func() {
+			select {
+			case <-stop:
+				cancel(ErrClosed)
+			case <-ctx.Done():
+			}
+		}()
 	}
+	attempt := 0
+	var last error
+	s, err := backoff.Retry(ctx, func() (*session, error) {
+		s, err := dialAny(url, name, o)
+		last = err
+		return s, err
+	}, backoff.WithBackOff(retry.Exponential(o.reconnectMin, o.reconnectMax)), backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(err error, d time.Duration) {
+			log.Warn("amqp connect failed", zap.Error(err), zap.Int("attempt", attempt), zap.Duration("retry_in", d))
+			attempt++
+		}))
+	switch {
+	case err == nil:
+		return s, nil
+	case errors.Is(err, ErrClosed):
+		return nil, ErrClosed
+	}
+	return nil, fmt.Errorf("amqp connect: %w (last error: %w)", ctx.Err(), last)
 }
 
 func (p *Publisher) run(s *session) {
@@ -194,6 +211,93 @@ func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, ms
 	})
 }
 
+// Outgoing is one message of a PublishBatch: published to Exchange with
+// routing key Key as Publish does, or, when Delay > 0, as PublishDelayed
+// does.
+type Outgoing struct {
+	Exchange, Key string
+	Msg           Message
+	Delay         time.Duration
+}
+
+// PublishBatch publishes every message of out and returns one error per
+// message, nil when the broker stored it: each message follows the rules
+// of Publish (or PublishDelayed), persistent, confirmed, mandatory.
+//
+// The messages are sent back to back on the confirm channel and their
+// confirms awaited together, so a batch costs about one round trip to the
+// broker, which also writes them to disk together, instead of one per
+// message (or per window of messages in flight). A message whose first
+// attempt did not succeed, for any reason but an answer about the message
+// itself (unroutable), is published again on its own by Publish or
+// PublishDelayed, with their retries; so a nack or a lost connection in
+// the middle of a batch is handled as for a single message.
+func (p *Publisher) PublishBatch(ctx context.Context, out []Outgoing) []error {
+	errs := make([]error, len(out))
+	if len(out) == 0 {
+		return errs
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.o.publishTimeout)
+		defer cancel()
+	}
+	pending := make([]*pendingPublish, len(out))
+	s, err := p.current(ctx)
+	if err == nil {
+		for i, o := range out {
+			pending[i], errs[i] = p.send(ctx, s, o)
+		}
+		for i, pp := range pending {
+			if pp != nil {
+				errs[i] = pp.wait(ctx)
+			}
+		}
+	}
+	for i, o := range out {
+		switch {
+		case err != nil:
+			errs[i] = err
+			p.failed(o.Exchange, err)
+		case errs[i] == nil:
+			p.o.metrics.PublishConfirmed.WithLabelValues(o.Exchange).Inc()
+		case errors.Is(errs[i], ErrUnroutable) && o.Delay <= 0:
+			p.failed(o.Exchange, errs[i]) // the answer Publish would give
+		default:
+			// nacked, connection lost, a vanished wait queue: one by one
+			if o.Delay > 0 {
+				errs[i] = p.PublishDelayed(ctx, o.Exchange, o.Key, o.Msg, o.Delay)
+			} else {
+				errs[i] = p.Publish(ctx, o.Exchange, o.Key, o.Msg)
+			}
+		}
+	}
+	return errs
+}
+
+// send sends one message of a batch on s without waiting for its confirm,
+// the way Publish or PublishDelayed would.
+func (p *Publisher) send(ctx context.Context, s *session, o Outgoing) (*pendingPublish, error) {
+	pub := o.Msg.publishing(ctx)
+	if o.Delay <= 0 {
+		return s.pub.send(ctx, o.Exchange, o.Key, true, pub)
+	}
+	if p.o.delayedPlugin && o.Exchange == TimeoutExchange {
+		pub.Headers = maps.Clone(pub.Headers)
+		if pub.Headers == nil {
+			pub.Headers = amqp.Table{}
+		}
+		pub.Headers[HeaderDelay] = o.Delay.Milliseconds()
+		return s.pub.send(ctx, o.Exchange, o.Key, false, pub)
+	}
+	d := RoundDelay(o.Delay)
+	name := WaitQueueName(o.Exchange, o.Key, d)
+	if err := s.ensureWaitQueue(name, d, o.Exchange, o.Key); err != nil {
+		return nil, err
+	}
+	return s.pub.send(ctx, "", name, true, pub)
+}
+
 // do runs one publish attempt per live session until it gets an answer that
 // is not "connection lost" or a nack, or ctx ends. A nacked message was not
 // stored, so it is sent again (backoff 100 ms doubling to 2 s) until ctx
@@ -208,6 +312,7 @@ func (p *Publisher) do(ctx context.Context, exchange string, attempt func(contex
 		ctx, cancel = context.WithTimeout(ctx, p.o.publishTimeout)
 		defer cancel()
 	}
+	nackBackoff := retry.Exponential(100*time.Millisecond, 2*time.Second)
 	for nacks := 0; ; {
 		s, err := p.current(ctx)
 		if err != nil {
@@ -228,7 +333,7 @@ func (p *Publisher) do(ctx context.Context, exchange string, attempt func(contex
 				p.log.Warn("amqp publish nacked again; reconnecting", zap.Int("nacks", nacks+1))
 				go s.close() // run reconnects; current waits for it
 			}
-			t := time.NewTimer(backoff(nacks, 100*time.Millisecond, 2*time.Second))
+			t := time.NewTimer(nackBackoff.NextBackOff())
 			nacks++
 			select {
 			case <-t.C:

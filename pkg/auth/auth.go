@@ -1,27 +1,22 @@
 // Package auth issues and verifies boxoffice's bearer tokens: JWTs signed
 // with HS256 and a shared secret, whose subject (sub) is the user id and
-// whose role claim is "admin" for operators. Middleware puts the verified
-// identity in the gin context; handlers take the user id only from there,
-// never from a request body, so a user can act only as themselves.
-//
-// Missing, malformed, wrongly signed, unsigned ("alg":"none") or expired
-// tokens are 401; a valid token without the admin role on an admin route
-// is 403.
+// whose role claim is "admin" for operators. It knows no transport: the
+// gin and fasthttp middleware that read the header and answer 401/403
+// (missing, malformed, wrongly signed, unsigned ("alg":"none") or expired
+// tokens; a valid token without the admin role on an admin route) are
+// httpapi.Authenticate, httpapi.FastIdentity and httpapi.RequireAdmin.
 package auth
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
 // RoleAdmin opens the admin API.
@@ -102,7 +97,7 @@ func (a *Authority) WithClock(now func() time.Time) *Authority {
 
 // Issue returns a token for userID with role ("" or RoleAdmin) valid for ttl.
 func (a *Authority) Issue(userID, role string, ttl time.Duration) (string, error) {
-	if !booking.ValidID(userID) {
+	if !ids.Valid(userID) {
 		return "", fmt.Errorf("auth: bad user id %q", userID)
 	}
 	if ttl <= 0 {
@@ -133,7 +128,7 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if !booking.ValidID(c.Subject) {
+	if !ids.Valid(c.Subject) {
 		return Identity{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
 	}
 	id := Identity{UserID: c.Subject, Role: c.Role}
@@ -146,8 +141,6 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	return id, nil
 }
 
-const ctxIdentity = "auth.identity"
-
 // BearerToken returns the token of an "Authorization: Bearer <token>" header.
 func BearerToken(h string) string {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
@@ -155,59 +148,4 @@ func BearerToken(h string) string {
 		return ""
 	}
 	return strings.TrimSpace(tok)
-}
-
-// Middleware requires a valid bearer token (401 otherwise) and stores the
-// identity for From.
-func (a *Authority) Middleware() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		id, err := a.Verify(BearerToken(c.GetHeader("Authorization")))
-		if err != nil {
-			c.Header("WWW-Authenticate", challenge)
-			httpapi.Abort(c, http.StatusUnauthorized, httpapi.CodeUnauthorized, unauthorized(err))
-			return
-		}
-		c.Set(ctxIdentity, id)
-		c.Next()
-	}
-}
-
-// FastIdentity is Middleware for a fast route (httpapi.FastRoute): the
-// identity of the bearer token, or a 401 written and false.
-func (a *Authority) FastIdentity(c *httpapi.FastCtx) (Identity, bool) {
-	id, err := a.Verify(BearerToken(c.Header("Authorization")))
-	if err != nil {
-		c.Response.Header.Set("WWW-Authenticate", challenge)
-		c.Abort(http.StatusUnauthorized, httpapi.CodeUnauthorized, unauthorized(err))
-		return Identity{}, false
-	}
-	return id, true
-}
-
-const challenge = `Bearer realm="boxoffice"`
-
-// unauthorized is the 401 message for a Verify error.
-func unauthorized(err error) string {
-	if errors.Is(err, ErrNoToken) {
-		return "missing bearer token (Authorization: Bearer <JWT>)"
-	}
-	return "invalid or expired bearer token"
-}
-
-// RequireAdmin answers 403 unless the identity (set by Middleware) is admin.
-func RequireAdmin() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if !From(c).Admin() {
-			httpapi.Abort(c, http.StatusForbidden, httpapi.CodeForbidden, "the admin role is required")
-			return
-		}
-		c.Next()
-	}
-}
-
-// From returns the identity stored by Middleware (zero when absent).
-func From(c *gin.Context) Identity {
-	v, _ := c.Get(ctxIdentity)
-	id, _ := v.(Identity)
-	return id
 }

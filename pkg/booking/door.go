@@ -51,17 +51,81 @@ func checkAdmitPerMinute(n int) error {
 	return nil
 }
 
+// The join challenge: ChallengePoW makes the gateway require a solved
+// proof-of-work challenge with every join (services/gateway/challenge.go);
+// the engine only keeps the setting (config field challenge).
+const (
+	ChallengeNone = "none"
+	ChallengePoW  = "pow"
+)
+
+// normaliseChallenge maps "" to ChallengeNone and refuses anything but
+// the two values.
+func normaliseChallenge(v string) (string, error) {
+	switch v {
+	case "", ChallengeNone:
+		return ChallengeNone, nil
+	case ChallengePoW:
+		return v, nil
+	}
+	return "", fmt.Errorf("challenge must be %q or %q", ChallengeNone, ChallengePoW)
+}
+
+// normaliseDoor checks c's door settings and normalises its challenge.
+func normaliseDoor(c *EventConfig) error {
+	if err := checkAdmitPerMinute(c.AdmitPerMinute); err != nil {
+		return err
+	}
+	if err := checkEarlyJoin(c.EarlyJoin); err != nil {
+		return err
+	}
+	var err error
+	c.Challenge, err = normaliseChallenge(c.Challenge)
+	return err
+}
+
 // doorArgs are update_event.lua's field, value pairs of the door settings
-// in u.
+// in u. A changed early join applies to joins from then on: users already
+// pre-queued keep their draw key and are drawn at the sales start even if
+// the pre-queue is shortened or switched off, and the seed committed to
+// stays (update_event.lua sets draw_seed and draw_commit only when the
+// event has none, i.e. when the pre-queue is switched on for the first
+// time).
 func (u EventUpdate) doorArgs() ([]any, error) {
 	var args []any
+	bad := func(err error) ([]any, error) { return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err) }
 	if u.AdmitPerMinute != nil {
 		if err := checkAdmitPerMinute(*u.AdmitPerMinute); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+			return bad(err)
 		}
 		args = append(args, "admit_per_minute", *u.AdmitPerMinute)
 	}
+	if u.EarlyJoin != nil {
+		if err := checkEarlyJoin(*u.EarlyJoin); err != nil {
+			return bad(err)
+		}
+		args = append(args, "early_join_ms", u.EarlyJoin.Milliseconds())
+		if *u.EarlyJoin > 0 {
+			args = append(args, drawSeedArgs()...)
+		}
+	}
+	if u.Challenge != nil {
+		v, err := normaliseChallenge(*u.Challenge)
+		if err != nil {
+			return bad(err)
+		}
+		args = append(args, "challenge", v)
+	}
 	return args, nil
+}
+
+// drawSeedArgs are a new secret draw seed and its commitment, as
+// update_event.lua's field, value pairs.
+func drawSeedArgs() []any {
+	seed := make([]byte, 32)
+	_, _ = rand.Read(seed) // never fails (crypto/rand)
+	sum := sha256.Sum256(seed)
+	return []any{"draw_seed", hex.EncodeToString(seed), "draw_commit", hex.EncodeToString(sum[:])}
 }
 
 // doorUpdate is the update that gives a created event c's door settings
@@ -72,23 +136,52 @@ func doorUpdate(c EventConfig) []any {
 		args = append(args, "admit_per_minute", c.AdmitPerMinute)
 	}
 	if c.EarlyJoin > 0 {
-		seed := make([]byte, 32)
-		_, _ = rand.Read(seed) // never fails (crypto/rand)
-		sum := sha256.Sum256(seed)
-		args = append(args, "early_join_ms", c.EarlyJoin.Milliseconds(),
-			"draw_seed", hex.EncodeToString(seed), "draw_commit", hex.EncodeToString(sum[:]))
+		args = append(args, "early_join_ms", c.EarlyJoin.Milliseconds())
+		args = append(args, drawSeedArgs()...)
+	}
+	if c.Challenge == ChallengePoW {
+		args = append(args, "challenge", c.Challenge)
 	}
 	return args
 }
 
 // sameDoor reports whether e has c's door settings.
 func sameDoor(e Event, c EventConfig) bool {
-	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin
+	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin && e.Challenge == c.Challenge
 }
 
 // noDoor reports whether e has no door setting (created by a create whose
 // door update did not run).
-func noDoor(e Event) bool { return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 }
+func noDoor(e Event) bool {
+	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone
+}
+
+// challengeOf is the event's challenge setting from its config hash.
+func challengeOf(cfg map[string]string) string {
+	if v := cfg["challenge"]; v != "" {
+		return v
+	}
+	return ChallengeNone
+}
+
+// EventChallenge reads only the event's challenge setting (the gateway
+// checks it before each join, through a short cache). ErrEventNotFound
+// when the event does not exist.
+func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return "", ErrEventNotFound
+	}
+	keys := s.eventKeys(eventID)
+	v, err := s.rdb.HMGet(ctx, keys[kConfig], "total", "challenge").Result()
+	if err != nil {
+		return "", fmt.Errorf("event challenge: %w", err)
+	}
+	if v[0] == nil {
+		return "", ErrEventNotFound
+	}
+	c, _ := v[1].(string)
+	return challengeOf(map[string]string{"challenge": c}), nil
+}
 
 // setDoor applies c's door settings to the event.
 func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
@@ -153,7 +246,7 @@ type Draw struct {
 // for users who cancel meanwhile. ErrEventNotFound when the event is gone.
 func (s *Store) ReadDraw(ctx context.Context, eventID string) (Draw, error) {
 	if err := checkIDs(eventID); err != nil {
-		return Draw{}, ErrEventNotFound
+		return Draw{}, err
 	}
 	keys := s.eventKeys(eventID)
 	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit").Result()
@@ -189,6 +282,9 @@ func (s *Store) ReadDraw(ctx context.Context, eventID string) (Draw, error) {
 // MarkDrawn lets promotion admit the pre-queue (after its draw was
 // published).
 func (s *Store) MarkDrawn(ctx context.Context, eventID string) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
 	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "drawn", 1, "now_ms", s.nowMS()); err != nil {
 		return fmt.Errorf("mark drawn: %w", err)
 	}

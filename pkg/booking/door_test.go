@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
 // capRun drives an event with a rate cap on the injected clock: joins and
@@ -83,7 +85,7 @@ func TestRateCap(t *testing.T) {
 		t.Fatalf("admit_per_minute not set: %+v", e)
 	}
 	r := &capRun{f: f, id: "cap"}
-	rng := rand.New(rand.NewPCG(13, 1))
+	rng := testseed.Rand(t)
 
 	// a burst: the room has 1,000 free slots, the cap lets 120 in
 	r.join(400)

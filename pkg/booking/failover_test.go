@@ -1,98 +1,31 @@
 package booking
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // FailoverEnv must be "1" for TestClusterFailoverMidSale: it starts six
 // redis-server processes of its own.
 const FailoverEnv = "BOXOFFICE_REDIS_FAILOVER"
 
-// startReplicatedCluster starts 3 masters with one replica each on free
-// loopback ports, in a temporary directory, stopped when the test ends.
-func startReplicatedCluster(t *testing.T) (*redis.ClusterClient, []string) {
+// startReplicatedCluster starts 3 masters with one replica each
+// (redistest.StartReplicated), when FailoverEnv is "1".
+func startReplicatedCluster(t *testing.T) (*redis.ClusterClient, *redistest.Replicated) {
 	t.Helper()
 	if os.Getenv(FailoverEnv) != "1" {
 		t.Skipf("set %s=1 to start a 6-node Redis Cluster and fail a master over", FailoverEnv)
 	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("no redis-server")
-	}
-	dir := t.TempDir()
-	var addrs []string
-	for len(addrs) < 6 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if port+10000 > 65535 { // the cluster bus port
-			continue
-		}
-		nd := filepath.Join(dir, fmt.Sprint(port))
-		if err := os.MkdirAll(nd, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("redis-server", "--cluster-enabled", "yes", "--port", fmt.Sprint(port),
-			"--bind", "127.0.0.1", "--dir", nd, "--save", "", "--appendonly", "no",
-			"--cluster-node-timeout", "3000", "--logfile", filepath.Join(nd, "redis.log"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
-	}
-	for _, a := range addrs {
-		waitFor(t, 10*time.Second, "redis "+a, func() bool {
-			return redis.NewClient(&redis.Options{Addr: a}).Ping(context.Background()).Err() == nil
-		})
-	}
-	out, err := exec.Command("redis-cli", append(append([]string{"--cluster", "create"}, addrs...),
-		"--cluster-replicas", "1", "--cluster-yes")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	for _, a := range addrs {
-		waitFor(t, 30*time.Second, "cluster_state:ok on "+a, func() bool {
-			s, _ := redis.NewClient(&redis.Options{Addr: a}).ClusterInfo(context.Background()).Result()
-			return strings.Contains(s, "cluster_state:ok")
-		})
-	}
-	waitFor(t, 60*time.Second, "every node to see three replicas", func() bool {
-		for _, a := range addrs {
-			s, _ := redis.NewClient(&redis.Options{Addr: a}).ClusterNodes(context.Background()).Result()
-			if strings.Count(s, "slave") != 3 || strings.Contains(s, "fail") || strings.Contains(s, "handshake") {
-				return false
-			}
-		}
-		return true
-	})
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})
-	t.Cleanup(func() { rdb.Close() })
-	return rdb, addrs
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	r := redistest.StartReplicated(t, 3)
+	return r.Client, r
 }
 
 // transient reports whether err is not one of the scripts' answers (a
@@ -119,7 +52,7 @@ func transient(err error) bool {
 //
 //	BOXOFFICE_REDIS_FAILOVER=1 go test -count=1 -run TestClusterFailoverMidSale -v ./pkg/booking/
 func TestClusterFailoverMidSale(t *testing.T) {
-	rdb, _ := startReplicatedCluster(t)
+	rdb, cluster := startReplicatedCluster(t)
 	f := newFixtureOn(t, rdb)
 	const event, seats, users = "failover-evt", 40, 70
 	f.event(EventConfig{ID: event, Rows: 4, SeatsPerRow: 10, Capacity: 5, Hold: time.Hour})
@@ -192,31 +125,13 @@ func TestClusterFailoverMidSale(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		key := keysFor(f.s.prefix, event)[kConfig]
-		master, err := rdb.MasterForKey(f.ctx, key)
+		master, addr, err := cluster.MasterOf(f.ctx, key)
 		if err != nil {
 			t.Error(err)
 			return
-		}
-		// CLUSTER NODES lines: <id> <ip:port@bus> <flags> <master id> ...
-		nodes, err := master.ClusterNodes(f.ctx).Result()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		var myID, addr string
-		lines := strings.Split(strings.TrimSpace(nodes), "\n")
-		for _, l := range lines {
-			if fs := strings.Fields(l); len(fs) > 3 && strings.Contains(fs[2], "myself") {
-				myID = fs[0]
-			}
-		}
-		for _, l := range lines {
-			if fs := strings.Fields(l); len(fs) > 3 && strings.Contains(fs[2], "slave") && fs[3] == myID {
-				addr = strings.Split(fs[1], "@")[0]
-			}
 		}
 		if addr == "" {
-			t.Errorf("no replica of %s (%s) in\n%s", master.Options().Addr, myID, nodes)
+			t.Errorf("no replica of %s", master)
 			return
 		}
 		replica := redis.NewClient(&redis.Options{Addr: addr})
@@ -234,7 +149,7 @@ func TestClusterFailoverMidSale(t *testing.T) {
 				return
 			}
 		}
-		failedOver <- master.Options().Addr + " -> " + addr
+		failedOver <- master + " -> " + addr
 	}()
 
 	var promotedAfter int

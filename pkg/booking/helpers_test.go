@@ -209,20 +209,29 @@ func (f *fixture) checkInvariants(event string) {
 			f.t.Errorf("user %s in room with state %s", u, states[u])
 		}
 	}
-	waiting, _ := f.rdb.ZRange(f.ctx, k[kWaiting], 0, -1).Result()
-	inQueue := map[string]bool{}
-	for _, u := range waiting {
-		inQueue[u] = true
-		if State(states[u]) != StateWaiting {
-			f.t.Errorf("user %s waiting with state %s", u, states[u])
+	// a waiting user is only a member of waiting: no state field, and a
+	// useq field only when pre-queued (its score is a draw key, not its
+	// sequence)
+	waiting, _ := f.rdb.ZRangeWithScores(f.ctx, k[kWaiting], 0, -1).Result()
+	useq, _ := f.rdb.HGetAll(f.ctx, k[kUseq]).Result()
+	for _, z := range waiting {
+		u := z.Member.(string)
+		if st, ok := states[u]; ok {
+			f.t.Errorf("user %s waiting with the state field %q", u, st)
+		}
+		if _, ok := useq[u]; ok != (z.Score < 1) {
+			f.t.Errorf("user %s waiting with score %v: useq field %q", u, z.Score, useq[u])
 		}
 	}
 	for u, st := range states {
 		if State(st).InRoom() && !inRoom[u] {
 			f.t.Errorf("user %s in state %s but not in the room", u, st)
 		}
-		if State(st) == StateWaiting && !inQueue[u] {
-			f.t.Errorf("user %s waiting but not in the queue", u)
+		if State(st) == StateWaiting {
+			f.t.Errorf("user %s has the state field waiting", u)
+		}
+		if _, ok := useq[u]; !ok {
+			f.t.Errorf("user %s in state %s without a sequence", u, st)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
 // Bounds of every event setting, enforced here for every entry point (the
@@ -11,7 +13,7 @@ import (
 // of 9.2e18 made every promotion fail, a sales end before 1970 read as "no
 // end". docs/http-api.md lists them.
 const (
-	MaxEventIDLen = 64
+	MaxEventIDLen = ids.MaxEventLen
 	MaxNameLen    = 200
 	MaxCapacity   = 1_000_000
 	MaxBatchSize  = 10_000
@@ -22,27 +24,6 @@ const (
 // salesEpoch is the earliest sales start or end: times are stored as unix
 // milliseconds, where 0 and below mean "not set".
 var salesEpoch = time.Unix(0, 0).Add(time.Millisecond)
-
-// ValidEventID reports whether id may name an event: 1 to 64 of
-// A-Z a-z 0-9 . _ - (no '/', which could not be fetched as a path
-// segment, nor anything a hash tag or a key would trip on). The one rule
-// for every entry point: creation (normalise), the gateway's paths,
-// queries and bodies, and the notifier.
-func ValidEventID(id string) bool {
-	if len(id) == 0 || len(id) > MaxEventIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// EventIDRule describes ValidEventID for error messages.
-const EventIDRule = "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
 
 // checkWindow checks a hold, grace or abandonment duration.
 func checkWindow(name string, d, least time.Duration) error {

@@ -42,10 +42,11 @@ func TestLatePaymentAfterRejoin(t *testing.T) {
 	}
 	f.clock.Advance(time.Second)
 	for i := range 2 {
-		res, err := f.s.PaymentSuccess(f.ctx, "evt", "u", "p1")
+		_, err := f.s.PaymentSuccess(f.ctx, "evt", "u", "p1")
 		want := PaymentResult{SeatID: "A1", SeatIDs: []string{"A1"}, SeatPrices: []int64{0}, Sequence: 1, At: lateAt.Add(time.Second), Duplicate: i == 1}
-		if !errors.Is(err, ErrLatePayment) || !cmp.Equal(res, want) {
-			t.Fatalf("P1 success #%d: %+v %v, want %+v late", i, res, err, want)
+		var late *LatePaymentError
+		if !errors.Is(err, ErrLatePayment) || !errors.As(err, &late) || !cmp.Equal(late.Payment, want) {
+			t.Fatalf("P1 success #%d: %v, want %+v late", i, err, want)
 		}
 	}
 	// P1's failure now changes nothing either
@@ -157,7 +158,7 @@ func TestOutboxKeyedPerJoin(t *testing.T) {
 	}
 	got := map[string]int{}
 	for _, e := range all {
-		got[e.Kind+"/"+string(rune('0'+e.Sequence))]++
+		got[string(e.Kind)+"/"+string(rune('0'+e.Sequence))]++
 	}
 	want := map[string]int{"joined/1": 1, "promoted/1": 1, "cancelled/1": 1, "joined/2": 1, "promoted/2": 1,
 		"cancelled/2": 1, "joined/3": 1, "promoted/3": 1, "expired/3": 1, "joined/4": 1, "promoted/4": 1}

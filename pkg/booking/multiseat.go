@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
 // Orders of several seats in priced sections (issue 14).
@@ -63,35 +65,6 @@ type EventSection struct {
 	Len        int    `json:"len"`
 }
 
-// SeatsTakenError is ErrSeatUnavailable naming the seats of a selection
-// that another user holds or bought (nothing was locked).
-type SeatsTakenError struct{ Seats []string }
-
-func (e *SeatsTakenError) Error() string {
-	return fmt.Sprintf("%v: %s", ErrSeatUnavailable, strings.Join(e.Seats, ", "))
-}
-
-// Is makes errors.Is(err, ErrSeatUnavailable) true.
-func (e *SeatsTakenError) Is(target error) bool { return target == ErrSeatUnavailable }
-
-// SeatUnknownError is ErrSeatUnknown naming the seat.
-type SeatUnknownError struct{ Seat string }
-
-func (e *SeatUnknownError) Error() string { return fmt.Sprintf("%v: %s", ErrSeatUnknown, e.Seat) }
-
-// Is makes errors.Is(err, ErrSeatUnknown) true.
-func (e *SeatUnknownError) Is(target error) bool { return target == ErrSeatUnknown }
-
-// TooManySeatsError is ErrTooManySeats with the event's maximum.
-type TooManySeatsError struct{ Max int }
-
-func (e *TooManySeatsError) Error() string {
-	return fmt.Sprintf("%v: at most %d", ErrTooManySeats, e.Max)
-}
-
-// Is makes errors.Is(err, ErrTooManySeats) true.
-func (e *TooManySeatsError) Is(target error) bool { return target == ErrTooManySeats }
-
 // SplitSeats splits a SeatID field (seat ids joined by ',') into ids.
 func SplitSeats(csv string) []string {
 	if csv == "" {
@@ -119,7 +92,7 @@ func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs [
 	}
 	seen := make(map[string]bool, len(seatIDs))
 	for _, id := range seatIDs {
-		if !ValidID(id) || strings.IndexByte(id, ',') >= 0 {
+		if !ids.Valid(id) || strings.IndexByte(id, ',') >= 0 {
 			return time.Time{}, &SeatUnknownError{Seat: id}
 		}
 		if seen[id] {
@@ -131,19 +104,23 @@ func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs [
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrSeatUnavailable):
-			var taken []string
-			for i, l := 0, r.list(1); i < len(l); i++ {
-				taken = append(taken, l.str(i))
-			}
-			return time.Time{}, &SeatsTakenError{Seats: taken}
+			var taken SeatsTakenError
+			r.scan(&taken.Seats)
+			return time.Time{}, &taken
 		case errors.Is(err, ErrSeatUnknown):
-			return time.Time{}, &SeatUnknownError{Seat: r.str(1)}
+			var unknown SeatUnknownError
+			r.scan(&unknown.Seat)
+			return time.Time{}, &unknown
 		case errors.Is(err, ErrTooManySeats):
-			return time.Time{}, &TooManySeatsError{Max: int(r.int(1))}
+			var many TooManySeatsError
+			r.scan(&many.Max)
+			return time.Time{}, &many
 		}
 		return time.Time{}, fmt.Errorf("lock seats: %w", err)
 	}
-	return ms(r.int(2)), nil
+	var deadline time.Time
+	r.scan(nil, &deadline) // the seats (as given), the hold's deadline
+	return deadline, nil
 }
 
 // sectionSeats applies the sections form of c: it returns the seat ids of

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
 // Issue 14: orders of several seats, in priced sections.
@@ -226,8 +228,12 @@ func TestMultiSeatHoldEnds(t *testing.T) {
 				f.clock.Advance(2 * time.Minute)
 				f.s.HandleTimeout(f.ctx, "evt", "u") // released
 				for i := range 2 {
-					r, err := f.s.PaymentSuccess(f.ctx, "evt", "u", "p")
-					if !errors.Is(err, ErrLatePayment) || r.AmountCents != 13000 || !slices.Equal(r.SeatIDs, seats) || r.Duplicate != (i == 1) {
+					_, err := f.s.PaymentSuccess(f.ctx, "evt", "u", "p")
+					var late *LatePaymentError
+					if !errors.Is(err, ErrLatePayment) || !errors.As(err, &late) {
+						t.Fatalf("late #%d: %v", i, err)
+					}
+					if r := late.Payment; r.AmountCents != 13000 || !slices.Equal(r.SeatIDs, seats) || r.Duplicate != (i == 1) {
 						t.Fatalf("late #%d %+v %v", i, r, err)
 					}
 				}
@@ -260,12 +266,13 @@ func TestPropertyOverlappingSelections(t *testing.T) {
 	for i := range users {
 		f.join("evt", "u"+strconv.Itoa(i))
 	}
+	seed := testseed.Seed(t)
 	var wg sync.WaitGroup
 	won := make([][]string, users)
 	start := make(chan struct{})
 	for i := range users {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			pick := rng.Perm(len(seats))[:1+rng.IntN(4)]
 			var want []string
 			for _, p := range pick {
@@ -313,12 +320,13 @@ func TestPropertyMultiSeatNoOversell(t *testing.T) {
 	var orders, orderSeats, conflicts atomic.Int64
 	var mu sync.Mutex
 	soldTo := map[string]string{}
+	seed := testseed.Seed(t)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range buyers {
 		user := "u" + strconv.Itoa(i)
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(i), 14))
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			<-start
 			r, err := f.s.Enqueue(f.ctx, "evt", user)
 			if errors.Is(err, ErrSoldOut) {
@@ -400,13 +408,13 @@ func TestPropertyMultiSeatNoOversell(t *testing.T) {
 func TestPropertyMultiSeatInterleavings(t *testing.T) {
 	for round := range 3 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
-			f := newFixture(t)
+			f, seed := newFixture(t), testseed.Seed(t)
 			f.event(EventConfig{Sections: twoSections(), Capacity: 5, Hold: 20 * time.Second, Grace: 5 * time.Second})
 			seats := SeatIDs(3, 5)
 			var wg sync.WaitGroup
 			for g := range 10 {
 				wg.Go(func() {
-					rng := rand.New(rand.NewPCG(uint64(round), uint64(g)))
+					rng := rand.New(rand.NewPCG(seed, uint64(g)))
 					for range 150 {
 						u := "u" + strconv.Itoa(rng.IntN(40))
 						switch rng.IntN(10) {

@@ -2,7 +2,8 @@ package booking
 
 // Property tests of seed 000's correctness properties, over random
 // interleavings of goroutines against the real Redis. Each property names
-// the seed's number.
+// the seed's number. The random choices come from testseed: a failure logs
+// its seed, and BOXOFFICE_TEST_SEED=<seed> replays them.
 
 import (
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
 // Property 2: joining many times, concurrently, adds a user once and always
@@ -22,13 +25,13 @@ import (
 func TestPropertyJoinIdempotent(t *testing.T) {
 	for round := range 5 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
-			f := newFixture(t)
-			users, repeats := 20+rand.IntN(80), 2+rand.IntN(6)
-			f.event(EventConfig{Capacity: 1 + rand.IntN(10)})
+			f, rng := newFixture(t), testseed.Rand(t)
+			users, repeats := 20+rng.IntN(80), 2+rng.IntN(6)
+			f.event(EventConfig{Capacity: 1 + rng.IntN(10)})
 			seqs := make([][]int64, users)
 			var mu sync.Mutex
 			var wg sync.WaitGroup
-			order := rand.Perm(users * repeats)
+			order := rng.Perm(users * repeats)
 			for _, k := range order {
 				u := k % users
 				wg.Go(func() {
@@ -70,7 +73,8 @@ func TestPropertyFIFOPromotion(t *testing.T) {
 	for round := range 5 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
 			f := newFixture(t)
-			capacity, users := 5+rand.IntN(40), 100+rand.IntN(100)
+			rng := testseed.Rand(t)
+			capacity, users := 5+rng.IntN(40), 100+rng.IntN(100)
 			paused, running := true, false
 			f.event(EventConfig{Rows: 10, SeatsPerRow: 10, Capacity: capacity})
 			f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Paused: &paused})
@@ -84,7 +88,7 @@ func TestPropertyFIFOPromotion(t *testing.T) {
 			for range 8 {
 				wg.Go(func() {
 					for range 5 {
-						p, err := f.s.Promote(f.ctx, "evt", 1+rand.IntN(7))
+						p, err := f.s.Promote(f.ctx, "evt", 1+rng.IntN(7))
 						if err != nil {
 							t.Error(err)
 							return
@@ -114,7 +118,8 @@ func TestPropertyFIFOPromotion(t *testing.T) {
 // reclaimed a millisecond before, reclaimed at the deadline.
 func TestPropertyHoldWindow(t *testing.T) {
 	f := newFixture(t)
-	hold := time.Duration(1+rand.IntN(600)) * time.Second
+	rng := testseed.Rand(t)
+	hold := time.Duration(1+rng.IntN(600)) * time.Second
 	f.event(EventConfig{Capacity: 1, Hold: hold})
 	r := f.join("evt", "a")
 	f.join("evt", "b")
@@ -141,7 +146,7 @@ func TestPropertyNoOversell(t *testing.T) {
 		{10, 1}, {50, 100}, {100, 100}, {300, 37}, {10_000, 100},
 	} {
 		t.Run(fmt.Sprintf("%d buyers %d seats", tc.buyers, tc.seats), func(t *testing.T) {
-			f := newFixture(t)
+			f, rng := newFixture(t), testseed.Rand(t)
 			ids := make([]string, tc.seats)
 			for i := range ids {
 				ids[i] = "S" + strconv.Itoa(i)
@@ -167,14 +172,14 @@ func TestPropertyNoOversell(t *testing.T) {
 						return
 					}
 					if r.State != StateActive {
-						_, err := f.s.LockSeat(f.ctx, "evt", user, ids[rand.IntN(len(ids))])
+						_, err := f.s.LockSeat(f.ctx, "evt", user, ids[rng.IntN(len(ids))])
 						if !errors.Is(err, ErrInvalidState) {
 							t.Errorf("waiting user %s locked a seat: %v", user, err)
 						}
 						refused.Add(1)
 						return
 					}
-					if buyAnySeat(f, user, &unavailable) {
+					if buyAnySeat(f, rng, user, &unavailable) {
 						sold.Add(1)
 					}
 				})
@@ -200,7 +205,7 @@ func TestPropertyNoOversell(t *testing.T) {
 
 // buyAnySeat is one buyer: read the seat map, try the free seats in random
 // order until one holds, pay. False when no seat was left.
-func buyAnySeat(f *fixture, user string, conflicts *atomic.Int64) bool {
+func buyAnySeat(f *fixture, rng *rand.Rand, user string, conflicts *atomic.Int64) bool {
 	for {
 		all, err := f.s.Seats(f.ctx, "evt")
 		if err != nil {
@@ -216,7 +221,7 @@ func buyAnySeat(f *fixture, user string, conflicts *atomic.Int64) bool {
 		if len(free) == 0 {
 			return false
 		}
-		rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
+		rng.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
 		for _, seat := range free {
 			_, err := f.s.LockSeat(f.ctx, "evt", user, seat)
 			if errors.Is(err, ErrSeatUnavailable) {
@@ -299,7 +304,7 @@ func TestPropertyExpiryOnce(t *testing.T) {
 func TestPropertyRandomInterleavings(t *testing.T) {
 	for round := range 4 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
-			f := newFixture(t)
+			f, seed := newFixture(t), testseed.Seed(t)
 			f.event(EventConfig{Rows: 3, SeatsPerRow: 5, Capacity: 4, Hold: 20 * time.Second, Grace: 5 * time.Second})
 			users := 60
 			seats := SeatIDs(3, 5)
@@ -308,7 +313,7 @@ func TestPropertyRandomInterleavings(t *testing.T) {
 			var admitted []int64
 			for g := range 12 {
 				wg.Go(func() {
-					rng := rand.New(rand.NewPCG(uint64(round), uint64(g)))
+					rng := rand.New(rand.NewPCG(seed, uint64(g))) // one stream per goroutine
 					for range 150 {
 						u := "u" + strconv.Itoa(rng.IntN(users))
 						switch op := rng.IntN(10); op {

@@ -26,9 +26,63 @@ var codeErrors = map[string]error{
 	"too_many_seats":    ErrTooManySeats,
 }
 
-// reply is a script's array reply with typed accessors. A script always
-// answers an array whose first element is "ok" or an error code.
+// reply is a script's array reply. A script always answers an array whose
+// first element is "ok" or an error code; scan decodes the values after it
+// into named fields, in the order the script's header (lua/) lists them.
 type reply []any
+
+// scan decodes the values after the reply's code into dst, one each, in
+// order (see values).
+func (r reply) scan(dst ...any) { r[1:].values(dst...) }
+
+// values decodes r's elements into dst, one each, in order. A destination
+// is a *string, *int64, *int, *bool (1 is true), *time.Time (unix
+// milliseconds, 0 the zero time), *State, *Outcome, *[]string (a nested
+// array of strings) or *reply (a nested array); nil skips an element.
+// Missing elements leave their destinations unchanged.
+func (r reply) values(dst ...any) {
+	for i, d := range dst {
+		if i >= len(r) {
+			return
+		}
+		switch d := d.(type) {
+		case *string:
+			*d = r.str(i)
+		case *int64:
+			*d = r.int(i)
+		case *int:
+			*d = int(r.int(i))
+		case *bool:
+			*d = r.int(i) == 1
+		case *time.Time:
+			*d = ms(r.int(i))
+		case *State:
+			*d = State(r.str(i))
+		case *Outcome:
+			*d = Outcome(r.str(i))
+		case *[]string:
+			l := r.list(i)
+			*d = nil
+			for j := range l {
+				*d = append(*d, l.str(j))
+			}
+		case *reply:
+			*d = r.list(i)
+		case nil:
+		default:
+			// no %T: formatting d would make every scan's arguments escape
+			panic("booking: cannot decode a reply into this destination type")
+		}
+	}
+}
+
+// records calls fn with each consecutive group of n elements of r (the
+// flat arrays of records scripts answer), skipping an incomplete last one.
+func (r reply) records(n int, fn func(reply)) {
+	for i := 0; i+n <= len(r); i += n {
+		fn(r[i : i+n])
+	}
+}
 
 func asReply(v any) (reply, error) {
 	arr, ok := v.([]any)
@@ -98,13 +152,3 @@ func ms(v int64) time.Time {
 	}
 	return time.UnixMilli(v)
 }
-
-// StateError is ErrInvalidState with the state the booking was in.
-type StateError struct{ State State }
-
-func (e *StateError) Error() string {
-	return fmt.Sprintf("%v (state %s)", ErrInvalidState, e.State)
-}
-
-// Is makes errors.Is(err, ErrInvalidState) true.
-func (e *StateError) Is(target error) bool { return target == ErrInvalidState }

@@ -8,11 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/boxoffice/boxoffice/lua"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
 // Rebuilding an event from the system of record (pkg/ledger): the scripts
 // and functions the ledger's Restorer and reconciliation use. Kept in this
-// file, apart from store.go, so the rest of the engine does not change.
+// file of its own, so the rest of the engine does not change.
 var (
 	scriptRestoreEvent = redis.NewScript(lua.Script("restore_event"))
 	scriptRepairSold   = redis.NewScript(lua.Script("repair_sold"))
@@ -69,7 +70,7 @@ type RestoreResult struct {
 // (nothing changed). Errors: ErrInvalidEvent, ErrInvalidArgument.
 func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResult, error) {
 	c := in.Config
-	if !ValidID(c.ID) || len(c.Seats) == 0 || len(c.Seats) > MaxSeats {
+	if !ids.Valid(c.ID) || len(c.Seats) == 0 || len(c.Seats) > MaxSeats {
 		return RestoreResult{}, fmt.Errorf("%w: restore needs a normalised definition", ErrInvalidEvent)
 	}
 	if err := normaliseOrders(&c); err != nil { // defaults for a definition stored before issue 14
@@ -110,13 +111,15 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if err := s.rdb.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
 		return RestoreResult{}, fmt.Errorf("index event: %w", err)
 	}
-	return RestoreResult{Total: r.int(1), Sold: r.int(2), SeqBase: r.int(3), Skipped: r.int(4)}, nil
+	var res RestoreResult
+	r.scan(&res.Total, &res.Sold, &res.SeqBase, &res.Skipped)
+	return res, nil
 }
 
 // EventExists reports whether the event's configuration is in Redis.
 func (s *Store) EventExists(ctx context.Context, eventID string) (bool, error) {
-	if !ValidID(eventID) {
-		return false, nil
+	if err := checkIDs(eventID); err != nil {
+		return false, err
 	}
 	n, err := s.rdb.Exists(ctx, s.eventKeys(eventID)[kConfig]).Result()
 	if err != nil {
@@ -188,12 +191,7 @@ func (s *Store) RepairSold(ctx context.Context, eventID string, seats []SoldSeat
 	if err != nil {
 		return RepairResult{}, fmt.Errorf("repair sold: %w", err)
 	}
-	res := RepairResult{Repaired: r.int(1), Already: r.int(2)}
-	for i, l := 0, r.list(3); i < len(l); i++ {
-		res.Conflicts = append(res.Conflicts, l.str(i))
-	}
-	for i, l := 0, r.list(4); i < len(l); i++ {
-		res.Unknown = append(res.Unknown, l.str(i))
-	}
+	var res RepairResult
+	r.scan(&res.Repaired, &res.Already, &res.Conflicts, &res.Unknown)
 	return res, nil
 }

@@ -38,7 +38,7 @@ func init() { allScripts = append(allScripts, scriptSeatStatus) }
 // once by seat_status.lua. Errors: ErrEventNotFound.
 func (s *Store) SeatStatuses(ctx context.Context, eventID string) (string, error) {
 	if err := checkIDs(eventID); err != nil {
-		return "", ErrEventNotFound
+		return "", err
 	}
 	k := s.eventKeys(eventID)
 	var get *redis.StringCmd
@@ -63,7 +63,9 @@ func (s *Store) SeatStatuses(ctx context.Context, eventID string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("seat statuses: %w", err)
 	}
-	return r.str(1), nil
+	var fresh string
+	r.scan(&fresh)
+	return fresh, nil
 }
 
 // SeatMapIDs returns the event's seat ids in display order. A seat map is
@@ -71,7 +73,7 @@ func (s *Store) SeatStatuses(ctx context.Context, eventID string) (string, error
 // keep it. Errors: ErrEventNotFound.
 func (s *Store) SeatMapIDs(ctx context.Context, eventID string) ([]string, error) {
 	if err := checkIDs(eventID); err != nil {
-		return nil, ErrEventNotFound
+		return nil, err
 	}
 	ids, err := s.rdb.LRange(ctx, s.eventKeys(eventID)[kSeatmap], 0, -1).Result()
 	if err != nil {

@@ -116,6 +116,10 @@ type EventConfig struct {
 	// EarlyJoin opens the pre-queue this long before SalesStart (door.go);
 	// zero: joins before the start are refused.
 	EarlyJoin time.Duration
+	// Challenge is ChallengePoW when a join must carry a solved
+	// proof-of-work challenge (checked by the gateway), or ChallengeNone
+	// (also the empty string).
+	Challenge string
 }
 
 // Event is an event's configuration and live counts.
@@ -146,7 +150,10 @@ type Event struct {
 	DrawCommit string `json:"draw_commit,omitempty"`
 	DrawSeed   string `json:"draw_seed,omitempty"`
 	// Prequeued counts the joins into the pre-queue.
-	Prequeued int64  `json:"prequeued,omitempty"`
+	Prequeued int64 `json:"prequeued,omitempty"`
+	// Challenge: "pow" when joining needs a solved proof-of-work
+	// challenge, else "none".
+	Challenge string `json:"challenge"`
 	Counts    Counts `json:"counts"`
 }
 
@@ -166,6 +173,11 @@ type EventUpdate struct {
 	MaxSeatsPerOrder *int
 	// AdmitPerMinute changes the rate cap (0 = off), at once.
 	AdmitPerMinute *int
+	// EarlyJoin changes the pre-queue's opening for joins from now on
+	// (door.go: who is pre-queued stays, the committed seed never changes).
+	EarlyJoin *time.Duration
+	// Challenge switches the proof-of-work challenge ("pow" or "none").
+	Challenge *string
 }
 
 // Counts are an event's live numbers.
@@ -359,7 +371,7 @@ const FromAbandoned = "abandoned"
 // announced (timeout scheduled, user notified, event published, slot
 // released). See Store.Outbox.
 type OutboxEntry struct {
-	Kind     string // "joined", "promoted", "expired" or "cancelled"
+	Kind     OutboxKind
 	UserID   string
 	Sequence int64
 	ExpireAt time.Time // promoted: the hold's deadline; expired: the deadline that passed (zero in older entries)

@@ -12,8 +12,6 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
-
-	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // ClientConfig is how a boxoffice client reaches a production Kafka
@@ -40,18 +38,6 @@ type ClientConfig struct {
 	// (e.g. "boxoffice." → "boxoffice.booking_completed"). Event types and
 	// the envelope's type field stay unprefixed.
 	TopicPrefix string
-}
-
-// ClientConfigFrom returns the Kafka settings of the shared service
-// configuration (KAFKA_TLS, KAFKA_TLS_CA, KAFKA_TLS_CERT, KAFKA_TLS_KEY,
-// KAFKA_SASL_MECHANISM, KAFKA_SASL_USER, KAFKA_SASL_PASSWORD,
-// KAFKA_COMPRESSION, KAFKA_TOPIC_PREFIX).
-func ClientConfigFrom(c service.Common) ClientConfig {
-	return ClientConfig{
-		TLS: c.KafkaTLS, TLSCA: c.KafkaTLSCA, TLSCert: c.KafkaTLSCert, TLSKey: c.KafkaTLSKey,
-		SASLMechanism: c.KafkaSASLMechanism, SASLUser: c.KafkaSASLUser, SASLPassword: c.KafkaSASLPassword,
-		Compression: c.KafkaCompression, TopicPrefix: c.KafkaTopicPrefix,
-	}
 }
 
 // Topic is the Kafka topic name of an event type under the prefix.

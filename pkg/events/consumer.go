@@ -6,18 +6,39 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
-// Handler handles one event. Returning nil commits the message's offset;
-// returning an error retries the same message with backoff (the offset is
-// not committed, so a crash redelivers it). Handlers must be idempotent:
-// delivery is at-least-once, and e.ID is the same for a redelivered message
-// or a republished fact.
+// Handler handles one event, with the contract of an amqpx.Handler: return
+// nil to commit the message's offset; an error to retry the same message
+// with backoff (the offset is not committed, so a crash redelivers it, and
+// later messages of the partition wait); a permanent error
+// (retry.Permanent, the same marker as amqpx.Permanent) to dead-letter the
+// message at once (see [WithDeadLetter]) and go on. A panic counts as an
+// error. Handlers must be idempotent: delivery is at-least-once, and e.ID is
+// the same for a redelivered message or a republished fact.
 type Handler func(ctx context.Context, e Event, m kafka.Message) error
+
+// Values of the reason given to a [DeadLetterFunc], as amqpx's
+// x-dead-reason.
+const (
+	// DeadReasonInvalid: the message does not decode as a valid Event (a
+	// poison message: retrying cannot fix it).
+	DeadReasonInvalid = "invalid"
+	// DeadReasonPermanent: the handler returned a permanent error.
+	DeadReasonPermanent = "permanent"
+)
+
+// DeadLetterFunc receives a message the consumer gives up on, with the
+// reason (DeadReasonInvalid or DeadReasonPermanent) and the error.
+// Returning nil commits the message and goes on; an error stops Consume
+// without committing.
+type DeadLetterFunc func(ctx context.Context, m kafka.Message, reason string, err error) error
 
 type consumerConfig struct {
 	logger         *zap.Logger
@@ -29,7 +50,7 @@ type consumerConfig struct {
 	backoffMin     time.Duration
 	backoffMax     time.Duration
 	maxRetries     int
-	onInvalid      func(ctx context.Context, m kafka.Message, err error) error
+	deadLetter     DeadLetterFunc
 	client         ClientConfig
 }
 
@@ -58,8 +79,8 @@ func WithHandlerTimeout(d time.Duration) ConsumerOption {
 	return func(c *consumerConfig) { c.handlerTimeout = d }
 }
 
-// WithRetryBackoff sets the backoff between handler attempts (default 100ms
-// doubling to 10s).
+// WithRetryBackoff sets the backoff between handler attempts and between
+// failed fetches (default 100ms doubling to 10s, with retry.Jitter).
 func WithRetryBackoff(min, max time.Duration) ConsumerOption {
 	return func(c *consumerConfig) { c.backoffMin, c.backoffMax = min, max }
 }
@@ -71,12 +92,13 @@ func WithMaxRetries(n int) ConsumerOption {
 	return func(c *consumerConfig) { c.maxRetries = n }
 }
 
-// WithInvalidHandler decides what happens to a message that does not decode
-// as a valid Event (a poison message: retrying cannot fix it). fn returning
-// nil commits the message; an error stops Consume. The default logs the
-// message's coordinates at error level and commits it.
-func WithInvalidHandler(fn func(ctx context.Context, m kafka.Message, err error) error) ConsumerOption {
-	return func(c *consumerConfig) { c.onInvalid = fn }
+// WithDeadLetter decides what happens to a message that does not decode as
+// a valid Event or whose handler returned a permanent error. The default
+// logs the message's topic, partition, offset, reason and error at error
+// level and commits it: the message stays in the topic, at that offset,
+// for as long as the topic retains it.
+func WithDeadLetter(fn DeadLetterFunc) ConsumerOption {
+	return func(c *consumerConfig) { c.deadLetter = fn }
 }
 
 type messageIDKey struct{}
@@ -89,10 +111,11 @@ func MessageID(ctx context.Context) string {
 
 // Consume reads topic as a member of consumer group groupID and calls
 // handler for each message, in partition order, one at a time. It commits an
-// offset only after handler returned nil (at-least-once), and retries a
-// failing handler with backoff, never skipping the message. A failed fetch
-// (the broker unreachable) is retried with the same backoff: a Kafka
-// outage pauses the consumer, never ends it. It returns nil when ctx is
+// offset only after handler returned nil or the message was dead-lettered
+// (at-least-once), and retries a failing handler with backoff, never
+// skipping the message unless the error is permanent. A failed fetch (the
+// broker unreachable) is retried with the same backoff: a Kafka outage
+// pauses the consumer, never ends it. It returns nil when ctx is
 // cancelled, or the first error that stops it.
 func Consume(ctx context.Context, brokers []string, groupID, topic string, handler Handler, opts ...ConsumerOption) error {
 	if len(brokers) == 0 || groupID == "" || topic == "" {
@@ -117,10 +140,10 @@ func Consume(ctx context.Context, brokers []string, groupID, topic string, handl
 		return err
 	}
 	log := cfg.logger.With(zap.String("topic", topic), zap.String("group", groupID))
-	if cfg.onInvalid == nil {
-		cfg.onInvalid = func(_ context.Context, m kafka.Message, err error) error {
-			log.Error("skipping invalid event", zap.Int("partition", m.Partition),
-				zap.Int64("offset", m.Offset), zap.Error(err))
+	if cfg.deadLetter == nil {
+		cfg.deadLetter = func(_ context.Context, m kafka.Message, reason string, err error) error {
+			log.Error("kafka message dead-lettered; skipped", zap.String("reason", reason),
+				zap.Int("partition", m.Partition), zap.Int64("offset", m.Offset), zap.Error(err))
 			return nil
 		}
 	}
@@ -145,37 +168,31 @@ func Consume(ctx context.Context, brokers []string, groupID, topic string, handl
 	})
 	defer r.Close()
 
-	fetchBackoff := cfg.backoffMin
 	for {
-		m, err := r.FetchMessage(ctx)
+		// The broker is unreachable (an outage, a restart): the reader
+		// reconnects by itself; wait and fetch again rather than end the
+		// service.
+		m, err := backoff.Retry(ctx, func() (kafka.Message, error) { return r.FetchMessage(ctx) },
+			backoff.WithBackOff(retry.Exponential(cfg.backoffMin, cfg.backoffMax)), backoff.WithMaxElapsedTime(0),
+			backoff.WithNotify(func(err error, d time.Duration) {
+				log.Warn("fetch failed; retrying", zap.Duration("backoff", d), zap.Error(err))
+			}))
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			// The broker is unreachable (an outage, a restart): the
-			// reader reconnects by itself; wait and fetch again rather
-			// than end the service.
-			log.Warn("fetch failed; retrying", zap.Duration("backoff", fetchBackoff), zap.Error(err))
-			t := time.NewTimer(fetchBackoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
-			fetchBackoff = min(2*fetchBackoff, cfg.backoffMax)
-			continue
+			return nil // only ctx ends the retries
 		}
-		fetchBackoff = cfg.backoffMin
+		reason := DeadReasonPermanent
 		e, err := Decode(m.Value)
 		if err != nil {
-			if err := cfg.onInvalid(ctx, m, err); err != nil {
-				return fmt.Errorf("invalid message %s/%d@%d: %w", m.Topic, m.Partition, m.Offset, err)
+			reason = DeadReasonInvalid
+		} else if err = handleWithRetry(ctx, cfg, log, handler, e, m); err != nil && ctx.Err() != nil {
+			return nil
+		}
+		switch {
+		case reason == DeadReasonInvalid || retry.IsPermanent(err):
+			if derr := cfg.deadLetter(ctx, m, reason, err); derr != nil {
+				return fmt.Errorf("dead-letter %s/%d@%d: %w", m.Topic, m.Partition, m.Offset, derr)
 			}
-		} else if err := handleWithRetry(ctx, cfg, log, handler, e, m); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		case err != nil:
 			return err
 		}
 		// The handler's effects are done: commit even if ctx was cancelled
@@ -199,37 +216,37 @@ func Consume(ctx context.Context, brokers []string, groupID, topic string, handl
 	}
 }
 
+// handleWithRetry runs h until it returns nil, a permanent error (returned
+// as it is, still marked), cfg.maxRetries attempts failed, or ctx ends.
 func handleWithRetry(ctx context.Context, cfg consumerConfig, log *zap.Logger, h Handler, e Event, m kafka.Message) error {
-	backoff := cfg.backoffMin
-	for attempt := 1; ; attempt++ {
-		err := callHandler(ctx, cfg.handlerTimeout, h, e, m)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		log.Warn("handler failed, retrying", zap.String("id", e.ID), zap.Int("partition", m.Partition),
-			zap.Int64("offset", m.Offset), zap.Int("attempt", attempt), zap.Duration("backoff", backoff), zap.Error(err))
-		if cfg.maxRetries > 0 && attempt >= cfg.maxRetries {
-			return fmt.Errorf("handle %s %s after %d attempts: %w", e.Type, e.ID, attempt, err)
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, cfg.backoffMax)
+	attempt := 0
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		attempt++
+		last = callHandler(ctx, cfg.handlerTimeout, h, e, m)
+		return struct{}{}, last
+	}, backoff.WithBackOff(retry.Exponential(cfg.backoffMin, cfg.backoffMax)), backoff.WithMaxElapsedTime(0),
+		backoff.WithMaxTries(uint(max(cfg.maxRetries, 0))),
+		backoff.WithNotify(func(err error, d time.Duration) {
+			log.Warn("handler failed, retrying", zap.String("id", e.ID), zap.Int("partition", m.Partition),
+				zap.Int64("offset", m.Offset), zap.Int("attempt", attempt), zap.Duration("backoff", d), zap.Error(err))
+		}))
+	switch {
+	case err == nil:
+		return nil
+	case retry.IsPermanent(last):
+		return last // backoff.Retry unwrapped it; the caller dead-letters it
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
+	return fmt.Errorf("handle %s %s after %d attempts: %w", e.Type, e.ID, attempt, err)
 }
 
 func callHandler(ctx context.Context, timeout time.Duration, h Handler, e Event, m kafka.Message) (err error) {
 	ctx = context.WithValue(ctx, messageIDKey{}, e.ID)
 	for _, h := range m.Headers {
-		if h.Key == HeaderRequestID && service.ValidRequestID(string(h.Value)) {
-			ctx = service.WithRequestID(ctx, string(h.Value))
+		if h.Key == HeaderRequestID && requestid.Valid(string(h.Value)) {
+			ctx = requestid.With(ctx, string(h.Value))
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)

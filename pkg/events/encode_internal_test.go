@@ -32,3 +32,28 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEnvelope: the booking_request envelope (the gateway's relay
+// encodes one per join) by the hand-written encoder and by encoding/json
+// of the equivalent wireEvent (docs/benchmarks.md, "pkg/jsonobj").
+func BenchmarkEnvelope(b *testing.B) {
+	e := BookingRequested("stadium-tour", "user-000123456", 123456, time.Now()).WithSource("/boxoffice/prod")
+	b.Run("jsonobj", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = e.appendJSON(buf[:0])
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			// what MarshalJSON would do without the hand-written encoder
+			if _, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version, Source: e.Source,
+				OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
+				Sequence: e.Sequence, Timestamp: e.Timestamp}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

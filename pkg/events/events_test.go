@@ -15,7 +15,8 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 var at = time.Date(2026, 3, 14, 12, 0, 0, 123456789, time.UTC)
@@ -352,19 +353,7 @@ func TestConsumeRetriesUntilHandlerSucceeds(t *testing.T) {
 	if err := p.Publish(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var first string
-	err = events.Consume(ctx, brokers, "retry", events.TopicBookingExpired,
-		func(_ context.Context, e events.Event, _ kafka.Message) error {
-			first = e.ID
-			cancel()
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first != next.ID {
+	if first := firstID(t, brokers, "retry", events.TopicBookingExpired); first != next.ID {
 		t.Errorf("after commit the group got %s, want the next message %s", first, next.ID)
 	}
 }
@@ -386,19 +375,115 @@ func TestConsumeGivesUpAfterMaxRetriesWithoutCommitting(t *testing.T) {
 		t.Fatalf("Consume = %v, want the handler's error", err)
 	}
 	// Not committed: a restarted consumer gets the same message.
-	got := ""
-	err = events.Consume(ctx, brokers, "giveup", events.TopicUserPromoted,
+	if got := firstID(t, brokers, "giveup", events.TopicUserPromoted); got != want.ID {
+		t.Errorf("redelivered %q, want %q", got, want.ID)
+	}
+}
+
+// A permanent handler error dead-letters the message at once (no retry,
+// whatever the backoff) and a message that does not decode is
+// dead-lettered too; both are committed and the partition goes on.
+func TestConsumeDeadLettersPermanentErrorsAndInvalidMessages(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	topic := events.TopicBookingExpired
+	// Same key as the events below: one partition, so the order is known.
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), kafka.Message{Key: []byte("evt"), Value: []byte("not an event")}); err != nil {
+		t.Fatal(err)
+	}
+	p := newProducer(t, brokers)
+	poison := events.BookingExpired("evt", "u1", "A1", 9, at)
+	good := events.BookingExpired("evt", "u2", "A2", 10, at)
+	if err := p.Publish(context.Background(), poison, good); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	boom := errors.New("seat id unknown")
+	var handled, dead []string
+	err := events.Consume(ctx, brokers, "dead", topic,
 		func(_ context.Context, e events.Event, _ kafka.Message) error {
-			got = e.ID
+			handled = append(handled, e.ID)
+			if e.ID == poison.ID {
+				return retry.Permanent(boom)
+			}
 			cancel()
 			return nil
-		})
+		},
+		events.WithRetryBackoff(time.Millisecond, time.Millisecond),
+		events.WithDeadLetter(func(_ context.Context, m kafka.Message, reason string, err error) error {
+			id := string(m.Value)
+			if e, derr := events.Decode(m.Value); derr == nil {
+				id = e.ID
+			}
+			if reason == events.DeadReasonPermanent && !errors.Is(err, boom) {
+				t.Errorf("dead letter %s: error %v does not wrap the handler's", id, err)
+			}
+			dead = append(dead, reason+" "+id)
+			return nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != want.ID {
-		t.Errorf("redelivered %q, want %q", got, want.ID)
+	if diff := cmp.Diff([]string{poison.ID, good.ID}, handled); diff != "" {
+		t.Errorf("handler calls (-want +got):\n%s", diff)
 	}
+	want := []string{events.DeadReasonInvalid + " not an event", events.DeadReasonPermanent + " " + poison.ID}
+	if diff := cmp.Diff(want, dead); diff != "" {
+		t.Errorf("dead letters (-want +got):\n%s", diff)
+	}
+
+	// All three are committed: the group's next message is a new one.
+	next := events.BookingExpired("evt", "u3", "A3", 11, at)
+	if err := p.Publish(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	if first := firstID(t, brokers, "dead", topic); first != next.ID {
+		t.Errorf("after the dead letters the group got %s, want the next message %s", first, next.ID)
+	}
+}
+
+// A dead-letter function that fails stops Consume without committing: the
+// message comes back to the group.
+func TestConsumeStopsWhenDeadLetteringFails(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	p := newProducer(t, brokers)
+	poison := events.UserPromoted("evt", "u1", 1, at)
+	if err := p.Publish(context.Background(), poison); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	full := errors.New("dead-letter store unavailable")
+	err := events.Consume(ctx, brokers, "dead-fails", events.TopicUserPromoted,
+		func(context.Context, events.Event, kafka.Message) error { return retry.Permanent(errors.New("bad")) },
+		events.WithDeadLetter(func(context.Context, kafka.Message, string, error) error { return full }))
+	if !errors.Is(err, full) {
+		t.Fatalf("Consume = %v, want the dead-letter error", err)
+	}
+	if got := firstID(t, brokers, "dead-fails", events.TopicUserPromoted); got != poison.ID {
+		t.Errorf("redelivered %q, want %q", got, poison.ID)
+	}
+}
+
+// firstID consumes topic as group until the first message and returns its
+// event id: what the group's committed offset delivers next.
+func firstID(t *testing.T, brokers []string, group, topic string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var first string
+	err := events.Consume(ctx, brokers, group, topic, func(_ context.Context, e events.Event, _ kafka.Message) error {
+		first = e.ID
+		cancel()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first
 }
 
 func TestRecorder(t *testing.T) {
@@ -433,7 +518,7 @@ func TestRequestIDTravels(t *testing.T) {
 	brokers := kafkatest.Start(t)
 	p := newProducer(t, brokers)
 	at := time.UnixMilli(1_800_000_000_000)
-	ctx := service.WithRequestID(context.Background(), "REQ123")
+	ctx := requestid.With(context.Background(), "REQ123")
 	own := events.BookingRequested("e1", "u2", 2, at)
 	own.RequestID = "REQ456"
 	none := events.BookingRequested("e1", "u3", 3, at)
@@ -445,7 +530,7 @@ func TestRequestIDTravels(t *testing.T) {
 	defer cancel()
 	got := map[string]string{}
 	err := events.Consume(cctx, brokers, "test-rid", events.TopicBookingRequest, func(ctx context.Context, e events.Event, m kafka.Message) error {
-		got[e.UserID] = service.RequestID(ctx)
+		got[e.UserID] = requestid.From(ctx)
 		for _, h := range m.Headers {
 			if h.Key == events.HeaderRequestID {
 				got[e.UserID+" header"] = string(h.Value)

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
 // Producer publishes events. Publish returns only after every event was
@@ -182,7 +182,7 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 		return nil
 	}
 	msgs := make([]kafka.Message, len(evs))
-	rid := service.RequestID(ctx)
+	rid := requestid.From(ctx)
 	for i, e := range evs {
 		if p.source != "" {
 			e.Source = p.source

@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
@@ -26,8 +28,10 @@ import (
 // kinds answer with the same JSON error format, request id and metrics;
 // docs/http-api.md says which routes are fast.
 
-// FastRoute is one route served natively: an exact path (no parameters)
-// and its method.
+// FastRoute is one route served natively: a path and its method. The
+// path is exact, or has one parameter segment written {name}
+// ("/api/events/{id}/progress"): it matches one non-empty segment without
+// '/', which FastCtx.Param returns. An exact path wins over a pattern.
 type FastRoute struct {
 	Method, Path string
 	Handle       func(c *FastCtx)
@@ -38,12 +42,17 @@ type FastRoute struct {
 // carrying it, a logger).
 type FastCtx struct {
 	*fasthttp.RequestCtx
-	id  string
-	ctx context.Context
-	log *zap.Logger
+	id    string
+	ctx   context.Context
+	log   *zap.Logger
+	param string
 }
 
-// Context carries the request id (service.RequestID) to what the request
+// Param is the value of the route's {name} segment ("" for an exact
+// route).
+func (c *FastCtx) Param() string { return c.param }
+
+// Context carries the request id (requestid.From) to what the request
 // publishes. It is not canceled when the client goes away.
 func (c *FastCtx) Context() context.Context { return c.ctx }
 
@@ -106,23 +115,37 @@ func NewFast(log *zap.Logger, m *Metrics, engine http.Handler, routes ...FastRou
 	}
 	slow := netHTTP(log, engine)
 	byPath := map[string][]FastRoute{}
+	var patterns []fastPattern
 	for _, r := range routes {
+		if p, ok := parsePattern(r.Path); ok {
+			if n := len(patterns); n > 0 && patterns[n-1].prefix == p.prefix && patterns[n-1].suffix == p.suffix {
+				patterns[n-1].routes = append(patterns[n-1].routes, r)
+			} else {
+				p.routes = []FastRoute{r}
+				patterns = append(patterns, p)
+			}
+			continue
+		}
 		byPath[r.Path] = append(byPath[r.Path], r)
 	}
 	return func(rc *fasthttp.RequestCtx) {
 		rs, ok := byPath[string(rc.Path())] // no allocation: map lookup of a converted []byte
+		var param string
+		if !ok {
+			rs, param, ok = matchPattern(patterns, rc.Path())
+		}
 		if !ok {
 			slow(rc)
 			return
 		}
 		start := time.Now()
 		method := string(rc.Method())
-		c := &FastCtx{RequestCtx: rc, log: log}
+		c := &FastCtx{RequestCtx: rc, log: log, param: param}
 		c.id = string(rc.Request.Header.Peek(HeaderRequestID))
-		if !service.ValidRequestID(c.id) {
-			c.id = service.NewRequestID()
+		if !requestid.Valid(c.id) {
+			c.id = requestid.New()
 		}
-		c.ctx = service.WithRequestID(context.Background(), c.id)
+		c.ctx = requestid.With(context.Background(), c.id)
 		rc.Response.Header.Set(HeaderRequestID, c.id)
 		route := rs[0].Path
 		handled := false
@@ -137,9 +160,44 @@ func NewFast(log *zap.Logger, m *Metrics, engine http.Handler, routes ...FastRou
 			c.Abort(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method not allowed on this endpoint")
 		}
 		if m != nil {
-			m.m.Observe(route, method, rc.Response.StatusCode(), time.Since(start))
+			m.Observe(route, method, rc.Response.StatusCode(), time.Since(start))
 		}
 	}
+}
+
+// fastPattern is the routes of one path with a {name} segment.
+type fastPattern struct {
+	prefix, suffix string
+	routes         []FastRoute
+}
+
+// parsePattern splits "/a/{name}/b" into "/a/" and "/b"; false for an
+// exact path.
+func parsePattern(path string) (fastPattern, bool) {
+	open := strings.IndexByte(path, '{')
+	if open < 0 {
+		return fastPattern{}, false
+	}
+	end := strings.IndexByte(path[open:], '}')
+	if end < 0 {
+		panic("httpapi: unclosed { in fast route " + path)
+	}
+	return fastPattern{prefix: path[:open], suffix: path[open+end+1:]}, true
+}
+
+// matchPattern finds the pattern path matches and its parameter segment.
+func matchPattern(patterns []fastPattern, path []byte) ([]FastRoute, string, bool) {
+	for _, p := range patterns {
+		if len(path) <= len(p.prefix)+len(p.suffix) || !bytes.HasPrefix(path, []byte(p.prefix)) || !bytes.HasSuffix(path, []byte(p.suffix)) {
+			continue
+		}
+		seg := path[len(p.prefix) : len(path)-len(p.suffix)]
+		if bytes.IndexByte(seg, '/') >= 0 {
+			continue
+		}
+		return p.routes, string(seg), true
+	}
+	return nil, "", false
 }
 
 // serveFast runs h, turning a panic into a logged JSON 500 (the response

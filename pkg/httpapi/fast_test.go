@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
@@ -53,7 +54,7 @@ func fastFixtureKeeping(m *Metrics, kept chan<- [2]string) fasthttp.RequestHandl
 		FastRoute{Method: "GET", Path: "/fail", Handle: func(c *FastCtx) { c.Fail(fmt.Errorf("x: %w", booking.ErrSoldOut)) }},
 		FastRoute{Method: "GET", Path: "/unavailable", Handle: func(c *FastCtx) { c.Fail(errors.New("redis: connection refused")) }},
 		FastRoute{Method: "GET", Path: "/id", Handle: func(c *FastCtx) {
-			c.WriteJSON(200, []byte(`"`+service.RequestID(c.Context())+`"`))
+			c.WriteJSON(200, []byte(`"`+requestid.From(c.Context())+`"`))
 		}},
 	)
 }
@@ -128,7 +129,7 @@ func TestFastMetrics(t *testing.T) {
 	for _, tc := range []struct {
 		route, method, status string
 	}{{"/b", "POST", "200"}, {"/b", "POST", "400"}, {"/b", "GET", "405"}, {"/panic", "GET", "500"}, {"/slow", "GET", "200"}} {
-		if got := testutil.ToFloat64(m.m.Requests.WithLabelValues(tc.route, tc.method, tc.status)); got != 1 {
+		if got := testutil.ToFloat64(m.Requests.WithLabelValues(tc.route, tc.method, tc.status)); got != 1 {
 			t.Errorf("requests{%s %s %s} = %v, want 1", tc.route, tc.method, tc.status, got)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
 func TestStatus(t *testing.T) {
@@ -108,7 +108,7 @@ func (tc routeCase) check(t *testing.T, code int, e Error) {
 // and is in the request's context.Context, where publishers pick it up.
 func TestRequestIDInContext(t *testing.T) {
 	r := New(nil, NewMetrics(nil))
-	r.GET("/id", func(c *gin.Context) { c.String(200, service.RequestID(c.Request.Context())) })
+	r.GET("/id", func(c *gin.Context) { c.String(200, requestid.From(c.Request.Context())) })
 	for _, tc := range []struct{ sent, want string }{
 		{"client-id-1", "client-id-1"},
 		{"", ""},                       // a new one

@@ -4,17 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
 // HeaderRequestID carries the request id in and out.
-const HeaderRequestID = service.RequestIDHeader
+const HeaderRequestID = requestid.Header
 
 const (
 	ctxRequestID = "httpapi.request_id"
@@ -41,7 +39,7 @@ func New(log *zap.Logger, m *Metrics) *gin.Engine {
 
 // RequestID takes a well-formed X-Request-ID from the client or makes one,
 // echoes it in the response and puts it, and a logger with it, in the
-// context — also the request's context.Context (service.RequestID), so the
+// context — also the request's context.Context (requestid.From), so the
 // messages and events the request publishes carry it to other services.
 func RequestID(log *zap.Logger) gin.HandlerFunc {
 	if log == nil {
@@ -49,10 +47,10 @@ func RequestID(log *zap.Logger) gin.HandlerFunc {
 	}
 	return func(c *gin.Context) {
 		id := c.GetHeader(HeaderRequestID)
-		if !service.ValidRequestID(id) {
-			id = service.NewRequestID()
+		if !requestid.Valid(id) {
+			id = requestid.New()
 		}
-		c.Request = c.Request.WithContext(service.WithRequestID(c.Request.Context(), id))
+		c.Request = c.Request.WithContext(requestid.With(c.Request.Context(), id))
 		c.Set(ctxRequestID, id)
 		// the base logger: Logger adds the request id only when a handler
 		// logs, so the common request that logs nothing does not pay for it
@@ -89,42 +87,5 @@ func Recovery() gin.HandlerFunc {
 			}
 		}()
 		c.Next()
-	}
-}
-
-// Metrics records every request in the project's standard HTTP metrics
-// (service.HTTPMetrics: http_requests_total and
-// http_request_duration_seconds by route pattern, method and status), so
-// dashboards and alerts see gin services like any other.
-type Metrics struct {
-	m *service.HTTPMetrics
-}
-
-// NewMetrics registers the metrics on reg (nil: a private registry, for
-// tests).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
-	m, err := service.NewHTTPMetrics(reg)
-	if err != nil {
-		// Only a conflicting collector of the same name can fail here: a
-		// programming error in the service's wiring.
-		panic(fmt.Sprintf("httpapi: register metrics: %v", err))
-	}
-	return &Metrics{m: m}
-}
-
-// Middleware records every request under its route pattern (never the raw
-// path, which would explode the label set).
-func (m *Metrics) Middleware() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		start := time.Now()
-		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
-		m.m.Observe(route, c.Request.Method, c.Writer.Status(), time.Since(start))
 	}
 }

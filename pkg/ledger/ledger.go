@@ -111,6 +111,10 @@ func migrate(ctx context.Context, cfg *pgxpool.Config, noLock bool) error {
 // schemas do not wait for each other. The lock is retried every second
 // for up to five minutes.
 func Migrate(ctx context.Context, db *sql.DB, noLock bool, schema string) error {
+	return runMigrations(ctx, db, noLock, schema)
+}
+
+func runMigrations(ctx context.Context, db *sql.DB, noLock bool, schema string, extra ...goose.ProviderOption) error {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return err
@@ -125,6 +129,11 @@ func Migrate(ctx context.Context, db *sql.DB, noLock bool, schema string) error 
 		}
 		popts = append(popts, goose.WithSessionLocker(locker))
 	}
+	// A migration numbered below the newest applied one is applied, not
+	// refused: branches developed side by side number theirs independently
+	// (docs/ledger.md, "Migrations").
+	popts = append(popts, goose.WithAllowOutofOrder(true))
+	popts = append(popts, extra...)
 	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, popts...)
 	if err != nil {
 		return fmt.Errorf("ledger: migrations: %w", err)

@@ -33,14 +33,32 @@ type SlotReleased struct {
 }
 
 // Timeout is a hold's delayed expiry (timeout-exchange, routing key
-// timeout), delivered at the hold's deadline.
+// timeout), delivered at the hold's deadline. It names one hold (UserID,
+// Sequence) or, as a batch, the holds of Users, which share the deadline:
+// every user one promotion admitted (one durable message per promotion
+// batch instead of one per user).
 type Timeout struct {
-	UserID       string `json:"user_id"`
-	EventID      string `json:"event_id"`
-	Sequence     int64  `json:"sequence"`
-	ExpireTime   int64  `json:"expire_time"`    // unix seconds (seed 002)
-	ExpireTimeMS int64  `json:"expire_time_ms"` // unix milliseconds
-	ScheduledAt  int64  `json:"scheduled_at"`   // unix seconds
+	UserID       string        `json:"user_id"`
+	EventID      string        `json:"event_id"`
+	Sequence     int64         `json:"sequence"`
+	ExpireTime   int64         `json:"expire_time"`    // unix seconds (seed 002)
+	ExpireTimeMS int64         `json:"expire_time_ms"` // unix milliseconds
+	ScheduledAt  int64         `json:"scheduled_at"`   // unix seconds
+	Users        []TimeoutHold `json:"users,omitempty"`
+}
+
+// TimeoutHold is one hold of a batch Timeout.
+type TimeoutHold struct {
+	UserID   string `json:"user_id"`
+	Sequence int64  `json:"sequence"`
+}
+
+// Holds returns the holds the message names: Users, or its one hold.
+func (t Timeout) Holds() []TimeoutHold {
+	if len(t.Users) > 0 {
+		return t.Users
+	}
+	return []TimeoutHold{{UserID: t.UserID, Sequence: t.Sequence}}
 }
 
 // Notification types pushed to users over WebSocket by the notifier.
@@ -87,6 +105,12 @@ func NewTimeout(eventID, userID string, seq int64, deadline, at time.Time) Timeo
 		ExpireTime: deadline.Unix(), ExpireTimeMS: deadline.UnixMilli(), ScheduledAt: at.Unix()}
 }
 
+// NewTimeoutBatch builds the timeout of several holds with one deadline.
+func NewTimeoutBatch(eventID string, holds []TimeoutHold, deadline, at time.Time) Timeout {
+	return Timeout{EventID: eventID, Users: holds,
+		ExpireTime: deadline.Unix(), ExpireTimeMS: deadline.UnixMilli(), ScheduledAt: at.Unix()}
+}
+
 // DecodeSlotReleased parses and validates a slot-released body.
 func DecodeSlotReleased(body []byte) (SlotReleased, error) {
 	var m SlotReleased
@@ -105,8 +129,13 @@ func DecodeTimeout(body []byte) (Timeout, error) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return m, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if m.EventID == "" || m.UserID == "" {
+	if m.EventID == "" || (m.UserID == "" && len(m.Users) == 0) {
 		return m, fmt.Errorf("%w: timeout without event_id or user_id", ErrMalformed)
+	}
+	for _, h := range m.Users {
+		if h.UserID == "" {
+			return m, fmt.Errorf("%w: timeout batch with a hold without user_id", ErrMalformed)
+		}
 	}
 	return m, nil
 }

@@ -112,26 +112,13 @@ var (
 )
 
 // Verify is the documented validation (docs/admission-pass.md) against a
-// JWKS document: alg EdDSA only, a kid of the set, a valid signature, iss
+// JWKS document: header typ JWT (a queue ticket is refused), alg EdDSA only, a kid of the set, a valid signature, iss
 // equal to issuer, exp in the future (at now, with no leeway), event_id
 // equal to eventID, sub present. It returns the claims.
 func Verify(jwks []byte, token, issuer, eventID string, now time.Time) (Claims, error) {
-	var set jose.JSONWebKeySet
-	if err := json.Unmarshal(jwks, &set); err != nil {
-		return Claims{}, fmt.Errorf("%w: key set: %v", ErrInvalid, err)
-	}
 	var c Claims
-	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		keys := set.Key(kid)
-		if len(keys) == 0 {
-			return nil, fmt.Errorf("unknown kid %q", kid)
-		}
-		return keys[0].Key, nil
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithIssuer(issuer),
-		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithTimeFunc(func() time.Time { return now }))
-	if err != nil {
-		return Claims{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	if err := verify(jwks, token, issuer, passType, now, &c, jwt.WithExpirationRequired(), jwt.WithIssuedAt()); err != nil {
+		return Claims{}, err
 	}
 	if c.Subject == "" {
 		return Claims{}, fmt.Errorf("%w: no sub", ErrInvalid)

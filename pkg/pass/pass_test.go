@@ -12,7 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
-func seed(t *testing.T) string {
+func seed(t testing.TB) string {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)

@@ -15,14 +15,7 @@ import (
 )
 
 func TestDialIsReadyAndWorks(t *testing.T) {
-	redistest.Client(t) // Redis must answer
-	c := service.Common{
-		RedisAddr:    []string{redistest.Addr},
-		RedisPrefix:  strings.TrimSuffix(redistest.Prefix(t), ":"),
-		AMQPURL:      amqptest.Vhost(t),
-		KafkaBrokers: kafkatest.Start(t),
-		AdminAddr:    "127.0.0.1:0",
-	}
+	c := testCommon(t)
 	ctx := context.Background()
 	d, err := Dial(ctx, "test", c, zap.NewNop())
 	if err != nil {
@@ -53,5 +46,57 @@ func TestDialFailsCleanly(t *testing.T) {
 		AMQPURL: "amqp://guest:guest@127.0.0.1:1/", KafkaBrokers: []string{"127.0.0.1:1"}}
 	if _, err := Dial(context.Background(), "test", c, zap.NewNop()); err == nil {
 		t.Fatal("dial with Redis down succeeded")
+	}
+}
+
+// A read-only service gets the parts it names and nothing that publishes;
+// its readiness checks are those of the parts it has.
+func TestDialReadOnly(t *testing.T) {
+	c := testCommon(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name          string
+		parts         []Part
+		store, rabbit bool
+		checks        []string
+	}{
+		{"notifier", []Part{Store, RabbitMQ}, true, true, []string{"redis", "rabbitmq"}},
+		{"popularity", []Part{Kafka}, false, false, []string{"redis", "kafka"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Dial(ctx, "test", c, zap.NewNop(), ReadOnly(tc.parts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if (d.Store != nil) != tc.store || (d.Consumer != nil) != tc.rabbit {
+				t.Errorf("store %v consumer %v, want %v %v", d.Store != nil, d.Consumer != nil, tc.store, tc.rabbit)
+			}
+			if d.Publisher != nil || d.Kafka != nil || d.Announcer != nil || d.Pass != nil {
+				t.Errorf("a read-only service got a publisher %v, producer %v, announcer %v or pass signer %v",
+					d.Publisher != nil, d.Kafka != nil, d.Announcer != nil, d.Pass != nil)
+			}
+			rep := d.Admin.Ready(ctx)
+			var names []string
+			for _, ch := range rep.Checks {
+				names = append(names, ch.Name)
+			}
+			if rep.Status != "ok" || strings.Join(names, ",") != strings.Join(tc.checks, ",") {
+				t.Errorf("readiness %+v, want checks %v", rep, tc.checks)
+			}
+		})
+	}
+}
+
+// testCommon is a configuration of this test's own Redis prefix, RabbitMQ
+// vhost and Kafka cluster.
+func testCommon(t *testing.T) service.Common {
+	redistest.Client(t) // Redis must answer
+	return service.Common{
+		RedisAddr:    []string{redistest.Addr},
+		RedisPrefix:  strings.TrimSuffix(redistest.Prefix(t), ":"),
+		AMQPURL:      amqptest.Vhost(t),
+		KafkaBrokers: kafkatest.Start(t),
+		AdminAddr:    "127.0.0.1:0",
 	}
 }

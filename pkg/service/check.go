@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 	"net"
-	"net/url"
-	"strings"
 )
 
 // TCPCheck is a readiness check that succeeds when any of addrs accepts a
@@ -22,39 +20,4 @@ func TCPCheck(addrs ...string) func(context.Context) error {
 		}
 		return last
 	}
-}
-
-// AMQPAddr returns the host:port of an AMQP URL (port 5672 when the URL
-// names none), for TCPCheck.
-func AMQPAddr(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	if u.Port() == "" {
-		return net.JoinHostPort(u.Hostname(), "5672")
-	}
-	return u.Host
-}
-
-// AMQPAddrs returns the host:port of each URL of a comma-separated
-// AMQP_URL, for TCPCheck (healthy while any node answers).
-func AMQPAddrs(raw string) []string {
-	var out []string
-	for _, u := range SplitList(raw) {
-		out = append(out, AMQPAddr(u))
-	}
-	return out
-}
-
-// SplitList splits a comma-separated setting, trimming spaces and dropping
-// empty items (as Load does for []string fields).
-func SplitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

@@ -6,18 +6,6 @@ import (
 	"testing"
 )
 
-func TestAMQPAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"amqp://guest:guest@127.0.0.1:5672/": "127.0.0.1:5672",
-		"amqp://u:p@rabbit/vhost":            "rabbit:5672",
-		"amqps://u:p@[::1]:5671/":            "[::1]:5671",
-	} {
-		if got := AMQPAddr(in); got != want {
-			t.Errorf("AMQPAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestTCPCheck(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caarlos0/env/v11"
 	"go.uber.org/zap"
 )
 
 // Common is the configuration every service shares. Embed it in a service's
-// Config struct. AdminAddr has no default of its own: a service sets its
-// default before Load (see [DefaultAdminAddr] and [Load]).
+// Config struct. AdminAddr has no default of its own: each service's main
+// presets its own admin port in the struct before [Load], on loopback only
+// (/metrics names every event and the listener has no authentication, so
+// exposing it is an explicit ADMIN_ADDR, as docker-compose.yml sets it).
 type Common struct {
 	// RedisAddr is one address, or several (comma separated) seed nodes of
 	// a Redis Cluster.
@@ -31,7 +34,7 @@ type Common struct {
 	AMQPURL string `env:"AMQP_URL" default:"amqp://guest:guest@127.0.0.1:5672/" secret:"true"`
 	// AMQPQueueType and AMQPDeliveryLimit fix the queue arguments; every
 	// service of a deployment must agree (see amqpx.Topology).
-	AMQPQueueType     string `env:"AMQP_QUEUE_TYPE" default:"quorum" oneof:"quorum,classic"`
+	AMQPQueueType     string `env:"AMQP_QUEUE_TYPE" default:"quorum"`
 	AMQPDeliveryLimit int    `env:"AMQP_DELIVERY_LIMIT" default:"20"`
 	// AMQPDelayedPlugin uses the x-delayed-message exchange for timeouts;
 	// every service of a deployment must agree (it sets timeout-exchange's
@@ -45,14 +48,14 @@ type Common struct {
 	KafkaTLSCA         string        `env:"KAFKA_TLS_CA"`
 	KafkaTLSCert       string        `env:"KAFKA_TLS_CERT"`
 	KafkaTLSKey        string        `env:"KAFKA_TLS_KEY"`
-	KafkaSASLMechanism string        `env:"KAFKA_SASL_MECHANISM" default:"none" oneof:"none,PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"`
+	KafkaSASLMechanism string        `env:"KAFKA_SASL_MECHANISM" default:"none"`
 	KafkaSASLUser      string        `env:"KAFKA_SASL_USER" secret:"true"`
 	KafkaSASLPassword  string        `env:"KAFKA_SASL_PASSWORD" secret:"true"`
-	KafkaCompression   string        `env:"KAFKA_COMPRESSION" default:"zstd" oneof:"none,gzip,snappy,lz4,zstd"`
+	KafkaCompression   string        `env:"KAFKA_COMPRESSION" default:"zstd"`
 	KafkaTopicPrefix   string        `env:"KAFKA_TOPIC_PREFIX"`
 	AdminAddr          string        `env:"ADMIN_ADDR" required:"true"`
-	LogLevel           string        `env:"LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
-	LogFormat          string        `env:"LOG_FORMAT" default:"json" oneof:"json,console"`
+	LogLevel           string        `env:"LOG_LEVEL" default:"info"`
+	LogFormat          string        `env:"LOG_FORMAT" default:"json"`
 	ShutdownTimeout    time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
 
 	// AdminPprof serves /debug/pprof on the admin listener (profiles,
@@ -80,52 +83,126 @@ func (c Common) Deployment() string {
 	return c.RedisPrefix
 }
 
-var adminPorts = map[string]string{
-	"gateway":                "127.0.0.1:9101",
-	"payment-webhook":        "127.0.0.1:9102",
-	"notifier":               "127.0.0.1:9103",
-	"payment-sandbox":        "127.0.0.1:9104",
-	"slot-released-consumer": "127.0.0.1:9105",
-	"timeout-consumer":       "127.0.0.1:9106",
-	"popularity":             "127.0.0.1:9107",
-	"kafka-dev":              "127.0.0.1:9108",
+// Validate checks the values Load cannot: each setting that takes one of a
+// few words, and that there is somewhere to connect to. A service's Config
+// calls it from its own Validate.
+func (c Common) Validate() error {
+	errs := []error{
+		oneOf("AMQP_QUEUE_TYPE", c.AMQPQueueType, "quorum", "classic"),
+		oneOf("KAFKA_SASL_MECHANISM", c.KafkaSASLMechanism, "none", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"),
+		oneOf("KAFKA_COMPRESSION", c.KafkaCompression, "none", "gzip", "snappy", "lz4", "zstd"),
+		oneOf("LOG_LEVEL", c.LogLevel, "debug", "info", "warn", "error"),
+		oneOf("LOG_FORMAT", c.LogFormat, "json", "console"),
+	}
+	if len(c.RedisAddr) == 0 {
+		errs = append(errs, errors.New("REDIS_ADDR: no address"))
+	}
+	if len(c.KafkaBrokers) == 0 {
+		errs = append(errs, errors.New("KAFKA_BROKERS: no address"))
+	}
+	return errors.Join(errs...)
 }
 
-// DefaultAdminAddr is the admin listener of the named service when
-// ADMIN_ADDR is not set; scripts/run-stack.sh waits on these ports. It is ""
-// for an unknown name. The defaults bind loopback only: /metrics names
-// every event and the listener has no authentication, so exposing it (to
-// a Prometheus on another host, or a container's published port) is an
-// explicit ADMIN_ADDR, as docker-compose.yml sets it.
-func DefaultAdminAddr(service string) string { return adminPorts[service] }
-
-// Load fills the struct cfg points to from environment variables. See
-// [LoadFrom] for the tags it reads.
-func Load(cfg any) error { return LoadFrom(cfg, os.LookupEnv) }
-
-// LoadFrom fills the struct cfg points to using lookup (os.LookupEnv in
-// [Load]). Each field tagged `env:"NAME"` takes the value of NAME; when NAME
-// is unset or empty, a field that already holds a non-zero value keeps it
-// (this is how a service gives a field of [Common] its own default),
-// otherwise the `default:"..."` tag applies. `required:"true"` makes a field
-// with neither a value nor a default an error, `oneof:"a,b"` restricts a
-// string, and `secret:"true"` masks the value in [Fields]. Embedded and
-// nested structs without an env tag are walked.
-//
-// Supported types: string, bool, int, int8-64, uint, uint8-64, float32/64,
-// time.Duration and []string (comma separated, spaces trimmed, empty items
-// dropped). Every bad value is reported, each error naming its variable.
-func LoadFrom(cfg any, lookup func(string) (string, bool)) error {
-	v := reflect.ValueOf(cfg)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("service: Load needs a pointer to a struct, got %T", cfg)
+// oneOf is nil when value is one of allowed, else an error naming the
+// variable and the values it takes.
+func oneOf(name, value string, allowed ...string) error {
+	if slices.Contains(allowed, value) {
+		return nil
 	}
-	var errs []error
-	walk(v.Elem(), func(f reflect.StructField, fv reflect.Value) {
-		if err := loadField(f, fv, lookup); err != nil {
-			errs = append(errs, err)
+	return fmt.Errorf("%s: %q is not one of %s", name, value, strings.Join(allowed, ", "))
+}
+
+// Load fills the struct cfg points to from the process environment and
+// validates it (see [LoadFrom]).
+func Load(cfg any) error { return LoadFrom(cfg, env.ToMap(os.Environ())) }
+
+// LoadFrom fills the struct cfg points to from environ (variable → value)
+// with github.com/caarlos0/env, then checks it. The struct tags:
+//
+//   - env:"NAME" names the variable. An empty value counts as unset.
+//   - default:"..." is the value when NAME is unset. A field without a
+//     default keeps what the struct already holds: this is how a service
+//     gives ADMIN_ADDR its own default.
+//   - required:"true": still empty after loading is an error.
+//   - secret:"true": [Fields] masks the value.
+//
+// Embedded and nested structs are walked. A []string is comma separated,
+// spaces trimmed, empty items dropped; a time.Duration is Go's syntax
+// (300ms, 10s, 5m). Every bad value is reported, each error naming its
+// variable. Then, when cfg has a Validate() error method (every service's
+// Config has one), its error is returned.
+func LoadFrom(cfg any, environ map[string]string) error {
+	err := env.ParseWithOptions(cfg, env.Options{
+		Environment:         environ,
+		DefaultValueTagName: "default",
+		FuncMap: map[reflect.Type]env.ParserFunc{
+			reflect.TypeFor[time.Duration](): parseDuration,
+			reflect.TypeFor[[]string]():      func(s string) (any, error) { return splitList(s), nil },
+		},
+	})
+	if err != nil {
+		return nameVariables(cfg, err)
+	}
+	var missing []error
+	walk(reflect.ValueOf(cfg).Elem(), func(f reflect.StructField, fv reflect.Value) {
+		if f.Tag.Get("required") == "true" && fv.IsZero() {
+			missing = append(missing, fmt.Errorf("%s: required and not set", f.Tag.Get("env")))
 		}
 	})
+	if len(missing) > 0 {
+		return errors.Join(missing...)
+	}
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		return v.Validate()
+	}
+	return nil
+}
+
+func parseDuration(s string) (any, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid duration %q (use e.g. 300ms, 10s, 5m)", s)
+	}
+	return d, nil
+}
+
+// splitList splits a comma-separated setting, trimming spaces and dropping
+// empty items.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// nameVariables rewrites env's errors, which name the Go field, to name
+// the environment variable and the bad value instead.
+func nameVariables(cfg any, err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	vars := map[string]string{} // field name → variable
+	if v := reflect.ValueOf(cfg); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		walk(v.Elem(), func(f reflect.StructField, _ reflect.Value) { vars[f.Name] = f.Tag.Get("env") })
+	}
+	errs := make([]error, 0, len(agg.Errors))
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if !errors.As(e, &pe) || vars[pe.Name] == "" {
+			errs = append(errs, e)
+			continue
+		}
+		var ne *strconv.NumError
+		if errors.As(pe.Err, &ne) {
+			errs = append(errs, fmt.Errorf("%s: invalid %s %q (%w)", vars[pe.Name], pe.Type, ne.Num, ne.Err))
+		} else {
+			errs = append(errs, fmt.Errorf("%s: %w", vars[pe.Name], pe.Err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -149,91 +226,6 @@ func walk(v reflect.Value, fn func(reflect.StructField, reflect.Value)) {
 		}
 		fn(f, fv)
 	}
-}
-
-func loadField(f reflect.StructField, fv reflect.Value, lookup func(string) (string, bool)) error {
-	name := f.Tag.Get("env")
-	raw, _ := lookup(name)
-	if raw == "" {
-		if !fv.IsZero() {
-			return nil
-		}
-		def, ok := f.Tag.Lookup("default")
-		if !ok {
-			if f.Tag.Get("required") == "true" {
-				return fmt.Errorf("%s: required and not set", name)
-			}
-			return nil
-		}
-		raw = def
-	}
-	if err := setValue(fv, raw); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if oneof, ok := f.Tag.Lookup("oneof"); ok && fv.Kind() == reflect.String {
-		allowed := strings.Split(oneof, ",")
-		if !slices.Contains(allowed, fv.String()) {
-			return fmt.Errorf("%s: %q is not one of %s", name, fv.String(), strings.Join(allowed, ", "))
-		}
-	}
-	return nil
-}
-
-func setValue(fv reflect.Value, raw string) error {
-	if fv.Type() == durationType {
-		d, err := time.ParseDuration(raw)
-		if err != nil {
-			return fmt.Errorf("invalid duration %q (use e.g. 300ms, 10s, 5m)", raw)
-		}
-		fv.SetInt(int64(d))
-		return nil
-	}
-	switch fv.Kind() {
-	case reflect.String:
-		fv.SetString(raw)
-	case reflect.Bool:
-		b, err := strconv.ParseBool(raw)
-		if err != nil {
-			return fmt.Errorf("invalid bool %q (use true or false)", raw)
-		}
-		fv.SetBool(b)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, err := strconv.ParseInt(raw, 10, fv.Type().Bits())
-		if err != nil {
-			return fmt.Errorf("invalid integer %q", raw)
-		}
-		fv.SetInt(n)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, err := strconv.ParseUint(raw, 10, fv.Type().Bits())
-		if err != nil {
-			return fmt.Errorf("invalid unsigned integer %q", raw)
-		}
-		fv.SetUint(n)
-	case reflect.Float32, reflect.Float64:
-		x, err := strconv.ParseFloat(raw, fv.Type().Bits())
-		if err != nil {
-			return fmt.Errorf("invalid number %q", raw)
-		}
-		fv.SetFloat(x)
-	case reflect.Slice:
-		if fv.Type().Elem().Kind() != reflect.String {
-			return fmt.Errorf("unsupported type %s", fv.Type())
-		}
-		var items []string
-		for s := range strings.SplitSeq(raw, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				items = append(items, s)
-			}
-		}
-		out := reflect.MakeSlice(fv.Type(), len(items), len(items))
-		for i, s := range items {
-			out.Index(i).SetString(s)
-		}
-		fv.Set(out)
-	default:
-		return fmt.Errorf("unsupported type %s", fv.Type())
-	}
-	return nil
 }
 
 // Fields returns one zap field per env-tagged field of cfg (a struct or a
@@ -276,11 +268,31 @@ func Fields(cfg any) []zap.Field {
 // Mask hides a secret for logging: a URL with a password keeps everything
 // but the password ("amqp://guest:***@host:5672/"), a URL with only a user
 // name hides that name (it is often a token), a URL without credentials is
-// shown as is, an empty value stays empty, and anything else becomes "***".
+// shown as is, a comma-separated list of URLs (AMQP_URL of a cluster) is
+// masked URL by URL, an empty value stays empty, and anything else becomes
+// "***".
 func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
+	if strings.Contains(s, ",") {
+		items := splitList(s)
+		for i, item := range items {
+			if items[i] = maskURL(item); items[i] == "" {
+				return "***"
+			}
+		}
+		return strings.Join(items, ",")
+	}
+	if m := maskURL(s); m != "" {
+		return m
+	}
+	return "***"
+}
+
+// maskURL masks the credentials of a URL as Mask describes, "" when s is
+// not a URL with a scheme and a host.
+func maskURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
 		if u.User == nil {
 			return s
@@ -294,5 +306,5 @@ func Mask(s string) string {
 		u.User = url.User(placeholder)
 		return strings.Replace(u.String(), "//"+placeholder+"@", "//***@", 1)
 	}
-	return "***"
+	return ""
 }

@@ -1,6 +1,11 @@
 package service
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,10 +35,6 @@ type testConfig struct {
 	NoDefault string        `env:"NO_DEFAULT"`
 	Nested    inner
 	ignored   string //nolint:unused // unexported fields are skipped
-}
-
-func lookupMap(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func defaults() testConfig {
@@ -87,7 +88,7 @@ func TestLoad(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := testConfig{Common: Common{AdminAddr: ":9999"}}
-			if err := LoadFrom(&got, lookupMap(tt.env)); err != nil {
+			if err := LoadFrom(&got, tt.env); err != nil {
 				t.Fatal(err)
 			}
 			want := defaults()
@@ -99,15 +100,20 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestLoadPresetKeptOverDefault(t *testing.T) {
-	cfg := testConfig{Common: Common{AdminAddr: ":9101"}, HTTPAddr: ":7000"}
-	if err := LoadFrom(&cfg, lookupMap(nil)); err != nil {
-		t.Fatal(err)
+// A field without a default keeps what the struct holds when its variable
+// is unset or empty (a service's own admin port); the variable overrides it.
+func TestLoadPresetKept(t *testing.T) {
+	for _, env := range []map[string]string{nil, {"ADMIN_ADDR": ""}} {
+		cfg := testConfig{Common: Common{AdminAddr: ":9101"}, NoDefault: "preset"}
+		if err := LoadFrom(&cfg, env); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.AdminAddr != ":9101" || cfg.NoDefault != "preset" {
+			t.Fatalf("env %v: preset lost: admin %q no_default %q", env, cfg.AdminAddr, cfg.NoDefault)
+		}
 	}
-	if cfg.AdminAddr != ":9101" || cfg.HTTPAddr != ":7000" {
-		t.Fatalf("preset lost: admin %q http %q", cfg.AdminAddr, cfg.HTTPAddr)
-	}
-	if err := LoadFrom(&cfg, lookupMap(map[string]string{"ADMIN_ADDR": ":1"})); err != nil {
+	cfg := testConfig{Common: Common{AdminAddr: ":9101"}}
+	if err := LoadFrom(&cfg, map[string]string{"ADMIN_ADDR": ":1"}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.AdminAddr != ":1" {
@@ -129,12 +135,15 @@ func TestLoadErrors(t *testing.T) {
 		{"bool", map[string]string{"DEV": "yes"}, []string{"DEV", "yes"}},
 		{"float", map[string]string{"RATIO": "half"}, []string{"RATIO", "half"}},
 		{"oneof", map[string]string{"LOG_FORMAT": "xml"}, []string{"LOG_FORMAT", "xml", "json, console"}},
+		{"oneof of several", map[string]string{"AMQP_QUEUE_TYPE": "stream", "KAFKA_COMPRESSION": "brotli"},
+			[]string{"AMQP_QUEUE_TYPE", `"stream"`, "quorum, classic", "KAFKA_COMPRESSION", "brotli"}},
+		{"no broker", map[string]string{"KAFKA_BROKERS": " , "}, []string{"KAFKA_BROKERS: no address"}},
 		{"several at once", map[string]string{"HOLD": "x", "DEV": "y"}, []string{"HOLD", "DEV"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig{Common: Common{AdminAddr: ":9999"}}
-			err := LoadFrom(&cfg, lookupMap(tt.env))
+			err := LoadFrom(&cfg, tt.env)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -149,7 +158,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestLoadRequired(t *testing.T) {
 	var cfg testConfig // no AdminAddr preset
-	err := LoadFrom(&cfg, lookupMap(nil))
+	err := LoadFrom(&cfg, nil)
 	if err == nil || !strings.Contains(err.Error(), "ADMIN_ADDR") {
 		t.Fatalf("want an ADMIN_ADDR error, got %v", err)
 	}
@@ -168,7 +177,7 @@ func TestLoadRealEnv(t *testing.T) {
 
 func TestLoadRejectsNonPointer(t *testing.T) {
 	for _, v := range []any{testConfig{}, nil, new(int), (*testConfig)(nil)} {
-		if err := LoadFrom(v, lookupMap(nil)); err == nil {
+		if err := LoadFrom(v, nil); err == nil {
 			t.Errorf("LoadFrom(%T) accepted", v)
 		}
 	}
@@ -183,6 +192,9 @@ func TestMask(t *testing.T) {
 		{"redis://token@host:6379", "redis://***@host:6379"},
 		{"amqp://host:5672/", "amqp://host:5672/"},
 		{"not a url: guest:guest@", "***"},
+		// AMQP_URL lists one URL per cluster node: each is masked
+		{"amqp://u:p1@rabbit-0:5672/bo,amqp://u:p2@rabbit-1:5672/bo", "amqp://u:***@rabbit-0:5672/bo,amqp://u:***@rabbit-1:5672/bo"},
+		{"amqp://u:p1@rabbit-0/, amqp://rabbit-1/", "amqp://u:***@rabbit-0/,amqp://rabbit-1/"},
 	}
 	for _, tt := range tests {
 		if got := Mask(tt.in); got != tt.want {
@@ -194,7 +206,7 @@ func TestMask(t *testing.T) {
 func TestFieldsMaskSecrets(t *testing.T) {
 	cfg := testConfig{Common: Common{AdminAddr: ":9101"}}
 	env := map[string]string{"JWT_SECRET": "topsecret", "REDIS_PASSWORD": "redispw", "AMQP_URL": "amqp://bo:amqppw@mq:5672/"}
-	if err := LoadFrom(&cfg, lookupMap(env)); err != nil {
+	if err := LoadFrom(&cfg, env); err != nil {
 		t.Fatal(err)
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
@@ -243,20 +255,58 @@ func stringOf(v any) string {
 	return ""
 }
 
-func TestDefaultAdminAddrDistinct(t *testing.T) {
+// Each service's main presets its own admin address (defaultAdminAddr):
+// on loopback, and no two services share one, so `make run` can start them
+// all on one host.
+func TestDefaultAdminAddrsLoopbackAndDistinct(t *testing.T) {
+	mains, err := filepath.Glob("../../services/*/main.go")
+	if err != nil || len(mains) == 0 {
+		t.Fatalf("no service mains: %v", err)
+	}
 	seen := map[string]string{}
-	for _, s := range []string{"gateway", "payment-webhook", "notifier", "payment-sandbox",
-		"slot-released-consumer", "timeout-consumer", "popularity"} {
-		a := DefaultAdminAddr(s)
-		if a == "" {
-			t.Errorf("%s has no admin address", s)
+	for _, path := range mains {
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if other, dup := seen[a]; dup {
-			t.Errorf("%s and %s share %s", s, other, a)
+		addr := ""
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					if vs.Names[0].Name == "defaultAdminAddr" {
+						addr, _ = strconv.Unquote(vs.Values[0].(*ast.BasicLit).Value)
+					}
+				}
+			}
 		}
-		seen[a] = s
+		svc := filepath.Base(filepath.Dir(path))
+		if addr == "" {
+			if usesAdmin(f) {
+				t.Errorf("%s has an admin listener but no defaultAdminAddr", svc)
+			}
+			continue
+		}
+		if host, _, _ := strings.Cut(addr, ":"); host != "127.0.0.1" {
+			t.Errorf("%s: default admin address %q is not loopback", svc, addr)
+		}
+		if other, dup := seen[addr]; dup {
+			t.Errorf("%s and %s share %s", svc, other, addr)
+		}
+		seen[addr] = svc
 	}
-	if DefaultAdminAddr("nope") != "" {
-		t.Error("unknown service has an address")
+	if len(seen) < 7 {
+		t.Errorf("%d services with a default admin address, want 7: %v", len(seen), seen)
 	}
+}
+
+// usesAdmin reports whether a main reads a service configuration (and so
+// has an admin listener).
+func usesAdmin(f *ast.File) bool {
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"github.com/boxoffice/boxoffice/pkg/service"` {
+			return true
+		}
+	}
+	return false
 }

@@ -1,20 +1,22 @@
-// Package service is what every boxoffice service binary shares: a
-// configuration struct filled from environment variables with defaults
-// ([Load], [Common]) and logged with secrets masked ([Fields]); a zap logger
-// ([NewLogger]) and a request or message id carried in the context
-// ([WithRequestID], [LoggerFrom]); a Redis client for one node or a cluster
-// ([NewRedis]); the admin listener with /metrics, /healthz and /readyz
-// ([NewAdmin]); HTTP metrics usable from net/http or gin ([HTTPMetrics]); and
-// the process skeleton ([Main], [RunAll], [ServeHTTP]) that turns SIGINT and
-// SIGTERM into a cancelled context and a graceful, bounded shutdown.
+// Package service is the process around a boxoffice service: its
+// configuration, filled from environment variables by
+// github.com/caarlos0/env ([Load], [Common]), checked by each Config's
+// Validate and logged with secrets masked ([Fields]); a zap logger
+// ([NewLogger]); a Redis client for one node or a cluster ([NewRedis]); the
+// admin listener with /metrics, /healthz and /readyz ([NewAdmin],
+// [TCPCheck]); net/http servers with the project's limits
+// ([NewHTTPServer]); and the skeleton ([Main], [RunAll], [ServeHTTP]) that
+// turns SIGINT and SIGTERM into a cancelled context and a graceful, bounded
+// shutdown. Request ids live in pkg/requestid, HTTP metrics in pkg/httpapi,
+// and the wiring of brokers and stores in pkg/platform.
 //
 // A service's main is thin:
 //
 //	func main() { service.Main("gateway", run) }
 //
 //	func run(ctx context.Context, log *zap.Logger) error {
-//		cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr("gateway")}}
-//		if err := service.Load(&cfg); err != nil {
+//		cfg := Config{Common: service.Common{AdminAddr: "127.0.0.1:9101"}} // the default admin port
+//		if err := service.Load(&cfg); err != nil { // also runs cfg.Validate
 //			return err
 //		}
 //		log.Info("config", service.Fields(cfg)...)

@@ -12,6 +12,17 @@ import (
 // redisPingTimeout bounds the connection check of [NewRedis].
 const redisPingTimeout = 5 * time.Second
 
+// RedisClusterReloadInterval is how stale a cluster client's map of slots
+// to masters may get while commands are running. go-redis reloads the map
+// at once on a MOVED or ASK reply, but a master that crashed answers
+// nothing: its slots' commands fail with "connection refused" until the
+// map is reloaded, even after the cluster promoted the replica. go-redis's
+// default (60 s) kept a killed master's events unavailable for about a
+// minute; at 1 s they answer again within about a second of the promotion
+// (docs/scaling.md). A reload is one CLUSTER SLOTS, at most once per
+// interval and only while commands are being sent.
+const RedisClusterReloadInterval = time.Second
+
 // NewRedis connects to Redis as c describes: one address gives a
 // *redis.Client, several addresses (or REDIS_CLUSTER=true) a
 // *redis.ClusterClient seeded with them. It pings before returning, so a
@@ -24,7 +35,8 @@ func NewRedis(c Common) (redis.UniversalClient, error) {
 	if len(c.RedisAddr) == 1 && !c.RedisCluster {
 		rdb = redis.NewClient(&redis.Options{Addr: c.RedisAddr[0], Password: c.RedisPassword})
 	} else {
-		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.RedisAddr, Password: c.RedisPassword})
+		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.RedisAddr, Password: c.RedisPassword,
+			ClusterStateReloadInterval: RedisClusterReloadInterval})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisPingTimeout)
 	defer cancel()

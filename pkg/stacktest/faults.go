@@ -257,10 +257,10 @@ func (s *Stack) Restart(t testing.TB, name string) {
 	}
 	var err error
 	for range 3 { // the admin or HTTP port may linger a moment
-		if err = p.start(p.bin, p.env); err != nil {
+		if err = p.Launch(p.bin, p.env); err != nil {
 			break
 		}
-		if err = p.waitReady(30 * time.Second); err == nil {
+		if err = p.WaitReady(30 * time.Second); err == nil {
 			return
 		}
 		if !p.Exited() {
@@ -294,10 +294,10 @@ func (s *Stack) StartInstance(t testing.TB, name string) *Service {
 	}
 	s.services[id] = p
 	s.order = append(s.order, id)
-	if err := p.start(orig.bin, env); err != nil {
+	if err := p.Launch(orig.bin, env); err != nil {
 		t.Fatalf("stacktest: start %s: %v", id, err)
 	}
-	if err := p.waitReady(30 * time.Second); err != nil {
+	if err := p.WaitReady(30 * time.Second); err != nil {
 		b, _ := os.ReadFile(p.Log)
 		t.Fatalf("stacktest: %s: %v; log:\n%s", id, err, b)
 	}

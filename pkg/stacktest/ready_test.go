@@ -25,11 +25,11 @@ func TestWaitReadyChecksThePID(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &Service{Name: "child", AdminAddr: strings.TrimPrefix(other.URL, "http://"), Log: filepath.Join(dir, "child.log")}
-	if err := p.start(bin, nil); err != nil {
+	if err := p.Launch(bin, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop(time.Second)
-	err := p.waitReady(3 * time.Second)
+	err := p.WaitReady(3 * time.Second)
 	if err == nil {
 		t.Fatal("a port served by another process passed as the child's readiness")
 	}

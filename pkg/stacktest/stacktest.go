@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -53,25 +54,6 @@ const (
 	WebhookSecret = "stacktest-webhook-secret-0123456789"
 	SandboxKey    = "stacktest-sandbox-key"
 )
-
-// Names of the services (directories under services/ with a main.go).
-const (
-	Gateway              = "gateway"
-	Notifier             = "notifier"
-	PaymentSandbox       = "payment-sandbox"
-	PaymentWebhook       = "payment-webhook"
-	SlotReleasedConsumer = "slot-released-consumer"
-	TimeoutConsumer      = "timeout-consumer"
-	Popularity           = "popularity"
-)
-
-// Services is the default set, in start order: consumers first, the
-// gateway last. Popularity is left out (nothing in a journey depends on it);
-// name it in [Options.Services] to run it.
-var Services = []string{SlotReleasedConsumer, TimeoutConsumer, PaymentWebhook, PaymentSandbox, Notifier, Gateway}
-
-// listens is the set of services with a public HTTP listener (HTTP_ADDR).
-var listens = map[string]bool{Gateway: true, Notifier: true, PaymentSandbox: true, PaymentWebhook: true}
 
 // Options configure [Start]. The zero value starts [Services].
 type Options struct {
@@ -130,6 +112,14 @@ type Service struct {
 	AdminAddr string
 	// Log is the path of the process's combined stdout and stderr.
 	Log string
+	// Echo, when set, also receives the process's output, each line
+	// prefixed with "[Name] " (tools/stack shows every log on its terminal).
+	Echo io.Writer
+	// OwnGroup starts the process in a process group of its own, so that
+	// a terminal's Ctrl-C reaches only the program that started it, which
+	// then stops the services in order; the process gets SIGTERM if that
+	// program dies first.
+	OwnGroup bool
 
 	cmd    *exec.Cmd
 	done   chan struct{} // closed when the process has exited
@@ -190,7 +180,7 @@ func Start(t testing.TB, o Options) *Stack {
 	}
 	for _, n := range names {
 		p := &Service{Name: n, AdminAddr: FreePort(t), Log: filepath.Join(s.LogDir, n+".log")}
-		if listens[n] {
+		if spec, _ := SpecOf(n); spec.HTTPPort != 0 {
 			p.Addr = FreePort(t)
 		}
 		s.services[n] = p
@@ -215,10 +205,10 @@ func Start(t testing.TB, o Options) *Stack {
 			env := s.env(n, logLevel)
 			maps.Copy(env, o.Env)
 			maps.Copy(env, o.ServiceEnv[n])
-			if err := p.start(filepath.Join(bin, n), env); err != nil {
+			if err := p.Launch(filepath.Join(bin, n), env); err != nil {
 				t.Fatalf("stacktest: start %s: %v", n, err)
 			}
-			err := p.waitReady(readyTimeout)
+			err := p.WaitReady(readyTimeout)
 			if err == nil {
 				break
 			}
@@ -242,14 +232,6 @@ func Start(t testing.TB, o Options) *Stack {
 	return s
 }
 
-// dependents are the services whose environment holds another service's
-// address (see Stack.env).
-var dependents = map[string][]string{
-	PaymentWebhook: {PaymentSandbox},
-	PaymentSandbox: {Gateway},
-	Notifier:       {Gateway},
-}
-
 // env is the environment the stack gives service n: shared infrastructure
 // and secrets, its own listeners, and the URLs of the other services.
 func (s *Stack) env(n, logLevel string) map[string]string {
@@ -259,30 +241,16 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 		"JWT_SECRET": JWTSecret, "WEBHOOK_SECRET": WebhookSecret, "SANDBOX_API_KEY": SandboxKey,
 		"DATABASE_URL":        s.DatabaseURL,
 		"SAFETY_NET_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s", "SHUTDOWN_TIMEOUT": "5s",
-		"ADMIN_ADDR": s.services[n].AdminAddr,
 	}
-	if p := s.services[n]; p.Addr != "" {
-		env["HTTP_ADDR"] = p.Addr
-	}
+	maps.Copy(env, Wiring(n, s.services))
 	if s.faults != nil {
 		s.faults.rewrite(env)
 	}
 	switch n {
 	case PaymentSandbox:
-		env["PUBLIC_URL"] = s.URL(PaymentSandbox)
-		if wh := s.services[PaymentWebhook]; wh != nil {
-			env["WEBHOOK_URL"] = wh.URL()
-		}
 		env["WEBHOOK_RETRY_MIN"], env["WEBHOOK_RETRY_MAX"] = "50ms", "1s"
 	case Gateway:
-		env["PUBLIC_URL"] = s.URL(Gateway)
 		env["DEV_TOKENS"] = "true"
-		if sb := s.services[PaymentSandbox]; sb != nil {
-			env["PAYMENT_PROVIDER_URL"] = sb.URL()
-		}
-		if nt := s.services[Notifier]; nt != nil {
-			env["NOTIFIER_PUBLIC_URL"] = s.NotifierWS()
-		}
 	}
 	return env
 }
@@ -365,7 +333,10 @@ func ephemeralRange() (lo, hi int) {
 	return lo, hi
 }
 
-func (p *Service) start(bin string, env map[string]string) error {
+// Launch starts bin as this service, with env added to the current
+// environment (env wins), its output written to Log (appended to on a
+// restart). It returns once the process has started; see [Service.WaitReady].
+func (p *Service) Launch(bin string, env map[string]string) error {
 	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if p.cmd != nil {
 		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND // a restart
@@ -380,6 +351,13 @@ func (p *Service) start(bin string, env map[string]string) error {
 		cmd.Env = append(cmd.Env, k+"="+env[k])
 	}
 	cmd.Stdout, cmd.Stderr = f, f
+	if p.Echo != nil {
+		w := io.MultiWriter(f, &linePrefixer{w: p.Echo, prefix: "[" + p.Name + "] "})
+		cmd.Stdout, cmd.Stderr = w, w
+	}
+	if p.OwnGroup {
+		cmd.SysProcAttr = ownGroup()
+	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return err
@@ -390,9 +368,10 @@ func (p *Service) start(bin string, env map[string]string) error {
 	return nil
 }
 
-// waitReady polls /readyz on the admin port until it answers 200, the
-// process exits, or d passes.
-func (p *Service) waitReady(d time.Duration) error {
+// WaitReady polls /readyz on the admin port until it answers 200 (from
+// this process, not another one holding the port), the process exits, or
+// d passes.
+func (p *Service) WaitReady(d time.Duration) error {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(d)
 	for {
@@ -424,6 +403,9 @@ func (p *Service) waitReady(d time.Duration) error {
 		}
 	}
 }
+
+// Done is closed when the process has exited.
+func (p *Service) Done() <-chan struct{} { return p.done }
 
 // Stop interrupts the process and waits for it to exit, killing it after
 // timeout. It returns at once when the process has already exited.
@@ -463,6 +445,29 @@ func (s *Stack) stopAll(t testing.TB) {
 			t.Logf("--- %s log (tail) ---\n%s", n, tail(p.Log, 4000))
 		}
 	}
+}
+
+// linePrefixer writes whole lines to w, each prefixed; a partial line waits
+// for its end.
+type linePrefixer struct {
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (l *linePrefixer) Write(b []byte) (int, error) {
+	l.buf = append(l.buf, b...)
+	i := bytes.LastIndexByte(l.buf, '\n')
+	if i < 0 {
+		return len(b), nil
+	}
+	var out []byte
+	for line := range bytes.Lines(l.buf[:i+1]) {
+		out = append(append(out, l.prefix...), line...)
+	}
+	l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	_, err := l.w.Write(out)
+	return len(b), err
 }
 
 func tail(path string, n int) []byte {

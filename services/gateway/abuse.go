@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
@@ -45,14 +44,14 @@ func (s *Server) limitFast(c *httpapi.FastCtx, user string, join bool) bool {
 }
 
 // limitUser is the gin middleware of the authenticated routes (after
-// auth.Middleware).
+// httpapi.Authenticate).
 func (s *Server) limitUser() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if s.Limits == nil {
 			return
 		}
 		d := s.limitDecision(c.Request.Context(), func() *zap.Logger { return httpapi.Logger(c) },
-			auth.From(c).UserID, netip.Addr{}, false)
+			httpapi.Identity(c).UserID, netip.Addr{}, false)
 		if !d.Allowed {
 			c.Header("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
 			httpapi.Abort(c, http.StatusTooManyRequests, CodeRateLimited, limitMessage(d, false))

@@ -13,7 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
@@ -32,6 +31,10 @@ type joinResponse struct {
 	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
 	ExpireAt   string `json:"expire_at,omitempty"`
 	Pass       string `json:"pass,omitempty"` // the admission pass (pass.go)
+	// Ticket is the queue ticket of a queued (not pre-queued) user
+	// (pass.go): its seq against GET /api/events/{id}/progress is the
+	// user's place.
+	Ticket string `json:"ticket,omitempty"`
 	// SalesStart is when the pre-queue's draw admits (status prequeued).
 	SalesStart string `json:"sales_start,omitempty"`
 }
@@ -48,6 +51,7 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.StrOmitEmpty("pass", r.Pass)
+	o.StrOmitEmpty("ticket", r.Ticket)
 	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
 }
@@ -73,7 +77,7 @@ func statusOf(st booking.State) string {
 // is announced before the answer (timeout scheduled, your_turn, the Kafka
 // events), and on failure left to the same sweep.
 func (s *Server) join(c *httpapi.FastCtx) {
-	id, ok := s.Auth.FastIdentity(c)
+	id, ok := httpapi.FastIdentity(s.Auth, c)
 	if !ok {
 		return
 	}
@@ -82,6 +86,9 @@ func (s *Server) join(c *httpapi.FastCtx) {
 	}
 	var req eventRequest
 	if !c.Bind(&req) {
+		return
+	}
+	if !s.joinChallenge(c, req.EventID) {
 		return
 	}
 	user := id.UserID
@@ -116,6 +123,10 @@ func (s *Server) join(c *httpapi.FastCtx) {
 		resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(res.PrequeuedUntil)
 	}
 	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.ExpireAt, &resp.Pass) {
+		return
+	}
+	// a pre-queued user's place is drawn at the start: no ticket until then
+	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastTicket(c, req.EventID, user, res.Sequence, &resp.Ticket) {
 		return
 	}
 	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
@@ -185,7 +196,7 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 
 // position: GET /api/booking/position?event_id=.
 func (s *Server) position(c *httpapi.FastCtx) {
-	id, ok := s.Auth.FastIdentity(c)
+	id, ok := httpapi.FastIdentity(s.Auth, c)
 	if !ok {
 		return
 	}
@@ -198,6 +209,9 @@ func (s *Server) position(c *httpapi.FastCtx) {
 		return
 	}
 	st, err := s.Store.Position(c.Context(), eventID, id.UserID)
+	if nf := (*booking.NotFoundError)(nil); errors.As(err, &nf) {
+		st = nf.Status // not joined: the event's numbers still show
+	}
 	resp := positionResponse{EventID: eventID, Served: st.Counts.Served, Waiting: st.Counts.Waiting, SoldOut: st.SoldOut}
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
@@ -216,7 +230,7 @@ func (s *Server) position(c *httpapi.FastCtx) {
 			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
 		} else if st.SoldOut {
 			resp.Status = "sold_out"
-		} else if rate := etaRate(st); rate > 0 {
+		} else if rate := etaRate(st.Counts.AdmittedLastMinute, st.AdmitPerMinute); rate > 0 {
 			eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
 			resp.ETASeconds = &eta
 		}
@@ -236,13 +250,12 @@ func (s *Server) position(c *httpapi.FastCtx) {
 
 // etaRate is the admissions per minute the ETA assumes: the last
 // minute's, but never more than the rate cap (which may just have been
-// lowered).
-func etaRate(st booking.Status) int64 {
-	rate := st.Counts.AdmittedLastMinute
-	if c := st.AdmitPerMinute; c > 0 && rate > c {
-		rate = c
+// lowered; 0: none).
+func etaRate(lastMinute, admitPerMinute int64) int64 {
+	if admitPerMinute > 0 && lastMinute > admitPerMinute {
+		return admitPerMinute
 	}
-	return rate
+	return lastMinute
 }
 
 type selectSeatRequest struct {
@@ -302,7 +315,7 @@ func (s *Server) selectSeat(c *gin.Context) {
 		return
 	}
 	seats := req.seats()
-	deadline, err := s.Store.LockSeats(c.Request.Context(), req.EventID, auth.From(c).UserID, seats)
+	deadline, err := s.Store.LockSeats(c.Request.Context(), req.EventID, httpapi.Identity(c).UserID, seats)
 	var taken *booking.SeatsTakenError
 	var many *booking.TooManySeatsError
 	var unknown *booking.SeatUnknownError
@@ -341,7 +354,7 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	user := auth.From(c).UserID
+	user := httpapi.Identity(c).UserID
 	ctx := c.Request.Context()
 	hold, err := s.Store.InitiatePayment(ctx, req.EventID, user, "pay_"+strings.ToLower(rand.Text()))
 	if err != nil {
@@ -386,7 +399,7 @@ func (s *Server) cancel(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
-	user := auth.From(c).UserID
+	user := httpapi.Identity(c).UserID
 	ctx := c.Request.Context()
 	res, err := s.Store.Cancel(ctx, req.EventID, user)
 	if err != nil {

@@ -288,7 +288,7 @@ func TestOpenAPIContract(t *testing.T) {
 	hs.srv.Limits = nil
 	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	hs.createEvent(map[string]any{"id": "pq", "rows": 1, "seats_per_row": 2, "sales_start": start, "early_join_seconds": 7200})
-	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "pq"}); r.str("status") != "prequeued" || r.str("sales_start") == "" {
+	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "pq"}); r.str("status") != "prequeued" || r.str("sales_start") == "" || r.str("ticket") != "" {
 		t.Fatalf("pre-queued join: %s", r.raw)
 	}
 	if r := hs.do("GET", "/api/booking/position?event_id=pq", bob, nil); r.str("status") != "prequeued" || r.num("position") != 0 {
@@ -297,6 +297,26 @@ func TestOpenAPIContract(t *testing.T) {
 	if r := hs.do("GET", "/api/events/pq", "", nil); len(r.str("draw_commit")) != 64 || r.str("draw_seed") != "" || r.num("prequeued") != 1 {
 		t.Fatalf("event before its draw: %s", r.raw)
 	}
+	// the queue ticket of a queued join and the progress document
+	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "capped"}); r.str("ticket") == "" {
+		t.Fatalf("queued join without a ticket: %s", r.raw)
+	}
+	want(t, hs.do("GET", "/api/events/capped/progress", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events/pq/progress", "", nil), 200, "")
+	w = hs.raw("GET", "/api/events/capped/progress", nil)
+	want(t, hs.do("GET", "/api/events/capped/progress", "", nil, "If-None-Match", w.Header().Get("ETag")), 304, "")
+	want(t, hs.do("GET", "/api/events/nope/progress", "", nil), 404, "event_not_found")
+	// the join challenge (challenge.go) and the patchable pre-queue
+	hs.srv.Challenger = NewChallenger([]byte("contract-challenge-key"), 500, time.Minute, hs.srv.Redis, hs.srv.Prefix)
+	hs.createEvent(map[string]any{"id": "guarded", "rows": 1, "seats_per_row": 2, "challenge": "pow"})
+	want(t, hs.do("GET", "/api/events/guarded", "", nil), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", carol, map[string]any{"event_id": "guarded"}), 403, CodeChallengeRequired)
+	solved := solveAltcha(t, hs.fetchChallenge(t, "guarded"))
+	want(t, hs.do("POST", "/api/booking/request", carol, map[string]any{"event_id": "guarded"}, altchaHeader, solved), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "guarded"}, altchaHeader, solved), 403, CodeChallengeFailed)
+	want(t, hs.do("GET", "/api/events/nope/challenge", "", nil), 404, "event_not_found")
+	want(t, hs.do("PATCH", "/api/admin/events/guarded", hs.admin, map[string]any{"challenge": "none", "early_join_seconds": 60}), 200, "")
+	bad("PATCH", "/api/admin/events/guarded", hs.admin, `{"challenge":"captcha"}`, 400, "invalid_argument")
 	ct.report()
 }
 

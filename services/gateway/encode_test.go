@@ -13,7 +13,7 @@ func TestResponsesEncodeLikeEncodingJSON(t *testing.T) {
 	for i, s := range strs {
 		for _, n := range []int64{0, 1, -3, 1 << 40} {
 			j := joinResponse{Success: i%2 == 0, Status: s, State: strs[(i+1)%len(strs)], Position: n, Sequence: n * 2,
-				ExpireTime: n, ExpireAt: s}
+				ExpireTime: n, ExpireAt: s, Ticket: strs[(i+5)%len(strs)]}
 			check(t, &j, j.appendJSON(nil))
 			p := positionResponse{Status: s, State: strs[(i+2)%len(strs)], EventID: strs[(i+3)%len(strs)], Position: n,
 				Sequence: n, Served: n, Waiting: -n, SeatID: s, PaymentID: strs[(i+4)%len(strs)], ExpireTime: n, ExpireAt: s,
@@ -34,4 +34,37 @@ func check(t *testing.T, v any, got []byte) {
 	if string(got) != string(want) {
 		t.Fatalf("encoding differs:\n got %s\nwant %s", got, want)
 	}
+}
+
+// BenchmarkJoinResponse and BenchmarkPositionResponse: the two hot answers
+// by their hand-written encoders (pkg/jsonobj) and by encoding/json
+// (docs/benchmarks.md, "pkg/jsonobj").
+func BenchmarkJoinResponse(b *testing.B) {
+	r := joinResponse{Success: true, Status: "queued", State: "waiting", Position: 48213, Sequence: 1048213}
+	benchEncode(b, &r, r.appendJSON)
+}
+
+func BenchmarkPositionResponse(b *testing.B) {
+	eta := int64(912)
+	r := positionResponse{Status: "queued", State: "waiting", EventID: "stadium-tour", Position: 48213,
+		Sequence: 1048213, Served: 1000000, Waiting: 912345, ETASeconds: &eta}
+	benchEncode(b, &r, r.appendJSON)
+}
+
+func benchEncode(b *testing.B, v any, appendJSON func([]byte) []byte) {
+	b.Run("jsonobj", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = appendJSON(buf[:0])
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

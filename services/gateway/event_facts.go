@@ -93,6 +93,9 @@ func eventSettings(cfg booking.EventConfig) string {
 	if cfg.EarlyJoin != 0 {
 		kv["early_join_seconds"] = secs(cfg.EarlyJoin)
 	}
+	if cfg.Challenge == booking.ChallengePoW {
+		kv["challenge"] = cfg.Challenge
+	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
 		keys = append(keys, k)

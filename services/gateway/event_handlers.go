@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 )
@@ -128,7 +129,7 @@ func (s *Server) listEvents(c *gin.Context) {
 // getEvent: GET /api/events/{id} (live counts).
 func (s *Server) getEvent(c *gin.Context) {
 	id := c.Param("id")
-	if !booking.ValidEventID(id) {
+	if !ids.ValidEvent(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -179,7 +180,7 @@ type devTokenRequest struct {
 }
 
 func (r devTokenRequest) Validate() error {
-	if !booking.ValidID(r.UserID) {
+	if !ids.Valid(r.UserID) {
 		return errf("user_id must be 1-128 printable characters without spaces, braces or '|'")
 	}
 	if r.Role != "" && r.Role != "user" && r.Role != auth.RoleAdmin {
@@ -246,17 +247,23 @@ type createEventRequest struct {
 	AdmitPerMinute int `json:"admit_per_minute"`
 	// EarlyJoinSeconds opens the pre-queue before sales_start (0 = none).
 	EarlyJoinSeconds *float64 `json:"early_join_seconds"`
+	// Challenge "pow" asks every join for a solved proof-of-work
+	// challenge (challenge.go); "none" or absent: no challenge.
+	Challenge string `json:"challenge"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
 	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
 		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder,
-		AdmitPerMinute: r.AdmitPerMinute}
+		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge}
 	if r.PriceCents != nil {
 		cfg.PriceCents = *r.PriceCents
 	}
 	if r.ID == "" {
 		return cfg, errf("id is required")
+	}
+	if err := checkChallengeSetting(r.Challenge); err != nil {
+		return cfg, err
 	}
 	if len(r.Name) > 200 {
 		return cfg, errf("name must be at most 200 characters")
@@ -366,6 +373,11 @@ type updateEventRequest struct {
 	MaxSeatsPerOrder *int `json:"max_seats_per_order"`
 	// AdmitPerMinute changes the rate cap (0 = off) at once.
 	AdmitPerMinute *int `json:"admit_per_minute"`
+	// EarlyJoinSeconds changes the pre-queue's opening for joins from now
+	// on (booking.EventUpdate.EarlyJoin).
+	EarlyJoinSeconds *float64 `json:"early_join_seconds"`
+	// Challenge switches the join challenge: "pow" or "none".
+	Challenge *string `json:"challenge"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -377,22 +389,29 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
-		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute}
+		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
 		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
-		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil {
+		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge"`)
 		return
+	}
+	if req.Challenge != nil {
+		if err := checkChallengeSetting(*req.Challenge); err != nil {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
+			return
+		}
 	}
 	for _, f := range []struct {
 		name string
 		v    *float64
 		dst  **time.Duration
-	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}, {"grace_seconds", req.GraceSeconds, &u.Grace}} {
+	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}, {"grace_seconds", req.GraceSeconds, &u.Grace},
+		{"early_join_seconds", req.EarlyJoinSeconds, &u.EarlyJoin}} {
 		if f.v == nil {
 			continue
 		}
@@ -403,7 +422,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 		}
 		*f.dst = &d
 	}
-	if !booking.ValidEventID(id) {
+	if !ids.ValidEvent(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -419,6 +438,9 @@ func (s *Server) updateEvent(c *gin.Context) {
 	if err != nil {
 		httpapi.Fail(c, err)
 		return
+	}
+	if req.Challenge != nil {
+		s.forgetChallenge(id)
 	}
 	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil || req.AdmitPerMinute != nil {
 		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {

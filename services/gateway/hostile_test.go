@@ -30,7 +30,7 @@ import (
 func TestSeatMapReadersBesideABuyer(t *testing.T) {
 	hs := newHarness(t, false)
 	hs.createEvent(map[string]any{"id": "big", "rows": 80, "seats_per_row": 500, "capacity": 10})
-	counter := &countGets{}
+	counter := &countCmds{name: "get"}
 	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
 	t.Cleanup(func() { rdb.Close() })
 	rdb.AddHook(counter)

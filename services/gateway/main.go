@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,6 +33,10 @@ import (
 )
 
 const name = "gateway"
+
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9101"
 
 // Config is the gateway's configuration (environment variables).
 type Config struct {
@@ -60,12 +65,33 @@ type Config struct {
 	// TrustedProxies are the CIDRs of the proxies whose X-Forwarded-For
 	// names the client (none: the TCP peer is the client).
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
+	// ChallengeHMACKey signs the join challenges of events with challenge
+	// "pow" (challenge.go); every gateway must have the same. Empty: a key
+	// derived from JWT_SECRET.
+	ChallengeHMACKey string `env:"CHALLENGE_HMAC_KEY" secret:"true"`
+	// ChallengeMaxNumber is the challenge's work: a browser computes half
+	// this many SHA-256 hashes on average.
+	ChallengeMaxNumber int64 `env:"CHALLENGE_MAX_NUMBER" default:"100000"`
+	// ChallengeTTL is how long a challenge may be solved and used.
+	ChallengeTTL time.Duration `env:"CHALLENGE_TTL" default:"5m"`
+}
+
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if c.RateJoinsPerMinutePerIP < 0 || c.RateRequestsPerSecondPerUser < 0 {
+		errs = append(errs, errors.New("RATE_JOINS_PER_MINUTE_PER_IP, RATE_REQUESTS_PER_SECOND_PER_USER: must be >= 0"))
+	}
+	if c.TicketPrice < 0 {
+		errs = append(errs, errors.New("TICKET_PRICE_CENTS: must be >= 0"))
+	}
+	return errors.Join(append(errs, c.Common.Validate())...)
 }
 
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -93,13 +119,15 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config: TRUSTED_PROXIES: %w", err)
 	}
-	if cfg.RateJoinsPerMinutePerIP < 0 || cfg.RateRequestsPerSecondPerUser < 0 {
-		return fmt.Errorf("config: rate limits must be >= 0")
-	}
 	limits := ratelimit.New(d.Redis, cfg.RedisPrefix, ratelimit.Config{
 		JoinsPerMinutePerIP:      cfg.RateJoinsPerMinutePerIP,
 		RequestsPerSecondPerUser: cfg.RateRequestsPerSecondPerUser,
 	})
+
+	challenger, err := newChallengerFrom(cfg, d.Redis)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
 
 	ann := d.Announcer
 	relay := admission.NewRelay(ann)
@@ -127,6 +155,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		Proxies:     proxies,
 		Pass:        d.Pass,
 		PassKeys:    d.PassKeys,
+		Challenger:  challenger,
 	}
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")

@@ -10,9 +10,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 )
 
@@ -24,7 +24,7 @@ func (s *Server) ledgerRoutes(api, adm *gin.RouterGroup) {
 	if s.Ledger == nil {
 		return
 	}
-	o := api.Group("/orders", s.Auth.Middleware())
+	o := api.Group("/orders", httpapi.Authenticate(s.Auth))
 	o.GET("", s.myOrders)
 	o.GET("/:id", s.myOrder)
 	adm.GET("/events/:id/orders", s.eventOrders)
@@ -129,7 +129,7 @@ func (s *Server) myOrders(c *gin.Context) {
 	if !ok {
 		return
 	}
-	orders, err := s.Ledger.UserOrders(c.Request.Context(), auth.From(c).UserID, n)
+	orders, err := s.Ledger.UserOrders(c.Request.Context(), httpapi.Identity(c).UserID, n)
 	if err != nil {
 		httpapi.Fail(c, err)
 		return
@@ -141,11 +141,11 @@ func (s *Server) myOrders(c *gin.Context) {
 // else's is a 404 like a missing one.
 func (s *Server) myOrder(c *gin.Context) {
 	id := c.Param("id")
-	if !booking.ValidID(id) {
+	if !ids.Valid(id) {
 		httpapi.Abort(c, http.StatusNotFound, "order_not_found", ledger.ErrOrderNotFound.Error())
 		return
 	}
-	o, err := s.Ledger.UserOrder(c.Request.Context(), auth.From(c).UserID, id)
+	o, err := s.Ledger.UserOrder(c.Request.Context(), httpapi.Identity(c).UserID, id)
 	if errors.Is(err, ledger.ErrOrderNotFound) {
 		httpapi.Abort(c, http.StatusNotFound, "order_not_found", err.Error())
 		return
@@ -170,7 +170,7 @@ func (s *Server) eventOrders(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, `format must be "json" or "csv"`)
 		return
 	}
-	if !booking.ValidID(id) {
+	if !ids.Valid(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -265,7 +265,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 // interval). 409 event_exists when Redis has the event.
 func (s *Server) restoreEvent(c *gin.Context) {
 	id := c.Param("id")
-	if !booking.ValidID(id) {
+	if !ids.Valid(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

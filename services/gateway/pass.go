@@ -14,7 +14,8 @@ import (
 // position of a user in the room carry "pass", a JWT signed with the
 // current PASS_KEYS key; GET /.well-known/jwks.json publishes every
 // configured key (current and previous) for origins and CDN workers to
-// verify it offline (docs/admission-pass.md).
+// verify it offline (docs/admission-pass.md). A waiting user's join
+// carries "ticket", the queue ticket signed with the same key.
 
 // fastPass signs the pass into *dst; false when it answered (an error).
 func (s *Server) fastPass(c *httpapi.FastCtx, eventID, user string, seq int64, deadline time.Time, dst *string) bool {
@@ -28,6 +29,19 @@ func (s *Server) fastPass(c *httpapi.FastCtx, eventID, user string, seq int64, d
 		return false
 	}
 	*dst = p
+	return true
+}
+
+// fastTicket signs the queue ticket into *dst; false when it answered
+// (an error).
+func (s *Server) fastTicket(c *httpapi.FastCtx, eventID, user string, seq int64, dst *string) bool {
+	t, err := s.Pass.SignTicket(eventID, user, seq, s.Store.Now())
+	if err != nil {
+		c.Logger().Error("sign queue ticket", zap.Error(err))
+		c.Abort(http.StatusInternalServerError, httpapi.CodeInternal, "could not sign the queue ticket")
+		return false
+	}
+	*dst = t
 	return true
 }
 

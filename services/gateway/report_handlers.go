@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/report"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) reportRoutes(adm *gin.RouterGroup) {
 func (s *Server) eventReport(c *gin.Context) {
 	id := c.Param("id")
 	ctx := c.Request.Context()
-	if !booking.ValidID(id) {
+	if !ids.Valid(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

@@ -3,51 +3,30 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"hash/fnv"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 // The seat map (GET /api/seats/available) is anonymous and the largest
-// answer the gateway gives (a byte per seat), so its cost must not grow
-// with the number of readers. Each gateway instance keeps a snapshot per
-// event: it is read from Redis (Store.SeatStatuses: a plain GET of the
-// event's status string) at most once per SeatMapMaxAge, with one read in
-// flight per event however many clients ask (singleflight); every reader
-// in between gets the same encoded bytes. The answer carries an ETag and
-// Cache-Control, so browsers revalidate with a 304 and a CDN in front
-// absorbs the rest. The map may be up to a second old: selection is
-// decided by the lock_seat script, so a stale seat only means a 409.
+// answer the gateway gives (a byte per seat): it is a per-event snapshot
+// (snapshot.go) read from Redis (Store.SeatStatuses: a plain GET of the
+// event's status string) at most once per SeatMapMaxAge. The map may be
+// up to a second old: selection is decided by the lock_seat script, so a
+// stale seat only means a 409.
 
 // defaultSeatMapMaxAge is how old a served snapshot may be.
 const defaultSeatMapMaxAge = time.Second
 
-// maxSeatMapEvents bounds the snapshots kept (only existing events are
-// kept, and events are created by admins, so this is a backstop).
-const maxSeatMapEvents = 10_000
+// seatMapCache holds the seat map snapshots of one gateway instance.
+type seatMapCache = snapshotCache[seatMapLayout]
 
-// seatMapCache holds the per-event snapshots of one gateway instance.
-type seatMapCache struct {
-	flights singleflight.Group
-	mu      sync.Mutex
-	snaps   map[string]*seatSnapshot
-}
-
-// seatSnapshot is one encoded seat map and what a refresh reuses: the
-// sections of the seat ids never change once an event exists (the ids
-// themselves are not kept: a grid's sections name them in a few bytes).
-type seatSnapshot struct {
-	at       time.Time
-	body     []byte
-	etag     string
+// seatMapLayout is what a refresh reuses: the sections of the seat ids
+// never change once an event exists (the ids themselves are not kept: a
+// grid's sections name them in a few bytes).
+type seatMapLayout struct {
 	seats    int
 	sections []booking.SeatSection
 	// the event's priced sections (issue 14) and currency, read with the ids
@@ -91,58 +70,17 @@ type seatMapSection struct {
 	Section int `json:"section"`
 }
 
-func (m *seatMapCache) cached(eventID string) *seatSnapshot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.snaps[eventID]
-}
-
-// get returns a snapshot no older than maxAge, reading Redis at most once
-// at a time per event.
-func (m *seatMapCache) get(ctx context.Context, store *booking.Store, eventID string, maxAge time.Duration, priced func(booking.Event) booking.Event) (*seatSnapshot, error) {
-	if s := m.cached(eventID); s != nil && time.Since(s.at) < maxAge {
-		return s, nil
-	}
-	v, err, _ := m.flights.Do(eventID, func() (any, error) {
-		prev := m.cached(eventID)
-		if prev != nil && time.Since(prev.at) < maxAge {
-			return prev, nil // refreshed while this caller waited
-		}
-		// not the first caller's context: one caller going away must not
-		// fail the read the others wait for
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		snap, err := readSeatMap(rctx, store, eventID, prev, priced)
-		if err != nil {
-			return nil, err
-		}
-		m.mu.Lock()
-		if m.snaps == nil {
-			m.snaps = map[string]*seatSnapshot{}
-		}
-		if _, ok := m.snaps[eventID]; ok || len(m.snaps) < maxSeatMapEvents {
-			m.snaps[eventID] = snap
-		}
-		m.mu.Unlock()
-		return snap, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*seatSnapshot), nil
-}
-
 // readSeatMap reads the status string (and, the first time, the seat ids)
 // and encodes the answer once for every reader.
-func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev *seatSnapshot, priced func(booking.Event) booking.Event) (*seatSnapshot, error) {
+func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev *snapshot[seatMapLayout], priced func(booking.Event) booking.Event) (*snapshot[seatMapLayout], error) {
 	start := time.Now()
 	status, err := store.SeatStatuses(ctx, eventID)
 	if err != nil {
 		return nil, err
 	}
-	snap := &seatSnapshot{at: start, seats: len(status)}
-	if prev != nil && prev.seats == len(status) {
-		snap.sections, snap.prices, snap.currency = prev.sections, prev.prices, prev.currency
+	snap := seatMapLayout{seats: len(status)}
+	if prev != nil && prev.v.seats == len(status) {
+		snap = prev.v
 	} else {
 		ids, err := store.SeatMapIDs(ctx, eventID)
 		if err != nil {
@@ -177,13 +115,11 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 		}
 		resp.Sections[i] = out
 	}
-	if snap.body, err = json.Marshal(resp); err != nil {
+	body, err := json.Marshal(resp)
+	if err != nil {
 		return nil, err
 	}
-	h := fnv.New64a()
-	h.Write(snap.body)
-	snap.etag = `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
-	return snap, nil
+	return newSnapshot(start, body, snap), nil
 }
 
 // seatsAvailable: GET /api/seats/available?event_id= — the event's seat
@@ -198,33 +134,16 @@ func (s *Server) seatsAvailable(c *httpapi.FastCtx) {
 	if maxAge <= 0 {
 		maxAge = defaultSeatMapMaxAge
 	}
-	snap, err := s.seatMaps.get(c.Context(), s.Store, eventID, maxAge, func(e booking.Event) booking.Event {
-		return s.priced(viewOf(e)).Event
+	snap, err := s.seatMaps.get(c.Context(), eventID, maxAge, func(ctx context.Context, prev *snapshot[seatMapLayout]) (*snapshot[seatMapLayout], error) {
+		return readSeatMap(ctx, s.Store, eventID, prev, func(e booking.Event) booking.Event {
+			return s.priced(viewOf(e)).Event
+		})
 	})
 	if err != nil {
 		c.Fail(err)
 		return
 	}
-	h := &c.Response.Header
-	h.Set("ETag", snap.etag)
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(max(1, int(maxAge/time.Second))))
-	if etagMatches(c.Header("If-None-Match"), snap.etag) {
-		c.SetStatusCode(http.StatusNotModified)
-		return
-	}
-	c.WriteJSON(http.StatusOK, snap.body)
-}
-
-// etagMatches reports whether an If-None-Match header names etag (weak
-// comparison, as RFC 9110 asks for If-None-Match).
-func etagMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == etag || t == "*" {
-			return true
-		}
-	}
-	return false
+	serveSnapshot(c, snap, maxAge)
 }
 
 // splitRuns cuts the runs of seat ids where a priced section starts, so

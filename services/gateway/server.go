@@ -15,6 +15,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/pass"
@@ -80,8 +81,18 @@ type Server struct {
 	// GET /.well-known/jwks.json (pass.go).
 	Pass     *pass.Signer
 	PassKeys pass.Keys
+	// Challenger issues and verifies the join challenge of events with
+	// challenge "pow" (challenge.go; nil: such joins answer 503).
+	Challenger *Challenger
 
-	seatMaps seatMapCache
+	challenges challengeCache
+
+	// ProgressMaxAge is how old a served progress document may be (0: 1s;
+	// progress.go).
+	ProgressMaxAge time.Duration
+
+	seatMaps     seatMapCache
+	progressDocs snapshotCache[struct{}]
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -95,6 +106,7 @@ func (s *Server) FastHandler() fasthttp.RequestHandler {
 		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events/{id}/progress", Handle: s.progress},
 	)
 }
 
@@ -112,13 +124,14 @@ func (s *Server) Handler() http.Handler {
 	api.GET("/events", s.listEvents)
 	api.GET("/events/popular", s.popularEvents)
 	api.GET("/events/:id", s.getEvent)
+	api.GET("/events/:id/challenge", s.challenge)
 
-	b := api.Group("/booking", s.Auth.Middleware(), s.limitUser())
+	b := api.Group("/booking", httpapi.Authenticate(s.Auth), s.limitUser())
 	b.POST("/select-seat", s.selectSeat)
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)
 
-	adm := api.Group("/admin", s.Auth.Middleware(), auth.RequireAdmin())
+	adm := api.Group("/admin", httpapi.Authenticate(s.Auth), httpapi.RequireAdmin())
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
@@ -142,8 +155,8 @@ func checkEventID(id string) error {
 	if id == "" {
 		return errf("event_id is required")
 	}
-	if !booking.ValidEventID(id) {
-		return errf("event_id must be " + booking.EventIDRule)
+	if !ids.ValidEvent(id) {
+		return errf("event_id must be " + ids.EventRule)
 	}
 	return nil
 }

@@ -233,7 +233,7 @@ func TestJourney(t *testing.T) {
 	if r.str("status") != "active" || r.num("sequence") != 1 || r.num("expire_time") == 0 {
 		t.Fatalf("alice join: %s", r.raw)
 	}
-	if a := hs.ann.announced; len(a) != 2 || a[0].Kind != admission.KindJoined || a[1].Kind != admission.KindPromoted ||
+	if a := hs.ann.announced; len(a) != 2 || a[0].Kind != booking.KindJoined || a[1].Kind != booking.KindPromoted ||
 		a[1].UserID != "alice" || a[1].RequestID == "" {
 		t.Fatalf("immediate admission not announced: %+v", hs.ann.announced)
 	}
@@ -491,7 +491,7 @@ func TestKafkaOutage(t *testing.T) {
 	hs.rec.FailWith(nil)
 	var joins []booking.OutboxEntry
 	for _, e := range left {
-		if e.Kind == admission.KindJoined {
+		if e.Kind == booking.KindJoined {
 			joins = append(joins, e)
 		}
 	}
@@ -502,7 +502,7 @@ func TestKafkaOutage(t *testing.T) {
 	if len(evs) != 2 || evs[0].UserID != "u1" || evs[0].Sequence != 1 || evs[1].UserID != "u2" || evs[1].Sequence != 2 {
 		t.Fatalf("booking_request after the sweep: %+v", evs)
 	}
-	if left, _ := hs.store.Outbox(context.Background(), "e1", 0); len(left) != 1 || left[0].Kind != admission.KindPromoted {
+	if left, _ := hs.store.Outbox(context.Background(), "e1", 0); len(left) != 1 || left[0].Kind != booking.KindPromoted {
 		t.Fatalf("outbox after the sweep: %+v", left)
 	}
 	hs.prov.fail = errors.New("provider down")

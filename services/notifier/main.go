@@ -16,13 +16,17 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/auth"
-	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/services/notifier/internal/notifier"
 	"go.uber.org/zap"
 )
 
 const name = "notifier"
+
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9103"
 
 // Config is the service's configuration (environment variables).
 type Config struct {
@@ -49,15 +53,21 @@ type Config struct {
 	AllowedOrigins []string `env:"ALLOWED_ORIGINS" default:"*"`
 }
 
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if c.PositionInterval <= 0 || c.PresenceInterval <= 0 || c.SendQueue <= 0 {
+		errs = append(errs, errors.New("POSITION_INTERVAL, PRESENCE_INTERVAL, SEND_QUEUE: must be positive"))
+	}
+	return errors.Join(append(errs, c.Common.Validate())...)
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	if cfg.PositionInterval <= 0 || cfg.PresenceInterval <= 0 || cfg.SendQueue <= 0 {
-		return errors.New("config: POSITION_INTERVAL, PRESENCE_INTERVAL and SEND_QUEUE must be positive")
 	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = notifier.DefaultMaxConnections()
@@ -68,44 +78,33 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
 	}
-	admin := service.NewAdminFor(cfg.Common, log, nil)
-	if err := admin.Listen(); err != nil {
-		return err
-	}
-	rdb, err := service.NewRedis(cfg.Common)
+	// Reads bookings and consumes notifications; publishes nothing.
+	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.ReadOnly(platform.Store, platform.RabbitMQ))
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	store := booking.New(rdb, booking.WithPrefix(cfg.RedisPrefix))
-	if err := store.Load(ctx); err != nil {
-		return err
-	}
-	admin.AddCheck("redis", service.RedisCheck(rdb))
-	admin.AddCheck("rabbitmq", service.TCPCheck(service.AMQPAddrs(cfg.AMQPURL)...))
+	defer d.Close()
 
 	srv := notifier.NewServer(notifier.Config{
 		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,
 		PingInterval: cfg.PingInterval, PingTimeout: cfg.PingTimeout, WriteTimeout: cfg.WriteTimeout,
 		SendQueue: cfg.SendQueue, MaxConnections: cfg.MaxConnections, OriginPatterns: cfg.AllowedOrigins,
 		MaxPerUser: cfg.MaxPerUser, MaxPerIP: cfg.MaxPerIP,
-	}, store, func(tok string) (string, error) {
+	}, d.Store, func(tok string) (string, error) {
 		id, err := authority.Verify(tok)
 		return id.UserID, err
-	}, notifier.NewMetrics(admin.Registry()), log)
+	}, notifier.NewMetrics(d.Admin.Registry()), log)
 
-	consumer := amqpx.NewConsumer(cfg.AMQPURL, append(amqpx.ConfigOptions(cfg.Common),
-		amqpx.WithLogger(log), amqpx.WithMetrics(amqpx.NewMetrics(admin.Registry())))...)
 	httpSrv := service.NewHTTPServer(cfg.HTTPAddr, srv.Handler())
 	log.Info("listening", zap.String("http_addr", cfg.HTTPAddr))
 	return service.RunAll(ctx,
-		admin.Run,
+		d.Admin.Run,
 		srv.Run,
 		func(ctx context.Context) error {
 			// One worker keeps a user's notifications in order. They are
 			// best effort to whoever is connected now:
 			// never retried, a malformed one is logged and dropped.
-			return consumer.Consume(ctx, "", srv.HandleNotification, amqpx.ConsumeOptions{
+			return d.Consumer.Consume(ctx, "", srv.HandleNotification, amqpx.ConsumeOptions{
 				BindFanout: amqpx.NotificationsExchange, Workers: 1, Prefetch: 512,
 				MaxRetries: -1, DrainTimeout: cfg.ShutdownTimeout})
 		},

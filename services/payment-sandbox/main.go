@@ -26,6 +26,10 @@ import (
 
 const name = "payment-sandbox"
 
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9104"
+
 // Config is the service's configuration (environment variables).
 type Config struct {
 	HTTPAddr  string `env:"HTTP_ADDR" default:":8083"`
@@ -45,15 +49,24 @@ type Config struct {
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" default:"15s"`
 }
 
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if c.RetryAttempts < 1 {
+		errs = append(errs, errors.New("WEBHOOK_RETRY_ATTEMPTS: must be at least 1"))
+	}
+	if c.RetryMin <= 0 || c.RetryMax < c.RetryMin {
+		errs = append(errs, errors.New("WEBHOOK_RETRY_MIN, WEBHOOK_RETRY_MAX: need 0 < WEBHOOK_RETRY_MIN <= WEBHOOK_RETRY_MAX"))
+	}
+	return errors.Join(errs...)
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{AdminAddr: service.DefaultAdminAddr(name)}
+	cfg := Config{AdminAddr: defaultAdminAddr}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	if cfg.RetryAttempts < 1 || cfg.RetryMin <= 0 || cfg.RetryMax < cfg.RetryMin {
-		return errors.New("config: bad WEBHOOK_RETRY_* settings")
 	}
 	log.Info("config", service.Fields(cfg)...)
 	admin := service.NewAdmin(cfg.AdminAddr, log, nil) // no pprof: a development sandbox

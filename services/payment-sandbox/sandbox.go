@@ -8,19 +8,20 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // Payment statuses.
@@ -289,7 +290,8 @@ func (s *Sandbox) complete(c *gin.Context, status string) {
 }
 
 // deliver posts the signed webhook in the background until a 2xx, with
-// exponential backoff (jittered), at most RetryAttempts tries. Each try is
+// the project's retry policy (retry.Exponential from RetryMin to RetryMax),
+// at most RetryAttempts tries. Each try is
 // signed anew, so a slow retry is never outside the receiver's tolerance.
 func (s *Sandbox) deliver(req payment.Request, status, reason string) {
 	path, outcome := payment.PathSuccess, payment.StatusSuccess
@@ -303,8 +305,9 @@ func (s *Sandbox) deliver(req payment.Request, status, reason string) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		delay := s.o.RetryMin
-		for attempt := 1; attempt <= s.o.RetryAttempts; attempt++ {
+		attempt := 0
+		_, err := backoff.Retry(s.ctx, func() (struct{}, error) {
+			attempt++
 			err := s.post(target, body)
 			s.mu.Lock()
 			rec := s.pays[req.PaymentID]
@@ -315,19 +318,15 @@ func (s *Sandbox) deliver(req payment.Request, status, reason string) {
 				rec.LastError = err.Error()
 			}
 			s.mu.Unlock()
-			if err == nil {
-				return
-			}
-			s.o.Log.Warn("webhook delivery failed; will retry", zap.String("payment_id", req.PaymentID),
-				zap.Int("attempt", attempt), zap.Duration("retry_in", delay), zap.Error(err))
-			t := time.NewTimer(time.Duration(float64(delay) * (0.8 + 0.4*rand.Float64())))
-			select {
-			case <-t.C:
-			case <-s.ctx.Done():
-				t.Stop()
-				return
-			}
-			delay = min(2*delay, s.o.RetryMax)
+			return struct{}{}, err
+		}, backoff.WithBackOff(retry.Exponential(s.o.RetryMin, s.o.RetryMax)), backoff.WithMaxElapsedTime(0),
+			backoff.WithMaxTries(uint(max(s.o.RetryAttempts, 1))),
+			backoff.WithNotify(func(err error, d time.Duration) {
+				s.o.Log.Warn("webhook delivery failed; will retry", zap.String("payment_id", req.PaymentID),
+					zap.Int("attempt", attempt), zap.Duration("retry_in", d), zap.Error(err))
+			}))
+		if err == nil || s.ctx.Err() != nil {
+			return // delivered, or the sandbox is closing
 		}
 		s.o.Log.Error("webhook delivery gave up", zap.String("payment_id", req.PaymentID), zap.Int("attempts", s.o.RetryAttempts))
 	}()

@@ -30,6 +30,10 @@ import (
 
 const name = "payment-webhook"
 
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9102"
+
 // Config is the service's configuration (environment variables).
 type Config struct {
 	service.Common
@@ -42,15 +46,24 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.WebhookSecret) < 16 {
+		errs = append(errs, errors.New("WEBHOOK_SECRET: must be at least 16 bytes"))
+	}
+	if c.WebhookTolerance <= 0 {
+		errs = append(errs, errors.New("WEBHOOK_TOLERANCE: must be positive"))
+	}
+	return errors.Join(append(errs, c.Common.Validate())...)
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	if len(cfg.WebhookSecret) < 16 {
-		return errors.New("config: WEBHOOK_SECRET must be at least 16 bytes")
 	}
 	log.Info("config", service.Fields(cfg)...)
 	d, err := platform.Dial(ctx, name, cfg.Common, log)

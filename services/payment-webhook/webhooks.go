@@ -148,6 +148,9 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	ctx := c.Request.Context()
 	log := httpapi.Logger(c).With(zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID), zap.String("payment_id", wh.PaymentID))
 	res, err := w.Store.PaymentSuccess(ctx, wh.EventID, wh.UserID, wh.PaymentID)
+	if late := (*booking.LatePaymentError)(nil); errors.As(err, &late) {
+		res = late.Payment // the hold it paid for: what the refund records
+	}
 	now := w.now()
 	refund := ledger.RefundLate
 	if errors.Is(err, booking.ErrNotFound) || errors.Is(err, booking.ErrEventNotFound) || errors.Is(err, booking.ErrPaymentMismatch) {

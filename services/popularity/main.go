@@ -8,19 +8,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 	"github.com/boxoffice/boxoffice/pkg/report"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 const name = "popularity"
+
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9107"
 
 // Config is the service's configuration (environment variables).
 type Config struct {
@@ -35,44 +39,40 @@ type Config struct {
 	ReportGroup string `env:"REPORT_GROUP" default:"report"`
 }
 
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if c.GroupID == "" || c.ReportGroup == "" {
+		errs = append(errs, errors.New("POPULARITY_GROUP, REPORT_GROUP: must not be empty"))
+	}
+	if c.SeenTTL <= 0 {
+		errs = append(errs, errors.New("POPULARITY_SEEN_TTL: must be positive"))
+	}
+	return errors.Join(append(errs, c.Common.Validate())...)
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	log.Info("config", service.Fields(cfg)...)
 
-	admin := service.NewAdminFor(cfg.Common, log, nil)
-	if err := admin.Listen(); err != nil {
-		return err
-	}
-	rdb, err := service.NewRedis(cfg.Common)
+	// Counts into Redis from Kafka consumer groups; publishes nothing.
+	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.ReadOnly(platform.Kafka))
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	admin.AddCheck("redis", service.RedisCheck(rdb))
-	admin.AddCheck("kafka", func(ctx context.Context) error {
-		var last error
-		for _, a := range cfg.KafkaBrokers {
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, "tcp", a)
-			if err == nil {
-				return conn.Close()
-			}
-			last = err
-		}
-		return last
-	})
+	defer d.Close()
 
 	c := popularity.NewConsumer(popularity.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.GroupID,
-		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: events.ClientConfigFrom(cfg.Common)}, rdb, log)
-	runs := []func(context.Context) error{admin.Run, c.Run}
+		Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: d.KafkaClient}, d.Redis, log)
+	runs := []func(context.Context) error{d.Admin.Run, c.Run}
 	if cfg.ReportGroup != "off" {
 		runs = append(runs, report.NewConsumer(report.Config{Brokers: cfg.KafkaBrokers, GroupID: cfg.ReportGroup,
-			Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: events.ClientConfigFrom(cfg.Common)}, rdb, log).Run)
+			Prefix: cfg.RedisPrefix, SeenTTL: cfg.SeenTTL, Kafka: d.KafkaClient}, d.Redis, log).Run)
 	}
 	return service.RunAll(ctx, runs...)
 }

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,6 +26,10 @@ import (
 )
 
 const name = "slot-released-consumer"
+
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9105"
 
 // Config is the service's configuration (environment variables).
 type Config struct {
@@ -45,15 +50,24 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 }
 
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if c.SafetyNetInterval <= 0 {
+		errs = append(errs, errors.New("SAFETY_NET_INTERVAL: must be positive"))
+	}
+	if c.Workers <= 0 {
+		errs = append(errs, errors.New("WORKERS: must be positive"))
+	}
+	return errors.Join(append(errs, c.Common.Validate())...)
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	if cfg.SafetyNetInterval <= 0 || cfg.Workers <= 0 {
-		return fmt.Errorf("config: SAFETY_NET_INTERVAL and WORKERS must be positive")
 	}
 	log.Info("config", service.Fields(cfg)...)
 

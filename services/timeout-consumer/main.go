@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -22,6 +23,10 @@ import (
 
 const name = "timeout-consumer"
 
+// defaultAdminAddr is the admin listener when ADMIN_ADDR is not set: on
+// loopback only, since it has no authentication (see service.Common).
+const defaultAdminAddr = "127.0.0.1:9106"
+
 // Config is the service's configuration (environment variables).
 type Config struct {
 	service.Common
@@ -32,15 +37,21 @@ type Config struct {
 	MaxRetries int `env:"MAX_RETRIES" default:"5"`
 }
 
+// Validate checks what Load cannot (service.LoadFrom calls it).
+func (c Config) Validate() error {
+	var errs []error
+	if c.Workers <= 0 {
+		errs = append(errs, errors.New("WORKERS: must be positive"))
+	}
+	return errors.Join(append(errs, c.Common.Validate())...)
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
+	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
 	if err := service.Load(&cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	if cfg.Workers <= 0 {
-		return fmt.Errorf("config: WORKERS must be positive")
 	}
 	log.Info("config", service.Fields(cfg)...)
 

@@ -4,14 +4,24 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/service/configtest"
 )
 
+// newConfig is the Config as run presets it before loading.
+func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
+
 func TestConfigDefaults(t *testing.T) {
-	cfg := Config{Common: service.Common{AdminAddr: service.DefaultAdminAddr(name)}}
-	if err := service.LoadFrom(&cfg, func(string) (string, bool) { return "", false }); err != nil {
-		t.Fatalf("load: %v", err)
-	}
+	cfg := configtest.Load(t, newConfig, nil)
 	if cfg.AdminAddr != "127.0.0.1:9106" || cfg.Workers <= 0 || cfg.MaxRetries != 5 || cfg.AMQPDelayedPlugin {
 		t.Errorf("defaults: %+v", cfg)
 	}
+}
+
+// Load runs Validate: each bad setting is refused at start with an error
+// that names its variable.
+func TestConfigValidate(t *testing.T) {
+	configtest.Rejects(t, newConfig, nil, []configtest.Case{
+		{Name: "no workers", Env: map[string]string{"WORKERS": "-1"}, Wants: []string{"WORKERS"}},
+		{Name: "shared setting", Env: map[string]string{"LOG_LEVEL": "loud"}, Wants: []string{"LOG_LEVEL"}},
+	})
 }

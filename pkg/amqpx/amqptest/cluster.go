@@ -11,11 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/freeport"
 )
 
-// ClusterEnv must be "1" for StartCluster to run: starting three RabbitMQ
-// nodes takes about a minute of CPU on a 2-core machine, too much for every
-// `make test`.
+// ClusterEnv set to "1" runs the tests that start a RabbitMQ cluster of
+// their own and are left out of `make test` (pkg/amqpx's node restart test;
+// `make test-cluster` sets it).
 const ClusterEnv = "BOXOFFICE_RABBITMQ_CLUSTER"
 
 // rmqBin holds Debian's unwrapped scripts (/usr/sbin/rabbitmq-* switch to
@@ -55,15 +57,13 @@ func (c *Cluster) URLs() string {
 }
 
 // StartCluster starts n nodes and joins them into one cluster; they are
-// stopped and their data removed when the test ends. Skipped unless
-// ClusterEnv is "1" and Debian's rabbitmq-server is installed.
+// stopped and their data removed when the test ends. It fails the test
+// when Debian's rabbitmq-server is not installed (scripts/ensure-infra.sh
+// installs it).
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	if os.Getenv(ClusterEnv) != "1" {
-		t.Skipf("set %s=1 to start a %d-node RabbitMQ cluster (about a minute)", ClusterEnv, n)
-	}
 	if _, err := os.Stat(filepath.Join(rmqBin, "rabbitmq-server")); err != nil {
-		t.Skipf("no %s/rabbitmq-server: %v", rmqBin, err)
+		t.Fatalf("amqptest: no %s/rabbitmq-server (scripts/ensure-infra.sh installs it): %v", rmqBin, err)
 	}
 	dir := t.TempDir()
 	c := &Cluster{t: t, dir: dir}
@@ -74,7 +74,9 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	must(t, os.WriteFile(filepath.Join(dir, "rabbitmq-env.conf"), nil, 0o600))
 	id := strings.ToLower(rand.Text()[:4])
 	for i := range n {
-		port, dist := freePortPair(t)
+		port, err := freeport.Pair(10000) // AMQP, and the distribution port
+		must(t, err)
+		dist := port + 10000
 		nd := &Node{c: c, Name: fmt.Sprintf("bo-%s-%d@localhost", id, i+1), Port: port, DistPort: dist,
 			dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
 		must(t, os.MkdirAll(nd.dir, 0o700))
@@ -153,6 +155,27 @@ func (n *Node) Stop() {
 	n.c.t.Fatalf("%s still listens after stop", n.Name)
 }
 
+// Kill ends the node's Erlang VM with SIGKILL (a crash: nothing flushed,
+// no goodbye to its peers or clients) and waits until its port is closed;
+// its data stays for Start.
+func (n *Node) Kill() {
+	n.c.t.Helper()
+	if n.cmd == nil || n.cmd.Process == nil {
+		n.c.t.Fatalf("%s was not started", n.Name)
+	}
+	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", n.Port), time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.c.t.Fatalf("%s still listens after SIGKILL", n.Name)
+}
+
 // kill stops the node if it runs (cleanup): politely, then its process
 // group.
 func (n *Node) kill() {
@@ -180,27 +203,6 @@ func (n *Node) ctl(args ...string) string {
 		n.c.t.Fatalf("rabbitmqctl -n %s %s: %v: %s", n.Name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
-}
-
-// freePortPair returns a free port p for AMQP with p+10000 free for Erlang
-// distribution.
-func freePortPair(t testing.TB) (int, int) {
-	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		must(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 {
-			continue
-		}
-		if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+10000)); err == nil {
-			l2.Close()
-			return p, p + 10000
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0, 0
 }
 
 func must(t testing.TB, err error) {

@@ -39,19 +39,7 @@ const (
 // order). Each step asserts what the page shows, saves a screenshot, and
 // runs axe-core on the page (0 serious or critical violations).
 func TestJourney(t *testing.T) {
-	root, err := redistest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	chromium := ensureChromium(t, root)
-	axeJS := ensureAxe(t, root)
-	out := filepath.Join(root, "test-output", "browser")
-	if err := os.RemoveAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(out, "logs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	chromium, axeJS, out := browserSetup(t, "browser")
 
 	s := stacktest.Start(t, stacktest.Options{
 		LogDir: filepath.Join(out, "logs"),
@@ -67,6 +55,7 @@ func TestJourney(t *testing.T) {
 	// Each subtest has its own event and its own browser profile (user).
 	ok := t.Run("websocket", func(t *testing.T) { journeyWebSocket(t, s, b) })
 	t.Run("http-only", func(t *testing.T) { journeyHTTPOnly(t, s, b) })
+	t.Run("progress-polling", func(t *testing.T) { progressPolling(t, s, b) })
 	if ok {
 		t.Run("stale-token", func(t *testing.T) { staleToken(t, s, b) })
 	}
@@ -580,6 +569,27 @@ type position struct {
 
 // ensureChromium runs scripts/ensure-chromium.sh (which installs Debian's
 // chromium when missing) and returns the browser's path.
+// browserSetup provides Chromium and axe-core, and empties
+// test-output/<name> (with its logs directory) for a test's screenshots,
+// axe results and service logs.
+func browserSetup(t *testing.T, name string) (chromium, axeJS, out string) {
+	t.Helper()
+	root, err := redistest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromium = ensureChromium(t, root)
+	axeJS = ensureAxe(t, root)
+	out = filepath.Join(root, "test-output", name)
+	if err := os.RemoveAll(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return chromium, axeJS, out
+}
+
 func ensureChromium(t *testing.T, root string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "scripts", "ensure-chromium.sh"))

@@ -19,7 +19,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
-	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
@@ -55,21 +54,10 @@ type distJSON struct {
 // link must download the endpoint's CSV, and axe-core must find no serious
 // or critical violation.
 func TestReportPage(t *testing.T) {
-	root, err := redistest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	chromium := ensureChromium(t, root)
-	axeJS := ensureAxe(t, root)
-	out := filepath.Join(root, "test-output", "browser-report")
-	if err := os.RemoveAll(out); err != nil {
-		t.Fatal(err)
-	}
+	chromium, axeJS, out := browserSetup(t, "browser-report")
 	downloads := filepath.Join(out, "downloads")
-	for _, d := range []string{filepath.Join(out, "logs"), downloads} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(downloads, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	s := stacktest.Start(t, stacktest.Options{
 		LogDir: filepath.Join(out, "logs"),
@@ -221,7 +209,7 @@ func TestReportPage(t *testing.T) {
 	// 5. The CSV link downloads the endpoint's CSV (fetched with the token).
 	wantCSV := fetchCSV(t, s, admin.Token, ev)
 	ctx, cancel := context.WithTimeout(p.ctx, 15*time.Second)
-	_, err = cdp.Call(ctx, chromedp.FromContext(p.ctx).Browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+	_, err := cdp.Call(ctx, chromedp.FromContext(p.ctx).Browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID})
 	cancel()
 	if err != nil {

@@ -9,17 +9,13 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/eventschema"
-	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
@@ -143,13 +139,13 @@ func TestJourney(t *testing.T) {
 		t.Fatalf("sold %d, completed users %d, want %d: %+v", ev.Counts.Sold, len(completedSeats), seats, ev.Counts)
 	}
 	// the map is a snapshot up to a second old (docs/http-api.md)
-	var seatMap seatMapBody
+	var seatMap stacktest.SeatMap
 	waitUntil(t, 15*time.Second, func() bool {
-		seatMap = seatMapBody{}
+		seatMap = stacktest.SeatMap{}
 		_, _ = ac.Do("GET", "/api/seats/available?event_id=e2e", nil, &seatMap)
 		return seatMap.Sold == seats
 	}, func() string { return fmt.Sprintf("seat map shows %d of %d sold", seatMap.Sold, seats) })
-	for _, s := range seatMap.seats() {
+	for _, s := range seatMap.Seats() {
 		if s.Status != "sold" || completedSeats[s.SeatID] == "" {
 			t.Errorf("seat %s: %s, bought by %q", s.SeatID, s.Status, completedSeats[s.SeatID])
 		}
@@ -414,13 +410,13 @@ func act(ctx context.Context, c *stacktest.Client, p plan, rng *rand.Rand) error
 // the hold ended or every seat is taken for good.
 func pickSeat(ctx context.Context, c *stacktest.Client, rng *rand.Rand) (string, error) {
 	for ctx.Err() == nil {
-		var m seatMapBody
+		var m stacktest.SeatMap
 		if _, err := c.Do("GET", "/api/seats/available?event_id=e2e", nil, &m); err != nil {
 			return "", err
 		}
 		var free []string
 		sold := 0
-		all := m.seats()
+		all := m.Seats()
 		for _, s := range all {
 			switch s.Status {
 			case "available":
@@ -479,70 +475,18 @@ func validator(t *testing.T) *eventschema.Validator {
 func readTopic(t *testing.T, broker, topic string) []events.Event {
 	t.Helper()
 	var out []events.Event
-	for p := range kafkatest.Partitions {
-		conn, err := kafka.DialLeader(context.Background(), "tcp", broker, topic, p)
+	for _, m := range stacktest.ReadTopicMessages(t, broker, topic) {
+		if err := validator(t).Validate(topic, m.Value); err != nil {
+			t.Errorf("%s offset %d: schema: %v", topic, m.Offset, err)
+		}
+		e, err := events.Decode(m.Value)
 		if err != nil {
-			t.Fatalf("dial %s/%d: %v", topic, p, err)
+			t.Errorf("%s offset %d: %v", topic, m.Offset, err)
+			continue
 		}
-		last, err := conn.ReadLastOffset()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for off := int64(0); off < last; {
-			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := conn.Seek(off, kafka.SeekAbsolute); err != nil {
-				t.Fatal(err)
-			}
-			batch := conn.ReadBatch(1, 10<<20)
-			for {
-				m, err := batch.ReadMessage()
-				if err != nil {
-					break
-				}
-				off = m.Offset + 1
-				if err := validator(t).Validate(topic, m.Value); err != nil {
-					t.Errorf("%s offset %d: schema: %v", topic, m.Offset, err)
-				}
-				e, err := events.Decode(m.Value)
-				if err != nil {
-					t.Errorf("%s offset %d: %v", topic, m.Offset, err)
-					continue
-				}
-				out = append(out, e)
-			}
-			_ = batch.Close()
-		}
-		conn.Close()
+		out = append(out, e)
 	}
 	return out
 }
+
 func TestMain(m *testing.M) { stacktest.Main(m) }
-
-// seatMapBody is GET /api/seats/available's answer (docs/http-api.md).
-type seatMapBody struct {
-	Sold     int `json:"sold"`
-	Sections []struct {
-		Row    string   `json:"row"`
-		First  int      `json:"first"`
-		Seats  []string `json:"seats"`
-		Status string   `json:"status"`
-	} `json:"sections"`
-}
-
-type seatEntry struct{ SeatID, Status string }
-
-// seats lists every seat with its status name.
-func (m seatMapBody) seats() []seatEntry {
-	names := map[byte]string{'a': "available", 'h': "held", 's': "sold"}
-	var out []seatEntry
-	for _, sec := range m.Sections {
-		for i := 0; i < len(sec.Status); i++ {
-			id := sec.Row + strconv.Itoa(sec.First+i)
-			if sec.Seats != nil {
-				id = sec.Seats[i]
-			}
-			out = append(out, seatEntry{id, names[sec.Status[i]]})
-		}
-	}
-	return out
-}

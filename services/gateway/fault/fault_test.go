@@ -10,15 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
-	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
@@ -71,11 +67,10 @@ var allServices = []string{stacktest.SlotReleasedConsumer, stacktest.TimeoutCons
 
 // suite is the stack all rounds share.
 type suite struct {
-	cfg   config
-	s     *stacktest.Stack
-	f     *stacktest.Faults
-	tap   *tap
-	admin *stacktest.Client
+	cfg config
+	s   *stacktest.Stack
+	f   *stacktest.Faults
+	tap *stacktest.Tap
 	// gateways the users spread over (a second instance in the twins round)
 	gateways []string
 	// poison messages expected in the DLQs right now
@@ -98,7 +93,7 @@ type fault struct {
 	// unless FAULT_STRICT=1.
 	known  map[string]string
 	inject func(t *testing.T, su *suite)
-	after  func(t *testing.T, su *suite, ev string, us []*user) // after the checks (optional)
+	after  func(t *testing.T, su *suite, ev string, us []*stacktest.Buyer) // after the checks (optional)
 }
 
 // row is what the suite measured for one fault (docs/testing.md).
@@ -190,7 +185,7 @@ func twins() fault {
 			su.s.Kill(t, stacktest.Gateway+"#2")
 			su.s.Kill(t, stacktest.PaymentWebhook+"#2")
 		},
-		after: func(t *testing.T, su *suite, _ string, _ []*user) {
+		after: func(t *testing.T, su *suite, _ string, _ []*stacktest.Buyer) {
 			su.gateways = su.gateways[:1]
 			for _, n := range consumers {
 				su.s.Restart(t, n)
@@ -209,7 +204,7 @@ func TestFaults(t *testing.T) {
 	s := stacktest.Start(t, stacktest.Options{Services: allServices, Faults: true, LogDir: os.Getenv("FAULT_LOGDIR"), Env: map[string]string{
 		"MAX_RETRIES": "2", "SAFETY_NET_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s",
 	}})
-	su := &suite{cfg: cfg, s: s, f: s.Faults(), tap: newTap(t, s.AMQPURL), admin: s.Client(t, "fault-admin", auth.RoleAdmin),
+	su := &suite{cfg: cfg, s: s, f: s.Faults(), tap: stacktest.NewTap(t, s.AMQPURL),
 		gateways: []string{s.GatewayURL()}, poison: map[string]int{}}
 	fs := su.faults()
 	if cfg.soak {
@@ -263,76 +258,18 @@ func (su *suite) round(t *testing.T, i int, f fault) {
 	}
 	s.CreateEvent(t, stacktest.Event{ID: ev, Name: f.name, Rows: cfg.rows, SeatsPerRow: cfg.per, Capacity: cfg.room, HoldSeconds: 3, GraceSeconds: 1})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var retried atomic.Int64
-	us := make([]*user, cfg.users)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for j := range us {
-		id := fmt.Sprintf("u%03d", j)
-		u := &user{id: id, event: ev, plan: planOf(cfg.seed+uint64(i), id), token: s.DevToken(t, id, ""), hc: s.HTTP,
-			rng: rand.New(rand.NewPCG(cfg.seed, uint64(i*100000+j))), retried: &retried}
-		u.bases = append(u.bases, su.gateways[j%len(su.gateways):]...)
-		u.bases = append(u.bases, su.gateways[:j%len(su.gateways)]...)
-		us[j] = u
-		wg.Go(func() {
-			time.Sleep(time.Duration(j) * 3 * time.Second / time.Duration(cfg.users)) // joins spread over 3 s
-			u.run(ctx)
-		})
-	}
+	sale := s.StartSale(t, stacktest.SaleOptions{Event: ev, Users: cfg.users, Seed: cfg.seed, Round: i, Gateways: su.gateways})
 	time.Sleep(1500 * time.Millisecond)
 	f.inject(t, su)
 	faultEnd := time.Now()
-	r := row{fault: f.name, users: cfg.users, faultFor: faultEnd.Sub(start) - 1500*time.Millisecond}
-	bound := time.AfterFunc(cfg.finalWithin, cancel)
-	wg.Wait()
-	bound.Stop()
-	r.retried = retried.Load()
+	r := row{fault: f.name, users: cfg.users, faultFor: faultEnd.Sub(sale.Start) - 1500*time.Millisecond}
+	sale.Wait(cfg.finalWithin)
+	r.retried = sale.Retried()
 	defer func() { su.rows = append(su.rows, r) }()
 	if f.after != nil { // runs even when a check failed: it restores the stack
-		defer f.after(t, su, ev, us)
+		defer f.after(t, su, ev, sale.Buyers)
 	}
 
-	// every user in a final state within the bound; a seat sold at most once
-	completed := map[string]string{} // seat -> user
-	var last time.Time
-	for _, u := range us {
-		if u.err != nil {
-			t.Errorf("%s (plan %d): %v", u.id, u.plan, u.err)
-			continue
-		}
-		if u.doneAt.After(last) {
-			last = u.doneAt
-		}
-		if u.admitted || u.final.Status == "completed" || u.final.Status == "failed" || u.final.Status == "expired" {
-			r.admitted++
-		}
-		if u.final.Status == "completed" {
-			if other, dup := completed[u.final.SeatID]; dup {
-				t.Errorf("seat %s sold to %s and %s", u.final.SeatID, other, u.id)
-			}
-			completed[u.final.SeatID] = u.id
-		}
-	}
-	r.final = max(0, last.Sub(faultEnd))
-	r.sold = len(completed)
-	if r.sold == 0 {
-		byStatus := map[string]int{}
-		for _, u := range us {
-			byStatus[u.final.Status]++
-		}
-		t.Errorf("no seat sold: the sale did not happen (final statuses %v)", byStatus)
-	}
-	if t.Failed() {
-		return
-	}
-	su.check(t, ev, f, completed, us, &r)
-}
-
-// check verifies what must hold after a fault, for event ev.
-func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]string, us []*user, r *row) {
-	s := su.s
 	// every process the fault did not kill is still running (one that
 	// exited is restarted, so the next rounds have a whole stack)
 	for _, n := range allServices {
@@ -347,234 +284,35 @@ func (su *suite) check(t *testing.T, ev string, f fault, completed map[string]st
 			}
 		}
 	}
-	// the room empties (every hold ended) and Redis's seat map agrees with
-	// the users: sold seats = completed bookings
-	var e struct {
-		Counts struct{ Total, Available, Held, Sold, Waiting, Active int64 } `json:"counts"`
-	}
-	if _, ok := eventually(30*time.Second, func() bool {
-		_, _ = su.admin.Do("GET", "/api/events/"+ev, nil, &e)
-		return e.Counts.Active == 0 && e.Counts.Held == 0
-	}); !ok {
-		t.Errorf("room not empty 30 s after the sale: %+v", e.Counts)
-	}
-	var seatMap seatMapBody
-	eventually(15*time.Second, func() bool {
-		seatMap = seatMapBody{}
-		_, _ = su.admin.Do("GET", "/api/seats/available?event_id="+ev, nil, &seatMap)
-		return seatMap.Sold == len(completed)
-	})
-	sold := 0
-	for _, st := range seatMap.seats() {
-		if st.Status == "sold" {
-			sold++
-			if completed[st.SeatID] == "" {
-				t.Errorf("seat %s sold, but no user's booking completed with it", st.SeatID)
-			}
-		} else if completed[st.SeatID] != "" {
-			t.Errorf("seat %s is %s, but %s's booking completed with it", st.SeatID, st.Status, completed[st.SeatID])
-		}
-	}
-	if sold != len(completed) || int64(sold) != e.Counts.Sold {
-		t.Errorf("Redis: %d seats sold (counts %d), %d completed bookings", sold, e.Counts.Sold, len(completed))
-	}
-
-	// Kafka: one booking_completed fact per sold seat, naming the buyer. A
-	// sale whose webhook process died between its Lua step and its publish
-	// is published by the provider's retry of that webhook (the sandbox
-	// backs off up to WEBHOOK_RETRY_MAX), so the facts may trail the seats:
-	// wait for them before counting.
-	idsBySeat := map[string]map[string]bool{}
-	copies := 0
-	var facts []events.Event
-	eventually(90*time.Second, func() bool {
-		facts = readTopic(t, s.Brokers[0], events.TopicBookingCompleted)
-		seats := map[string]bool{}
-		for _, x := range facts {
-			if x.EventID == ev {
-				seats[x.SeatID] = true
-			}
-		}
-		return len(seats) >= len(completed)
-	})
-	for _, x := range facts {
-		if x.EventID != ev {
-			continue
-		}
-		copies++
-		if completed[x.SeatID] != x.UserID {
-			t.Errorf("booking_completed for seat %s names %s, the seat went to %q", x.SeatID, x.UserID, completed[x.SeatID])
-		}
-		if idsBySeat[x.SeatID] == nil {
-			idsBySeat[x.SeatID] = map[string]bool{}
-		}
-		idsBySeat[x.SeatID][x.ID] = true
-	}
-	for seat, ids := range idsBySeat {
-		if len(ids) != 1 {
-			t.Errorf("seat %s: %d distinct booking_completed facts", seat, len(ids))
-		}
-	}
-	if len(idsBySeat) != len(completed) {
-		t.Errorf("booking_completed for %d seats, %d sold", len(idsBySeat), len(completed))
-	}
-	r.dupCompleted = copies - len(idsBySeat)
-
-	wait := 30 * time.Second
+	factsWait := 30 * time.Second
 	if f.known["facts"] != "" {
-		wait = 5 * time.Second // known to be missing until the replay
+		factsWait = 5 * time.Second // known to be missing until the replay
 	}
-	if msg := su.finalFacts(t, ev, us, wait); msg != "" {
-		su.fail(t, f, "facts", "Kafka: %s", msg)
+	dlqFailed := false
+	rep := s.CheckSale(t, sale, stacktest.SaleCheck{Tap: su.tap, DeadLetters: su.poison, ExactlyOnce: f.exactlyOnce, FactsWait: factsWait,
+		Fail: func(tb testing.TB, check, format string, args ...any) {
+			tb.Helper()
+			dlqFailed = dlqFailed || check == "dlq"
+			su.fail(t, f, check, format, args...)
+		}})
+	r.admitted, r.sold, r.dupCompleted = rep.Admitted, rep.Sold, rep.DupCompleted
+	r.dupTurns, r.dupTimeouts, r.maxCopies = rep.DupTurns, rep.DupTimeouts, rep.MaxCopies
+	r.ledgerLag, r.rabbitDrain = rep.LedgerLag, rep.RabbitMQDrain
+	if !rep.LastFinal.IsZero() {
+		r.final = max(0, rep.LastFinal.Sub(faultEnd))
 	}
-
-	// PostgreSQL: one completed order per sold seat, same buyer
-	var orders struct {
-		Orders []struct {
-			SeatID string `json:"seat_id"`
-			UserID string `json:"user_id"`
-			Status string `json:"status"`
-		} `json:"orders"`
-	}
-	ledger := map[string]string{}
-	var ledgerErr string
-	r.ledgerLag, _ = eventually(30*time.Second, func() bool {
-		orders.Orders = nil
-		if code, err := su.admin.Do("GET", "/api/admin/events/"+ev+"/orders", nil, &orders); err != nil || code != 200 {
-			ledgerErr = fmt.Sprintf("orders: %d %v", code, err)
-			return false
-		}
-		clear(ledger)
-		ledgerErr = ""
-		for _, o := range orders.Orders {
-			if o.Status != "completed" {
-				continue
-			}
-			if _, dup := ledger[o.SeatID]; dup {
-				ledgerErr = fmt.Sprintf("seat %s has two completed orders", o.SeatID)
-			}
-			ledger[o.SeatID] = o.UserID
-		}
-		if ledgerErr == "" && len(ledger) != len(completed) {
-			ledgerErr = fmt.Sprintf("%d completed orders, %d seats sold", len(ledger), len(completed))
-		}
-		for seat, u := range completed {
-			if ledgerErr == "" && ledger[seat] != u {
-				ledgerErr = fmt.Sprintf("seat %s sold to %s, the order names %q", seat, u, ledger[seat])
-			}
-		}
-		return ledgerErr == ""
-	})
-	if ledgerErr != "" {
-		t.Errorf("PostgreSQL: %s", ledgerErr)
-	}
-
-	// RabbitMQ: nothing left unacknowledged or waiting in a work queue, and
-	// the DLQs hold exactly the poison messages
-	var qs map[string]queueDepth
-	var qerr string
-	r.rabbitDrain, _ = eventually(30*time.Second, func() bool {
-		qs = queues(t, s.AMQPURL)
-		qerr = ""
-		for name, d := range qs {
-			switch {
-			case d.unacked != 0:
-				qerr += fmt.Sprintf("%s: %d unacked; ", name, d.unacked)
-			case (name == amqpx.SlotReleasedQueue || name == amqpx.TimeoutQueue) && d.ready != 0:
-				qerr += fmt.Sprintf("%s: %d ready; ", name, d.ready)
-			}
-		}
-		return qerr == ""
-	})
-	if qerr != "" {
-		t.Errorf("RabbitMQ: %s", qerr)
-	}
-	if _, ok := eventually(10*time.Second, func() bool {
-		qs = queues(t, s.AMQPURL)
-		qerr = ""
-		for name, d := range qs {
-			if strings.HasSuffix(name, ".dlq") && d.ready != su.poison[name] {
-				qerr += fmt.Sprintf("%s: %d dead letters, want %d; ", name, d.ready, su.poison[name])
-			}
-		}
-		return qerr == ""
-	}); ok {
-		qerr = ""
-	}
-	if qerr != "" {
-		su.fail(t, f, "dlq", "RabbitMQ: %s", qerr)
+	if dlqFailed {
 		// the next round starts from the expected dead letters only (a
 		// fault with known dead letters replays them in its after)
-		for name, d := range qs {
-			if strings.HasSuffix(name, ".dlq") && d.ready != su.poison[name] && f.known["dlq"] == "" {
+		for name, d := range rep.Queues {
+			if strings.HasSuffix(name, ".dlq") && d.Ready != su.poison[name] && f.known["dlq"] == "" {
 				purge(t, s.AMQPURL, name)
 			}
 		}
 	}
-
-	// one your_turn and one timeout per admission (user/sequence); copies
-	// are counted, and must be none when no fault can cut a publish short
-	var turns, timeouts map[string]bool
-	eventually(15*time.Second, func() bool {
-		turns, timeouts, r.dupTurns, r.dupTimeouts, r.maxCopies = su.tap.counts(ev)
-		for _, u := range us {
-			if u.admitted && (!turns[fmt.Sprintf("%s/%d", u.id, u.sequence)] || !timeouts[fmt.Sprintf("%s/%d", u.id, u.sequence)]) {
-				return false
-			}
-		}
-		return true
-	})
-	for _, u := range us {
-		k := fmt.Sprintf("%s/%d", u.id, u.sequence)
-		if u.admitted && !turns[k] {
-			t.Errorf("%s was admitted (sequence %d) but no your_turn was published", u.id, u.sequence)
-		}
-		if u.admitted && !timeouts[k] {
-			t.Errorf("%s was admitted (sequence %d) but no timeout was scheduled", u.id, u.sequence)
-		}
-	}
-	if f.exactlyOnce && (r.dupTurns > 0 || r.dupTimeouts > 0) {
-		su.fail(t, f, "dups", "%d extra your_turn and %d extra timeout messages for %d admissions (at most %d copies of one); want one each (docs/booking-engine.md: the outbox publishes each side once)",
-			r.dupTurns, r.dupTimeouts, len(turns), r.maxCopies)
-	}
 	t.Logf("%s: %d users, %d admitted, %d sold; fault %v, all final %v after it; %d client retries; dups absorbed: booking_completed %d, your_turn %d, timeout %d; ledger %v, RabbitMQ %v",
 		f.name, r.users, r.admitted, r.sold, r.faultFor.Round(100*time.Millisecond), r.final.Round(100*time.Millisecond), r.retried,
 		r.dupCompleted, r.dupTurns, r.dupTimeouts, r.ledgerLag.Round(100*time.Millisecond), r.rabbitDrain.Round(100*time.Millisecond))
-}
-
-// finalFacts checks that each user's final fact (booking_expired,
-// payment_failed, booking_cancelled) is on Kafka once per id (copies share
-// the id), waiting up to d; it returns what is wrong, "" when nothing.
-func (su *suite) finalFacts(t *testing.T, ev string, us []*user, d time.Duration) string {
-	topicOf := map[string]string{"expired": events.TopicBookingExpired, "failed": events.TopicPaymentFailed, "cancelled": events.TopicBookingCancelled}
-	var factErr string
-	eventually(d, func() bool {
-		ids := map[string]map[string]bool{} // topic/user -> ids
-		for _, topic := range []string{events.TopicBookingExpired, events.TopicPaymentFailed, events.TopicBookingCancelled} {
-			for _, x := range readTopic(t, su.s.Brokers[0], topic) {
-				if x.EventID != ev {
-					continue
-				}
-				k := topic + "/" + x.UserID
-				if ids[k] == nil {
-					ids[k] = map[string]bool{}
-				}
-				ids[k][x.ID] = true
-			}
-		}
-		factErr = ""
-		for _, u := range us {
-			topic := topicOf[u.final.Status]
-			if topic == "" {
-				continue
-			}
-			if n := len(ids[topic+"/"+u.id]); n != 1 && (topic != events.TopicBookingCancelled || n == 0) {
-				factErr += fmt.Sprintf("%s ended %s: %d distinct %s facts; ", u.id, u.final.Status, n, topic)
-			}
-		}
-		return factErr == ""
-	})
-	return factErr
 }
 
 // replayDLQs runs scripts/replay-dlq.sh for both work queues, as the
@@ -594,11 +332,11 @@ func replayDLQs(t *testing.T, su *suite) {
 		t.Logf("replay-dlq.sh %s: %s", q, strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0])
 		su.poison[amqpx.DeadLetterQueue(q)] = 0
 	}
-	var qs map[string]queueDepth
-	if _, ok := eventually(30*time.Second, func() bool {
-		qs = queues(t, su.s.AMQPURL)
+	var qs map[string]stacktest.QueueDepth
+	if _, ok := stacktest.Eventually(30*time.Second, func() bool {
+		qs = stacktest.Queues(t, su.s.AMQPURL)
 		for _, q := range []string{amqpx.SlotReleasedQueue, amqpx.TimeoutQueue} {
-			if qs[q] != (queueDepth{}) || qs[amqpx.DeadLetterQueue(q)] != (queueDepth{}) {
+			if qs[q] != (stacktest.QueueDepth{}) || qs[amqpx.DeadLetterQueue(q)] != (stacktest.QueueDepth{}) {
 				return false
 			}
 		}
@@ -631,7 +369,7 @@ func poisonFault() fault {
 			su.poison[amqpx.DeadLetterQueue(amqpx.SlotReleasedQueue)] = 1
 			su.poison[amqpx.DeadLetterQueue(amqpx.TimeoutQueue)] = 1
 		},
-		after: func(t *testing.T, su *suite, _ string, _ []*user) {
+		after: func(t *testing.T, su *suite, _ string, _ []*stacktest.Buyer) {
 			if err := su.s.Redis.Del(context.Background(), booking.EventKeys(su.s.Prefix, ev)...).Err(); err != nil { // the fix
 				t.Fatal(err)
 			}

@@ -6,8 +6,13 @@
 //   - the notifier's WebSocket, for speed;
 //   - GET /api/booking/position over HTTP: at once on opening, polled with
 //     backoff and jitter while the socket is down, and as a liveness check
-//     when the socket has been silent for a while.
-// Both feed one state machine, onMessage(): an HTTP answer is turned into
+//     when the socket has been silent for a while;
+//   - while waiting with the socket down, GET /api/events/{id}/progress
+//     instead: the same document for every fan (a CDN may answer it), the
+//     place computed from the fan's sequence as from the socket's
+//     broadcast; the exact position only when the sequence is served, the
+//     queue sold out, or a minute passed (presence).
+// All feed one state machine, onMessage(): an HTTP answer is turned into
 // the message the socket would have sent (fromPosition).
 "use strict";
 (() => {
@@ -24,17 +29,18 @@
     pollMinMS: 2000, pollMaxMS: 15000, pollErrorMaxMS: 30000, // HTTP polling while the socket is down
     wsMinMS: 1000, wsMaxMS: 15000, // socket reconnect backoff
     eventRefreshMS: 60000, // event details (paused) while waiting
+    exactEveryMS: 600000, // the exact position while polling the progress document (abandonment: sooner)
   }, window.BOXOFFICE_TIMING || {});
 
   const S = {
-    token: null, user: null, event: null,
+    token: null, user: null, event: null, altcha: null, // altcha: a solved join challenge not used yet
     // state: null until the first answer, then a booking state (none,
     // waiting, active, seat_selected, payment_pending, completed, failed,
     // expired, cancelled, abandoned) or sold_out.
     state: null, seq: 0, firstAhead: null, exact: null, expireAtMS: 0, seat: null, paymentID: null,
     ws: null, wsOpen: false, wsBackoff: 1000, wsTimer: null,
     lastHeard: 0, lastWS: 0, lastLocal: 0, lastLiveness: 0, lastEventFetch: 0, wsDownAt: 0, lastMode: null,
-    pollTimer: null, pollDelay: 2000, checking: false, checkFailed: false, tokenRenewed: false,
+    pollTimer: null, pollDelay: 2000, checking: false, checkFailed: false, tokenRenewed: false, lastExact: 0, tokenOK: null,
     seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", focusID: null,
     rows: [], status: new Map(), seatEls: new Map(), rendered: new Map(), win: null,
     eta: null, lastAnnounced: { pos: null, at: 0 }, warned: {},
@@ -45,6 +51,8 @@
     // drawAtMS: the sales start while the user is pre-queued (the draw's
     // countdown), else 0.
     drawAtMS: 0,
+    // etaSecs: the last ETA shown (null: none), which paces progress polls.
+    etaSecs: null,
   };
 
   function notifierURL() {
@@ -59,16 +67,19 @@
   // the token once and retries; a network failure throws code "network".
   // opts.cache is fetch's cache mode: "no-store" unless given (the seat map
   // uses "no-cache", revalidated against its ETag).
+  // opts.anonymous sends no token (a document shared by every fan, which a
+  // CDN may cache).
   async function api(method, path, body, opts = {}) {
-    const headers = {};
+    const headers = Object.assign({}, opts.headers);
     if (body) headers["Content-Type"] = "application/json";
-    if (S.token) headers.Authorization = "Bearer " + S.token;
+    if (S.token && !opts.anonymous) headers.Authorization = "Bearer " + S.token;
     let r;
     try {
       r = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: opts.cache || "no-store" });
     } catch (_) {
       const e = new Error("network error"); e.code = "network"; throw e;
     }
+    if (r.ok && headers.Authorization) S.tokenOK = S.token; // the servers accept it
     let data = null;
     try { data = await r.json(); } catch (_) { /* empty body */ }
     if (r.status === 401 && path !== "/api/auth/dev-token" && !opts.renewed) {
@@ -128,6 +139,9 @@
     payment_provider_unavailable: "The payment provider is not answering. Try Pay again in a moment; you will not be charged twice.",
     too_many_requests: "Lots of fans right now. Please try again in a few seconds.",
     rate_limited: "Lots of fans right now. Please try again in a few seconds.",
+    challenge_required: "This event asks for a quick check before you join. Press Join the queue again.",
+    challenge_failed: "The check before joining did not go through. Press Join the queue to try again.",
+    challenge_unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
     invalid_argument: "Something in that request was not right. Reload the page and try again.",
     invalid_body: "Something in that request was not right. Reload the page and try again.",
     unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
@@ -251,7 +265,8 @@
     document.title = eventName() + " – boxoffice";
     S.title = document.title;
     $("#join").onclick = join;
-    $("#rejoin").onclick = join;
+    $("#rejoin").onclick = rejoin;
+    if (needsChallenge()) challengeWidget().catch(() => {}); // shown before the join
     $("#pay").onclick = pay;
     confirmStep("#leave", "#leave-confirm", "#leave-yes", "#leave-no", () => cancel("You left the queue."));
     confirmStep("#release", "#release-confirm", "#release-yes", "#release-no", () => cancel("You released your seat and left the room."));
@@ -284,11 +299,88 @@
     $(yes).onclick = async () => { $(box).hidden = true; await action(); };
   }
 
+  // ---- the join challenge (events with challenge "pow"; docs/web.md) ----
+  // The ALTCHA widget (vendored, static/altcha-<version>/) solves the
+  // gateway's proof-of-work challenge in web workers; its payload goes in
+  // the join's Altcha header and admits one join. The widget's script and
+  // style are loaded only on such events' pages.
+  const ALTCHA = "/static/altcha-3.2.2/";
+  let altchaLoading = null;
+  function loadAltcha() {
+    if (!altchaLoading) altchaLoading = new Promise((resolve, reject) => {
+      const css = document.createElement("link");
+      css.rel = "stylesheet"; css.href = ALTCHA + "altcha.css";
+      document.head.appendChild(css);
+      const s = document.createElement("script");
+      s.type = "module"; s.src = ALTCHA + "altcha.min.js";
+      s.onload = () => {
+        // the external build has no bundled workers: SHA-256's is a file
+        globalThis.$altcha.algorithms.set("SHA-256", () => new Worker(ALTCHA + "sha.js"));
+        resolve();
+      };
+      s.onerror = () => { altchaLoading = null; const e = new Error("challenge script"); e.code = "network"; reject(e); };
+      document.head.appendChild(s);
+    });
+    return altchaLoading;
+  }
+  function needsChallenge() { return !!S.event && S.event.challenge === "pow"; }
+  // challengeWidget shows the widget (made once) and resolves when its
+  // methods are ready.
+  async function challengeWidget() {
+    await loadAltcha();
+    $("#challenge").hidden = false;
+    let w = $("#altcha");
+    if (w) { await w.ready; return w; }
+    w = document.createElement("altcha-widget");
+    w.id = "altcha";
+    w.setAttribute("challenge", "/api/events/" + encodeURIComponent(eventID) + "/challenge");
+    w.setAttribute("auto", "off");
+    w.addEventListener("verified", (ev) => { S.altcha = ev.detail && ev.detail.payload; });
+    w.addEventListener("statechange", (ev) => { if (ev.detail && ev.detail.state !== "verified") S.altcha = null; });
+    w.ready = new Promise((resolve) => w.addEventListener("load", () => resolve(), { once: true }));
+    $("#challenge").appendChild(w);
+    await w.ready;
+    return w;
+  }
+  // solvedChallenge is a payload for one join: the widget's, solving now
+  // when the box was not ticked; null when it failed (the widget says why).
+  async function solvedChallenge() {
+    const w = await challengeWidget();
+    if (!S.altcha) {
+      const r = await w.verify();
+      S.altcha = (r && r.payload) || S.altcha;
+    }
+    const p = S.altcha;
+    S.altcha = null; // one join per solution
+    return p;
+  }
+  function resetChallenge() {
+    const w = $("#altcha");
+    if (w && typeof w.reset === "function") w.reset();
+    S.altcha = null;
+  }
+
+  // rejoin: after a finished hold; an event with a challenge shows the
+  // join panel and its widget first.
+  function rejoin() {
+    if (!needsChallenge()) return join();
+    $("#join-note").textContent = "You can join the queue again.";
+    show("#panel-join");
+    challengeWidget().catch(() => {});
+    $("#join").focus();
+  }
+
   async function join() {
     error("");
     $("#join").disabled = true;
     try {
-      const r = await api("POST", "/api/booking/request", { event_id: eventID });
+      const opts = {};
+      if (needsChallenge()) {
+        const p = await solvedChallenge();
+        if (!p) { error(MESSAGES.challenge_failed); return; }
+        opts.headers = { Altcha: p };
+      }
+      const r = await api("POST", "/api/booking/request", { event_id: eventID }, opts);
       S.seq = r.sequence || S.seq;
       S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now();
       // The join's answer has the position's fields; the open socket needs
@@ -297,8 +389,16 @@
       onMessage(fromPosition(r));
       check("join");
     } catch (e) {
+      if (e.code === "challenge_required" && S.event) {
+        // the event asks for a challenge since the page read it
+        S.event.challenge = "pow";
+        challengeWidget().catch(() => {});
+      }
       error(friendly(e));
-    } finally { $("#join").disabled = false; }
+    } finally {
+      if (needsChallenge()) resetChallenge();
+      $("#join").disabled = false;
+    }
   }
 
   async function cancel(said) {
@@ -345,11 +445,14 @@
   // before the upgrade (the notifier's 401 for a stale token) and a network
   // failure alike (close code 1006), so an HTTP check tells them apart: its
   // 401 renews the token (api), and the socket is then retried at once.
+  // A waiting fan whose token the gateway accepted since it last changed
+  // skips that check (the failure is the network's): its polls read the
+  // progress document, not the exact position.
   function wsDown() {
     S.wsDownAt = Date.now();
     mode();
     startPolling();
-    check("socket-closed");
+    if (S.tokenOK !== S.token || !byProgress()) check("socket-closed");
     const wait = S.wsBackoff * (0.75 + Math.random() * 0.5);
     S.wsBackoff = Math.min(S.wsBackoff * 2, T.wsMaxMS);
     clearTimeout(S.wsTimer);
@@ -380,12 +483,58 @@
   async function poll() {
     S.pollTimer = null;
     if (S.wsOpen || S.state === "completed") return;
-    const changed = await check("poll");
+    const progress = byProgress();
+    const changed = await (progress ? checkProgress() : check("poll"));
     if (S.wsOpen || S.state === "completed") return;
     if (S.checkFailed) S.pollDelay = Math.min(S.pollDelay * 2, T.pollErrorMaxMS);
+    // Far back in a moving queue the place changes on every poll: poll at
+    // a tenth of the ETA (2-15 s), not at once, so that a crowd of millions
+    // asks at most every 15 s.
+    else if (progress && S.state === "waiting") S.pollDelay = S.etaSecs == null ? T.pollMaxMS : Math.min(T.pollMaxMS, Math.max(T.pollMinMS, S.etaSecs * 100));
     else S.pollDelay = changed ? T.pollMinMS : Math.min(S.pollDelay * 1.5, T.pollMaxMS);
     if (inRoom(S.state)) loadSeats(); // no seats_changed without the socket
     schedulePoll();
+  }
+
+  // byProgress: a waiting fan with a known sequence and a drawn place
+  // polls the progress document; the exact position is read at least every
+  // exactEveryMS (10 min: a leave from another tab), or a third of the
+  // event's abandon_seconds when abandonment is on (it is the sign of
+  // presence abandonment looks for).
+  function byProgress() {
+    if (S.state !== "waiting" || !S.seq || S.drawAtMS) return false;
+    let every = T.exactEveryMS;
+    if (S.event && S.event.abandon_seconds > 0) every = Math.min(every, S.event.abandon_seconds * 1000 / 3);
+    return Date.now() - S.lastExact < every;
+  }
+
+  // checkProgress reads GET /api/events/{id}/progress (revalidated against
+  // its ETag: a 304 while the queue stands still) and places the fan from
+  // its sequence, as the socket's broadcast does. Once the sequence is
+  // served (a turn, or the fan left) or the queue sold out, the exact
+  // position says what happened. Returns true when the page changed.
+  async function checkProgress() {
+    if (S.checking) return false;
+    S.checking = true;
+    const asked = Date.now();
+    let g;
+    try {
+      g = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/progress", undefined, { cache: "no-cache", anonymous: true });
+      S.checkFailed = false;
+      heard();
+    } catch (_) {
+      S.checkFailed = true;
+      return false;
+    } finally {
+      S.checking = false;
+      mode();
+    }
+    if (S.lastWS > asked || S.lastLocal > asked || S.state !== "waiting") return false;
+    $("#paused").hidden = !g.paused;
+    if (g.served >= S.seq || g.sold_out) return check("progress");
+    const shown = $("#position").textContent;
+    onMessage({ type: "position", served: g.served, waiting: g.waiting, rate_per_min: g.rate_per_min });
+    return $("#position").textContent !== shown;
   }
 
   // check reads GET /api/booking/position and applies it. It returns true
@@ -400,6 +549,7 @@
     const asked = Date.now();
     try {
       const p = await api("GET", "/api/booking/position?event_id=" + encodeURIComponent(eventID));
+      S.lastExact = Date.now();
       S.checkFailed = false;
       if (S.checkError) { S.checkError = false; error(""); }
       heard();
@@ -562,6 +712,7 @@
     let secs = null;
     if (m.eta_seconds != null) secs = m.eta_seconds;
     else if (m.rate_per_min > 0) secs = Math.ceil(pos * 60 / m.rate_per_min);
+    S.etaSecs = secs;
     $("#eta").textContent = etaText(secs);
     const now = Date.now(), last = S.lastAnnounced;
     if (last.pos === null || (pos !== last.pos && now - last.at > 20000)) {

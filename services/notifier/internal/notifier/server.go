@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 )
@@ -179,12 +180,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user, err := s.auth(tok)
-	if err != nil || !booking.ValidID(user) {
+	if err != nil || !ids.Valid(user) {
 		writeError(w, r, http.StatusUnauthorized, "unauthorized", "invalid or expired token")
 		return
 	}
 	event := r.URL.Query().Get("event_id")
-	if !booking.ValidEventID(event) {
+	if !ids.ValidEvent(event) {
 		writeError(w, r, http.StatusBadRequest, "invalid_request", "event_id is required")
 		return
 	}
@@ -216,6 +217,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	st, perr := s.store.Position(ctx, event, user)
 	cancel()
+	if nf := (*booking.NotFoundError)(nil); errors.As(perr, &nf) {
+		st = nf.Status // not joined: sold out still shows
+	}
 	if errors.Is(perr, booking.ErrEventNotFound) {
 		writeError(w, r, http.StatusNotFound, "event_not_found", "event not found")
 		return

@@ -1,4 +1,4 @@
-package service
+package httpapi
 
 import (
 	"bufio"
@@ -12,12 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-func TestHTTPMetricsMiddleware(t *testing.T) {
+func TestMetricsHandler(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := NewHTTPMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := NewMetrics(reg)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /events/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") == "missing" {
@@ -26,7 +23,7 @@ func TestHTTPMetricsMiddleware(t *testing.T) {
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
-	h := m.Middleware(mux)
+	h := m.Handler(mux)
 	for _, path := range []string{"/events/1", "/events/2", "/events/missing", "/other"} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
@@ -52,16 +49,10 @@ func TestHTTPMetricsMiddleware(t *testing.T) {
 	}
 }
 
-func TestHTTPMetricsObserveAndReuse(t *testing.T) {
+func TestMetricsObserveAndReuse(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m1, err := NewHTTPMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := NewHTTPMetrics(reg)
-	if err != nil {
-		t.Fatalf("second NewHTTPMetrics on one registry: %v", err)
-	}
+	m1 := NewMetrics(reg)
+	m2 := NewMetrics(reg) // panics unless the registered metrics are reused
 	m1.Observe("/join", "POST", 202, 3*time.Millisecond)
 	m2.Observe("/join", "POST", 202, time.Millisecond)
 	if got := testutil.ToFloat64(m1.Requests.WithLabelValues("/join", "POST", "202")); got != 2 {
@@ -80,12 +71,9 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 func TestStatusWriterKeepsHijackAndFlush(t *testing.T) {
-	m, err := NewHTTPMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := NewMetrics(nil)
 	rec := &hijackRecorder{ResponseRecorder: httptest.NewRecorder()}
-	h := m.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
 			t.Errorf("flush: %v", err)
 		}

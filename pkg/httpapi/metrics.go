@@ -1,22 +1,25 @@
-package service
+package httpapi
 
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// HTTPMetrics are the request metrics every HTTP service exports, labelled
-// by route (the route pattern, never the raw path: label values must stay
-// few), method and status code. Use [HTTPMetrics.Middleware] with net/http
-// or call [HTTPMetrics.Observe] from a gin middleware with c.FullPath().
-type HTTPMetrics struct {
+// Metrics are the request metrics every HTTP service exports, labelled by
+// route (the route pattern, never the raw path: label values must stay
+// few), method and status code, so dashboards and alerts see every service
+// alike: [Metrics.Middleware] for gin, [Metrics.Handler] for net/http, and
+// the fasthttp routes of [NewFast] call [Metrics.Observe] themselves.
+type Metrics struct {
 	// Duration is http_request_duration_seconds{route,method,status}.
 	Duration *prometheus.HistogramVec
 	// Requests is http_requests_total{route,method,status}.
@@ -42,12 +45,38 @@ type httpSeries struct {
 // from 0.5 ms (a Redis round trip) to 5 s.
 var HTTPBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
 
-// NewHTTPMetrics creates the metrics and registers them on reg. When reg
-// already holds them (two servers in one process), the registered ones are
-// reused.
-func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
+// NewMetrics registers the metrics on reg (nil: a private registry, for
+// tests). When reg already holds them (two servers in one process), the
+// registered ones are reused.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		// Only a conflicting collector of the same name can fail here: a
+		// programming error in the service's wiring.
+		panic(fmt.Sprintf("httpapi: register metrics: %v", err))
+	}
+	return m
+}
+
+// registerOrReuse registers c on reg, or returns the collector of the same
+// kind reg already holds under its name.
+func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, err
+}
+
+func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	labels := []string{"route", "method", "status"}
-	m := &HTTPMetrics{
+	m := &Metrics{
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "http_request_duration_seconds",
 			Help:    "Time to serve an HTTP request, by route pattern, method and status.",
@@ -58,34 +87,19 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 			Help: "HTTP requests served, by route pattern, method and status.",
 		}, labels),
 	}
-	if err := reg.Register(m.Duration); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return nil, err
-		}
-		h, ok := are.ExistingCollector.(*prometheus.HistogramVec)
-		if !ok {
-			return nil, err
-		}
-		m.Duration = h
+	var err error
+	if m.Duration, err = registerOrReuse(reg, m.Duration); err != nil {
+		return nil, err
 	}
-	if err := reg.Register(m.Requests); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return nil, err
-		}
-		c, ok := are.ExistingCollector.(*prometheus.CounterVec)
-		if !ok {
-			return nil, err
-		}
-		m.Requests = c
+	if m.Requests, err = registerOrReuse(reg, m.Requests); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
 // Observe records one request. route should be the matched pattern ("" is
 // recorded as "unmatched"); unusual methods are recorded as "OTHER".
-func (m *HTTPMetrics) Observe(route, method string, status int, d time.Duration) {
+func (m *Metrics) Observe(route, method string, status int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
@@ -113,11 +127,21 @@ func normMethod(m string) string {
 	return "OTHER"
 }
 
-// Middleware records every request next serves. The route label is the
-// pattern an http.ServeMux inside next matched (Request.Pattern, set by
-// Go's mux), or "unmatched". The wrapped ResponseWriter keeps Flush and
+// Middleware records every request of a gin engine under its route
+// pattern (c.FullPath(), or "unmatched").
+func (m *Metrics) Middleware() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		m.Observe(c.FullPath(), c.Request.Method, c.Writer.Status(), time.Since(start))
+	}
+}
+
+// Handler records every request a net/http handler serves. The route label
+// is the pattern an http.ServeMux inside next matched (Request.Pattern, set
+// by Go's mux), or "unmatched". The wrapped ResponseWriter keeps Flush and
 // Hijack working (server-sent events, WebSocket upgrades).
-func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
+func (m *Metrics) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}

@@ -1,0 +1,131 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LockSeat holds one seat for an admitted user (replacing the seats they
+// already hold): LockSeats with one seat. Errors: ErrNotFound,
+// ErrInvalidState, ErrHoldExpired, ErrSeatUnknown, ErrSeatUnavailable,
+// ErrEventNotFound.
+func (s *Store) LockSeat(ctx context.Context, eventID, userID, seatID string) (time.Time, error) {
+	return s.LockSeats(ctx, eventID, userID, []string{seatID})
+}
+
+// InitiatePayment moves a user's held seat to payment_pending under
+// paymentID, or returns the payment already initiated (Created false).
+// Errors: ErrNotFound, ErrInvalidState, ErrHoldExpired, ErrEventNotFound.
+func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID string) (PaymentHold, error) {
+	if err := checkIDs(eventID, userID, paymentID); err != nil {
+		return PaymentHold{}, err
+	}
+	r, err := s.run(ctx, scriptInitiatePayment, eventID, userID, paymentID, s.nowMS())
+	if err != nil {
+		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
+	}
+	var h PaymentHold
+	r.scan(&h.PaymentID, &h.SeatID, &h.ExpireAt, &h.Created, &h.Sequence, &h.At, &h.AmountCents, &h.Currency)
+	h.SeatIDs = SplitSeats(h.SeatID)
+	return h, nil
+}
+
+// PaymentSuccess completes a booking: the seat is sold for good. A repeat
+// is OutcomeDuplicate. A payment whose hold had already ended (released,
+// failed, or its user joined again since) returns ErrLatePayment, a
+// *LatePaymentError with the seats, sequence and amount of the hold it
+// paid for, At and Duplicate, and must be refunded; a repeat answers the
+// same. Every payment id
+// ever issued for the event is classified so, for the event's lifetime.
+// Errors: ErrNotFound (unknown user), ErrPaymentMismatch (the id was not
+// issued to this user).
+func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID string) (PaymentResult, error) {
+	if err := checkIDs(eventID, userID, paymentID); err != nil {
+		return PaymentResult{}, err
+	}
+	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
+	var res PaymentResult
+	var prices string
+	if errors.Is(err, ErrLatePayment) {
+		r.scan(&res.SeatID, &res.Sequence, &res.At, &res.Duplicate, &res.AmountCents, &prices)
+		res.SeatIDs, res.SeatPrices = SplitSeats(res.SeatID), splitPrices(prices)
+		return PaymentResult{}, &LatePaymentError{Payment: res}
+	}
+	if err != nil {
+		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
+	}
+	r.scan(&res.Outcome, &res.SeatID, &res.Sequence, &res.At, &res.SoldOutAt, &res.AmountCents, &prices)
+	res.SeatIDs, res.SeatPrices = SplitSeats(res.SeatID), splitPrices(prices)
+	return res, nil
+}
+
+// PaymentFailure releases the hold of a declined payment (OutcomeFailed),
+// or does nothing for a repeat (OutcomeDuplicate) or a hold already ended
+// (OutcomeNoHold: expired, cancelled, its user joined again, or its success
+// was classified as a refund). Errors: ErrNotFound, ErrPaymentMismatch,
+// ErrAlreadyCompleted.
+func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID string) (PaymentResult, error) {
+	if err := checkIDs(eventID, userID, paymentID); err != nil {
+		return PaymentResult{}, err
+	}
+	r, err := s.run(ctx, scriptPaymentFailure, eventID, userID, paymentID, s.nowMS())
+	if err != nil {
+		return PaymentResult{}, fmt.Errorf("payment failure: %w", err)
+	}
+	var res PaymentResult
+	r.scan(&res.Outcome, &res.SeatID, &res.Sequence, &res.At)
+	res.SeatIDs = SplitSeats(res.SeatID)
+	return res, nil
+}
+
+// HandleTimeout processes a hold's timeout: OutcomeReleased (free the slot),
+// OutcomeExtended (payment pending: grace given once; schedule again for
+// ExpireAt), OutcomeNotDue (deadline later: schedule again), OutcomeNoHold
+// (nothing to do; AlreadyExpired asks to republish the expiry's effects).
+// A release writes the expiry's outbox entry in the same step; it comes
+// back in Outbox (and with AlreadyExpired while not fully announced):
+// announce it and then AckOutbox.
+func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (TimeoutResult, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return TimeoutResult{}, err
+	}
+	r, err := s.run(ctx, scriptHandleTimeout, eventID, userID, s.nowMS())
+	if err != nil {
+		return TimeoutResult{}, fmt.Errorf("handle timeout: %w", err)
+	}
+	var res TimeoutResult
+	var outbox string
+	r.scan(&res.Outcome, &res.Sequence, &res.SeatID, &res.PaymentID, &res.ExpireAt, &res.AlreadyExpired, &outbox)
+	if outbox != "" {
+		if e, ok := parseOutbox(outboxField('x', res.Sequence, userID), outbox); ok {
+			res.Outbox = []OutboxEntry{e}
+		}
+	}
+	return res, nil
+}
+
+// Cancel takes a user out of the queue (From "queue") or the room (From
+// "active", freeing their seat). The cancellation's outbox entry comes back
+// in Outbox: announce it (booking_cancelled; slot-released when From is
+// "active") and AckOutbox. Cancelling again is not an error: Duplicate is
+// set and Outbox holds the entry if it was never announced. Errors:
+// ErrCannotCancel during payment, ErrNotFound, ErrInvalidState when the
+// booking finished otherwise.
+func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResult, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return CancelResult{}, err
+	}
+	r, err := s.run(ctx, scriptCancel, eventID, userID, s.nowMS())
+	if err != nil {
+		return CancelResult{}, fmt.Errorf("cancel: %w", err)
+	}
+	var res CancelResult
+	var outbox string
+	r.scan(&res.From, &res.SeatID, &res.Sequence, &res.Duplicate, &outbox)
+	if e, ok := parseOutbox(outboxField('c', res.Sequence, userID), outbox); ok {
+		res.Outbox = []OutboxEntry{e}
+	}
+	return res, nil
+}

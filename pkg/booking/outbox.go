@@ -1,0 +1,251 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OutboxKind is the fact an outbox entry announces (pkg/admission's
+// Announcer gives each kind its side effects).
+type OutboxKind string
+
+const (
+	// KindJoined: a new join (the booking_request fact).
+	KindJoined OutboxKind = "joined"
+	// KindPromoted: an admission into the room (ExpireAt is the hold's
+	// deadline).
+	KindPromoted OutboxKind = "promoted"
+	// KindExpired: a hold that ended at its deadline (ExpireAt, zero in
+	// older entries).
+	KindExpired OutboxKind = "expired"
+	// KindCancelled: a cancellation by the user, or by the system for
+	// absence (From FromAbandoned).
+	KindCancelled OutboxKind = "cancelled"
+)
+
+// OutboxReadMax bounds the entries one Outbox call returns, so that a
+// sweep after a long broker outage (every join of the outage still
+// unannounced) works through the backlog in bounded steps instead of
+// reading millions of entries at once.
+const OutboxReadMax = 10_000
+
+// Outbox returns the event's unannounced entries written at least olderThan
+// ago (0: all), at most OutboxReadMax of them, in join-sequence order (a
+// joined entry before the promotion of the same sequence). A crashed
+// announcer's entries are picked up by the safety net this way; announcing
+// twice is harmless. It reads the hash with HSCAN, never all at once.
+func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	key := s.eventKeys(eventID)[kOutbox]
+	cutoff := s.now().Add(-olderThan)
+	var out []OutboxEntry
+	var cursor uint64
+	for {
+		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
+		if err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			e, ok := parseOutbox(kv[i], kv[i+1])
+			if !ok || (olderThan > 0 && e.At.After(cutoff)) {
+				continue
+			}
+			out = append(out, e)
+		}
+		cursor = next
+		if cursor == 0 || len(out) >= OutboxReadMax {
+			break
+		}
+	}
+	// HSCAN may return a field twice
+	seen := make(map[string]bool, len(out))
+	uniq := out[:0]
+	for _, e := range out {
+		if f := e.field(); !seen[f] {
+			seen[f] = true
+			uniq = append(uniq, e)
+		}
+	}
+	out = uniq
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Sequence != out[j].Sequence {
+			return out[i].Sequence < out[j].Sequence
+		}
+		return kindOrder(out[i].Kind) < kindOrder(out[j].Kind)
+	})
+	if len(out) > OutboxReadMax {
+		out = out[:OutboxReadMax]
+	}
+	return out, nil
+}
+
+// kindOrder orders the entries of one join sequence as they happened.
+func kindOrder(kind OutboxKind) int {
+	switch kind {
+	case KindJoined:
+		return 0
+	case KindPromoted:
+		return 1
+	}
+	return 2
+}
+
+// parseOutbox decodes "p:<seq>:<user>" / "x:<seq>:<user>" →
+// "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms" and
+// "j:<seq>" → "seq|user||at_ms", each value with an optional fifth part
+// "r" or "k" (the side announced already; lua/lib.lua has the table).
+// Fields written before they carried the sequence ("p:<user>") still parse
+// (LegacyKey).
+func parseOutbox(field, val string) (OutboxEntry, bool) {
+	kind, rest, ok := strings.Cut(field, ":")
+	parts := strings.Split(val, "|")
+	if !ok || len(parts) < 4 || len(parts) > 5 {
+		return OutboxEntry{}, false
+	}
+	e := OutboxEntry{SeatID: parts[2]}
+	if len(parts) == 5 {
+		switch parts[4] {
+		case "r":
+			e.RabbitDone = true
+		case "k":
+			e.KafkaDone = true
+		default:
+			return OutboxEntry{}, false
+		}
+	}
+	user := parts[1]
+	if kind != "j" {
+		// "<seq>:<user>": the sequence never holds ':', a user id may
+		if seq, u, ok := strings.Cut(rest, ":"); ok && seq == parts[0] {
+			user = u
+		} else {
+			user, e.LegacyKey = rest, true
+		}
+	}
+	e.UserID = user
+	e.Sequence, _ = strconv.ParseInt(parts[0], 10, 64)
+	dl, _ := strconv.ParseInt(parts[1], 10, 64)
+	at, _ := strconv.ParseInt(parts[3], 10, 64)
+	e.At = ms(at)
+	switch kind {
+	case "p":
+		e.Kind, e.ExpireAt = KindPromoted, ms(dl)
+	case "x":
+		e.Kind, e.ExpireAt = KindExpired, ms(dl) // the deadline that passed (zero in older entries)
+	case "c":
+		e.Kind, e.From = KindCancelled, parts[1]
+	case "j":
+		e.Kind = KindJoined
+	default:
+		return OutboxEntry{}, false
+	}
+	return e, true
+}
+
+// outboxField is the outbox field of a fact of user's join seq.
+func outboxField(kind byte, seq int64, user string) string {
+	return string(kind) + ":" + strconv.FormatInt(seq, 10) + ":" + user
+}
+
+func (e OutboxEntry) field() string {
+	var k byte
+	switch e.Kind {
+	case KindJoined:
+		return "j:" + strconv.FormatInt(e.Sequence, 10)
+	case KindExpired:
+		k = 'x'
+	case KindCancelled:
+		k = 'c'
+	default:
+		k = 'p'
+	}
+	if e.LegacyKey {
+		return string(k) + ":" + e.UserID
+	}
+	return outboxField(k, e.Sequence, e.UserID)
+}
+
+func (e OutboxEntry) value() string {
+	dl := ""
+	switch e.Kind {
+	case KindPromoted:
+		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+	case KindExpired:
+		if !e.ExpireAt.IsZero() {
+			dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+		}
+	case KindCancelled:
+		dl = e.From
+	case KindJoined:
+		dl = e.UserID
+	}
+	v := strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
+	switch {
+	case e.RabbitDone && !e.KafkaDone:
+		v += "|r"
+	case e.KafkaDone && !e.RabbitDone:
+		v += "|k"
+	}
+	return v
+}
+
+// outboxFor returns the outbox entries a promotion (or an immediate
+// admission) wrote at now, so the caller can announce and acknowledge them
+// without reading the outbox back.
+func outboxFor(promoted []Admission, expired []Expiry, nowMS int64) []OutboxEntry {
+	at := ms(nowMS)
+	var out []OutboxEntry
+	for _, a := range promoted {
+		out = append(out, OutboxEntry{Kind: KindPromoted, UserID: a.UserID, Sequence: a.Sequence, ExpireAt: a.ExpireAt, At: at})
+	}
+	for _, x := range expired {
+		out = append(out, OutboxEntry{Kind: KindExpired, UserID: x.UserID, Sequence: x.Sequence, SeatID: x.SeatID, ExpireAt: x.At, At: at})
+	}
+	return out
+}
+
+// AckOutbox removes announced entries, each only if unchanged since read.
+func (s *Store) AckOutbox(ctx context.Context, eventID string, entries ...OutboxEntry) error {
+	return s.settleOutbox(ctx, eventID, entries, func(OutboxEntry) string { return "" })
+}
+
+// MarkOutbox records that one side of each entry was announced: the
+// RabbitMQ side (rabbit true) or the Kafka side. Each entry is rewritten
+// only if unchanged since read; an entry whose other side was done already
+// is removed. A later sweep then redoes only the side still missing.
+func (s *Store) MarkOutbox(ctx context.Context, eventID string, rabbit bool, entries ...OutboxEntry) error {
+	return s.settleOutbox(ctx, eventID, entries, func(e OutboxEntry) string {
+		if rabbit {
+			e.RabbitDone = true
+		} else {
+			e.KafkaDone = true
+		}
+		if e.RabbitDone && e.KafkaDone {
+			return ""
+		}
+		return e.value()
+	})
+}
+
+func (s *Store) settleOutbox(ctx context.Context, eventID string, entries []OutboxEntry, next func(OutboxEntry) string) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	args := make([]any, 0, 3*len(entries))
+	for _, e := range entries {
+		args = append(args, e.field(), e.value(), next(e))
+	}
+	if _, err := s.run(ctx, scriptAckOutbox, eventID, args...); err != nil {
+		return fmt.Errorf("ack outbox: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Enqueue joins a user to an event's queue, or admits them at once when the
+// room has a free slot and nobody waits. Joining again returns the current
+// entry unchanged (Created false). Errors: ErrEventNotFound,
+// ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument.
+func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return JoinResult{}, err
+	}
+	now := s.nowMS()
+	r, err := s.run(ctx, scriptEnqueue, eventID, userID, now)
+	if err != nil {
+		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
+	}
+	var res JoinResult
+	r.scan(&res.State, &res.Sequence, &res.Position, &res.ExpireAt, &res.Created, &res.PrequeuedUntil)
+	if res.Created {
+		res.Outbox = []OutboxEntry{{Kind: KindJoined, UserID: userID, Sequence: res.Sequence, At: ms(now)}}
+		if res.State == StateActive {
+			res.Outbox = append(res.Outbox, outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, now)...)
+		}
+	}
+	return res, nil
+}
+
+// Position reports where a user stands. A waiting user's call also counts
+// as presence for abandonment. Errors: ErrEventNotFound, ErrNotFound (a
+// *NotFoundError whose Status still carries SoldOut and Counts).
+func (s *Store) Position(ctx context.Context, eventID, userID string) (Status, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return Status{}, err
+	}
+	r, err := s.run(ctx, scriptGetPosition, eventID, userID, s.nowMS())
+	var st Status
+	if errors.Is(err, ErrNotFound) {
+		r.scan(&st.SoldOut, &st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute,
+			&st.AdmitPerMinute, &st.SalesStart)
+		return Status{}, &NotFoundError{Status: st}
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("position: %w", err)
+	}
+	r.scan(&st.State, &st.Sequence, &st.Position, &st.SeatID, &st.PaymentID, &st.ExpireAt, &st.SoldOut,
+		&st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute, &st.AdmitPerMinute, &st.SalesStart)
+	return st, nil
+}
+
+// Promote reclaims expired holds and admits waiting users into every free
+// slot of the room, in join order, at most max users (0: the event's batch
+// size). Every admission and expiry is also written to the event's outbox;
+// the caller announces them and then calls AckOutbox.
+func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteResult, error) {
+	if err := checkIDs(eventID); err != nil {
+		return PromoteResult{}, err
+	}
+	now := s.nowMS()
+	r, err := s.run(ctx, scriptPromote, eventID, now, max)
+	if err != nil {
+		return PromoteResult{}, fmt.Errorf("promote: %w", err)
+	}
+	var res PromoteResult
+	var promoted, expired, abandonedUsers reply
+	r.scan(&res.Reason, &promoted, &expired, &abandonedUsers)
+	promoted.records(3, func(rec reply) {
+		var a Admission
+		rec.values(&a.UserID, &a.Sequence, &a.ExpireAt)
+		res.Promoted = append(res.Promoted, a)
+	})
+	expired.records(5, func(rec reply) {
+		var x Expiry
+		rec.values(&x.UserID, &x.Sequence, &x.SeatID, &x.PaymentID, &x.At)
+		res.Expired = append(res.Expired, x)
+	})
+	var abandoned []OutboxEntry
+	abandonedUsers.records(2, func(rec reply) {
+		e := OutboxEntry{Kind: KindCancelled, From: FromAbandoned, At: ms(now)}
+		rec.values(&e.UserID, &e.Sequence)
+		res.Abandoned = append(res.Abandoned, e.UserID)
+		abandoned = append(abandoned, e)
+	})
+	res.Outbox = append(outboxFor(res.Promoted, res.Expired, now), abandoned...)
+	return res, nil
+}
+
+// Touch records that waiting users are present (connected to the notifier),
+// so abandonment does not drop them: one script call for many users. Users
+// not waiting are left alone; while abandonment is off it does nothing.
+// Errors: ErrEventNotFound.
+func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) error {
+	if len(userIDs) == 0 {
+		return nil
+	}
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	args := make([]any, 0, len(userIDs)+1)
+	args = append(args, s.nowMS())
+	for _, u := range userIDs {
+		args = append(args, u)
+	}
+	if _, err := s.run(ctx, scriptTouch, eventID, args...); err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,547 @@
+package stacktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
+	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/messages"
+)
+
+// Tap copies every timeout and every notification the services publish
+// into queues of its own (bound next to the services' queues, on a
+// connection of its own) and counts them per user.
+type Tap struct {
+	mu        sync.Mutex
+	timeouts  map[string]int // event/user/sequence/expire_ms -> copies
+	yourTurns map[string]int // event/user/sequence -> copies
+	turnAt    map[string]time.Time
+}
+
+// NewTap binds the tap's queues on the broker at amqpURL (one node's URL:
+// the tap's queues are exclusive, they live and die with that node).
+func NewTap(t testing.TB, amqpURL string) *Tap {
+	t.Helper()
+	conn, err := amqp.Dial(amqpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &Tap{timeouts: map[string]int{}, yourTurns: map[string]int{}, turnAt: map[string]time.Time{}}
+	for _, b := range []struct{ exchange, key string }{
+		{amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey},
+		{amqpx.NotificationsExchange, ""},
+	} {
+		q, err := ch.QueueDeclare("", false, true, true, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.QueueBind(q.Name, b.key, b.exchange, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := ch.Consume(q.Name, "", true, true, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		timeouts := b.exchange == amqpx.TimeoutExchange
+		go func() {
+			for d := range ds {
+				tp.add(timeouts, d.Body)
+			}
+		}()
+	}
+	return tp
+}
+
+func (tp *Tap) add(timeout bool, body []byte) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if timeout {
+		var m messages.Timeout
+		if json.Unmarshal(body, &m) == nil {
+			for _, h := range m.Holds() { // a promotion's holds share one message
+				tp.timeouts[fmt.Sprintf("%s/%s/%d/%d", m.EventID, h.UserID, h.Sequence, m.ExpireTimeMS)]++
+			}
+		}
+		return
+	}
+	var n messages.Notification
+	if json.Unmarshal(body, &n) == nil && n.Type == messages.NotifyYourTurn {
+		k := fmt.Sprintf("%s/%s/%d", n.EventID, n.UserID, n.Sequence)
+		if tp.yourTurns[k] == 0 {
+			tp.turnAt[k] = time.Now()
+		}
+		tp.yourTurns[k]++
+	}
+}
+
+// FirstTurnAfter is when the tap first saw a your_turn for event ev after
+// at (zero when none yet).
+func (tp *Tap) FirstTurnAfter(ev string, at time.Time) time.Time {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	var first time.Time
+	for k, when := range tp.turnAt {
+		if strings.HasPrefix(k, ev+"/") && when.After(at) && (first.IsZero() || when.Before(first)) {
+			first = when
+		}
+	}
+	return first
+}
+
+// Counts returns, for event ev: the admissions (user/sequence) that got a
+// your_turn, those that got a timeout, and the copies beyond the first of
+// each fact.
+func (tp *Tap) Counts(ev string) (turns, timeouts map[string]bool, dupTurns, dupTimeouts, maxCopies int) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	turns, timeouts = map[string]bool{}, map[string]bool{}
+	for k, n := range tp.yourTurns {
+		if rest, ok := strings.CutPrefix(k, ev+"/"); ok {
+			turns[rest] = true
+			dupTurns += n - 1
+			maxCopies = max(maxCopies, n)
+		}
+	}
+	for k, n := range tp.timeouts {
+		if rest, ok := strings.CutPrefix(k, ev+"/"); ok {
+			timeouts[rest[:strings.LastIndex(rest, "/")]] = true
+			dupTimeouts += n - 1
+			maxCopies = max(maxCopies, n)
+		}
+	}
+	return turns, timeouts, dupTurns, dupTimeouts, maxCopies
+}
+
+// QueueDepth is one queue's ready and unacknowledged messages.
+type QueueDepth struct{ Ready, Unacked int }
+
+// Queues lists the queues of a vhost of the local broker made by
+// amqptest.Vhost (rabbitmqctl, as the runbook does).
+func Queues(t testing.TB, amqpURL string) map[string]QueueDepth {
+	t.Helper()
+	out, err := exec.Command("rabbitmqctl", "-q", "list_queues", "-p", amqptest.VhostOf(amqpURL), "--no-table-headers",
+		"name", "messages_ready", "messages_unacknowledged").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rabbitmqctl list_queues: %v: %s", err, out)
+	}
+	return ParseQueues(string(out))
+}
+
+// ParseQueues reads `rabbitmqctl list_queues name messages_ready
+// messages_unacknowledged` output.
+func ParseQueues(out string) map[string]QueueDepth {
+	m := map[string]QueueDepth{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			continue
+		}
+		r, _ := strconv.Atoi(f[1])
+		u, _ := strconv.Atoi(f[2])
+		m[f[0]] = QueueDepth{r, u}
+	}
+	return m
+}
+
+// ReadTopic reads every message of topic (all partitions) from the start
+// and decodes it (a message that does not decode fails the test).
+func ReadTopic(t testing.TB, broker, topic string) []events.Event {
+	t.Helper()
+	var out []events.Event
+	for _, m := range ReadTopicMessages(t, broker, topic) {
+		e, err := events.Decode(m.Value)
+		if err != nil {
+			t.Errorf("%s/%d offset %d: %v", topic, m.Partition, m.Offset, err)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// ReadTopicMessages reads every message of topic (all partitions) from
+// the start, as stored.
+func ReadTopicMessages(t testing.TB, broker, topic string) []kafka.Message {
+	t.Helper()
+	var out []kafka.Message
+	for p := range kafkatest.Partitions {
+		var conn *kafka.Conn
+		var err error
+		for range 30 { // Kafka may just be back from an outage
+			if conn, err = kafka.DialLeader(context.Background(), "tcp", broker, topic, p); err == nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if err != nil {
+			t.Fatalf("dial %s/%d: %v", topic, p, err)
+		}
+		last, err := conn.ReadLastOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := int64(0); off < last; {
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := conn.Seek(off, kafka.SeekAbsolute); err != nil {
+				t.Fatal(err)
+			}
+			batch := conn.ReadBatch(1, 10<<20)
+			for {
+				m, err := batch.ReadMessage()
+				if err != nil {
+					break
+				}
+				off = m.Offset + 1
+				out = append(out, m)
+			}
+			_ = batch.Close()
+		}
+		conn.Close()
+	}
+	return out
+}
+
+// Eventually polls cond every 200 ms until it holds or d passes, and
+// returns how long it took and whether it held.
+func Eventually(d time.Duration, cond func() bool) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		if cond() {
+			return time.Since(start), true
+		}
+		if time.Since(start) > d {
+			return time.Since(start), false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// SaleCheck is what [Stack.CheckSale] checks a finished [Sale] with.
+type SaleCheck struct {
+	// Tap saw every timeout and your_turn the services published.
+	Tap *Tap
+	// Queues lists the services' queues; nil: [Queues] of Stack.AMQPURL.
+	Queues func(t testing.TB) map[string]QueueDepth
+	// DeadLetters is how many messages each DLQ must hold (poison
+	// messages); any other DLQ must be empty.
+	DeadLetters map[string]int
+	// ExactlyOnce: no process died and no connection broke mid-message,
+	// so every admission must have one your_turn and one timeout, no copy.
+	ExactlyOnce bool
+	// FactsWait bounds the wait for every final fact on Kafka; default 30 s.
+	FactsWait time.Duration
+	// Fail reports a failed check ("users", "seats", "kafka", "facts",
+	// "ledger", "rabbitmq", "dlq", "admissions", "dups"); nil: t.Errorf.
+	Fail func(t testing.TB, check, format string, args ...any)
+}
+
+// SaleReport is what [Stack.CheckSale] measured.
+type SaleReport struct {
+	Users, Admitted, Sold int
+	// LastFinal is when the last buyer stopped.
+	LastFinal time.Time
+	// Completed maps each seat sold to its buyer.
+	Completed map[string]string
+	// DupCompleted: booking_completed copies beyond one per fact.
+	DupCompleted int
+	// DupTurns, DupTimeouts: RabbitMQ copies beyond one per fact;
+	// MaxCopies the most copies of one.
+	DupTurns, DupTimeouts, MaxCopies int
+	// LedgerLag: until PostgreSQL's orders matched; RabbitMQDrain: until
+	// nothing was unacknowledged or waiting in a work queue.
+	LedgerLag, RabbitMQDrain time.Duration
+	// Queues is the last queue listing (after the DLQ check).
+	Queues map[string]QueueDepth
+}
+
+// CheckSale checks what must hold after a sale, whatever failed during it:
+// every buyer reached a final status; no seat was sold twice; Redis's seat
+// map, Kafka's booking_completed facts (one distinct id per seat, copies
+// counted) and PostgreSQL's completed orders each name exactly the seats
+// sold, to the same buyers; each final status's fact is on Kafka once per
+// id; RabbitMQ holds nothing unacknowledged or waiting in a work queue and
+// the DLQs only c.DeadLetters; every admission got a your_turn and a
+// timeout (exactly one each when c.ExactlyOnce).
+func (s *Stack) CheckSale(t testing.TB, sl *Sale, c SaleCheck) SaleReport {
+	t.Helper()
+	fail := c.Fail
+	if fail == nil {
+		fail = func(t testing.TB, _, format string, args ...any) { t.Helper(); t.Errorf(format, args...) }
+	}
+	listQueues := c.Queues
+	if listQueues == nil {
+		listQueues = func(t testing.TB) map[string]QueueDepth { return Queues(t, s.AMQPURL) }
+	}
+	ev, us := sl.Event, sl.Buyers
+	r := SaleReport{Users: len(us), Completed: map[string]string{}}
+	completed := r.Completed
+	ok := true
+	for _, u := range us {
+		if u.Err != nil {
+			fail(t, "users", "%s (plan %d): %v", u.ID, u.Plan, u.Err)
+			ok = false
+			continue
+		}
+		if u.DoneAt.After(r.LastFinal) {
+			r.LastFinal = u.DoneAt
+		}
+		if u.Admitted || u.Final.Status == "completed" || u.Final.Status == "failed" || u.Final.Status == "expired" {
+			r.Admitted++
+		}
+		if u.Final.Status == "completed" {
+			if other, dup := completed[u.Final.SeatID]; dup {
+				fail(t, "seats", "seat %s sold to %s and %s", u.Final.SeatID, other, u.ID)
+				ok = false
+			}
+			completed[u.Final.SeatID] = u.ID
+		}
+	}
+	r.Sold = len(completed)
+	if r.Sold == 0 {
+		byStatus := map[string]int{}
+		for _, u := range us {
+			byStatus[u.Final.Status]++
+		}
+		fail(t, "users", "no seat sold: the sale did not happen (final statuses %v)", byStatus)
+		ok = false
+	}
+	if !ok {
+		return r
+	}
+	admin := s.Client(t, "stacktest-admin", auth.RoleAdmin)
+
+	// the room empties (every hold ended) and Redis's seat map agrees with
+	// the users: sold seats = completed bookings
+	var e struct {
+		Counts struct{ Total, Available, Held, Sold, Waiting, Active int64 } `json:"counts"`
+	}
+	if _, ok := Eventually(30*time.Second, func() bool {
+		_, _ = admin.Do("GET", "/api/events/"+ev, nil, &e)
+		return e.Counts.Active == 0 && e.Counts.Held == 0
+	}); !ok {
+		fail(t, "seats", "room not empty 30 s after the sale: %+v", e.Counts)
+	}
+	var seatMap SeatMap
+	Eventually(15*time.Second, func() bool {
+		seatMap = SeatMap{}
+		_, _ = admin.Do("GET", "/api/seats/available?event_id="+ev, nil, &seatMap)
+		return seatMap.Sold == len(completed)
+	})
+	sold := 0
+	for _, st := range seatMap.Seats() {
+		if st.Status == "sold" {
+			sold++
+			if completed[st.SeatID] == "" {
+				fail(t, "seats", "seat %s sold, but no user's booking completed with it", st.SeatID)
+			}
+		} else if completed[st.SeatID] != "" {
+			fail(t, "seats", "seat %s is %s, but %s's booking completed with it", st.SeatID, st.Status, completed[st.SeatID])
+		}
+	}
+	if sold != len(completed) || int64(sold) != e.Counts.Sold {
+		fail(t, "seats", "Redis: %d seats sold (counts %d), %d completed bookings", sold, e.Counts.Sold, len(completed))
+	}
+
+	// Kafka: one booking_completed fact per sold seat, naming the buyer. A
+	// sale whose webhook process died between its Lua step and its publish
+	// is published by the provider's retry of that webhook (the sandbox
+	// backs off up to WEBHOOK_RETRY_MAX), so the facts may trail the seats:
+	// wait for them before counting.
+	idsBySeat := map[string]map[string]bool{}
+	copies := 0
+	var facts []events.Event
+	Eventually(90*time.Second, func() bool {
+		facts = ReadTopic(t, s.Brokers[0], events.TopicBookingCompleted)
+		seats := map[string]bool{}
+		for _, x := range facts {
+			if x.EventID == ev {
+				seats[x.SeatID] = true
+			}
+		}
+		return len(seats) >= len(completed)
+	})
+	for _, x := range facts {
+		if x.EventID != ev {
+			continue
+		}
+		copies++
+		if completed[x.SeatID] != x.UserID {
+			fail(t, "kafka", "booking_completed for seat %s names %s, the seat went to %q", x.SeatID, x.UserID, completed[x.SeatID])
+		}
+		if idsBySeat[x.SeatID] == nil {
+			idsBySeat[x.SeatID] = map[string]bool{}
+		}
+		idsBySeat[x.SeatID][x.ID] = true
+	}
+	for seat, ids := range idsBySeat {
+		if len(ids) != 1 {
+			fail(t, "kafka", "seat %s: %d distinct booking_completed facts", seat, len(ids))
+		}
+	}
+	if len(idsBySeat) != len(completed) {
+		fail(t, "kafka", "booking_completed for %d seats, %d sold", len(idsBySeat), len(completed))
+	}
+	r.DupCompleted = copies - len(idsBySeat)
+
+	wait := c.FactsWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	if msg := s.finalFacts(t, sl, wait); msg != "" {
+		fail(t, "facts", "Kafka: %s", msg)
+	}
+
+	// PostgreSQL: one completed order per sold seat, same buyer
+	var orders struct {
+		Orders []struct {
+			SeatID string `json:"seat_id"`
+			UserID string `json:"user_id"`
+			Status string `json:"status"`
+		} `json:"orders"`
+	}
+	ledger := map[string]string{}
+	var ledgerErr string
+	r.LedgerLag, _ = Eventually(30*time.Second, func() bool {
+		orders.Orders = nil
+		if code, err := admin.Do("GET", "/api/admin/events/"+ev+"/orders", nil, &orders); err != nil || code != 200 {
+			ledgerErr = fmt.Sprintf("orders: %d %v", code, err)
+			return false
+		}
+		clear(ledger)
+		ledgerErr = ""
+		for _, o := range orders.Orders {
+			if o.Status != "completed" {
+				continue
+			}
+			if _, dup := ledger[o.SeatID]; dup {
+				ledgerErr = fmt.Sprintf("seat %s has two completed orders", o.SeatID)
+			}
+			ledger[o.SeatID] = o.UserID
+		}
+		if ledgerErr == "" && len(ledger) != len(completed) {
+			ledgerErr = fmt.Sprintf("%d completed orders, %d seats sold", len(ledger), len(completed))
+		}
+		for seat, u := range completed {
+			if ledgerErr == "" && ledger[seat] != u {
+				ledgerErr = fmt.Sprintf("seat %s sold to %s, the order names %q", seat, u, ledger[seat])
+			}
+		}
+		return ledgerErr == ""
+	})
+	if ledgerErr != "" {
+		fail(t, "ledger", "PostgreSQL: %s", ledgerErr)
+	}
+
+	// RabbitMQ: nothing left unacknowledged or waiting in a work queue, and
+	// the DLQs hold exactly the expected dead letters
+	var qerr string
+	r.RabbitMQDrain, _ = Eventually(30*time.Second, func() bool {
+		r.Queues = listQueues(t)
+		qerr = ""
+		for name, d := range r.Queues {
+			switch {
+			case d.Unacked != 0:
+				qerr += fmt.Sprintf("%s: %d unacked; ", name, d.Unacked)
+			case (name == amqpx.SlotReleasedQueue || name == amqpx.TimeoutQueue) && d.Ready != 0:
+				qerr += fmt.Sprintf("%s: %d ready; ", name, d.Ready)
+			}
+		}
+		return qerr == ""
+	})
+	if qerr != "" {
+		fail(t, "rabbitmq", "RabbitMQ: %s", qerr)
+	}
+	if _, ok := Eventually(10*time.Second, func() bool {
+		r.Queues = listQueues(t)
+		qerr = ""
+		for name, d := range r.Queues {
+			if strings.HasSuffix(name, ".dlq") && d.Ready != c.DeadLetters[name] {
+				qerr += fmt.Sprintf("%s: %d dead letters, want %d; ", name, d.Ready, c.DeadLetters[name])
+			}
+		}
+		return qerr == ""
+	}); !ok {
+		fail(t, "dlq", "RabbitMQ: %s", qerr)
+	}
+
+	// one your_turn and one timeout per admission (user/sequence); copies
+	// are counted, and must be none when no fault can cut a publish short
+	var turns, timeouts map[string]bool
+	Eventually(15*time.Second, func() bool {
+		turns, timeouts, r.DupTurns, r.DupTimeouts, r.MaxCopies = c.Tap.Counts(ev)
+		for _, u := range us {
+			if u.Admitted && (!turns[fmt.Sprintf("%s/%d", u.ID, u.Sequence)] || !timeouts[fmt.Sprintf("%s/%d", u.ID, u.Sequence)]) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, u := range us {
+		k := fmt.Sprintf("%s/%d", u.ID, u.Sequence)
+		if u.Admitted && !turns[k] {
+			fail(t, "admissions", "%s was admitted (sequence %d) but no your_turn was published", u.ID, u.Sequence)
+		}
+		if u.Admitted && !timeouts[k] {
+			fail(t, "admissions", "%s was admitted (sequence %d) but no timeout was scheduled", u.ID, u.Sequence)
+		}
+	}
+	if c.ExactlyOnce && (r.DupTurns > 0 || r.DupTimeouts > 0) {
+		fail(t, "dups", "%d extra your_turn and %d extra timeout messages for %d admissions (at most %d copies of one); want one each (docs/booking-engine.md: the outbox publishes each side once)",
+			r.DupTurns, r.DupTimeouts, len(turns), r.MaxCopies)
+	}
+	return r
+}
+
+// finalFacts checks that each buyer's final fact (booking_expired,
+// payment_failed, booking_cancelled) is on Kafka once per id (copies share
+// the id), waiting up to d; it returns what is wrong, "" when nothing.
+func (s *Stack) finalFacts(t testing.TB, sl *Sale, d time.Duration) string {
+	topicOf := map[string]string{"expired": events.TopicBookingExpired, "failed": events.TopicPaymentFailed, "cancelled": events.TopicBookingCancelled}
+	var factErr string
+	Eventually(d, func() bool {
+		ids := map[string]map[string]bool{} // topic/user -> ids
+		for _, topic := range []string{events.TopicBookingExpired, events.TopicPaymentFailed, events.TopicBookingCancelled} {
+			for _, x := range ReadTopic(t, s.Brokers[0], topic) {
+				if x.EventID != sl.Event {
+					continue
+				}
+				k := topic + "/" + x.UserID
+				if ids[k] == nil {
+					ids[k] = map[string]bool{}
+				}
+				ids[k][x.ID] = true
+			}
+		}
+		factErr = ""
+		for _, u := range sl.Buyers {
+			topic := topicOf[u.Final.Status]
+			if topic == "" {
+				continue
+			}
+			if n := len(ids[topic+"/"+u.ID]); n != 1 && (topic != events.TopicBookingCancelled || n == 0) {
+				factErr += fmt.Sprintf("%s ended %s: %d distinct %s facts; ", u.ID, u.Final.Status, n, topic)
+			}
+		}
+		return factErr == ""
+	})
+	return factErr
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# bench-progress.sh — the progress document (GET /api/events/{id}/progress)
+# over HTTP with wrk, beside `redis-benchmark -t set` with the same client
+# count, alternating, in one sitting; and the Redis commands it costs,
+# counted with MONITOR on the run's own key prefix during a separate run
+# (MONITOR slows Redis, so it never runs during a measured run). Prints a
+# markdown table for docs/benchmarks.md.
+#
+# Starts its own kafka-dev and gateway on spare ports, a RabbitMQ vhost and
+# a Redis key prefix of its own, and removes them at the end.
+#
+#   scripts/bench-progress.sh                    # 10s per run, 50 connections, 3 runs
+#   DURATION=20s CONNS="50 500" REPS=5 scripts/bench-progress.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10s}
+CONNS=${CONNS:-50}
+THREADS=${THREADS:-2}
+REPS=${REPS:-3}
+RB_REQUESTS=${RB_REQUESTS:-1000000}
+GW_PORT=${GW_PORT:-18180}
+KAFKA_PORT=${KAFKA_PORT:-19192}
+PREFIX="benchprog$$"
+VHOST="benchprog$$"
+SECRET="bench-progress-jwt-secret-0123456789"
+RC="redis-cli -h 127.0.0.1 -p 6379"
+TMP=$(mktemp -d)
+pids=()
+
+scripts/ensure-tool.sh wrk wrk || exit 1
+scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
+	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+echo "bench-progress: building gateway and kafka-dev" >&2
+(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
+(cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || exit 1
+rabbitmqctl -q add_vhost "$VHOST" >/dev/null && rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
+KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error "$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
+pids+=($!)
+sleep 1
+HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
+	AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
+	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
+GW_PID=$!
+pids+=("$GW_PID")
+for _ in $(seq 1 100); do
+	curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" && break
+	sleep 0.2
+done
+curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" || { echo "gateway not ready:" >&2; cat "$TMP/gateway.log" >&2; exit 1; }
+GW="http://127.0.0.1:$GW_PORT"
+token() { curl -fsS -X POST "$GW/api/auth/dev-token" -H 'Content-Type: application/json' -d "{\"user_id\":\"$1\"${2:+,\"role\":\"$2\"}}" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'; }
+ADMIN=$(token admin admin)
+curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
+	-d '{"id":"prog","rows":100,"seats_per_row":100,"capacity":1}' || { echo "create event failed" >&2; exit 1; }
+for i in $(seq 1 50); do # a queue: one admitted, the others waiting
+	curl -fsS -o /dev/null -X POST "$GW/api/booking/request" -H "Authorization: Bearer $(token "u$i")" \
+		-H 'Content-Type: application/json' -d '{"event_id":"prog"}' || exit 1
+done
+PATH_PROGRESS=/api/events/prog/progress
+ETAG=$(curl -fsS -D - -o /dev/null "$GW$PATH_PROGRESS" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+
+cat >"$TMP/bench.lua" <<'LUA'
+local etag = os.getenv("BENCH_ETAG") or ""
+function init(args)
+  local h = {}
+  if etag ~= "" then h["If-None-Match"] = etag end
+  req = wrk.format("GET", os.getenv("BENCH_PATH"), h)
+end
+function request() return req end
+LUA
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# wrkrun OUT C ETAG
+wrkrun() {
+	local g0; g0=$(ticks "$GW_PID")
+	BENCH_PATH=$PATH_PROGRESS BENCH_ETAG=$3 wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s "$TMP/bench.lua" "$GW" >"$1" 2>&1
+	echo "$(($(ticks "$GW_PID") - g0))" >"$1.ticks"
+}
+rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
+reqs() { grep -Eo '[0-9]+ requests in' "$1" | awk '{print $1}'; }
+pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
+errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
+gwus() { awk -v n="$(reqs "$1")" '{printf "%.1f", $1 * 10000 / n}' "$1.ticks"; }
+rbset() {
+	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$RB_REQUESTS" -t set -q 2>/dev/null |
+		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
+}
+
+: >"$TMP/results"
+for c in $CONNS; do
+	for r in $(seq 1 "$REPS"); do
+		wrkrun "$TMP/p$c-$r" "$c" ""
+		wrkrun "$TMP/n$c-$r" "$c" "$ETAG"
+		echo "$c $r $(rps "$TMP/p$c-$r") $(pct "$TMP/p$c-$r" 50) $(pct "$TMP/p$c-$r" 99) $(errs "$TMP/p$c-$r") $(gwus "$TMP/p$c-$r") $(rps "$TMP/n$c-$r") $(errs "$TMP/n$c-$r") $(rbset "$c")" >>"$TMP/results"
+	done
+done
+
+# The count: every Redis command with the run's key prefix during a 5 s
+# run at the first connection count (the gateway's snapshot refreshes).
+$RC MONITOR >"$TMP/monitor" &
+mon=$!
+sleep 0.5
+DURATION=5s wrkrun "$TMP/count" "${CONNS%% *}" ""
+sleep 0.2
+kill "$mon" 2>/dev/null
+wait "$mon" 2>/dev/null
+# a script's own commands show as "[0 lua]" lines: count the client calls
+calls=$(grep -v ' lua\]' "$TMP/monitor" | grep -c "$PREFIX:")
+inner=$(grep ' lua\]' "$TMP/monitor" | grep -c "$PREFIX:")
+counted=$(reqs "$TMP/count")
+
+python3 - "$TMP/results" "$calls" "$counted" "$inner" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    c, rep, g, p50, p99, non2xx, gw_us, g304, non2xx304, rb = line.split()
+    rows.setdefault(int(c), []).append((float(g), p50, p99, int(non2xx), float(gw_us), float(g304), float(rb)))
+print("| connections | progress req/s (200) | p50 | p99 | gateway CPU µs/req | progress req/s (304, If-None-Match) | redis-benchmark SET req/s | ratio 200 / SET (median) | per run | ratio 304 / SET |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for c, runs in sorted(rows.items()):
+    ratios = [r[0] / r[6] for r in runs]
+    mid = sorted(range(len(runs)), key=lambda i: ratios[i])[len(runs) // 2]
+    _, p50, p99, _, _, _, _ = runs[mid]
+    print(f"| {c} | {statistics.median(r[0] for r in runs):,.0f} | {p50} | {p99} | {statistics.median(r[4] for r in runs):.1f} "
+          f"| {statistics.median(r[5] for r in runs):,.0f} | {statistics.median(r[6] for r in runs):,.0f} | {statistics.median(ratios):.2f} "
+          f"| {' '.join(f'{x:.2f}' for x in ratios)} | {statistics.median(r[5] / r[6] for r in runs):.2f} |")
+calls, n, inner = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+print()
+print(f"Redis calls on the run's keys during a 5 s run of {n:,} progress requests (MONITOR): {calls} "
+      f"({calls / max(n, 1):.6f} per request: the snapshot's refresh, about one a second; "
+      f"the script ran {inner} commands of its own in them).")
+PY
+echo
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(redis-server --version | grep -Eo 'v=[0-9.]+'); wrk -t$THREADS -d$DURATION, $REPS alternating runs; gateway, Redis and wrk on the same machine."

@@ -1,0 +1,76 @@
+package browser
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/boxoffice/boxoffice/pkg/stacktest"
+)
+
+// progressPolling: the WebSocket is blocked, and the waiting fan's place
+// comes from the event's progress document (GET /api/events/{id}/progress,
+// anonymous), not from per-user position reads: while the users ahead are
+// admitted one by one, the place shown follows the document's served
+// against the fan's sequence with no further position request; once the
+// fan's sequence is served, one exact read finds the turn.
+func progressPolling(t *testing.T, s *stacktest.Stack, b *browser) {
+	const ev = "show-progress"
+	s.CreateEvent(t, stacktest.Event{ID: ev, Name: "Browser Test Progress", Rows: 2, SeatsPerRow: 6,
+		Capacity: 1, HoldSeconds: holdSecs, GraceSeconds: 5})
+	ahead := make([]*stacktest.Client, 3) // ahead[0] admitted, 1 and 2 waiting
+	for i := range ahead {
+		ahead[i] = s.Client(t, "ahead-"+strconv.Itoa(i), "")
+		if code, err := ahead[i].Do("POST", "/api/booking/request", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("join %d: %d %v", i, code, err)
+		}
+	}
+	// Every WebSocket goes to a closed port; fetch is counted by kind and
+	// by whether it carried a token.
+	p := b.tab(t, `window.BOXOFFICE_TIMING = { pollMinMS: 300, pollMaxMS: 600, exactEveryMS: 600000 };
+	(() => {
+		const Real = window.WebSocket;
+		window.WebSocket = function (url, protocols) { return new Real("ws://127.0.0.1:9/ws", protocols); };
+		window.__reads = { position: 0, progress: 0, progressWithToken: 0 };
+		const realFetch = window.fetch;
+		window.fetch = function (path, opts) {
+			const u = String(path);
+			if (u.includes("/api/booking/position")) window.__reads.position++;
+			if (u.includes("/progress")) {
+				window.__reads.progress++;
+				if (opts && opts.headers && opts.headers.Authorization) window.__reads.progressWithToken++;
+			}
+			return realFetch.apply(this, arguments);
+		};
+	})();`)
+	gw := s.GatewayURL()
+	p.do("open the event page", chromedp.Navigate(gw+"/?event_id="+ev))
+	p.waitFor("event page, polling", 15*time.Second, `shown("#panel-join") && document.body.dataset.mode === "polling"`)
+	p.do("click Join", chromedp.Click(chromedp.ID("join")))
+	p.waitFor("waiting, third in line", 10*time.Second,
+		`shown("#panel-waiting") && text("#position") === "3" && document.body.dataset.mode === "polling" && window.__reads.progress > 0`)
+	positionReads := p.str(`window.__reads.position`)
+
+	for i, want := range []string{"2", "1"} {
+		// the admitted user leaves: the next one is admitted, served grows
+		if code, err := ahead[i].Do("POST", "/api/booking/cancel", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("cancel %d: %d %v", i, code, err)
+		}
+		p.waitFor("place "+want+" from the progress document", 20*time.Second,
+			`text("#position") === "`+want+`" && window.__reads.position === `+positionReads)
+	}
+	p.shot("60-progress-polling")
+	if got := p.str(`window.__reads.progressWithToken`); got != "0" {
+		t.Fatalf("%s progress reads carried the fan's token (a CDN would not share them)", got)
+	}
+	if code, err := ahead[2].Do("POST", "/api/booking/cancel", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+		t.Fatalf("cancel 2: %d %v", code, err)
+	}
+	p.waitFor("your turn, from the exact read after the sequence was served", 20*time.Second,
+		`shown("#panel-turn") && document.body.dataset.mode === "polling" && window.__reads.position > `+positionReads)
+	p.shot("61-progress-your-turn")
+	p.noExceptions()
+}

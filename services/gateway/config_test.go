@@ -1,0 +1,36 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/pkg/service/configtest"
+)
+
+// newConfig is the Config as run presets it before loading.
+func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
+
+// minimalEnv is the least a valid configuration sets.
+var minimalEnv = map[string]string{"JWT_SECRET": "0123456789abcdef"}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg := configtest.Load(t, newConfig, minimalEnv)
+	if cfg.AdminAddr != "127.0.0.1:9101" {
+		t.Errorf("admin address %q, want %q", cfg.AdminAddr, "127.0.0.1:9101")
+	}
+	if cfg.HTTPAddr != ":8080" || cfg.TicketPrice != 5000 || cfg.DevTokens || cfg.RedisPrefix != "bo" {
+		t.Errorf("defaults: %+v", cfg)
+	}
+}
+
+// Load runs Validate: each bad setting is refused at start with an error
+// that names its variable.
+func TestConfigValidate(t *testing.T) {
+	configtest.Rejects(t, newConfig, minimalEnv, []configtest.Case{
+		{Name: "no JWT secret", Env: map[string]string{"JWT_SECRET": ""}, Wants: []string{"JWT_SECRET: required and not set"}},
+		{Name: "negative rate limit", Env: map[string]string{"RATE_JOINS_PER_MINUTE_PER_IP": "-1"}, Wants: []string{"RATE_JOINS_PER_MINUTE_PER_IP", ">= 0"}},
+		{Name: "negative price", Env: map[string]string{"TICKET_PRICE_CENTS": "-5"}, Wants: []string{"TICKET_PRICE_CENTS"}},
+		{Name: "shared setting", Env: map[string]string{"KAFKA_SASL_MECHANISM": "OAUTH"}, Wants: []string{"KAFKA_SASL_MECHANISM", "OAUTH"}},
+		{Name: "unparsable", Env: map[string]string{"DEV_TOKEN_TTL": "1 day"}, Wants: []string{"DEV_TOKEN_TTL", "invalid duration"}},
+	})
+}

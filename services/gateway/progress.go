@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
+)
+
+// The progress document (GET /api/events/{id}/progress) is what every
+// waiting user needs to place itself, the same for all of them: the
+// notifier's per-tick broadcast as an HTTP resource. A client holding its
+// queue ticket (pkg/pass, from the join) has at most seq-served-1 users
+// ahead and an ETA of that × 60 / rate_per_min, so polling it costs no
+// per-user Redis read: each gateway instance serves a per-event snapshot
+// (snapshot.go) read with one Store.GetEvent (the notifier's Counts) at
+// most once per ProgressMaxAge, and a CDN in front absorbs the rest.
+
+// defaultProgressMaxAge is how old a served progress document may be.
+const defaultProgressMaxAge = time.Second
+
+// progressResponse is the body of GET /api/events/{id}/progress
+// (docs/http-api.md). It carries no clock of its own, so that an
+// unchanged queue keeps its ETag and a revalidation is a 304.
+type progressResponse struct {
+	EventID string `json:"event_id"`
+	// Served is the highest join sequence admitted so far.
+	Served  int64 `json:"served"`
+	Waiting int64 `json:"waiting"`
+	// RatePerMin is the admissions per minute an ETA assumes: the last
+	// minute's, capped at the event's admit_per_minute (as the exact
+	// position's eta_seconds).
+	RatePerMin int64 `json:"rate_per_min"`
+	Paused     bool  `json:"paused"`
+	// SoldOut: every seat is sold; a waiting user will not get one.
+	SoldOut bool `json:"sold_out"`
+	// SalesStart is when the sale opens (the pre-queue's draw).
+	SalesStart string `json:"sales_start,omitempty"`
+}
+
+func progressOf(e booking.Event) progressResponse {
+	c := e.Counts
+	return progressResponse{EventID: e.ID, Served: c.Served, Waiting: c.Waiting,
+		RatePerMin: etaRate(c.AdmittedLastMinute, int64(e.AdmitPerMinute)),
+		Paused:     e.Paused, SoldOut: c.Total > 0 && c.Sold >= c.Total, SalesStart: rfc3339OrEmpty(e.SalesStart)}
+}
+
+// progress: GET /api/events/{id}/progress, anonymous.
+func (s *Server) progress(c *httpapi.FastCtx) {
+	eventID := c.Param()
+	if !ids.ValidEvent(eventID) {
+		c.Fail(booking.ErrEventNotFound)
+		return
+	}
+	maxAge := s.ProgressMaxAge
+	if maxAge <= 0 {
+		maxAge = defaultProgressMaxAge
+	}
+	snap, err := s.progressDocs.get(c.Context(), eventID, maxAge, func(ctx context.Context, _ *snapshot[struct{}]) (*snapshot[struct{}], error) {
+		start := time.Now()
+		e, err := s.Store.GetEvent(ctx, eventID)
+		if err != nil {
+			return nil, err
+		}
+		body, err := json.Marshal(progressOf(e))
+		if err != nil {
+			return nil, err
+		}
+		return newSnapshot(start, body, struct{}{}), nil
+	})
+	if err != nil {
+		c.Fail(err)
+		return
+	}
+	serveSnapshot(c, snap, maxAge)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jwt"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/pass"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+)
+
+// A queued join carries a queue ticket signed with the pass keys; its seq
+// against the progress document gives the same place as the exact
+// position; the ticket verifies as a ticket with the published JWKS and is
+// refused as an admission pass, by pkg/pass and by an independent
+// validator applying docs/admission-pass.md (exp required).
+func TestQueueTicketPlacesAgainstProgress(t *testing.T) {
+	hs := newHarness(t, false)
+	keys := passKeys(t, "k1")
+	hs.srv.PassKeys, hs.srv.Pass = keys, pass.NewSigner(keys, "bo")
+	hs.srv.ProgressMaxAge = time.Nanosecond // every read sees the last change
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 3, "capacity": 1})
+	users := []string{"alice", "bob", "carol", "dave"}
+	tickets := map[string]string{}
+	for _, u := range users {
+		r := hs.do("POST", "/api/booking/request", hs.token(u, ""), map[string]any{"event_id": "e1"})
+		want(t, r, 200, "")
+		tickets[u] = r.str("ticket")
+		if (r.str("status") == "queued") != (tickets[u] != "") {
+			t.Fatalf("%s: status %s with ticket %q", u, r.str("status"), tickets[u])
+		}
+	}
+	jwks := []byte(hs.do("GET", "/.well-known/jwks.json", "", nil).raw)
+	p := hs.do("GET", "/api/events/e1/progress", "", nil)
+	want(t, p, 200, "")
+	var doc progressResponse
+	if err := json.Unmarshal([]byte(p.raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Served != 1 || doc.Waiting != 3 || doc.Paused || doc.SoldOut || doc.EventID != "e1" {
+		t.Fatalf("progress %s", p.raw)
+	}
+	for _, u := range users[1:] {
+		c, err := pass.VerifyTicket(jwks, tickets[u], "bo", "e1", time.Now())
+		if err != nil || c.Subject != u {
+			t.Fatalf("%s's ticket: %+v %v", u, c, err)
+		}
+		exact := hs.do("GET", "/api/booking/position?event_id=e1", hs.token(u, ""), nil)
+		if place := c.Seq - doc.Served; place != exact.num("position") || c.Seq != exact.num("sequence") {
+			t.Fatalf("%s: ticket seq %d - served %d = %d, exact position %s", u, c.Seq, doc.Served, place, exact.raw)
+		}
+		if _, err := pass.Verify(jwks, tickets[u], "bo", "e1", time.Now()); err == nil {
+			t.Fatalf("%s's ticket accepted as an admission pass", u)
+		}
+	}
+	gw := httptest.NewServer(hs.h)
+	defer gw.Close()
+	set, err := jwk.Fetch(context.Background(), gw.URL+"/.well-known/jwks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jwt.Parse([]byte(tickets["bob"]), jwt.WithKeySet(set), jwt.WithIssuer("bo"),
+		jwt.WithClaimValue("event_id", "e1"), jwt.WithRequiredClaim("exp")); err == nil {
+		t.Fatal("a validator of passes (exp required) accepted a queue ticket")
+	}
+	if _, err := jwt.Parse([]byte(tickets["bob"]), jwt.WithKeySet(set), jwt.WithIssuer("bo")); err != nil {
+		t.Fatalf("the ticket's signature does not verify with the published JWKS: %v", err)
+	}
+
+	// pause: the document says so
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"paused": true}), 200, "")
+	if p := hs.do("GET", "/api/events/e1/progress", "", nil); p.body["paused"] != true {
+		t.Fatalf("paused event: %s", p.raw)
+	}
+	want(t, hs.do("GET", "/api/events/nope/progress", "", nil), 404, "event_not_found")
+	want(t, hs.do("GET", "/api/events/a!b/progress", "", nil), 404, "event_not_found")
+	want(t, hs.do("POST", "/api/events/e1/progress", "", nil), 405, "")
+}
+
+// Sold out: every seat sold, the document says so.
+func TestProgressSoldOut(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.srv.ProgressMaxAge = time.Nanosecond
+	hs.createEvent(map[string]any{"id": "one", "seats": []string{"A1"}, "capacity": 1})
+	alice := hs.token("alice", "")
+	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "one"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "one", "seat_id": "A1"}), 200, "")
+	pid := hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "one"}).str("payment_id")
+	if _, err := hs.store.PaymentSuccess(context.Background(), "one", "alice", pid); err != nil {
+		t.Fatal(err)
+	}
+	hs.do("POST", "/api/booking/request", hs.token("bob", ""), map[string]any{"event_id": "one"})
+	p := hs.do("GET", "/api/events/one/progress", "", nil)
+	if p.body["sold_out"] != true {
+		t.Fatalf("sold out event: %s", p.raw)
+	}
+}
+
+// The document carries an ETag and Cache-Control; a revalidation with the
+// ETag is a bodiless 304 until the queue changes, then a 200 with a new
+// ETag. An unchanged queue keeps its ETag across refreshes.
+func TestProgressETag(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.srv.ProgressMaxAge = time.Nanosecond
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 3, "capacity": 1})
+	w := hs.raw("GET", "/api/events/e1/progress", nil)
+	etag := w.Header().Get("ETag")
+	if w.Code != 200 || etag == "" || w.Header().Get("Cache-Control") != "public, max-age=1" {
+		t.Fatalf("first read: %d ETag %q Cache-Control %q", w.Code, etag, w.Header().Get("Cache-Control"))
+	}
+	w = hs.raw("GET", "/api/events/e1/progress", map[string]string{"If-None-Match": etag})
+	if w.Code != 304 || w.Body.Len() != 0 || w.Header().Get("ETag") != etag {
+		t.Fatalf("revalidation: %d %q ETag %q", w.Code, w.Body, w.Header().Get("ETag"))
+	}
+	hs.do("POST", "/api/booking/request", hs.token("alice", ""), map[string]any{"event_id": "e1"})
+	hs.do("POST", "/api/booking/request", hs.token("bob", ""), map[string]any{"event_id": "e1"})
+	w = hs.raw("GET", "/api/events/e1/progress", map[string]string{"If-None-Match": etag})
+	if w.Code != 200 || w.Header().Get("ETag") == etag {
+		t.Fatalf("after joins: %d ETag %q (was %q)", w.Code, w.Header().Get("ETag"), etag)
+	}
+}
+
+// However many clients poll, each gateway instance reads Redis once per
+// max age per event: 64 concurrent polls, then 64 more while the snapshot
+// is fresh, cost one command; the document equals the notifier's reader
+// (Store.Counts) at that moment.
+func TestProgressReadsRedisOncePerMaxAge(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 3, "capacity": 1})
+	for _, u := range []string{"a", "b", "c"} {
+		hs.do("POST", "/api/booking/request", hs.token(u, ""), map[string]any{"event_id": "e1"})
+	}
+	counter := &countCmds{}
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	rdb.AddHook(counter)
+	hs.srv.Store = booking.New(rdb, booking.WithPrefix(hs.store.Prefix()))
+	hs.srv.ProgressMaxAge = time.Hour // no refresh during the test, however slow the machine
+	var bodies sync.Map
+	for round := range 2 {
+		var wg sync.WaitGroup
+		var bad atomic.Int64
+		for range 64 {
+			wg.Go(func() {
+				w := hs.raw("GET", "/api/events/e1/progress", nil)
+				if w.Code != 200 {
+					bad.Add(1)
+				}
+				bodies.Store(w.Body.String(), true)
+			})
+		}
+		wg.Wait()
+		if bad.Load() != 0 {
+			t.Fatalf("round %d: %d failed reads", round, bad.Load())
+		}
+	}
+	if n := counter.n.Load(); n != 1 {
+		t.Fatalf("128 polls sent %d Redis commands, want 1", n)
+	}
+	c, err := hs.store.Counts(context.Background(), "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []progressResponse
+	bodies.Range(func(k, _ any) bool {
+		var p progressResponse
+		_ = json.Unmarshal([]byte(k.(string)), &p)
+		got = append(got, p)
+		return true
+	})
+	want := []progressResponse{{EventID: "e1", Served: c.Served, Waiting: c.Waiting, RatePerMin: c.AdmittedLastMinute,
+		SalesStart: got[0].SalesStart}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("documents (-want +got):\n%s", diff)
+	}
+}

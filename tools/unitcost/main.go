@@ -1,0 +1,254 @@
+// Command unitcost measures what one join and one position request cost
+// inside Redis, and what a waiting user costs in Redis memory, through the
+// booking package (the same scripts and pipelining the gateway uses).
+//
+// Point it at a Redis of its own (a fresh redis-server on a spare port):
+// the per-call times come from INFO commandstats, compared before and
+// after each phase, so any other client's traffic would be counted too.
+//
+//	redis-server --port 16390 --save '' --appendonly no --daemonize yes
+//	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 1000000
+//
+// Phases: join (n new users join an event whose room is full: every join
+// queues, the common case under load), position (n polls of those users),
+// memory (waiting users join a fresh event; MEMORY USAGE of each key kind,
+// exact, divided by the users, before and after the join facts leave the
+// outbox). Every key it wrote is deleted at the end.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+)
+
+func main() {
+	addr := flag.String("redis", "127.0.0.1:16390", "Redis address (use one of its own)")
+	n := flag.Int("n", 200000, "joins and position polls to measure")
+	waiting := flag.Int("waiting", 1000000, "waiting users for the memory phase (0: skip)")
+	conc := flag.Int("c", 50, "concurrent callers")
+	abandon := flag.Bool("abandon", false, "events with abandonment on (a presence entry per waiting user)")
+	flag.Parse()
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: *conc})
+	defer rdb.Close()
+	prefix := fmt.Sprintf("unitcost%d", os.Getpid())
+	s := booking.New(rdb, booking.WithPrefix(prefix))
+	defer s.Close()
+	defer cleanup(ctx, rdb, prefix)
+	if err := s.Load(ctx); err != nil {
+		fail(err)
+	}
+	cfg := func(id string) booking.EventConfig {
+		c := booking.EventConfig{ID: id, Rows: 100, SeatsPerRow: 100, Capacity: 1}
+		if *abandon {
+			c.Abandon = 10 * time.Minute
+		}
+		return c
+	}
+	if _, err := s.CreateEvent(ctx, cfg("cost")); err != nil {
+		fail(err)
+	}
+	if _, err := s.Enqueue(ctx, "cost", "first"); err != nil { // fills the room
+		fail(err)
+	}
+	user := func(i int64) string { return "u" + strconv.FormatInt(1e11+i, 10) }
+
+	phase(ctx, rdb, "join", *n, *conc, func(i int64) error {
+		_, err := s.Enqueue(ctx, "cost", user(i))
+		return err
+	})
+	phase(ctx, rdb, "position", *n, *conc, func(i int64) error {
+		_, err := s.Position(ctx, "cost", user(i%int64(*n)))
+		return err
+	})
+
+	if *waiting <= 0 {
+		return
+	}
+	if _, err := s.CreateEvent(ctx, cfg("mem")); err != nil {
+		fail(err)
+	}
+	if _, err := s.Enqueue(ctx, "mem", "first"); err != nil {
+		fail(err)
+	}
+	before := usedMemory(ctx, rdb)
+	start := time.Now()
+	run(*waiting, *conc, func(i int64) error {
+		_, err := s.Enqueue(ctx, "mem", user(i))
+		return err
+	})
+	fmt.Printf("\nmemory: %d users joined in %v\n", *waiting, time.Since(start).Round(time.Millisecond))
+	keys := booking.EventKeys(prefix, "mem")
+	names := []string{"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
+		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx"}
+	report := func(title string) {
+		fmt.Printf("%s (MEMORY USAGE SAMPLES 0, bytes per waiting user; used_memory delta %.1f B/user)\n",
+			title, float64(usedMemory(ctx, rdb)-before)/float64(*waiting))
+		fmt.Println("| key | type | entries | bytes | per waiting user |")
+		fmt.Println("|---|---|---|---|---|")
+		var total float64
+		for i, k := range keys {
+			b, err := rdb.MemoryUsage(ctx, k, 0).Result()
+			if err == redis.Nil || b == 0 {
+				continue
+			}
+			typ := rdb.Type(ctx, k).Val()
+			per := float64(b) / float64(*waiting)
+			if per < 0.05 {
+				continue
+			}
+			total += per
+			fmt.Printf("| %s | %s | %d | %d | %.1f |\n", names[i], typ, entries(ctx, rdb, typ, k), b, per)
+		}
+		fmt.Printf("| total | | | | %.1f |\n", total)
+	}
+	report("with the join facts still in the outbox")
+	out, err := s.Outbox(ctx, "mem", 0)
+	for err == nil && len(out) > 0 {
+		if err = s.AckOutbox(ctx, "mem", out...); err == nil {
+			out, err = s.Outbox(ctx, "mem", 0)
+		}
+	}
+	if err != nil {
+		fail(err)
+	}
+	report("after the relay acknowledged them")
+}
+
+// phase runs n calls of fn on conc goroutines and prints what Redis spent
+// per call, from INFO commandstats before and after.
+func phase(ctx context.Context, rdb *redis.Client, name string, n, conc int, fn func(int64) error) {
+	before, cpu0 := commandStats(ctx, rdb), redisCPU(ctx, rdb)
+	start := time.Now()
+	run(n, conc, fn)
+	el := time.Since(start)
+	after, cpu1 := commandStats(ctx, rdb), redisCPU(ctx, rdb)
+	fmt.Printf("\n%s: %d calls in %v (%.0f/s); Redis process CPU (INFO cpu, network included) %.2f µs per op\n",
+		name, n, el.Round(time.Millisecond), float64(n)/el.Seconds(), (cpu1-cpu0)*1e6/float64(n))
+	var cmds []string
+	for c := range after {
+		if after[c].calls > before[c].calls {
+			cmds = append(cmds, c)
+		}
+	}
+	sort.Strings(cmds)
+	fmt.Println("| command | calls per op | µs per op (commandstats) |")
+	fmt.Println("|---|---|---|")
+	for _, c := range cmds {
+		d := after[c].calls - before[c].calls
+		us := after[c].usec - before[c].usec
+		fmt.Printf("| %s | %.2f | %.2f |\n", c, float64(d)/float64(n), float64(us)/float64(n))
+	}
+}
+
+func run(n, conc int, fn func(int64) error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if err := fn(i); err != nil {
+					fail(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+type stat struct{ calls, usec int64 }
+
+func commandStats(ctx context.Context, rdb *redis.Client) map[string]stat {
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		fail(err)
+	}
+	out := map[string]stat{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var st stat
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "calls":
+				st.calls, _ = strconv.ParseInt(v, 10, 64)
+			case "usec":
+				st.usec, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = st
+	}
+	return out
+}
+
+// redisCPU is the Redis process's CPU time so far (used_cpu_sys +
+// used_cpu_user, seconds): unlike commandstats' wall-clock times it does
+// not grow when the machine is busy and Redis waits for a core.
+func redisCPU(ctx context.Context, rdb *redis.Client) float64 {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		fail(err)
+	}
+	var sum float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			sum += f
+		}
+	}
+	return sum
+}
+
+func usedMemory(ctx context.Context, rdb *redis.Client) int64 {
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		fail(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func entries(ctx context.Context, rdb *redis.Client, typ, key string) int64 {
+	switch typ {
+	case "hash":
+		return rdb.HLen(ctx, key).Val()
+	case "zset":
+		return rdb.ZCard(ctx, key).Val()
+	case "list":
+		return rdb.LLen(ctx, key).Val()
+	}
+	return 1
+}
+
+func cleanup(ctx context.Context, rdb *redis.Client, prefix string) {
+	it := rdb.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+	for it.Next(ctx) {
+		rdb.Unlink(ctx, it.Val())
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "unitcost:", err)
+	os.Exit(1)
+}
