@@ -2,13 +2,16 @@
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, rate, state, ugrace, useq, waiting
 --   writes: active, config, outbox, rate, seen, seq, state, ugrace, upay, useat, useq, waiting
--- ARGV: 1 user_id, 2 now_ms
+--   and the abuse-limit keys KEYS[18..], one per limit (lib.lua limited)
+-- ARGV: 1 user_id, 2 now_ms, then per limit its interval_ms and burst
 -- Replies:
 --   {'ok', state, sequence, position, deadline_ms, created}
 --     state 'waiting' (position >= 1) or 'active' (admitted at once because
 --     the room had free capacity and nobody was waiting; deadline_ms set);
 --     on a repeated join: the user's current state and created = 0.
 --   {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'}
+--   {'rate_limited', retry_after_ms}: a limit refused the join (of an
+--     existing event, before anything else; nothing changed)
 -- Pre-queue (config early_join_ms > 0 and draw_seed set): a join in
 -- [sales_start_ms - early_join_ms, sales_start_ms) waits with the score
 -- h - 2^53, h the first 13 hex digits (52 bits) of
@@ -31,6 +34,8 @@ local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms
 if not c[1] then
   return {'event_not_found'}
 end
+local wait = limited(3, now)
+if wait > 0 then return {'rate_limited', wait} end
 local total, start_ms, end_ms, capacity, sold, paused, hold_ms, abandon_ms =
   num(c[1]), num(c[2]), num(c[3]), num(c[4]), num(c[5]), c[6], num(c[7]), num(c[8])
 

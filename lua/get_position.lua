@@ -3,7 +3,8 @@
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, rate, state, upay, useat, useq, waiting
 --   writes: seen
--- ARGV: 1 user_id, 2 now_ms
+--   and the abuse-limit keys KEYS[18..], one per limit (lib.lua limited)
+-- ARGV: 1 user_id, 2 now_ms, then per limit its interval_ms and burst
 -- Replies:
 --   {'ok', state, sequence, position, seat_id, payment_id, deadline_ms,
 --    sold_out (0|1), served, waiting_count, admitted_last_minute,
@@ -14,11 +15,14 @@
 --   a last element sales_start_ms. Before it a waiting (pre-queued) user's
 --   position is 0: the draw's order stays secret until the start.
 --   {'event_not_found'}
+--   {'rate_limited', retry_after_ms}: a limit refused the read (nothing changed)
 local user, now = ARGV[1], tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms')
 if not c[1] then
   return {'event_not_found'}
 end
+local wait = limited(3, now)
+if wait > 0 then return {'rate_limited', wait} end
 local sold_out = 0
 if num(c[2]) >= num(c[1]) then sold_out = 1 end
 local served, waiting = num(c[3]), redis.call('ZCARD', K_WAITING)

@@ -50,6 +50,10 @@
 --  17 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
 --                    explicit seat maps only (a grid's is computed)
 --
+-- Scripts that check the abuse limits (limited, below) take one more key
+-- per limit after these 17, KEYS[18], KEYS[19], ...: strings under the
+-- same hash tag, '<prefix>:{<event_id>}:rl:<subject>' (booking.Limit).
+--
 -- Each script's header names the keys of these it reads and writes
 -- (derived from the code by lua/keys_test.go, which fails when they differ).
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
@@ -322,4 +326,32 @@ local function cap_left(now, cap)
   for _, v in ipairs(redis.call('HMGET', K_RATE, unpack(f))) do sum = sum + num(v) end
   if sum >= cap then return 0 end
   return cap - sum
+end
+
+-- The abuse limits (booking.Limit; docs/booking-engine.md "Abuse limits"),
+-- checked in the same atomic step as the operation they guard. Each limit
+-- is GCRA over one key of KEYS[18..]: the key holds the theoretical arrival
+-- time (unix ms, fractional) of the next request, and from ARGV[first] on,
+-- two values per limit: the emission interval (ms between requests at the
+-- sustained rate: period / rate) and the burst (requests that may arrive at
+-- once, the rate). A request is allowed when every limit allows it; then
+-- each key moves one interval ahead and expires when its bucket would be
+-- full again. Returns 0 when allowed, else the ms until the most limiting
+-- key would allow it (no key changed). No limits (17 keys): 0, nothing read.
+local function limited(first, now)
+  local n = #KEYS - 17
+  if n <= 0 then return 0 end
+  local tats, wait = {}, 0
+  for i = 1, n do
+    local step, burst = tonumber(ARGV[first + 2 * i - 2]), tonumber(ARGV[first + 2 * i - 1])
+    local tat = math.max(tonumber(redis.call('GET', KEYS[17 + i])) or now, now) + step
+    local allow_at = tat - burst * step
+    if now < allow_at then wait = math.max(wait, allow_at - now) end
+    tats[i] = tat
+  end
+  if wait > 0 then return math.ceil(wait) end
+  for i = 1, n do
+    redis.call('SET', KEYS[17 + i], string.format('%.3f', tats[i]), 'PX', math.max(1, math.ceil(tats[i] - now)))
+  end
+  return 0
 end

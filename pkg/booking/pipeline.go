@@ -31,8 +31,9 @@ type pipeliner struct {
 type pcall struct {
 	ctx  context.Context
 	sc   *redis.Script
-	keys *keySet
-	args []any
+	keys  *keySet
+	extra []string // keys after the event's (abuse limits)
+	args  []any
 	done chan struct{}
 	res  any
 	err  error
@@ -41,16 +42,19 @@ type pcall struct {
 // argv is the call's EVALSHA command line: the keys are boxed once per
 // event (keySet.args), only the script's own arguments per call.
 func (c *pcall) argv() []any {
-	a := make([]any, 0, 3+len(c.keys.args)+len(c.args))
-	a = append(a, "evalsha", c.sc.Hash(), len(c.keys.args))
+	a := make([]any, 0, 3+len(c.keys.args)+len(c.extra)+len(c.args))
+	a = append(a, "evalsha", c.sc.Hash(), len(c.keys.args)+len(c.extra))
 	a = append(a, c.keys.args...)
+	for _, k := range c.extra {
+		a = append(a, k)
+	}
 	return append(a, c.args...)
 }
 
 // run sends the call on its own (a lone call, or a retry after NOSCRIPT,
 // which loads the script the slow way: EVALSHA, then EVAL).
 func (c *pcall) run(rdb redis.UniversalClient) {
-	c.res, c.err = c.sc.Run(c.ctx, rdb, c.keys.keys, c.args...).Result()
+	c.res, c.err = c.sc.Run(c.ctx, rdb, c.keys.with(c.extra), c.args...).Result()
 	c.done <- struct{}{}
 }
 
@@ -74,14 +78,14 @@ func newPipeliner(rdb redis.UniversalClient, flushers int) *pipeliner {
 var pcallPool = sync.Pool{New: func() any { return &pcall{done: make(chan struct{}, 1)} }}
 
 // do runs one script through the next pipeline and waits for its reply.
-func (p *pipeliner) do(ctx context.Context, sc *redis.Script, keys *keySet, args []any) (any, error) {
+func (p *pipeliner) do(ctx context.Context, sc *redis.Script, keys *keySet, extra []string, args []any) (any, error) {
 	c := pcallPool.Get().(*pcall)
-	c.ctx, c.sc, c.keys, c.args = ctx, sc, keys, args
+	c.ctx, c.sc, c.keys, c.extra, c.args = ctx, sc, keys, extra, args
 	p.mu.RLock()
 	if p.closed {
 		p.mu.RUnlock()
 		pcallPool.Put(c)
-		return sc.Run(ctx, p.rdb, keys.keys, args...).Result()
+		return sc.Run(ctx, p.rdb, keys.with(extra), args...).Result()
 	}
 	select {
 	case p.calls <- c:

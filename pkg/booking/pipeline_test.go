@@ -26,7 +26,7 @@ func TestPipelineNoScript(t *testing.T) {
 		p := newPipeliner(rdb, flushers)
 		sc := redis.NewScript(fmt.Sprintf("return ARGV[1] .. KEYS[1] .. '%s-%d'", nonce, flushers))
 		// a lone call first, then concurrent ones that batch
-		if v, err := p.do(context.Background(), sc, ks, []any{"lone"}); err != nil || v != "lone"+ks.keys[0]+fmt.Sprintf("%s-%d", nonce, flushers) {
+		if v, err := p.do(context.Background(), sc, ks, nil, []any{"lone"}); err != nil || v != "lone"+ks.keys[0]+fmt.Sprintf("%s-%d", nonce, flushers) {
 			t.Fatalf("lone call: %v %v", v, err)
 		}
 		sc2 := redis.NewScript(fmt.Sprintf("return ARGV[1] .. '%s-%d-batch'", nonce, flushers))
@@ -34,7 +34,7 @@ func TestPipelineNoScript(t *testing.T) {
 		for i := range 200 {
 			wg.Go(func() {
 				want := fmt.Sprintf("%d%s-%d-batch", i, nonce, flushers)
-				if v, err := p.do(context.Background(), sc2, ks, []any{i}); err != nil || v != want {
+				if v, err := p.do(context.Background(), sc2, ks, nil, []any{i}); err != nil || v != want {
 					t.Errorf("call %d: %v %v, want %s", i, v, err, want)
 				}
 			})
@@ -42,7 +42,7 @@ func TestPipelineNoScript(t *testing.T) {
 		wg.Wait()
 		p.close()
 		// after close, calls still work, one round trip each
-		if v, err := p.do(context.Background(), sc2, ks, []any{"after"}); err != nil || v != fmt.Sprintf("after%s-%d-batch", nonce, flushers) {
+		if v, err := p.do(context.Background(), sc2, ks, nil, []any{"after"}); err != nil || v != fmt.Sprintf("after%s-%d-batch", nonce, flushers) {
 			t.Fatalf("after close: %v %v", v, err)
 		}
 	}

@@ -8,14 +8,20 @@ import (
 
 // Enqueue joins a user to an event's queue, or admits them at once when the
 // room has a free slot and nobody waits. Joining again returns the current
-// entry unchanged (Created false). Errors: ErrEventNotFound,
-// ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument.
-func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult, error) {
+// entry unchanged (Created false). limits are checked first (Limit): a
+// refused join changes nothing. Errors: ErrEventNotFound,
+// ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument,
+// ErrRateLimited (a *RateLimitedError).
+func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...Limit) (JoinResult, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return JoinResult{}, err
 	}
+	lkeys, largs, err := s.limitKeys(eventID, limits)
+	if err != nil {
+		return JoinResult{}, err
+	}
 	now := s.nowMS()
-	r, err := s.run(ctx, scriptEnqueue, eventID, userID, now)
+	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append([]any{userID, now}, largs...)...)
 	if err != nil {
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}
@@ -31,13 +37,18 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string) (JoinResult
 }
 
 // Position reports where a user stands. A waiting user's call also counts
-// as presence for abandonment. Errors: ErrEventNotFound, ErrNotFound (a
-// *NotFoundError whose Status still carries SoldOut and Counts).
-func (s *Store) Position(ctx context.Context, eventID, userID string) (Status, error) {
+// as presence for abandonment; limits are checked first (Limit). Errors:
+// ErrEventNotFound, ErrNotFound (a *NotFoundError whose Status still
+// carries SoldOut and Counts), ErrRateLimited (a *RateLimitedError).
+func (s *Store) Position(ctx context.Context, eventID, userID string, limits ...Limit) (Status, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return Status{}, err
 	}
-	r, err := s.run(ctx, scriptGetPosition, eventID, userID, s.nowMS())
+	lkeys, largs, err := s.limitKeys(eventID, limits)
+	if err != nil {
+		return Status{}, err
+	}
+	r, err := s.runLimited(ctx, scriptGetPosition, eventID, lkeys, append([]any{userID, s.nowMS()}, largs...)...)
 	var st Status
 	if errors.Is(err, ErrNotFound) {
 		r.scan(&st.SoldOut, &st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute,

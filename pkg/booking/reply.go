@@ -24,6 +24,7 @@ var codeErrors = map[string]error{
 	"invalid_argument":  ErrInvalidArgument,
 	"already_completed": ErrAlreadyCompleted,
 	"too_many_seats":    ErrTooManySeats,
+	"rate_limited":      ErrRateLimited,
 }
 
 // reply is a script's array reply. A script always answers an array whose
@@ -100,6 +101,9 @@ func (r reply) err() error {
 		return nil
 	}
 	if e, ok := codeErrors[code]; ok {
+		if code == "rate_limited" {
+			return r.rateLimited()
+		}
 		if code == "invalid_state" && len(r) > 1 {
 			return &StateError{State: State(r.str(1))}
 		}

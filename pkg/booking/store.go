@@ -14,6 +14,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,11 +41,12 @@ var (
 	scriptCounts          = redis.NewScript(lua.Script("counts"))
 	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
 	scriptTouch           = redis.NewScript(lua.Script("touch"))
+	scriptRateLimit       = redis.NewScript(lua.Script("rate_limit"))
 
 	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
 		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
 		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
-		scriptCounts, scriptAckOutbox, scriptTouch}
+		scriptCounts, scriptAckOutbox, scriptTouch, scriptRateLimit}
 )
 
 // Defaults for EventConfig fields left zero.
@@ -127,13 +129,19 @@ func (s *Store) Load(ctx context.Context) error {
 // run executes a script for an event and decodes its array reply. A Redis
 // error is returned wrapped; a script's error code becomes its sentinel.
 func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args ...any) (reply, error) {
+	return s.runLimited(ctx, sc, eventID, nil, args...)
+}
+
+// runLimited is run with more keys after the event's 17: the abuse-limit
+// keys of limitKeys (KEYS[18..]).
+func (s *Store) runLimited(ctx context.Context, sc *redis.Script, eventID string, extra []string, args ...any) (reply, error) {
 	var v any
 	var err error
 	ks := s.eventKeySet(eventID)
 	if s.pipe != nil {
-		v, err = s.pipe.do(ctx, sc, ks, args)
+		v, err = s.pipe.do(ctx, sc, ks, extra, args)
 	} else {
-		v, err = sc.Run(ctx, s.rdb, ks.keys, args...).Result()
+		v, err = sc.Run(ctx, s.rdb, ks.with(extra), args...).Result()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -159,6 +167,15 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 type keySet struct {
 	keys []string
 	args []any
+}
+
+// with returns the keys followed by extra (the keys themselves when extra
+// is empty).
+func (k *keySet) with(extra []string) []string {
+	if len(extra) == 0 {
+		return k.keys
+	}
+	return append(slices.Clip(k.keys), extra...)
 }
 
 func (s *Store) eventKeySet(eventID string) *keySet {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -33,6 +34,9 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeUnavailable      = "unavailable"
 	CodeInternal         = "internal"
+	// CodeRateLimited is a 429 of the abuse limits (booking.ErrRateLimited),
+	// sent with Retry-After.
+	CodeRateLimited = "rate_limited"
 )
 
 // Abort writes the JSON error and stops the handler chain.
@@ -80,6 +84,7 @@ var bookingErrors = []struct {
 	{booking.ErrAlreadyCompleted, http.StatusConflict, "already_completed"},
 	{booking.ErrTooManySeats, http.StatusBadRequest, "too_many_seats"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, CodeInvalidArgument},
+	{booking.ErrRateLimited, http.StatusTooManyRequests, CodeRateLimited},
 }
 
 // Status returns the HTTP status and code for err. Booking sentinels map
@@ -98,7 +103,20 @@ func Status(err error) (int, string) {
 // message; a 503 hides the internal error from the client and logs it.
 func Fail(c *gin.Context, err error) {
 	status, code, msg := failure(err, func() *zap.Logger { return Logger(c) })
+	if s, ok := RetryAfter(err); ok {
+		c.Header("Retry-After", s)
+	}
 	Abort(c, status, code, msg)
+}
+
+// RetryAfter is the Retry-After header value (whole seconds, at least 1)
+// of an error that has one: a *booking.RateLimitedError.
+func RetryAfter(err error) (string, bool) {
+	var rl *booking.RateLimitedError
+	if !errors.As(err, &rl) {
+		return "", false
+	}
+	return strconv.FormatInt(rl.RetryAfterSeconds(), 10), true
 }
 
 // failure is the status, code and client message of err; a 5xx is logged
@@ -122,6 +140,9 @@ func clientMessage(err error) string {
 		if errors.Is(err, m.err) {
 			if m.err == booking.ErrInvalidArgument || m.err == booking.ErrInvalidEvent {
 				return err.Error() // carries which field is bad
+			}
+			if s, ok := RetryAfter(err); ok {
+				return "too many requests; retry after " + s + " s"
 			}
 			return m.err.Error()
 		}

@@ -80,6 +80,9 @@ func (c *FastCtx) Abort(status int, code, message string) {
 // Fail writes err as the JSON error, as Fail does for gin.
 func (c *FastCtx) Fail(err error) {
 	status, code, msg := failure(err, c.Logger)
+	if s, ok := RetryAfter(err); ok {
+		c.Response.Header.Set("Retry-After", s)
+	}
 	c.Abort(status, code, msg)
 }
 

@@ -1,22 +1,19 @@
-// Package ratelimit is the gateway's abuse limits: joins per minute per
-// client IP and requests per second per user, kept in Redis with
-// github.com/go-redis/redis_rate (GCRA, one EVALSHA per check) so that
-// every gateway instance shares them, and the client IP as a trusted
-// proxy chain reports it (ClientIP). A limit of 0 is off and costs
-// nothing. The limiter's keys are "rate:" + the caller's prefix + "rl:…";
-// each expires when its bucket is full again.
+// Package ratelimit is the gateway's abuse-limit policy: joins per minute
+// per client IP and requests per second per user (Config), turned into
+// the booking engine's limits (booking.Limit), which the booking scripts
+// check in the same atomic step as the join or read they guard, so that
+// every gateway instance shares them at no extra round trip; and the
+// client IP as a trusted proxy chain reports it (ClientIP). A limit of 0
+// is off and costs nothing.
 package ratelimit
 
 import (
-	"context"
 	"fmt"
-	"math"
 	"net/netip"
 	"strings"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
+	"github.com/boxoffice/boxoffice/pkg/booking"
 )
 
 // Config is the limits (0 = off).
@@ -25,53 +22,24 @@ type Config struct {
 	RequestsPerSecondPerUser int
 }
 
-// Limiter checks the limits of Config against Redis.
-type Limiter struct {
-	rl     *redis_rate.Limiter
-	prefix string
-	cfg    Config
-}
-
-// New returns a limiter whose keys start with prefix (the service's Redis
-// prefix; a ':' is added when missing).
-func New(rdb redis.Cmdable, prefix string, cfg Config) *Limiter {
-	if prefix != "" && !strings.HasSuffix(prefix, ":") {
-		prefix += ":"
+// IP is the per-IP join limit of ip's network. An IPv6 client counts as
+// its /64 (one subscriber's network: one host can take any address in it).
+func (c Config) IP(ip netip.Addr) booking.Limit {
+	if c.JoinsPerMinutePerIP <= 0 {
+		return booking.Limit{}
 	}
-	return &Limiter{rl: redis_rate.NewLimiter(rdb), prefix: prefix, cfg: cfg}
+	return booking.Limit{Subject: "ip:" + clientNet(ip), Rate: c.JoinsPerMinutePerIP, Period: time.Minute}
 }
 
-// Config is the limits in force.
-func (l *Limiter) Config() Config { return l.cfg }
-
-// Decision is one check's outcome: allowed, or refused until RetryAfter
-// has passed.
-type Decision struct {
-	Allowed    bool
-	RetryAfter time.Duration
-}
-
-// RetryAfterSeconds is Retry-After's value: whole seconds, at least 1.
-func (d Decision) RetryAfterSeconds() int64 {
-	s := int64(math.Ceil(d.RetryAfter.Seconds()))
-	if s < 1 {
-		s = 1
+// User is the per-user request limit of user.
+func (c Config) User(user string) booking.Limit {
+	if c.RequestsPerSecondPerUser <= 0 {
+		return booking.Limit{}
 	}
-	return s
+	return booking.Limit{Subject: "u:" + user, Rate: c.RequestsPerSecondPerUser, Period: time.Second}
 }
 
-var allowed = Decision{Allowed: true}
-
-// Join checks the per-IP join limit for ip. An IPv6 client counts as its
-// /64 (one subscriber's network: one host can take any address in it).
-func (l *Limiter) Join(ctx context.Context, ip netip.Addr) (Decision, error) {
-	if l == nil || l.cfg.JoinsPerMinutePerIP <= 0 {
-		return allowed, nil
-	}
-	return l.check(ctx, l.prefix+"rl:join:ip:"+clientNet(ip), redis_rate.PerMinute(l.cfg.JoinsPerMinutePerIP))
-}
-
-// clientNet is the limit's key for ip: the IPv4 address, or the IPv6 /64.
+// clientNet is the limit's subject for ip: the IPv4 address, or the IPv6 /64.
 func clientNet(ip netip.Addr) string {
 	ip = ip.Unmap()
 	if ip.Is6() {
@@ -79,25 +47,6 @@ func clientNet(ip netip.Addr) string {
 		return p.String()
 	}
 	return ip.String()
-}
-
-// User checks the per-user request limit.
-func (l *Limiter) User(ctx context.Context, user string) (Decision, error) {
-	if l == nil || l.cfg.RequestsPerSecondPerUser <= 0 {
-		return allowed, nil
-	}
-	return l.check(ctx, l.prefix+"rl:user:"+user, redis_rate.PerSecond(l.cfg.RequestsPerSecondPerUser))
-}
-
-func (l *Limiter) check(ctx context.Context, key string, lim redis_rate.Limit) (Decision, error) {
-	res, err := l.rl.Allow(ctx, key, lim)
-	if err != nil {
-		return allowed, fmt.Errorf("rate limit: %w", err)
-	}
-	if res.Allowed > 0 {
-		return allowed, nil
-	}
-	return Decision{RetryAfter: res.RetryAfter}, nil
 }
 
 // Proxies is the set of trusted proxies (TRUSTED_PROXIES): only a peer in

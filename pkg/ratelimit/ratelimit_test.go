@@ -2,9 +2,14 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
@@ -45,54 +50,49 @@ func TestClientIP(t *testing.T) {
 	}
 }
 
+// TestLimits: the policy's limits, enforced by the booking engine
+// (pkg/booking's TestLimitsInTheJoin checks the GCRA itself).
 func TestLimits(t *testing.T) {
-	rdb := redistest.Client(t)
-	ctx := context.Background()
-	l := ratelimit.New(rdb, redistest.Prefix(t), ratelimit.Config{JoinsPerMinutePerIP: 5, RequestsPerSecondPerUser: 3})
-	ip := netip.MustParseAddr("198.51.100.7")
-	for i := range 5 {
-		d, err := l.Join(ctx, ip)
-		if err != nil || !d.Allowed {
-			t.Fatalf("join %d below the limit: %+v %v", i, d, err)
+	cfg := ratelimit.Config{JoinsPerMinutePerIP: 5, RequestsPerSecondPerUser: 3}
+	for _, tc := range []struct {
+		name string
+		got  booking.Limit
+		want booking.Limit
+	}{
+		{"v4 join", cfg.IP(netip.MustParseAddr("198.51.100.7")), booking.Limit{Subject: "ip:198.51.100.7", Rate: 5, Period: time.Minute}},
+		{"mapped v4 is v4", cfg.IP(netip.MustParseAddr("::ffff:198.51.100.7")), booking.Limit{Subject: "ip:198.51.100.7", Rate: 5, Period: time.Minute}},
+		{"v6: its /64", cfg.IP(netip.MustParseAddr("2001:db8:1:2:ffff::1")), booking.Limit{Subject: "ip:2001:db8:1:2::/64", Rate: 5, Period: time.Minute}},
+		{"user", cfg.User("alice"), booking.Limit{Subject: "u:alice", Rate: 3, Period: time.Second}},
+		{"join limit off", ratelimit.Config{}.IP(netip.MustParseAddr("198.51.100.7")), booking.Limit{}},
+		{"user limit off", ratelimit.Config{}.User("alice"), booking.Limit{}},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, tc.got, tc.want)
 		}
-	}
-	d, err := l.Join(ctx, ip)
-	if err != nil || d.Allowed {
-		t.Fatalf("6th join of a 5/min limit: %+v %v", d, err)
-	}
-	// GCRA: one more join is allowed 60/5 = 12 s later
-	if s := d.RetryAfterSeconds(); s < 1 || s > 12 {
-		t.Fatalf("Retry-After %d s, want 1..12", s)
-	}
-	// another IP has its own bucket
-	if d, _ := l.Join(ctx, netip.MustParseAddr("198.51.100.8")); !d.Allowed {
-		t.Fatal("another IP limited")
-	}
-	// IPv6: one /64 is one client
-	for i := range 5 {
-		if d, _ := l.Join(ctx, netip.MustParseAddr("2001:db8:1:2::"+string(rune('a'+i)))); !d.Allowed {
-			t.Fatalf("v6 join %d below the limit refused", i)
-		}
-	}
-	if d, _ := l.Join(ctx, netip.MustParseAddr("2001:db8:1:2:ffff::1")); d.Allowed {
-		t.Fatal("another address of the same /64 not limited")
-	}
-	if d, _ := l.Join(ctx, netip.MustParseAddr("2001:db8:1:3::1")); !d.Allowed {
-		t.Fatal("another /64 limited")
-	}
-	for i := range 3 {
-		if d, err := l.User(ctx, "u1"); err != nil || !d.Allowed {
-			t.Fatalf("request %d below the limit: %+v %v", i, d, err)
-		}
-	}
-	if d, _ := l.User(ctx, "u1"); d.Allowed || d.RetryAfterSeconds() != 1 {
-		t.Fatalf("4th request of a 3/s limit: %+v", d)
 	}
 
-	off := ratelimit.New(rdb, redistest.Prefix(t), ratelimit.Config{})
-	for range 100 {
-		if d, err := off.Join(ctx, ip); err != nil || !d.Allowed {
-			t.Fatal("a 0 limit refused")
+	// enforced: the sixth join from one address in a minute is refused,
+	// another address and another /64 are not
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	s := booking.New(rdb, booking.WithPrefix(strings.TrimSuffix(redistest.Prefix(t), ":")))
+	t.Cleanup(s.Close)
+	if _, err := s.CreateEvent(ctx, booking.EventConfig{ID: "e", Rows: 1, SeatsPerRow: 5, Capacity: 1}); err != nil {
+		t.Fatal(err)
+	}
+	join := func(user, ip string) error {
+		_, err := s.Enqueue(ctx, "e", user, cfg.IP(netip.MustParseAddr(ip)), cfg.User(user))
+		return err
+	}
+	for i := range 5 {
+		if err := join(fmt.Sprint("v6-", i), fmt.Sprintf("2001:db8:1:2::%x", i+1)); err != nil {
+			t.Fatalf("v6 join %d below the limit: %v", i, err)
 		}
+	}
+	if err := join("v6-x", "2001:db8:1:2:ffff::1"); !errors.Is(err, booking.ErrRateLimited) {
+		t.Fatalf("another address of the same /64: %v", err)
+	}
+	if err := join("v6-y", "2001:db8:1:3::1"); err != nil {
+		t.Fatalf("another /64: %v", err)
 	}
 }

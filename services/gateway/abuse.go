@@ -1,87 +1,52 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"net"
-	"net/http"
 	"net/netip"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
-	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
 
-// The abuse limits (pkg/ratelimit): every authenticated request counts
-// against its user's requests per second; a join also counts against its
-// client IP's joins per minute. Past a limit the answer is 429 with
-// Retry-After in the JSON error format, code rate_limited. A Redis error
-// in the limiter lets the request through (logged): the route's own
-// script then answers for Redis.
+// The abuse limits (pkg/ratelimit's policy, Server.Limits): every
+// authenticated request counts against its user's requests per second; a
+// join also counts against its client IP's joins per minute. The booking
+// scripts check them in the same call as the join or position read they
+// guard (booking.Limit), so a limit costs no round trip of its own; the
+// other booking routes count with one booking.Store.CheckLimits call.
+// Past a limit the answer is 429 with Retry-After in the JSON error
+// format, code rate_limited (httpapi.Fail).
 
-// CodeRateLimited is the error code of a 429.
-const CodeRateLimited = "rate_limited"
+// joinLimits are the limits a join of user from c's client counts against.
+func (s *Server) joinLimits(c *httpapi.FastCtx, user string) (ip, perUser booking.Limit) {
+	if s.Limits.JoinsPerMinutePerIP > 0 {
+		ip = s.Limits.IP(s.fastClientIP(c))
+	}
+	return ip, s.Limits.User(user)
+}
 
-// limitFast applies the limits to a fast route's request; false when it
-// answered 429.
-func (s *Server) limitFast(c *httpapi.FastCtx, user string, join bool) bool {
-	if s.Limits == nil {
+// limitRequest counts a gin booking route's request against its user's
+// limit on eventID; false when it answered 429. A Redis error in the
+// check lets the request through (logged): the route's own script then
+// answers for Redis.
+func (s *Server) limitRequest(c *gin.Context, eventID string) bool {
+	l := s.Limits.User(httpapi.Identity(c).UserID)
+	if l.Rate <= 0 {
 		return true
 	}
-	var ip netip.Addr
-	if join {
-		ip = s.fastClientIP(c)
+	err := s.Store.CheckLimits(c.Request.Context(), eventID, l)
+	switch {
+	case errors.Is(err, booking.ErrRateLimited), errors.Is(err, booking.ErrInvalidArgument):
+		httpapi.Fail(c, err)
+		return false
+	case err != nil:
+		httpapi.Logger(c).Warn("rate limit check failed; request let through", zap.Error(err))
 	}
-	d := s.limitDecision(c.Context(), c.Logger, user, ip, join)
-	if d.Allowed {
-		return true
-	}
-	c.Response.Header.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
-	c.Abort(http.StatusTooManyRequests, CodeRateLimited, limitMessage(d, join))
-	return false
-}
-
-// limitUser is the gin middleware of the authenticated routes (after
-// httpapi.Authenticate).
-func (s *Server) limitUser() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if s.Limits == nil {
-			return
-		}
-		d := s.limitDecision(c.Request.Context(), func() *zap.Logger { return httpapi.Logger(c) },
-			httpapi.Identity(c).UserID, netip.Addr{}, false)
-		if !d.Allowed {
-			c.Header("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
-			httpapi.Abort(c, http.StatusTooManyRequests, CodeRateLimited, limitMessage(d, false))
-		}
-	}
-}
-
-func (s *Server) limitDecision(ctx context.Context, log func() *zap.Logger, user string, ip netip.Addr, join bool) ratelimit.Decision {
-	if join {
-		d, err := s.Limits.Join(ctx, ip)
-		if err != nil {
-			log().Warn("rate limit check failed; request let through", zap.Error(err))
-		} else if !d.Allowed {
-			return d
-		}
-	}
-	d, err := s.Limits.User(ctx, user)
-	if err != nil {
-		log().Warn("rate limit check failed; request let through", zap.Error(err))
-		return ratelimit.Decision{Allowed: true}
-	}
-	return d
-}
-
-func limitMessage(d ratelimit.Decision, join bool) string {
-	what := "too many requests for this user"
-	if join {
-		what = "too many requests (joins from this address or requests for this user)"
-	}
-	return what + "; retry after " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " s"
+	return true
 }
 
 // fastClientIP is the client's address (X-Forwarded-For only from a

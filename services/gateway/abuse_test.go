@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
-	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // doHeaders is hs.do that also returns the response headers (the test
@@ -34,7 +34,7 @@ func (hs *harness) doHeaders(method, path, token, body string, headers ...string
 
 func wantLimited(t *testing.T, r resp, h http.Header) {
 	t.Helper()
-	want(t, r, http.StatusTooManyRequests, CodeRateLimited)
+	want(t, r, http.StatusTooManyRequests, httpapi.CodeRateLimited)
 	s, err := strconv.Atoi(h.Get("Retry-After"))
 	if err != nil || s < 1 {
 		t.Fatalf("Retry-After %q, want whole seconds >= 1", h.Get("Retry-After"))
@@ -45,7 +45,7 @@ func TestJoinLimitPerIP(t *testing.T) {
 	hs := newHarness(t, false)
 	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 2, "seats_per_row": 3, "capacity": 1, "hold_seconds": 60})
 	const limit = 5
-	hs.srv.Limits = ratelimit.New(redistest.Client(t), redistest.Prefix(t), ratelimit.Config{JoinsPerMinutePerIP: limit})
+	hs.srv.Limits = ratelimit.Config{JoinsPerMinutePerIP: limit}
 	join := `{"event_id":"e1"}`
 	users := func(i int) string { return hs.token("u"+strconv.Itoa(i), "") }
 
@@ -62,7 +62,7 @@ func TestJoinLimitPerIP(t *testing.T) {
 	want(t, r, http.StatusOK, "")
 
 	// behind a trusted proxy, each client has its own bucket
-	hs.srv.Limits = ratelimit.New(redistest.Client(t), redistest.Prefix(t), ratelimit.Config{JoinsPerMinutePerIP: limit})
+	hs.srv.Limits = ratelimit.Config{JoinsPerMinutePerIP: limit}
 	hs.srv.Proxies, _ = ratelimit.ParseProxies([]string{"127.0.0.0/8"})
 	for i := range limit {
 		for c := range 3 {
@@ -81,7 +81,7 @@ func TestRequestLimitPerUser(t *testing.T) {
 	hs := newHarness(t, false)
 	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 2, "seats_per_row": 3, "capacity": 1, "hold_seconds": 60})
 	const limit = 4
-	hs.srv.Limits = ratelimit.New(redistest.Client(t), redistest.Prefix(t), ratelimit.Config{RequestsPerSecondPerUser: limit})
+	hs.srv.Limits = ratelimit.Config{RequestsPerSecondPerUser: limit}
 	alice, bob := hs.token("alice", ""), hs.token("bob", "")
 	r, _ := hs.doHeaders("POST", "/api/booking/request", alice, `{"event_id":"e1"}`)
 	want(t, r, http.StatusOK, "")

@@ -81,9 +81,6 @@ func (s *Server) join(c *httpapi.FastCtx) {
 	if !ok {
 		return
 	}
-	if !s.limitFast(c, id.UserID, true) {
-		return
-	}
 	var req eventRequest
 	if !c.Bind(&req) {
 		return
@@ -93,7 +90,8 @@ func (s *Server) join(c *httpapi.FastCtx) {
 	}
 	user := id.UserID
 	ctx := c.Context()
-	res, err := s.Store.Enqueue(ctx, req.EventID, user)
+	ipLimit, userLimit := s.joinLimits(c, user)
+	res, err := s.Store.Enqueue(ctx, req.EventID, user, ipLimit, userLimit)
 	if err != nil {
 		c.Fail(err)
 		return
@@ -200,15 +198,12 @@ func (s *Server) position(c *httpapi.FastCtx) {
 	if !ok {
 		return
 	}
-	if !s.limitFast(c, id.UserID, false) {
-		return
-	}
 	eventID, err := eventIDParam(c.Query("event_id"))
 	if err != nil {
 		c.Abort(http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
 		return
 	}
-	st, err := s.Store.Position(c.Context(), eventID, id.UserID)
+	st, err := s.Store.Position(c.Context(), eventID, id.UserID, s.Limits.User(id.UserID))
 	if nf := (*booking.NotFoundError)(nil); errors.As(err, &nf) {
 		st = nf.Status // not joined: the event's numbers still show
 	}
@@ -314,6 +309,9 @@ func (s *Server) selectSeat(c *gin.Context) {
 	if !httpapi.Bind(c, &req) {
 		return
 	}
+	if !s.limitRequest(c, req.EventID) {
+		return
+	}
 	seats := req.seats()
 	deadline, err := s.Store.LockSeats(c.Request.Context(), req.EventID, httpapi.Identity(c).UserID, seats)
 	var taken *booking.SeatsTakenError
@@ -352,6 +350,9 @@ func (s *Server) selectSeat(c *gin.Context) {
 func (s *Server) initiatePayment(c *gin.Context) {
 	var req eventRequest
 	if !httpapi.Bind(c, &req) {
+		return
+	}
+	if !s.limitRequest(c, req.EventID) {
 		return
 	}
 	user := httpapi.Identity(c).UserID
@@ -397,6 +398,9 @@ func (s *Server) initiatePayment(c *gin.Context) {
 func (s *Server) cancel(c *gin.Context) {
 	var req eventRequest
 	if !httpapi.Bind(c, &req) {
+		return
+	}
+	if !s.limitRequest(c, req.EventID) {
 		return
 	}
 	user := httpapi.Identity(c).UserID

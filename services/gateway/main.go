@@ -119,10 +119,10 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config: TRUSTED_PROXIES: %w", err)
 	}
-	limits := ratelimit.New(d.Redis, cfg.RedisPrefix, ratelimit.Config{
+	limits := ratelimit.Config{
 		JoinsPerMinutePerIP:      cfg.RateJoinsPerMinutePerIP,
 		RequestsPerSecondPerUser: cfg.RateRequestsPerSecondPerUser,
-	})
+	}
 
 	challenger, err := newChallengerFrom(cfg, d.Redis)
 	if err != nil {

@@ -1,0 +1,104 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limit is an abuse limit that a script checks in the same atomic step as
+// the operation it guards, before the operation changes anything: at most
+// Rate requests per Period for Subject, in bursts of up to Rate (GCRA,
+// lua/lib.lua `limited`). A request that a limit refuses changes nothing
+// and is not counted; the call returns a *RateLimitedError.
+//
+// A limit's key is '<prefix>:{<event_id>}:rl:<Subject>', in the event's
+// hash slot (Redis Cluster runs the check inside the event's script), so
+// limits count per event: a user who polls two events has a budget in
+// each. Every gateway instance shares them. A key expires as soon as its
+// bucket is full again, so an idle subject costs nothing.
+//
+// Why in the script and not a library's limiter (go-redis/redis_rate):
+// that is one more round trip and one more script per limit per request,
+// which cost the gateway more than the join itself (docs/benchmarks.md,
+// "The abuse limits inside the scripts").
+type Limit struct {
+	// Subject names what is limited, e.g. "u:alice" or "ip:198.51.100.7";
+	// it must not contain '{' or '}' (the key's hash tag).
+	Subject string
+	// Rate is the requests allowed per Period (and the burst); 0 or less
+	// turns the limit off.
+	Rate   int
+	Period time.Duration
+}
+
+// on reports whether the limit limits anything.
+func (l Limit) on() bool { return l.Rate > 0 && l.Period > 0 }
+
+// RateLimitedError is ErrRateLimited: a limit refused the request, which
+// it would allow after RetryAfter.
+type RateLimitedError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("%v; retry after %v", ErrRateLimited, e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrRateLimited) true.
+func (e *RateLimitedError) Is(target error) bool { return target == ErrRateLimited }
+
+// ErrRateLimited: an abuse limit (Limit) refused the request.
+var ErrRateLimited = errors.New("rate limited")
+
+// limitKeys returns the keys and ARGV tail of the limits that are on (nil,
+// nil when none is), for a script whose own ARGV come first.
+func (s *Store) limitKeys(eventID string, limits []Limit) (keys []string, args []any, err error) {
+	for _, l := range limits {
+		if !l.on() {
+			continue
+		}
+		if l.Subject == "" || strings.ContainsAny(l.Subject, "{}") {
+			return nil, nil, &IDError{ID: l.Subject}
+		}
+		keys = append(keys, s.prefix+":{"+eventID+"}:rl:"+l.Subject)
+		step := float64(l.Period) / float64(time.Millisecond) / float64(l.Rate)
+		args = append(args, strconv.FormatFloat(step, 'f', -1, 64), l.Rate)
+	}
+	return keys, args, nil
+}
+
+// rateLimited turns a script's {'rate_limited', retry_after_ms} reply into
+// its error.
+func (r reply) rateLimited() error {
+	var ms int64
+	r.scan(&ms)
+	return &RateLimitedError{RetryAfter: time.Duration(max(ms, 1)) * time.Millisecond}
+}
+
+// CheckLimits counts a request against limits on eventID, for requests
+// whose operation's script does not check them itself. It returns a
+// *RateLimitedError when a limit refuses, nil otherwise; an event that
+// does not exist is not limited (the operation itself answers for it).
+func (s *Store) CheckLimits(ctx context.Context, eventID string, limits ...Limit) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	keys, largs, err := s.limitKeys(eventID, limits)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	_, err = s.runLimited(ctx, scriptRateLimit, eventID, keys, append([]any{s.nowMS()}, largs...)...)
+	if err != nil && !errors.Is(err, ErrRateLimited) {
+		return fmt.Errorf("check limits: %w", err)
+	}
+	return err
+}
+
+// RetryAfterSeconds is a RateLimitedError's Retry-After header value:
+// whole seconds, at least 1.
+func (e *RateLimitedError) RetryAfterSeconds() int64 {
+	return max(1, int64(math.Ceil(e.RetryAfter.Seconds())))
+}

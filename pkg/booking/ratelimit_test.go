@@ -1,0 +1,161 @@
+package booking
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func rateLimited(t *testing.T, err error) *RateLimitedError {
+	t.Helper()
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("want a *RateLimitedError, got %v", err)
+	}
+	return rl
+}
+
+// TestLimitsInTheJoin: the abuse limits checked inside enqueue.lua — GCRA
+// with a burst of the rate, a refused join changes nothing, the retry
+// time, two limits that must both allow, per-event keys that expire.
+func TestLimitsInTheJoin(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "a", Capacity: 1})
+	f.event(EventConfig{ID: "b", Capacity: 1})
+	ip := Limit{Subject: "ip:198.51.100.7", Rate: 3, Period: time.Minute}
+	user := func(u string) Limit { return Limit{Subject: "u:" + u, Rate: 2, Period: time.Second} }
+
+	// three joins from one address in the same instant: the burst
+	for _, u := range []string{"u1", "u2", "u3"} {
+		if _, err := f.s.Enqueue(f.ctx, "a", u, ip, user(u)); err != nil {
+			t.Fatalf("join %s below the limit: %v", u, err)
+		}
+	}
+	_, err := f.s.Enqueue(f.ctx, "a", "u4", ip, user("u4"))
+	rl := rateLimited(t, err)
+	// the next join is allowed one interval (60 s / 3) after the first
+	if rl.RetryAfter != 20*time.Second || rl.RetryAfterSeconds() != 20 {
+		t.Fatalf("retry after %v, want 20s", rl.RetryAfter)
+	}
+	// refused: not queued, and its user limit was not counted
+	if _, err := f.s.Position(f.ctx, "a", "u4"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a refused join queued the user: %v", err)
+	}
+	if n := f.counts("a").Waiting; n != 2 { // u1 admitted at once, u2 and u3 waiting
+		t.Fatalf("waiting %d, want 2", n)
+	}
+	// the same address on another event has a budget of its own
+	if _, err := f.s.Enqueue(f.ctx, "b", "u4", ip); err != nil {
+		t.Fatalf("another event's limit: %v", err)
+	}
+	// another address is not limited
+	if _, err := f.s.Enqueue(f.ctx, "a", "u5", Limit{Subject: "ip:198.51.100.8", Rate: 3, Period: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(19 * time.Second)
+	if _, err := f.s.Enqueue(f.ctx, "a", "u4", ip); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("19 s later: %v", err)
+	}
+	f.clock.Advance(time.Second)
+	if _, err := f.s.Enqueue(f.ctx, "a", "u4", ip); err != nil {
+		t.Fatalf("20 s later: %v", err)
+	}
+
+	// the user limit counts joins and position reads together; a repeated
+	// join is a request too
+	u := user("u2")
+	if _, err := f.s.Enqueue(f.ctx, "a", "u2", u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Position(f.ctx, "a", "u2", u); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.s.Position(f.ctx, "a", "u2", u)
+	if rl := rateLimited(t, err); rl.RetryAfter != 500*time.Millisecond || rl.RetryAfterSeconds() != 1 {
+		t.Fatalf("retry after %v", rl.RetryAfter)
+	}
+	// two limits: when one refuses, the other is not counted either
+	free := Limit{Subject: "ip:203.0.113.1", Rate: 1, Period: time.Hour}
+	if _, err := f.s.Enqueue(f.ctx, "a", "u2", free, u); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("the user's limit must refuse: %v", err)
+	}
+	if _, err := f.s.Enqueue(f.ctx, "a", "u6", free); err != nil {
+		t.Fatalf("the address's only request was counted by a refused call: %v", err)
+	}
+
+	// a key expires when its bucket is full again
+	key := f.s.Prefix() + ":{a}:rl:u:u2"
+	if ttl := f.rdb.PTTL(f.ctx, key).Val(); ttl <= 0 || ttl > time.Second {
+		t.Fatalf("the user key's TTL %v, want (0, 1s]", ttl)
+	}
+	// a limit that is off reads and writes nothing
+	if _, err := f.s.Enqueue(f.ctx, "a", "u7", Limit{Subject: "ip:off", Rate: 0, Period: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.rdb.Exists(f.ctx, f.s.Prefix()+":{a}:rl:ip:off").Val(); n != 0 {
+		t.Fatal("a limit that is off made a key")
+	}
+	// a subject that would break the hash tag is refused before Redis
+	if _, err := f.s.Enqueue(f.ctx, "a", "u8", Limit{Subject: "ip:{x}", Rate: 1, Period: time.Second}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("subject with a brace: %v", err)
+	}
+	// a join of an event that does not exist is not limited (and leaves no key)
+	if _, err := f.s.Enqueue(f.ctx, "nope", "u1", ip); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("unknown event: %v", err)
+	}
+	if n := f.rdb.Exists(f.ctx, f.s.Prefix()+":{nope}:rl:ip:198.51.100.7").Val(); n != 0 {
+		t.Fatal("a join of an unknown event made a limit key")
+	}
+	f.checkInvariants("a")
+}
+
+// TestCheckLimits: the routes whose scripts do not check limits
+// themselves count against the same keys as join and position.
+func TestCheckLimits(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "a"})
+	u := Limit{Subject: "u:x", Rate: 2, Period: time.Second}
+	if _, err := f.s.Position(f.ctx, "a", "x", u); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if err := f.s.CheckLimits(f.ctx, "a", u); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.CheckLimits(f.ctx, "a", u); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("third request of 2/s: %v", err)
+	}
+	f.clock.Advance(500 * time.Millisecond)
+	if err := f.s.CheckLimits(f.ctx, "a", u); err != nil {
+		t.Fatalf("one interval later: %v", err)
+	}
+	if err := f.s.CheckLimits(f.ctx, "nope", u); err != nil {
+		t.Fatalf("unknown event: %v", err)
+	}
+	if err := f.s.CheckLimits(f.ctx, "a"); err != nil {
+		t.Fatalf("no limits: %v", err)
+	}
+	if err := f.s.CheckLimits(f.ctx, "bad id!", u); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("bad event id: %v", err)
+	}
+}
+
+// TestLimitsSustainedRate: over a long run at twice the allowed rate,
+// exactly the rate (plus the burst) gets through.
+func TestLimitsSustainedRate(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "a", Capacity: 1})
+	lim := Limit{Subject: "u:p", Rate: 10, Period: time.Second}
+	f.join("a", "p")
+	ok := 0
+	for range 400 { // 20 s at 20 requests a second
+		if _, err := f.s.Position(f.ctx, "a", "p", lim); err == nil {
+			ok++
+		} else if !errors.Is(err, ErrRateLimited) {
+			t.Fatal(err)
+		}
+		f.clock.Advance(50 * time.Millisecond)
+	}
+	if want := 10*20 + 10; ok < want-1 || ok > want {
+		t.Fatalf("%d requests allowed in 20 s of a 10/s limit with a burst of 10, want about %d", ok, want)
+	}
+}
