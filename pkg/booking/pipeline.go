@@ -29,14 +29,14 @@ type pipeliner struct {
 }
 
 type pcall struct {
-	ctx  context.Context
-	sc   *redis.Script
+	ctx   context.Context
+	sc    *redis.Script
 	keys  *keySet
 	extra []string // keys after the event's (abuse limits)
 	args  []any
-	done chan struct{}
-	res  any
-	err  error
+	done  chan struct{}
+	res   any
+	err   error
 }
 
 // argv is the call's EVALSHA command line: the keys are boxed once per
