@@ -39,6 +39,12 @@ func FuzzParseAgreesWithJWT(f *testing.F) {
 		`{"sub":"alice","exp":1800000100,"iat":"x"}`,
 		`{"sub":"alice","nbf":1800000100,"exp":1900000000}`,
 		`{"SUB":"alice","EXP":1800000100}`,
+		`{"sub":"alice","exp":1800000100,"exp":null}`, // a null after a value: absent
+		`{"sub":"alice","exp":null,"exp":1800000100}`,
+		`{"sub":"alice","exp":1e400}`, // out of range
+		`{"sub":"alice","exp":1800000100,"nbf":-1.5}`,
+		`{"sub":"alice","exp":1800000100,"aud":["a","b"],"iss":"x","jti":"j","iat":1}`,
+		`{"sub":"alice","exp":1800000100,"aud":null,"iat":null}`,
 		`null`, `[]`, `{}`, ``,
 	} {
 		f.Add(p)
