@@ -113,7 +113,7 @@ func runConsumer(t *testing.T, brokers []string, group string, rdb *redis.Client
 	defer cancel()
 	c := NewConsumer(Config{Brokers: brokers, GroupID: group, Prefix: prefix}, rdb, nil)
 	var handled atomic.Int64
-	inner := c.handle
+	inner := c.Handle
 	err := events.Consume(ctx, brokers, group, events.TopicBookingCompleted,
 		func(ctx context.Context, e events.Event, m kafka.Message) error {
 			if err := inner(ctx, e, m); err != nil {
