@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
@@ -17,24 +15,9 @@ import (
 // republishes the identical fact), and P2 completes normally.
 func TestLateWebhookAfterRejoinIsRefunded(t *testing.T) {
 	hs := newHarness(t)
-	ctx := context.Background()
 	p1 := hs.pending("gus", "A1")
-	hs.skew.Store(int64(20 * time.Second)) // past hold (10 s) and grace (5 s)
-	for range 2 {
-		if _, err := hs.store.HandleTimeout(ctx, "e1", "gus"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := hs.store.Enqueue(ctx, "e1", "gus"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hs.store.LockSeat(ctx, "e1", "gus", "A2"); err != nil {
-		t.Fatal(err)
-	}
-	h, err := hs.store.InitiatePayment(ctx, "e1", "gus", "pay_gus_2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs.expire("gus")
+	p2 := hs.pendingAs("gus", "A2", "pay_gus_2")
 	for i := range 2 {
 		r := hs.signed(payment.PathSuccess, body("gus", "A1", p1, ""))
 		if r.code != 200 || r.body["outcome"] != "refund" || r.body["refund"] != true {
@@ -50,15 +33,15 @@ func TestLateWebhookAfterRejoinIsRefunded(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("the retry published another fact:\n%s\n%s", a, b)
 	}
-	if st := hs.state("gus"); st.State != booking.StatePaymentPending || st.PaymentID != h.PaymentID {
+	if st := hs.state("gus"); st.State != booking.StatePaymentPending || st.PaymentID != p2 {
 		t.Fatalf("P1 touched the new hold: %+v", st)
 	}
-	r := hs.signed(payment.PathSuccess, body("gus", "A2", h.PaymentID, ""))
+	r := hs.signed(payment.PathSuccess, body("gus", "A2", p2, ""))
 	if r.code != 200 || r.body["outcome"] != "completed" || r.body["seat_id"] != "A2" {
 		t.Fatalf("P2: %d %s", r.code, r.raw)
 	}
 	done := hs.rec.Topic(events.TopicBookingCompleted)
-	if len(done) != 1 || done[0].PaymentID != h.PaymentID || done[0].Sequence != 2 {
+	if len(done) != 1 || done[0].PaymentID != p2 || done[0].Sequence != 2 {
 		t.Fatalf("booking_completed %+v", done)
 	}
 }

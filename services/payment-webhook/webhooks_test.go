@@ -63,21 +63,32 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}}
-	hs.store = booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)),
-		booking.WithClock(func() time.Time { return time.Now().Add(time.Duration(hs.skew.Load())) }))
+	hs.store = booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(hs.now))
 	hs.wh = &Webhooks{Store: hs.store, Announcer: hs.ann, Kafka: hs.rec, Secret: secret, Tolerance: 5 * time.Minute,
 		Outcomes: NewOutcomes(nil)}
 	hs.h = hs.wh.Handler()
-	ctx := context.Background()
-	if _, err := hs.store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4, Capacity: 4,
-		Hold: 10 * time.Second, Grace: 5 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
+	hs.createEvent()
 	return hs
 }
 
-// pending brings user to payment_pending on seat and returns the payment id.
-func (hs *harness) pending(user, seat string) string {
+// now is the store's clock: the time plus skew.
+func (hs *harness) now() time.Time { return time.Now().Add(time.Duration(hs.skew.Load())) }
+
+// createEvent creates event e1: 4 seats, all in the room at once, a 10 s
+// hold and 5 s of grace.
+func (hs *harness) createEvent() {
+	if _, err := hs.store.CreateEvent(context.Background(), booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4,
+		Capacity: 4, Hold: 10 * time.Second, Grace: 5 * time.Second}); err != nil {
+		hs.t.Fatal(err)
+	}
+}
+
+// pending brings user to payment_pending on seat and returns the payment
+// id (pay_<user>).
+func (hs *harness) pending(user, seat string) string { return hs.pendingAs(user, seat, "pay_"+user) }
+
+// pendingAs is pending with the payment id pid.
+func (hs *harness) pendingAs(user, seat, pid string) string {
 	ctx := context.Background()
 	if _, err := hs.store.Enqueue(ctx, "e1", user); err != nil {
 		hs.t.Fatal(err)
@@ -85,11 +96,33 @@ func (hs *harness) pending(user, seat string) string {
 	if _, err := hs.store.LockSeat(ctx, "e1", user, seat); err != nil {
 		hs.t.Fatal(err)
 	}
-	h, err := hs.store.InitiatePayment(ctx, "e1", user, "pay_"+user)
+	h, err := hs.store.InitiatePayment(ctx, "e1", user, pid)
 	if err != nil {
 		hs.t.Fatal(err)
 	}
 	return h.PaymentID
+}
+
+// expire moves the clock past the hold (10 s) and its grace (5 s) and runs
+// user's timeout twice: the first gives a payment its grace, the second
+// ends the hold.
+func (hs *harness) expire(user string) { hs.expireIn("e1", user) }
+
+// expireIn is expire for an event of the test's own.
+func (hs *harness) expireIn(eventID, user string) {
+	hs.skew.Store(int64(20 * time.Second))
+	for range 2 {
+		if _, err := hs.store.HandleTimeout(context.Background(), eventID, user); err != nil {
+			hs.t.Fatal(err)
+		}
+	}
+}
+
+// loseRedis deletes every key of event e1, as a Redis that lost its data.
+func (hs *harness) loseRedis() {
+	if err := redistest.Client(hs.t).Del(context.Background(), booking.EventKeys(hs.store.Prefix(), "e1")...).Err(); err != nil {
+		hs.t.Fatal(err)
+	}
 }
 
 func (hs *harness) state(user string) booking.Status {
@@ -135,8 +168,9 @@ func failBody(user, seat, pid, reason string) []byte {
 	return b
 }
 
+// signed posts b signed at the harness's clock.
 func (hs *harness) signed(path string, b []byte) resp {
-	return hs.post(path, payment.Sign(secret, time.Now(), b), b)
+	return hs.post(path, payment.Sign(secret, hs.now(), b), b)
 }
 
 func TestSuccessAndDuplicate(t *testing.T) {
@@ -280,13 +314,7 @@ func TestMismatchAndUnknown(t *testing.T) {
 func TestLatePaymentIsRefunded(t *testing.T) {
 	hs := newHarness(t)
 	pid := hs.pending("erin", "A1")
-	// Past the hold (10 s) and its grace (5 s): the promotion reclaims it.
-	hs.skew.Store(int64(20 * time.Second))
-	for range 2 {
-		if _, err := hs.store.HandleTimeout(context.Background(), "e1", "erin"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hs.expire("erin")
 	if st := hs.state("erin"); st.State != booking.StateExpired {
 		t.Fatalf("hold not expired: %+v", st)
 	}
