@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Regression tests of issue 11's orderings on the money path, against the
+// Regression tests of the orderings on the money path, against the
 // real scripts.
 
 // TestLatePaymentAfterRejoin: P1's hold and grace expire, the user joins
@@ -257,7 +257,7 @@ func TestCreateEventRetryRegisters(t *testing.T) {
 var _ = context.Background
 var _ = strings.Cut
 
-// TestAbandonEnabledLive (issue 11, ordering 3): users who joined while
+// TestAbandonEnabledLive: users who joined while
 // abandon was 0 have no presence entry; switching abandonment on counts
 // them present from that moment, and a connected one (Touch) stays present.
 func TestAbandonEnabledLive(t *testing.T) {

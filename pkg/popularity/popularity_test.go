@@ -69,7 +69,7 @@ func TestCountIsIdempotentPerMessage(t *testing.T) {
 	if diff := cmp.Diff([]Entry{{"evtA", 1}}, got); diff != "" {
 		t.Errorf("ranking (-want +got):\n%s", diff)
 	}
-	// issue 14: an order of three seats counts three seats sold, once
+	// an order of three seats counts three seats sold, once
 	multi := events.BookingCompleted("evtA", "u2", "A2,A3,C1", "pay2", 2, at)
 	for range 2 {
 		if _, err := c.Count(ctx, multi); err != nil {

@@ -75,7 +75,7 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
 
-	// issue 14: priced sections, several seats, the 409 naming the taken ones
+	// priced sections, several seats, the 409 naming the taken ones
 	hs.createEvent(map[string]any{"id": "tour", "currency": "USD", "max_seats_per_order": 3, "capacity": 5,
 		"sections": []map[string]any{{"name": "Floor", "rows": 1, "seats_per_row": 4, "price_cents": 5000},
 			{"name": "Boxes", "seats": []string{"X1", "X2"}, "price_cents": 9000}}})
@@ -121,7 +121,7 @@ func TestOpenAPIContract(t *testing.T) {
 	bad("POST", "/api/admin/events/e1", hs.admin, `{}`, 405, "method_not_allowed")
 	bad("DELETE", "/api/booking/request", user, nil, 405, "method_not_allowed")
 
-	// the front door (issue 13): the pass and its keys, the rate cap, a 429
+	// the front door: the pass and its keys, the rate cap, a 429
 	keys := passKeys(t, "k2", "k1")
 	hs.srv.PassKeys, hs.srv.Pass = keys, pass.NewSigner(keys, "boxoffice")
 	want(t, hs.do("GET", "/.well-known/jwks.json", "", nil), 200, "")

@@ -1,9 +1,9 @@
 // Command gateway is boxoffice's public HTTP API (gin): joining an event's
 // waiting room, the queue position with an ETA, picking a seat, starting a
 // payment with the payment provider, cancelling, the seat map, the event
-// list and ranking, the admin API, and (for development) dev tokens. Seed
-// 002's paths are kept exactly. Every state change runs one Lua script of
-// the booking engine. A join answers once Redis has it: its booking_request
+// list and ranking, the admin API, and (for development) dev tokens. Its
+// paths are a public contract (docs/openapi.yaml). Every state change
+// runs one Lua script of the booking engine. A join answers once Redis has it: its booking_request
 // is in the outbox and the background relay publishes it to Kafka (the
 // safety net sweeps what the relay misses). The other Kafka events
 // (payment_initiated, booking_cancelled) and RabbitMQ messages

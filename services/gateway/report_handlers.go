@@ -12,7 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/report"
 )
 
-// reportRoutes registers GET /api/admin/events/{id}/report (issue 20).
+// reportRoutes registers GET /api/admin/events/{id}/report.
 func (s *Server) reportRoutes(adm *gin.RouterGroup) {
 	adm.GET("/events/:id/report", s.eventReport)
 }

@@ -190,7 +190,7 @@ func (hs *harness) do(method, path, token string, body any, headers ...string) r
 	return r
 }
 
-// checkErrorFormat asserts the JSON error format of seed 000 plus code.
+// checkErrorFormat asserts the project's JSON error format (with its code).
 func checkErrorFormat(t testing.TB, r resp, path string) {
 	t.Helper()
 	for _, k := range []string{"error", "code", "message", "timestamp", "path"} {

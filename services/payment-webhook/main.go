@@ -1,5 +1,5 @@
-// Command payment-webhook receives the payment provider's webhooks (seed
-// 002): POST /api/booking/payment/success and /failure. The signature in
+// Command payment-webhook receives the payment provider's webhooks:
+// POST /api/booking/payment/success and /failure. The signature in
 // X-Boxoffice-Signature is verified over the raw body before anything else
 // (401 and nothing changed when it is missing, wrong or outside the
 // tolerance window). A success completes the booking (the seat is sold for

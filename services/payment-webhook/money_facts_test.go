@@ -9,7 +9,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
-// TestPaymentFactsCarryTheLedgerAmount is issue 20's revenue point: the
+// TestPaymentFactsCarryTheLedgerAmount: the
 // payment facts carry the amount and currency the ledger recorded when
 // the payment was issued: booking_completed, payment_failed and
 // payment_late (each also on a repeated webhook).

@@ -9,7 +9,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
-// TestLateWebhookAfterRejoinIsRefunded (issue 11, ordering 1): P1's hold
+// TestLateWebhookAfterRejoinIsRefunded: P1's hold
 // and grace expire, the user joins again and pays P2, then P1's success
 // webhook arrives: 200 refund with exactly one payment_late (a retry
 // republishes the identical fact), and P2 completes normally.
@@ -46,7 +46,7 @@ func TestLateWebhookAfterRejoinIsRefunded(t *testing.T) {
 	}
 }
 
-// TestStatusMustMatchPath (issue 11, ordering 2): a validly signed failure
+// TestStatusMustMatchPath: a validly signed failure
 // posted to the success path (or the reverse, or without a status) is
 // rejected with a 4xx and changes nothing.
 func TestStatusMustMatchPath(t *testing.T) {

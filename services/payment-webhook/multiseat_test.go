@@ -33,7 +33,7 @@ func (hs *harness) pendingSeats(l *ledger.Ledger, user string, seats ...string) 
 	return h.PaymentID, h.AmountCents
 }
 
-// Issue 14: the webhook completes the whole order (every seat sold, one
+// The webhook completes the whole order (every seat sold, one
 // ledger line per seat with its price); a late payment refunds it whole.
 func TestMultiSeatOrderCompletesAndLateRefundsWhole(t *testing.T) {
 	t.Parallel()

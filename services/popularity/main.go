@@ -1,5 +1,5 @@
-// Command popularity keeps the ranking of concerts by completed bookings
-// (seed 003): a Kafka consumer group on booking_completed adds one to the
+// Command popularity keeps the ranking of concerts by completed bookings:
+// a Kafka consumer group on booking_completed adds one to the
 // concert's score in Redis per booking, counting each message id once
 // (pkg/popularity). The gateway reads the ranking. It also runs the
 // per-sale report consumer (pkg/report, consumer group REPORT_GROUP over

@@ -123,7 +123,7 @@ func outage(tg stacktest.Target, d time.Duration, exactlyOnce bool) fault {
 }
 
 // kafkaOutage cuts Kafka off. Once fixed known issues (docs/testing.md,
-// fault matrix; issue 15): no healthy message is dead-lettered (a handler
+// fault matrix): no healthy message is dead-lettered (a handler
 // whose only failure is the Kafka write acks and leaves Kafka to the
 // outbox), every booking_expired reaches Kafka through the outbox without
 // a DLQ replay, and each your_turn/timeout is published once.
