@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/admission/admissiontest"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
@@ -23,52 +24,15 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-type fakeAnnouncer struct {
-	mu        sync.Mutex
-	announced []booking.OutboxEntry
-	released  []string // reasons
-	fail      error
-}
-
-func (f *fakeAnnouncer) Announce(_ context.Context, _ string, es []booking.OutboxEntry) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.announced = append(f.announced, es...)
-	return nil
-}
-
-func (f *fakeAnnouncer) ReleaseSlot(_ context.Context, _ string, reason, _ string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.released = append(f.released, reason)
-	return nil
-}
-
-func (f *fakeAnnouncer) Notify(context.Context, messages.Notification) error { return nil }
-
 // cancellations returns the cancelled outbox entries announced so far.
-func (f *fakeAnnouncer) cancellations() []booking.OutboxEntry {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func cancellations(r *admissiontest.Recorder) []booking.OutboxEntry {
 	var out []booking.OutboxEntry
-	for _, e := range f.announced {
-		if e.Kind == "cancelled" {
+	for _, e := range r.Announced() {
+		if e.Kind == booking.KindCancelled {
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-func (f *fakeAnnouncer) releases() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.released...)
 }
 
 type fakeProvider struct {
@@ -110,7 +74,7 @@ type harness struct {
 	srv   *Server
 	h     http.Handler
 	rec   *events.Recorder
-	ann   *fakeAnnouncer
+	ann   *admissiontest.Recorder
 	prov  *fakeProvider
 	store *booking.Store
 	admin string
@@ -125,7 +89,7 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}, prov: &fakeProvider{},
+	hs := &harness{t: t, rec: &events.Recorder{}, ann: &admissiontest.Recorder{}, prov: &fakeProvider{},
 		store: booking.New(rdb, booking.WithPrefix(prefix))}
 	// the relay's announcer publishes to the same recorder; joined entries
 	// need no RabbitMQ publisher
@@ -233,9 +197,9 @@ func TestJourney(t *testing.T) {
 	if r.str("status") != "active" || r.num("sequence") != 1 || r.num("expire_time") == 0 {
 		t.Fatalf("alice join: %s", r.raw)
 	}
-	if a := hs.ann.announced; len(a) != 2 || a[0].Kind != booking.KindJoined || a[1].Kind != booking.KindPromoted ||
+	if a := hs.ann.Announced(); len(a) != 2 || a[0].Kind != booking.KindJoined || a[1].Kind != booking.KindPromoted ||
 		a[1].UserID != "alice" || a[1].RequestID == "" {
-		t.Fatalf("immediate admission not announced: %+v", hs.ann.announced)
+		t.Fatalf("immediate admission not announced: %+v", hs.ann.Announced())
 	}
 	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1"})
 	if r.code != 200 || r.str("status") != "queued" || r.num("position") != 1 || r.num("sequence") != 2 {
@@ -243,7 +207,7 @@ func TestJourney(t *testing.T) {
 	}
 	// Joining again: same position, nothing new announced.
 	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1", "user_id": "alice"})
-	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.announced) != 2 {
+	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.Announced()) != 2 {
 		t.Fatalf("repeat join: %s", r.raw)
 	}
 	// bob's queued join went through the relay, once (alice's was part of
@@ -313,8 +277,8 @@ func TestJourney(t *testing.T) {
 	if r.code != 200 || r.str("from") != "queue" {
 		t.Fatalf("bob cancel: %s", r.raw)
 	}
-	if len(hs.ann.releases()) != 0 {
-		t.Fatalf("cancel from the queue released a slot: %v", hs.ann.releases())
+	if len(hs.ann.Released()) != 0 {
+		t.Fatalf("cancel from the queue released a slot: %v", hs.ann.Released())
 	}
 	r = hs.do("GET", "/api/booking/position?event_id=e1", bob, nil)
 	if r.str("status") != "cancelled" {
@@ -336,14 +300,14 @@ func TestCancelFromRoomReleasesSlot(t *testing.T) {
 	carol := hs.token("carol", "")
 	want(t, hs.do("POST", "/api/booking/request", carol, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/select-seat", carol, map[string]any{"event_id": "e1", "seat_id": "A2"}), 200, "")
-	hs.ann.fail = errors.New("broker down")
+	hs.ann.Fail(errors.New("broker down"))
 	want(t, hs.do("POST", "/api/booking/cancel", carol, map[string]any{"event_id": "e1"}), 503, "unavailable")
-	hs.ann.fail = nil
+	hs.ann.Fail(nil)
 	r := hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
 	if r.num("available") != 2 {
 		t.Fatalf("seat not freed by cancel: %s", r.raw)
 	}
-	if got := hs.ann.cancellations(); len(got) != 0 {
+	if got := cancellations(hs.ann); len(got) != 0 {
 		t.Fatalf("announced despite the failure: %+v", got)
 	}
 	// The retry is idempotent and announces the same cancellation.
@@ -352,7 +316,7 @@ func TestCancelFromRoomReleasesSlot(t *testing.T) {
 	if r.str("from") != "active" || r.str("seat_id") != "A2" {
 		t.Fatalf("retried cancel: %s", r.raw)
 	}
-	got := hs.ann.cancellations()
+	got := cancellations(hs.ann)
 	if len(got) != 1 || got[0].UserID != "carol" || got[0].From != "active" || got[0].SeatID != "A2" {
 		t.Fatalf("cancellation announced: %+v", got)
 	}
@@ -360,7 +324,7 @@ func TestCancelFromRoomReleasesSlot(t *testing.T) {
 	dave := hs.token("dave", "")
 	want(t, hs.do("POST", "/api/booking/request", dave, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/cancel", dave, map[string]any{"event_id": "e1"}), 200, "")
-	if got := hs.ann.cancellations(); len(got) != 2 || got[1].UserID != "dave" || got[1].From != "active" {
+	if got := cancellations(hs.ann); len(got) != 2 || got[1].UserID != "dave" || got[1].From != "active" {
 		t.Fatalf("cancellations %+v", got)
 	}
 }
@@ -516,7 +480,7 @@ func TestAdminPatch(t *testing.T) {
 	if r.code != 200 || r.body["paused"] != true {
 		t.Fatalf("pause: %s", r.raw)
 	}
-	if len(hs.ann.releases()) != 0 {
+	if len(hs.ann.Released()) != 0 {
 		t.Fatal("pausing released a slot")
 	}
 	u := hs.token("u1", "")
@@ -528,7 +492,7 @@ func TestAdminPatch(t *testing.T) {
 	if r.code != 200 || r.body["paused"] != false || r.num("capacity") != 3 || r.num("hold_seconds") != 45 {
 		t.Fatalf("resume: %s", r.raw)
 	}
-	if rel := hs.ann.releases(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
+	if rel := hs.ann.Released(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
 		t.Fatalf("resume did not release: %v", rel)
 	}
 	r = hs.do("GET", "/api/events", "", nil)

@@ -71,8 +71,8 @@ func TestStatusMustMatchPath(t *testing.T) {
 	if st := hs.state("hal"); st.State != booking.StatePaymentPending || st.PaymentID != pid {
 		t.Fatalf("state changed: %+v", st)
 	}
-	if len(hs.rec.Events()) != 0 || len(hs.ann.released) != 0 {
-		t.Fatalf("published on a rejected webhook: %+v %v", hs.rec.Events(), hs.ann.released)
+	if len(hs.rec.Events()) != 0 || len(hs.ann.Released()) != 0 {
+		t.Fatalf("published on a rejected webhook: %+v %v", hs.rec.Events(), hs.ann.Released())
 	}
 	if r := hs.signed(payment.PathFailure, failBody("hal", "A3", pid, "card_declined")); r.code != 200 || r.body["outcome"] != "failed" {
 		t.Fatalf("the real failure: %d %s", r.code, r.raw)

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/boxoffice/boxoffice/pkg/admission/admissiontest"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/messages"
@@ -24,45 +24,18 @@ import (
 
 var secret = []byte("whsec-test-0123456789abcdef")
 
-type fakeAnnouncer struct {
-	mu       sync.Mutex
-	released []string
-	notified []messages.Notification
-	fail     error
-}
-
-func (f *fakeAnnouncer) ReleaseSlot(_ context.Context, _ string, reason, _ string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.released = append(f.released, reason)
-	return nil
-}
-
-func (f *fakeAnnouncer) Notify(_ context.Context, n messages.Notification) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.notified = append(f.notified, n)
-	return nil
-}
-
 type harness struct {
 	t     testing.TB
 	wh    *Webhooks
 	h     http.Handler
 	store *booking.Store
 	rec   *events.Recorder
-	ann   *fakeAnnouncer
+	ann   *admissiontest.Recorder
 	skew  atomic.Int64 // added to the store's clock, ns
 }
 
 func newHarness(t testing.TB) *harness {
-	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}}
+	hs := &harness{t: t, rec: &events.Recorder{}, ann: &admissiontest.Recorder{}}
 	hs.store = booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(hs.now))
 	hs.wh = &Webhooks{Store: hs.store, Announcer: hs.ann, Kafka: hs.rec, Secret: secret, Tolerance: 5 * time.Minute,
 		Outcomes: NewOutcomes(nil)}
@@ -188,9 +161,9 @@ func TestSuccessAndDuplicate(t *testing.T) {
 	if len(done) != 1 || done[0].SeatID != "A1" || done[0].PaymentID != pid {
 		t.Fatalf("booking_completed %+v", done)
 	}
-	if len(hs.ann.released) != 1 || hs.ann.released[0] != messages.ReasonPaymentSuccess ||
-		len(hs.ann.notified) != 1 || hs.ann.notified[0].Type != messages.NotifyBookingCompleted {
-		t.Fatalf("rabbit: %v %+v", hs.ann.released, hs.ann.notified)
+	if len(hs.ann.Released()) != 1 || hs.ann.Released()[0] != messages.ReasonPaymentSuccess ||
+		len(hs.ann.Notified()) != 1 || hs.ann.Notified()[0].Type != messages.NotifyBookingCompleted {
+		t.Fatalf("rabbit: %v %+v", hs.ann.Released(), hs.ann.Notified())
 	}
 	// The provider retries: 200, nothing changes, the same event id.
 	r = hs.signed(payment.PathSuccess, b)
@@ -245,8 +218,8 @@ func TestBadSignaturesChangeNothing(t *testing.T) {
 	if st := hs.state("bob"); st.State != booking.StatePaymentPending || st.PaymentID != pid {
 		t.Fatalf("state changed: %+v", st)
 	}
-	if len(hs.rec.Events()) != 0 || len(hs.ann.released) != 0 {
-		t.Fatalf("published on a rejected webhook: %+v %v", hs.rec.Events(), hs.ann.released)
+	if len(hs.rec.Events()) != 0 || len(hs.ann.Released()) != 0 {
+		t.Fatalf("published on a rejected webhook: %+v %v", hs.rec.Events(), hs.ann.Released())
 	}
 }
 
@@ -264,8 +237,8 @@ func TestFailure(t *testing.T) {
 	if len(f) != 1 || f[0].Reason != "insufficient_funds" || f[0].PaymentID != pid {
 		t.Fatalf("payment_failed %+v", f)
 	}
-	if len(hs.ann.released) != 1 || hs.ann.released[0] != messages.ReasonPaymentFailure {
-		t.Fatalf("released %v", hs.ann.released)
+	if len(hs.ann.Released()) != 1 || hs.ann.Released()[0] != messages.ReasonPaymentFailure {
+		t.Fatalf("released %v", hs.ann.Released())
 	}
 	c, _ := hs.store.Counts(context.Background(), "e1")
 	if c.Held != 0 || c.Available != 4 {
@@ -340,11 +313,11 @@ func TestPublishFailureIs5xx(t *testing.T) {
 	hs := newHarness(t)
 	pid := hs.pending("fay", "A2")
 	b := body("fay", "A2", pid, "")
-	hs.ann.fail = errors.New("rabbit down")
+	hs.ann.Fail(errors.New("rabbit down"))
 	if r := hs.signed(payment.PathSuccess, b); r.code != 503 {
 		t.Fatalf("rabbit down: %d %s", r.code, r.raw)
 	}
-	hs.ann.fail = nil
+	hs.ann.Fail(nil)
 	hs.rec.FailWith(errors.New("kafka down"))
 	if r := hs.signed(payment.PathSuccess, b); r.code != 503 {
 		t.Fatalf("kafka down: %d %s", r.code, r.raw)
@@ -359,8 +332,8 @@ func TestPublishFailureIs5xx(t *testing.T) {
 	for _, e := range hs.rec.Topic(events.TopicBookingCompleted) {
 		ids[e.ID] = true
 	}
-	if len(ids) != 1 || len(hs.ann.released) != 1 {
-		t.Fatalf("effects after retry: %+v %v", hs.rec.Events(), hs.ann.released)
+	if len(ids) != 1 || len(hs.ann.Released()) != 1 {
+		t.Fatalf("effects after retry: %+v %v", hs.rec.Events(), hs.ann.Released())
 	}
 }
 
