@@ -180,7 +180,7 @@ func TestOutboxKeyedPerJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	left, _ := f.s.Outbox(f.ctx, "evt", 0)
-	if len(left) != 1 || left[0].Kind != "cancelled" || left[0].Sequence != 4 {
+	if len(left) != 1 || left[0].Kind != KindCancelled || left[0].Sequence != 4 {
 		t.Fatalf("left %+v", left)
 	}
 }
@@ -207,7 +207,7 @@ func TestMarkOutbox(t *testing.T) {
 	if err := f.s.MarkOutbox(f.ctx, "evt", false, all[1]); err != nil {
 		t.Fatal(err)
 	}
-	if left, _ := f.s.Outbox(f.ctx, "evt", 0); len(left) != 1 || left[0].Kind != "joined" {
+	if left, _ := f.s.Outbox(f.ctx, "evt", 0); len(left) != 1 || left[0].Kind != KindJoined {
 		t.Fatalf("both sides done: %+v", left)
 	}
 	// legacy field
@@ -216,7 +216,7 @@ func TestMarkOutbox(t *testing.T) {
 	all, _ = f.s.Outbox(f.ctx, "evt", 0)
 	var legacy OutboxEntry
 	for _, e := range all {
-		if e.Kind == "expired" {
+		if e.Kind == KindExpired {
 			legacy = e
 		}
 	}
