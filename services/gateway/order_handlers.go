@@ -170,7 +170,7 @@ func (s *Server) eventOrders(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, `format must be "json" or "csv"`)
 		return
 	}
-	if !ids.Valid(id) {
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -265,7 +265,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 // interval). 409 event_exists when Redis has the event.
 func (s *Server) restoreEvent(c *gin.Context) {
 	id := c.Param("id")
-	if !ids.Valid(id) {
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

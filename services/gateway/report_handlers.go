@@ -23,7 +23,7 @@ func (s *Server) reportRoutes(adm *gin.RouterGroup) {
 func (s *Server) eventReport(c *gin.Context) {
 	id := c.Param("id")
 	ctx := c.Request.Context()
-	if !ids.Valid(id) {
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

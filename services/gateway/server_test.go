@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
@@ -538,4 +539,46 @@ func FuzzRequestBodies(f *testing.F) {
 			t.Fatalf("error not in the JSON format: %s", w.Body)
 		}
 	})
+}
+
+// A malformed event id gets the same answer from every entry point of its
+// kind: in a path, 404 event_not_found (no event can have it); in a query
+// or a body, a 400 stating the rule (invalid_argument for a query,
+// invalid_body for a body, as for any bad field). "a~b" passes ids.Valid,
+// not ids.ValidEvent.
+func TestMalformedEventIDSameAnswerEverywhere(t *testing.T) {
+	hs, _, _ := ledgerHarness(t) // the order and restore routes need the ledger
+	user := hs.token("alice", "")
+	const bad = "a~b"
+	for _, path := range []string{"/api/events/" + bad, "/api/events/" + bad + "/challenge", "/api/events/" + bad + "/progress"} {
+		want(t, hs.do("GET", path, user, nil), http.StatusNotFound, "event_not_found")
+	}
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/api/admin/events/" + bad}, {"PATCH", "/api/admin/events/" + bad}, {"GET", "/api/admin/events/" + bad + "/orders"},
+		{"GET", "/api/admin/events/" + bad + "/report"}, {"POST", "/api/admin/events/" + bad + "/restore"},
+	} {
+		var body any
+		if r.method == "PATCH" {
+			body = map[string]any{"capacity": 2}
+		}
+		want(t, hs.do(r.method, r.path, hs.admin, body), http.StatusNotFound, "event_not_found")
+	}
+	for _, r := range []struct {
+		method, path string
+		body         any
+		code         string
+	}{
+		{"POST", "/api/booking/request", map[string]any{"event_id": bad}, httpapi.CodeInvalidBody},
+		{"GET", "/api/booking/position?event_id=" + bad, nil, httpapi.CodeInvalidArgument},
+		{"GET", "/api/seats/available?event_id=" + bad, nil, httpapi.CodeInvalidArgument},
+		{"POST", "/api/booking/select-seat", map[string]any{"event_id": bad, "seat_id": "A1"}, httpapi.CodeInvalidBody},
+		{"POST", "/api/booking/payment/initiate", map[string]any{"event_id": bad}, httpapi.CodeInvalidBody},
+		{"POST", "/api/booking/cancel", map[string]any{"event_id": bad}, httpapi.CodeInvalidBody},
+	} {
+		got := hs.do(r.method, r.path, user, r.body)
+		want(t, got, http.StatusBadRequest, r.code)
+		if !strings.Contains(got.str("message"), ids.EventRule) {
+			t.Errorf("%s %s: message %q does not state the rule", r.method, r.path, got.str("message"))
+		}
+	}
 }
