@@ -169,7 +169,7 @@ func challengeOf(cfg map[string]string) string {
 // when the event does not exist.
 func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, error) {
 	if err := checkIDs(eventID); err != nil {
-		return "", ErrEventNotFound
+		return "", err
 	}
 	keys := s.eventKeys(eventID)
 	v, err := s.rdb.HMGet(ctx, keys[kConfig], "total", "challenge").Result()
