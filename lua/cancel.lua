@@ -1,5 +1,5 @@
--- cancel.lua — the user gives up (seed 002 "Cancel Booking", fixed: a held
--- seat is freed, refused while a payment is pending). The cancellation is
+-- cancel.lua — the user gives up: a held seat is freed; refused while a
+-- payment is pending. The cancellation is
 -- written to the outbox ('c:<seq>:<user>' → 'seq|from|seat|at_ms') in the same
 -- step, so its side effects (booking_cancelled, and slot-released when it
 -- left the room) are announced even if the caller fails right after.

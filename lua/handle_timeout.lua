@@ -1,6 +1,6 @@
--- handle_timeout.lua — a hold's delayed timeout message arrived (seed 002
--- "Handle Timeout", fixed: idempotent; completed users are skipped; a hold
--- in payment_pending gets the grace period once instead of being released).
+-- handle_timeout.lua — a hold's delayed timeout message arrived.
+-- Idempotent; completed users are skipped; a hold in payment_pending gets
+-- the grace period once instead of being released.
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, outbox, seatidx, seats, state, ugrace, upay, useat, useq, waiting
 --   writes: active, config, outbox, seats, state, status, ugrace

@@ -1,4 +1,4 @@
--- initiate_payment.lua — move a held seat to payment (seed 002 "Initiate Payment").
+-- initiate_payment.lua — move a held seat to payment.
 -- A repeated call returns the payment id already recorded, so a retried
 -- request never creates a second payment. A new payment id is registered
 -- in the event's payment registry (K_PAYS, status 'pending') for the

@@ -1,6 +1,6 @@
--- lock_seat.lua — hold seats for an admitted user (seed 002 "Lock Seat", fixed:
--- scoped by event, seats must exist, a sold seat stays sold; issue 14:
--- several seats, all or none).
+-- lock_seat.lua — hold seats for an admitted user: scoped by event, the
+-- seats must exist, a sold seat stays sold, and a selection of several
+-- seats is held all or none.
 -- The selection is one or more seat ids (at most the event's max_seats,
 -- default 4). Every seat is taken atomically or none is: when any of them
 -- is held or sold by someone else nothing changes and the reply names the

@@ -1,7 +1,6 @@
--- payment_failure.lua — the provider declined a payment (seed 002
--- "CleanupUserSession", fixed: only the hold this payment id was made for,
--- only while it is payment_pending with this id; the seat becomes available
--- again). Classified like payment_success.lua: by the event's payment
+-- payment_failure.lua — the provider declined a payment: the hold this
+-- payment id was made for is released, only while it is payment_pending
+-- with this id, and its seat becomes available again. Classified like payment_success.lua: by the event's payment
 -- registry (K_PAYS) first, then the user's state.
 -- KEYS: the event key set (lib.lua)
 --   reads:  config, pays, seatidx, seats, state, upay, useat, useq, waiting

@@ -1,7 +1,6 @@
--- payment_success.lua — the provider confirmed a payment (seed 002 "Payment
--- Success", fixed: the seat becomes sold for good, never freed; a duplicate
--- changes nothing; a payment for a hold already released is 'late', never
--- a sale).
+-- payment_success.lua — the provider confirmed a payment: the seat becomes
+-- sold for good, never freed; a duplicate changes nothing; a payment for a
+-- hold already released is 'late', never a sale.
 -- The payment id is classified first, from the event's payment registry
 -- (K_PAYS, written by initiate_payment.lua and never deleted), then the
 -- user's state: every id ever issued for the event stays classifiable

@@ -9,8 +9,7 @@
 -- ARGV[1]  event_id (the concert) to count
 -- ARGV[2]  seen marker TTL in seconds (> 0): how long a redelivery is
 --          recognised; it must outlast the longest redelivery window
--- ARGV[3]  seats of the booking (issue 14: popularity counts seats sold;
---          absent: 1)
+-- ARGV[3]  seats of the booking (popularity counts seats sold; absent: 1)
 --
 -- Replies:
 --   1  counted (first time this message was seen)

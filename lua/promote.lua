@@ -1,4 +1,4 @@
--- promote.lua — PromoteUserToBookingRoom (seed 002, fixed): reclaim expired
+-- promote.lua — admit waiting users into the booking room: reclaim expired
 -- holds, then fill every free slot of the room in FIFO order, bounded by a
 -- batch size. Idempotent in effect: running it twice never admits past
 -- capacity, so duplicate or lost slot-released messages are harmless.

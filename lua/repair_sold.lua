@@ -26,7 +26,7 @@ for i = 2, #ARGV - 3, 4 do
     if string.sub(v, 1, 2) == 'h:' then
       local holder = string.sub(v, 3)
       if holder ~= user then
-        -- the holder's whole selection ends (all of it or none, issue 14)
+        -- the holder's whole selection ends (all of it or none)
         release_hold(holder, 'expired')
       else
         redis.call('HINCRBY', K_CONFIG, 'held', -1)

@@ -6,7 +6,7 @@
 -- registry (pays) is kept; the seat status string is deleted here and
 -- rebuilt whole from the seats hash by the next seat-map read
 -- (seat_status.lua), once; an explicit map's seat index is rebuilt here
--- (seat prices need it, issue 14). The join
+-- (seat prices need it). The join
 -- sequence restarts above seq_base (and above any counter left), so no
 -- join sequence, and no fact id built from one, repeats after a rebuild.
 -- KEYS: the event key set (lib.lua)

@@ -7,7 +7,8 @@
 # markdown table for docs/benchmarks.md.
 #
 # Starts its own kafka-dev and gateway on spare ports, a RabbitMQ vhost and
-# a Redis key prefix of its own, and removes them at the end.
+# a Redis key prefix of its own, and removes them at the end
+# (scripts/lib/gateway.sh); its JWTs come from tools/mint-token.
 #
 #   scripts/bench-progress.sh                    # 10s per run, 50 connections, 3 runs
 #   DURATION=20s CONNS="50 500" REPS=5 scripts/bench-progress.sh
@@ -18,47 +19,14 @@ CONNS=${CONNS:-50}
 THREADS=${THREADS:-2}
 REPS=${REPS:-3}
 RB_REQUESTS=${RB_REQUESTS:-1000000}
-GW_PORT=${GW_PORT:-18180}
-KAFKA_PORT=${KAFKA_PORT:-19192}
-PREFIX="benchprog$$"
-VHOST="benchprog$$"
-SECRET="bench-progress-jwt-secret-0123456789"
-RC="redis-cli -h 127.0.0.1 -p 6379"
-TMP=$(mktemp -d)
-pids=()
-
 scripts/ensure-tool.sh wrk wrk || exit 1
 scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
 
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
-	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
+. scripts/lib/gateway.sh
+gateway_setup benchprog
 echo "bench-progress: building gateway and kafka-dev" >&2
-(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
-(cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || exit 1
-rabbitmqctl -q add_vhost "$VHOST" >/dev/null && rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
-KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error "$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
-pids+=($!)
-sleep 1
-HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
-	AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
-	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
-GW_PID=$!
-pids+=("$GW_PID")
-for _ in $(seq 1 100); do
-	curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" && break
-	sleep 0.2
-done
-curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" || { echo "gateway not ready:" >&2; cat "$TMP/gateway.log" >&2; exit 1; }
-GW="http://127.0.0.1:$GW_PORT"
-token() { curl -fsS -X POST "$GW/api/auth/dev-token" -H 'Content-Type: application/json' -d "{\"user_id\":\"$1\"${2:+,\"role\":\"$2\"}}" |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'; }
+gateway_build mint-token || exit 1
+gateway_start || exit 1
 ADMIN=$(token admin admin)
 curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
 	-d '{"id":"prog","rows":100,"seats_per_row":100,"capacity":1}' || { echo "create event failed" >&2; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# select-seat with 4 seats (issue 14): the Go package (BenchmarkLockSeats4)
+# select-seat with 4 seats: the Go package (BenchmarkLockSeats4)
 # beside redis-benchmark running EVALSHA of the very same lock_seat script
 # (lib.lua + lock_seat.lua) with the same 17 keys, client count and
 # distribution, in one sitting. 10,000 admitted users u<12 digits>, 40,000
@@ -14,20 +14,8 @@ cd "$(dirname "$0")/.."
 CLIENTS=${CLIENTS:-50}
 REQUESTS=${REQUESTS:-200000}
 USERS=10000
-HOST=${REDIS_HOST:-127.0.0.1}
-PORT=${REDIS_PORT:-6379}
-RC="redis-cli -h $HOST -p $PORT"
-PREFIX="benchsel$$"
-NOW=$(date +%s%3N)
-luascript() { (cd tools && go run ./luascript "$@"); }
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing (apt-get install redis-tools)"; exit 1; }
-cleanup() { $RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null; }
-trap cleanup EXIT
-
-declare -A SHA
-for s in create_event enqueue lock_seat; do
-  SHA[$s]=$($RC SCRIPT LOAD "$(luascript $s)")
-done
+. scripts/lib/redis-scripts.sh
+scripts_setup benchsel create_event enqueue lock_seat || exit 1
 KEYS=$(luascript -keys "$PREFIX" sel)
 seats=$(for f in a b c d; do for ((i = 0; i < USERS; i++)); do printf 'S%012d%s ' "$i" "$f"; done; done)
 $RC EVALSHA "${SHA[create_event]}" 17 $KEYS sel "$USERS" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "1:0" "[]" $seats >/dev/null

@@ -10,21 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 CLIENTS=${CLIENTS:-50}
 REQUESTS=${REQUESTS:-200000}
-HOST=${REDIS_HOST:-127.0.0.1}
-PORT=${REDIS_PORT:-6379}
-RC="redis-cli -h $HOST -p $PORT"
-PREFIX="benchsh$$"
-NOW=$(date +%s%3N)
-luascript() { (cd tools && go run ./luascript "$@"); }
-
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing (apt-get install redis-tools)"; exit 1; }
-cleanup() { $RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null; }
-trap cleanup EXIT
-
-declare -A SHA
-for s in create_event update_event enqueue get_position promote; do
-  SHA[$s]=$($RC SCRIPT LOAD "$(luascript $s)")
-done
+. scripts/lib/redis-scripts.sh
+scripts_setup benchsh create_event update_event enqueue get_position promote || exit 1
 keys() { luascript -keys "$PREFIX" "$1"; }
 PROMOTE_USERS=${PROMOTE_USERS:-20000}
 mkevent() { # id capacity paused [seats]

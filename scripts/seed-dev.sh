@@ -24,7 +24,7 @@ create() { # JSON body
 	rm -f /tmp/seed-dev.$$
 }
 
-# A big show: 20 rows of 25 in three priced sections (issue 14: orders of
+# A big show: 20 rows of 25 in three priced sections (orders of
 # up to 4 seats), a room of 50, 10-minute holds.
 create '{"id":"stadium-tour","name":"Stadium Tour — opening night","capacity":50,"hold_seconds":600,"grace_seconds":120,"max_seats_per_order":4,"sections":[{"name":"Floor","rows":5,"seats_per_row":25,"price_cents":9500},{"name":"Lower tier","rows":8,"seats_per_row":25,"price_cents":6500},{"name":"Upper tier","rows":7,"seats_per_row":25,"price_cents":3900}]}'
 # A small club night with short holds, to watch the queue move: 4 × 10 seats,

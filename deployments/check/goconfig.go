@@ -205,7 +205,7 @@ func serviceEnv(root, svc string) (map[string]EnvVar, error) {
 		if v.Default != nil || v.Field == "" {
 			continue
 		}
-		if d, ok := p.codeDefault(root, v.Field); ok {
+		if d, ok := p.codeDefault(v.Field); ok {
 			v.Default, v.Required = &d, false
 			out[k] = v
 		}
@@ -232,9 +232,10 @@ func (p *pkgFiles) calls(pkg, fn string) bool {
 }
 
 // codeDefault finds a composite literal of the package setting field (as
-// `Field: value`) to a value it can resolve: a string literal, a constant,
-// or service.DefaultAdminAddr(name) (the table of pkg/service).
-func (p *pkgFiles) codeDefault(root, field string) (string, bool) {
+// `Field: value`) to a value it can resolve: a string literal, a constant
+// of the package, or a concatenation of those (a service's main presets
+// its own ADMIN_ADDR this way: Common{AdminAddr: defaultAdminAddr}).
+func (p *pkgFiles) codeDefault(field string) (string, bool) {
 	var val string
 	var ok bool
 	for _, f := range p.files {
@@ -244,7 +245,7 @@ func (p *pkgFiles) codeDefault(root, field string) (string, bool) {
 				return !ok
 			}
 			if k, isIdent := kv.Key.(*ast.Ident); isIdent && k.Name == field {
-				val, ok = p.resolve(root, f, kv.Value)
+				val, ok = p.resolve(kv.Value)
 			}
 			return !ok
 		})
@@ -253,8 +254,8 @@ func (p *pkgFiles) codeDefault(root, field string) (string, bool) {
 }
 
 // resolve evaluates a string expression: literals, constants of the
-// package, concatenations, and a call of pkg/service's DefaultAdminAddr.
-func (p *pkgFiles) resolve(root string, f *ast.File, e ast.Expr) (string, bool) {
+// package and concatenations.
+func (p *pkgFiles) resolve(e ast.Expr) (string, bool) {
 	switch x := e.(type) {
 	case *ast.BasicLit:
 		if x.Kind == token.STRING {
@@ -263,83 +264,37 @@ func (p *pkgFiles) resolve(root string, f *ast.File, e ast.Expr) (string, bool) 
 		}
 	case *ast.Ident:
 		if c := p.constValue(x.Name); c != nil {
-			return p.resolve(root, f, c)
+			return p.resolve(c)
 		}
 	case *ast.BinaryExpr:
 		if x.Op == token.ADD {
-			a, ok1 := p.resolve(root, f, x.X)
-			b, ok2 := p.resolve(root, f, x.Y)
+			a, ok1 := p.resolve(x.X)
+			b, ok2 := p.resolve(x.Y)
 			return a + b, ok1 && ok2
 		}
-	case *ast.CallExpr:
-		s, ok := x.Fun.(*ast.SelectorExpr)
-		if !ok || s.Sel.Name != "DefaultAdminAddr" || len(x.Args) != 1 {
-			return "", false
-		}
-		pkg, _ := s.X.(*ast.Ident)
-		if pkg == nil {
-			return "", false
-		}
-		arg, ok := p.resolve(root, f, x.Args[0])
-		if !ok {
-			return "", false
-		}
-		q, err := parseDir(importDir(root, f, pkg.Name))
-		if err != nil {
-			return "", false
-		}
-		return q.mapEntry("adminPorts", arg)
 	}
 	return "", false
 }
 
-// declared is the value of the package-level constant (tok token.CONST)
-// or variable (token.VAR) name, and the file declaring it.
-func (p *pkgFiles) declared(tok token.Token, name string) (ast.Expr, *ast.File) {
+// constValue is the expression of the package-level constant name.
+func (p *pkgFiles) constValue(name string) ast.Expr {
 	for _, f := range p.files {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != tok {
+			if !ok || g.Tok != token.CONST {
 				continue
 			}
 			for _, s := range g.Specs {
 				vs := s.(*ast.ValueSpec)
 				for i, n := range vs.Names {
 					if n.Name == name && i < len(vs.Values) {
-						return vs.Values[i], f
+						return vs.Values[i]
 					}
 				}
 			}
 		}
 	}
-	return nil, nil
-}
-
-// constValue is the expression of package-level constant name.
-func (p *pkgFiles) constValue(name string) ast.Expr {
-	e, _ := p.declared(token.CONST, name)
-	return e
-}
-
-// mapEntry looks key up in the package-level map literal varName.
-func (p *pkgFiles) mapEntry(varName, key string) (string, bool) {
-	e, f := p.declared(token.VAR, varName)
-	cl, ok := e.(*ast.CompositeLit)
-	if !ok {
-		return "", false
-	}
-	for _, el := range cl.Elts {
-		kv, ok := el.(*ast.KeyValueExpr)
-		if !ok {
-			continue
-		}
-		k, ok1 := p.resolve("", f, kv.Key)
-		v, ok2 := p.resolve("", f, kv.Value)
-		if ok1 && ok2 && k == key {
-			return v, true
-		}
-	}
-	return "", false
+	return nil
 }
 
 // goServices lists the directories under services/ holding a main package.

@@ -3,7 +3,7 @@
 // hold reclaimed as expired) into their side effects — the hold's delayed
 // timeout message, the user's notification and the Kafka fact — and only
 // then removes them from the outbox (Announcer). It also holds the logic of
-// the two RabbitMQ consumers of seed 002: Promoter handles slot-released
+// the two RabbitMQ consumers: Promoter handles slot-released
 // messages and runs the safety-net tick, TimeoutHandler handles the delayed
 // timeout messages. The services in services/slot-released-consumer and
 // services/timeout-consumer only wire them to configuration and brokers.

@@ -39,8 +39,7 @@ func (f *failCount) get() []error {
 	return append([]error(nil), f.errs...)
 }
 
-// TestKafkaOutageAcksMessagesAndKeepsFactsInOutbox (issue 15, known issues
-// 1 and 2): while Kafka fails, a slot-released or timeout message whose
+// TestKafkaOutageAcksMessagesAndKeepsFactsInOutbox: while Kafka fails, a slot-released or timeout message whose
 // RabbitMQ side and Redis step are done is acked (not retried toward its
 // DLQ); the Kafka side stays in the outbox, including booking_expired
 // (handle_timeout.lua writes the expiry's entry), and the safety net
@@ -119,7 +118,7 @@ func (s *slowKafka) Publish(ctx context.Context, _ ...events.Event) error {
 	return errors.New("kafka timed out")
 }
 
-// TestSlowKafkaPublishesRabbitMQOnce (issue 15, known issue 3): while one
+// TestSlowKafkaPublishesRabbitMQOnce: while one
 // announcer waits on a slow Kafka write, a sweep by another announcer must
 // not publish the same entries' RabbitMQ side again: the RabbitMQ side is
 // recorded as soon as RabbitMQ confirms. A retried slot-released message

@@ -1,6 +1,6 @@
 package admission_test
 
-// Model-based test of the booking engine (issue 11): a seeded random
+// Model-based test of the booking engine: a seeded random
 // sequence of operations runs against the real scripts on the real Redis,
 // and a small Go reference model of lua/*.lua predicts every reply and the
 // whole state after every step. Besides agreeing with the model, every
@@ -205,7 +205,7 @@ func (m *model) admit(name string) {
 
 func (m *model) release(name string, final booking.State) string {
 	u := m.users[name]
-	seat := u.seat // every seat of the hold (issue 14), joined by ','
+	seat := u.seat // every seat of the hold, joined by ','
 	for _, id := range booking.SplitSeats(seat) {
 		if m.seats[id] == "h:"+name {
 			m.seats[id] = ""
@@ -309,7 +309,7 @@ func (m *model) promote() (promoted, expired, abandoned []string, reason string)
 	return promoted, expired, abandoned, ""
 }
 
-// lockSeat mirrors lock_seat.lua (issue 14): every seat or none; a new
+// lockSeat mirrors lock_seat.lua: every seat or none; a new
 // selection replaces the one held.
 func (m *model) lockSeat(name string, want []string) error {
 	u := m.user(name)
@@ -444,7 +444,7 @@ func (m *model) timeout(name string) booking.Outcome {
 		return booking.OutcomeNotDue
 	}
 	if m.expireDue(name) {
-		// handle_timeout.lua writes the expiry's outbox entry (issue 15)
+		// handle_timeout.lua writes the expiry's outbox entry
 		m.fact(events.TopicBookingExpired, name, u.seq)
 		return booking.OutcomeReleased
 	}

@@ -61,7 +61,7 @@ func (c *countingPub) total() (n int, repeats int) {
 	return n, repeats
 }
 
-// TestKafkaOutageDoesNotFloodRabbitMQ (issue 11, ordering 7): while Kafka
+// TestKafkaOutageDoesNotFloodRabbitMQ: while Kafka
 // fails, every safety-net sweep retries the Kafka side only; the RabbitMQ
 // side (timeout, your_turn, slot-released) of each entry is published
 // once. When Kafka is back each fact reaches it and the outbox empties. The

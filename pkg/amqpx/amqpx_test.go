@@ -610,3 +610,24 @@ func TestPublishBatch(t *testing.T) {
 	}
 	t.Logf("%d messages stored (at least once) across %d closed connections", len(seen), closed.Load())
 }
+
+// TestConsumerPauseGrowsWhileSessionsFail: a session that ends as soon as
+// it starts (the broker refuses the queue) is followed by a pause that
+// doubles up to the reconnect maximum, not by a reconnect every minimum.
+func TestConsumerPauseGrowsWhileSessionsFail(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	m := amqpx.NewMetrics(prometheus.NewRegistry())
+	c := amqpx.NewConsumer(url, amqpx.WithReconnectBackoff(10*time.Millisecond, 300*time.Millisecond), amqpx.WithMetrics(m))
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	err := c.Consume(ctx, "no-such-queue", func(context.Context, amqpx.Delivery) error { return nil }, amqpx.ConsumeOptions{})
+	if err != nil {
+		t.Fatalf("Consume: %v", err)
+	}
+	// 10, 20, 40, 80, 160, 300, 300… ms: about 8 sessions in 1.5 s (at a
+	// fixed 10 ms, over 40)
+	if got := testutil.ToFloat64(m.Reconnects.WithLabelValues("consumer")); got < 3 || got > 15 {
+		t.Errorf("%v reconnects in 1.5 s, want the pauses to grow (3-15)", got)
+	}
+}

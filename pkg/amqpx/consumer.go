@@ -131,6 +131,10 @@ func (c *Consumer) Consume(ctx context.Context, queue string, h Handler, co Cons
 	}
 	log := c.log.With(zap.String("queue", queue), zap.String("fanout", co.BindFanout))
 	name := "boxoffice-consumer-" + queue + co.BindFanout
+	// The pause between sessions grows while sessions end at once (a
+	// channel or queue the broker refuses), and starts again from the
+	// minimum after a session that lasted.
+	pause := retry.Exponential(c.o.reconnectMin, c.o.reconnectMax)
 	for connects := 0; ; connects++ {
 		s, err := connectWithBackoff(ctx, nil, c.url, name, c.o, log)
 		if err != nil {
@@ -140,13 +144,18 @@ func (c *Consumer) Consume(ctx context.Context, queue string, h Handler, co Cons
 			c.o.metrics.Reconnects.WithLabelValues("consumer").Inc()
 			log.Info("amqp consumer reconnected")
 		}
+		began := time.Now()
 		err = c.runSession(ctx, s, queue, h, co, log)
 		s.close()
 		if ctx.Err() != nil {
 			return err
 		}
-		log.Warn("amqp consumer session ended; reconnecting", zap.Error(err))
-		t := time.NewTimer(retry.Exponential(c.o.reconnectMin, c.o.reconnectMax).NextBackOff())
+		if time.Since(began) > c.o.reconnectMax {
+			pause.Reset()
+		}
+		d := pause.NextBackOff()
+		log.Warn("amqp consumer session ended; reconnecting", zap.Error(err), zap.Duration("retry_in", d))
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -1,4 +1,4 @@
-// Package amqpx is boxoffice's RabbitMQ layer: the fixed topology of seed 002
+// Package amqpx is boxoffice's RabbitMQ layer: the fixed topology
 // (slot-released and timeout work queues, the notifications fanout, a
 // dead-letter exchange with one dead-letter queue per work queue), a
 // Publisher that returns only after the broker confirmed a persistent

@@ -8,7 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// Names from seed 002. They are fixed: every service declares the same
+// The topology's names. They are fixed: every service declares the same
 // topology, so a change of any argument here is a breaking change that makes
 // redeclaration fail with PRECONDITION_FAILED on an existing broker.
 const (

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The front door's event settings (issue 13): the rate cap
+// The front door's event settings: the rate cap
 // (AdmitPerMinute) and the pre-queue (EarlyJoin). They are config fields
 // that create_event.lua does not take: CreateEvent sets them with
 // update_event.lua right after the create, and a retried create whose
@@ -169,7 +169,7 @@ func challengeOf(cfg map[string]string) string {
 // when the event does not exist.
 func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, error) {
 	if err := checkIDs(eventID); err != nil {
-		return "", ErrEventNotFound
+		return "", err
 	}
 	keys := s.eventKeys(eventID)
 	v, err := s.rdb.HMGet(ctx, keys[kConfig], "total", "challenge").Result()

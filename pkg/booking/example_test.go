@@ -211,3 +211,60 @@ func ExampleIDError() {
 	// true a b true
 	// invalid argument: bad id "{x}"
 }
+
+// LockSeats holds a selection of several seats all or none: when another
+// user holds one of them, nothing is locked and the error names the seats
+// taken.
+func ExampleStore_LockSeats() {
+	s, done := exampleStore()
+	defer done()
+	ctx := context.Background()
+	if _, err := s.CreateEvent(ctx, booking.EventConfig{ID: "club", Rows: 1, SeatsPerRow: 6, Capacity: 2}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, u := range []string{"alice", "bob"} {
+		_, _ = s.Enqueue(ctx, "club", u)
+	}
+	_, err := s.LockSeats(ctx, "club", "alice", []string{"A2", "A3"})
+	fmt.Println("alice:", err)
+
+	_, err = s.LockSeats(ctx, "club", "bob", []string{"A1", "A2"})
+	var taken *booking.SeatsTakenError
+	if errors.As(err, &taken) {
+		fmt.Println("bob:", taken.Seats, errors.Is(err, booking.ErrSeatUnavailable))
+	}
+	st, _ := s.Position(ctx, "club", "bob")
+	fmt.Printf("bob holds: %q\n", st.SeatID)
+	// Output:
+	// alice: <nil>
+	// bob: [A2] true
+	// bob holds: ""
+}
+
+// Cancel takes a user out of the room (freeing the seat) or the queue, and
+// returns the cancellation's outbox entry, which the caller announces and
+// then acknowledges. Cancelling again is not an error: Duplicate, with the
+// entry again only while it is unannounced.
+func ExampleStore_Cancel() {
+	s, done := exampleEvent("talk")
+	defer done()
+	ctx := context.Background()
+	_, _ = s.Enqueue(ctx, "talk", "alice") // admitted: the room holds one
+	_, _ = s.Enqueue(ctx, "talk", "bob")   // waiting
+	_, _ = s.LockSeat(ctx, "talk", "alice", "A1")
+
+	for _, u := range []string{"alice", "bob", "bob"} {
+		r, err := s.Cancel(ctx, "talk", u)
+		if r.Duplicate {
+			fmt.Println(u, "again: duplicate, outbox", len(r.Outbox), err)
+			continue
+		}
+		fmt.Printf("%s from %s, seat %q, outbox %d %v\n", u, r.From, r.SeatID, len(r.Outbox), err)
+		_ = s.AckOutbox(ctx, "talk", r.Outbox...) // announced (admission.Announcer does both)
+	}
+	// Output:
+	// alice from active, seat "A1", outbox 1 <nil>
+	// bob from queue, seat "", outbox 1 <nil>
+	// bob again: duplicate, outbox 0 <nil>
+}

@@ -170,7 +170,7 @@ func (f *fixture) checkInvariants(event string) {
 			f.t.Errorf("seat %s owned by %s whose seats are %q", seat, user, useat[user])
 		}
 	}
-	// a selection is all held or none (issue 14): every seat of a user in
+	// a selection is all held or none: every seat of a user in
 	// seat_selected or payment_pending is held by them, every seat of a
 	// completed order sold to them
 	for user, st := range states {
@@ -195,7 +195,7 @@ func (f *fixture) checkInvariants(event string) {
 	ev, _ := f.s.GetEvent(f.ctx, event)
 	live, _ := f.rdb.ZCount(f.ctx, k[kActive], fmt.Sprintf("(%d", f.clock.Now().UnixMilli()), "+inf").Result()
 	// The room is sized in users, bounded at admission by the seats left;
-	// with orders of several seats (issue 14) a sale may leave fewer seats
+	// with orders of several seats a sale may leave fewer seats
 	// than users inside, so only the configured capacity bounds it.
 	if limit := int64(ev.Capacity); live > limit {
 		f.t.Errorf("%d live holds in a room of %d", live, limit)

@@ -253,7 +253,7 @@ func TestHandleTimeout(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	// a release writes the expiry's outbox entry (booking_expired at the
 	// deadline), returned again while it is not announced
-	xa := []OutboxEntry{{Kind: "expired", UserID: "a", Sequence: 1, SeatID: "A1", ExpireAt: deadline, At: f.clock.Now()}}
+	xa := []OutboxEntry{{Kind: KindExpired, UserID: "a", Sequence: 1, SeatID: "A1", ExpireAt: deadline, At: f.clock.Now()}}
 	step("a", TimeoutResult{Outcome: OutcomeReleased, Sequence: 1, SeatID: "A1", ExpireAt: deadline, Outbox: xa})
 	step("a", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 1, SeatID: "A1", AlreadyExpired: true, Outbox: xa})
 	if err := f.s.AckOutbox(f.ctx, "evt", xa...); err != nil {
@@ -269,14 +269,14 @@ func TestHandleTimeout(t *testing.T) {
 	step("nobody", TimeoutResult{Outcome: OutcomeNoHold})
 	f.clock.Advance(20 * time.Second)
 	step("b", TimeoutResult{Outcome: OutcomeReleased, Sequence: 2, SeatID: "A2", PaymentID: "pb", ExpireAt: deadline.Add(20 * time.Second),
-		Outbox: []OutboxEntry{{Kind: "expired", UserID: "b", Sequence: 2, SeatID: "A2", ExpireAt: deadline.Add(20 * time.Second), At: f.clock.Now()}}})
+		Outbox: []OutboxEntry{{Kind: KindExpired, UserID: "b", Sequence: 2, SeatID: "A2", ExpireAt: deadline.Add(20 * time.Second), At: f.clock.Now()}}})
 	if st := f.state("evt", "b"); st != StateExpired {
 		t.Fatalf("b is %s", st)
 	}
 	// d was reclaimed by a promotion; its late timeout asks to republish
 	f.s.Promote(f.ctx, "evt", 0)
 	step("d", TimeoutResult{Outcome: OutcomeNoHold, Sequence: 4, AlreadyExpired: true,
-		Outbox: []OutboxEntry{{Kind: "expired", UserID: "d", Sequence: 4, ExpireAt: deadline, At: f.clock.Now()}}})
+		Outbox: []OutboxEntry{{Kind: KindExpired, UserID: "d", Sequence: 4, ExpireAt: deadline, At: f.clock.Now()}}})
 	if _, err := f.s.HandleTimeout(f.ctx, "nope", "a"); !errors.Is(err, ErrEventNotFound) {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestCancel(t *testing.T) {
 	f.s.InitiatePayment(f.ctx, "evt", "b", "pb")
 	now := f.clock.Now()
 	entry := func(user, from, seat string, seq int64) []OutboxEntry {
-		return []OutboxEntry{{Kind: "cancelled", UserID: user, Sequence: seq, SeatID: seat, From: from, At: now}}
+		return []OutboxEntry{{Kind: KindCancelled, UserID: user, Sequence: seq, SeatID: seat, From: from, At: now}}
 	}
 	for _, tc := range []struct {
 		name, user string

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Regression tests of issue 11's orderings on the money path, against the
+// Regression tests of the orderings on the money path, against the
 // real scripts.
 
 // TestLatePaymentAfterRejoin: P1's hold and grace expire, the user joins
@@ -180,7 +180,7 @@ func TestOutboxKeyedPerJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	left, _ := f.s.Outbox(f.ctx, "evt", 0)
-	if len(left) != 1 || left[0].Kind != "cancelled" || left[0].Sequence != 4 {
+	if len(left) != 1 || left[0].Kind != KindCancelled || left[0].Sequence != 4 {
 		t.Fatalf("left %+v", left)
 	}
 }
@@ -207,7 +207,7 @@ func TestMarkOutbox(t *testing.T) {
 	if err := f.s.MarkOutbox(f.ctx, "evt", false, all[1]); err != nil {
 		t.Fatal(err)
 	}
-	if left, _ := f.s.Outbox(f.ctx, "evt", 0); len(left) != 1 || left[0].Kind != "joined" {
+	if left, _ := f.s.Outbox(f.ctx, "evt", 0); len(left) != 1 || left[0].Kind != KindJoined {
 		t.Fatalf("both sides done: %+v", left)
 	}
 	// legacy field
@@ -216,7 +216,7 @@ func TestMarkOutbox(t *testing.T) {
 	all, _ = f.s.Outbox(f.ctx, "evt", 0)
 	var legacy OutboxEntry
 	for _, e := range all {
-		if e.Kind == "expired" {
+		if e.Kind == KindExpired {
 			legacy = e
 		}
 	}
@@ -257,7 +257,7 @@ func TestCreateEventRetryRegisters(t *testing.T) {
 var _ = context.Background
 var _ = strings.Cut
 
-// TestAbandonEnabledLive (issue 11, ordering 3): users who joined while
+// TestAbandonEnabledLive: users who joined while
 // abandon was 0 have no presence entry; switching abandonment on counts
 // them present from that moment, and a connected one (Touch) stays present.
 func TestAbandonEnabledLive(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
-// Orders of several seats in priced sections (issue 14).
+// Orders of several seats in priced sections.
 //
 // A hold is one or more seats: useat keeps their ids joined by ',' (one
 // seat: just its id, as before), and every SeatID of a result (Status,

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// BenchmarkLockSeats4: select-seat with 4 seats (issue 14), 50 concurrent
+// BenchmarkLockSeats4: select-seat with 4 seats, 50 concurrent
 // callers, in the same distribution scripts/bench-select.sh gives
 // redis-benchmark running the same script: 10,000 admitted users
 // u<12 digits>, 40,000 seats S<12 digits><a|b|c|d>; each call is a random

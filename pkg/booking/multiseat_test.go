@@ -16,7 +16,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
-// Issue 14: orders of several seats, in priced sections.
+// Orders of several seats, in priced sections.
 
 // twoSections is a 2-row floor at 50.00 and a 1-row balcony at 30.00,
 // both 5 seats a row: one grid A1…C5.

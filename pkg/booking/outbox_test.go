@@ -37,7 +37,7 @@ func TestOutbox(t *testing.T) {
 	var joins []int64
 	all, _ = f.s.Outbox(f.ctx, "evt", 0)
 	for _, e := range all {
-		if e.Kind == "joined" && e.UserID == "b" {
+		if e.Kind == KindJoined && e.UserID == "b" {
 			joins = append(joins, e.Sequence)
 		}
 	}
@@ -56,7 +56,7 @@ func TestOutbox(t *testing.T) {
 	p, _ := f.s.Promote(f.ctx, "evt", 0)
 	left, _ = f.s.Outbox(f.ctx, "evt", 0)
 	// a's and b's expiries, plus b's second join and admission never acked
-	if len(p.Outbox) != 2 || p.Outbox[0].Kind != "expired" || len(left) != 4 {
+	if len(p.Outbox) != 2 || p.Outbox[0].Kind != KindExpired || len(left) != 4 {
 		t.Fatalf("promote outbox %+v, outbox %+v", p.Outbox, left)
 	}
 	if err := f.s.AckOutbox(f.ctx, "evt", left...); err != nil {
@@ -92,7 +92,7 @@ func TestOutboxReadBounded(t *testing.T) {
 			t.Fatalf("not in sequence order at %d: %d after %d", i, first[i].Sequence, first[i-1].Sequence)
 		}
 	}
-	if first[0].Kind != "joined" || first[0].UserID != fmt.Sprintf("u%d", first[0].Sequence) {
+	if first[0].Kind != KindJoined || first[0].UserID != fmt.Sprintf("u%d", first[0].Sequence) {
 		t.Fatalf("parsed %+v", first[0])
 	}
 	total := 0

@@ -1,9 +1,9 @@
 package booking
 
-// Property tests of seed 000's correctness properties, over random
-// interleavings of goroutines against the real Redis. Each property names
-// the seed's number. The random choices come from testseed: a failure logs
-// its seed, and BOXOFFICE_TEST_SEED=<seed> replays them.
+// Property tests of the engine's correctness properties, over random
+// interleavings of goroutines against the real Redis (docs/booking-engine.md
+// lists the properties). The random choices come from testseed: a failure
+// logs its seed, and BOXOFFICE_TEST_SEED=<seed> replays them.
 
 import (
 	"errors"
@@ -20,8 +20,8 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
-// Property 2: joining many times, concurrently, adds a user once and always
-// answers the same sequence.
+// TestPropertyJoinIdempotent: joining many times, concurrently, adds a user
+// once and always answers the same sequence.
 func TestPropertyJoinIdempotent(t *testing.T) {
 	for round := range 5 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
@@ -67,8 +67,8 @@ func TestPropertyJoinIdempotent(t *testing.T) {
 	}
 }
 
-// Property 4: users promoted are exactly the first K in join order, however
-// many promoters race and whatever their batch sizes.
+// TestPropertyFIFOPromotion: users promoted are exactly the first K in join
+// order, however many promoters race and whatever their batch sizes.
 func TestPropertyFIFOPromotion(t *testing.T) {
 	for round := range 5 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
@@ -114,8 +114,8 @@ func TestPropertyFIFOPromotion(t *testing.T) {
 	}
 }
 
-// Property 5: an admitted user's hold lasts exactly the hold window: not
-// reclaimed a millisecond before, reclaimed at the deadline.
+// TestPropertyHoldWindow: an admitted user's hold lasts exactly the hold
+// window: not reclaimed a millisecond before, reclaimed at the deadline.
 func TestPropertyHoldWindow(t *testing.T) {
 	f := newFixture(t)
 	rng := testseed.Rand(t)
@@ -139,8 +139,8 @@ func TestPropertyHoldWindow(t *testing.T) {
 	}
 }
 
-// Properties 6 and 9: M concurrent buyers for N seats give exactly min(M, N)
-// sales and no seat is sold twice.
+// TestPropertyNoOversell: M concurrent buyers for N seats give exactly
+// min(M, N) sales and no seat is sold twice.
 func TestPropertyNoOversell(t *testing.T) {
 	for _, tc := range []struct{ buyers, seats int }{
 		{10, 1}, {50, 100}, {100, 100}, {300, 37}, {10_000, 100},
@@ -247,8 +247,8 @@ func buyAnySeat(f *fixture, rng *rand.Rand, user string, conflicts *atomic.Int64
 	}
 }
 
-// Property 8: an expiry is counted once, however many timeouts and
-// promotions race for it.
+// TestPropertyExpiryOnce: an expiry is counted once, however many timeouts
+// and promotions race for it.
 func TestPropertyExpiryOnce(t *testing.T) {
 	for round := range 10 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {

@@ -21,8 +21,8 @@ func TestEnqueue(t *testing.T) {
 		for i, u := range []string{"a", "b"} {
 			r := f.join("evt", u)
 			want := JoinResult{State: StateActive, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), Created: true,
-				Outbox: []OutboxEntry{{Kind: "joined", UserID: u, Sequence: int64(i + 1), At: now},
-					{Kind: "promoted", UserID: u, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), At: now}}}
+				Outbox: []OutboxEntry{{Kind: KindJoined, UserID: u, Sequence: int64(i + 1), At: now},
+					{Kind: KindPromoted, UserID: u, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), At: now}}}
 			if diff := cmp.Diff(want, r); diff != "" {
 				t.Errorf("join %s (-want +got):\n%s", u, diff)
 			}
@@ -31,7 +31,7 @@ func TestEnqueue(t *testing.T) {
 	t.Run("queued when full, FIFO positions", func(t *testing.T) {
 		for i, u := range []string{"c", "d", "e"} {
 			r := f.join("evt", u)
-			joined := []OutboxEntry{{Kind: "joined", UserID: u, Sequence: int64(i + 3), At: now}}
+			joined := []OutboxEntry{{Kind: KindJoined, UserID: u, Sequence: int64(i + 3), At: now}}
 			if r.State != StateWaiting || r.Position != int64(i+1) || r.Sequence != int64(i+3) || !r.Created || !cmp.Equal(joined, r.Outbox) {
 				t.Errorf("join %s: %+v", u, r)
 			}
@@ -295,11 +295,11 @@ func TestPromote(t *testing.T) {
 		}
 		var gone []OutboxEntry
 		for _, e := range p.Outbox {
-			if e.Kind == "cancelled" {
+			if e.Kind == KindCancelled {
 				gone = append(gone, e)
 			}
 		}
-		want := []OutboxEntry{{Kind: "cancelled", UserID: "gone", Sequence: 2, From: FromAbandoned, At: f.clock.Now()}}
+		want := []OutboxEntry{{Kind: KindCancelled, UserID: "gone", Sequence: 2, From: FromAbandoned, At: f.clock.Now()}}
 		if diff := cmp.Diff(want, gone); diff != "" {
 			t.Fatalf("abandonment outbox entry (-want +got):\n%s", diff)
 		}

@@ -73,7 +73,7 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if !ids.Valid(c.ID) || len(c.Seats) == 0 || len(c.Seats) > MaxSeats {
 		return RestoreResult{}, fmt.Errorf("%w: restore needs a normalised definition", ErrInvalidEvent)
 	}
-	if err := normaliseOrders(&c); err != nil { // defaults for a definition stored before issue 14
+	if err := normaliseOrders(&c); err != nil { // defaults for a definition stored before orders of several seats
 		return RestoreResult{}, err
 	}
 	if in.SeqBase < 0 {

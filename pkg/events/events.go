@@ -1,8 +1,8 @@
 // Package events defines the booking events boxoffice publishes to Kafka and
 // the code that publishes and consumes them. The events are a public contract
 // for analytics consumers (docs/events-kafka.md): one topic per event type,
-// one JSON envelope ({"id", "type", "version", "occurred_at"} plus the fields
-// of seed 002), every message keyed by the concert's event_id so that one
+// one JSON envelope ({"id", "type", "version", "occurred_at"} plus the
+// booking's fields), every message keyed by the concert's event_id so that one
 // concert's history stays ordered within one partition.
 //
 // Delivery is at-least-once. Publishers retry, so the same fact may be
@@ -55,7 +55,7 @@ const (
 	// TopicEventSoldOut: the last seat of an event was sold.
 	TopicEventSoldOut = "event_sold_out"
 	// TopicQueueRandomized: the pre-queue of an event was drawn at its
-	// sales start (issue 13).
+	// sales start.
 	TopicQueueRandomized = "queue_randomized"
 )
 
@@ -79,7 +79,7 @@ var AllTopics = []string{
 // SchemaVersion is the envelope version written by this package. A consumer
 // rejects versions it does not know rather than misreading them. Version 2
 // added source (every type) and amount and currency (the money facts);
-// version 3 (issue 14) added seat_ids, the seats of an order of several
+// version 3 added seat_ids, the seats of an order of several
 // (seat_id then holds them joined by ','). Decode still accepts versions 1
 // and 2 (MinSchemaVersion), which lack them.
 const SchemaVersion = 3
@@ -119,7 +119,7 @@ const occurredAtLayout = "2006-01-02T15:04:05.000Z07:00"
 // contract (unknown type or version, a required field missing).
 var ErrInvalid = errors.New("invalid event")
 
-// Event is one booking event: the envelope plus the fields of seed 002. One
+// Event is one booking event: the envelope plus the booking's fields. One
 // struct serves every type; each type's constructor says which fields it
 // fills. Fields that do not apply are empty and omitted from the JSON,
 // except user_id, event_id and timestamp, which every event carries.
@@ -139,7 +139,7 @@ type Event struct {
 	PaymentID string
 	Sequence  int64  // the user's join sequence number within the event
 	Reason    string // payment_failed: provider reason; booking_cancelled: queue|active
-	Timestamp int64  // OccurredAt in unix seconds, as in seed 002
+	Timestamp int64  // OccurredAt in unix seconds, for older consumers
 
 	// Amount is the money of a payment fact in the currency's minor unit
 	// (cents), with Currency its ISO 4217 code; both set or both empty
@@ -383,7 +383,7 @@ func ID(typ, eventID, userID string, seq int64, paymentID string) string {
 func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason string, at time.Time) Event {
 	at = at.UTC().Truncate(time.Millisecond)
 	var seats []string
-	if strings.Contains(seatID, ",") { // an order of several seats (issue 14)
+	if strings.Contains(seatID, ",") { // an order of several seats
 		seats = strings.Split(seatID, ",")
 	}
 	return Event{

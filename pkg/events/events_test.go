@@ -80,7 +80,7 @@ func TestEnvelopeJSON(t *testing.T) {
 	}
 }
 
-// TestSeveralSeats (issue 14, version 3): a fact of an order of several
+// TestSeveralSeats (envelope version 3): a fact of an order of several
 // seats carries seat_ids, and seat_id the seats joined by ','; a one-seat
 // fact carries no seat_ids.
 func TestSeveralSeats(t *testing.T) {

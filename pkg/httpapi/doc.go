@@ -1,5 +1,5 @@
 // Package httpapi holds the HTTP pieces shared by boxoffice's gin services:
-// the one JSON error format of seed 000 plus a machine-readable code
+// the one JSON error format with a machine-readable code
 // ({"statusCode","error","code","message","timestamp","path"}), the mapping
 // of the booking engine's sentinel errors to HTTP statuses (with errors.Is,
 // at the edge only), JSON body binding that turns every bad body into a 400,

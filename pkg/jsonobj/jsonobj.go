@@ -1,5 +1,10 @@
 // Package jsonobj appends flat JSON objects without reflection, writing
-// exactly what encoding/json writes for the equivalent struct.
+// exactly what encoding/json writes for the equivalent struct. It is kept
+// because it wins: its three users (the gateway's join and position
+// answers, the Kafka envelope) encode 2.3 to 5 times faster than
+// encoding/json, with one allocation at most (BenchmarkJoinResponse and
+// BenchmarkPositionResponse in services/gateway, BenchmarkEnvelope in
+// pkg/events; docs/benchmarks.md, "pkg/jsonobj against encoding/json").
 package jsonobj
 
 import (
@@ -13,8 +18,8 @@ import (
 // CPU. The output is byte-for-byte what encoding/json makes of the
 // equivalent struct, field order included, provided the caller adds the
 // fields in the struct's order and uses the OmitEmpty/OmitZero methods
-// for omitempty fields; each user has
-// a test that checks it against encoding/json.
+// for omitempty fields; each user has a test that checks it against
+// encoding/json.
 type Object struct {
 	b []byte
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/events"
 )
 
-// TestFactIDsNeverRepeatAcrossRebuilds is issue 20's second point through
+// TestFactIDsNeverRepeatAcrossRebuilds: fact ids never repeat, through
 // the id: an event is rebuilt from the ledger twice (Redis lost it twice),
 // the second time by an instance whose clock is a second behind; the users
 // who join again (the same users every time) get facts whose ids no earlier

@@ -13,7 +13,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-// Issue 14: an order holds all its seats, one line per seat with its
+// An order holds all its seats, one line per seat with its
 // price, and a seat is sold at most once across orders of any size.
 func TestOrdersOfSeveralSeats(t *testing.T) {
 	t.Parallel()

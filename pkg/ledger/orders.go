@@ -124,7 +124,7 @@ type Sale struct {
 	Sequence     int64
 	RefundReason string // "" for a ticket; RefundLate, RefundNoBooking...
 	// SeatIDs and SeatPrices are the order's seats and their prices
-	// (issue 14); when SeatIDs is empty SeatID is split at ',', and
+	// ; when SeatIDs is empty SeatID is split at ',', and
 	// without prices each line gets the amount divided by the seats.
 	SeatIDs    []string
 	SeatPrices []int64

@@ -1,5 +1,5 @@
 // Package messages holds the RabbitMQ wire schemas that boxoffice's services
-// exchange: seed 002's slot-released and timeout messages, and the
+// exchange: the slot-released and timeout messages, and the
 // notifications fanned out to every notifier instance. (The Kafka events for
 // analytics, a public contract, live in pkg/events.) Every message is JSON;
 // unknown fields are ignored on decode, missing required fields are an
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Reasons a slot was released (seed 002), plus the safety net's own.
+// Reasons a slot was released, the safety net's included.
 const (
 	ReasonTimeout        = "timeout"
 	ReasonPaymentSuccess = "payment_success"
@@ -41,7 +41,7 @@ type Timeout struct {
 	UserID       string        `json:"user_id"`
 	EventID      string        `json:"event_id"`
 	Sequence     int64         `json:"sequence"`
-	ExpireTime   int64         `json:"expire_time"`    // unix seconds (seed 002)
+	ExpireTime   int64         `json:"expire_time"`    // unix seconds
 	ExpireTimeMS int64         `json:"expire_time_ms"` // unix milliseconds
 	ScheduledAt  int64         `json:"scheduled_at"`   // unix seconds
 	Users        []TimeoutHold `json:"users,omitempty"`

@@ -1,7 +1,7 @@
 // Package payment is boxoffice's side of a payment provider: the Provider
 // interface (create a payment, get back its id and a hosted checkout URL),
 // a client for the sandbox provider (services/payment-sandbox), the webhook
-// body of seed 002 and the webhook signature scheme.
+// body and the webhook signature scheme.
 //
 // Signature: header X-Boxoffice-Signature: t=<unix seconds>,v1=<hex>, where
 // hex is HMAC-SHA256(secret, "<t>.<raw body>"). The body's status field
@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-// Webhook paths on the payment-webhook service (seed 002).
+// Webhook paths on the payment-webhook service.
 const (
 	PathSuccess = "/api/booking/payment/success"
 	PathFailure = "/api/booking/payment/failure"
@@ -63,7 +63,7 @@ func (w Webhook) Validate() error {
 type Request struct {
 	PaymentID string `json:"payment_id"`
 	Amount    int64  `json:"amount"`             // minor units (cents)
-	Currency  string `json:"currency,omitempty"` // ISO 4217 (issue 14: per event)
+	Currency  string `json:"currency,omitempty"` // ISO 4217 (the event's)
 	UserID    string `json:"user_id"`
 	EventID   string `json:"event_id"`
 	SeatID    string `json:"seat_id"`

@@ -3,7 +3,8 @@
 // server: the admin listener itself (so a taken port fails the start),
 // Redis and the booking store (scripts loaded), the confirmed RabbitMQ
 // publisher (which declares the topology) and a consumer, the Kafka
-// producer (acks=all), and the Announcer over them. A service that only
+// producer (acks=all), the Announcer over them, and the ledger when asked
+// for ([Ledger]). A service that only
 // reads (the notifier, popularity) names the parts it needs with
 // [ReadOnly] and gets nothing that publishes. It also turns the shared
 // configuration (service.Common) into the options of amqpx and events, so
@@ -22,6 +23,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -43,7 +45,9 @@ type Deps struct {
 	// current one (nil without keys).
 	PassKeys pass.Keys
 	Pass     *pass.Signer
-	closers  []func() error
+	// Ledger is the PostgreSQL system of record, with [Ledger] only.
+	Ledger  *ledger.Ledger
+	closers []func() error
 }
 
 // Close closes everything Dial opened, in reverse order.
@@ -70,8 +74,9 @@ const (
 type Option func(*plan)
 
 type plan struct {
-	readOnly bool
-	parts    map[Part]bool
+	readOnly  bool
+	parts     map[Part]bool
+	ledgerURL string
 }
 
 func (p plan) has(part Part) bool { return !p.readOnly || p.parts[part] }
@@ -87,6 +92,10 @@ func ReadOnly(parts ...Part) Option {
 		}
 	}
 }
+
+// Ledger makes Dial open the ledger at url (DATABASE_URL) last, as
+// Deps.Ledger, with a postgres readiness check.
+func Ledger(url string) Option { return func(p *plan) { p.ledgerURL = url } }
 
 // Dial builds a service's dependencies: without options, everything a
 // service that changes bookings needs. name labels the Kafka client. On
@@ -157,16 +166,23 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 		}
 		d.Admin.AddCheck("kafka", service.TCPCheck(c.KafkaBrokers...))
 	}
-	if p.readOnly {
-		return d, nil
+
+	if !p.readOnly {
+		if d.PassKeys, err = pass.ParseKeys(c.PassKeys); err != nil {
+			return d, fmt.Errorf("config: PASS_KEYS: %w", err)
+		}
+		d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
+		d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log,
+			admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass))
 	}
 
-	if d.PassKeys, err = pass.ParseKeys(c.PassKeys); err != nil {
-		return d, fmt.Errorf("config: PASS_KEYS: %w", err)
+	if p.ledgerURL != "" {
+		if d.Ledger, err = ledger.Open(ctx, p.ledgerURL); err != nil {
+			return d, err
+		}
+		d.closers = append(d.closers, func() error { d.Ledger.Close(); return nil })
+		d.Admin.AddCheck("postgres", d.Ledger.Ping)
 	}
-	d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
-	d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log,
-		admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass))
 	return d, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -85,6 +86,28 @@ func TestDialReadOnly(t *testing.T) {
 				t.Errorf("readiness %+v, want checks %v", rep, tc.checks)
 			}
 		})
+	}
+}
+
+// Ledger opens the ledger last, with its readiness check; a ledger that
+// cannot be opened fails Dial.
+func TestDialLedger(t *testing.T) {
+	c := testCommon(t)
+	ctx := context.Background()
+	d, err := Dial(ctx, "test", c, zap.NewNop(), ReadOnly(Kafka), Ledger(ledgertest.URL(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Ledger == nil {
+		t.Fatal("no ledger")
+	}
+	rep := d.Admin.Ready(ctx)
+	if rep.Status != "ok" || len(rep.Checks) != 3 || rep.Checks[2].Name != "postgres" {
+		t.Fatalf("readiness %+v, want redis, kafka, postgres", rep)
+	}
+	if _, err := Dial(ctx, "test", c, zap.NewNop(), ReadOnly(), Ledger("postgres://nobody:x@127.0.0.1:1/none?connect_timeout=2")); err == nil {
+		t.Fatal("dial with the ledger unreachable succeeded")
 	}
 }
 

@@ -1,5 +1,5 @@
-// Package popularity keeps the ranking of concerts by completed bookings
-// (seed 003): a consumer group reads booking_completed from Kafka and adds
+// Package popularity keeps the ranking of concerts by completed bookings:
+// a consumer group reads booking_completed from Kafka and adds
 // one to the concert's score in a Redis sorted set, and Top reads the
 // ranking for the gateway's GET /api/events/popular. Counting happens only
 // after the booking is committed (the event is published after payment
@@ -8,13 +8,13 @@
 package popularity
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/lua"
@@ -92,7 +92,7 @@ func Top(ctx context.Context, rdb redis.Cmdable, prefix string, n int) ([]Entry,
 	return out, nil
 }
 
-// Config configures a Consumer.
+// Config configures the consumer (NewConsumer).
 type Config struct {
 	Brokers []string      // Kafka bootstrap addresses
 	GroupID string        // consumer group; default "popularity"
@@ -106,43 +106,17 @@ type Config struct {
 	Kafka events.ClientConfig
 }
 
-// Consumer is the popularity consumer: booking_completed in, ranking out.
-type Consumer struct {
-	cfg     Config
-	counter *Counter
-	log     *zap.Logger
-}
-
-// NewConsumer returns a consumer writing to rdb. log may be nil.
-func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) *Consumer {
-	if cfg.GroupID == "" {
-		cfg.GroupID = "popularity"
+// NewConsumer returns the popularity consumer, booking_completed in and
+// ranking out, writing to rdb: its Run consumes until ctx is cancelled
+// (then nil) or consuming fails. A Redis error is retried with backoff;
+// the offset is committed only after the booking was counted (or
+// recognised as counted). log may be nil.
+func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) events.Tally {
+	opts := []events.ConsumerOption{events.WithConsumerClient(cfg.Kafka)}
+	if cfg.StartOffset != 0 {
+		opts = append(opts, events.WithStartOffset(cfg.StartOffset))
 	}
-	if cfg.StartOffset == 0 {
-		cfg.StartOffset = kafka.FirstOffset
-	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Consumer{cfg: cfg, counter: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL), log: log}
-}
-
-// Run consumes until ctx is cancelled (then it returns nil) or consuming
-// fails. A Redis error is retried with backoff; the offset is committed
-// only after the booking was counted (or recognised as counted).
-func (c *Consumer) Run(ctx context.Context) error {
-	return events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, events.TopicBookingCompleted, c.handle,
-		events.WithLogger(c.log), events.WithStartOffset(c.cfg.StartOffset), events.WithConsumerClient(c.cfg.Kafka))
-}
-
-func (c *Consumer) handle(ctx context.Context, e events.Event, m kafka.Message) error {
-	counted, err := c.counter.Count(ctx, e)
-	if err != nil {
-		return err
-	}
-	if !counted {
-		c.log.Debug("duplicate booking ignored", zap.String("id", e.ID),
-			zap.String("event_id", e.EventID), zap.Int64("offset", m.Offset))
-	}
-	return nil
+	return events.Tally{Brokers: cfg.Brokers, GroupID: cmp.Or(cfg.GroupID, "popularity"),
+		Topics: []string{events.TopicBookingCompleted}, Count: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL).Count,
+		Log: log, Options: opts}
 }

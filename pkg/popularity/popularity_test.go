@@ -69,7 +69,7 @@ func TestCountIsIdempotentPerMessage(t *testing.T) {
 	if diff := cmp.Diff([]Entry{{"evtA", 1}}, got); diff != "" {
 		t.Errorf("ranking (-want +got):\n%s", diff)
 	}
-	// issue 14: an order of three seats counts three seats sold, once
+	// an order of three seats counts three seats sold, once
 	multi := events.BookingCompleted("evtA", "u2", "A2,A3,C1", "pay2", 2, at)
 	for range 2 {
 		if _, err := c.Count(ctx, multi); err != nil {
@@ -113,7 +113,7 @@ func runConsumer(t *testing.T, brokers []string, group string, rdb *redis.Client
 	defer cancel()
 	c := NewConsumer(Config{Brokers: brokers, GroupID: group, Prefix: prefix}, rdb, nil)
 	var handled atomic.Int64
-	inner := c.handle
+	inner := c.Handle
 	err := events.Consume(ctx, brokers, group, events.TopicBookingCompleted,
 		func(ctx context.Context, e events.Event, m kafka.Message) error {
 			if err := inner(ctx, e, m); err != nil {

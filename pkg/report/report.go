@@ -1,4 +1,4 @@
-// Package report keeps a per-sale report (issue 20): a Kafka consumer
+// Package report keeps a per-sale report: a Kafka consumer
 // group reads every boxoffice topic and adds each fact, once per message
 // id, to its sale's figures in Redis (lua/report_count.lua): counts per
 // type, revenue and refunds per currency, time-in-queue and
@@ -8,6 +8,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/lua"
@@ -219,7 +219,7 @@ func (r Report) CSV() string {
 	return "metric,key,value\n" + strings.Join(rows, "\n") + "\n"
 }
 
-// Config configures a Consumer.
+// Config configures the consumer (NewConsumer).
 type Config struct {
 	Brokers []string      // Kafka bootstrap addresses
 	GroupID string        // consumer group; default "report"
@@ -229,48 +229,13 @@ type Config struct {
 	Kafka events.ClientConfig
 }
 
-// Consumer reads every topic (events.AllTopics) into the reports.
-type Consumer struct {
-	cfg     Config
-	counter *Counter
-	log     *zap.Logger
-}
-
-// NewConsumer returns a consumer writing to rdb. log may be nil.
-func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) *Consumer {
-	if cfg.GroupID == "" {
-		cfg.GroupID = "report"
-	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Consumer{cfg: cfg, counter: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL), log: log}
-}
-
-// Run consumes every topic from the oldest message until ctx is cancelled
-// (then nil) or a consumer fails. A Redis error is retried; the offset is
-// committed only after the fact was counted (or recognised as counted).
-func (c *Consumer) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(events.AllTopics))
-	for _, topic := range events.AllTopics {
-		go func() {
-			errs <- events.Consume(ctx, c.cfg.Brokers, c.cfg.GroupID, topic, c.handle, events.WithLogger(c.log),
-				events.WithConsumerClient(c.cfg.Kafka))
-		}()
-	}
-	var first error
-	for range events.AllTopics {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-			cancel()
-		}
-	}
-	return first
-}
-
-func (c *Consumer) handle(ctx context.Context, e events.Event, _ kafka.Message) error {
-	_, err := c.counter.Count(ctx, e)
-	return err
+// NewConsumer returns the report consumer, every topic (events.AllTopics)
+// from the oldest message into the reports, writing to rdb: its Run
+// consumes until ctx is cancelled (then nil) or a topic's consumer fails.
+// A Redis error is retried; the offset is committed only after the fact
+// was counted (or recognised as counted). log may be nil.
+func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) events.Tally {
+	return events.Tally{Brokers: cfg.Brokers, GroupID: cmp.Or(cfg.GroupID, "report"), Topics: events.AllTopics,
+		Count: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL).Count, Log: log,
+		Options: []events.ConsumerOption{events.WithConsumerClient(cfg.Kafka)}}
 }

@@ -112,6 +112,17 @@ func oneOf(name, value string, allowed ...string) error {
 	return fmt.Errorf("%s: %q is not one of %s", name, value, strings.Join(allowed, ", "))
 }
 
+// LoadConfig is how a service's run starts: [Load] (an error says
+// "config: ..."), then the configuration logged at info level with its
+// secrets masked ([Fields]).
+func LoadConfig(cfg any, log *zap.Logger) error {
+	if err := Load(cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	log.Info("config", Fields(cfg)...)
+	return nil
+}
+
 // Load fills the struct cfg points to from the process environment and
 // validates it (see [LoadFrom]).
 func Load(cfg any) error { return LoadFrom(cfg, env.ToMap(os.Environ())) }

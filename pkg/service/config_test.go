@@ -175,6 +175,28 @@ func TestLoadRealEnv(t *testing.T) {
 	}
 }
 
+// LoadConfig loads, names an error as the configuration's, and logs the
+// configuration with its secrets masked.
+func TestLoadConfig(t *testing.T) {
+	t.Setenv("JWT_SECRET", "topsecret")
+	core, logs := observer.New(zapcore.InfoLevel)
+	cfg := testConfig{Common: Common{AdminAddr: ":1"}}
+	if err := LoadConfig(&cfg, zap.New(core)); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.FilterMessage("config").Len(); n != 1 {
+		t.Fatalf("%d config lines logged, want 1", n)
+	}
+	if got := logs.All()[0].ContextMap()["jwt_secret"]; got != "***" {
+		t.Errorf("jwt_secret logged as %v", got)
+	}
+	t.Setenv("HOLD", "soon")
+	err := LoadConfig(&cfg, zap.New(core))
+	if err == nil || !strings.HasPrefix(err.Error(), "config: HOLD") {
+		t.Fatalf("bad HOLD: %v, want an error starting config: HOLD", err)
+	}
+}
+
 func TestLoadRejectsNonPointer(t *testing.T) {
 	for _, v := range []any{testConfig{}, nil, new(int), (*testConfig)(nil)} {
 		if err := LoadFrom(v, nil); err == nil {

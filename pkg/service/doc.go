@@ -1,7 +1,7 @@
 // Package service is the process around a boxoffice service: its
 // configuration, filled from environment variables by
-// github.com/caarlos0/env ([Load], [Common]), checked by each Config's
-// Validate and logged with secrets masked ([Fields]); a zap logger
+// github.com/caarlos0/env ([LoadConfig], [Load], [Common]), checked by each
+// Config's Validate and logged with secrets masked ([Fields]); a zap logger
 // ([NewLogger]); a Redis client for one node or a cluster ([NewRedis]); the
 // admin listener with /metrics, /healthz and /readyz ([NewAdmin],
 // [TCPCheck]); net/http servers with the project's limits
@@ -16,10 +16,9 @@
 //
 //	func run(ctx context.Context, log *zap.Logger) error {
 //		cfg := Config{Common: service.Common{AdminAddr: "127.0.0.1:9101"}} // the default admin port
-//		if err := service.Load(&cfg); err != nil { // also runs cfg.Validate
+//		if err := service.LoadConfig(&cfg, log); err != nil { // runs cfg.Validate, logs cfg
 //			return err
 //		}
-//		log.Info("config", service.Fields(cfg)...)
 //		...
 //		return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
 //			return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)

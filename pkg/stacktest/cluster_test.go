@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
+	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
 // TestSaleOnClusters runs every service on a Redis Cluster of three
@@ -35,7 +35,8 @@ import (
 // how long each failover took to recover (docs/testing.md).
 //
 // It runs in `make test` (about two minutes on two shared cores).
-// CLUSTER_SEED replays a run's plans (its seed is logged). A developer may
+// BOXOFFICE_TEST_SEED replays a run's plans (pkg/testseed; its seed is
+// logged). A developer may
 // skip it with BOXOFFICE_SKIP_CLUSTERS=1 or -short; CI sets neither.
 func TestSaleOnClusters(t *testing.T) {
 	if testing.Short() || os.Getenv("BOXOFFICE_SKIP_CLUSTERS") == "1" {
@@ -62,11 +63,8 @@ func TestSaleOnClusters(t *testing.T) {
 	}
 	tap := stacktest.NewTap(t, survivor.URL())
 	check := stacktest.SaleCheck{Tap: tap, Queues: stacktest.ClusterQueues(survivor)}
-	seed := uint64(time.Now().UnixNano())
-	if v, err := strconv.ParseUint(os.Getenv("CLUSTER_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	t.Logf("seed %d (CLUSTER_SEED replays the users' plans and choices)", seed)
+	seed := testseed.Seed(t)
+	t.Log(testseed.Replay(t, seed), "(the users' plans and choices)")
 	sale := func(t *testing.T, round int, inject func(ev string)) {
 		ev := fmt.Sprintf("cluster-%d", round)
 		s.CreateEvent(t, stacktest.Event{ID: ev, Rows: 2, SeatsPerRow: 10, Capacity: 8, HoldSeconds: 3, GraceSeconds: 1})

@@ -26,8 +26,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -43,6 +41,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx/amqptest"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/freeport"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/service"
@@ -285,52 +284,18 @@ func (s *Stack) DevToken(t testing.TB, user, role string) string {
 	return tok
 }
 
-// FreePort returns a loopback address whose port was free a moment ago.
-//
-// It picks ports below the kernel's ephemeral range (ip_local_port_range,
-// from 20000 up) when it can: a port from the ephemeral range may be taken,
-// between this call and the service's listen, by the local end of any
-// outgoing connection on the machine (the services' own connections to
-// Redis and RabbitMQ, or other tests'), and that happens often enough to
-// break tests. Another stack may still pick the same port; [Start] retries
-// a service whose listen fails with "address already in use".
+// FreePort returns a loopback address whose port was free a moment ago,
+// picked by pkg/freeport below the kernel's ephemeral range (a port of that
+// range may be taken by the local end of any outgoing connection before the
+// service listens). Another stack may still pick the same port; [Start]
+// retries a service whose listen fails with "address already in use".
 func FreePort(t testing.TB) string {
 	t.Helper()
-	lo, hi := ephemeralRange()
-	from, to := 20000, lo-1
-	if to-from < 1000 {
-		from, to = hi+1, 65535
-	}
-	if to-from >= 1000 {
-		for range 200 {
-			addr := fmt.Sprintf("127.0.0.1:%d", from+rand.IntN(to-from+1))
-			if ln, err := net.Listen("tcp", addr); err == nil {
-				ln.Close()
-				return addr
-			}
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pair(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// ephemeralRange is the kernel's range of local ports for outgoing
-// connections (Linux's default when it cannot be read).
-func ephemeralRange() (lo, hi int) {
-	lo, hi = 32768, 60999
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return lo, hi
-	}
-	var l, h int
-	if n, _ := fmt.Sscan(string(b), &l, &h); n == 2 && l > 0 && h >= l {
-		return l, h
-	}
-	return lo, hi
+	return fmt.Sprintf("127.0.0.1:%d", p)
 }
 
 // Launch starts bin as this service, with env added to the current

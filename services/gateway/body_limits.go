@@ -16,7 +16,7 @@ import (
 // body is read: httpapi.MaxBody (64 KiB) for every route, adminMaxBody
 // only for POST /api/admin/events carrying a valid admin token. A larger
 // Content-Length is answered 413 at once; an anonymous client can no
-// longer make the gateway buffer megabytes (issue 18).
+// longer make the gateway buffer megabytes.
 func (s *Server) FastServer() *fasthttp.Server {
 	srv := httpapi.FastServer(s.FastHandler(), adminMaxBody)
 	srv.HeaderReceived = s.bodyLimit

@@ -1,170 +1,30 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
 
 // The contract test: every request and response of the journey and its
 // error cases, through the gateway's production handler, is validated
-// against docs/openapi.yaml with kin-openapi's openapi3filter, so the
-// document cannot drift from the server. Requests of the error cases are
-// invalid on purpose; only their responses are validated.
-
-// contract validates exchanges against the OpenAPI document.
-type contract struct {
-	t      *testing.T
-	router routers.Router
-	mu     sync.Mutex
-	errs   []string
-	ops    map[string]bool // "METHOD /path" exercised
-	doc    *openapi3.T
-}
-
-func loadContract(t *testing.T) *contract {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "docs", "openapi.yaml")
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromFile(path)
-	if err != nil {
-		t.Fatalf("load %s: %v", path, err)
-	}
-	if err := doc.Validate(loader.Context); err != nil {
-		t.Fatalf("docs/openapi.yaml is not a valid OpenAPI document: %v", err)
-	}
-	// Match paths on any host: which service serves which path is the
-	// servers lists' business, checked by TestOpenAPIServers.
-	doc.Servers = nil
-	for _, p := range doc.Paths.Map() {
-		p.Servers = nil
-	}
-	r, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &contract{t: t, router: r, ops: map[string]bool{}, doc: doc}
-}
-
-func (c *contract) fail(format string, a ...any) {
-	c.mu.Lock()
-	c.errs = append(c.errs, fmt.Sprintf(format, a...))
-	c.mu.Unlock()
-}
-
-// wrap returns h with every exchange validated; validRequest says whether
-// the request itself must conform (false for deliberate error cases).
-func (c *contract) wrap(h http.Handler, validRequest func(*http.Request) bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		for k, vs := range rec.Header() {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
-		c.check(r, body, rec, validRequest(r))
-	})
-}
-
-func (c *contract) check(r *http.Request, body []byte, rec *httptest.ResponseRecorder, validRequest bool) {
-	name := r.Method + " " + r.URL.Path
-	vr := r.Clone(context.Background())
-	vr.Body = io.NopCloser(bytes.NewReader(body))
-	if vr.URL.Host == "" {
-		vr.URL.Host = r.Host
-	}
-	route, params, err := c.router.FindRoute(vr)
-	if err != nil {
-		// A method or path the document has no operation for: the answer
-		// must still be the documented error (405 or 404, Error schema).
-		if rec.Code != http.StatusMethodNotAllowed && rec.Code != http.StatusNotFound {
-			c.fail("%s → %d: no operation in the document: %v", name, rec.Code, err)
-			return
-		}
-		c.checkError(name, rec)
-		return
-	}
-	c.mu.Lock()
-	c.ops[r.Method+" "+route.Path] = true
-	c.mu.Unlock()
-	in := &openapi3filter.RequestValidationInput{Request: vr, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
-	if validRequest {
-		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
-			c.fail("%s request: %v", name, err)
-		}
-	}
-	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
-	out.SetBodyBytes(rec.Body.Bytes())
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		var me openapi3.MultiError
-		if errors.As(err, &me) {
-			for _, e := range me {
-				c.fail("%s → %d: %v", name, rec.Code, e)
-			}
-			return
-		}
-		c.fail("%s → %d: %v", name, rec.Code, err)
-	}
-}
-
-// checkError validates an answer to a request no operation matches
-// against the Error schema.
-func (c *contract) checkError(name string, rec *httptest.ResponseRecorder) {
-	var v any
-	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
-		c.fail("%s → %d: not JSON: %s", name, rec.Code, rec.Body)
-		return
-	}
-	if err := c.doc.Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
-		c.fail("%s → %d: not the Error format: %v", name, rec.Code, err)
-	}
-}
-
-func (c *contract) report() {
-	c.t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sort.Strings(c.errs)
-	for _, e := range c.errs {
-		c.t.Error(e)
-	}
-	if len(c.errs) > 0 {
-		c.t.Errorf("%d contract violations", len(c.errs))
-	}
-}
+// against docs/openapi.yaml (pkg/httpapi/contracttest). Requests of the
+// error cases are invalid on purpose; only their responses are validated.
 
 func TestOpenAPIContract(t *testing.T) {
 	hs := newHarness(t, true)
-	ct := loadContract(t)
+	ct := contracttest.Load(t)
 	invalid := map[*http.Request]bool{}
 	var mu sync.Mutex
-	hs.h = ct.wrap(hs.h, func(r *http.Request) bool {
+	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return !invalid[r]
@@ -214,7 +74,7 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/cancel", bob, map[string]any{"event_id": "e1"}), 200, "")
 
-	// issue 14: priced sections, several seats, the 409 naming the taken ones
+	// priced sections, several seats, the 409 naming the taken ones
 	hs.createEvent(map[string]any{"id": "tour", "currency": "USD", "max_seats_per_order": 3, "capacity": 5,
 		"sections": []map[string]any{{"name": "Floor", "rows": 1, "seats_per_row": 4, "price_cents": 5000},
 			{"name": "Boxes", "seats": []string{"X1", "X2"}, "price_cents": 9000}}})
@@ -260,7 +120,7 @@ func TestOpenAPIContract(t *testing.T) {
 	bad("POST", "/api/admin/events/e1", hs.admin, `{}`, 405, "method_not_allowed")
 	bad("DELETE", "/api/booking/request", user, nil, 405, "method_not_allowed")
 
-	// the front door (issue 13): the pass and its keys, the rate cap, a 429
+	// the front door: the pass and its keys, the rate cap, a 429
 	keys := passKeys(t, "k2", "k1")
 	hs.srv.PassKeys, hs.srv.Pass = keys, pass.NewSigner(keys, "boxoffice")
 	want(t, hs.do("GET", "/.well-known/jwks.json", "", nil), 200, "")
@@ -316,14 +176,13 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("GET", "/api/events/nope/challenge", "", nil), 404, "event_not_found")
 	want(t, hs.do("PATCH", "/api/admin/events/guarded", hs.admin, map[string]any{"challenge": "none", "early_join_seconds": 60}), 200, "")
 	bad("PATCH", "/api/admin/events/guarded", hs.admin, `{"challenge":"captcha"}`, 400, "invalid_argument")
-	ct.report()
+	ct.Report()
 }
 
 // Which service serves an operation: the root servers are the gateway's,
 // and every operation of payment-webhook and payment-sandbox names its own.
 func TestOpenAPIServers(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "openapi.yaml"))
+	doc, err := openapi3.NewLoader().LoadFromFile(contracttest.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestRateCapAPI(t *testing.T) {
 	if r.code != http.StatusOK || r.num("admit_per_minute") != 1 {
 		t.Fatalf("patch: %s", r.raw)
 	}
-	if rel := hs.ann.releases(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
+	if rel := hs.ann.Released(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
 		t.Fatalf("a cap change did not release: %v", rel)
 	}
 	// lowered: the ETA assumes 1/min though 2 came in this minute

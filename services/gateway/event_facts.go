@@ -14,7 +14,7 @@ import (
 )
 
 // publishEventCreated publishes the event_created fact of a created event
-// (issue 20), after the ledger and Redis writes: its time is the ledger's
+// after the ledger and Redis writes: its time is the ledger's
 // created_at, so a retried create republishes the same record (one id per
 // event). A failure answers 5xx. false: the response was written.
 // drawCommit is the pre-queue draw's commitment (booking.Event.DrawCommit;
@@ -86,7 +86,7 @@ func eventSettings(cfg booking.EventConfig) string {
 	if !cfg.SalesEnd.IsZero() {
 		kv["sales_end"] = cfg.SalesEnd.UTC().Format(time.RFC3339)
 	}
-	// the front door's settings (issue 13), when set
+	// the front door's settings, when set
 	if cfg.AdmitPerMinute != 0 {
 		kv["admit_per_minute"] = strconv.Itoa(cfg.AdmitPerMinute)
 	}

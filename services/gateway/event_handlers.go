@@ -236,7 +236,7 @@ type createEventRequest struct {
 	SalesEnd       string   `json:"sales_end"`
 	BatchSize      int      `json:"batch_size"`
 	AbandonSeconds *float64 `json:"abandon_seconds"`
-	// Issue 14: priced sections instead of rows/seats_per_row or seats,
+	// Priced sections instead of rows/seats_per_row or seats,
 	// the price of the old forms (default TICKET_PRICE_CENTS), the
 	// currency (default TICKET_CURRENCY) and the seats one order may hold.
 	Sections         []booking.Section `json:"sections"`

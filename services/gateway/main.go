@@ -1,9 +1,9 @@
 // Command gateway is boxoffice's public HTTP API (gin): joining an event's
 // waiting room, the queue position with an ETA, picking a seat, starting a
 // payment with the payment provider, cancelling, the seat map, the event
-// list and ranking, the admin API, and (for development) dev tokens. Seed
-// 002's paths are kept exactly. Every state change runs one Lua script of
-// the booking engine. A join answers once Redis has it: its booking_request
+// list and ranking, the admin API, and (for development) dev tokens. Its
+// paths are a public contract (docs/openapi.yaml). Every state change
+// runs one Lua script of the booking engine. A join answers once Redis has it: its booking_request
 // is in the outbox and the background relay publishes it to Kafka (the
 // safety net sweeps what the relay misses). The other Kafka events
 // (payment_initiated, booking_cancelled) and RabbitMQ messages
@@ -23,7 +23,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
-	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/obs"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/platform"
@@ -92,26 +91,19 @@ func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if err := service.LoadConfig(&cfg, log); err != nil {
+		return err
 	}
-	log.Info("config", service.Fields(cfg)...)
 	authority, err := auth.New([]byte(cfg.JWTSecret))
 	if err != nil {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
 	}
 
-	d, err := platform.Dial(ctx, name, cfg.Common, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.Ledger(cfg.DatabaseURL))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	led, err := ledger.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer led.Close()
-	d.Admin.AddCheck("postgres", led.Ping)
 	// per-event queue, room and seat gauges, read from Redis on each scrape
 	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
@@ -129,14 +121,13 @@ func run(ctx context.Context, log *zap.Logger) error {
 		return fmt.Errorf("config: %w", err)
 	}
 
-	ann := d.Announcer
-	relay := admission.NewRelay(ann)
+	relay := admission.NewRelay(d.Announcer)
 	sandbox := &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey}
 	srv := &Server{
 		Store:       d.Store,
 		Redis:       d.Redis,
 		Prefix:      cfg.RedisPrefix,
-		Announcer:   ann,
+		Announcer:   d.Announcer,
 		Relay:       relay,
 		Kafka:       d.Kafka,
 		Provider:    sandbox,
@@ -147,7 +138,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		PublicURL:   cfg.PublicURL,
 		TicketPrice: cfg.TicketPrice,
 		Currency:    cfg.TicketCurrency,
-		Ledger:      led,
+		Ledger:      d.Ledger,
 		Log:         log,
 		Metrics:     httpapi.NewMetrics(d.Admin.Registry()),
 		Web:         web.Register,

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Issue 14: orders of several seats in priced sections through the API.
+// Orders of several seats in priced sections through the API.
 func TestMultiSeatOrder(t *testing.T) {
 	hs := newHarness(t, false)
 	hs.createEvent(map[string]any{"id": "tour", "currency": "USD", "max_seats_per_order": 3, "capacity": 5,

@@ -93,7 +93,7 @@ func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hol
 // payment, the ledger's record for a repeated initiate (the price may have
 // changed since; payment_initiated is republished as it was).
 func (s *Server) paymentMoney(c *gin.Context, hold booking.PaymentHold) (int64, string, bool) {
-	// the order's price: the sum of its seats' section prices (issue 14)
+	// the order's price: the sum of its seats' section prices
 	amount, cur := s.orderPrice(hold.AmountCents, hold.Currency, len(hold.SeatIDs))
 	if hold.Created || s.Ledger == nil {
 		return amount, cur, true
@@ -170,7 +170,7 @@ func (s *Server) eventOrders(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, `format must be "json" or "csv"`)
 		return
 	}
-	if !ids.Valid(id) {
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}
@@ -265,7 +265,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 // interval). 409 event_exists when Redis has the event.
 func (s *Server) restoreEvent(c *gin.Context) {
 	id := c.Param("id")
-	if !ids.Valid(id) {
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/report"
 )
 
-// reportRoutes registers GET /api/admin/events/{id}/report (issue 20).
+// reportRoutes registers GET /api/admin/events/{id}/report.
 func (s *Server) reportRoutes(adm *gin.RouterGroup) {
 	adm.GET("/events/:id/report", s.eventReport)
 }
@@ -23,7 +23,7 @@ func (s *Server) reportRoutes(adm *gin.RouterGroup) {
 func (s *Server) eventReport(c *gin.Context) {
 	id := c.Param("id")
 	ctx := c.Request.Context()
-	if !ids.Valid(id) {
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
 		httpapi.Fail(c, booking.ErrEventNotFound)
 		return
 	}

@@ -29,7 +29,7 @@ type seatMapCache = snapshotCache[seatMapLayout]
 type seatMapLayout struct {
 	seats    int
 	sections []booking.SeatSection
-	// the event's priced sections (issue 14) and currency, read with the ids
+	// the event's priced sections and currency, read with the ids
 	prices   []seatMapPrice
 	currency string
 }
@@ -52,7 +52,7 @@ type seatMapResponse struct {
 	Held      int              `json:"held"`
 	Sold      int              `json:"sold"`
 	Sections  []seatMapSection `json:"sections"`
-	// Issue 14: the priced sections, once each (not per seat), and the
+	// The priced sections, once each (not per seat), and the
 	// currency of their prices.
 	Currency string         `json:"currency"`
 	Prices   []seatMapPrice `json:"price_sections"`

@@ -14,61 +14,26 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/admission/admissiontest"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-type fakeAnnouncer struct {
-	mu        sync.Mutex
-	announced []booking.OutboxEntry
-	released  []string // reasons
-	fail      error
-}
-
-func (f *fakeAnnouncer) Announce(_ context.Context, _ string, es []booking.OutboxEntry) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.announced = append(f.announced, es...)
-	return nil
-}
-
-func (f *fakeAnnouncer) ReleaseSlot(_ context.Context, _ string, reason, _ string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.released = append(f.released, reason)
-	return nil
-}
-
-func (f *fakeAnnouncer) Notify(context.Context, messages.Notification) error { return nil }
-
 // cancellations returns the cancelled outbox entries announced so far.
-func (f *fakeAnnouncer) cancellations() []booking.OutboxEntry {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func cancellations(r *admissiontest.Recorder) []booking.OutboxEntry {
 	var out []booking.OutboxEntry
-	for _, e := range f.announced {
-		if e.Kind == "cancelled" {
+	for _, e := range r.Announced() {
+		if e.Kind == booking.KindCancelled {
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-func (f *fakeAnnouncer) releases() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.released...)
 }
 
 type fakeProvider struct {
@@ -110,7 +75,7 @@ type harness struct {
 	srv   *Server
 	h     http.Handler
 	rec   *events.Recorder
-	ann   *fakeAnnouncer
+	ann   *admissiontest.Recorder
 	prov  *fakeProvider
 	store *booking.Store
 	admin string
@@ -125,7 +90,7 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}, prov: &fakeProvider{},
+	hs := &harness{t: t, rec: &events.Recorder{}, ann: &admissiontest.Recorder{}, prov: &fakeProvider{},
 		store: booking.New(rdb, booking.WithPrefix(prefix))}
 	// the relay's announcer publishes to the same recorder; joined entries
 	// need no RabbitMQ publisher
@@ -190,7 +155,7 @@ func (hs *harness) do(method, path, token string, body any, headers ...string) r
 	return r
 }
 
-// checkErrorFormat asserts the JSON error format of seed 000 plus code.
+// checkErrorFormat asserts the project's JSON error format (with its code).
 func checkErrorFormat(t testing.TB, r resp, path string) {
 	t.Helper()
 	for _, k := range []string{"error", "code", "message", "timestamp", "path"} {
@@ -233,9 +198,9 @@ func TestJourney(t *testing.T) {
 	if r.str("status") != "active" || r.num("sequence") != 1 || r.num("expire_time") == 0 {
 		t.Fatalf("alice join: %s", r.raw)
 	}
-	if a := hs.ann.announced; len(a) != 2 || a[0].Kind != booking.KindJoined || a[1].Kind != booking.KindPromoted ||
+	if a := hs.ann.Announced(); len(a) != 2 || a[0].Kind != booking.KindJoined || a[1].Kind != booking.KindPromoted ||
 		a[1].UserID != "alice" || a[1].RequestID == "" {
-		t.Fatalf("immediate admission not announced: %+v", hs.ann.announced)
+		t.Fatalf("immediate admission not announced: %+v", hs.ann.Announced())
 	}
 	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1"})
 	if r.code != 200 || r.str("status") != "queued" || r.num("position") != 1 || r.num("sequence") != 2 {
@@ -243,7 +208,7 @@ func TestJourney(t *testing.T) {
 	}
 	// Joining again: same position, nothing new announced.
 	r = hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "e1", "user_id": "alice"})
-	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.announced) != 2 {
+	if r.num("position") != 1 || r.num("sequence") != 2 || len(hs.ann.Announced()) != 2 {
 		t.Fatalf("repeat join: %s", r.raw)
 	}
 	// bob's queued join went through the relay, once (alice's was part of
@@ -313,8 +278,8 @@ func TestJourney(t *testing.T) {
 	if r.code != 200 || r.str("from") != "queue" {
 		t.Fatalf("bob cancel: %s", r.raw)
 	}
-	if len(hs.ann.releases()) != 0 {
-		t.Fatalf("cancel from the queue released a slot: %v", hs.ann.releases())
+	if len(hs.ann.Released()) != 0 {
+		t.Fatalf("cancel from the queue released a slot: %v", hs.ann.Released())
 	}
 	r = hs.do("GET", "/api/booking/position?event_id=e1", bob, nil)
 	if r.str("status") != "cancelled" {
@@ -336,14 +301,14 @@ func TestCancelFromRoomReleasesSlot(t *testing.T) {
 	carol := hs.token("carol", "")
 	want(t, hs.do("POST", "/api/booking/request", carol, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/select-seat", carol, map[string]any{"event_id": "e1", "seat_id": "A2"}), 200, "")
-	hs.ann.fail = errors.New("broker down")
+	hs.ann.Fail(errors.New("broker down"))
 	want(t, hs.do("POST", "/api/booking/cancel", carol, map[string]any{"event_id": "e1"}), 503, "unavailable")
-	hs.ann.fail = nil
+	hs.ann.Fail(nil)
 	r := hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
 	if r.num("available") != 2 {
 		t.Fatalf("seat not freed by cancel: %s", r.raw)
 	}
-	if got := hs.ann.cancellations(); len(got) != 0 {
+	if got := cancellations(hs.ann); len(got) != 0 {
 		t.Fatalf("announced despite the failure: %+v", got)
 	}
 	// The retry is idempotent and announces the same cancellation.
@@ -352,7 +317,7 @@ func TestCancelFromRoomReleasesSlot(t *testing.T) {
 	if r.str("from") != "active" || r.str("seat_id") != "A2" {
 		t.Fatalf("retried cancel: %s", r.raw)
 	}
-	got := hs.ann.cancellations()
+	got := cancellations(hs.ann)
 	if len(got) != 1 || got[0].UserID != "carol" || got[0].From != "active" || got[0].SeatID != "A2" {
 		t.Fatalf("cancellation announced: %+v", got)
 	}
@@ -360,7 +325,7 @@ func TestCancelFromRoomReleasesSlot(t *testing.T) {
 	dave := hs.token("dave", "")
 	want(t, hs.do("POST", "/api/booking/request", dave, map[string]any{"event_id": "e1"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/cancel", dave, map[string]any{"event_id": "e1"}), 200, "")
-	if got := hs.ann.cancellations(); len(got) != 2 || got[1].UserID != "dave" || got[1].From != "active" {
+	if got := cancellations(hs.ann); len(got) != 2 || got[1].UserID != "dave" || got[1].From != "active" {
 		t.Fatalf("cancellations %+v", got)
 	}
 }
@@ -516,7 +481,7 @@ func TestAdminPatch(t *testing.T) {
 	if r.code != 200 || r.body["paused"] != true {
 		t.Fatalf("pause: %s", r.raw)
 	}
-	if len(hs.ann.releases()) != 0 {
+	if len(hs.ann.Released()) != 0 {
 		t.Fatal("pausing released a slot")
 	}
 	u := hs.token("u1", "")
@@ -528,7 +493,7 @@ func TestAdminPatch(t *testing.T) {
 	if r.code != 200 || r.body["paused"] != false || r.num("capacity") != 3 || r.num("hold_seconds") != 45 {
 		t.Fatalf("resume: %s", r.raw)
 	}
-	if rel := hs.ann.releases(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
+	if rel := hs.ann.Released(); len(rel) != 1 || rel[0] != messages.ReasonCapacity {
 		t.Fatalf("resume did not release: %v", rel)
 	}
 	r = hs.do("GET", "/api/events", "", nil)
@@ -574,4 +539,46 @@ func FuzzRequestBodies(f *testing.F) {
 			t.Fatalf("error not in the JSON format: %s", w.Body)
 		}
 	})
+}
+
+// A malformed event id gets the same answer from every entry point of its
+// kind: in a path, 404 event_not_found (no event can have it); in a query
+// or a body, a 400 stating the rule (invalid_argument for a query,
+// invalid_body for a body, as for any bad field). "a~b" passes ids.Valid,
+// not ids.ValidEvent.
+func TestMalformedEventIDSameAnswerEverywhere(t *testing.T) {
+	hs, _, _ := ledgerHarness(t) // the order and restore routes need the ledger
+	user := hs.token("alice", "")
+	const bad = "a~b"
+	for _, path := range []string{"/api/events/" + bad, "/api/events/" + bad + "/challenge", "/api/events/" + bad + "/progress"} {
+		want(t, hs.do("GET", path, user, nil), http.StatusNotFound, "event_not_found")
+	}
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/api/admin/events/" + bad}, {"PATCH", "/api/admin/events/" + bad}, {"GET", "/api/admin/events/" + bad + "/orders"},
+		{"GET", "/api/admin/events/" + bad + "/report"}, {"POST", "/api/admin/events/" + bad + "/restore"},
+	} {
+		var body any
+		if r.method == "PATCH" {
+			body = map[string]any{"capacity": 2}
+		}
+		want(t, hs.do(r.method, r.path, hs.admin, body), http.StatusNotFound, "event_not_found")
+	}
+	for _, r := range []struct {
+		method, path string
+		body         any
+		code         string
+	}{
+		{"POST", "/api/booking/request", map[string]any{"event_id": bad}, httpapi.CodeInvalidBody},
+		{"GET", "/api/booking/position?event_id=" + bad, nil, httpapi.CodeInvalidArgument},
+		{"GET", "/api/seats/available?event_id=" + bad, nil, httpapi.CodeInvalidArgument},
+		{"POST", "/api/booking/select-seat", map[string]any{"event_id": bad, "seat_id": "A1"}, httpapi.CodeInvalidBody},
+		{"POST", "/api/booking/payment/initiate", map[string]any{"event_id": bad}, httpapi.CodeInvalidBody},
+		{"POST", "/api/booking/cancel", map[string]any{"event_id": bad}, httpapi.CodeInvalidBody},
+	} {
+		got := hs.do(r.method, r.path, user, r.body)
+		want(t, got, http.StatusBadRequest, r.code)
+		if !strings.Contains(got.str("message"), ids.EventRule) {
+			t.Errorf("%s %s: message %q does not state the rule", r.method, r.path, got.str("message"))
+		}
+	}
 }

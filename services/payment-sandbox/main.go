@@ -15,7 +15,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,10 +64,9 @@ func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{AdminAddr: defaultAdminAddr}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if err := service.LoadConfig(&cfg, log); err != nil {
+		return err
 	}
-	log.Info("config", service.Fields(cfg)...)
 	admin := service.NewAdmin(cfg.AdminAddr, log, nil) // no pprof: a development sandbox
 	if err := admin.Listen(); err != nil {
 		return err

@@ -22,7 +22,7 @@ func (s *Sandbox) refund(c *gin.Context) {
 	rec, ok := s.pays[id]
 	if !ok {
 		s.mu.Unlock()
-		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
+		abortNotFound(c)
 		return
 	}
 	if rec.Status != StatusPaid && rec.Status != StatusRefunded {

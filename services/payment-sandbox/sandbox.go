@@ -180,11 +180,16 @@ func (s *Sandbox) snapshot(id string) (record, bool) {
 	return *r, true
 }
 
+// abortNotFound answers 404 payment_not_found: no payment has the id.
+func abortNotFound(c *gin.Context) {
+	httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
+}
+
 // get: GET /v1/payments/{id} — status and webhook delivery.
 func (s *Sandbox) get(c *gin.Context) {
 	r, ok := s.snapshot(c.Param("id"))
 	if !ok {
-		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
+		abortNotFound(c)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"payment_id": r.Req.PaymentID, "status": r.Status, "reason": r.Reason,
@@ -217,7 +222,7 @@ const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><re
 func (s *Sandbox) page(c *gin.Context) {
 	r, ok := s.snapshot(c.Param("id"))
 	if !ok {
-		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
+		abortNotFound(c)
 		return
 	}
 	httpapi.SetSecurityHeaders(c, checkoutCSP(r.Req.ReturnURL))
@@ -259,7 +264,7 @@ func (s *Sandbox) complete(c *gin.Context, status string) {
 	rec, ok := s.pays[id]
 	if !ok {
 		s.mu.Unlock()
-		httpapi.Abort(c, http.StatusNotFound, "payment_not_found", "no such payment")
+		abortNotFound(c)
 		return
 	}
 	if rec.Status != StatusPending && rec.Status != status {

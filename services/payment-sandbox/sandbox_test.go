@@ -70,8 +70,11 @@ func call(h http.Handler, method, path, key, body string, form url.Values) *http
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	if form != nil {
+	switch {
+	case form != nil:
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	case body != "":
+		req.Header.Set("Content-Type", "application/json")
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/admission/admissiontest"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -37,7 +38,7 @@ func benchSuccess(b *testing.B, withLedger bool) {
 	store := booking.New(rdb, booking.WithPrefix(redistest.Prefix(b)))
 	b.Cleanup(store.Close)
 	led := ledgertest.New(b) // the default pool, ledger.DefaultMaxConns
-	wh := &Webhooks{Store: store, Announcer: &fakeAnnouncer{}, Kafka: &events.Recorder{}, Secret: secret,
+	wh := &Webhooks{Store: store, Announcer: &admissiontest.Recorder{}, Kafka: &events.Recorder{}, Secret: secret,
 		Tolerance: 5 * time.Minute}
 	if withLedger {
 		wh.Ledger = led

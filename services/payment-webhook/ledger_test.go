@@ -3,40 +3,40 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/payment"
-	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-// withLedger gives the harness a ledger on a schema of the test's own and
-// records pid as issued (what the gateway does at initiate).
-func withLedger(t *testing.T, hs *harness) (*ledger.Ledger, string) {
+// newLedgerHarness is a harness whose webhooks write a ledger on a schema
+// of the test's own; it returns the ledger and its URL.
+func newLedgerHarness(t *testing.T) (*harness, *ledger.Ledger, string) {
+	hs := newHarness(t)
 	url := ledgertest.URL(t)
 	l := ledgertest.Open(t, url)
 	hs.wh.Ledger = l
-	return l, url
+	return hs, l, url
 }
 
-func issue(t *testing.T, l *ledger.Ledger, user, seat, pid string) {
-	t.Helper()
+// issued brings user to payment_pending on seat (pending) and records the
+// payment in l as issued, as the gateway does at initiate; it returns the
+// payment id.
+func (hs *harness) issued(l *ledger.Ledger, user, seat string) string {
+	pid := hs.pending(user, seat)
 	if err := l.RecordPayment(context.Background(), ledger.Payment{PaymentID: pid, EventID: "e1", UserID: user,
 		SeatID: seat, Amount: 5000, Currency: "EUR"}); err != nil {
-		t.Fatal(err)
+		hs.t.Fatal(err)
 	}
+	return pid
 }
 
 func TestSuccessWithPostgresDownIs503ThenOneOrderOnRetry(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, url := withLedger(t, hs)
+	hs, l, url := newLedgerHarness(t)
 	ctx := context.Background()
-	pid := hs.pending("alice", "A1")
-	issue(t, l, "alice", "A1", pid)
+	pid := hs.issued(l, "alice", "A1")
 
 	// PostgreSQL unreachable: a ledger whose pool is closed
 	down := ledgertest.Open(t, url)
@@ -76,10 +76,8 @@ func TestSuccessWithPostgresDownIs503ThenOneOrderOnRetry(t *testing.T) {
 
 func TestSuccessRecordsTheOrderBeforeThe2xx(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, _ := withLedger(t, hs)
-	pid := hs.pending("bob", "A2")
-	issue(t, l, "bob", "A2", pid)
+	hs, l, _ := newLedgerHarness(t)
+	pid := hs.issued(l, "bob", "A2")
 	r := hs.signed(payment.PathSuccess, body("bob", "A2", pid, ""))
 	if r.code != 200 || r.body["outcome"] != "completed" {
 		t.Fatalf("success: %d %s", r.code, r.raw)
@@ -92,17 +90,10 @@ func TestSuccessRecordsTheOrderBeforeThe2xx(t *testing.T) {
 
 func TestLatePaymentBecomesRefundDue(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, _ := withLedger(t, hs)
+	hs, l, _ := newLedgerHarness(t)
 	ctx := context.Background()
-	pid := hs.pending("erin", "A1")
-	issue(t, l, "erin", "A1", pid)
-	hs.skew.Store(int64(20 * time.Second))
-	for range 2 {
-		if _, err := hs.store.HandleTimeout(ctx, "e1", "erin"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pid := hs.issued(l, "erin", "A1")
+	hs.expire("erin")
 	for range 2 {
 		if r := hs.signed(payment.PathSuccess, body("erin", "A1", pid, "")); r.code != 200 || r.body["outcome"] != "refund" {
 			t.Fatalf("late: %d %s", r.code, r.raw)
@@ -119,15 +110,10 @@ func TestLatePaymentBecomesRefundDue(t *testing.T) {
 
 func TestSuccessForABookingRedisLostIsRefundDue(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, _ := withLedger(t, hs)
+	hs, l, _ := newLedgerHarness(t)
 	ctx := context.Background()
-	pid := hs.pending("carol", "A3")
-	issue(t, l, "carol", "A3", pid)
-	// Redis loses the event's state
-	if err := redistest.Client(t).Del(ctx, booking.EventKeys(hs.store.Prefix(), "e1")...).Err(); err != nil {
-		t.Fatal(err)
-	}
+	pid := hs.issued(l, "carol", "A3")
+	hs.loseRedis()
 	r := hs.signed(payment.PathSuccess, body("carol", "A3", pid, ""))
 	if r.code != 200 || r.body["outcome"] != "refund" {
 		t.Fatalf("lost booking: %d %s", r.code, r.raw)
@@ -143,10 +129,8 @@ func TestSuccessForABookingRedisLostIsRefundDue(t *testing.T) {
 
 func TestFailureRecordsTheOutcome(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, _ := withLedger(t, hs)
-	pid := hs.pending("dave", "A4")
-	issue(t, l, "dave", "A4", pid)
+	hs, l, _ := newLedgerHarness(t)
+	pid := hs.issued(l, "dave", "A4")
 	if r := hs.signed(payment.PathFailure, failBody("dave", "A4", pid, "card_declined")); r.code != 200 {
 		t.Fatalf("failure: %d %s", r.code, r.raw)
 	}
@@ -163,27 +147,12 @@ func TestFailureRecordsTheOutcome(t *testing.T) {
 // the provider cannot act on.
 func TestSuccessAfterRebuildAndRejoinIsRefundDue(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, _ := withLedger(t, hs)
+	hs, l, _ := newLedgerHarness(t)
 	ctx := context.Background()
-	old := hs.pending("fay", "A1")
-	issue(t, l, "fay", "A1", old)
-	if err := redistest.Client(t).Del(ctx, booking.EventKeys(hs.store.Prefix(), "e1")...).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hs.store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4, Capacity: 4,
-		Hold: 10 * time.Second, Grace: 5 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hs.store.Enqueue(ctx, "e1", "fay"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hs.store.LockSeat(ctx, "e1", "fay", "A2"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hs.store.InitiatePayment(ctx, "e1", "fay", "pay_fay_2"); err != nil {
-		t.Fatal(err)
-	}
+	old := hs.issued(l, "fay", "A1")
+	hs.loseRedis()
+	hs.createEvent() // rebuilt
+	hs.pendingAs("fay", "A2", "pay_fay_2")
 	r := hs.signed(payment.PathSuccess, body("fay", "A1", old, ""))
 	if r.code != 200 || r.body["outcome"] != "refund" {
 		t.Fatalf("old payment after rebuild and rejoin: %d %s, want 200 refund", r.code, r.raw)

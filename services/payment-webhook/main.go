@@ -1,5 +1,5 @@
-// Command payment-webhook receives the payment provider's webhooks (seed
-// 002): POST /api/booking/payment/success and /failure. The signature in
+// Command payment-webhook receives the payment provider's webhooks:
+// POST /api/booking/payment/success and /failure. The signature in
 // X-Boxoffice-Signature is verified over the raw body before anything else
 // (401 and nothing changed when it is missing, wrong or outside the
 // tolerance window). A success completes the booking (the seat is sold for
@@ -17,13 +17,11 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
-	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -62,27 +60,19 @@ func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if err := service.LoadConfig(&cfg, log); err != nil {
+		return err
 	}
-	log.Info("config", service.Fields(cfg)...)
-	d, err := platform.Dial(ctx, name, cfg.Common, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.Ledger(cfg.DatabaseURL))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	led, err := ledger.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer led.Close()
-	d.Admin.AddCheck("postgres", led.Ping)
-	ann := d.Announcer
 	wh := &Webhooks{
-		Store: d.Store, Announcer: ann, Kafka: d.Kafka,
+		Store: d.Store, Announcer: d.Announcer, Kafka: d.Kafka,
 		Secret: []byte(cfg.WebhookSecret), Tolerance: cfg.WebhookTolerance,
 		Log: log, Metrics: httpapi.NewMetrics(d.Admin.Registry()), Outcomes: NewOutcomes(d.Admin.Registry()),
-		Ledger: led,
+		Ledger: d.Ledger,
 	}
 	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -10,19 +9,14 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
-// TestPaymentFactsCarryTheLedgerAmount is issue 20's revenue point: the
+// TestPaymentFactsCarryTheLedgerAmount: the
 // payment facts carry the amount and currency the ledger recorded when
 // the payment was issued: booking_completed, payment_failed and
 // payment_late (each also on a repeated webhook).
 func TestPaymentFactsCarryTheLedgerAmount(t *testing.T) {
 	t.Parallel()
-	hs := newHarness(t)
-	l, _ := withLedger(t, hs)
-	ctx := context.Background()
-	sold, failed, late := hs.pending("ann", "A1"), hs.pending("bob", "A2"), hs.pending("cat", "A3")
-	issue(t, l, "ann", "A1", sold)
-	issue(t, l, "bob", "A2", failed)
-	issue(t, l, "cat", "A3", late)
+	hs, l, _ := newLedgerHarness(t)
+	sold, failed, late := hs.issued(l, "ann", "A1"), hs.issued(l, "bob", "A2"), hs.issued(l, "cat", "A3")
 	for range 2 {
 		if r := hs.signed(payment.PathSuccess, body("ann", "A1", sold, "")); r.code != 200 {
 			t.Fatalf("success: %d %s", r.code, r.raw)
@@ -31,12 +25,7 @@ func TestPaymentFactsCarryTheLedgerAmount(t *testing.T) {
 			t.Fatalf("failure: %d %s", r.code, r.raw)
 		}
 	}
-	hs.skew.Store(int64(20 * time.Second))
-	for range 2 {
-		if _, err := hs.store.HandleTimeout(ctx, "e1", "cat"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hs.expire("cat")
 	for range 2 {
 		if r := hs.signed(payment.PathSuccess, body("cat", "A3", late, "")); r.code != 200 || r.body["outcome"] != "refund" {
 			t.Fatalf("late: %d %s", r.code, r.raw)

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/boxoffice/boxoffice/pkg/admission/admissiontest"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/messages"
@@ -24,60 +24,44 @@ import (
 
 var secret = []byte("whsec-test-0123456789abcdef")
 
-type fakeAnnouncer struct {
-	mu       sync.Mutex
-	released []string
-	notified []messages.Notification
-	fail     error
-}
-
-func (f *fakeAnnouncer) ReleaseSlot(_ context.Context, _ string, reason, _ string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.released = append(f.released, reason)
-	return nil
-}
-
-func (f *fakeAnnouncer) Notify(_ context.Context, n messages.Notification) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.notified = append(f.notified, n)
-	return nil
-}
-
 type harness struct {
 	t     testing.TB
 	wh    *Webhooks
 	h     http.Handler
 	store *booking.Store
 	rec   *events.Recorder
-	ann   *fakeAnnouncer
+	ann   *admissiontest.Recorder
 	skew  atomic.Int64 // added to the store's clock, ns
 }
 
 func newHarness(t testing.TB) *harness {
-	hs := &harness{t: t, rec: &events.Recorder{}, ann: &fakeAnnouncer{}}
-	hs.store = booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)),
-		booking.WithClock(func() time.Time { return time.Now().Add(time.Duration(hs.skew.Load())) }))
+	hs := &harness{t: t, rec: &events.Recorder{}, ann: &admissiontest.Recorder{}}
+	hs.store = booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(hs.now))
 	hs.wh = &Webhooks{Store: hs.store, Announcer: hs.ann, Kafka: hs.rec, Secret: secret, Tolerance: 5 * time.Minute,
 		Outcomes: NewOutcomes(nil)}
 	hs.h = hs.wh.Handler()
-	ctx := context.Background()
-	if _, err := hs.store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4, Capacity: 4,
-		Hold: 10 * time.Second, Grace: 5 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
+	hs.createEvent()
 	return hs
 }
 
-// pending brings user to payment_pending on seat and returns the payment id.
-func (hs *harness) pending(user, seat string) string {
+// now is the store's clock: the time plus skew.
+func (hs *harness) now() time.Time { return time.Now().Add(time.Duration(hs.skew.Load())) }
+
+// createEvent creates event e1: 4 seats, all in the room at once, a 10 s
+// hold and 5 s of grace.
+func (hs *harness) createEvent() {
+	if _, err := hs.store.CreateEvent(context.Background(), booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 4,
+		Capacity: 4, Hold: 10 * time.Second, Grace: 5 * time.Second}); err != nil {
+		hs.t.Fatal(err)
+	}
+}
+
+// pending brings user to payment_pending on seat and returns the payment
+// id (pay_<user>).
+func (hs *harness) pending(user, seat string) string { return hs.pendingAs(user, seat, "pay_"+user) }
+
+// pendingAs is pending with the payment id pid.
+func (hs *harness) pendingAs(user, seat, pid string) string {
 	ctx := context.Background()
 	if _, err := hs.store.Enqueue(ctx, "e1", user); err != nil {
 		hs.t.Fatal(err)
@@ -85,11 +69,33 @@ func (hs *harness) pending(user, seat string) string {
 	if _, err := hs.store.LockSeat(ctx, "e1", user, seat); err != nil {
 		hs.t.Fatal(err)
 	}
-	h, err := hs.store.InitiatePayment(ctx, "e1", user, "pay_"+user)
+	h, err := hs.store.InitiatePayment(ctx, "e1", user, pid)
 	if err != nil {
 		hs.t.Fatal(err)
 	}
 	return h.PaymentID
+}
+
+// expire moves the clock past the hold (10 s) and its grace (5 s) and runs
+// user's timeout twice: the first gives a payment its grace, the second
+// ends the hold.
+func (hs *harness) expire(user string) { hs.expireIn("e1", user) }
+
+// expireIn is expire for an event of the test's own.
+func (hs *harness) expireIn(eventID, user string) {
+	hs.skew.Store(int64(20 * time.Second))
+	for range 2 {
+		if _, err := hs.store.HandleTimeout(context.Background(), eventID, user); err != nil {
+			hs.t.Fatal(err)
+		}
+	}
+}
+
+// loseRedis deletes every key of event e1, as a Redis that lost its data.
+func (hs *harness) loseRedis() {
+	if err := redistest.Client(hs.t).Del(context.Background(), booking.EventKeys(hs.store.Prefix(), "e1")...).Err(); err != nil {
+		hs.t.Fatal(err)
+	}
 }
 
 func (hs *harness) state(user string) booking.Status {
@@ -135,8 +141,9 @@ func failBody(user, seat, pid, reason string) []byte {
 	return b
 }
 
+// signed posts b signed at the harness's clock.
 func (hs *harness) signed(path string, b []byte) resp {
-	return hs.post(path, payment.Sign(secret, time.Now(), b), b)
+	return hs.post(path, payment.Sign(secret, hs.now(), b), b)
 }
 
 func TestSuccessAndDuplicate(t *testing.T) {
@@ -154,9 +161,9 @@ func TestSuccessAndDuplicate(t *testing.T) {
 	if len(done) != 1 || done[0].SeatID != "A1" || done[0].PaymentID != pid {
 		t.Fatalf("booking_completed %+v", done)
 	}
-	if len(hs.ann.released) != 1 || hs.ann.released[0] != messages.ReasonPaymentSuccess ||
-		len(hs.ann.notified) != 1 || hs.ann.notified[0].Type != messages.NotifyBookingCompleted {
-		t.Fatalf("rabbit: %v %+v", hs.ann.released, hs.ann.notified)
+	if len(hs.ann.Released()) != 1 || hs.ann.Released()[0] != messages.ReasonPaymentSuccess ||
+		len(hs.ann.Notified()) != 1 || hs.ann.Notified()[0].Type != messages.NotifyBookingCompleted {
+		t.Fatalf("rabbit: %v %+v", hs.ann.Released(), hs.ann.Notified())
 	}
 	// The provider retries: 200, nothing changes, the same event id.
 	r = hs.signed(payment.PathSuccess, b)
@@ -211,8 +218,8 @@ func TestBadSignaturesChangeNothing(t *testing.T) {
 	if st := hs.state("bob"); st.State != booking.StatePaymentPending || st.PaymentID != pid {
 		t.Fatalf("state changed: %+v", st)
 	}
-	if len(hs.rec.Events()) != 0 || len(hs.ann.released) != 0 {
-		t.Fatalf("published on a rejected webhook: %+v %v", hs.rec.Events(), hs.ann.released)
+	if len(hs.rec.Events()) != 0 || len(hs.ann.Released()) != 0 {
+		t.Fatalf("published on a rejected webhook: %+v %v", hs.rec.Events(), hs.ann.Released())
 	}
 }
 
@@ -230,8 +237,8 @@ func TestFailure(t *testing.T) {
 	if len(f) != 1 || f[0].Reason != "insufficient_funds" || f[0].PaymentID != pid {
 		t.Fatalf("payment_failed %+v", f)
 	}
-	if len(hs.ann.released) != 1 || hs.ann.released[0] != messages.ReasonPaymentFailure {
-		t.Fatalf("released %v", hs.ann.released)
+	if len(hs.ann.Released()) != 1 || hs.ann.Released()[0] != messages.ReasonPaymentFailure {
+		t.Fatalf("released %v", hs.ann.Released())
 	}
 	c, _ := hs.store.Counts(context.Background(), "e1")
 	if c.Held != 0 || c.Available != 4 {
@@ -280,13 +287,7 @@ func TestMismatchAndUnknown(t *testing.T) {
 func TestLatePaymentIsRefunded(t *testing.T) {
 	hs := newHarness(t)
 	pid := hs.pending("erin", "A1")
-	// Past the hold (10 s) and its grace (5 s): the promotion reclaims it.
-	hs.skew.Store(int64(20 * time.Second))
-	for range 2 {
-		if _, err := hs.store.HandleTimeout(context.Background(), "e1", "erin"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hs.expire("erin")
 	if st := hs.state("erin"); st.State != booking.StateExpired {
 		t.Fatalf("hold not expired: %+v", st)
 	}
@@ -312,11 +313,11 @@ func TestPublishFailureIs5xx(t *testing.T) {
 	hs := newHarness(t)
 	pid := hs.pending("fay", "A2")
 	b := body("fay", "A2", pid, "")
-	hs.ann.fail = errors.New("rabbit down")
+	hs.ann.Fail(errors.New("rabbit down"))
 	if r := hs.signed(payment.PathSuccess, b); r.code != 503 {
 		t.Fatalf("rabbit down: %d %s", r.code, r.raw)
 	}
-	hs.ann.fail = nil
+	hs.ann.Fail(nil)
 	hs.rec.FailWith(errors.New("kafka down"))
 	if r := hs.signed(payment.PathSuccess, b); r.code != 503 {
 		t.Fatalf("kafka down: %d %s", r.code, r.raw)
@@ -331,8 +332,8 @@ func TestPublishFailureIs5xx(t *testing.T) {
 	for _, e := range hs.rec.Topic(events.TopicBookingCompleted) {
 		ids[e.ID] = true
 	}
-	if len(ids) != 1 || len(hs.ann.released) != 1 {
-		t.Fatalf("effects after retry: %+v %v", hs.rec.Events(), hs.ann.released)
+	if len(ids) != 1 || len(hs.ann.Released()) != 1 {
+		t.Fatalf("effects after retry: %+v %v", hs.rec.Events(), hs.ann.Released())
 	}
 }
 

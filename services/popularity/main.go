@@ -1,5 +1,5 @@
-// Command popularity keeps the ranking of concerts by completed bookings
-// (seed 003): a Kafka consumer group on booking_completed adds one to the
+// Command popularity keeps the ranking of concerts by completed bookings:
+// a Kafka consumer group on booking_completed adds one to the
 // concert's score in Redis per booking, counting each message id once
 // (pkg/popularity). The gateway reads the ranking. It also runs the
 // per-sale report consumer (pkg/report, consumer group REPORT_GROUP over
@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -55,10 +54,9 @@ func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if err := service.LoadConfig(&cfg, log); err != nil {
+		return err
 	}
-	log.Info("config", service.Fields(cfg)...)
 
 	// Counts into Redis from Kafka consumer groups; publishes nothing.
 	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.ReadOnly(platform.Kafka))

@@ -54,7 +54,7 @@ func benchStore(t *testing.T) (*redis.Client, *booking.Store) {
 //
 // BENCH_WAITING and BENCH_CAPACITY change the queue and the first room
 // (default 20000 and 5000), e.g. BENCH_WAITING=1000000 BENCH_CAPACITY=20000
-// for issue 21's "at 1,000,000 waiting"; the second phase raises the room
+// for "at 1,000,000 waiting"; the second phase raises the room
 // to four times BENCH_CAPACITY (at most the queue) and admits the rest.
 func TestBenchPromotionRate(t *testing.T) {
 	capacity, waiting := envInt(t, "BENCH_CAPACITY", 5000), envInt(t, "BENCH_WAITING", 20000)

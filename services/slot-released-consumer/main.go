@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -66,27 +65,19 @@ func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if err := service.LoadConfig(&cfg, log); err != nil {
+		return err
 	}
-	log.Info("config", service.Fields(cfg)...)
 
-	d, err := platform.Dial(ctx, name, cfg.Common, log)
+	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.Ledger(cfg.DatabaseURL))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	led, err := ledger.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer led.Close()
-	d.Admin.AddCheck("postgres", led.Ping)
-	restorer := &ledger.Restorer{Ledger: led, Store: d.Store, Kafka: d.Kafka, Log: log,
+	restorer := &ledger.Restorer{Ledger: d.Ledger, Store: d.Store, Kafka: d.Kafka, Log: log,
 		Metrics: ledger.NewMetrics(d.Admin.Registry())}
 
-	ann := d.Announcer
-	p := admission.NewPromoter(d.Store, ann, log, admission.WithSweepAge(cfg.OutboxSweepAge))
+	p := admission.NewPromoter(d.Store, d.Announcer, log, admission.WithSweepAge(cfg.OutboxSweepAge))
 
 	return service.RunAll(ctx,
 		d.Admin.Run,

@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"go.uber.org/zap"
 
@@ -50,10 +49,9 @@ func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if err := service.LoadConfig(&cfg, log); err != nil {
+		return err
 	}
-	log.Info("config", service.Fields(cfg)...)
 
 	d, err := platform.Dial(ctx, name, cfg.Common, log)
 	if err != nil {
@@ -61,8 +59,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	defer d.Close()
 
-	ann := d.Announcer
-	h := admission.NewTimeoutHandler(d.Store, ann, log)
+	h := admission.NewTimeoutHandler(d.Store, d.Announcer, log)
 
 	return service.RunAll(ctx,
 		d.Admin.Run,

@@ -1,4 +1,4 @@
--- Issue 20. seq_base: the join sequence base of each rebuild of an event
+-- seq_base: the join sequence base of each rebuild of an event
 -- (restore.go): the next rebuild starts at least SeqBaseGap above it,
 -- whatever the clocks say, so join sequences (and the fact ids built from
 -- them) never repeat. revision, last_change, changed_at: the settings

@@ -1,4 +1,4 @@
--- Issue 14: orders of several seats, in priced sections (docs/ledger.md).
+-- Orders of several seats, in priced sections (docs/ledger.md).
 -- An event keeps its sections, price, currency and seats per order; an
 -- order keeps one line per seat with its price in order_seats, whose
 -- partial unique index sells a seat at most once across orders of one or

@@ -1,4 +1,4 @@
--- The front door's event settings (issue 13): the rate cap and the
+-- The front door's event settings: the rate cap and the
 -- pre-queue's opening (the draw's seed lives in Redis only: a restore
 -- drops waiting users, so a restored event draws with a new seed).
 -- (Numbered after the issue so that migrations added on other branches at

@@ -67,7 +67,7 @@ func TestJourney(t *testing.T) {
 	t.Run("prequeue", func(t *testing.T) { prequeueCountdown(t, s, b) })
 }
 
-// prequeueCountdown: joining in an event's pre-queue (issue 13) shows a
+// prequeueCountdown: joining in an event's pre-queue shows a
 // countdown to the draw instead of a position; at the sales start the page
 // asks for its place at once (the safety net is slowed, so nobody is
 // admitted: the place is 1, the first in the draw).

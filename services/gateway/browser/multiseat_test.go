@@ -13,7 +13,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
-// multiSeat (issue 14): an event of two priced sections. The user picks
+// multiSeat: an event of two priced sections. The user picks
 // three seats in two sections with the mouse and sees the sections'
 // colours and prices and the running total; a fourth seat is refused (at
 // most 3); a seat given back leaves the total right; they pay at the

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
+	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
 func TestMain(m *testing.M) { stacktest.Main(m) }
@@ -38,7 +39,7 @@ type config struct {
 
 func loadConfig(t *testing.T) config {
 	c := config{users: 60, rows: 2, per: 10, room: 8, brokerDown: 10 * time.Second, kafkaDown: 30 * time.Second,
-		slowFor: 10 * time.Second, finalWithin: 60 * time.Second, seed: uint64(time.Now().UnixNano())}
+		slowFor: 10 * time.Second, finalWithin: 60 * time.Second, seed: testseed.Seed(t)}
 	if os.Getenv("FAULT_SOAK") == "1" {
 		c.soak, c.users, c.rows, c.per, c.room, c.rounds = true, 300, 6, 10, 20, 20
 		c.kafkaDown = 60 * time.Second
@@ -53,10 +54,7 @@ func loadConfig(t *testing.T) config {
 	kd := int(c.kafkaDown / time.Second)
 	num("FAULT_KAFKA_OUTAGE_S", &kd)
 	c.kafkaDown = time.Duration(kd) * time.Second
-	if v, err := strconv.ParseUint(os.Getenv("FAULT_SEED"), 10, 64); err == nil {
-		c.seed = v
-	}
-	t.Logf("fault suite: soak=%v seed=%d users/round=%d seats=%d room=%d (FAULT_SOAK, FAULT_SEED, FAULT_USERS, FAULT_ROUNDS, FAULT_KAFKA_OUTAGE_S)",
+	t.Logf("fault suite: soak=%v seed=%d users/round=%d seats=%d room=%d (FAULT_SOAK, BOXOFFICE_TEST_SEED, FAULT_USERS, FAULT_ROUNDS, FAULT_KAFKA_OUTAGE_S)",
 		c.soak, c.seed, c.users, c.rows*c.per, c.room)
 	return c
 }
@@ -123,7 +121,7 @@ func outage(tg stacktest.Target, d time.Duration, exactlyOnce bool) fault {
 }
 
 // kafkaOutage cuts Kafka off. Once fixed known issues (docs/testing.md,
-// fault matrix; issue 15): no healthy message is dead-lettered (a handler
+// fault matrix): no healthy message is dead-lettered (a handler
 // whose only failure is the Kafka write acks and leaves Kafka to the
 // outbox), every booking_expired reaches Kafka through the outbox without
 // a DLQ replay, and each your_turn/timeout is published once.
@@ -195,7 +193,8 @@ func twins() fault {
 
 // TestFaults runs a sale per fault on one stack and checks after each that
 // nothing was lost or done twice. FAULT_SOAK=1 runs more users and
-// FAULT_ROUNDS random faults picked with FAULT_SEED.
+// FAULT_ROUNDS random faults picked with the run's seed (logged;
+// BOXOFFICE_TEST_SEED replays it).
 func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault suite")

@@ -44,7 +44,7 @@
     seatsTimer: null, seatsGen: 0, lastCounts: "", seatIDs: "", focusID: null,
     rows: [], status: new Map(), seatEls: new Map(), rendered: new Map(), win: null,
     eta: null, lastAnnounced: { pos: null, at: 0 }, warned: {},
-    // Orders of several seats (issue 14): the seats held (the server's
+    // Orders of several seats: the seats held (the server's
     // answer; S.seat is the first), each seat's priced section, the
     // sections {name, price_cents, start, len} and their currency.
     held: [], sec: new Map(), prices: [], currency: "",
@@ -1098,7 +1098,7 @@
     }
   }
 
-  // selectSeats asks for the whole selection (issue 14): the server holds
+  // selectSeats asks for the whole selection: the server holds
   // all of it or none, replacing what was held.
   async function selectSeats(ids) {
     error("");

@@ -9,7 +9,7 @@ import (
 )
 
 // A pre-queued user's first message has no position nor ETA but the
-// sales start, when the draw places them (issue 13).
+// sales start, when the draw places them.
 func TestInitialMessageOfAPrequeuedUser(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	start := now.Add(5 * time.Minute)

@@ -299,7 +299,7 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, bufio.NewReadWriter(bufio.NewReaderSize(rd, hijackReadBuffer), bufio.NewWriterSize(conn, hijackWriteBuffer)), nil
 }
 
-// errorBody is the project's JSON error format (seed 000).
+// errorBody is the project's JSON error format (pkg/httpapi).
 type errorBody struct {
 	StatusCode int    `json:"statusCode"`
 	Error      string `json:"error"`

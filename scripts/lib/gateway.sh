@@ -1,0 +1,88 @@
+# scripts/lib/gateway.sh — a gateway of its own for a benchmark script, on
+# the machine's Redis and RabbitMQ: its own Redis key prefix, RabbitMQ vhost
+# and embedded Kafka (kafka-dev), on spare ports, all removed on exit.
+# Sourced (not run) from the repository root by the scripts that measure a
+# gateway (scripts/bench-progress.sh, tools/seatmapload/run.sh):
+#
+#   . scripts/lib/gateway.sh
+#   gateway_setup benchprog                # PREFIX, VHOST, SECRET, TMP; cleanup on exit
+#   gateway_build mint-token               # $TMP/gateway (a copy of GATEWAY_BIN when
+#                                          # set), $TMP/kafka-dev, and each tool named
+#   gateway_start DEV_TOKENS=true          # kafka-dev, then the gateway with these
+#                                          # settings; waits for its /readyz
+#   token USER [ROLE]                      # a JWT for USER (after gateway_build mint-token)
+#
+# Ports: GW_PORT (18180) for the gateway, GW_PORT+1 for its admin listener;
+# KAFKA_PORT (19192) for kafka-dev, KAFKA_PORT+1 for its admin listener.
+# After gateway_start: GW (the gateway's base URL) and GW_PID. A script that
+# starts more processes adds their pids to pids, and they are stopped too.
+
+# gateway_setup NAME: the run's prefix, vhost and JWT secret (NAME and the
+# shell's pid), a temporary directory, and the cleanup on exit.
+gateway_setup() {
+	GW_PORT=${GW_PORT:-18180}
+	KAFKA_PORT=${KAFKA_PORT:-19192}
+	PREFIX="$1$$"
+	VHOST="$1$$"
+	SECRET="$1-jwt-secret-0123456789"
+	RC="redis-cli -h 127.0.0.1 -p 6379"
+	TMP=$(mktemp -d)
+	pids=()
+	trap gateway_cleanup EXIT
+}
+
+# gateway_cleanup stops what the run started and removes its keys, vhost
+# and files.
+gateway_cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
+	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+
+# gateway_build [TOOL...]: the gateway (GATEWAY_BIN, a prebuilt one such as
+# an older commit's, when set) and kafka-dev into $TMP, and each tool named
+# (a directory of tools/: mint-token → $TMP/mint-token).
+gateway_build() {
+	if [[ -n ${GATEWAY_BIN:-} ]]; then
+		cp "$GATEWAY_BIN" "$TMP/gateway" || return 1
+	else
+		(cd services/gateway && go build -o "$TMP/gateway" .) || return 1
+	fi
+	(cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || return 1
+	for tool in "$@"; do
+		(cd tools && go build -o "$TMP/$tool" "./$tool") || return 1
+	done
+}
+
+# gateway_start [VAR=value...]: the vhost, kafka-dev, then the gateway with
+# the run's prefix, vhost, Kafka and secret plus the settings given; returns
+# once the gateway's /readyz answers (its log on failure).
+gateway_start() {
+	rabbitmqctl -q add_vhost "$VHOST" >/dev/null &&
+		rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null || return 1
+	KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error \
+		"$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
+	pids+=($!)
+	sleep 1
+	env HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
+		AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
+		JWT_SECRET=$SECRET LOG_LEVEL=error GIN_MODE=release "$@" "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
+	GW_PID=$!
+	pids+=("$GW_PID")
+	GW="http://127.0.0.1:$GW_PORT"
+	for _ in $(seq 1 100); do
+		curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" && return 0
+		sleep 0.2
+	done
+	echo "gateway not ready:" >&2
+	cat "$TMP/gateway.log" >&2
+	return 1
+}
+
+# token USER [ROLE]: a JWT for USER signed with the run's secret
+# (tools/mint-token, pkg/auth); gateway_build mint-token first.
+token() {
+	JWT_SECRET=$SECRET "$TMP/mint-token" -user "$1" -role "${2:-}"
+}

@@ -1,0 +1,34 @@
+# scripts/lib/redis-scripts.sh — the booking scripts loaded into the
+# machine's Redis for a redis-benchmark run beside the Go package, under a
+# key prefix of the run's own, removed on exit. Sourced (not run) from the
+# repository root by scripts/bench.sh and scripts/bench-select.sh:
+#
+#   . scripts/lib/redis-scripts.sh
+#   scripts_setup benchsh create_event enqueue   # RC, PREFIX, NOW, SHA[<script>]
+#   luascript -keys "$PREFIX" <event>            # the 17 keys of an event
+#
+# REDIS_HOST and REDIS_PORT (127.0.0.1:6379) name the Redis.
+
+# luascript ARGS: tools/luascript (a script as Redis runs it: lib.lua and
+# the script; with -keys, an event's keys).
+luascript() { (cd tools && go run ./luascript "$@"); }
+
+# scripts_setup NAME SCRIPT...: RC (redis-cli), PREFIX (NAME and the
+# shell's pid), NOW (unix ms), the cleanup of PREFIX's keys on exit, and
+# SHA[SCRIPT] of each script loaded with SCRIPT LOAD.
+scripts_setup() {
+	HOST=${REDIS_HOST:-127.0.0.1}
+	PORT=${REDIS_PORT:-6379}
+	RC="redis-cli -h $HOST -p $PORT"
+	PREFIX="$1$$"
+	NOW=$(date +%s%3N)
+	shift
+	command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing (apt-get install redis-tools)" >&2; return 1; }
+	trap scripts_cleanup EXIT
+	declare -gA SHA
+	for s in "$@"; do
+		SHA[$s]=$($RC SCRIPT LOAD "$(luascript "$s")") || return 1
+	done
+}
+
+scripts_cleanup() { $RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null; }
