@@ -21,7 +21,7 @@ import (
 // Store is what the notifier reads from the booking engine.
 type Store interface {
 	// Position is the user's current state (sent at connect).
-	Position(ctx context.Context, eventID, userID string) (booking.Status, error)
+	Position(ctx context.Context, eventID, userID string, limits ...booking.Limit) (booking.Status, error)
 	// Counts feeds the position broadcast: one call per event per tick.
 	Counts(ctx context.Context, eventID string) (booking.Counts, error)
 	// Touch marks connected users present, one call per event per tick.
