@@ -8,7 +8,7 @@
 #
 # Starts its own kafka-dev (embedded Kafka) and gateway on spare ports, a
 # RabbitMQ vhost of its own and a Redis key prefix of its own, and removes
-# them at the end. Needs rabbitmqctl, python3, go; installs wrk and
+# them at the end (scripts/lib/gateway.sh). Needs rabbitmqctl, python3, go; installs wrk and
 # redis-benchmark from Debian's packages when they are missing.
 #
 #   scripts/bench-http.sh                      # 10s per run, 50 and 500 connections
@@ -28,7 +28,6 @@
 # during each join and position run (<dir>/join50-1.pprof, ...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 DURATION=${DURATION:-10s}
 CONNS=${CONNS:-"50 500"}
 THREADS=${THREADS:-2}
@@ -37,12 +36,6 @@ REPS=${REPS:-3}
 RB_REQUESTS=${RB_REQUESTS:-300000}
 GW_PORT=${GW_PORT:-18080}
 KAFKA_PORT=${KAFKA_PORT:-19092}
-PREFIX="benchhttp$$"
-VHOST="benchhttp$$"
-SECRET="bench-http-jwt-secret-0123456789"
-RC="redis-cli -h 127.0.0.1 -p 6379"
-TMP=$(mktemp -d)
-pids=()
 
 scripts/ensure-tool.sh wrk wrk || exit 1
 scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
@@ -50,42 +43,15 @@ for c in rabbitmqctl python3 go; do
 	command -v "$c" >/dev/null || { echo "bench-http: $c missing (make infra installs RabbitMQ)" >&2; exit 1; }
 done
 
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
-	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
+. scripts/lib/gateway.sh
+gateway_setup benchhttp
 echo "bench-http: building gateway and kafka-dev" >&2
-if [[ -n ${GATEWAY_BIN:-} ]]; then
-	cp "$GATEWAY_BIN" "$TMP/gateway" || exit 1
-else
-	(cd services/gateway && go build -o "$TMP/gateway" .) || exit 1
-fi
-(cd services/kafka-dev && go build -o "$TMP/kafka-dev" .) || exit 1
-(cd tools && go build -o "$TMP/mint-token" ./mint-token) || exit 1
-rabbitmqctl -q add_vhost "$VHOST" >/dev/null && rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
-
+gateway_build mint-token || exit 1
 PPROF=false
 [[ -n ${PPROF_DIR:-} ]] && PPROF=true
-KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error "$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
-pids+=($!)
-sleep 1
-HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
-	AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
-	JWT_SECRET=$SECRET DEV_TOKENS=true LOG_LEVEL=error GIN_MODE=release ADMIN_PPROF=$PPROF "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
-pids+=($!)
-GW_PID=$!
-REDIS_PID=$(pgrep -x redis-server | head -1)
-for _ in $(seq 1 100); do
-	curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" && break
-	sleep 0.2
-done
-curl -fs -o /dev/null "http://127.0.0.1:$((GW_PORT + 1))/readyz" || { echo "gateway not ready:" >&2; cat "$TMP/gateway.log" >&2; exit 1; }
-GW="http://127.0.0.1:$GW_PORT"
+gateway_start DEV_TOKENS=true ADMIN_PPROF=$PPROF || exit 1
+# the Redis server on 6379 (not another redis-server a test may run)
+REDIS_PID=$($RC info server | awk -F: '/^process_id/ {print $2}' | tr -d '\r')
 
 # tokens FILE USERPREFIX N [ROLE]: N JWTs for users USERPREFIX0..N-1
 # (tools/mint-token, signed with pkg/auth).
