@@ -20,25 +20,6 @@ redis.call('HSET', K_CONFIG,
   'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[11],
   'currency', ARGV[12], 'max_seats', ARGV[13], 'prices', ARGV[14], 'sections', ARGV[15],
   'paused', 0, 'total', total, 'held', 0, 'sold', 0, 'served', 0)
--- unpack() has a stack limit, so write the seat map in chunks
-local CHUNK = 500
-for i = FIRST, #ARGV, CHUNK do
-  local last = math.min(i + CHUNK - 1, #ARGV)
-  local pairs_ = {}
-  for j = i, last do
-    pairs_[#pairs_ + 1] = ARGV[j]
-    pairs_[#pairs_ + 1] = ''
-  end
-  redis.call('HSET', K_SEATS, unpack(pairs_))
-  redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, last))
-  if tonumber(ARGV[10]) == 0 then -- an explicit map: index its ids (lib.lua seat_index)
-    local idx = {}
-    for j = i, last do
-      idx[#idx + 1] = ARGV[j]
-      idx[#idx + 1] = j - FIRST
-    end
-    redis.call('HSET', K_SEATIDX, unpack(idx))
-  end
-end
+write_seatmap(FIRST, #ARGV)
 redis.call('SET', K_STATUS, string.rep('a', total))
 return {'ok', total}

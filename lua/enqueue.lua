@@ -1,4 +1,4 @@
--- enqueue.lua — join the queue for an event (seed 002 "Enqueue", fixed).
+-- enqueue.lua — join the queue for an event.
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, rate, state, ugrace, useq, waiting
 --   writes: active, config, outbox, rate, seen, seq, state, ugrace, upay, useat, useq, waiting

@@ -1,4 +1,4 @@
--- get_position.lua — where a user stands (seed 002 "Get Queue Position", fixed).
+-- get_position.lua — where a user stands.
 -- A waiting user's call counts as a sign of presence (abandonment heartbeat).
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, rate, state, upay, useat, useq, waiting

@@ -5,7 +5,7 @@
 -- booking.keysFor in pkg/booking/keys.go):
 --   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,
 --                    sales_end_ms, batch, abandon_ms, paused, total, held,
---                    sold, served, rows, per_row, created_ms, and (issue 14)
+--                    sold, served, rows, per_row, created_ms, and
 --                    currency, max_seats (seats per order; absent: 4),
 --                    prices ('<len>:<cents>,...': the sections' runs of the
 --                    seat map in order, for seat_price), sections (JSON, for Go)
@@ -70,6 +70,32 @@ local function num(v)
   return tonumber(v) or 0
 end
 
+-- Writes the seat ids ARGV[first..last] as the event's seat map: each seat
+-- available in seats, the display order in seatmap, and for an explicit
+-- map (ARGV[10], per_row, is 0; a grid's index is computed) each id's
+-- 0-based position in seatidx (seat_index, seat_price). In chunks:
+-- unpack() has a stack limit.
+local function write_seatmap(first, last)
+  local CHUNK = 500
+  for i = first, last, CHUNK do
+    local stop = math.min(i + CHUNK - 1, last)
+    local pairs_ = {}
+    for j = i, stop do
+      pairs_[#pairs_ + 1] = ARGV[j]
+      pairs_[#pairs_ + 1] = ''
+    end
+    redis.call('HSET', K_SEATS, unpack(pairs_))
+    redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, stop))
+    if tonumber(ARGV[10]) == 0 then
+      local idx = {}
+      for j = i, stop do
+        idx[#idx + 1] = ARGV[j]
+        idx[#idx + 1] = j - first
+      end
+      redis.call('HSET', K_SEATIDX, unpack(idx))
+    end
+  end
+end
 -- A user's state: the state field, else 'waiting' for a member of the
 -- queue, else nil (never joined).
 local function user_state(user)
@@ -239,6 +265,20 @@ local function payment_record(user, pid)
   if state == 'completed' or state == 'failed' then status = state end
   return {user = user, seq = user_seq(user),
     seat = redis.call('HGET', K_USEAT, user) or '', status = status, at = 0}
+end
+
+-- The payment record of pid for user (payment_record), or nil and the
+-- reply for a webhook that names none of this user's payments:
+-- {'not_found'} when the user never joined, {'payment_mismatch'} when the
+-- id is not theirs.
+local function user_payment(user, pid)
+  local p = payment_record(user, pid)
+  if not p then
+    if not user_state(user) then return nil, {'not_found'} end
+    return nil, {'payment_mismatch'}
+  end
+  if p.user ~= user then return nil, {'payment_mismatch'} end
+  return p
 end
 
 -- Record a payment id's new status (and when it was reached).

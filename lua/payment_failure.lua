@@ -18,12 +18,8 @@
 --   | {'already_completed'} | {'event_not_found'}
 local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local p = payment_record(user, pid)
-if not p then
-  if not user_state(user) then return {'not_found'} end
-  return {'payment_mismatch'}
-end
-if p.user ~= user then return {'payment_mismatch'} end
+local p, refused = user_payment(user, pid)
+if not p then return refused end
 if p.status == 'completed' then return {'already_completed'} end
 if p.status == 'failed' then return {'ok', 'duplicate', p.seat, p.seq, p.at} end
 if p.status == 'refund' then return {'ok', 'no_hold', p.seat, p.seq, p.at} end

@@ -32,12 +32,8 @@
 --   time), 0 while seats remain.
 local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local p = payment_record(user, pid)
-if not p then
-  if not user_state(user) then return {'not_found'} end
-  return {'payment_mismatch'}
-end
-if p.user ~= user then return {'payment_mismatch'} end
+local p, refused = user_payment(user, pid)
+if not p then return refused end
 if p.status == 'completed' then
   return {'ok', 'duplicate', p.seat, p.seq, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
     order_amount(p.seat), seat_prices(p.seat)}

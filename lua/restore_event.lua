@@ -32,26 +32,8 @@ local left = num(redis.call('GET', K_SEQ))
 if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX)
-local CHUNK = 500
 local FIRST = 19
-for i = FIRST, FIRST - 1 + n, CHUNK do
-  local last = math.min(i + CHUNK - 1, FIRST - 1 + n)
-  local pairs_ = {}
-  for j = i, last do
-    pairs_[#pairs_ + 1] = ARGV[j]
-    pairs_[#pairs_ + 1] = ''
-  end
-  redis.call('HSET', K_SEATS, unpack(pairs_))
-  redis.call('RPUSH', K_SEATMAP, unpack(ARGV, i, last))
-  if tonumber(ARGV[10]) == 0 then -- an explicit map: index its ids (lib.lua seat_index, seat_price)
-    local idx = {}
-    for j = i, last do
-      idx[#idx + 1] = ARGV[j]
-      idx[#idx + 1] = j - FIRST
-    end
-    redis.call('HSET', K_SEATIDX, unpack(idx))
-  end
-end
+write_seatmap(FIRST, FIRST - 1 + n)
 local sold, skipped = 0, 0
 for i = FIRST + n, #ARGV - 3, 4 do
   local user, seat, pid, seq = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]

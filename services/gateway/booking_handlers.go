@@ -20,8 +20,9 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
-// joinResponse is the answer of POST /api/booking/request (seed 002 plus
-// status, sequence and the hold deadline of an immediate admission).
+// joinResponse is the answer of POST /api/booking/request: success and
+// position, status, sequence, and the hold deadline of an immediate
+// admission.
 type joinResponse struct {
 	Success    bool   `json:"success"`
 	Status     string `json:"status"` // queued | prequeued | active | completed
@@ -56,7 +57,8 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	return o.Bytes()
 }
 
-// statusOf is the seed's coarse status of a state.
+// statusOf is the coarse status of a state that clients show: queued,
+// active, or the state itself.
 func statusOf(st booking.State) string {
 	switch {
 	case st == booking.StateWaiting:
