@@ -8,6 +8,7 @@
 //
 //	redis-server --port 16390 --save '' --appendonly no --daemonize yes
 //	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 1000000
+//	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 0 -limits   # abuse limits on
 //
 // Phases: join (n new users join an event whose room is full: every join
 // queues, the common case under load), position (n polls of those users),
@@ -20,6 +21,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -31,6 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
 
 func main() {
@@ -39,6 +42,7 @@ func main() {
 	waiting := flag.Int("waiting", 1000000, "waiting users for the memory phase (0: skip)")
 	conc := flag.Int("c", 50, "concurrent callers")
 	abandon := flag.Bool("abandon", false, "events with abandonment on (a presence entry per waiting user)")
+	limits := flag.Bool("limits", false, "joins and polls with both abuse limits on (per IP, all joins from one address, and per user), as the gateway checks them inside the scripts")
 	flag.Parse()
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: *conc})
@@ -65,12 +69,20 @@ func main() {
 	}
 	user := func(i int64) string { return "u" + strconv.FormatInt(1e11+i, 10) }
 
+	// the gateway's policy (pkg/ratelimit) with limits no caller reaches
+	var policy ratelimit.Config
+	if *limits {
+		policy = ratelimit.Config{JoinsPerMinutePerIP: 1e8, RequestsPerSecondPerUser: 100}
+	}
+	ip := netip.MustParseAddr("198.51.100.7")
 	phase(ctx, rdb, "join", *n, *conc, func(i int64) error {
-		_, err := s.Enqueue(ctx, "cost", user(i))
+		u := user(i)
+		_, err := s.Enqueue(ctx, "cost", u, policy.IP(ip), policy.User(u))
 		return err
 	})
 	phase(ctx, rdb, "position", *n, *conc, func(i int64) error {
-		_, err := s.Position(ctx, "cost", user(i%int64(*n)))
+		u := user(i % int64(*n))
+		_, err := s.Position(ctx, "cost", u, policy.User(u))
 		return err
 	})
 
