@@ -30,3 +30,22 @@ func TestPairBelowTheEphemeralRange(t *testing.T) {
 		}
 	}
 }
+
+// Pair never hands out a port twice in a process, not even while nothing
+// listens on the first one yet (a test picks its servers' ports before
+// they start): no port and no companion port repeats.
+func TestPairNeverRepeats(t *testing.T) {
+	seen := map[int]bool{}
+	for range 300 {
+		p, err := Pair(10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []int{p, p + 10000} {
+			if seen[q] {
+				t.Fatalf("Pair(10000) = %d: port %d was handed out before", p, q)
+			}
+			seen[q] = true
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package amqptest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
 	"net"
@@ -42,6 +43,7 @@ type Node struct {
 	DistPort int
 	dir      string
 	cmd      *exec.Cmd
+	exited   chan struct{} // closed when cmd has ended
 }
 
 // URL is the node's AMQP URL (guest/guest, default vhost).
@@ -57,9 +59,12 @@ func (c *Cluster) URLs() string {
 }
 
 // StartCluster starts n nodes and joins them into one cluster; they are
-// stopped and their data removed when the test ends. It fails the test
-// when Debian's rabbitmq-server is not installed (scripts/ensure-infra.sh
-// installs it).
+// stopped and their data removed when the test ends. Each node's ports are
+// picked just before it starts (a node boots for seconds, and other test
+// processes pick ports from the same range meanwhile), and a node that
+// finds one taken when it listens is started again on others. It fails
+// the test when Debian's rabbitmq-server is not installed
+// (scripts/ensure-infra.sh installs it).
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(rmqBin, "rabbitmq-server")); err != nil {
@@ -74,15 +79,8 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	must(t, os.WriteFile(filepath.Join(dir, "rabbitmq-env.conf"), nil, 0o600))
 	id := strings.ToLower(rand.Text()[:4])
 	for i := range n {
-		port, err := freeport.Pair(10000) // AMQP, and the distribution port
-		must(t, err)
-		dist := port + 10000
-		nd := &Node{c: c, Name: fmt.Sprintf("bo-%s-%d@localhost", id, i+1), Port: port, DistPort: dist,
-			dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
-		must(t, os.MkdirAll(nd.dir, 0o700))
-		conf := fmt.Sprintf("listeners.tcp.default = %d\nloopback_users = none\n", port)
-		must(t, os.WriteFile(filepath.Join(nd.dir, "rabbitmq.conf"), []byte(conf), 0o600))
-		c.Nodes = append(c.Nodes, nd)
+		c.Nodes = append(c.Nodes, &Node{c: c, Name: fmt.Sprintf("bo-%s-%d@localhost", id, i+1),
+			dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1))})
 	}
 	t.Cleanup(func() {
 		for _, nd := range c.Nodes {
@@ -93,7 +91,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 		}
 	})
 	for _, nd := range c.Nodes {
-		nd.Start()
+		nd.startFirst()
 	}
 	for _, nd := range c.Nodes[1:] {
 		nd.ctl("stop_app")
@@ -121,21 +119,106 @@ func (n *Node) env() []string {
 	)
 }
 
+// startFirst picks the node's ports, writes its configuration and starts
+// it. When the node could not listen on one of its ports because another
+// process took it after the pick (its log says eaddrinuse or
+// dist_port_already_used), it starts it again, with an empty data
+// directory, on other ports; three tries.
+func (n *Node) startFirst() {
+	t := n.c.t
+	t.Helper()
+	for try := 1; ; try++ {
+		port, err := freeport.Pair(10000) // AMQP, and the distribution port
+		must(t, err)
+		n.Port, n.DistPort = port, port+10000
+		must(t, os.RemoveAll(n.dir))
+		must(t, os.MkdirAll(n.dir, 0o700))
+		conf := fmt.Sprintf("listeners.tcp.default = %d\nloopback_users = none\n", n.Port)
+		must(t, os.WriteFile(filepath.Join(n.dir, "rabbitmq.conf"), []byte(conf), 0o600))
+		err = n.start()
+		if err == nil {
+			return
+		}
+		n.kill()
+		if !n.portTaken() || try == 3 {
+			t.Fatal(err) // the cleanup logs the end of each node's log
+		}
+		t.Logf("amqptest: %s could not listen on port %d or %d, which another process took after they were picked (%v); starting it again on other ports",
+			n.Name, n.Port, n.DistPort, err)
+	}
+}
+
 // Start starts the node (again, after Stop, with its data) and waits until
 // it serves.
 func (n *Node) Start() {
 	n.c.t.Helper()
+	if err := n.start(); err != nil {
+		n.c.t.Fatal(err) // the cleanup logs the end of each node's log
+	}
+}
+
+// start starts the node and waits until it has booted, or its process has
+// ended.
+func (n *Node) start() error {
 	pidFile := filepath.Join(n.dir, "pid")
 	_ = os.Remove(pidFile) // a stale one would make `wait` watch a dead pid
 	out, err := os.OpenFile(filepath.Join(n.dir, "server.out"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	must(n.c.t, err)
+	if err != nil {
+		return err
+	}
 	n.cmd = exec.Command(filepath.Join(rmqBin, "rabbitmq-server"))
 	n.cmd.Env, n.cmd.Dir, n.cmd.Stdout, n.cmd.Stderr = n.env(), n.dir, out, out
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	must(n.c.t, n.cmd.Start())
-	go func(cmd *exec.Cmd, f *os.File) { _ = cmd.Wait(); f.Close() }(n.cmd, out)
-	// `wait` waits for the pid file, then for the node to boot.
-	n.ctl("--timeout", "180", "wait", pidFile)
+	if err := n.cmd.Start(); err != nil {
+		out.Close()
+		return err
+	}
+	exited := make(chan struct{})
+	n.exited = exited
+	go func(cmd *exec.Cmd, f *os.File) { _ = cmd.Wait(); f.Close(); close(exited) }(n.cmd, out)
+	// `wait` waits for the pid file, then for the node to boot. A node that
+	// dies before it writes the pid file (its distribution port taken)
+	// leaves it waiting for the whole timeout: its process's end is
+	// watched too.
+	wait := exec.Command(filepath.Join(rmqBin, "rabbitmqctl"), "-q", "-n", n.Name, "--timeout", "180", "wait", pidFile)
+	var said bytes.Buffer
+	wait.Env, wait.Stdout, wait.Stderr = n.env(), &said, &said
+	if err := wait.Start(); err != nil {
+		return err
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- wait.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			return fmt.Errorf("rabbitmqctl -n %s wait: %v: %s", n.Name, err, said.String())
+		}
+		return nil
+	case <-exited:
+		_ = wait.Process.Kill()
+		<-waited
+		return fmt.Errorf("%s: rabbitmq-server ended while the node booted (%v): %s", n.Name, n.cmd.ProcessState, n.serverOutTail(5))
+	}
+}
+
+// portTaken reports whether the node's log or output says that a port it
+// was to listen on was in use.
+func (n *Node) portTaken() bool {
+	for _, f := range []string{filepath.Join(n.dir, "log", n.Name+".log"), filepath.Join(n.dir, "server.out")} {
+		b, _ := os.ReadFile(f)
+		if bytes.Contains(b, []byte("eaddrinuse")) || bytes.Contains(b, []byte("dist_port_already_used")) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverOutTail is the last lines of what rabbitmq-server wrote to its
+// standard output and error.
+func (n *Node) serverOutTail(lines int) string {
+	b, _ := os.ReadFile(filepath.Join(n.dir, "server.out"))
+	all := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
 // Stop halts the node's Erlang VM (`rabbitmqctl stop`), as a crash or a
@@ -176,8 +259,8 @@ func (n *Node) Kill() {
 	n.c.t.Fatalf("%s still listens after SIGKILL", n.Name)
 }
 
-// kill stops the node if it runs (cleanup): politely, then its process
-// group.
+// kill stops the node if it runs (cleanup, or a failed start): politely,
+// then its process group, and waits up to 30 s for its process to end.
 func (n *Node) kill() {
 	if n.cmd == nil || n.cmd.Process == nil {
 		return
@@ -189,6 +272,10 @@ func (n *Node) kill() {
 		_ = cmd.Run()
 	}
 	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-n.exited:
+	case <-time.After(30 * time.Second):
+	}
 }
 
 // Ctl runs rabbitmqctl against the node and returns its output.
