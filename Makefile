@@ -48,7 +48,7 @@ lint:
 bench: infra
 	./scripts/bench.sh
 
-## bench-onsale: a simulated on-sale of 1,000,000 users into one queue on a stack of its own (tools/onsale; several minutes; ONSALE_USERS to change)
+## bench-onsale: a simulated on-sale of 1,000,000 users into one queue on a stack of its own (tools/onsale; up to 20 minutes; ONSALE_USERS and ONSALE_DURATION to change)
 .PHONY: bench-onsale
 bench-onsale: infra
 	cd tools && $(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkOnsale -benchtime 1x ./onsale/

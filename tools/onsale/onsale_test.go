@@ -79,7 +79,8 @@ func TestOnsaleSmoke(t *testing.T) {
 
 // BenchmarkOnsale is `make bench-onsale`: ONSALE_USERS users (default
 // 1,000,000) into one event's queue on a stack of its own, the report
-// printed (docs/benchmarks.md). One iteration whatever b.N.
+// printed (docs/benchmarks.md), the run bounded by ONSALE_DURATION
+// (default 20m). One iteration whatever b.N.
 func BenchmarkOnsale(b *testing.B) {
 	users := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("ONSALE_USERS")); err == nil && v > 0 {
@@ -99,6 +100,9 @@ func BenchmarkOnsale(b *testing.B) {
 	// buyers' pace, and the run ends at its bound.
 	c.Rows, c.PerRow, c.Capacity, c.Hold, c.Think = 200, 500, 500, 2*time.Minute, 5*time.Second
 	c.Arrive, c.Spike, c.Duration = 60*time.Second, 0.6, 20*time.Minute
+	if d, err := time.ParseDuration(os.Getenv("ONSALE_DURATION")); err == nil && d > 0 {
+		c.Duration = d
+	}
 	c.Conns, c.Pollers, c.Buyers, c.WSSample, c.WSEvery = 64, 8, 500, 50, 100
 	for b.Loop() {
 		r, err := Run(context.Background(), c)
