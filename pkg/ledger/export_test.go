@@ -12,3 +12,6 @@ import (
 func MigrateExcept(ctx context.Context, db *sql.DB, schema string, versions ...int64) error {
 	return runMigrations(ctx, db, true, schema, goose.WithExcludeVersions(versions))
 }
+
+// SeatsTakenSQL is seatsTakenSQL, for the plan test.
+var SeatsTakenSQL = seatsTakenSQL

@@ -145,6 +145,27 @@ func (s Sale) seats() ([]string, []*int64) {
 	return ids, prices
 }
 
+// seatsTakenSQL is the condition "another order (not payment) sold one
+// of seats (a text[]) of event": a ticket any of whose seats the ledger
+// sold to another order is a refund (order_seats holds every sold seat,
+// of orders of any size). The arguments are the statement's placeholders.
+//
+// It probes order_seats_sold once per seat, by (event_id, seat_id), in a
+// LATERAL subquery that the planner cannot flatten (LIMIT 1). Written as
+// seat_id = ANY(seats), the planner was free to scan the event's index
+// entries and filter the seats, and did so whenever its statistics said
+// the table was small — true for every event at the start of its sale,
+// since the table grows faster than ANALYZE runs (at most once a minute,
+// never where autovacuum is off): each sale then read every seat sold
+// before it, and an on-sale's ledger writes grew quadratically
+// (TestSeatsTakenProbesBySeat).
+func seatsTakenSQL(payment, event, seats string) string {
+	return `EXISTS (SELECT 1 FROM unnest(` + seats + `::text[]) AS s(seat),
+		LATERAL (SELECT 1 FROM order_seats os JOIN orders o ON o.order_id = os.order_id
+			WHERE os.event_id = ` + event + ` AND os.seat_id = s.seat AND os.status = 'completed'
+				AND o.payment_id <> ` + payment + ` LIMIT 1) t)`
+}
+
 // RecordSale records the order of a success webhook, idempotently on the
 // payment id: the first call writes it, every later call returns the same
 // order. A ticket whose seat the ledger already sold to another order is
@@ -161,10 +182,7 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 		s.SeatID = strings.Join(ids, ",")
 	}
 	b := &pgx.Batch{}
-	// a ticket any of whose seats the ledger sold to another order is a
-	// refund (order_seats holds every sold seat, of orders of any size)
-	const taken = `EXISTS (SELECT 1 FROM order_seats os JOIN orders o ON o.order_id = os.order_id
-				WHERE os.event_id = $3 AND os.seat_id = ANY($11::text[]) AND os.status = 'completed' AND o.payment_id <> $2)`
+	taken := seatsTakenSQL("$2", "$3", "$11")
 	b.Queue(`INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status, refund_reason)
 		SELECT $1, $2, $3, $4, $5, $6, COALESCE(p.amount, 0), COALESCE(p.currency, $9),
 			CASE WHEN $7 = 'completed' AND `+taken+` THEN 'refund_due' ELSE $7 END,

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,11 +39,18 @@ type Reconciliation struct {
 // the event is not in Redis (RestoreMissing's job).
 func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliation, error) {
 	out := Reconciliation{EventID: eventID}
-	redisSold, err := r.Store.SoldSeats(ctx, eventID)
+	if ok, err := r.Store.EventExists(ctx, eventID); err != nil || !ok {
+		return out, cmp.Or(err, booking.ErrEventNotFound)
+	}
+	// The ledger first: a sale's Lua step comes before its order, so a
+	// seat sold between the two reads is in Redis's newer answer and not
+	// in the ledger's (counted as missing in the ledger, as it is for a
+	// moment), never the other way round, which would be "repaired".
+	orders, err := r.Ledger.SoldOrders(ctx, eventID)
 	if err != nil {
 		return out, err
 	}
-	orders, err := r.Ledger.SoldOrders(ctx, eventID)
+	redisSold, err := r.Store.SoldSeats(ctx, eventID)
 	if err != nil {
 		return out, err
 	}

@@ -31,6 +31,12 @@ type Restorer struct {
 	Metrics *Metrics
 	// Now is the clock of the sequence base (default time.Now).
 	Now func() time.Time
+	// ReconcileEvery is how often Run reconciles (0: every interval). A
+	// restore is cheap to check for (one EXISTS per event) and runs every
+	// interval; a reconciliation reads every sold seat of every event from
+	// both stores, work that grows with the seats sold, and repairs what
+	// only a lost Redis write leaves behind.
+	ReconcileEvery time.Duration
 }
 
 // SeqBaseFactor spaces the join sequences of successive rebuilds: a
@@ -160,8 +166,13 @@ func (r *Restorer) RestoreMissing(ctx context.Context) ([]Restored, error) {
 func (r *Restorer) Run(ctx context.Context, interval time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var reconciled time.Time
 	for {
-		r.Tick(ctx)
+		r.restorePass(ctx)
+		if time.Since(reconciled) >= r.ReconcileEvery {
+			r.reconcilePass(ctx)
+			reconciled = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -170,14 +181,22 @@ func (r *Restorer) Run(ctx context.Context, interval time.Duration) error {
 	}
 }
 
-// Tick is one pass of Run: restore what is missing, then reconcile.
+// Tick is one whole pass of Run: restore what is missing, then reconcile.
 func (r *Restorer) Tick(ctx context.Context) {
+	r.restorePass(ctx)
+	r.reconcilePass(ctx)
+}
+
+func (r *Restorer) restorePass(ctx context.Context) {
 	if _, err := r.RestoreMissing(ctx); err != nil && ctx.Err() == nil {
 		r.log().Warn("restore pass failed", zap.Error(err))
 		if r.Metrics != nil {
 			r.Metrics.errors.WithLabelValues("restore").Inc()
 		}
 	}
+}
+
+func (r *Restorer) reconcilePass(ctx context.Context) {
 	if _, err := r.ReconcileAll(ctx); err != nil && ctx.Err() == nil {
 		r.log().Warn("reconcile pass failed", zap.Error(err))
 		if r.Metrics != nil {

@@ -239,7 +239,7 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 		"KAFKA_BROKERS": strings.Join(s.Brokers, ","), "LOG_LEVEL": logLevel, "LOG_FORMAT": "json",
 		"JWT_SECRET": JWTSecret, "WEBHOOK_SECRET": WebhookSecret, "SANDBOX_API_KEY": SandboxKey,
 		"DATABASE_URL":        s.DatabaseURL,
-		"SAFETY_NET_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s", "SHUTDOWN_TIMEOUT": "5s",
+		"SAFETY_NET_INTERVAL": "1s", "RECONCILE_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s", "SHUTDOWN_TIMEOUT": "5s",
 	}
 	maps.Copy(env, Wiring(n, s.services))
 	if s.faults != nil {

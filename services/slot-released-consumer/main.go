@@ -36,6 +36,11 @@ type Config struct {
 	// SafetyNetInterval is how often every event is promoted and its stale
 	// outbox re-announced, whatever the messages did.
 	SafetyNetInterval time.Duration `env:"SAFETY_NET_INTERVAL" default:"5s"`
+	// ReconcileInterval is how often sold seats are compared between
+	// PostgreSQL and Redis (and seats the ledger sold repaired in Redis):
+	// a pass reads every sold seat of every event from both, so it runs
+	// less often than the safety net's restore check.
+	ReconcileInterval time.Duration `env:"RECONCILE_INTERVAL" default:"30s"`
 	// OutboxSweepAge is how old an unannounced outbox entry must be before
 	// the safety net announces it in place of the instance that wrote it.
 	OutboxSweepAge time.Duration `env:"OUTBOX_SWEEP_AGE" default:"30s"`
@@ -54,6 +59,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.SafetyNetInterval <= 0 {
 		errs = append(errs, errors.New("SAFETY_NET_INTERVAL: must be positive"))
+	}
+	if c.ReconcileInterval <= 0 {
+		errs = append(errs, errors.New("RECONCILE_INTERVAL: must be positive"))
 	}
 	if c.Workers <= 0 {
 		errs = append(errs, errors.New("WORKERS: must be positive"))
@@ -75,7 +83,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	defer d.Close()
 	restorer := &ledger.Restorer{Ledger: d.Ledger, Store: d.Store, Kafka: d.Kafka, Log: log,
-		Metrics: ledger.NewMetrics(d.Admin.Registry())}
+		Metrics: ledger.NewMetrics(d.Admin.Registry()), ReconcileEvery: cfg.ReconcileInterval}
 
 	p := admission.NewPromoter(d.Store, d.Announcer, log, admission.WithSweepAge(cfg.OutboxSweepAge))
 

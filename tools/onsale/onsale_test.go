@@ -15,9 +15,12 @@ import (
 func TestMain(m *testing.M) { stacktest.Main(m) }
 
 // stack starts every service with a pass key (joins carry queue tickets).
-func stack(t testing.TB, logDir string) *stacktest.Stack {
-	return stacktest.Start(t, stacktest.Options{LogDir: logDir,
-		Env: map[string]string{"PASS_KEYS": "onsale:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo"}})
+func stack(t testing.TB, logDir string, env ...string) *stacktest.Stack {
+	e := map[string]string{"PASS_KEYS": "onsale:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo"}
+	for i := 0; i+1 < len(env); i += 2 {
+		e[env[i]] = env[i+1]
+	}
+	return stacktest.Start(t, stacktest.Options{LogDir: logDir, Env: e})
 }
 
 func configFor(s *stacktest.Stack, users int) Config {
@@ -92,7 +95,10 @@ func BenchmarkOnsale(b *testing.B) {
 	}
 	logs := filepath.Join(root, "test-output", "onsale")
 	_ = os.MkdirAll(logs, 0o755)
-	s := stack(b, logs)
+	// the services' profiles on their admin ports while it runs
+	// (/debug/pprof; the ports are in test-output/onsale/*.log), and the
+	// production default of RECONCILE_INTERVAL (the test stacks use 1s)
+	s := stack(b, logs, "ADMIN_PPROF", "true", "RECONCILE_INTERVAL", "30s")
 	c := configFor(s, users)
 	// More seats than the run can sell and a room served by as many
 	// buyers as it holds, who take up to 5 s each: the queue builds up
