@@ -381,10 +381,10 @@ end
 local function limited(first, now)
   local n = #KEYS - 17
   if n <= 0 then return 0 end
-  local tats, wait = {}, 0
+  local cur, tats, wait = redis.call('MGET', unpack(KEYS, 18, 17 + n)), {}, 0
   for i = 1, n do
     local step, burst = tonumber(ARGV[first + 2 * i - 2]), tonumber(ARGV[first + 2 * i - 1])
-    local tat = math.max(tonumber(redis.call('GET', KEYS[17 + i])) or now, now) + step
+    local tat = math.max(tonumber(cur[i]) or now, now) + step
     local allow_at = tat - burst * step
     if now < allow_at then wait = math.max(wait, allow_at - now) end
     tats[i] = tat
