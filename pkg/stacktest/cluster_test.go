@@ -25,8 +25,9 @@ import (
 //     SIGKILL; its replica is promoted by the cluster's own failure
 //     detection (no operator command);
 //  2. mid-sale, a RabbitMQ node is killed with SIGKILL (the leader of the
-//     work queues when it can tell), and the sale finishes on the two
-//     others.
+//     work queues when it can tell); once the next user is admitted on the
+//     two others, the node is started again with its data, rejoins every
+//     work queue, and the sale goes on and finishes on all three.
 //
 // After each sale the fault suite's invariants (stacktest.CheckSale) hold:
 // every user final, no seat sold twice, Redis's sold seats = Kafka's
@@ -65,10 +66,10 @@ func TestSaleOnClusters(t *testing.T) {
 	check := stacktest.SaleCheck{Tap: tap, Queues: stacktest.ClusterQueues(survivor)}
 	seed := testseed.Seed(t)
 	t.Log(testseed.Replay(t, seed), "(the users' plans and choices)")
-	sale := func(t *testing.T, round int, inject func(ev string)) {
+	sale := func(t *testing.T, round, rows int, spread time.Duration, inject func(ev string)) {
 		ev := fmt.Sprintf("cluster-%d", round)
-		s.CreateEvent(t, stacktest.Event{ID: ev, Rows: 2, SeatsPerRow: 10, Capacity: 8, HoldSeconds: 3, GraceSeconds: 1})
-		sl := s.StartSale(t, stacktest.SaleOptions{Event: ev, Users: 60, Seed: seed, Round: round})
+		s.CreateEvent(t, stacktest.Event{ID: ev, Rows: rows, SeatsPerRow: 10, Capacity: 8, HoldSeconds: 3, GraceSeconds: 1})
+		sl := s.StartSale(t, stacktest.SaleOptions{Event: ev, Users: 60, Seed: seed, Round: round, Spread: spread})
 		time.Sleep(1500 * time.Millisecond)
 		inject(ev)
 		sl.Wait(90 * time.Second)
@@ -79,7 +80,7 @@ func TestSaleOnClusters(t *testing.T) {
 	}
 
 	t.Run("redis master killed", func(t *testing.T) {
-		sale(t, 1, func(ev string) {
+		sale(t, 1, 2, 0, func(ev string) {
 			ctx := context.Background()
 			master, replica, err := rc.MasterOf(ctx, booking.EventKeys(s.Prefix, ev)[0])
 			if err != nil || replica == "" {
@@ -116,7 +117,10 @@ func TestSaleOnClusters(t *testing.T) {
 	})
 
 	t.Run("rabbitmq node killed", func(t *testing.T) {
-		sale(t, 2, func(ev string) {
+		// the joins spread over 30 s, so that users still arrive and are
+		// admitted after the killed node is back, and a seat for each (a
+		// late user never finds the sale sold out)
+		sale(t, 2, 7, 30*time.Second, func(ev string) {
 			killed := time.Now()
 			victim.Kill()
 			var turn time.Time
@@ -128,9 +132,45 @@ func TestSaleOnClusters(t *testing.T) {
 			}
 			t.Logf("RECOVERY rabbitmq: killed %s; the next your_turn was published %v later",
 				victim.Name, turn.Sub(killed).Round(10*time.Millisecond))
+
+			// The node comes back with its data while the sale goes on: it
+			// rejoins the cluster and every work queue's membership, and
+			// the queue keeps moving through its return.
+			restarted := time.Now()
+			victim.Start()
+			booted := time.Since(restarted)
+			if waited, ok := stacktest.Eventually(60*time.Second, func() bool { return onlineInWorkQueues(t, survivor, victim) }); !ok {
+				t.Fatalf("%s started again after %v but is not an online member of every work queue %v later", victim.Name, booted, waited)
+			}
+			back := time.Now()
+			if _, ok := stacktest.Eventually(60*time.Second, func() bool { return !tap.FirstTurnAfter(ev, back).IsZero() }); !ok {
+				t.Fatalf("no user admitted within 60 s of %s rejoining", victim.Name)
+			}
+			t.Logf("RECOVERY rabbitmq: %s started again in %v, online in every work queue %v after its start; the next your_turn was published %v after that",
+				victim.Name, booted.Round(10*time.Millisecond), back.Sub(restarted).Round(10*time.Millisecond),
+				tap.FirstTurnAfter(ev, back).Sub(back).Round(10*time.Millisecond))
 		})
 	})
 	t.Logf("total %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// onlineInWorkQueues reports whether node n is an online member of every
+// work queue (slot-released and timeout), by `rabbitmqctl list_queues name
+// online` asked of node ask.
+func onlineInWorkQueues(t *testing.T, ask, n *amqptest.Node) bool {
+	t.Helper()
+	out := ask.Ctl("list_queues", "--no-table-headers", "name", "online")
+	seen := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && (f[0] == amqpx.SlotReleasedQueue || f[0] == amqpx.TimeoutQueue) {
+			if !strings.Contains(l, n.Name) {
+				return false
+			}
+			seen++
+		}
+	}
+	return seen == 2
 }
 
 // leaderOfWorkQueues is the node that leads the most of the work queues
