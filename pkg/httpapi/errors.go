@@ -55,6 +55,14 @@ func newError(status int, code, message, path string) Error {
 	}
 }
 
+// Write writes the JSON error on a plain net/http response, for handlers
+// that run outside gin and fasthttp (the notifier's WebSocket upgrade).
+func Write(w http.ResponseWriter, status int, code, message, path string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(status, code, message, path))
+}
+
 // errorBody is the JSON error as Abort writes it.
 func errorBody(status int, code, message, path string) []byte {
 	b, _ := json.Marshal(newError(status, code, message, path)) // strings and ints only: cannot fail

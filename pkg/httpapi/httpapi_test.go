@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -125,5 +127,35 @@ func TestRequestIDInContext(t *testing.T) {
 		if echoed == "" || echoed != inCtx || (tc.want != "" && inCtx != tc.want) || (tc.want == "" && inCtx == tc.sent) {
 			t.Errorf("sent %q: echoed %q, in context %q", tc.sent, echoed, inCtx)
 		}
+	}
+}
+
+// Write (plain net/http) writes the same JSON error as Abort (gin).
+func TestWriteMatchesAbort(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	viaGin := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(viaGin)
+	c.Request = httptest.NewRequest(http.MethodGet, "/ws?event_id=x", nil)
+	Abort(c, http.StatusTooManyRequests, CodeRateLimited, "too many connections")
+	plain := httptest.NewRecorder()
+	Write(plain, http.StatusTooManyRequests, CodeRateLimited, "too many connections", "/ws")
+
+	var a, b map[string]any
+	if err := json.Unmarshal(viaGin.Body.Bytes(), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(plain.Body.Bytes(), &b); err != nil {
+		t.Fatalf("%v: %s", err, plain.Body)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, b["timestamp"].(string)); err != nil {
+		t.Errorf("timestamp %q: %v", b["timestamp"], err)
+	}
+	delete(a, "timestamp")
+	delete(b, "timestamp")
+	if !reflect.DeepEqual(a, b) || plain.Code != viaGin.Code {
+		t.Errorf("Write: %d %v; Abort: %d %v", plain.Code, b, viaGin.Code, a)
+	}
+	if ct := plain.Header().Get("Content-Type"); ct != viaGin.Header().Get("Content-Type") {
+		t.Errorf("Content-Type %q, Abort's %q", ct, viaGin.Header().Get("Content-Type"))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
@@ -299,22 +299,11 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, bufio.NewReadWriter(bufio.NewReaderSize(rd, hijackReadBuffer), bufio.NewWriterSize(conn, hijackWriteBuffer)), nil
 }
 
-// errorBody is the project's JSON error format (pkg/httpapi).
-type errorBody struct {
-	StatusCode int    `json:"statusCode"`
-	Error      string `json:"error"`
-	Code       string `json:"code"`
-	Message    string `json:"message"`
-	Timestamp  string `json:"timestamp"`
-	Path       string `json:"path"`
-}
-
+// writeError writes the project's JSON error (httpapi.Write), with the
+// Bearer challenge on a 401.
 func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="boxoffice"`)
 	}
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(errorBody{StatusCode: status, Error: http.StatusText(status), Code: code,
-		Message: msg, Timestamp: time.Now().UTC().Format(time.RFC3339), Path: r.URL.Path})
+	httpapi.Write(w, status, code, msg, r.URL.Path)
 }
