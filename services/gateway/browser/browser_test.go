@@ -436,13 +436,14 @@ func leaveAndRelease(t *testing.T, s *stacktest.Stack, b *browser) {
 	if code, err := holder.Do("POST", "/api/booking/request", map[string]string{"event_id": ev}, nil); err != nil || code != 200 {
 		t.Fatalf("holder join: %d %v", code, err)
 	}
-	p := b.tab(t, `window.BOXOFFICE_TIMING = { eventRefreshMS: 1500 };`)
+	p := b.tab(t, "")
 	p.do("open the event page", chromedp.Navigate(gw+"/?event_id="+ev))
 	p.waitFor("event page", 10*time.Second, `shown("#panel-join") && document.body.dataset.mode === "live"`)
 	p.do("click Join", chromedp.Click(chromedp.ID("join")))
 	p.waitFor("waiting", 10*time.Second, `shown("#panel-waiting") && text("#position") === "1" && !shown("#paused")`)
 
-	// A pause while waiting is said (the event is re-read now and then).
+	// A pause while waiting is said at once: the socket's position
+	// broadcast carries it (the page re-reads the event only once a minute).
 	admin := s.Client(t, "browser-admin", auth.RoleAdmin)
 	for _, paused := range []bool{true, false} {
 		if code, err := admin.Do("PATCH", "/api/admin/events/"+ev, map[string]any{"paused": paused}, nil); err != nil || code != 200 {

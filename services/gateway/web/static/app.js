@@ -28,7 +28,7 @@
     livenessMS: 15000, livenessJitterMS: 5000, // a socket silent this long is checked over HTTP
     pollMinMS: 2000, pollMaxMS: 15000, pollErrorMaxMS: 30000, // HTTP polling while the socket is down
     wsMinMS: 1000, wsMaxMS: 15000, // socket reconnect backoff
-    eventRefreshMS: 60000, // event details (paused) while waiting
+    eventRefreshMS: 60000, // event details while waiting (a pause also comes with the socket's position broadcast)
     exactEveryMS: 600000, // the exact position while polling the progress document (abandonment: sooner)
   }, window.BOXOFFICE_TIMING || {});
 
@@ -652,6 +652,10 @@
     switch (m.type) {
       case "position":
         if (m.state === "waiting") { S.state = "waiting"; if (m.sequence) S.seq = m.sequence; }
+        if (typeof m.paused === "boolean") { // the broadcast says whether the sale is paused
+          if (S.event) S.event.paused = m.paused;
+          $("#paused").hidden = !m.paused;
+        }
         if (S.state === "waiting") waiting(m);
         seatCounts(m);
         break;

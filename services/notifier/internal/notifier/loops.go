@@ -20,7 +20,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer pos.Stop()
 	pres := time.NewTicker(s.cfg.PresenceInterval)
 	defer pres.Stop()
-	last := map[string]booking.Counts{}
+	last := map[string]Tick{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -33,17 +33,24 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
+// Tick is what a position broadcast says of an event: its counts and
+// whether its sale is paused.
+type Tick struct {
+	Counts booking.Counts
+	Paused bool
+}
+
 // BroadcastPositions does one position tick: per event with connections,
-// one Counts read and one marshal, then a non-blocking enqueue per
-// connection. last (may be nil) holds the previous tick's counts; an event
-// whose counts did not change is skipped.
-func (s *Server) BroadcastPositions(ctx context.Context, last map[string]booking.Counts) {
+// one event read and one marshal, then a non-blocking enqueue per
+// connection. last (may be nil) holds the previous tick of each event; an
+// event whose tick did not change is skipped.
+func (s *Server) BroadcastPositions(ctx context.Context, last map[string]Tick) {
 	events := s.hub.Events()
 	live := make(map[string]bool, len(events))
 	for _, ev := range events {
 		live[ev] = true
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		c, err := s.store.Counts(cctx, ev)
+		e, err := s.store.GetEvent(cctx, ev)
 		cancel()
 		if err != nil {
 			if !errors.Is(err, booking.ErrEventNotFound) {
@@ -51,13 +58,14 @@ func (s *Server) BroadcastPositions(ctx context.Context, last map[string]booking
 			}
 			continue
 		}
+		tick := Tick{Counts: e.Counts, Paused: e.Paused}
 		if last != nil {
-			if prev, ok := last[ev]; ok && prev == c {
+			if prev, ok := last[ev]; ok && prev == tick {
 				continue
 			}
-			last[ev] = c
+			last[ev] = tick
 		}
-		msg, _ := json.Marshal(positionUpdate(ev, c, s.now()))
+		msg, _ := json.Marshal(positionUpdate(ev, tick, s.now()))
 		s.hub.BroadcastPaced(ctx, ev, msg, broadcastChunk, s.broadcastPause(len(events)))
 		s.m.PositionTicks.Inc()
 	}

@@ -31,13 +31,16 @@ type PositionUpdate struct {
 	Available  int64  `json:"available"`
 	Held       int64  `json:"held"`
 	Sold       int64  `json:"sold"`
-	Timestamp  int64  `json:"timestamp"`
+	// Paused: the sale is paused (nobody is admitted until it resumes).
+	Paused    bool  `json:"paused"`
+	Timestamp int64 `json:"timestamp"`
 }
 
-func positionUpdate(eventID string, c booking.Counts, now time.Time) PositionUpdate {
+func positionUpdate(eventID string, t Tick, now time.Time) PositionUpdate {
+	c := t.Counts
 	return PositionUpdate{Type: messages.NotifyPosition, EventID: eventID, Served: c.Served,
 		Waiting: c.Waiting, RatePerMin: c.AdmittedLastMinute, Available: c.Available,
-		Held: c.Held, Sold: c.Sold, Timestamp: now.Unix()}
+		Held: c.Held, Sold: c.Sold, Paused: t.Paused, Timestamp: now.Unix()}
 }
 
 // InitialPosition is the first message of a waiting user: the broadcast's

@@ -22,8 +22,9 @@ import (
 type Store interface {
 	// Position is the user's current state (sent at connect).
 	Position(ctx context.Context, eventID, userID string, limits ...booking.Limit) (booking.Status, error)
-	// Counts feeds the position broadcast: one call per event per tick.
-	Counts(ctx context.Context, eventID string) (booking.Counts, error)
+	// GetEvent feeds the position broadcast (its counts and whether the
+	// sale is paused): one call per event per tick.
+	GetEvent(ctx context.Context, eventID string) (booking.Event, error)
 	// Touch marks connected users present, one call per event per tick.
 	Touch(ctx context.Context, eventID string, userIDs ...string) error
 }

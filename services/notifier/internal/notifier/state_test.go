@@ -104,10 +104,10 @@ func TestPositionBroadcast(t *testing.T) {
 		tb.next(t, 5*time.Second)
 	}
 
-	last := map[string]booking.Counts{}
+	last := map[string]Tick{}
 	in.srv.BroadcastPositions(ctx, last)
 	want := map[string]any{"type": "position", "event_id": event, "served": 2.0, "waiting": 3.0,
-		"rate_per_min": 2.0, "available": 9.0, "held": 1.0, "sold": 0.0}
+		"rate_per_min": 2.0, "available": 9.0, "held": 1.0, "sold": 0.0, "paused": false}
 	for i, tb := range tabs {
 		m := tb.next(t, 5*time.Second)
 		if _, ok := m["timestamp"].(float64); !ok {
@@ -136,6 +136,19 @@ func TestPositionBroadcast(t *testing.T) {
 	case m := <-tabs[0].msgs:
 		t.Errorf("unexpected extra message %v (unchanged counts must not be sent)", m)
 	case <-time.After(200 * time.Millisecond):
+	}
+
+	// Pausing the sale changes no count but is broadcast at the next tick
+	// (the page shows the notice without waiting for its event re-read);
+	// resuming likewise.
+	for _, paused := range []bool{true, false} {
+		if _, err := store.UpdateEvent(ctx, event, booking.EventUpdate{Paused: &paused}); err != nil {
+			t.Fatal(err)
+		}
+		in.srv.BroadcastPositions(ctx, last)
+		if m := tabs[0].next(t, 5*time.Second); m["paused"] != paused || m["waiting"] != 2.0 {
+			t.Errorf("after pausing %v: got %v", paused, m)
+		}
 	}
 }
 
