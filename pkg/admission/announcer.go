@@ -287,16 +287,30 @@ var kinds = map[booking.OutboxKind]kindEffects{
 				Sequence: e.Sequence, SeatID: e.SeatID, Reason: messages.ReasonTimeout, Timestamp: now.Unix()}))
 		},
 	},
-	// a cancellation: booking_cancelled and, when the user left the room,
-	// a slot-released message
+	// a cancellation: booking_cancelled; the cancelled notification to the
+	// user (their other tabs leave the queue at once) unless the engine
+	// dropped an absent user (abandoned: nobody to tell); and, when the
+	// user left the room, a slot-released message
 	booking.KindCancelled: {
 		event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
 			return withRequest(events.BookingCancelled(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now)), e.RequestID)
 		},
 		rabbit: func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error) {
-			return one(slotReleasedMessage(eventID, messages.ReasonCancellation, e.UserID+"|"+strconv.FormatInt(e.Sequence, 10), now))
+			n, err := notificationMessage(messages.Notification{Type: messages.NotifyCancelled, EventID: eventID, UserID: e.UserID,
+				Sequence: e.Sequence, SeatID: e.SeatID, Reason: e.From, Timestamp: now.Unix()})
+			if err != nil {
+				return nil, err
+			}
+			if e.From != events.CancelledFromActive {
+				return []amqpx.Outgoing{n}, nil
+			}
+			released, err := slotReleasedMessage(eventID, messages.ReasonCancellation, e.UserID+"|"+strconv.FormatInt(e.Sequence, 10), now)
+			if err != nil {
+				return nil, err
+			}
+			return []amqpx.Outgoing{released, n}, nil
 		},
-		rabbitFor: func(e booking.OutboxEntry) bool { return e.From == events.CancelledFromActive },
+		rabbitFor: func(e booking.OutboxEntry) bool { return e.From != booking.FromAbandoned },
 	},
 }
 
@@ -313,7 +327,7 @@ func withRequest(ev events.Event, requestID string) events.Event {
 }
 
 // hasRabbitSide reports whether an entry publishes anything to RabbitMQ
-// (publishEntries): joins and cancellations outside the room are Kafka only.
+// (publishEntries): joins and abandonments are Kafka only.
 func hasRabbitSide(e booking.OutboxEntry) bool {
 	k := kinds[e.Kind]
 	return k.rabbit != nil && (k.rabbitFor == nil || k.rabbitFor(e))

@@ -1,11 +1,15 @@
 package admission
 
 import (
+	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/messages"
 )
 
 // TestEveryOutboxKindHasItsEffects: each kind the engine writes has its
@@ -24,7 +28,8 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 		{booking.KindPromoted, "", true, events.TopicUserPromoted, "r1"},
 		{booking.KindExpired, "", true, events.TopicBookingExpired, events.NoRequestID},
 		{booking.KindCancelled, events.CancelledFromActive, true, events.TopicBookingCancelled, "r1"},
-		{booking.KindCancelled, "queue", false, events.TopicBookingCancelled, "r1"},
+		{booking.KindCancelled, events.CancelledFromQueue, true, events.TopicBookingCancelled, "r1"},
+		{booking.KindCancelled, booking.FromAbandoned, false, events.TopicBookingCancelled, "r1"},
 	} {
 		k, ok := kinds[tc.kind]
 		if !ok || k.event == nil {
@@ -37,6 +42,44 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 		}
 		if hasRabbitSide(e) != tc.rabbit {
 			t.Errorf("%s from %q: RabbitMQ side %v, want %v", tc.kind, tc.from, !tc.rabbit, tc.rabbit)
+		}
+	}
+}
+
+// TestCancellationTellsTheUser: a cancellation the user made (in the
+// queue or in the room) sends them a cancelled notification, so that their
+// other tabs leave the queue at once; one from the room also releases its
+// slot. An abandonment (the user is gone) sends nothing to RabbitMQ.
+func TestCancellationTellsTheUser(t *testing.T) {
+	now := time.UnixMilli(1_900_000_000_000)
+	for _, tc := range []struct {
+		from      string
+		exchanges []string
+	}{
+		{events.CancelledFromQueue, []string{amqpx.NotificationsExchange}},
+		{events.CancelledFromActive, []string{amqpx.SlotReleasedExchange, amqpx.NotificationsExchange}},
+	} {
+		e := booking.OutboxEntry{Kind: booking.KindCancelled, UserID: "u7", Sequence: 42, SeatID: "A1", From: tc.from, At: now}
+		out, err := kinds[booking.KindCancelled].rabbit(nil, "evt", e, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range out {
+			got = append(got, o.Exchange)
+			if o.Exchange != amqpx.NotificationsExchange {
+				continue
+			}
+			var n messages.Notification
+			if err := json.Unmarshal(o.Msg.Body, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n.Type != messages.NotifyCancelled || n.UserID != "u7" || n.EventID != "evt" || n.Sequence != 42 || n.Reason != tc.from || o.Msg.ID == "" {
+				t.Errorf("from %s: notification %+v id %q", tc.from, n, o.Msg.ID)
+			}
+		}
+		if !slices.Equal(got, tc.exchanges) {
+			t.Errorf("from %s: published to %v, want %v", tc.from, got, tc.exchanges)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func (c *countingPub) total() (n int, repeats int) {
 
 // TestKafkaOutageDoesNotFloodRabbitMQ: while Kafka
 // fails, every safety-net sweep retries the Kafka side only; the RabbitMQ
-// side (timeout, your_turn, slot-released) of each entry is published
+// side (timeout, your_turn, slot-released, cancelled) of each entry is published
 // once. When Kafka is back each fact reaches it and the outbox empties. The
 // reverse (RabbitMQ down, Kafka up) publishes each Kafka fact once.
 func TestKafkaOutageDoesNotFloodRabbitMQ(t *testing.T) {
@@ -92,9 +92,10 @@ func TestKafkaOutageDoesNotFloodRabbitMQ(t *testing.T) {
 			t.Fatal("sweep with Kafka down succeeded")
 		}
 	}
-	// u1, u2: timeout + your_turn each; u1's cancel: slot-released
-	if n, repeats := pub.total(); n != 5 || repeats != 0 {
-		t.Fatalf("RabbitMQ publishes %d (repeats %d), want 5 once each: %v", n, repeats, pub.sent)
+	// u1, u2: timeout + your_turn each; u1's cancel: slot-released and
+	// the cancelled notification
+	if n, repeats := pub.total(); n != 6 || repeats != 0 {
+		t.Fatalf("RabbitMQ publishes %d (repeats %d), want 6 once each: %v", n, repeats, pub.sent)
 	}
 	rec.FailWith(nil)
 	if _, err := ann.SweepOutbox(e.ctx, "ko", 0); err != nil {
@@ -103,7 +104,7 @@ func TestKafkaOutageDoesNotFloodRabbitMQ(t *testing.T) {
 	if left, _ := e.store.Outbox(e.ctx, "ko", 0); len(left) != 0 {
 		t.Fatalf("outbox left %+v", left)
 	}
-	if n, _ := pub.total(); n != 5 {
+	if n, _ := pub.total(); n != 6 {
 		t.Fatalf("RabbitMQ publishes after Kafka came back: %d", n)
 	}
 	perType := map[string]int{}
@@ -132,7 +133,7 @@ func TestKafkaOutageDoesNotFloodRabbitMQ(t *testing.T) {
 	if n := len(rec.Events()); n != 2 {
 		t.Fatalf("kafka events %d, want booking_request and user_promoted once: %+v", n, rec.Events())
 	}
-	if n, repeats := pub.total(); n != 7 || repeats != 0 {
+	if n, repeats := pub.total(); n != 8 || repeats != 0 {
 		t.Fatalf("RabbitMQ publishes %d (repeats %d)", n, repeats)
 	}
 }

@@ -70,6 +70,9 @@ const (
 	NotifyBookingCompleted = "booking_completed"
 	NotifyPaymentFailed    = "payment_failed"
 	NotifySeatsChanged     = "seats_changed"
+	// NotifyCancelled: the user cancelled (another tab, the API); Reason
+	// says from where ("queue" or "active"), Sequence which join it ended.
+	NotifyCancelled = "cancelled"
 )
 
 // Notification is published to the notifications fanout exchange; every

@@ -677,6 +677,10 @@
       case "seats_changed":
         refreshSeatsSoon();
         break;
+      case "cancelled": // the fan cancelled elsewhere (another tab, the API)
+        if (m.sequence && S.seq && m.sequence !== S.seq) break; // an earlier join's
+        if (["waiting", "active", "seat_selected"].includes(S.state)) onMessage({ type: "state", state: "cancelled" });
+        break;
       case "state":
         if (S.state === m.state && !$("#panel-join").hidden) break;
         S.state = m.state;
