@@ -154,36 +154,41 @@ func TestSaleOnClusters(t *testing.T) {
 	t.Logf("total %v", time.Since(start).Round(100*time.Millisecond))
 }
 
-// onlineInWorkQueues reports whether node n is an online member of every
-// work queue (slot-released and timeout), by `rabbitmqctl list_queues name
-// online` asked of node ask.
-func onlineInWorkQueues(t *testing.T, ask, n *amqptest.Node) bool {
+// workQueues is `rabbitmqctl list_queues name <column>` asked of node ask,
+// for the work queues (slot-released and timeout): queue name → the
+// column's value.
+func workQueues(t *testing.T, ask *amqptest.Node, column string) map[string]string {
 	t.Helper()
-	out := ask.Ctl("list_queues", "--no-table-headers", "name", "online")
-	seen := 0
+	out := ask.Ctl("list_queues", "--no-table-headers", "name", column)
+	m := map[string]string{}
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		if len(f) >= 2 && (f[0] == amqpx.SlotReleasedQueue || f[0] == amqpx.TimeoutQueue) {
-			if !strings.Contains(l, n.Name) {
-				return false
-			}
-			seen++
+			m[f[0]] = strings.Join(f[1:], " ")
 		}
 	}
-	return seen == 2
+	return m
 }
 
-// leaderOfWorkQueues is the node that leads the most of the work queues
-// (slot-released and timeout), by `rabbitmqctl list_queues name leader`.
+// onlineInWorkQueues reports whether node n is an online member of every
+// work queue, as node ask sees it.
+func onlineInWorkQueues(t *testing.T, ask, n *amqptest.Node) bool {
+	t.Helper()
+	online := workQueues(t, ask, "online")
+	for _, members := range online {
+		if !strings.Contains(members, n.Name) {
+			return false
+		}
+	}
+	return len(online) == 2
+}
+
+// leaderOfWorkQueues is the node that leads the most of the work queues.
 func leaderOfWorkQueues(t *testing.T, c *amqptest.Cluster) *amqptest.Node {
 	t.Helper()
-	out := c.Nodes[0].Ctl("list_queues", "--no-table-headers", "name", "leader")
 	count := map[string]int{}
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) == 2 && (f[0] == amqpx.SlotReleasedQueue || f[0] == amqpx.TimeoutQueue) {
-			count[f[1]]++
-		}
+	for _, leader := range workQueues(t, c.Nodes[0], "leader") {
+		count[leader]++
 	}
 	best := c.Nodes[len(c.Nodes)-1]
 	for _, n := range c.Nodes {

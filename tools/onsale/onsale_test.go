@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,11 +16,9 @@ import (
 func TestMain(m *testing.M) { stacktest.Main(m) }
 
 // stack starts every service with a pass key (joins carry queue tickets).
-func stack(t testing.TB, logDir string, env ...string) *stacktest.Stack {
+func stack(t testing.TB, logDir string, env map[string]string) *stacktest.Stack {
 	e := map[string]string{"PASS_KEYS": "onsale:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo"}
-	for i := 0; i+1 < len(env); i += 2 {
-		e[env[i]] = env[i+1]
-	}
+	maps.Copy(e, env)
 	return stacktest.Start(t, stacktest.Options{LogDir: logDir, Env: e})
 }
 
@@ -36,7 +35,7 @@ func configFor(s *stacktest.Stack, users int) Config {
 // payment is a seat sold, the room is empty, nobody was sold a seat
 // twice, polls and the WebSocket sample ran, and nothing failed.
 func TestOnsaleSmoke(t *testing.T) {
-	s := stack(t, "")
+	s := stack(t, "", nil)
 	c := configFor(s, 300)
 	c.Rows, c.PerRow, c.Capacity = 5, 10, 20
 	c.Arrive, c.Duration, c.Think, c.PollEvery = 2*time.Second, 2*time.Minute, 100*time.Millisecond, 200*time.Millisecond
@@ -98,7 +97,7 @@ func BenchmarkOnsale(b *testing.B) {
 	// the services' profiles on their admin ports while it runs
 	// (/debug/pprof; the ports are in test-output/onsale/*.log), and the
 	// production default of RECONCILE_INTERVAL (the test stacks use 1s)
-	s := stack(b, logs, "ADMIN_PPROF", "true", "RECONCILE_INTERVAL", "30s")
+	s := stack(b, logs, map[string]string{"ADMIN_PPROF": "true", "RECONCILE_INTERVAL": "30s"})
 	c := configFor(s, users)
 	// More seats than the run can sell and a room served by as many
 	// buyers as it holds, who take up to 5 s each: the queue builds up

@@ -216,9 +216,15 @@ func (n *Node) portTaken() bool {
 // serverOutTail is the last lines of what rabbitmq-server wrote to its
 // standard output and error.
 func (n *Node) serverOutTail(lines int) string {
-	b, _ := os.ReadFile(filepath.Join(n.dir, "server.out"))
+	s, _ := lastLines(filepath.Join(n.dir, "server.out"), lines)
+	return s
+}
+
+// lastLines is the last n lines of the file at path.
+func lastLines(path string, n int) (string, error) {
+	b, err := os.ReadFile(path)
 	all := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
+	return strings.Join(all[max(0, len(all)-n):], "\n"), err
 }
 
 // Stop halts the node's Erlang VM (`rabbitmqctl stop`), as a crash or a
@@ -301,11 +307,10 @@ func must(t testing.TB, err error) {
 
 // logTail logs the last lines of the node's log, for a failed test.
 func (n *Node) logTail(lines int) {
-	b, err := os.ReadFile(filepath.Join(n.dir, "log", n.Name+".log"))
+	s, err := lastLines(filepath.Join(n.dir, "log", n.Name+".log"), lines)
 	if err != nil {
 		n.c.t.Logf("%s: no log: %v", n.Name, err)
 		return
 	}
-	all := strings.Split(strings.TrimSpace(string(b)), "\n")
-	n.c.t.Logf("%s: last %d log lines:\n%s", n.Name, lines, strings.Join(all[max(0, len(all)-lines):], "\n"))
+	n.c.t.Logf("%s: last %d log lines:\n%s", n.Name, lines, s)
 }
