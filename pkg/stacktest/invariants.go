@@ -257,6 +257,9 @@ type SaleCheck struct {
 // SaleReport is what [Stack.CheckSale] measured.
 type SaleReport struct {
 	Users, Admitted, Sold int
+	// TooLate: buyers whose join was refused sold_out (it reached Redis
+	// after the last seat sold).
+	TooLate int
 	// LastFinal is when the last buyer stopped.
 	LastFinal time.Time
 	// Completed maps each seat sold to its buyer.
@@ -359,6 +362,15 @@ func (s *Stack) CheckSale(t testing.TB, sl *Sale, c SaleCheck) SaleReport {
 	}
 	if sold != len(completed) || int64(sold) != e.Counts.Sold {
 		fail(t, "seats", "Redis: %d seats sold (counts %d), %d completed bookings", sold, e.Counts.Sold, len(completed))
+	}
+	for _, u := range us {
+		if u.Final.Status != "sold_out" || u.Sequence != 0 {
+			continue
+		}
+		r.TooLate++
+		if e.Counts.Sold != e.Counts.Total {
+			fail(t, "seats", "%s's join was refused sold_out, but only %d of %d seats are sold", u.ID, e.Counts.Sold, e.Counts.Total)
+		}
 	}
 
 	// Kafka: one booking_completed fact per sold seat, naming the buyer. A

@@ -111,9 +111,19 @@ func (u *Buyer) run(ctx context.Context) {
 	var join struct {
 		Status   string `json:"status"`
 		Sequence int64  `json:"sequence"`
+		Code     string `json:"code"` // of an error
+		Message  string `json:"message"`
 	}
-	if code, err := u.do(ctx, "POST", "/api/booking/request", map[string]string{"event_id": u.Event}, &join); err != nil || code != 200 {
-		u.Err = fmt.Errorf("join: %d %v", code, err)
+	code, err := u.do(ctx, "POST", "/api/booking/request", map[string]string{"event_id": u.Event}, &join)
+	if err == nil && code == 409 && join.Code == "sold_out" {
+		// the last seat sold before this join reached Redis (a join
+		// held up by a fault can arrive after the sale ended): a final
+		// answer, as the position's sold_out is
+		u.Final = Position{Status: "sold_out"}
+		return
+	}
+	if err != nil || code != 200 {
+		u.Err = fmt.Errorf("join: %d %s %q %v", code, join.Code, join.Message, err)
 		return
 	}
 	u.Sequence = join.Sequence

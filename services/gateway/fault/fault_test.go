@@ -309,8 +309,8 @@ func (su *suite) round(t *testing.T, i int, f fault) {
 			}
 		}
 	}
-	t.Logf("%s: %d users, %d admitted, %d sold; fault %v, all final %v after it; %d client retries; dups absorbed: booking_completed %d, your_turn %d, timeout %d; ledger %v, RabbitMQ %v",
-		f.name, r.users, r.admitted, r.sold, r.faultFor.Round(100*time.Millisecond), r.final.Round(100*time.Millisecond), r.retried,
+	t.Logf("%s: %d users (%d joined after the last seat sold), %d admitted, %d sold; fault %v, all final %v after it; %d client retries; dups absorbed: booking_completed %d, your_turn %d, timeout %d; ledger %v, RabbitMQ %v",
+		f.name, r.users, rep.TooLate, r.admitted, r.sold, r.faultFor.Round(100*time.Millisecond), r.final.Round(100*time.Millisecond), r.retried,
 		r.dupCompleted, r.dupTurns, r.dupTimeouts, r.ledgerLag.Round(100*time.Millisecond), r.rabbitDrain.Round(100*time.Millisecond))
 }
 
