@@ -27,6 +27,8 @@
 --                    'x:<seq>:<user>' -> 'seq||seat|at_ms'         expired
 --                    'c:<seq>:<user>' -> 'seq|from|seat|at_ms'     cancelled
 --                    'j:<seq>'        -> 'seq|user||at_ms'         joined (booking_request)
+--                    'r:<seq_base>'   -> 'seq_base|reason||at_ms'  restored (event_restored;
+--                                        reason 'seats=<n> sold=<n> completed_users=<n>')
 --                    A value may carry a fifth part, 'r' or 'k': its RabbitMQ
 --                    (r) or Kafka (k) side was announced already (ack_outbox.lua).
 --   9 rate     hash  10-second bucket -> users admitted in it, and

@@ -20,8 +20,13 @@
 --       then 4 per sold seat: user_id, seat_id, payment_id, join sequence
 --       (an order of several seats: one entry per seat, same payment id;
 --       the user's useat lists them all)
--- Replies: {'ok', total_seats, sold, seq_base, skipped}
+-- The event_restored fact is written to the outbox in the same step,
+-- 'r:<seq_base>' -> '<seq_base>|<reason>||<now_ms>' (lib.lua), so a Kafka
+-- outage at the rebuild cannot lose it: the restorer publishes and
+-- acknowledges it, the safety net's sweep publishes what it could not.
+-- Replies: {'ok', total_seats, sold, seq_base, skipped, reason}
 --   skipped: sold seats not in the seat map, or a seat given twice
+--   reason: 'seats=<n> sold=<n> completed_users=<n>' (the fact's reason)
 --   | {'event_exists'}  the event's configuration is present: nothing changed
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
@@ -34,14 +39,18 @@ redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTB
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX)
 local FIRST = 19
 write_seatmap(FIRST, FIRST - 1 + n)
-local sold, skipped = 0, 0
+local sold, skipped, users = 0, 0, 0
 for i = FIRST + n, #ARGV - 3, 4 do
   local user, seat, pid, seq = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('HGET', K_SEATS, seat) == '' then
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
     redis.call('HSET', K_STATE, user, 'completed')
     local prev = redis.call('HGET', K_USEAT, user)
-    if prev and redis.call('HGET', K_UPAY, user) == pid then seat = prev .. ',' .. seat end
+    if prev and redis.call('HGET', K_UPAY, user) == pid then
+      seat = prev .. ',' .. seat
+    else
+      users = users + 1
+    end
     redis.call('HSET', K_USEAT, user, seat)
     redis.call('HSET', K_UPAY, user, pid)
     redis.call('HSET', K_USEQ, user, seq)
@@ -57,4 +66,7 @@ redis.call('HSET', K_CONFIG,
   'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[12],
   'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', base,
   'currency', ARGV[15], 'max_seats', ARGV[16], 'prices', ARGV[17], 'sections', ARGV[18])
-return {'ok', n, sold, base, skipped}
+local reason = 'seats=' .. n .. ' sold=' .. sold .. ' completed_users=' .. users
+local b = string.format('%.0f', base) -- (.. would print 1.7e+15)
+redis.call('HSET', K_OUTBOX, 'r:' .. b, b .. '|' .. reason .. '||' .. ARGV[12])
+return {'ok', n, sold, base, skipped, reason}

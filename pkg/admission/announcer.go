@@ -312,6 +312,11 @@ var kinds = map[booking.OutboxKind]kindEffects{
 		},
 		rabbitFor: func(e booking.OutboxEntry) bool { return e.From != booking.FromAbandoned },
 	},
+	// a rebuild from the ledger (pkg/ledger's Restorer publishes it at
+	// once; this is the sweep's way when Kafka was down): event_restored
+	booking.KindRestored: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+		return withRequest(events.EventRestored(eventID, e.Sequence, e.Reason, orNow(e.At, now)), events.NoRequestID)
+	}},
 }
 
 func one(o amqpx.Outgoing, err error) ([]amqpx.Outgoing, error) {

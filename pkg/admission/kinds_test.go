@@ -30,6 +30,7 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 		{booking.KindCancelled, events.CancelledFromActive, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindCancelled, events.CancelledFromQueue, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindCancelled, booking.FromAbandoned, false, events.TopicBookingCancelled, "r1"},
+		{booking.KindRestored, "", false, events.TopicEventRestored, events.NoRequestID},
 	} {
 		k, ok := kinds[tc.kind]
 		if !ok || k.event == nil {

@@ -25,6 +25,9 @@ const (
 	// KindCancelled: a cancellation by the user, or by the system for
 	// absence (From FromAbandoned).
 	KindCancelled OutboxKind = "cancelled"
+	// KindRestored: the event was rebuilt from the ledger (RestoreEvent;
+	// Sequence is the sequence base, Reason what was rebuilt, no user).
+	KindRestored OutboxKind = "restored"
 )
 
 // OutboxReadMax bounds the entries one Outbox call returns, so that a
@@ -97,8 +100,9 @@ func kindOrder(kind OutboxKind) int {
 }
 
 // parseOutbox decodes "p:<seq>:<user>" / "x:<seq>:<user>" →
-// "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms" and
-// "j:<seq>" → "seq|user||at_ms", each value with an optional fifth part
+// "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms",
+// "j:<seq>" → "seq|user||at_ms" and "r:<seq_base>" →
+// "seq_base|reason||at_ms", each value with an optional fifth part
 // "r" or "k" (the side announced already; lua/lib.lua has the table).
 // Fields written before they carried the sequence ("p:<user>") still parse
 // (LegacyKey).
@@ -120,7 +124,11 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		}
 	}
 	user := parts[1]
-	if kind != "j" {
+	switch kind {
+	case "j":
+	case "r":
+		user, e.Reason = "", parts[1]
+	default:
 		// "<seq>:<user>": the sequence never holds ':', a user id may
 		if seq, u, ok := strings.Cut(rest, ":"); ok && seq == parts[0] {
 			user = u
@@ -142,6 +150,8 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		e.Kind, e.From = KindCancelled, parts[1]
 	case "j":
 		e.Kind = KindJoined
+	case "r":
+		e.Kind = KindRestored
 	default:
 		return OutboxEntry{}, false
 	}
@@ -158,6 +168,8 @@ func (e OutboxEntry) field() string {
 	switch e.Kind {
 	case KindJoined:
 		return "j:" + strconv.FormatInt(e.Sequence, 10)
+	case KindRestored:
+		return "r:" + strconv.FormatInt(e.Sequence, 10)
 	case KindExpired:
 		k = 'x'
 	case KindCancelled:
@@ -184,6 +196,8 @@ func (e OutboxEntry) value() string {
 		dl = e.From
 	case KindJoined:
 		dl = e.UserID
+	case KindRestored:
+		dl = e.Reason
 	}
 	v := strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
 	switch {

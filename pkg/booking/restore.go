@@ -61,6 +61,10 @@ type RestoreResult struct {
 	SeqBase int64 // where the join sequence continues
 	// Skipped counts sold seats that were not in the seat map or given twice.
 	Skipped int64
+	// Restored is the rebuild's outbox entry (KindRestored), written in the
+	// same step: the event_restored fact, to publish and acknowledge
+	// (AckOutbox); the safety net's sweep publishes it otherwise.
+	Restored OutboxEntry
 }
 
 // RestoreEvent rebuilds an event whose configuration is gone from Redis
@@ -83,10 +87,11 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if in.Paused {
 		paused = 1
 	}
+	now := s.nowMS()
 	args := make([]any, 0, 14+len(c.Seats)+4*len(in.Sold))
 	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
-		c.Rows, c.SeatsPerRow, paused, s.nowMS(), in.SeqBase, len(c.Seats))
+		c.Rows, c.SeatsPerRow, paused, now, in.SeqBase, len(c.Seats))
 	more, err := orderArgs(c, len(c.Seats))
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
@@ -112,7 +117,8 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 		return RestoreResult{}, fmt.Errorf("index event: %w", err)
 	}
 	var res RestoreResult
-	r.scan(&res.Total, &res.Sold, &res.SeqBase, &res.Skipped)
+	r.scan(&res.Total, &res.Sold, &res.SeqBase, &res.Skipped, &res.Restored.Reason)
+	res.Restored.Kind, res.Restored.Sequence, res.Restored.At = KindRestored, res.SeqBase, ms(now)
 	return res, nil
 }
 

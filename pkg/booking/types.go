@@ -377,7 +377,10 @@ type OutboxEntry struct {
 	ExpireAt time.Time // promoted: the hold's deadline; expired: the deadline that passed (zero in older entries)
 	SeatID   string    // expired and cancelled
 	From     string    // cancelled only: "queue", "active" or FromAbandoned
-	At       time.Time // when the entry was written
+	// Reason: restored only, what was rebuilt ("seats=<n> sold=<n>
+	// completed_users=<n>"); Sequence is then the rebuild's sequence base.
+	Reason string
+	At     time.Time // when the entry was written
 	// RequestID is the id of the HTTP request that wrote the entry, when the
 	// writer passes it on (it is not stored in Redis): the Kafka event then
 	// carries it in its request_id header.

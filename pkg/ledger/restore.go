@@ -25,8 +25,12 @@ type publisher interface {
 type Restorer struct {
 	Ledger *Ledger
 	Store  *booking.Store
-	Kafka  publisher // event_restored; optional
-	Log    *zap.Logger
+	// Kafka publishes the rebuild's event_restored fact at once and the
+	// fact's outbox entry is acknowledged; optional. The entry is written
+	// by the rebuild itself, so when Kafka is down (or nil) the safety
+	// net's outbox sweep (pkg/admission) publishes it later.
+	Kafka publisher
+	Log   *zap.Logger
 	// Metrics counts restores and reconciliation differences; optional.
 	Metrics *Metrics
 	// Now is the clock of the sequence base (default time.Now).
@@ -109,10 +113,15 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 		r.log().Warn("count restore failed", zap.String("event_id", eventID), zap.Error(err))
 	}
 	if r.Kafka != nil {
-		reason := fmt.Sprintf("seats=%d sold=%d completed_users=%d", res.Total, res.Sold, res.Sold)
-		if err := r.Kafka.Publish(ctx, events.EventRestored(eventID, res.SeqBase, reason, r.now())); err != nil {
-			// the rebuild stands; the fact is lost (logged and counted)
-			r.log().Error("publish event_restored failed", zap.String("event_id", eventID), zap.Error(err))
+		fact := res.Restored
+		err := r.Kafka.Publish(ctx, events.EventRestored(eventID, fact.Sequence, fact.Reason, fact.At))
+		if err == nil {
+			err = r.Store.AckOutbox(ctx, eventID, fact)
+		}
+		if err != nil {
+			// the rebuild stands, and so does its outbox entry: the
+			// safety net's sweep publishes the fact (same id) later
+			r.log().Warn("event_restored left to the outbox sweep", zap.String("event_id", eventID), zap.Error(err))
 			if r.Metrics != nil {
 				r.Metrics.errors.WithLabelValues("publish").Inc()
 			}

@@ -355,3 +355,48 @@ func TestReconcileRepairsSeatsTheLedgerSoldAndReportsTheRest(t *testing.T) {
 		t.Fatalf("second pass %+v %v", rc2, err)
 	}
 }
+
+// TestRestoredFactOutlivesAKafkaOutage: the event_restored fact is written
+// to the event's outbox by the same script that rebuilds the event, so a
+// Kafka outage during the rebuild leaves it there for the safety net's
+// sweep (pkg/admission's kinds table publishes it) instead of losing it;
+// a published one is acknowledged.
+func TestRestoredFactOutlivesAKafkaOutage(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "gig", Name: "Gig", Rows: 2, SeatsPerRow: 5, Capacity: 5})
+	ctx := context.Background()
+	g.join("u1")
+	g.flush()
+
+	g.rec.FailWith(errors.New("kafka down"))
+	res, err := g.r.Restore(ctx, g.event)
+	if err != nil {
+		t.Fatalf("restore while Kafka is down: %v", err)
+	}
+	if n := len(g.rec.Topic(events.TopicEventRestored)); n != 0 {
+		t.Fatalf("%d event_restored published while Kafka was down", n)
+	}
+	out, err := g.store.Outbox(ctx, g.event, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := booking.OutboxEntry{Kind: booking.KindRestored, Sequence: res.SeqBase, Reason: "seats=10 sold=0 completed_users=0"}
+	if len(out) != 1 || out[0].Kind != want.Kind || out[0].Sequence != want.Sequence || out[0].Reason != want.Reason || out[0].At.IsZero() {
+		t.Fatalf("outbox after the failed publish: %+v, want one %+v", out, want)
+	}
+
+	// the next rebuild, with Kafka up, publishes its fact and acknowledges it
+	g.rec.FailWith(nil)
+	g.flush()
+	res2, err := g.r.Restore(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := g.rec.Topic(events.TopicEventRestored)
+	if len(restored) != 1 || restored[0].Sequence != res2.SeqBase || restored[0].Reason != want.Reason {
+		t.Fatalf("event_restored %+v", restored)
+	}
+	if out, err := g.store.Outbox(ctx, g.event, 0); err != nil || len(out) != 0 {
+		t.Fatalf("outbox after the published rebuild: %+v %v", out, err)
+	}
+}
