@@ -378,9 +378,16 @@ end
 -- sustained rate: period / rate) and the burst (requests that may arrive at
 -- once, the rate). A request is allowed when every limit allows it; then
 -- each key moves one interval ahead and expires when its bucket would be
--- full again. Returns 0 when allowed, else the ms until the most limiting
--- key would allow it (no key changed). No limits (17 keys): 0, nothing read.
-local function limited(first, now)
+-- full again.
+-- limits_check reads the keys and returns the ms until the most limiting
+-- one would allow the request (0: allowed; no limits, 17 keys: 0, nothing
+-- read), and the keys' values as read and their new times;
+-- limits_count then writes the new times (the request is counted), except
+-- for limit number spare when its key did not exist (0: none; enqueue's
+-- placing join, which does not count against the user's own limit). The
+-- times are passed to SET as numbers (Redis writes them with 17
+-- significant digits): no string.format, no rounding.
+local function limits_check(first, now)
   local n = #KEYS - 17
   if n <= 0 then return 0 end
   local cur, tats, wait = redis.call('MGET', unpack(KEYS, 18, 17 + n)), {}, 0
@@ -391,9 +398,24 @@ local function limited(first, now)
     if now < allow_at then wait = math.max(wait, allow_at - now) end
     tats[i] = tat
   end
-  if wait > 0 then return math.ceil(wait) end
-  for i = 1, n do
-    redis.call('SET', KEYS[17 + i], string.format('%.3f', tats[i]), 'PX', math.max(1, math.ceil(tats[i] - now)))
+  return math.ceil(wait), cur, tats
+end
+
+local function limits_count(cur, tats, now, spare)
+  if not tats then return end
+  for i = 1, #tats do
+    if i ~= spare or cur[i] then
+      redis.call('SET', KEYS[17 + i], tats[i], 'PX', math.max(1, math.ceil(tats[i] - now)))
+    end
   end
+end
+
+-- limited checks the limits and, when they allow, counts the request:
+-- returns 0 when allowed, else the ms until the most limiting key would
+-- allow it (no key changed).
+local function limited(first, now)
+  local wait, cur, tats = limits_check(first, now)
+  if wait > 0 then return wait end
+  limits_count(cur, tats, now, 0)
   return 0
 end

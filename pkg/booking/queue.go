@@ -20,8 +20,18 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 	if err != nil {
 		return JoinResult{}, err
 	}
+	// the user's own limit (if on): not counted by the join that places them
+	own, n := 0, 0
+	for _, l := range limits {
+		if l.on() {
+			n++
+			if l.Subject == UserSubject(userID) {
+				own = n
+			}
+		}
+	}
 	now := s.nowMS()
-	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append([]any{userID, now}, largs...)...)
+	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append([]any{userID, now, own}, largs...)...)
 	if err != nil {
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}

@@ -36,6 +36,12 @@ type Limit struct {
 	Period time.Duration
 }
 
+// UserSubject is the Subject of user's own limit ("u:<user>"). Enqueue
+// does not count the join that places a user in the queue against the
+// limit of this subject (it would cost every arriving user a new key);
+// every other request of the user counts.
+func UserSubject(user string) string { return "u:" + user }
+
 // on reports whether the limit limits anything.
 func (l Limit) on() bool { return l.Rate > 0 && l.Period > 0 }
 

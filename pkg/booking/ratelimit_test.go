@@ -159,3 +159,66 @@ func TestLimitsSustainedRate(t *testing.T) {
 		t.Fatalf("%d requests allowed in 20 s of a 10/s limit with a burst of 10, want about %d", ok, want)
 	}
 }
+
+// TestTheJoinThatPlacesTheUserIsNotCounted: the join that creates a
+// user's place in the queue is not counted against the user's own limit
+// (it would cost every arriving user a new key; docs/booking-engine.md,
+// "Abuse limits inside the scripts"), so no key is written for it. Every
+// other request of theirs is: a repeated join, a read, and a join that
+// placed nobody (refused, or of a user with a key already).
+func TestTheJoinThatPlacesTheUserIsNotCounted(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "a", Capacity: 1})
+	own := func(u string) Limit { return Limit{Subject: UserSubject(u), Rate: 2, Period: time.Second} }
+	key := func(u string) string { return f.s.Prefix() + ":{a}:rl:" + UserSubject(u) }
+
+	// a new user's join: placed (admitted at once here), no key
+	if res, err := f.s.Enqueue(f.ctx, "a", "u1", own("u1")); err != nil || !res.Created {
+		t.Fatalf("join: %+v %v", res, err)
+	}
+	if n := f.rdb.Exists(f.ctx, key("u1")).Val(); n != 0 {
+		t.Fatal("the join that placed the user wrote its limit key")
+	}
+	// and the waiting one's too; its next two requests are its burst
+	if res, err := f.s.Enqueue(f.ctx, "a", "u2", own("u2")); err != nil || !res.Created || res.State != StateWaiting {
+		t.Fatalf("join: %+v %v", res, err)
+	}
+	if _, err := f.s.Enqueue(f.ctx, "a", "u2", own("u2")); err != nil { // a repeated join counts
+		t.Fatal(err)
+	}
+	if _, err := f.s.Position(f.ctx, "a", "u2", own("u2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Position(f.ctx, "a", "u2", own("u2")); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("third counted request of 2/s: %v", err)
+	}
+	// another user's limit is not the joining user's own: counted
+	other := Limit{Subject: UserSubject("someone-else"), Rate: 2, Period: time.Second}
+	if _, err := f.s.Enqueue(f.ctx, "a", "u3", other); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.rdb.Exists(f.ctx, key("someone-else")).Val(); n != 1 {
+		t.Fatal("a limit that is not the joining user's own was not counted")
+	}
+	// a user who read before joining has a key: the join counts
+	if _, err := f.s.Position(f.ctx, "a", "u4", own("u4")); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Enqueue(f.ctx, "a", "u4", own("u4")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Position(f.ctx, "a", "u4", own("u4")); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("read, join, read at 2/s: %v", err)
+	}
+	// a join that placed nobody counts: a new user refused before the sale
+	f.event(EventConfig{ID: "later", SalesStart: f.clock.Now().Add(time.Hour)})
+	for i := range 2 {
+		if _, err := f.s.Enqueue(f.ctx, "later", "u5", own("u5")); !errors.Is(err, ErrSalesNotStarted) {
+			t.Fatalf("join %d before the sale: %v", i, err)
+		}
+	}
+	if _, err := f.s.Enqueue(f.ctx, "later", "u5", own("u5")); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("third refused join of 2/s: %v", err)
+	}
+	f.checkInvariants("a")
+}

@@ -36,7 +36,7 @@ func (c Config) User(user string) booking.Limit {
 	if c.RequestsPerSecondPerUser <= 0 {
 		return booking.Limit{}
 	}
-	return booking.Limit{Subject: "u:" + user, Rate: c.RequestsPerSecondPerUser, Period: time.Second}
+	return booking.Limit{Subject: booking.UserSubject(user), Rate: c.RequestsPerSecondPerUser, Period: time.Second}
 }
 
 // clientNet is the limit's subject for ip: the IPv4 address, or the IPv6 /64.
