@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
@@ -82,5 +83,53 @@ func TestFreePort(t *testing.T) {
 			t.Fatalf("FreePort %s: %v", addr, err)
 		}
 		ln.Close()
+	}
+}
+
+// TestHalfOpenStallsTheGateway: the fault suite's half-open Redis (no
+// byte passes either way, connections stay open) stalls a join until it
+// is removed, and the join then completes: the fault bites, and the
+// gateway recovers from it without the client's help (the suite's round
+// lasts 5 s; this one 4 s, past go-redis's read timeout, so the client's
+// retry on a new connection is stalled as well).
+func TestHalfOpenStallsTheGateway(t *testing.T) {
+	s := stacktest.Start(t, stacktest.Options{Services: []string{stacktest.Gateway}, Faults: true})
+	s.CreateEvent(t, stacktest.Event{ID: "ho", Name: "Half-open", Rows: 1, SeatsPerRow: 4, Capacity: 1, HoldSeconds: 60})
+	join := func(user string) (int, error) {
+		return s.Client(t, user, "").Do("POST", "/api/booking/request", map[string]string{"event_id": "ho"}, nil)
+	}
+	if code, err := join("before"); err != nil || code != http.StatusOK {
+		t.Fatalf("join before the fault: %d %v", code, err)
+	}
+	remove := s.Faults().HalfOpen(t, stacktest.TargetRedis)
+	type answer struct {
+		code int
+		err  error
+		at   time.Time
+	}
+	done := make(chan answer, 1)
+	go func() {
+		code, err := join("during")
+		done <- answer{code, err, time.Now()}
+	}()
+	select {
+	case a := <-done:
+		remove()
+		t.Fatalf("a join answered %d %v while Redis was half-open", a.code, a.err)
+	case <-time.After(4 * time.Second): // past go-redis's 3 s read timeout: its retry is stalled too
+	}
+	removed := time.Now()
+	remove()
+	select {
+	case a := <-done:
+		if a.err != nil || (a.code != http.StatusOK && a.code != http.StatusServiceUnavailable) {
+			t.Fatalf("join after the fault: %d %v", a.code, a.err)
+		}
+		t.Logf("the stalled join answered %d %v after the fault ended", a.code, a.at.Sub(removed).Round(10*time.Millisecond))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stalled join did not answer within 30 s of the fault's end")
+	}
+	if code, err := join("after"); err != nil || code != http.StatusOK {
+		t.Fatalf("join after the fault: %d %v", code, err)
 	}
 }
