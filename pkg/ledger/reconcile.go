@@ -102,16 +102,21 @@ func (r *Restorer) ReconcileAll(ctx context.Context) ([]Reconciliation, error) {
 	}
 	var out []Reconciliation
 	var errs []error
+	seen := map[string]bool{} // reconciled, or kept from the last pass after an error
 	for _, id := range ids {
 		rec, err := r.Reconcile(ctx, id)
 		if errors.Is(err, booking.ErrEventNotFound) {
 			continue
 		}
+		seen[id] = true
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reconcile %s: %w", id, err))
 			continue
 		}
 		out = append(out, rec)
+	}
+	if r.Metrics != nil {
+		r.Metrics.keepOnly(seen)
 	}
 	return out, errors.Join(errs...)
 }

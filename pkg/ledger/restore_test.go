@@ -354,6 +354,19 @@ func TestReconcileRepairsSeatsTheLedgerSoldAndReportsTheRest(t *testing.T) {
 	if err != nil || len(rc2.MissingInRedis) != 0 || rc2.Repaired != 0 || len(rc2.MissingInLedger) != 1 {
 		t.Fatalf("second pass %+v %v", rc2, err)
 	}
+	// an event no pass reconciles any more (gone from Redis here) loses its
+	// series: its missing_in_ledger alert does not fire forever
+	const gauge = "boxoffice_ledger_reconcile_difference"
+	if n, err := testutil.GatherAndCount(g.reg, gauge); err != nil || n != 3 {
+		t.Fatalf("%d series of %s before, want 3 (%v)", n, gauge, err)
+	}
+	g.flush()
+	if _, err := g.r.ReconcileAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.GatherAndCount(g.reg, gauge); err != nil || n != 0 {
+		t.Fatalf("%d series of %s after the event left Redis, want 0 (%v)", n, gauge, err)
+	}
 }
 
 // TestRestoredFactOutlivesAKafkaOutage: the event_restored fact is written
