@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Enqueue joins a user to an event's queue, or admits them at once when the
@@ -20,16 +21,9 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 	if err != nil {
 		return JoinResult{}, err
 	}
-	// the user's own limit (if on): not counted by the join that places them
-	own, n := 0, 0
-	for _, l := range limits {
-		if l.on() {
-			n++
-			if l.Subject == UserSubject(userID) {
-				own = n
-			}
-		}
-	}
+	// the number of the user's own limit among those on (0: none), which
+	// the join that places them does not count
+	own := slices.Index(lkeys, s.limitKey(eventID, UserSubject(userID))) + 1
 	now := s.nowMS()
 	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append([]any{userID, now, own}, largs...)...)
 	if err != nil {

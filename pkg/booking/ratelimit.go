@@ -69,11 +69,16 @@ func (s *Store) limitKeys(eventID string, limits []Limit) (keys []string, args [
 		if l.Subject == "" || strings.ContainsAny(l.Subject, "{}") {
 			return nil, nil, &IDError{ID: l.Subject}
 		}
-		keys = append(keys, s.prefix+":{"+eventID+"}:rl:"+l.Subject)
+		keys = append(keys, s.limitKey(eventID, l.Subject))
 		step := float64(l.Period) / float64(time.Millisecond) / float64(l.Rate)
 		args = append(args, strconv.FormatFloat(step, 'f', -1, 64), l.Rate)
 	}
 	return keys, args, nil
+}
+
+// limitKey is the key of subject's limit on eventID.
+func (s *Store) limitKey(eventID, subject string) string {
+	return s.prefix + ":{" + eventID + "}:rl:" + subject
 }
 
 // rateLimited turns a script's {'rate_limited', retry_after_ms} reply into
