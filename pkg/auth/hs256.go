@@ -107,8 +107,17 @@ type wireClaims struct {
 }
 
 // decodeClaims decodes a payload into claims; an error where golang-jwt's
-// decoding of claims fails.
+// decoding of claims fails. The compact form every common issuer writes
+// is read by compactClaims; anything else by encoding/json.
 func decodeClaims(raw []byte) (claims, error) {
+	if c, ok := compactClaims(raw); ok {
+		return c, nil
+	}
+	return jsonClaims(raw)
+}
+
+// jsonClaims decodes any payload with encoding/json, as golang-jwt does.
+func jsonClaims(raw []byte) (claims, error) {
 	var w wireClaims
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return claims{}, err
@@ -130,4 +139,118 @@ func decodeClaims(raw []byte) (claims, error) {
 		*t.dst = jwt.NewNumericDate(time.Unix(int64(round), int64(frac*1e9)))
 	}
 	return c, nil
+}
+
+// compactClaims reads a payload written the way Issue and most issuers
+// write one, and reports false for anything else, which decodeClaims then
+// gives to encoding/json: no whitespace; each key at most once and spelled
+// exactly as a claim this package reads (role, iss, sub, jti, exp, nbf,
+// iat; not aud); strings of printable ASCII with no escapes; times as
+// integers of at most 15 digits. On that subset encoding/json would
+// decode the same claims (FuzzCompactClaimsAgree). Why: encoding/json was
+// more than half of verifying a new token, which every join does
+// (BenchmarkVerifyNew: 1.8 against 0.7 µs with compactClaims).
+func compactClaims(raw []byte) (claims, bool) {
+	var c claims
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return c, false
+	}
+	var seen uint8
+	i := 1
+	for i < len(raw)-1 {
+		if i > 1 {
+			if raw[i] != ',' {
+				return c, false
+			}
+			i++
+		}
+		key, n := compactString(raw[i:])
+		if n == 0 || i+n >= len(raw) || raw[i+n] != ':' {
+			return c, false
+		}
+		i += n + 1
+		var bit uint8
+		var str *string
+		var date **jwt.NumericDate
+		switch key {
+		case "role":
+			bit, str = 1, &c.Role
+		case "iss":
+			bit, str = 2, &c.Issuer
+		case "sub":
+			bit, str = 4, &c.Subject
+		case "jti":
+			bit, str = 8, &c.ID
+		case "exp":
+			bit, date = 16, &c.ExpiresAt
+		case "nbf":
+			bit, date = 32, &c.NotBefore
+		case "iat":
+			bit, date = 64, &c.IssuedAt
+		default:
+			return c, false
+		}
+		if seen&bit != 0 {
+			return c, false
+		}
+		seen |= bit
+		if str != nil {
+			if *str, n = compactString(raw[i:]); n == 0 {
+				return c, false
+			}
+		} else {
+			var secs int64
+			if secs, n = compactInt(raw[i:]); n == 0 {
+				return c, false
+			}
+			*date = jwt.NewNumericDate(time.Unix(secs, 0))
+		}
+		i += n
+	}
+	return c, i == len(raw)-1
+}
+
+// compactString reads a JSON string of printable ASCII without escapes at
+// the start of b: its text and its length with the quotes (0: not one).
+func compactString(b []byte) (string, int) {
+	if len(b) < 2 || b[0] != '"' {
+		return "", 0
+	}
+	for j := 1; j < len(b); j++ {
+		switch ch := b[j]; {
+		case ch == '"':
+			return string(b[1:j]), j + 1
+		case ch < 0x20 || ch > 0x7e || ch == '\\':
+			return "", 0
+		}
+	}
+	return "", 0
+}
+
+// compactInt reads a JSON integer of at most 15 digits (exact as a
+// float64, as encoding/json and NumericDate go through one) at the start
+// of b: its value and its length (0: not one, or followed by a fraction or
+// exponent).
+func compactInt(b []byte) (int64, int) {
+	j, neg := 0, false
+	if j < len(b) && b[j] == '-' {
+		j, neg = 1, true
+	}
+	start := j
+	var v int64
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		v = v*10 + int64(b[j]-'0')
+		j++
+	}
+	digits := j - start
+	if digits == 0 || digits > 15 || (digits > 1 && b[start] == '0') {
+		return 0, 0
+	}
+	if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return 0, 0
+	}
+	if neg {
+		v = -v
+	}
+	return v, j
 }

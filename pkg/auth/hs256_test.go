@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -132,4 +134,58 @@ func BenchmarkVerifyNew(b *testing.B) {
 			}
 		}
 	})
+}
+
+// FuzzCompactClaimsAgree: whatever payload compactClaims reads,
+// encoding/json reads too, into the same claims.
+func FuzzCompactClaimsAgree(f *testing.F) {
+	for _, p := range []string{
+		`{"sub":"alice","exp":1800000100}`,
+		`{"role":"admin","sub":"user-42","iat":1800000000,"exp":1800003600}`,
+		`{"iss":"x","jti":"j","nbf":-15,"exp":0,"sub":"a/b"}`,
+		`{"sub":"a","exp":-0}`, `{}`, `{"sub":"a",}`, `{"sub":"a""exp":1}`,
+		`{"sub":"a","exp":01}`, `{"sub":"a","exp":1.5}`, `{"sub":"a","exp":1e3}`,
+		`{"sub":"a","sub":"b"}`, `{"Sub":"a"}`, `{"sub":"a\u0062"}`, `{"sub":"é"}`,
+		`{"sub":"a","exp":999999999999999}`, `{"sub":"a","exp":9999999999999999}`,
+		`{"sub":"a","aud":"x"}`, `{"sub":null}`, `{"sub":"a"} `, ` {"sub":"a"}`,
+	} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		fast, ok := compactClaims([]byte(in))
+		if !ok {
+			return
+		}
+		slow, err := jsonClaims([]byte(in))
+		if err != nil {
+			t.Fatalf("compactClaims read what encoding/json rejects (%v): %q", err, in)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("claims differ for %q:\ncompact %+v\njson    %+v", in, fast, slow)
+		}
+	})
+}
+
+// TestCompactClaimsReadsIssuedTokens: the payloads Issue writes take the
+// compact reader (so a join's verification does not fall back to
+// encoding/json), and a payload outside its subset is left to it.
+func TestCompactClaimsReadsIssuedTokens(t *testing.T) {
+	a, _ := New(secret)
+	for _, role := range []string{"", RoleAdmin} {
+		tok, _ := a.Issue("user-7", role, time.Hour)
+		payload := strings.Split(tok, ".")[1]
+		raw, err := base64.RawURLEncoding.DecodeString(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := compactClaims(raw)
+		if !ok || c.Subject != "user-7" || c.Role != role || c.ExpiresAt == nil || c.IssuedAt == nil {
+			t.Fatalf("compactClaims(%s) = %+v, %v", raw, c, ok)
+		}
+	}
+	for _, p := range []string{`{"sub":"a","exp":1.5}`, `{"sub":"a", "exp":1}`, `{"sub":"a","aud":["x"]}`, `{"sub":"a","sub":"b"}`} {
+		if _, ok := compactClaims([]byte(p)); ok {
+			t.Errorf("compactClaims read %s", p)
+		}
+	}
 }

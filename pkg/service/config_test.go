@@ -44,7 +44,7 @@ func defaults() testConfig {
 			RedisPrefix:   "bo",
 			AMQPURL:       "amqp://guest:guest@127.0.0.1:5672/",
 			AMQPQueueType: "quorum", AMQPDeliveryLimit: 20,
-			KafkaSASLMechanism: "none", KafkaCompression: "zstd",
+			KafkaSASLMechanism: "none", KafkaCompression: "lz4",
 			KafkaBrokers:    []string{"127.0.0.1:9092"},
 			AdminAddr:       ":9999",
 			LogLevel:        "info",
