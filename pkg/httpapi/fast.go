@@ -259,7 +259,13 @@ func fastError(rc *fasthttp.RequestCtx, err error) {
 			status, msg = http.StatusRequestTimeout, "request not received in time"
 		}
 	}
-	writeJSON(rc, status, errorBody(status, CodeInvalidBody, msg, string(rc.Path())))
+	// a request whose headers fasthttp could not read has no path (rc.Path
+	// would say "/")
+	path := ""
+	if len(rc.Request.Header.RawHeaders()) > 0 {
+		path = string(rc.Path())
+	}
+	writeJSON(rc, status, errorBody(status, CodeInvalidBody, msg, path))
 }
 
 // ServeFast serves srv on addr until ctx is done, then shuts it down

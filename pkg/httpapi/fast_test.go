@@ -139,14 +139,17 @@ func TestFastMetrics(t *testing.T) {
 // answered in the JSON error format too, over a real connection.
 func TestFastServerErrors(t *testing.T) {
 	addr := startFast(t, FastServer(fastFixture(NewMetrics(nil)), 1<<20))
+	// path: the request's path when fasthttp read its request line, else
+	// empty (not "/", a path the client never asked for)
 	for _, tc := range []struct {
 		name, raw string
 		code      int
+		path      string
 	}{
-		{"garbage", "NOT HTTP AT ALL\r\n\r\n", 400},
-		{"huge header", "GET /b HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431},
-		{"huge body", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n" + strings.Repeat("a", 10), 413},
-		{"fine", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"name\":\"x\"}", 200},
+		{"garbage", "NOT HTTP AT ALL\r\n\r\n", 400, ""},
+		{"huge header", "GET /b HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431, ""},
+		{"huge body", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n" + strings.Repeat("a", 10), 413, "/b"},
+		{"fine", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"name\":\"x\"}", 200, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", addr)
@@ -174,6 +177,9 @@ func TestFastServerErrors(t *testing.T) {
 				var e Error
 				if err := json.Unmarshal(b, &e); err != nil || e.StatusCode != tc.code || e.Code != CodeInvalidBody || e.Message == "" {
 					t.Errorf("not the JSON error format: %s", b)
+				}
+				if e.Path != tc.path {
+					t.Errorf("path %q, want %q: %s", e.Path, tc.path, b)
 				}
 			}
 		})
