@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,8 +58,9 @@ func TestNewRejectsShortSecret(t *testing.T) {
 	}
 }
 
-// TestCacheHonoursExpiry: a cached token stops working when it expires.
-func TestCacheHonoursExpiry(t *testing.T) {
+// TestVerifyHonoursExpiry: a token that worked stops working when it
+// expires (no verification is remembered).
+func TestVerifyHonoursExpiry(t *testing.T) {
 	now := time.Now()
 	a, _ := New(secret)
 	a = a.WithClock(func() time.Time { return now })
@@ -67,10 +69,41 @@ func TestCacheHonoursExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := a.Verify(tok); err != nil {
-		t.Fatalf("cached verify: %v", err)
+		t.Fatalf("second verify: %v", err)
 	}
 	now = now.Add(2 * time.Minute)
 	if _, err := a.Verify(tok); err == nil {
-		t.Fatal("expired token accepted from the cache")
+		t.Fatal("expired token accepted")
+	}
+}
+
+// BenchmarkVerify: Verify as a join calls it (a token it has not seen) and
+// as a poll does (a token it verified before), among 150,000 users'
+// tokens. Run with -benchtime 150000x, so that every join's token is new:
+//
+//	go test -run '^$' -bench 'Verify$' -benchtime 150000x ./pkg/auth/
+func BenchmarkVerify(b *testing.B) {
+	const n = 150_000
+	a, _ := New(secret)
+	toks := make([]string, 2*n)
+	for i := range toks {
+		toks[i], _ = a.Issue(fmt.Sprintf("user-%d", i), "", time.Hour)
+	}
+	for _, tok := range toks[:n] {
+		if _, err := a.Verify(tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		toks []string
+	}{{"poll", toks[:n]}, {"join", toks[n:]}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := a.Verify(bc.toks[(i*7919)%n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
