@@ -23,7 +23,10 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 	}
 	// the number of the user's own limit among those on (0: none), which
 	// the join that places them does not count
-	own := slices.Index(lkeys, s.limitKey(eventID, UserSubject(userID))) + 1
+	own := 0
+	if len(lkeys) > 0 {
+		own = slices.Index(lkeys, s.limitKey(eventID, UserSubject(userID))) + 1
+	}
 	now := s.nowMS()
 	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append([]any{userID, now, own}, largs...)...)
 	if err != nil {
