@@ -43,9 +43,9 @@ type Common struct {
 	KafkaBrokers      []string `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
 	// Kafka beyond the broker list (see events.ClientConfig): TLS with an
 	// optional CA and client certificate (PEM file paths), SASL, the
-	// producer's compression (lz4: a third to a fifth of zstd's CPU per
-	// batch in the gateway's relay, for half zstd's ratio; BenchmarkCompression
-	// in pkg/events), and a prefix for every topic name.
+	// producer's compression (lz4: a half to a quarter of zstd's CPU per
+	// batch, for half its ratio; BenchmarkCompression in pkg/events), and
+	// a prefix for every topic name.
 	KafkaTLS           bool          `env:"KAFKA_TLS" default:"false"`
 	KafkaTLSCA         string        `env:"KAFKA_TLS_CA"`
 	KafkaTLSCert       string        `env:"KAFKA_TLS_CERT"`
