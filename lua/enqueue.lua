@@ -3,7 +3,7 @@
 --   reads:  active, config, rate, state, ugrace, useq, waiting
 --   writes: active, config, outbox, rate, seen, seq, state, ugrace, upay, useat, useq, waiting
 --   and the abuse-limit keys KEYS[18..], one per limit (lib.lua limits_check)
--- ARGV: 1 user_id, 2 now_ms, 3 own (the number, from 1, of the limit that
+-- ARGV: 1 user_id, 2 now_ms (an integer, written as given), 3 own (the number, from 1, of the limit that
 --   is the joining user's own, booking.UserSubject; 0 or absent: none),
 --   then from ARGV[4] per limit its interval_ms and burst
 -- Replies:
@@ -60,7 +60,7 @@ local function join()
     -- (a state field 'waiting': an entry written before waiting users lost it)
     local seq = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
     if seq < 1 then seq = num(redis.call('HGET', K_USEQ, user)) end
-    if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+    if abandon_ms > 0 then redis.call('ZADD', K_SEEN, ARGV[2], user) end
     if now < start_ms then return {'ok', state, seq, 0, 0, 0, start_ms} end
     return {'ok', state, seq, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
   end
@@ -80,7 +80,8 @@ local function join()
   if sold >= total then return {'sold_out'} end
 
   local seq = redis.call('INCR', K_SEQ)
-  redis.call('HSET', K_OUTBOX, 'j:' .. seq, seq .. '|' .. user .. '||' .. now)
+  local s = int(seq)
+  redis.call('HSET', K_OUTBOX, 'j:' .. s, s .. '|' .. user .. '||' .. ARGV[2])
   if state then
     -- joining again after a finished hold: forget the old hold's details
     -- (a waiting user has no state or useq field)
@@ -95,9 +96,9 @@ local function join()
     local h = tonumber(string.sub(redis.sha1hex(c[11] .. ':' .. user), 1, 13), 16)
     redis.call('ZADD', K_WAITING, string.format('%.0f', h - 9007199254740992), user)
     -- the score is the draw key, so the sequence is kept beside it
-    redis.call('HSET', K_USEQ, user, seq)
+    redis.call('HSET', K_USEQ, user, s)
     redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
-    if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+    if abandon_ms > 0 then redis.call('ZADD', K_SEEN, ARGV[2], user) end
     return {'ok', 'waiting', seq, 0, 0, 1, start_ms}
   end
 
@@ -124,8 +125,8 @@ local function join()
     end
   end
 
-  redis.call('ZADD', K_WAITING, seq, user)
-  if abandon_ms > 0 then redis.call('ZADD', K_SEEN, now, user) end
+  redis.call('ZADD', K_WAITING, s, user)
+  if abandon_ms > 0 then redis.call('ZADD', K_SEEN, ARGV[2], user) end
   -- the new sequence is the largest, so the user is last in line
   return {'ok', 'waiting', seq, queued + 1, 0, 1}
 end

@@ -39,7 +39,7 @@ if not state or state == 'waiting' then
   if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
   local position = 0
   if now >= num(c[6]) then position = redis.call('ZRANK', K_WAITING, user) + 1 end
-  if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, now, user) end
+  if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, ARGV[2], user) end
   return {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, num(c[5]), num(c[6])}
 end
 return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
