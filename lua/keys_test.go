@@ -31,7 +31,8 @@ var writeCommands = map[string]bool{
 }
 
 var (
-	keyDecl   = regexp.MustCompile(`(?s)local ((?:K_[A-Z]+,\s*)*K_[A-Z]+)\s*=\s*((?:KEYS\[\d+\],\s*)*KEYS\[\d+\])`)
+	keyDecl   = regexp.MustCompile(`(?s)((?:K_[A-Z]+,\s*)*K_[A-Z]+)\s*=\s*((?:KEYS\[\d+\],\s*)*KEYS\[\d+\])`)
+	keyLocal  = regexp.MustCompile(`(?m)^local K_[A-Z]+(?:,\s*K_[A-Z]+)*\s*$`)
 	keyIndex  = regexp.MustCompile(`KEYS\[(\d+)\]`)
 	keyName   = regexp.MustCompile(`(?m)^--\s+(\d+) (\w+)\s`)
 	funcDecl  = regexp.MustCompile(`(?ms)^local function (\w+)\(.*?^end$`)
@@ -111,6 +112,7 @@ func TestScriptHeadersListTheirKeys(t *testing.T) {
 	names := keyNames(t, lib)
 	libCode := comment.ReplaceAllString(lib, "")
 	libCode = keyDecl.ReplaceAllString(libCode, "")
+	libCode = keyLocal.ReplaceAllString(libCode, "")
 	funcs := map[string]string{}
 	for _, m := range funcDecl.FindAllStringSubmatch(libCode, -1) {
 		funcs[m[1]] = m[0]

@@ -1,4 +1,4 @@
--- lib.lua — shared by every booking script; lua.Script(name) prepends it.
+-- lib.lua — shared by every booking script: the head of the library lua.Library() builds.
 --
 -- KEYS (the same 17 keys for every booking script, all under one hash tag
 -- {<event_id>} so a script touches one Redis Cluster slot; built by
@@ -60,11 +60,24 @@
 -- (derived from the code by lua/keys_test.go, which fails when they differ).
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
-local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
+--
+-- Redis runs these scripts as the functions of one library (lua/lua.go,
+-- FUNCTION LOAD): this file once, then each script's file as the body of
+-- a function. KEYS, ARGV and the K_* names below are the library's, set by
+-- bind at the start of every call (a call runs alone, so they are the
+-- call's own until it returns).
+local KEYS, ARGV
+local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX
+local K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS, K_STATUS, K_SEATIDX
+
+local function bind(keys, argv)
+  KEYS, ARGV = keys, argv
+  K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
   KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-local K_STATUS, K_SEATIDX = KEYS[16], KEYS[17]
+  K_STATUS, K_SEATIDX = KEYS[16], KEYS[17]
+end
 
 local RATE_BUCKET_MS = 10000
 

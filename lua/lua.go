@@ -1,14 +1,24 @@
 // Package lua embeds the Redis Lua scripts of the booking engine, one file
 // per operation. Each file starts with a comment giving its KEYS, ARGV and
 // replies; pkg/booking wraps each one in a typed Go function. lib.lua holds
-// the helpers that several scripts share and is prepended to those scripts
-// when they are loaded, so a rule (how a hold expires, say) is written once.
+// the helpers that several scripts share, so a rule (how a hold expires,
+// say) is written once.
+//
+// Redis runs the booking scripts as one function library (Redis 7
+// FUNCTION LOAD, called with FCALL): lib.lua once, then each operation's
+// file as the body of a function registered as Function(name). The
+// library's code runs once when it is loaded, so a call pays neither for
+// its text nor for creating lib.lua's functions, which as an EVAL script
+// it did on every call (docs/benchmarks.md "Redis Functions").
 package lua
 
 import (
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"fmt"
-	"regexp"
+	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -25,97 +35,69 @@ func Source(name string) string {
 	return string(b)
 }
 
-// Script returns the script that Redis runs for an operation: the shared
-// library followed by the operation's own file. The result is what EVALSHA
-// hashes, so every client (Go, redis-cli, redis-benchmark) must load this
-// text, not the bare file.
-//
-// Of the library only what the operation uses is included: its opening
-// part (the KEYS locals and constants) and each `local function` that the
-// operation's text names, directly or through another included function.
-// Redis runs the whole script text on every call, and creating the
-// closures of the library's two dozen functions cost about 3 µs per call
-// (a third of a join), whether the operation used them or not.
-func Script(name string) string {
-	body := Source(name)
-	return libFor(body) + "\n" + body
-}
+// standalone are the scripts with keys of their own that are not booking
+// operations (pkg/popularity, pkg/report run them with EVALSHA).
+var standalone = map[string]bool{"lib": true, "popularity_count": true, "report_count": true}
 
 var (
-	libOnce   sync.Once
-	libHead   string
-	libChunks []libChunk
-	identRe   = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-	funcRe    = regexp.MustCompile(`^local function ([A-Za-z_][A-Za-z0-9_]*)\(`)
+	libOnce    sync.Once
+	library    string
+	libName    string
+	operations []string
 )
 
-// libChunk is one function of lib.lua with the comment above it.
-type libChunk struct {
-	name, text string
-	uses       []string // identifiers in text
-}
-
-// splitLib cuts lib.lua into its opening part and one chunk per top-level
-// `local function` (a chunk runs from the comment lines above its
-// function to the next chunk).
-func splitLib() {
-	lines := strings.SplitAfter(Source("lib"), "\n")
-	var starts []int
-	for i, l := range lines {
-		if funcRe.MatchString(l) {
-			s := i
-			for s > 0 && strings.HasPrefix(lines[s-1], "--") {
-				s--
-			}
-			starts = append(starts, s)
+func build() {
+	all, _ := fs.Glob(files, "*.lua")
+	for _, f := range all {
+		if name := strings.TrimSuffix(f, ".lua"); !standalone[name] {
+			operations = append(operations, name)
 		}
 	}
-	if len(starts) == 0 {
-		libHead = strings.Join(lines, "")
-		return
+	slices.Sort(operations)
+	h := sha1.New()
+	h.Write([]byte(Source("lib")))
+	for _, op := range operations {
+		fmt.Fprintf(h, "\x00%s\x00%s", op, Source(op))
 	}
-	libHead = strings.Join(lines[:starts[0]], "")
-	for k, s := range starts {
-		end := len(lines)
-		if k+1 < len(starts) {
-			end = starts[k+1]
-		}
-		text := strings.Join(lines[s:end], "")
-		var name string
-		for _, l := range lines[s:end] {
-			if m := funcRe.FindStringSubmatch(l); m != nil {
-				name = m[1]
-				break
-			}
-		}
-		libChunks = append(libChunks, libChunk{name: name, text: text, uses: identRe.FindAllString(text, -1)})
-	}
-}
-
-// libFor returns the part of lib.lua that body needs. A function can only
-// call functions defined above it, so one pass from the last chunk to the
-// first collects every dependency.
-func libFor(body string) string {
-	libOnce.Do(splitLib)
-	need := map[string]bool{}
-	for _, id := range identRe.FindAllString(body, -1) {
-		need[id] = true
-	}
-	keep := make([]bool, len(libChunks))
-	for i := len(libChunks) - 1; i >= 0; i-- {
-		if need[libChunks[i].name] {
-			keep[i] = true
-			for _, id := range libChunks[i].uses {
-				need[id] = true
-			}
-		}
-	}
+	version := hex.EncodeToString(h.Sum(nil))[:12]
+	libName = "boxoffice_" + version
 	var b strings.Builder
-	b.WriteString(libHead)
-	for i, c := range libChunks {
-		if keep[i] {
-			b.WriteString(c.text)
-		}
+	fmt.Fprintf(&b, "#!lua name=%s\n%s\n", libName, Source("lib"))
+	for _, op := range operations {
+		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, Source(op))
+		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv) bind(keys, argv) return op_%s() end)\n",
+			op, version, op)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	library = b.String()
+}
+
+// Library returns the text of the function library (FUNCTION LOAD).
+func Library() string {
+	libOnce.Do(build)
+	return library
+}
+
+// LibraryName is the library's name, "boxoffice_<version>": the version is
+// a hash of the scripts, so processes built from different scripts (a
+// rolling deploy) each call their own functions.
+func LibraryName() string {
+	libOnce.Do(build)
+	return libName
+}
+
+// Function returns the name FCALL calls for an operation (its file's
+// name, e.g. "enqueue"), "<operation>_<version>". It panics for a name
+// that is not an operation.
+func Function(op string) string {
+	libOnce.Do(build)
+	if !slices.Contains(operations, op) {
+		panic(fmt.Sprintf("lua: no operation %q", op))
+	}
+	return op + "_" + strings.TrimPrefix(libName, "boxoffice_")
+}
+
+// Operations returns the names of the operations in the library, sorted.
+func Operations() []string {
+	libOnce.Do(build)
+	return slices.Clone(operations)
 }

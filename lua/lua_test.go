@@ -1,43 +1,52 @@
 package lua
 
 import (
-	"io/fs"
-	"regexp"
+	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-// TestScriptIncludesWhatItCalls: each script carries the lib.lua functions
-// it calls, directly or through another lib function, and no other (Redis
-// runs the whole text per call, so an unused function costs a closure per
-// call).
-func TestScriptIncludesWhatItCalls(t *testing.T) {
-	has := func(script, fn string) bool { return strings.Contains(script, "\nlocal function "+fn+"(") }
-	enqueue := Script("enqueue")
-	for _, fn := range []string{"num", "room_capacity", "holds_counted", "grace_deadline", "admit_all", "bulk", "cap_left"} {
-		if !has(enqueue, fn) {
-			t.Errorf("enqueue lacks %s", fn)
+// TestLibraryLoads: Redis accepts the library and it registers one
+// function per operation, under the names Function gives, and none for
+// lib.lua or the standalone scripts.
+func TestLibraryLoads(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	if err := rdb.FunctionLoadReplace(ctx, Library()).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v", err)
+	}
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: LibraryName()}).Result()
+	if err != nil || len(libs) != 1 {
+		t.Fatalf("FUNCTION LIST %s: %v %v", LibraryName(), libs, err)
+	}
+	var got, want []string
+	for _, f := range libs[0].Functions {
+		got = append(got, f.Name)
+	}
+	for _, op := range Operations() {
+		want = append(want, Function(op))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(want) < 18 {
+		t.Errorf("functions %v, want %v", got, want)
+	}
+	for _, op := range []string{"enqueue", "get_position", "promote", "restore_event", "seat_status"} {
+		if !slices.Contains(Operations(), op) {
+			t.Errorf("operation %s missing", op)
 		}
 	}
-	for _, fn := range []string{"seat_price", "release_hold", "payment_record", "user_state"} {
-		if has(enqueue, fn) {
-			t.Errorf("enqueue carries %s, which it never calls", fn)
+	for _, op := range []string{"lib", "popularity_count", "report_count"} {
+		if slices.Contains(Operations(), op) {
+			t.Errorf("%s is not an operation", op)
 		}
 	}
-	// every function a script's text calls is defined above the call
-	call := regexp.MustCompile(`\b([a-z_]+)\(`)
-	files, _ := fs.Glob(files, "*.lua")
-	for _, f := range files {
-		name := strings.TrimSuffix(f, ".lua")
-		if name == "lib" {
-			continue
-		}
-		s := Script(name)
-		for _, m := range call.FindAllStringSubmatch(Source("lib"), -1) {
-			fn := m[1]
-			if has(Source("lib"), fn) && regexp.MustCompile(`\b`+fn+`\(`).MatchString(Source(name)) && !has(s, fn) {
-				t.Errorf("%s calls %s but does not carry it", name, fn)
-			}
-		}
+	if !strings.HasPrefix(Function("enqueue"), "enqueue_") || !strings.HasSuffix(LibraryName(), strings.TrimPrefix(Function("enqueue"), "enqueue_")) {
+		t.Errorf("function %s and library %s do not share a version", Function("enqueue"), LibraryName())
 	}
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench-http.sh — the gateway's join and position throughput over HTTP (wrk,
 # a distinct user per request, JWTs made beforehand) at 50 and 500
-# connections, beside redis-benchmark EVALSHA of the very same Lua scripts
-# (enqueue, get_position: lib.lua + "\n" + <name>.lua, loaded with
-# SCRIPT LOAD) with the same client counts, in one sitting. Prints a
+# connections, beside redis-benchmark FCALL of the very same Lua functions
+# (enqueue, get_position of the library the gateway loads, tools/luascript)
+# with the same client counts, in one sitting. Prints a
 # markdown table for docs/benchmarks.md "## HTTP".
 #
 # Starts its own kafka-dev (embedded Kafka) and gateway on spare ports, a
@@ -140,15 +140,16 @@ setrps() {
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
 errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
 
-declare -A SHA
+# the gateway loaded the function library; FN[s] is what FCALL calls
+declare -A FN
 for s in enqueue get_position; do
-	SHA[$s]=$( (cd tools && go run ./luascript "$s") | $RC -x SCRIPT LOAD)
+	FN[$s]=$( (cd tools && go run ./luascript "$s"))
 done
 NOW=$(date +%s%3N)
-# rb C SCRIPT EVENT USERRANGE N: redis-benchmark EVALSHA, prints req/s.
+# rb C SCRIPT EVENT USERRANGE N: redis-benchmark FCALL, prints req/s.
 rb() {
 	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$5" -r "$4" -q \
-		EVALSHA "${SHA[$2]}" 17 $( (cd tools && go run ./luascript -keys "$PREFIX" "$3")) "rb:__rand_int__" "$NOW" 2>/dev/null |
+		FCALL "${FN[$2]}" 17 $( (cd tools && go run ./luascript -keys "$PREFIX" "$3")) "rb:__rand_int__" "$NOW" 2>/dev/null |
 		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
 }
 
@@ -184,7 +185,7 @@ rows = {}
 for line in open(sys.argv[1]):
     c, op, rep, g, p50, p99, non2xx, gw_us, redis_us, setr, raw = line.split()
     rows.setdefault((int(c), op), []).append((float(g), p50, p99, int(non2xx or 0), float(raw), int(gw_us), int(redis_us), float(setr)))
-print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | gateway / Redis CPU µs per request | redis-benchmark EVALSHA req/s | ratio to EVALSHA (median) | per run | SET req/s | **ratio to SET** (median) | per run |")
+print("| connections | operation | gateway req/s | p50 | p99 | non-2xx | gateway / Redis CPU µs per request | redis-benchmark FCALL req/s | ratio to FCALL (median) | per run | SET req/s | **ratio to SET** (median) | per run |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 name = {"join": "join (POST /api/booking/request)", "position": "position (GET /api/booking/position)"}
 for (c, op), runs in sorted(rows.items()):

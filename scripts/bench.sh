@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Booking-engine throughput: the Go package (go test -bench) beside
-# redis-benchmark running EVALSHA of the very same scripts with the same
+# redis-benchmark running FCALL of the very same scripts with the same
 # client count, in one sitting, so the ratio means something on a shared
 # machine. Prints a markdown table for docs/benchmarks.md.
 #
@@ -17,8 +17,8 @@ PROMOTE_USERS=${PROMOTE_USERS:-20000}
 mkevent() { # id capacity paused [seats]
   local seats
   seats=$(for i in $(seq 1 "${4:-100}"); do printf 'S%d ' "$i"; done)
-  $RC EVALSHA "${SHA[create_event]}" 17 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "" "[]" $seats >/dev/null
-  [ "$3" = 1 ] && $RC EVALSHA "${SHA[update_event]}" 17 $(keys "$1") paused 1 >/dev/null
+  $RC FCALL "${FN[create_event]}" 17 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "" "[]" $seats >/dev/null
+  [ "$3" = 1 ] && $RC FCALL "${FN[update_event]}" 17 $(keys "$1") paused 1 >/dev/null
   true
 }
 rb() { # prints requests per second of one redis-benchmark run
@@ -26,24 +26,24 @@ rb() { # prints requests per second of one redis-benchmark run
     grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
 }
 
-echo "== redis-benchmark EVALSHA ($CLIENTS clients, $REQUESTS requests)" >&2
+echo "== redis-benchmark FCALL ($CLIENTS clients, $REQUESTS requests)" >&2
 mkevent rq 1 0
-RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 EVALSHA "${SHA[enqueue]}" 17 $(keys rq) "u__rand_int__" "$NOW")
+RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 FCALL "${FN[enqueue]}" 17 $(keys rq) "u__rand_int__" "$NOW")
 mkevent rp 1 0
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 300000 -r 100000 -q \
-  EVALSHA "${SHA[enqueue]}" 17 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
-RB_POS=$(rb -n "$REQUESTS" -r 100000 EVALSHA "${SHA[get_position]}" 17 $(keys rp) "u__rand_int__" "$NOW")
+  FCALL "${FN[enqueue]}" 17 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
+RB_POS=$(rb -n "$REQUESTS" -r 100000 FCALL "${FN[get_position]}" 17 $(keys rp) "u__rand_int__" "$NOW")
 # promotion: a paused event with as many seats as users (the room is never
 # larger than the unsold seats), PROMOTE_USERS queued, then drained in
 # batches of 500 by one client
 mkevent rm 1000000 1 "$((PROMOTE_USERS * 2))"
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n "$PROMOTE_USERS" -r 100000000 -q \
-  EVALSHA "${SHA[enqueue]}" 17 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
+  FCALL "${FN[enqueue]}" 17 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
 queued=$($RC ZCARD "$PREFIX:{rm}:waiting")
-$RC EVALSHA "${SHA[update_event]}" 17 $(keys rm) paused 0 >/dev/null
+$RC FCALL "${FN[update_event]}" 17 $(keys rm) paused 0 >/dev/null
 calls=$(( queued / 500 ))
 RB_PROM_CALLS=$(redis-benchmark -h "$HOST" -p "$PORT" -c 1 -n "$calls" -q \
-  EVALSHA "${SHA[promote]}" 17 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
+  FCALL "${FN[promote]}" 17 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
   grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
 RB_PROM=$(awk -v c="$RB_PROM_CALLS" 'BEGIN{printf "%.0f", c*500}')
 # reference: plain SET, under this run's prefix so the trap removes it
@@ -62,7 +62,7 @@ cat <<TABLE
 Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), Redis $($RC INFO server | sed -n 's/^redis_version://p' | tr -d '\r'), $(date -u +%Y-%m-%d)
 Command: CLIENTS=$CLIENTS REQUESTS=$REQUESTS PROMOTE_USERS=$PROMOTE_USERS scripts/bench.sh (promotion: $queued users queued for redis-benchmark)
 
-| operation | Go package (ops/s) | redis-benchmark EVALSHA (ops/s) | Go / raw |
+| operation | Go package (ops/s) | redis-benchmark FCALL (ops/s) | Go / raw |
 |---|---|---|---|
 | Enqueue (new user, full room) | ${GO_ENQ%.*} | ${RB_ENQ%.*} | $(ratio "$GO_ENQ" "$RB_ENQ") |
 | GetPosition (queue of 100k) | ${GO_POS%.*} | ${RB_POS%.*} | $(ratio "$GO_POS" "$RB_POS") |

@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +29,7 @@ type pipeliner struct {
 
 type pcall struct {
 	ctx   context.Context
-	sc    *redis.Script
+	sc    *script
 	keys  *keySet
 	extra []string // keys after the event's (abuse limits)
 	args  []any
@@ -39,11 +38,11 @@ type pcall struct {
 	err   error
 }
 
-// argv is the call's EVALSHA command line: the keys are boxed once per
+// argv is the call's FCALL command line: the keys are boxed once per
 // event (keySet.args), only the script's own arguments per call.
 func (c *pcall) argv() []any {
 	a := make([]any, 0, 3+len(c.keys.args)+len(c.extra)+len(c.args))
-	a = append(a, "evalsha", c.sc.Hash(), len(c.keys.args)+len(c.extra))
+	a = append(a, "fcall", c.sc.fn, len(c.keys.args)+len(c.extra))
 	a = append(a, c.keys.args...)
 	for _, k := range c.extra {
 		a = append(a, k)
@@ -51,10 +50,10 @@ func (c *pcall) argv() []any {
 	return append(a, c.args...)
 }
 
-// run sends the call on its own (a lone call, or a retry after NOSCRIPT,
-// which loads the script the slow way: EVALSHA, then EVAL).
+// run sends the call on its own (after close, or a retry when the server
+// did not have the function: callScript loads the library first).
 func (c *pcall) run(rdb redis.UniversalClient) {
-	c.res, c.err = c.sc.Run(c.ctx, rdb, c.keys.with(c.extra), c.args...).Result()
+	c.res, c.err = callScript(c.ctx, rdb, c.sc, c.keys.with(c.extra), c.args...)
 	c.done <- struct{}{}
 }
 
@@ -78,14 +77,14 @@ func newPipeliner(rdb redis.UniversalClient, flushers int) *pipeliner {
 var pcallPool = sync.Pool{New: func() any { return &pcall{done: make(chan struct{}, 1)} }}
 
 // do runs one script through the next pipeline and waits for its reply.
-func (p *pipeliner) do(ctx context.Context, sc *redis.Script, keys *keySet, extra []string, args []any) (any, error) {
+func (p *pipeliner) do(ctx context.Context, sc *script, keys *keySet, extra []string, args []any) (any, error) {
 	c := pcallPool.Get().(*pcall)
 	c.ctx, c.sc, c.keys, c.extra, c.args = ctx, sc, keys, extra, args
 	p.mu.RLock()
 	if p.closed {
 		p.mu.RUnlock()
 		pcallPool.Put(c)
-		return sc.Run(ctx, p.rdb, keys.with(extra), args...).Result()
+		return callScript(ctx, p.rdb, sc, keys.with(extra), args...)
 	}
 	select {
 	case p.calls <- c:
@@ -137,7 +136,7 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 	if len(batch) == 1 { // no pipeline overhead for a lone call
 		c := batch[0]
 		c.res, c.err = p.rdb.Do(c.ctx, c.argv()...).Result()
-		if isNoScript(c.err) {
+		if isNoFunction(c.err) {
 			c.run(p.rdb)
 			return
 		}
@@ -151,9 +150,9 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 	_, _ = pipe.Exec(ctx) // errors are per command
 	for i, c := range batch {
 		c.res, c.err = cmds[i].Result()
-		if isNoScript(c.err) {
-			// the server lost its script cache (restart, new node): load
-			// it again the slow way; later batches find it
+		if isNoFunction(c.err) {
+			// the server lost its functions (restart, new node): load
+			// the library again; later batches find it
 			c.run(p.rdb)
 			continue
 		}
@@ -178,8 +177,4 @@ func (p *pipeliner) close() {
 			return
 		}
 	}
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

@@ -2,48 +2,65 @@ package booking
 
 import (
 	"context"
-	"crypto/rand"
-	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/boxoffice/boxoffice/lua"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-// TestPipelineNoScript: calls of a script Redis has never seen (a restart
-// or a new node lost the script cache) fail with NOSCRIPT inside a pipeline
-// and alone, and the pipeliner loads the script and answers every caller
-// with its own reply. The script text is new to this run, so nothing
-// flushes the shared server's cache.
-func TestPipelineNoScript(t *testing.T) {
+// TestPipelineLoadsMissingLibrary: calls of a function Redis does not
+// have (a restart or a new node lost the functions, or a process of
+// another version deleted this version's library) fail with "Function not
+// found" inside a pipeline and alone, and the pipeliner loads the library
+// and answers every caller with its own reply. The library is deleted
+// before each phase (other tests' calls meanwhile load it again the same
+// way).
+func TestPipelineLoadsMissingLibrary(t *testing.T) {
 	rdb := redistest.Client(t)
-	ks := &keySet{keys: []string{redistest.Prefix(t) + ":k"}}
-	ks.args = []any{ks.keys[0]}
-	nonce := rand.Text()
+	ctx := context.Background()
+	ks := &keySet{keys: keysFor(redistest.Prefix(t), "nolib")}
+	for _, k := range ks.keys {
+		ks.args = append(ks.args, k)
+	}
+	drop := func() {
+		t.Helper()
+		if err := rdb.FunctionDelete(ctx, lua.LibraryName()).Err(); err != nil && !isNoLibrary(err) {
+			t.Fatalf("FUNCTION DELETE: %v", err)
+		}
+	}
 	for _, flushers := range []int{1, 4} {
 		p := newPipeliner(rdb, flushers)
-		sc := redis.NewScript(fmt.Sprintf("return ARGV[1] .. KEYS[1] .. '%s-%d'", nonce, flushers))
 		// a lone call first, then concurrent ones that batch
-		if v, err := p.do(context.Background(), sc, ks, nil, []any{"lone"}); err != nil || v != "lone"+ks.keys[0]+fmt.Sprintf("%s-%d", nonce, flushers) {
+		drop()
+		if v, err := p.do(ctx, scriptCounts, ks, nil, []any{"1"}); err != nil || !isEventNotFound(v) {
 			t.Fatalf("lone call: %v %v", v, err)
 		}
-		sc2 := redis.NewScript(fmt.Sprintf("return ARGV[1] .. '%s-%d-batch'", nonce, flushers))
+		drop()
 		var wg sync.WaitGroup
 		for i := range 200 {
 			wg.Go(func() {
-				want := fmt.Sprintf("%d%s-%d-batch", i, nonce, flushers)
-				if v, err := p.do(context.Background(), sc2, ks, nil, []any{i}); err != nil || v != want {
-					t.Errorf("call %d: %v %v, want %s", i, v, err, want)
+				if v, err := p.do(ctx, scriptCounts, ks, nil, []any{"1"}); err != nil || !isEventNotFound(v) {
+					t.Errorf("call %d: %v %v", i, v, err)
 				}
 			})
 		}
 		wg.Wait()
 		p.close()
 		// after close, calls still work, one round trip each
-		if v, err := p.do(context.Background(), sc2, ks, nil, []any{"after"}); err != nil || v != fmt.Sprintf("after%s-%d-batch", nonce, flushers) {
+		drop()
+		if v, err := p.do(ctx, scriptCounts, ks, nil, []any{"1"}); err != nil || !isEventNotFound(v) {
 			t.Fatalf("after close: %v %v", v, err)
 		}
 	}
+	if n, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lua.LibraryName()}).Result(); err != nil || len(n) != 1 {
+		t.Fatalf("library %s after the calls: %v %v", lua.LibraryName(), n, err)
+	}
+}
+
+func isEventNotFound(v any) bool {
+	a, ok := v.([]any)
+	return ok && len(a) == 1 && a[0] == "event_not_found"
 }

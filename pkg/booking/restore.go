@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/boxoffice/boxoffice/lua"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
@@ -15,8 +12,8 @@ import (
 // and functions the ledger's Restorer and reconciliation use. Kept in this
 // file of its own, so the rest of the engine does not change.
 var (
-	scriptRestoreEvent = redis.NewScript(lua.Script("restore_event"))
-	scriptRepairSold   = redis.NewScript(lua.Script("repair_sold"))
+	scriptRestoreEvent = newScript("restore_event")
+	scriptRepairSold   = newScript("repair_sold")
 )
 
 // NormalizeEvent applies CreateEvent's defaults and checks to c and returns

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/boxoffice/boxoffice/lua"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,7 +26,7 @@ const (
 	SeatCodeSold      byte = 's'
 )
 
-var scriptSeatStatus = redis.NewScript(lua.Script("seat_status"))
+var scriptSeatStatus = newScript("seat_status")
 
 func init() { allScripts = append(allScripts, scriptSeatStatus) }
 

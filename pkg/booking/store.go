@@ -19,31 +19,30 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/boxoffice/boxoffice/lua"
 	"github.com/redis/go-redis/v9"
 )
 
-// Scripts, loaded once per process: Run uses EVALSHA and falls back to EVAL
-// when the server does not know the script yet (after a restart or on a new
-// cluster node).
+// The operations, functions of one library (lua.Library), loaded once per
+// process (Load) and called with FCALL; a call that finds its function
+// missing (a restart, a new cluster node) loads the library again.
 var (
-	scriptCreateEvent     = redis.NewScript(lua.Script("create_event"))
-	scriptUpdateEvent     = redis.NewScript(lua.Script("update_event"))
-	scriptEnqueue         = redis.NewScript(lua.Script("enqueue"))
-	scriptGetPosition     = redis.NewScript(lua.Script("get_position"))
-	scriptPromote         = redis.NewScript(lua.Script("promote"))
-	scriptLockSeat        = redis.NewScript(lua.Script("lock_seat"))
-	scriptInitiatePayment = redis.NewScript(lua.Script("initiate_payment"))
-	scriptPaymentSuccess  = redis.NewScript(lua.Script("payment_success"))
-	scriptPaymentFailure  = redis.NewScript(lua.Script("payment_failure"))
-	scriptHandleTimeout   = redis.NewScript(lua.Script("handle_timeout"))
-	scriptCancel          = redis.NewScript(lua.Script("cancel"))
-	scriptCounts          = redis.NewScript(lua.Script("counts"))
-	scriptAckOutbox       = redis.NewScript(lua.Script("ack_outbox"))
-	scriptTouch           = redis.NewScript(lua.Script("touch"))
-	scriptRateLimit       = redis.NewScript(lua.Script("rate_limit"))
+	scriptCreateEvent     = newScript("create_event")
+	scriptUpdateEvent     = newScript("update_event")
+	scriptEnqueue         = newScript("enqueue")
+	scriptGetPosition     = newScript("get_position")
+	scriptPromote         = newScript("promote")
+	scriptLockSeat        = newScript("lock_seat")
+	scriptInitiatePayment = newScript("initiate_payment")
+	scriptPaymentSuccess  = newScript("payment_success")
+	scriptPaymentFailure  = newScript("payment_failure")
+	scriptHandleTimeout   = newScript("handle_timeout")
+	scriptCancel          = newScript("cancel")
+	scriptCounts          = newScript("counts")
+	scriptAckOutbox       = newScript("ack_outbox")
+	scriptTouch           = newScript("touch")
+	scriptRateLimit       = newScript("rate_limit")
 
-	allScripts = []*redis.Script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
+	allScripts = []*script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
 		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
 		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
 		scriptCounts, scriptAckOutbox, scriptTouch, scriptRateLimit}
@@ -118,30 +117,25 @@ func (s *Store) Now() time.Time { return s.now() }
 // Load loads every script into Redis (every master on a cluster) so the
 // first requests do not pay for EVAL. Optional: Run falls back anyway.
 func (s *Store) Load(ctx context.Context) error {
-	for _, sc := range allScripts {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
-			return fmt.Errorf("load script: %w", err)
-		}
-	}
-	return nil
+	return loadLibrary(ctx, s.rdb, true)
 }
 
 // run executes a script for an event and decodes its array reply. A Redis
 // error is returned wrapped; a script's error code becomes its sentinel.
-func (s *Store) run(ctx context.Context, sc *redis.Script, eventID string, args ...any) (reply, error) {
+func (s *Store) run(ctx context.Context, sc *script, eventID string, args ...any) (reply, error) {
 	return s.runLimited(ctx, sc, eventID, nil, args...)
 }
 
 // runLimited is run with more keys after the event's 17: the abuse-limit
 // keys of limitKeys (KEYS[18..]).
-func (s *Store) runLimited(ctx context.Context, sc *redis.Script, eventID string, extra []string, args ...any) (reply, error) {
+func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extra []string, args ...any) (reply, error) {
 	var v any
 	var err error
 	ks := s.eventKeySet(eventID)
 	if s.pipe != nil {
 		v, err = s.pipe.do(ctx, sc, ks, extra, args)
 	} else {
-		v, err = sc.Run(ctx, s.rdb, ks.with(extra), args...).Result()
+		v, err = callScript(ctx, s.rdb, sc, ks.with(extra), args...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)

@@ -4,18 +4,19 @@
 # repository root by scripts/bench.sh and scripts/bench-select.sh:
 #
 #   . scripts/lib/redis-scripts.sh
-#   scripts_setup benchsh create_event enqueue   # RC, PREFIX, NOW, SHA[<script>]
+#   scripts_setup benchsh create_event enqueue   # RC, PREFIX, NOW, FN[<script>]
 #   luascript -keys "$PREFIX" <event>            # the 17 keys of an event
 #
 # REDIS_HOST and REDIS_PORT (127.0.0.1:6379) name the Redis.
 
-# luascript ARGS: tools/luascript (a script as Redis runs it: lib.lua and
-# the script; with -keys, an event's keys).
+# luascript ARGS: tools/luascript (-library: the function library Redis
+# runs; NAME: an operation's function name; -keys: an event's keys).
 luascript() { (cd tools && go run ./luascript "$@"); }
 
 # scripts_setup NAME SCRIPT...: RC (redis-cli), PREFIX (NAME and the
-# shell's pid), NOW (unix ms), the cleanup of PREFIX's keys on exit, and
-# SHA[SCRIPT] of each script loaded with SCRIPT LOAD.
+# shell's pid), NOW (unix ms), the cleanup of PREFIX's keys on exit, the
+# function library loaded (FUNCTION LOAD REPLACE) and FN[SCRIPT], the name
+# FCALL calls for each script.
 scripts_setup() {
 	HOST=${REDIS_HOST:-127.0.0.1}
 	PORT=${REDIS_PORT:-6379}
@@ -25,9 +26,10 @@ scripts_setup() {
 	shift
 	command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing (apt-get install redis-tools)" >&2; return 1; }
 	trap scripts_cleanup EXIT
-	declare -gA SHA
+	luascript -library | $RC -x FUNCTION LOAD REPLACE >/dev/null || return 1
+	declare -gA FN
 	for s in "$@"; do
-		SHA[$s]=$($RC SCRIPT LOAD "$(luascript "$s")") || return 1
+		FN[$s]=$(luascript "$s") || return 1
 	done
 }
 
