@@ -268,6 +268,14 @@ func (s *Stack) Restart(t testing.TB, name string) {
 		}
 		time.Sleep(time.Second)
 		p.logf.Close()
+		if l := string(tail(p.Log, 1000)); strings.Contains(l, "admin listen") && strings.Contains(l, "address already in use") {
+			// another test binary took the free-looking admin port while
+			// the service was down; nothing else calls a service's admin
+			// port, so the service moves to another
+			t.Logf("stacktest: %s: its admin port was taken meanwhile; restarting on another", name)
+			p.AdminAddr = FreePort(t)
+			p.env["ADMIN_ADDR"] = p.AdminAddr
+		}
 	}
 	t.Fatalf("stacktest: restart %s: %v; log:\n%s", name, err, tail(p.Log, 4000))
 }
