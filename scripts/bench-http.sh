@@ -140,7 +140,9 @@ setrps() {
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
 errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
 
-# the gateway loaded the function library; FN[s] is what FCALL calls
+# the function library (loaded here too: a GATEWAY_BIN of an older build
+# may not load it); FN[s] is what FCALL calls
+(cd tools && go run ./luascript -library) | $RC -x FUNCTION LOAD REPLACE >/dev/null || exit 1
 declare -A FN
 for s in enqueue get_position; do
 	FN[$s]=$( (cd tools && go run ./luascript "$s"))
