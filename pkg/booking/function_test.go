@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -79,5 +83,51 @@ func TestLoadKeepsOnlyVersionsInUse(t *testing.T) {
 	}
 	if libs, err := m.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lua.LibraryName()}).Result(); err != nil || len(libs) != 1 {
 		t.Errorf("the event's master lacks %s after the call: %v %v", lua.LibraryName(), libs, err)
+	}
+
+	// Redis lost the library (a restart) under many concurrent callers,
+	// pipelined and not: they load it a handful of times, not once each.
+	for _, flushers := range []int{0, 4} {
+		p := New(r.Client, WithPrefix(redistest.Prefix(t)), WithAutoPipeline(flushers))
+		onEveryMaster(func(m *redis.Client) error {
+			if err := m.FunctionDelete(ctx, lua.LibraryName()).Err(); err != nil {
+				return err
+			}
+			return m.ConfigResetStat(ctx).Err()
+		})
+		// every master busy for 300 ms (a script), so the 300 calls all
+		// reach Redis while its library is gone, as after a restart
+		var wg sync.WaitGroup
+		busy := make(chan struct{})
+		onEveryMaster(func(m *redis.Client) error {
+			wg.Go(func() {
+				busy <- struct{}{}
+				_ = m.Eval(ctx, `local s = redis.call('TIME')
+repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000`, nil).Err()
+			})
+			<-busy
+			return nil
+		})
+		time.Sleep(50 * time.Millisecond)
+		for i := range 300 {
+			wg.Go(func() {
+				if _, err := p.GetEvent(ctx, "herd-"+strconv.Itoa(i%30)); !errors.Is(err, ErrEventNotFound) {
+					t.Errorf("flushers %d, call %d: %v", flushers, i, err)
+				}
+			})
+		}
+		wg.Wait()
+		p.Close()
+		onEveryMaster(func(m *redis.Client) error {
+			stats, err := m.Info(ctx, "commandstats").Result()
+			loads := 0
+			if i := strings.Index(stats, "cmdstat_function|load:calls="); i >= 0 {
+				loads, _ = strconv.Atoi(strings.SplitN(stats[i+len("cmdstat_function|load:calls="):], ",", 2)[0])
+			}
+			if loads < 1 || loads > 10 {
+				t.Errorf("flushers %d: %s loaded the library %d times for 300 callers, want 1 to 10", flushers, m.Options().Addr, loads)
+			}
+			return err
+		})
 	}
 }

@@ -148,11 +148,17 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 		cmds = append(cmds, pipe.Do(ctx, c.argv()...))
 	}
 	_, _ = pipe.Exec(ctx) // errors are per command
+	reloaded := false
 	for i, c := range batch {
 		c.res, c.err = cmds[i].Result()
 		if isNoFunction(c.err) {
 			// the server lost its functions (restart, new node): load
-			// the library again; later batches find it
+			// the library again, once for the batch, and send the
+			// call again; later batches find it
+			if !reloaded {
+				reloaded = true
+				_ = reloadLibrary(ctx, p.rdb) // a failure: c.run loads again
+			}
 			c.run(p.rdb)
 			continue
 		}
