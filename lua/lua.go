@@ -39,10 +39,13 @@ func Source(name string) string {
 // operations (pkg/popularity, pkg/report run them with EVALSHA).
 var standalone = map[string]bool{"lib": true, "popularity_count": true, "report_count": true}
 
+// LibraryPrefix begins the name of every version of the library.
+const LibraryPrefix = "boxoffice_"
+
 var (
 	libOnce    sync.Once
 	library    string
-	libName    string
+	version    string // a hash of the scripts
 	operations []string
 )
 
@@ -59,10 +62,9 @@ func build() {
 	for _, op := range operations {
 		fmt.Fprintf(h, "\x00%s\x00%s", op, Source(op))
 	}
-	version := hex.EncodeToString(h.Sum(nil))[:12]
-	libName = "boxoffice_" + version
+	version = hex.EncodeToString(h.Sum(nil))[:12]
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!lua name=%s\n%s\n", libName, Source("lib"))
+	fmt.Fprintf(&b, "#!lua name=%s%s\n%s\n", LibraryPrefix, version, Source("lib"))
 	for _, op := range operations {
 		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, Source(op))
 		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv) bind(keys, argv) return op_%s() end)\n",
@@ -82,7 +84,7 @@ func Library() string {
 // rolling deploy) each call their own functions.
 func LibraryName() string {
 	libOnce.Do(build)
-	return libName
+	return LibraryPrefix + version
 }
 
 // Function returns the name FCALL calls for an operation (its file's
@@ -93,7 +95,7 @@ func Function(op string) string {
 	if !slices.Contains(operations, op) {
 		panic(fmt.Sprintf("lua: no operation %q", op))
 	}
-	return op + "_" + strings.TrimPrefix(libName, "boxoffice_")
+	return op + "_" + version
 }
 
 // Operations returns the names of the operations in the library, sorted.

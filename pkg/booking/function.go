@@ -14,16 +14,16 @@ import (
 // script is a booking operation: a function of the library lua.Library(),
 // called with FCALL.
 type script struct {
-	op string // the operation's file name, e.g. "enqueue"
 	fn string // the name FCALL calls, lua.Function(op)
 }
 
-func newScript(op string) *script { return &script{op: op, fn: lua.Function(op)} }
+// newScript is the operation op, its file's name (e.g. "enqueue").
+func newScript(op string) *script { return &script{fn: lua.Function(op)} }
 
 // loadLibrary loads the function library into Redis (every master of a
 // cluster), replacing a library of the same name. With prune (a process's
 // start, Store.Load) it also deletes the libraries of other versions
-// (other "boxoffice_*"): a process still running another version finds its
+// (other lua.LibraryPrefix names): a process still running another version finds its
 // functions gone and loads its own library again, without prune
 // (callScript), so versions in use are deleted only once per process
 // start and do not take turns deleting each other.
@@ -35,7 +35,7 @@ func loadLibrary(ctx context.Context, rdb redis.UniversalClient, prune bool) err
 		if !prune {
 			return nil
 		}
-		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "boxoffice_*"}).Result()
+		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lua.LibraryPrefix + "*"}).Result()
 		if err != nil {
 			return fmt.Errorf("list function libraries: %w", err)
 		}

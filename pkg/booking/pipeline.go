@@ -136,21 +136,18 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 	if len(batch) == 1 { // no pipeline overhead for a lone call
 		c := batch[0]
 		c.res, c.err = p.rdb.Do(c.ctx, c.argv()...).Result()
-		if isNoFunction(c.err) {
-			c.run(p.rdb)
-			return
+	} else {
+		pipe := p.rdb.Pipeline()
+		for _, c := range batch {
+			cmds = append(cmds, pipe.Do(ctx, c.argv()...))
 		}
-		c.done <- struct{}{}
-		return
+		_, _ = pipe.Exec(ctx) // errors are per command
+		for i, c := range batch {
+			c.res, c.err = cmds[i].Result()
+		}
 	}
-	pipe := p.rdb.Pipeline()
-	for _, c := range batch {
-		cmds = append(cmds, pipe.Do(ctx, c.argv()...))
-	}
-	_, _ = pipe.Exec(ctx) // errors are per command
 	reloaded := false
-	for i, c := range batch {
-		c.res, c.err = cmds[i].Result()
+	for _, c := range batch {
 		if isNoFunction(c.err) {
 			// the server lost its functions (restart, new node): load
 			// the library again, once for the batch, and send the

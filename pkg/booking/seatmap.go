@@ -28,8 +28,6 @@ const (
 
 var scriptSeatStatus = newScript("seat_status")
 
-func init() { allScripts = append(allScripts, scriptSeatStatus) }
-
 // SeatStatuses returns the event's seat status string: byte i is the
 // status (SeatCodeAvailable, SeatCodeHeld, SeatCodeSold) of seat i of
 // SeatMapIDs. It is one pipelined GET and HGET; only an event whose string

@@ -41,11 +41,6 @@ var (
 	scriptAckOutbox       = newScript("ack_outbox")
 	scriptTouch           = newScript("touch")
 	scriptRateLimit       = newScript("rate_limit")
-
-	allScripts = []*script{scriptCreateEvent, scriptUpdateEvent, scriptEnqueue,
-		scriptGetPosition, scriptPromote, scriptLockSeat, scriptInitiatePayment,
-		scriptPaymentSuccess, scriptPaymentFailure, scriptHandleTimeout, scriptCancel,
-		scriptCounts, scriptAckOutbox, scriptTouch, scriptRateLimit}
 )
 
 // Defaults for EventConfig fields left zero.
