@@ -611,6 +611,29 @@ func TestPublishBatch(t *testing.T) {
 	t.Logf("%d messages stored (at least once) across %d closed connections", len(seen), closed.Load())
 }
 
+// TestConsumeReturnsNilWhenCancelledMidSession: Consume returns nil on
+// cancellation even when the cancellation lands while a session is failing
+// (here the broker refusing the queue), not that session's error: a
+// service stopping during a broker fault stops cleanly.
+func TestConsumeReturnsNilWhenCancelledMidSession(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	// sessions that fail at once, with pauses shorter than a session, so
+	// that most cancellations land inside one
+	c := amqpx.NewConsumer(url, amqpx.WithReconnectBackoff(time.Microsecond, time.Microsecond))
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond+time.Duration(i)*3*time.Millisecond)
+			defer cancel()
+			if err := c.Consume(ctx, "no-such-queue", func(context.Context, amqpx.Delivery) error { return nil }, amqpx.ConsumeOptions{}); err != nil {
+				t.Errorf("Consume %d: %v, want nil on cancellation", i, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // TestConsumerPauseGrowsWhileSessionsFail: a session that ends as soon as
 // it starts (the broker refuses the queue) is followed by a pause that
 // doubles up to the reconnect maximum, not by a reconnect every minimum.

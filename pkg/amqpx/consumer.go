@@ -148,7 +148,12 @@ func (c *Consumer) Consume(ctx context.Context, queue string, h Handler, co Cons
 		err = c.runSession(ctx, s, queue, h, co, log)
 		s.close()
 		if ctx.Err() != nil {
-			return err
+			// a session cut short by the cancellation (or failing as it
+			// came) is not an error of Consume's; unfinished handlers are
+			if errors.Is(err, ErrDrainTimeout) {
+				return err
+			}
+			return nil
 		}
 		if time.Since(began) > c.o.reconnectMax {
 			pause.Reset()
