@@ -1,12 +1,14 @@
-// Package lua embeds the Redis Lua scripts of the booking engine, one file
-// per operation. Each file starts with a comment giving its KEYS, ARGV and
-// replies; pkg/booking wraps each one in a typed Go function. lib.lua holds
-// the helpers that several scripts share, so a rule (how a hold expires,
-// say) is written once.
+// Package lua embeds the project's Redis Lua scripts, one file per
+// operation: the booking engine's (pkg/booking wraps each one in a typed
+// Go function) and the counters of pkg/popularity and pkg/report, which
+// have keys of their own. Each file starts with a comment giving its KEYS,
+// ARGV and replies. lib.lua holds the helpers that several booking scripts
+// share, so a rule (how a hold expires, say) is written once.
 //
-// Redis runs the booking scripts as one function library (Redis 7
-// FUNCTION LOAD, called with FCALL): lib.lua once, then each operation's
-// file as the body of a function registered as Function(name). The
+// Redis runs every script as a function of one library (Redis 7
+// FUNCTION LOAD, called with FCALL; pkg/redisfn loads and calls it):
+// lib.lua once, then each operation's file as the body of a function
+// registered as Function(name). The
 // library's code runs once when it is loaded, so a call pays neither for
 // its text nor for creating lib.lua's functions, which as an EVAL script
 // it did on every call (docs/benchmarks.md "Redis Functions").
@@ -35,10 +37,6 @@ func Source(name string) string {
 	return string(b)
 }
 
-// standalone are the scripts with keys of their own that are not booking
-// operations (pkg/popularity, pkg/report run them with EVALSHA).
-var standalone = map[string]bool{"lib": true, "popularity_count": true, "report_count": true}
-
 // LibraryPrefix begins the name of every version of the library.
 const LibraryPrefix = "boxoffice_"
 
@@ -52,7 +50,7 @@ var (
 func build() {
 	all, _ := fs.Glob(files, "*.lua")
 	for _, f := range all {
-		if name := strings.TrimSuffix(f, ".lua"); !standalone[name] {
+		if name := strings.TrimSuffix(f, ".lua"); name != "lib" {
 			operations = append(operations, name)
 		}
 	}

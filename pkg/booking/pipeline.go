@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/redisfn"
 )
 
 // pipeliner batches script calls of concurrent callers into Redis
@@ -148,13 +150,13 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 	}
 	reloaded := false
 	for _, c := range batch {
-		if isNoFunction(c.err) {
+		if redisfn.IsNoFunction(c.err) {
 			// the server lost its functions (restart, new node): load
 			// the library again, once for the batch, and send the
 			// call again; later batches find it
 			if !reloaded {
 				reloaded = true
-				_ = reloadLibrary(ctx, p.rdb) // a failure: c.run loads again
+				_ = redisfn.Reload(ctx, p.rdb) // a failure: c.run loads again
 			}
 			c.run(p.rdb)
 			continue

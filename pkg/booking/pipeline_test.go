@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/boxoffice/boxoffice/lua"
+	"github.com/boxoffice/boxoffice/pkg/redisfn"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
@@ -27,7 +28,7 @@ func TestPipelineLoadsMissingLibrary(t *testing.T) {
 	}
 	drop := func() {
 		t.Helper()
-		if err := rdb.FunctionDelete(ctx, lua.LibraryName()).Err(); err != nil && !isNoLibrary(err) {
+		if err := rdb.FunctionDelete(ctx, lua.LibraryName()).Err(); err != nil && !redisfn.IsNoLibrary(err) {
 			t.Fatalf("FUNCTION DELETE: %v", err)
 		}
 	}

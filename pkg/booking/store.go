@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/redisfn"
 )
 
 // The operations, functions of one library (lua.Library), loaded once per
@@ -112,7 +114,7 @@ func (s *Store) Now() time.Time { return s.now() }
 // Load loads every script into Redis (every master on a cluster) so the
 // first requests do not pay for EVAL. Optional: Run falls back anyway.
 func (s *Store) Load(ctx context.Context) error {
-	return loadLibrary(ctx, s.rdb, true)
+	return redisfn.Load(ctx, s.rdb, true)
 }
 
 // run executes a script for an event and decodes its array reply. A Redis

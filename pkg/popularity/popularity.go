@@ -20,11 +20,12 @@ import (
 	"github.com/boxoffice/boxoffice/lua"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/redisfn"
 )
 
-// countScript is lua/popularity_count.lua; see its header for KEYS, ARGV
-// and replies.
-var countScript = redis.NewScript(lua.Source("popularity_count"))
+// countFn is the library function of lua/popularity_count.lua, called
+// with pkg/redisfn; see its header for KEYS, ARGV and replies.
+var countFn = lua.Function("popularity_count")
 
 // DefaultSeenTTL is how long a counted message id is remembered. A message
 // redelivered after that counts again, so it must outlast every redelivery
@@ -40,14 +41,14 @@ type Entry struct {
 
 // Counter counts completed bookings into the ranking.
 type Counter struct {
-	rdb     redis.Scripter
+	rdb     redis.Cmdable
 	prefix  string
 	seenTTL time.Duration
 }
 
 // NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
 // seenTTL <= 0 means DefaultSeenTTL.
-func NewCounter(rdb redis.Scripter, prefix string, seenTTL time.Duration) *Counter {
+func NewCounter(rdb redis.Cmdable, prefix string, seenTTL time.Duration) *Counter {
 	if seenTTL <= 0 {
 		seenTTL = DefaultSeenTTL
 	}
@@ -65,7 +66,7 @@ func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
 		return false, fmt.Errorf("%w: %s", ErrNotBookingCompleted, e.Type)
 	}
 	ttl := max(int64(c.seenTTL/time.Second), 1)
-	n, err := countScript.Run(ctx, c.rdb,
+	n, err := redisfn.Call(ctx, c.rdb, countFn,
 		[]string{RankingKey(c.prefix), SeenKey(c.prefix, e.ID)},
 		e.EventID, ttl, max(1, len(booking.SplitSeats(e.SeatID)))).Int64()
 	if err != nil {
@@ -111,7 +112,7 @@ type Config struct {
 // (then nil) or consuming fails. A Redis error is retried with backoff;
 // the offset is committed only after the booking was counted (or
 // recognised as counted). log may be nil.
-func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) events.Tally {
+func NewConsumer(cfg Config, rdb redis.Cmdable, log *zap.Logger) events.Tally {
 	opts := []events.ConsumerOption{events.WithConsumerClient(cfg.Kafka)}
 	if cfg.StartOffset != 0 {
 		opts = append(opts, events.WithStartOffset(cfg.StartOffset))

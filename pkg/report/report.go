@@ -22,10 +22,12 @@ import (
 
 	"github.com/boxoffice/boxoffice/lua"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/redisfn"
 )
 
-// countScript is lua/report_count.lua; see its header.
-var countScript = redis.NewScript(lua.Source("report_count"))
+// countFn is the library function of lua/report_count.lua, called with
+// pkg/redisfn; see its header for KEYS, ARGV and replies.
+var countFn = lua.Function("report_count")
 
 // DefaultPrefix is the key prefix when none is configured.
 const DefaultPrefix = "bo"
@@ -46,14 +48,14 @@ func keys(prefix, eventID, messageID string) []string {
 
 // Counter adds facts to their sale's report.
 type Counter struct {
-	rdb     redis.Scripter
+	rdb     redis.Cmdable
 	prefix  string
 	seenTTL time.Duration
 }
 
 // NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
 // seenTTL <= 0 means DefaultSeenTTL.
-func NewCounter(rdb redis.Scripter, prefix string, seenTTL time.Duration) *Counter {
+func NewCounter(rdb redis.Cmdable, prefix string, seenTTL time.Duration) *Counter {
 	if seenTTL <= 0 {
 		seenTTL = DefaultSeenTTL
 	}
@@ -64,7 +66,7 @@ func NewCounter(rdb redis.Scripter, prefix string, seenTTL time.Duration) *Count
 // counted before; it reports whether it counted.
 func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
 	ttl := max(int64(c.seenTTL/time.Second), 1)
-	n, err := countScript.Run(ctx, c.rdb, keys(c.prefix, e.EventID, e.ID),
+	n, err := redisfn.Call(ctx, c.rdb, countFn, keys(c.prefix, e.EventID, e.ID),
 		e.Type, e.Sequence, e.OccurredAt.UnixMilli(), ttl, e.Amount, e.Currency).Int64()
 	if err != nil {
 		return false, fmt.Errorf("count %s: %w", e.Type, err)
@@ -234,7 +236,7 @@ type Config struct {
 // consumes until ctx is cancelled (then nil) or a topic's consumer fails.
 // A Redis error is retried; the offset is committed only after the fact
 // was counted (or recognised as counted). log may be nil.
-func NewConsumer(cfg Config, rdb redis.Scripter, log *zap.Logger) events.Tally {
+func NewConsumer(cfg Config, rdb redis.Cmdable, log *zap.Logger) events.Tally {
 	return events.Tally{Brokers: cfg.Brokers, GroupID: cmp.Or(cfg.GroupID, "report"), Topics: events.AllTopics,
 		Count: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL).Count, Log: log,
 		Options: []events.ConsumerOption{events.WithConsumerClient(cfg.Kafka)}}
