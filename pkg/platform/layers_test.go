@@ -49,7 +49,8 @@ func TestLayersImportOnlyBelow(t *testing.T) {
 	}{
 		{"../ids", nil, true},
 		{"../auth", []string{"pkg/ids"}, true},
-		{"../booking", []string{"lua", "pkg/ids"}, true},
+		{"../redisfn", []string{"lua"}, true},
+		{"../booking", []string{"lua", "pkg/ids", "pkg/redisfn"}, true},
 		{"../messages", nil, true},
 		{"../admission", []string{"pkg/amqpx", "pkg/booking", "pkg/events", "pkg/ids", "pkg/messages", "pkg/pass", "pkg/requestid", "pkg/retry"}, true},
 	} {
