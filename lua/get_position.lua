@@ -28,20 +28,22 @@ if num(c[2]) >= num(c[1]) then sold_out = 1 end
 local served, waiting = num(c[3]), redis.call('ZCARD', K_WAITING)
 local rate = admitted_last_minute(now)
 
-local state = redis.call('HGET', K_STATE, user)
-if not state or state == 'waiting' then
-  -- a waiting user is only a member of waiting (lib.lua): score = sequence
-  -- (a state field 'waiting': an entry written before waiting users lost it)
-  local score = tonumber(redis.call('ZSCORE', K_WAITING, user))
-  if not score then
+-- a waiting user is only a member of waiting (lib.lua): score = sequence.
+-- Most polls are waiting users', so waiting is read first and the state
+-- field only for a user who is not in it (one call less per waiting poll).
+local score = tonumber(redis.call('ZSCORE', K_WAITING, user))
+if not score then
+  local state = redis.call('HGET', K_STATE, user)
+  -- (a state field 'waiting' without a waiting entry: none to report)
+  if not state or state == 'waiting' then
     return {'not_found', sold_out, served, waiting, rate, num(c[5]), num(c[6])}
   end
-  if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
-  local position = 0
-  if now >= num(c[6]) then position = redis.call('ZRANK', K_WAITING, user) + 1 end
-  if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, ARGV[2], user) end
-  return {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, num(c[5]), num(c[6])}
+  return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
+    redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
+    waiting, rate, num(c[5]), num(c[6])}
 end
-return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
-  redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
-  waiting, rate, num(c[5]), num(c[6])}
+if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
+local position = 0
+if now >= num(c[6]) then position = redis.call('ZRANK', K_WAITING, user) + 1 end
+if num(c[4]) > 0 then redis.call('ZADD', K_SEEN, ARGV[2], user) end
+return {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, num(c[5]), num(c[6])}
