@@ -51,11 +51,10 @@ local function join()
   local total, start_ms, end_ms, capacity, sold, paused, hold_ms, abandon_ms =
     num(c[1]), num(c[2]), num(c[3]), num(c[4]), num(c[5]), c[6], num(c[7]), num(c[8])
 
-  local state, score = redis.call('HGET', K_STATE, user), nil
-  if not state then
-    score = redis.call('ZSCORE', K_WAITING, user)
-    if score then state = 'waiting' end
-  end
+  -- waiting first: a waiting user's repeated join (a reload) needs no
+  -- state field read, and a new user misses both either way
+  local state, score = nil, redis.call('ZSCORE', K_WAITING, user)
+  if score then state = 'waiting' else state = redis.call('HGET', K_STATE, user) end
   if state == 'waiting' then
     -- (a state field 'waiting': an entry written before waiting users lost it)
     local seq = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
