@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // Enqueue joins a user to an event's queue, or admits them at once when the
@@ -17,18 +16,15 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 	if err := checkIDs(eventID, userID); err != nil {
 		return JoinResult{}, err
 	}
-	lkeys, largs, err := s.limitKeys(eventID, limits)
+	// the number of the user's own limit among those on (0: none), which
+	// the join that places them does not count
+	own := ownLimit(limits, userID)
+	now := s.nowMS()
+	lkeys, args, err := s.limitArgs(eventID, limits, userID, now, own)
 	if err != nil {
 		return JoinResult{}, err
 	}
-	// the number of the user's own limit among those on (0: none), which
-	// the join that places them does not count
-	own := 0
-	if len(lkeys) > 0 {
-		own = slices.Index(lkeys, s.limitKey(eventID, UserSubject(userID))) + 1
-	}
-	now := s.nowMS()
-	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append([]any{userID, now, own}, largs...)...)
+	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, args...)
 	if err != nil {
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}
@@ -51,11 +47,11 @@ func (s *Store) Position(ctx context.Context, eventID, userID string, limits ...
 	if err := checkIDs(eventID, userID); err != nil {
 		return Status{}, err
 	}
-	lkeys, largs, err := s.limitKeys(eventID, limits)
+	lkeys, args, err := s.limitArgs(eventID, limits, userID, s.nowMS())
 	if err != nil {
 		return Status{}, err
 	}
-	r, err := s.runLimited(ctx, scriptGetPosition, eventID, lkeys, append([]any{userID, s.nowMS()}, largs...)...)
+	r, err := s.runLimited(ctx, scriptGetPosition, eventID, lkeys, args...)
 	var st Status
 	if errors.Is(err, ErrNotFound) {
 		r.scan(&st.SoldOut, &st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute,

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -40,7 +41,9 @@ type Limit struct {
 // does not count the join that places a user in the queue against the
 // limit of this subject (it would cost every arriving user a new key);
 // every other request of the user counts.
-func UserSubject(user string) string { return "u:" + user }
+func UserSubject(user string) string { return userSubjectPrefix + user }
+
+const userSubjectPrefix = "u:"
 
 // on reports whether the limit limits anything.
 func (l Limit) on() bool { return l.Rate > 0 && l.Period > 0 }
@@ -59,9 +62,23 @@ func (e *RateLimitedError) Is(target error) bool { return target == ErrRateLimit
 // ErrRateLimited: an abuse limit (Limit) refused the request.
 var ErrRateLimited = errors.New("rate limited")
 
-// limitKeys returns the keys and ARGV tail of the limits that are on (nil,
-// nil when none is), for a script whose own ARGV come first.
-func (s *Store) limitKeys(eventID string, limits []Limit) (keys []string, args []any, err error) {
+// limitArgs returns the keys of the limits that are on (nil when none
+// is) and a script's ARGV: head, then each such limit's interval and
+// burst. Joins and polls call it on every request, so it allocates the
+// arguments once and takes each limit's two from limitPairs.
+func (s *Store) limitArgs(eventID string, limits []Limit, head ...any) (keys []string, args []any, err error) {
+	n := 0
+	for _, l := range limits {
+		if l.on() {
+			n++
+		}
+	}
+	args = make([]any, len(head), len(head)+2*n)
+	copy(args, head)
+	if n == 0 {
+		return nil, args, nil
+	}
+	keys = make([]string, 0, n)
 	for _, l := range limits {
 		if !l.on() {
 			continue
@@ -70,10 +87,59 @@ func (s *Store) limitKeys(eventID string, limits []Limit) (keys []string, args [
 			return nil, nil, &IDError{ID: l.Subject}
 		}
 		keys = append(keys, s.limitKey(eventID, l.Subject))
-		step := float64(l.Period) / float64(time.Millisecond) / float64(l.Rate)
-		args = append(args, strconv.FormatFloat(step, 'f', -1, 64), l.Rate)
+		pair := limitPair(l)
+		args = append(args, pair[0], pair[1])
 	}
 	return keys, args, nil
+}
+
+// ownLimit is the number, from 1, of user's own limit (UserSubject) among
+// the limits that are on; 0 when none of them is the user's.
+func ownLimit(limits []Limit, user string) int {
+	i := 0
+	for _, l := range limits {
+		if !l.on() {
+			continue
+		}
+		i++
+		if sub, ok := strings.CutPrefix(l.Subject, userSubjectPrefix); ok && sub == user {
+			return i
+		}
+	}
+	return 0
+}
+
+// limitPairs caches a limit's two script arguments, the interval in ms
+// (a decimal) and the burst, boxed, per rate and period: a deployment has
+// a handful, and formatting the interval per request cost more than the
+// rest of the arguments.
+var limitPairs struct {
+	sync.RWMutex
+	m map[limitRate][2]any
+}
+
+type limitRate struct {
+	rate   int
+	period time.Duration
+}
+
+func limitPair(l Limit) [2]any {
+	k := limitRate{l.Rate, l.Period}
+	limitPairs.RLock()
+	p, ok := limitPairs.m[k]
+	limitPairs.RUnlock()
+	if ok {
+		return p
+	}
+	step := float64(l.Period) / float64(time.Millisecond) / float64(l.Rate)
+	p = [2]any{strconv.FormatFloat(step, 'f', -1, 64), l.Rate}
+	limitPairs.Lock()
+	if limitPairs.m == nil || len(limitPairs.m) >= 64 {
+		limitPairs.m = map[limitRate][2]any{} // settings changed many times: start over
+	}
+	limitPairs.m[k] = p
+	limitPairs.Unlock()
+	return p
 }
 
 // limitKey is the key of subject's limit on eventID.
@@ -97,11 +163,11 @@ func (s *Store) CheckLimits(ctx context.Context, eventID string, limits ...Limit
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
-	keys, largs, err := s.limitKeys(eventID, limits)
+	keys, args, err := s.limitArgs(eventID, limits, s.nowMS())
 	if err != nil || len(keys) == 0 {
 		return err
 	}
-	_, err = s.runLimited(ctx, scriptRateLimit, eventID, keys, append([]any{s.nowMS()}, largs...)...)
+	_, err = s.runLimited(ctx, scriptRateLimit, eventID, keys, args...)
 	if err != nil && !errors.Is(err, ErrRateLimited) {
 		return fmt.Errorf("check limits: %w", err)
 	}

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -221,4 +222,32 @@ func TestTheJoinThatPlacesTheUserIsNotCounted(t *testing.T) {
 		t.Fatalf("third refused join of 2/s: %v", err)
 	}
 	f.checkInvariants("a")
+}
+
+// TestLimitArgsPerRate: each limit gets its own interval and burst, from
+// the cache of formatted pairs too, however many settings it has seen;
+// the user's own limit is numbered among the limits that are on.
+func TestLimitArgsPerRate(t *testing.T) {
+	s := &Store{prefix: "p"} // no Redis: the arguments only
+	for round := range 2 {
+		for rate := 1; rate <= 100; rate++ {
+			want := strconv.FormatFloat(1000/float64(rate), 'f', -1, 64)
+			keys, args, err := s.limitArgs("e", []Limit{{}, {Subject: "ip:1.2.3.4", Rate: rate, Period: time.Second}}, "head")
+			if err != nil || len(keys) != 1 || keys[0] != "p:{e}:rl:ip:1.2.3.4" || len(args) != 3 ||
+				args[0] != "head" || args[1] != want || args[2] != rate {
+				t.Fatalf("round %d rate %d: %v %v %v, want interval %s", round, rate, keys, args, err, want)
+			}
+		}
+	}
+	limits := []Limit{{Subject: UserSubject("x"), Rate: 0, Period: time.Second}, {Subject: "ip:1.2.3.4", Rate: 5, Period: time.Minute},
+		{Subject: UserSubject("alice"), Rate: 5, Period: time.Second}}
+	if got := ownLimit(limits, "alice"); got != 2 {
+		t.Errorf("own limit of alice %d, want 2 (the second that is on)", got)
+	}
+	if got := ownLimit(limits, "x"); got != 0 {
+		t.Errorf("own limit of x %d, want 0 (off)", got)
+	}
+	if _, _, err := s.limitArgs("e", []Limit{{Subject: "u:{x}", Rate: 1, Period: time.Second}}); err == nil {
+		t.Error("a subject with a hash tag was accepted")
+	}
 }
