@@ -69,8 +69,25 @@ func (c *FastCtx) Header(name string) string { return string(c.Request.Header.Pe
 // Query returns a query parameter.
 func (c *FastCtx) Query(name string) string { return string(c.QueryArgs().Peek(name)) }
 
-// WriteJSON writes body (a JSON document) with status.
+// WriteJSON writes body (a JSON document) with status. The body is
+// copied, so it may be shared (a cached document); a hot route that builds
+// its answer appends it to BodyBuffer and sends it with WriteJSONBuffer.
 func (c *FastCtx) WriteJSON(status int, body []byte) { writeJSON(c.RequestCtx, status, body) }
+
+// BodyBuffer returns the response's own body buffer, empty, for a hot
+// route to append its JSON answer to and send with WriteJSONBuffer.
+// fasthttp keeps these buffers in a pool, so an answer built this way
+// costs no allocation and no copy, where appending to a nil slice grew
+// it five or six times (BenchmarkBodyBuffer).
+func (c *FastCtx) BodyBuffer() []byte { return c.Response.SwapBody(nil)[:0] }
+
+// WriteJSONBuffer writes body, BodyBuffer's buffer with the answer
+// appended, with status. body must not be used afterwards.
+func (c *FastCtx) WriteJSONBuffer(status int, body []byte) {
+	c.SetStatusCode(status)
+	c.SetContentType(jsonContentType)
+	c.Response.SwapBody(body)
+}
 
 // Abort writes the JSON error.
 func (c *FastCtx) Abort(status int, code, message string) {

@@ -129,7 +129,7 @@ func (s *Server) join(c *httpapi.FastCtx) {
 	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastTicket(c, req.EventID, user, res.Sequence, &resp.Ticket) {
 		return
 	}
-	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
+	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
 }
 
 // positionResponse is the answer of GET /api/booking/position.
@@ -213,7 +213,7 @@ func (s *Server) position(c *httpapi.FastCtx) {
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
 		resp.Status = "not_found"
-		c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
+		c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
 		return
 	case err != nil:
 		c.Fail(err)
@@ -242,7 +242,7 @@ func (s *Server) position(c *httpapi.FastCtx) {
 		resp.PaymentID = st.PaymentID
 		resp.setSeats(st.SeatID)
 	}
-	c.WriteJSON(http.StatusOK, resp.appendJSON(nil))
+	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
 }
 
 // etaRate is the admissions per minute the ETA assumes: the last
