@@ -45,6 +45,15 @@ func BenchmarkEnvelope(b *testing.B) {
 			buf = e.appendJSON(buf[:0])
 		}
 	})
+	b.Run("Encode", func(b *testing.B) {
+		// as the producer calls it: a new slice per event
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Encode(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encoding_json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
