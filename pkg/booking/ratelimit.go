@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -112,11 +113,10 @@ func ownLimit(limits []Limit, user string) int {
 // limitPairs caches a limit's two script arguments, the interval in ms
 // (a decimal) and the burst, boxed, per rate and period: a deployment has
 // a handful, and formatting the interval per request cost more than the
-// rest of the arguments.
-var limitPairs struct {
-	sync.RWMutex
-	m map[limitRate][2]any
-}
+// rest of the arguments. The map is never changed once published (a new
+// pair publishes a copy), so a lookup is one atomic load, with no lock
+// word for the gateway's cores to pass back and forth.
+var limitPairs atomic.Pointer[map[limitRate][2]any]
 
 type limitRate struct {
 	rate   int
@@ -125,20 +125,19 @@ type limitRate struct {
 
 func limitPair(l Limit) [2]any {
 	k := limitRate{l.Rate, l.Period}
-	limitPairs.RLock()
-	p, ok := limitPairs.m[k]
-	limitPairs.RUnlock()
-	if ok {
-		return p
+	old := limitPairs.Load()
+	if old != nil {
+		if p, ok := (*old)[k]; ok {
+			return p
+		}
 	}
 	step := float64(l.Period) / float64(time.Millisecond) / float64(l.Rate)
-	p = [2]any{strconv.FormatFloat(step, 'f', -1, 64), l.Rate}
-	limitPairs.Lock()
-	if limitPairs.m == nil || len(limitPairs.m) >= 64 {
-		limitPairs.m = map[limitRate][2]any{} // settings changed many times: start over
+	p := [2]any{strconv.FormatFloat(step, 'f', -1, 64), l.Rate}
+	m := map[limitRate][2]any{k: p}
+	if old != nil && len(*old) < 64 { // settings changed many times: start over
+		maps.Copy(m, *old)
 	}
-	limitPairs.m[k] = p
-	limitPairs.Unlock()
+	limitPairs.CompareAndSwap(old, &m) // lost to another: its map serves, this pair is formatted again
 	return p
 }
 
