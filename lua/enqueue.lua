@@ -2,7 +2,7 @@
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, rate, state, ugrace, useq, waiting
 --   writes: active, config, outbox, rate, seen, seq, state, ugrace, upay, useat, useq, waiting
---   and the abuse-limit keys KEYS[18..], one per limit (lib.lua limits_check)
+--   and after them the abuse-limit keys, one per limit (lib.lua limits_check)
 -- ARGV: 1 user_id, 2 now_ms (an integer, written as given), 3 own (the number, from 1, of the limit that
 --   is the joining user's own, booking.UserSubject; 0 or absent: none),
 --   then from ARGV[4] per limit its interval_ms and burst

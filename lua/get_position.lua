@@ -3,7 +3,7 @@
 -- KEYS: the event key set (lib.lua)
 --   reads:  active, config, rate, state, upay, useat, useq, waiting
 --   writes: seen
---   and the abuse-limit keys KEYS[18..], one per limit (lib.lua limited)
+--   and after them the abuse-limit keys, one per limit (lib.lua limited)
 -- ARGV: 1 user_id, 2 now_ms, then per limit its interval_ms and burst
 -- Replies:
 --   {'ok', state, sequence, position, seat_id, payment_id, deadline_ms,

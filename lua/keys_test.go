@@ -5,7 +5,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -31,15 +30,11 @@ var writeCommands = map[string]bool{
 }
 
 var (
-	keyDecl   = regexp.MustCompile(`(?s)((?:K_[A-Z]+,\s*)*K_[A-Z]+)\s*=\s*((?:KEYS\[\d+\],\s*)*KEYS\[\d+\])`)
-	keyLocal  = regexp.MustCompile(`(?m)^local K_[A-Z]+(?:,\s*K_[A-Z]+)*\s*$`)
-	keyIndex  = regexp.MustCompile(`KEYS\[(\d+)\]`)
-	keyName   = regexp.MustCompile(`(?m)^--\s+(\d+) (\w+)\s`)
-	funcDecl  = regexp.MustCompile(`(?ms)^local function (\w+)\(.*?^end$`)
-	keyCall   = regexp.MustCompile(`(?:redis\.p?call|bulk)\(\s*'([A-Z]+)'\s*,\s*((?:K_[A-Z]+\s*,\s*)*K_[A-Z]+)`)
-	keyRef    = regexp.MustCompile(`\bK_[A-Z]+\b`)
-	comment   = regexp.MustCompile(`--.*`)
-	keysBlock = regexp.MustCompile(`(?m)^-- KEYS: the event key set \(lib\.lua\)\.?\n--   reads:  (.*)\n--   writes: (.*)$`)
+	keyLocal = regexp.MustCompile(`(?m)^local K_[A-Z]+(?:,\s*K_[A-Z]+)*\s*$`)
+	funcDecl = regexp.MustCompile(`(?ms)^local function (\w+)\(.*?^end$`)
+	keyCall  = regexp.MustCompile(`(?:redis\.p?call|bulk)\(\s*'([A-Z]+)'\s*,\s*((?:K_[A-Z]+\s*,\s*)*K_[A-Z]+)`)
+	keyRef   = regexp.MustCompile(`\bK_[A-Z]+\b`)
+	comment  = regexp.MustCompile(`--.*`)
 )
 
 // access is what a piece of Lua does to the event's keys (by short name).
@@ -51,30 +46,25 @@ func (a access) add(b access) {
 }
 
 // keyNames maps lib.lua's K_* locals to the keys' short names (config,
-// seats, ...) of its header.
+// seats, ...) of its header: K_<NAME> is the key named name, as lua.go
+// binds them.
 func keyNames(t *testing.T, lib string) map[string]string {
-	byIndex := map[int]string{}
-	for _, m := range keyName.FindAllStringSubmatch(lib, -1) {
-		i, _ := strconv.Atoi(m[1])
-		byIndex[i] = m[2]
+	declared := map[string]bool{}
+	for _, l := range keyLocal.FindAllString(lib, -1) {
+		for _, v := range regexp.MustCompile(`K_[A-Z]+`).FindAllString(l, -1) {
+			declared[v] = true
+		}
 	}
 	out := map[string]string{}
-	for _, m := range keyDecl.FindAllStringSubmatch(lib, -1) {
-		vars := regexp.MustCompile(`K_[A-Z]+`).FindAllString(m[1], -1)
-		idx := keyIndex.FindAllStringSubmatch(m[2], -1)
-		if len(vars) != len(idx) {
-			t.Fatalf("lib.lua: %d K_ names for %d KEYS", len(vars), len(idx))
+	for _, n := range eventKeyNames() {
+		v := "K_" + strings.ToUpper(n)
+		if !declared[v] {
+			t.Fatalf("lib.lua's header names key %s, but lib.lua declares no %s", n, v)
 		}
-		for i, v := range vars {
-			n, _ := strconv.Atoi(idx[i][1])
-			if byIndex[n] == "" {
-				t.Fatalf("lib.lua's header does not name KEYS[%d]", n)
-			}
-			out[v] = byIndex[n]
-		}
+		out[v] = n
 	}
-	if len(out) != 17 {
-		t.Fatalf("lib.lua declares %d keys, want 17", len(out))
+	if len(out) != 17 || len(declared) != 17 {
+		t.Fatalf("lib.lua names %d keys and declares %d K_ locals, want 17", len(out), len(declared))
 	}
 	return out
 }
@@ -111,7 +101,6 @@ func TestScriptHeadersListTheirKeys(t *testing.T) {
 	lib := Source("lib")
 	names := keyNames(t, lib)
 	libCode := comment.ReplaceAllString(lib, "")
-	libCode = keyDecl.ReplaceAllString(libCode, "")
 	libCode = keyLocal.ReplaceAllString(libCode, "")
 	funcs := map[string]string{}
 	for _, m := range funcDecl.FindAllStringSubmatch(libCode, -1) {

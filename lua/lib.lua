@@ -1,8 +1,10 @@
 -- lib.lua — shared by every booking script: the head of the library lua.Library() builds.
 --
--- KEYS (the same 17 keys for every booking script, all under one hash tag
--- {<event_id>} so a script touches one Redis Cluster slot; built by
--- booking.keysFor in pkg/booking/keys.go):
+-- An event's keys (all under one hash tag {<event_id>}, so a script
+-- touches one Redis Cluster slot; built by booking.keysFor in
+-- pkg/booking/keys.go). A booking function takes only the ones its
+-- header lists (read or written), in this order, as KEYS[1..NKEYS], and
+-- finds each in its K_* name below (lua/lua.go binds them per call):
 --   1 config   hash  name, capacity, hold_ms, grace_ms, sales_start_ms,
 --                    sales_end_ms, batch, abandon_ms, paused, total, held,
 --                    sold, served, rows, per_row, created_ms, and
@@ -53,31 +55,25 @@
 --                    explicit seat maps only (a grid's is computed)
 --
 -- Scripts that check the abuse limits (limited, below) take one more key
--- per limit after these 17, KEYS[18], KEYS[19], ...: strings under the
--- same hash tag, '<prefix>:{<event_id>}:rl:<subject>' (booking.Limit).
+-- per limit after their event keys, KEYS[NKEYS + 1], ...: strings under
+-- the same hash tag, '<prefix>:{<event_id>}:rl:<subject>' (booking.Limit).
 --
 -- Each script's header names the keys of these it reads and writes
--- (derived from the code by lua/keys_test.go, which fails when they differ).
+-- (derived from the code by lua/keys_test.go, which fails when they
+-- differ): that list is what the function is given, so it must be right.
 -- Time is never read from Redis: every script takes now (unix ms) in ARGV.
 -- Replies are arrays whose first element is 'ok' or an error code.
 --
 -- Redis runs these scripts as the functions of one library (lua/lua.go,
 -- FUNCTION LOAD): this file once, then each script's file as the body of
--- a function. KEYS, ARGV and the K_* names below are the library's, set by
--- bind at the start of every call (a call runs alone, so they are the
--- call's own until it returns).
-local KEYS, ARGV
+-- a function. KEYS, ARGV, NKEYS (the number of event keys in KEYS) and
+-- the K_* names below are the library's, set at the start of every call
+-- by the function's registration (lua/lua.go; a key the function was not
+-- given is nil); a call runs alone, so they are the call's own until it
+-- returns.
+local KEYS, ARGV, NKEYS
 local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX
 local K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS, K_STATUS, K_SEATIDX
-
-local function bind(keys, argv)
-  KEYS, ARGV = keys, argv
-  K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
-  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
-  KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-  K_STATUS, K_SEATIDX = KEYS[16], KEYS[17]
-end
 
 local RATE_BUCKET_MS = 10000
 
@@ -397,7 +393,7 @@ end
 
 -- The abuse limits (booking.Limit; docs/booking-engine.md "Abuse limits"),
 -- checked in the same atomic step as the operation they guard. Each limit
--- is GCRA over one key of KEYS[18..]: the key holds the theoretical arrival
+-- is GCRA over one key after the event's (KEYS[NKEYS + 1..]): the key holds the theoretical arrival
 -- time (unix ms, fractional) of the next request, and from ARGV[first] on,
 -- two values per limit: the emission interval (ms between requests at the
 -- sustained rate: period / rate) and the burst (requests that may arrive at
@@ -405,17 +401,18 @@ end
 -- each key moves one interval ahead and expires when its bucket would be
 -- full again.
 -- limits_check reads the keys and returns the ms until the most limiting
--- one would allow the request (0: allowed; no limits, 17 keys: 0, nothing
--- read), and the keys' values as read and their new times;
+-- one would allow the request (0: allowed; no limits, no keys after the
+-- event's: 0, nothing read), and the keys' values as read and their new
+-- times;
 -- limits_count then writes the new times (the request is counted), except
 -- for limit number spare when its key did not exist (0: none; enqueue's
 -- placing join, which does not count against the user's own limit). The
 -- times are passed to SET as numbers (Redis writes them with 17
 -- significant digits): no string.format, no rounding.
 local function limits_check(first, now)
-  local n = #KEYS - 17
+  local n = #KEYS - NKEYS
   if n <= 0 then return 0 end
-  local cur, tats, wait = redis.call('MGET', unpack(KEYS, 18, 17 + n)), {}, 0
+  local cur, tats, wait = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + n)), {}, 0
   for i = 1, n do
     local step, burst = tonumber(ARGV[first + 2 * i - 2]), tonumber(ARGV[first + 2 * i - 1])
     local tat = math.max(tonumber(cur[i]) or now, now) + step
@@ -430,7 +427,7 @@ local function limits_count(cur, tats, now, spare)
   if not tats then return end
   for i = 1, #tats do
     if i ~= spare or cur[i] then
-      redis.call('SET', KEYS[17 + i], tats[i], 'PX', int(math.max(1, math.ceil(tats[i] - now))))
+      redis.call('SET', KEYS[NKEYS + i], tats[i], 'PX', int(math.max(1, math.ceil(tats[i] - now))))
     end
   end
 end

@@ -20,7 +20,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -45,7 +47,51 @@ var (
 	library    string
 	version    string // a hash of the scripts
 	operations []string
+	opKeys     map[string][]int // operation -> the event keys it takes (FunctionKeys)
 )
+
+var (
+	// eventKeyLine is a line of lib.lua's header naming an event key:
+	// "--   4 waiting  zset ...".
+	eventKeyLine = regexp.MustCompile(`(?m)^--\s+(\d+) (\w+)\s`)
+	// keysBlock is a booking script's header line of the event keys it
+	// reads and writes (lua/keys_test.go checks them against the code).
+	keysBlock = regexp.MustCompile(`(?m)^-- KEYS: the event key set \(lib\.lua\)\.?\n--   reads:  (.*)\n--   writes: (.*)$`)
+)
+
+// eventKeyNames are lib.lua's event keys in order (config, seats, ...).
+func eventKeyNames() []string {
+	var names []string
+	for _, m := range eventKeyLine.FindAllStringSubmatch(Source("lib"), -1) {
+		if i, _ := strconv.Atoi(m[1]); i == len(names)+1 {
+			names = append(names, m[2])
+		}
+	}
+	return names
+}
+
+// headerKeys returns the indexes (from 0, in lib.lua's order) of the
+// event keys src's header says it reads or writes; false for a script
+// without that header (keys of its own).
+func headerKeys(src string, names []string) ([]int, bool) {
+	m := keysBlock.FindStringSubmatch(src)
+	if m == nil {
+		return nil, false
+	}
+	used := map[string]bool{}
+	for _, list := range m[1:] {
+		for _, k := range strings.Split(list, ", ") {
+			used[strings.TrimSpace(k)] = true
+		}
+	}
+	var idx []int
+	for i, n := range names {
+		if used[n] {
+			idx = append(idx, i)
+		}
+	}
+	return idx, true
+}
 
 func build() {
 	all, _ := fs.Glob(files, "*.lua")
@@ -61,14 +107,46 @@ func build() {
 		fmt.Fprintf(h, "\x00%s\x00%s", op, Source(op))
 	}
 	version = hex.EncodeToString(h.Sum(nil))[:12]
+	names := eventKeyNames()
+	opKeys = map[string][]int{}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!lua name=%s%s\n%s\n", LibraryPrefix, version, Source("lib"))
 	for _, op := range operations {
-		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, Source(op))
-		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv) bind(keys, argv) return op_%s() end)\n",
-			op, version, op)
+		src := Source(op)
+		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, src)
+		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv)\n", op, version)
+		idx, event := headerKeys(src, names)
+		if !event {
+			// keys of its own: KEYS as given
+			fmt.Fprintf(&b, "  KEYS, ARGV, NKEYS = keys, argv, #keys\n")
+		} else {
+			// the event keys its header lists, in lib.lua's order, then
+			// the abuse-limit keys; every other K_ is nil
+			opKeys[op] = idx
+			vars, vals := make([]string, len(names)), make([]string, len(names))
+			for i, n := range names {
+				vars[i], vals[i] = "K_"+strings.ToUpper(n), "nil"
+			}
+			for j, i := range idx {
+				vals[i] = fmt.Sprintf("keys[%d]", j+1)
+			}
+			fmt.Fprintf(&b, "  KEYS, ARGV, NKEYS = keys, argv, %d\n  %s =\n    %s\n",
+				len(idx), strings.Join(vars, ", "), strings.Join(vals, ", "))
+		}
+		fmt.Fprintf(&b, "  return op_%s()\nend)\n", op)
 	}
 	library = b.String()
+}
+
+// FunctionKeys returns the event keys an operation's function takes, as
+// indexes (from 0) into lib.lua's list of an event's keys
+// (booking.EventKeys), in that order: the ones its header says it reads
+// or writes. The abuse-limit keys follow them. false for a function
+// with keys of its own (the popularity and report counters).
+func FunctionKeys(op string) ([]int, bool) {
+	libOnce.Do(build)
+	idx, ok := opKeys[op]
+	return slices.Clone(idx), ok
 }
 
 // Library returns the text of the function library (FUNCTION LOAD).

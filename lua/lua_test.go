@@ -49,3 +49,41 @@ func TestLibraryLoads(t *testing.T) {
 		t.Errorf("function %s and library %s do not share a version", Function("enqueue"), LibraryName())
 	}
 }
+
+// TestFunctionKeys: a booking function takes the event keys its header
+// lists, in lib.lua's order (a join: 12 of the 17); the counters take
+// keys of their own.
+func TestFunctionKeys(t *testing.T) {
+	names := eventKeyNames()
+	if len(names) != 17 || names[0] != "config" || names[16] != "seatidx" {
+		t.Fatalf("event keys %v", names)
+	}
+	byName := func(idx []int) string {
+		var out []string
+		for _, i := range idx {
+			out = append(out, names[i])
+		}
+		return strings.Join(out, ",")
+	}
+	for op, want := range map[string]string{
+		"enqueue":      "config,waiting,active,seq,seen,outbox,rate,state,useq,useat,upay,ugrace",
+		"get_position": "config,waiting,active,seen,rate,state,useq,useat,upay",
+		"rate_limit":   "config",
+		"ack_outbox":   "outbox",
+	} {
+		idx, ok := FunctionKeys(op)
+		if got := byName(idx); !ok || got != want {
+			t.Errorf("%s: keys %s (%v), want %s", op, got, ok, want)
+		}
+	}
+	for _, op := range []string{"popularity_count", "report_count"} {
+		if _, ok := FunctionKeys(op); ok {
+			t.Errorf("%s takes event keys", op)
+		}
+	}
+	for _, op := range Operations() {
+		if idx, ok := FunctionKeys(op); ok && (len(idx) == 0 || !slices.IsSorted(idx)) {
+			t.Errorf("%s: keys %v, want some, in order", op, idx)
+		}
+	}
+}

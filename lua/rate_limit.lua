@@ -4,7 +4,7 @@
 -- KEYS: the event key set (lib.lua)
 --   reads:  config
 --   writes: (none)
---   and the abuse-limit keys KEYS[18..], one per limit (lib.lua limited)
+--   and after them the abuse-limit keys, one per limit (lib.lua limited)
 -- ARGV: 1 now_ms, then per limit its interval_ms and burst
 -- Replies:
 --   {'ok'}: allowed and counted, or the event does not exist (not counted:

@@ -1,5 +1,5 @@
--- seat_status.lua — (re)build an event's seat status string (KEYS[16]) and,
--- for an explicit seat map, its seat index (KEYS[17]) from the seats hash.
+-- seat_status.lua — (re)build an event's seat status string (status) and,
+-- for an explicit seat map, its seat index (seatidx) from the seats hash.
 -- O(seats), so it is never on a request path by design: the seat-map read
 -- (Store.SeatStatuses) is a plain GET and runs this only when the string
 -- is missing or damaged (wrong length, holes) — an event created before the

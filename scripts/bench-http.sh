@@ -151,7 +151,7 @@ NOW=$(date +%s%3N)
 # rb C SCRIPT EVENT USERRANGE N: redis-benchmark FCALL, prints req/s.
 rb() {
 	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$5" -r "$4" -q \
-		FCALL "${FN[$2]}" 17 $( (cd tools && go run ./luascript -keys "$PREFIX" "$3")) "rb:__rand_int__" "$NOW" 2>/dev/null |
+		FCALL "${FN[$2]}" $( (cd tools && go run ./luascript -keys "$PREFIX" "$3" "$2")) "rb:__rand_int__" "$NOW" 2>/dev/null |
 		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # select-seat with 4 seats: the Go package (BenchmarkLockSeats4)
 # beside redis-benchmark running FCALL of the very same lock_seat script
-# (lib.lua + lock_seat.lua) with the same 17 keys, client count and
+# (lib.lua + lock_seat.lua) with the same keys, client count and
 # distribution, in one sitting. 10,000 admitted users u<12 digits>, 40,000
 # seats S<12 digits><a|b|c|d>; each call: a random user selects
 # S<n1>a,S<n2>b,S<n3>c,S<n4>d (independent __rand_int__). Prints a markdown
@@ -16,15 +16,16 @@ REQUESTS=${REQUESTS:-200000}
 USERS=10000
 . scripts/lib/redis-scripts.sh
 scripts_setup benchsel create_event enqueue lock_seat || exit 1
-KEYS=$(luascript -keys "$PREFIX" sel)
+declare -A KEYS # FCALL's numkeys and keys, per operation
+for op in create_event enqueue lock_seat; do KEYS[$op]=$(luascript -keys "$PREFIX" sel "$op"); done
 seats=$(for f in a b c d; do for ((i = 0; i < USERS; i++)); do printf 'S%012d%s ' "$i" "$f"; done; done)
-$RC FCALL "${FN[create_event]}" 17 $KEYS sel "$USERS" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "1:0" "[]" $seats >/dev/null
-for ((i = 0; i < USERS; i++)); do printf 'FCALL %s 17 %s u%012d %s\n' "${FN[enqueue]}" "$KEYS" "$i" "$NOW"; done | $RC >/dev/null
+$RC FCALL "${FN[create_event]}" ${KEYS[create_event]} sel "$USERS" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "1:0" "[]" $seats >/dev/null
+for ((i = 0; i < USERS; i++)); do printf 'FCALL %s %s u%012d %s\n' "${FN[enqueue]}" "${KEYS[enqueue]}" "$i" "$NOW"; done | $RC >/dev/null
 active=$($RC ZCARD "$PREFIX:{sel}:active")
 
 echo "== redis-benchmark FCALL lock_seat, 4 seats ($CLIENTS clients, $REQUESTS requests, $active users admitted)" >&2
 RB=$(redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n "$REQUESTS" -r "$USERS" -q \
-  FCALL "${FN[lock_seat]}" 17 $KEYS "u__rand_int__" "S__rand_int__a,S__rand_int__b,S__rand_int__c,S__rand_int__d" "$NOW" 2>/dev/null |
+  FCALL "${FN[lock_seat]}" ${KEYS[lock_seat]} "u__rand_int__" "S__rand_int__a,S__rand_int__b,S__rand_int__c,S__rand_int__d" "$NOW" 2>/dev/null |
   tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
 RB_HELD=$($RC HGET "$PREFIX:{sel}:config" held | tr -d '\r')
 

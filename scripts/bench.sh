@@ -12,38 +12,38 @@ CLIENTS=${CLIENTS:-50}
 REQUESTS=${REQUESTS:-200000}
 . scripts/lib/redis-scripts.sh
 scripts_setup benchsh create_event update_event enqueue get_position promote || exit 1
-keys() { luascript -keys "$PREFIX" "$1"; }
+keys() { luascript -keys "$PREFIX" "$1" "$2"; } # EVENT OPERATION: FCALL's numkeys and keys
 PROMOTE_USERS=${PROMOTE_USERS:-20000}
 mkevent() { # id capacity paused [seats]
   local seats
   seats=$(for i in $(seq 1 "${4:-100}"); do printf 'S%d ' "$i"; done)
-  $RC FCALL "${FN[create_event]}" 17 $(keys "$1") "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "" "[]" $seats >/dev/null
-  [ "$3" = 1 ] && $RC FCALL "${FN[update_event]}" 17 $(keys "$1") paused 1 >/dev/null
+  $RC FCALL "${FN[create_event]}" $(keys "$1" create_event) "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "" "[]" $seats >/dev/null
+  [ "$3" = 1 ] && $RC FCALL "${FN[update_event]}" $(keys "$1" update_event) paused 1 >/dev/null
   true
 }
 rb() { # prints requests per second of one redis-benchmark run
-  redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" "$@" -q 2>/dev/null | tr '\r' '\n' |
+  redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -q "$@" 2>/dev/null | tr '\r' '\n' |
     grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
 }
 
 echo "== redis-benchmark FCALL ($CLIENTS clients, $REQUESTS requests)" >&2
 mkevent rq 1 0
-RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 FCALL "${FN[enqueue]}" 17 $(keys rq) "u__rand_int__" "$NOW")
+RB_ENQ=$(rb -n "$REQUESTS" -r 100000000 FCALL "${FN[enqueue]}" $(keys rq enqueue) "u__rand_int__" "$NOW")
 mkevent rp 1 0
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n 300000 -r 100000 -q \
-  FCALL "${FN[enqueue]}" 17 $(keys rp) "u__rand_int__" "$NOW" >/dev/null 2>&1
-RB_POS=$(rb -n "$REQUESTS" -r 100000 FCALL "${FN[get_position]}" 17 $(keys rp) "u__rand_int__" "$NOW")
+  FCALL "${FN[enqueue]}" $(keys rp enqueue) "u__rand_int__" "$NOW" >/dev/null 2>&1
+RB_POS=$(rb -n "$REQUESTS" -r 100000 FCALL "${FN[get_position]}" $(keys rp get_position) "u__rand_int__" "$NOW")
 # promotion: a paused event with as many seats as users (the room is never
 # larger than the unsold seats), PROMOTE_USERS queued, then drained in
 # batches of 500 by one client
 mkevent rm 1000000 1 "$((PROMOTE_USERS * 2))"
 redis-benchmark -h "$HOST" -p "$PORT" -c "$CLIENTS" -n "$PROMOTE_USERS" -r 100000000 -q \
-  FCALL "${FN[enqueue]}" 17 $(keys rm) "u__rand_int__" "$NOW" >/dev/null 2>&1
+  FCALL "${FN[enqueue]}" $(keys rm enqueue) "u__rand_int__" "$NOW" >/dev/null 2>&1
 queued=$($RC ZCARD "$PREFIX:{rm}:waiting")
-$RC FCALL "${FN[update_event]}" 17 $(keys rm) paused 0 >/dev/null
+$RC FCALL "${FN[update_event]}" $(keys rm update_event) paused 0 >/dev/null
 calls=$(( queued / 500 ))
 RB_PROM_CALLS=$(redis-benchmark -h "$HOST" -p "$PORT" -c 1 -n "$calls" -q \
-  FCALL "${FN[promote]}" 17 $(keys rm) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
+  FCALL "${FN[promote]}" $(keys rm promote) "$NOW" 500 2>/dev/null | tr '\r' '\n' |
   grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
 RB_PROM=$(awk -v c="$RB_PROM_CALLS" 'BEGIN{printf "%.0f", c*500}')
 # reference: plain SET, under this run's prefix so the trap removes it

@@ -43,9 +43,11 @@ type pcall struct {
 // argv is the call's FCALL command line: the keys are boxed once per
 // event (keySet.args), only the script's own arguments per call.
 func (c *pcall) argv() []any {
-	a := make([]any, 0, 3+len(c.keys.args)+len(c.extra)+len(c.args))
-	a = append(a, "fcall", c.sc.fn, len(c.keys.args)+len(c.extra))
-	a = append(a, c.keys.args...)
+	a := make([]any, 0, 3+len(c.sc.keys)+len(c.extra)+len(c.args))
+	a = append(a, "fcall", c.sc.fn, len(c.sc.keys)+len(c.extra))
+	for _, i := range c.sc.keys {
+		a = append(a, c.keys.args[i])
+	}
 	for _, k := range c.extra {
 		a = append(a, k)
 	}
@@ -55,7 +57,7 @@ func (c *pcall) argv() []any {
 // run sends the call on its own (after close, or a retry when the server
 // did not have the function: callScript loads the library first).
 func (c *pcall) run(rdb redis.UniversalClient) {
-	c.res, c.err = callScript(c.ctx, rdb, c.sc, c.keys.with(c.extra), c.args...)
+	c.res, c.err = callScript(c.ctx, rdb, c.sc, c.keys, c.extra, c.args...)
 	c.done <- struct{}{}
 }
 
@@ -86,7 +88,7 @@ func (p *pipeliner) do(ctx context.Context, sc *script, keys *keySet, extra []st
 	if p.closed {
 		p.mu.RUnlock()
 		pcallPool.Put(c)
-		return callScript(ctx, p.rdb, sc, keys.with(extra), args...)
+		return callScript(ctx, p.rdb, sc, keys, extra, args...)
 	}
 	select {
 	case p.calls <- c:

@@ -14,7 +14,6 @@ package booking
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,7 +131,7 @@ func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extr
 	if s.pipe != nil {
 		v, err = s.pipe.do(ctx, sc, ks, extra, args)
 	} else {
-		v, err = callScript(ctx, s.rdb, sc, ks.with(extra), args...)
+		v, err = callScript(ctx, s.rdb, sc, ks, extra, args...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -158,15 +157,6 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 type keySet struct {
 	keys []string
 	args []any
-}
-
-// with returns the keys followed by extra (the keys themselves when extra
-// is empty).
-func (k *keySet) with(extra []string) []string {
-	if len(extra) == 0 {
-		return k.keys
-	}
-	return append(slices.Clip(k.keys), extra...)
 }
 
 func (s *Store) eventKeySet(eventID string) *keySet {

@@ -5,7 +5,7 @@
 #
 #   . scripts/lib/redis-scripts.sh
 #   scripts_setup benchsh create_event enqueue   # RC, PREFIX, NOW, FN[<script>]
-#   luascript -keys "$PREFIX" <event>            # the 17 keys of an event
+#   luascript -keys "$PREFIX" <event> <operation>  # FCALL's numkeys and keys
 #
 # REDIS_HOST and REDIS_PORT (127.0.0.1:6379) name the Redis.
 
