@@ -54,8 +54,8 @@ func (c *pcall) argv() []any {
 	return append(a, c.args...)
 }
 
-// run sends the call on its own (after close, or a retry when the server
-// did not have the function: callScript loads the library first).
+// run sends the call again on its own, after the server did not have the
+// function (callScript loads the library when it is still missing).
 func (c *pcall) run(rdb redis.UniversalClient) {
 	c.res, c.err = callScript(c.ctx, rdb, c.sc, c.keys, c.extra, c.args...)
 	c.done <- struct{}{}

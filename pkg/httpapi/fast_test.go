@@ -313,24 +313,14 @@ func TestBodyBuffer(t *testing.T) {
 			c.Abort(http.StatusNotFound, CodeNotFound, "taken")
 		}},
 	)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- service.Serve(ctx, fastServer{FastServer(h, MaxBody)}, ln, 5*time.Second) }()
-	defer func() {
-		cancel()
-		<-served
-	}()
-	client := &fasthttp.HostClient{Addr: ln.Addr().String(), MaxConns: 1}
+	addr := startFast(t, FastServer(h, MaxBody))
+	client := &fasthttp.HostClient{Addr: addr, MaxConns: 1}
 	for i, n := range []int{5000, 3, 0, 700, 1, 5000, 2} {
-		status, body, err := client.Get(nil, fmt.Sprintf("http://%s/n?n=%d", ln.Addr(), n))
+		status, body, err := client.Get(nil, fmt.Sprintf("http://%s/n?n=%d", addr, n))
 		if want := `"` + strings.Repeat("x", n) + `"`; err != nil || status != 200 || string(body) != want {
 			t.Fatalf("request %d (n=%d): %d %.40q… %v, want %d bytes", i, n, status, body, err, len(want))
 		}
-		status, body, err = client.Get(nil, "http://"+ln.Addr().String()+"/taken")
+		status, body, err = client.Get(nil, "http://"+addr+"/taken")
 		var e Error
 		if err != nil || status != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != CodeNotFound || strings.Contains(string(body), "lost") {
 			t.Fatalf("request %d, the error: %d %q %v", i, status, body, err)
