@@ -441,3 +441,219 @@ local function limited(first, now)
   limits_count(cur, tats, now, 0)
   return 0
 end
+
+-- enqueue_joins runs joins (enqueue.lua's header says what one does) in
+-- order, each as if it were a call of its own in that order, and returns
+-- their replies in a list. joins[i] = {user, now (number), now_s (now as
+-- given, written as is), own, keys}: keys[s] is the number, from 1 among
+-- the keys after the event's, of the join's key for limit slot s, whose
+-- interval and burst are steps[s] and bursts[s]; own is the slot of the
+-- user's own limit (0: none; not counted for the join that places the
+-- user when its key does not exist, enqueue.lua).
+-- One join or many, a call reads the event's config once, the joining
+-- users' waiting scores (ZMSCORE) and states (HMGET) once, each limit
+-- key once (MGET), and writes the new waiting entries, outbox entries,
+-- presence entries, the sequence counter and each counted limit key
+-- once, after the joins: the per-join work of the common case (a new
+-- user queued behind others) is then Lua alone (enqueue_batch.lua;
+-- docs/booking-engine.md "Joins in batches"). The deferred writes are
+-- invisible to the joins after them only where that cannot change an
+-- answer: a user who joins twice in one call finds the writes of the
+-- first made before the second looks (flush), a new waiting entry always
+-- ranks after every existing one (its sequence is the largest), and the
+-- size of waiting is counted with the entries not yet written.
+local function enqueue_joins(joins, steps, bursts)
+  local replies, n = {}, #joins
+  local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
+    'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed')
+  if not c[1] then
+    for i = 1, n do replies[i] = {'event_not_found'} end
+    return replies
+  end
+  local total, start_ms, end_ms, capacity, sold, paused, hold_ms, abandon_ms =
+    num(c[1]), num(c[2]), num(c[3]), num(c[4]), num(c[5]), c[6], num(c[7]), num(c[8])
+
+  -- each limit key's time (nil: no key) and the now of its last count
+  local nlim, tat, counted = #KEYS - NKEYS, {}, {}
+  if nlim > 0 and #steps > 0 then
+    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
+    for k = 1, nlim do tat[k] = tonumber(cur[k]) end
+  end
+
+  -- the users' waiting scores and (for those not waiting) states, read at once
+  local users = {}
+  for i = 1, n do users[i] = joins[i].user end
+  local scores = {}
+  for i = 1, n, 1000 do
+    local part = redis.call('ZMSCORE', K_WAITING, unpack(users, i, math.min(i + 999, n)))
+    for j = 1, #part do scores[i + j - 1] = part[j] end
+  end
+  local states, ask = {}, {}
+  for i = 1, n do
+    if not scores[i] then ask[#ask + 1] = i end
+  end
+  for a = 1, #ask, 1000 do
+    local fields = {}
+    for b = a, math.min(a + 999, #ask) do fields[#fields + 1] = users[ask[b]] end
+    local part = redis.call('HMGET', K_STATE, unpack(fields))
+    for b = 1, #part do states[ask[a + b - 1]] = part[b] end
+  end
+
+  -- writes deferred to flush: waiting and presence entries (score,
+  -- member, ...), outbox fields (field, value, ...)
+  local pwait, pseen, pout, early_pending = {}, {}, {}, false
+  local touched = {} -- users this call has joined already
+  local seq, seq0    -- the sequence counter, read when first needed
+  local queued       -- waiting's size with the pending entries (nil: not read)
+  local function flush()
+    if #pwait > 0 then bulk('ZADD', K_WAITING, pwait); pwait = {} end
+    if #pseen > 0 then bulk('ZADD', K_SEEN, pseen); pseen = {} end
+    if #pout > 0 then bulk('HSET', K_OUTBOX, pout); pout = {} end
+    early_pending = false
+  end
+  local function next_seq()
+    if not seq then
+      seq0 = num(redis.call('GET', K_SEQ))
+      seq = seq0
+    end
+    seq = seq + 1
+    return seq
+  end
+  local function waiting_count()
+    if not queued then queued = redis.call('ZCARD', K_WAITING) + #pwait / 2 end
+    return queued
+  end
+  local function wait_as(score, user)
+    pwait[#pwait + 1] = score
+    pwait[#pwait + 1] = user
+    if queued then queued = queued + 1 end
+  end
+  local function present(now_s, user)
+    if abandon_ms > 0 then
+      pseen[#pseen + 1] = now_s
+      pseen[#pseen + 1] = user
+    end
+  end
+
+  local function join(i, user, now, now_s)
+    local score, state
+    if touched[user] then
+      -- joined earlier in this call: read what that join wrote
+      flush()
+      score = redis.call('ZSCORE', K_WAITING, user)
+      if not score then state = redis.call('HGET', K_STATE, user) end
+    else
+      score, state = scores[i], states[i]
+    end
+    touched[user] = true
+    if score then state = 'waiting' end
+    if state == 'waiting' then
+      -- (a state field 'waiting': an entry written before waiting users lost it)
+      local s = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
+      if s < 1 then s = num(redis.call('HGET', K_USEQ, user)) end
+      present(now_s, user)
+      if now < start_ms then return {'ok', state, s, 0, 0, 0, start_ms} end
+      -- a pending pre-queued entry may rank before this user; a pending
+      -- queued one never does
+      if early_pending then flush() end
+      return {'ok', state, s, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
+    end
+    if state == 'active' or state == 'seat_selected' or state == 'payment_pending' or state == 'completed' then
+      return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
+    end
+
+    local early = false
+    if now < start_ms then
+      local early_ms, seed = num(c[10]), c[11]
+      if early_ms <= 0 or not seed or seed == '' or now < start_ms - early_ms then
+        return {'sales_not_started'}
+      end
+      early = true
+    end
+    if end_ms > 0 and now > end_ms then return {'sales_ended'} end
+    if sold >= total then return {'sold_out'} end
+
+    local seqn = next_seq()
+    local s = int(seqn)
+    pout[#pout + 1] = 'j:' .. s
+    pout[#pout + 1] = s .. '|' .. user .. '||' .. now_s
+    if state then
+      -- joining again after a finished hold: forget the old hold's details
+      -- (a waiting user has no state or useq field)
+      redis.call('HDEL', K_STATE, user)
+      redis.call('HDEL', K_USEQ, user)
+      redis.call('HDEL', K_USEAT, user)
+      redis.call('HDEL', K_UPAY, user)
+      redis.call('HDEL', K_UGRACE, user)
+    end
+
+    if early then
+      local h = tonumber(string.sub(redis.sha1hex(c[11] .. ':' .. user), 1, 13), 16)
+      wait_as(string.format('%.0f', h - 9007199254740992), user)
+      early_pending = true
+      -- the score is the draw key, so the sequence is kept beside it
+      redis.call('HSET', K_USEQ, user, s)
+      redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
+      present(now_s, user)
+      return {'ok', 'waiting', seqn, 0, 0, 1, start_ms}
+    end
+
+    -- Admit at once when nobody is waiting and the room has a free slot. It
+    -- counts what promotion counts: every hold when the room is not full, else
+    -- (holds_counted) the live holds plus overdue payment_pending holds
+    -- that will get their grace; other overdue holds are reclaimed by the next
+    -- promotion. Undecided (many overdue holds): the user waits for promotion.
+    local q = waiting_count()
+    if paused ~= '1' and q == 0 then
+      local room = room_capacity(capacity, total, sold)
+      local admit = redis.call('ZCARD', K_ACTIVE) < room
+      if not admit and room > 0 then
+        local held = holds_counted(now, 64)
+        admit = held ~= nil and held < room
+      end
+      if admit and num(c[9]) > 0 then
+        -- the rate cap (admit_per_minute) counts immediate admissions too
+        admit = cap_left(now, num(c[9])) > 0
+      end
+      if admit then
+        local deadline = admit_all({user, seqn}, now, hold_ms)
+        return {'ok', 'active', seqn, 0, deadline, 1}
+      end
+    end
+
+    wait_as(s, user)
+    present(now_s, user)
+    -- the new sequence is the largest, so the user is last in line
+    return {'ok', 'waiting', seqn, q + 1, 0, 1}
+  end
+
+  for i = 1, n do
+    local j = joins[i]
+    local now, keys, wait, new = j.now, j.keys, 0, {}
+    for s = 1, #steps do
+      local t = math.max(tat[keys[s]] or now, now) + steps[s]
+      local allow_at = t - bursts[s] * steps[s]
+      if now < allow_at then wait = math.max(wait, allow_at - now) end
+      new[s] = t
+    end
+    if wait > 0 then
+      replies[i] = {'rate_limited', math.ceil(wait)}
+    else
+      local r = join(i, j.user, now, j.now_s)
+      replies[i] = r
+      for s = 1, #steps do
+        local k = keys[s]
+        if s ~= j.own or r[6] ~= 1 or tat[k] then
+          tat[k], counted[k] = new[s], now
+        end
+      end
+    end
+  end
+
+  flush()
+  if seq and seq ~= seq0 then redis.call('SET', K_SEQ, int(seq)) end
+  for k, now in pairs(counted) do
+    redis.call('SET', KEYS[NKEYS + k], tat[k], 'PX', int(math.max(1, math.ceil(tat[k] - now))))
+  end
+  return replies
+end

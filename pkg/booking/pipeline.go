@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -141,13 +142,22 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 		c := batch[0]
 		c.res, c.err = p.rdb.Do(c.ctx, c.argv()...).Result()
 	} else {
+		units := groupJoins(batch)
 		pipe := p.rdb.Pipeline()
-		for _, c := range batch {
-			cmds = append(cmds, pipe.Do(ctx, c.argv()...))
+		for _, u := range units {
+			if len(u) == 1 {
+				cmds = append(cmds, pipe.Do(ctx, u[0].argv()...))
+			} else {
+				cmds = append(cmds, pipe.Do(ctx, joinBatchArgv(u)...))
+			}
 		}
 		_, _ = pipe.Exec(ctx) // errors are per command
-		for i, c := range batch {
-			c.res, c.err = cmds[i].Result()
+		for i, u := range units {
+			if len(u) == 1 {
+				u[0].res, u[0].err = cmds[i].Result()
+			} else {
+				splitJoins(u, cmds[i])
+			}
 		}
 	}
 	reloaded := false
@@ -164,6 +174,103 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 			continue
 		}
 		c.done <- struct{}{}
+	}
+}
+
+// groupJoins splits a pipeline's calls into the commands it sends: the
+// joins (scriptEnqueue) of one event with the same limits become one call
+// of enqueue_batch (joinBatchArgv), placed where the first of them was;
+// every other call stays one command. The joins keep their order among
+// themselves; a join may run after a call that arrived after it, which
+// the callers cannot tell apart from arriving in that order (both were
+// in flight at once).
+func groupJoins(batch []*pcall) [][]*pcall {
+	units := make([][]*pcall, 0, len(batch))
+	var open []int // indexes of units that are joins
+next:
+	for _, c := range batch {
+		if c.sc == scriptEnqueue && len(c.args) == 3+2*len(c.extra) {
+			for _, u := range open {
+				if sameJoinBatch(units[u][0], c) {
+					units[u] = append(units[u], c)
+					continue next
+				}
+			}
+			open = append(open, len(units))
+		}
+		units = append(units, []*pcall{c})
+	}
+	return units
+}
+
+// sameJoinBatch reports whether two joins can go in one enqueue_batch:
+// the same event and the same limit slots (count, intervals, bursts).
+func sameJoinBatch(a, b *pcall) bool {
+	if a.keys != b.keys && a.keys.keys[0] != b.keys.keys[0] {
+		return false
+	}
+	if len(a.extra) != len(b.extra) {
+		return false
+	}
+	for i := 3; i < len(a.args); i++ {
+		if a.args[i] != b.args[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// joinBatchArgv is the FCALL of enqueue_batch.lua for joins, each of
+// whose args is enqueue's (user, now, own, then per limit its interval
+// and burst; its limit keys in extra): the limit keys are sent once each.
+func joinBatchArgv(joins []*pcall) []any {
+	first, sc := joins[0], scriptEnqueueBatch
+	m := len(first.extra)
+	var lkeys []string
+	var num map[string]int
+	if m > 0 {
+		num = make(map[string]int, len(joins)+m)
+		for _, c := range joins {
+			for _, k := range c.extra {
+				if _, ok := num[k]; !ok {
+					lkeys = append(lkeys, k)
+					num[k] = len(lkeys)
+				}
+			}
+		}
+	}
+	a := make([]any, 0, 5+len(sc.keys)+len(lkeys)+2*m+len(joins)*(3+m))
+	a = append(a, "fcall", sc.fn, len(sc.keys)+len(lkeys))
+	for _, i := range sc.keys {
+		a = append(a, first.keys.args[i])
+	}
+	for _, k := range lkeys {
+		a = append(a, k)
+	}
+	a = append(a, len(joins), m)
+	a = append(a, first.args[3:]...)
+	for _, c := range joins {
+		a = append(a, c.args[0], c.args[1], c.args[2])
+		for _, k := range c.extra {
+			a = append(a, num[k])
+		}
+	}
+	return a
+}
+
+// splitJoins gives each join its own reply out of enqueue_batch's list.
+func splitJoins(joins []*pcall, cmd *redis.Cmd) {
+	res, err := cmd.Result()
+	list, ok := res.([]any)
+	if err == nil && (!ok || len(list) != len(joins)) {
+		err = fmt.Errorf("enqueue_batch: %d replies for %d joins", len(list), len(joins))
+	}
+	for i, c := range joins {
+		if err != nil {
+			c.res, c.err = nil, err
+		} else {
+			c.res, c.err = list[i], nil
+		}
 	}
 }
 

@@ -13,18 +13,32 @@ import (
 // ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument,
 // ErrRateLimited (a *RateLimitedError).
 func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...Limit) (JoinResult, error) {
-	if err := checkIDs(eventID, userID); err != nil {
-		return JoinResult{}, err
-	}
-	// the number of the user's own limit among those on (0: none), which
-	// the join that places them does not count
-	own := ownLimit(limits, userID)
-	now := s.nowMS()
-	lkeys, args, err := s.limitArgs(eventID, limits, userID, now, own)
+	lkeys, args, now, err := s.enqueueArgs(eventID, userID, limits)
 	if err != nil {
 		return JoinResult{}, err
 	}
 	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, args...)
+	return joinResult(r, err, userID, now)
+}
+
+// enqueueArgs are a join's limit keys and enqueue.lua's ARGV (user, now,
+// own, then per limit its interval and burst), and the time it joins at.
+// Concurrent joins of one event go to Redis together as one
+// enqueue_batch (pipeline.go groupJoins).
+func (s *Store) enqueueArgs(eventID, userID string, limits []Limit) (lkeys []string, args []any, now int64, err error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return nil, nil, 0, err
+	}
+	// the number of the user's own limit among those on (0: none), which
+	// the join that places them does not count
+	own := ownLimit(limits, userID)
+	now = s.nowMS()
+	lkeys, args, err = s.limitArgs(eventID, limits, userID, now, own)
+	return lkeys, args, now, err
+}
+
+// joinResult decodes enqueue.lua's reply (or its error) for userID's join at now.
+func joinResult(r reply, err error, userID string, now int64) (JoinResult, error) {
 	if err != nil {
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}

@@ -30,6 +30,7 @@ var (
 	scriptCreateEvent     = newScript("create_event")
 	scriptUpdateEvent     = newScript("update_event")
 	scriptEnqueue         = newScript("enqueue")
+	scriptEnqueueBatch    = newScript("enqueue_batch")
 	scriptGetPosition     = newScript("get_position")
 	scriptPromote         = newScript("promote")
 	scriptLockSeat        = newScript("lock_seat")
@@ -133,6 +134,12 @@ func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extr
 	} else {
 		v, err = callScript(ctx, s.rdb, sc, ks, extra, args...)
 	}
+	return decodeReply(v, err)
+}
+
+// decodeReply turns a script call's result into its reply, and a reply's
+// error code into its sentinel.
+func decodeReply(v any, err error) (reply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
