@@ -657,3 +657,96 @@ local function enqueue_joins(joins, steps, bursts)
   end
   return replies
 end
+
+-- read_positions answers position reads (get_position.lua's header says
+-- what one does) in order, each as if it were a call of its own, and
+-- returns their replies in a list. reqs[i] = {user, now (number), now_s
+-- (as given), keys}: keys[s] is the number, from 1 among the keys after
+-- the event's, of the read's key for limit slot s (interval steps[s],
+-- burst bursts[s]). A call reads the event's config, waiting's size, the
+-- users' waiting scores (ZMSCORE) and states (HMGET) and each limit key
+-- once, and writes the presence entries and each counted limit key once
+-- (get_position_batch.lua); a read changes nothing another read looks at.
+local function read_positions(reqs, steps, bursts)
+  local replies, n = {}, #reqs
+  local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms')
+  if not c[1] then
+    for i = 1, n do replies[i] = {'event_not_found'} end
+    return replies
+  end
+  local nlim, tat, counted = #KEYS - NKEYS, {}, {}
+  if nlim > 0 and #steps > 0 then
+    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
+    for k = 1, nlim do tat[k] = tonumber(cur[k]) end
+  end
+  local sold_out = 0
+  if num(c[2]) >= num(c[1]) then sold_out = 1 end
+  local served, cap, start_ms, waiting = num(c[3]), num(c[5]), num(c[6]), nil
+  local rates = {} -- admitted_last_minute per 10-second bucket of now
+
+  local users = {}
+  for i = 1, n do users[i] = reqs[i].user end
+  local scores, states, ask = {}, {}, {}
+  for i = 1, n, 1000 do
+    local part = redis.call('ZMSCORE', K_WAITING, unpack(users, i, math.min(i + 999, n)))
+    for j = 1, #part do scores[i + j - 1] = tonumber(part[j]) end
+  end
+  for i = 1, n do
+    if not scores[i] then ask[#ask + 1] = i end
+  end
+  for a = 1, #ask, 1000 do
+    local fields = {}
+    for b = a, math.min(a + 999, #ask) do fields[#fields + 1] = users[ask[b]] end
+    local part = redis.call('HMGET', K_STATE, unpack(fields))
+    for b = 1, #part do states[ask[a + b - 1]] = part[b] end
+  end
+  local pseen = {}
+
+  for i = 1, n do
+    local r, user, now, keys = reqs[i], users[i], reqs[i].now, reqs[i].keys
+    local wait, new = 0, {}
+    for s = 1, #steps do
+      local t = math.max(tat[keys[s]] or now, now) + steps[s]
+      local allow_at = t - bursts[s] * steps[s]
+      if now < allow_at then wait = math.max(wait, allow_at - now) end
+      new[s] = t
+    end
+    if wait > 0 then
+      replies[i] = {'rate_limited', math.ceil(wait)}
+    else
+      for s = 1, #steps do tat[keys[s]], counted[keys[s]] = new[s], now end
+      if not waiting then waiting = redis.call('ZCARD', K_WAITING) end
+      local b = math.floor(now / RATE_BUCKET_MS)
+      if not rates[b] then rates[b] = admitted_last_minute(now) end
+      local rate = rates[b]
+      -- a waiting user is only a member of waiting (lib.lua): score = sequence
+      local score = scores[i]
+      if not score then
+        local state = states[i]
+        -- (a state field 'waiting' without a waiting entry: none to report)
+        if not state or state == 'waiting' then
+          replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms}
+        else
+          replies[i] = {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
+            redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
+            waiting, rate, cap, start_ms}
+        end
+      else
+        if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
+        local position = 0
+        if now >= start_ms then position = redis.call('ZRANK', K_WAITING, user) + 1 end
+        if num(c[4]) > 0 then
+          pseen[#pseen + 1] = r.now_s
+          pseen[#pseen + 1] = user
+        end
+        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms}
+      end
+    end
+  end
+
+  if #pseen > 0 then bulk('ZADD', K_SEEN, pseen) end
+  for k, now in pairs(counted) do
+    redis.call('SET', KEYS[NKEYS + k], tat[k], 'PX', int(math.max(1, math.ceil(tat[k] - now))))
+  end
+  return replies
+end

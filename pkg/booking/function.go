@@ -13,6 +13,18 @@ import (
 type script struct {
 	fn   string // the name FCALL calls, lua.Function(op)
 	keys []int  // the event keys it takes, indexes into keysFor's (lua.FunctionKeys)
+	// batch, when set, takes many calls of this script for one event in
+	// one call (pipeline.go groupCalls); head is how many of a call's
+	// args come before its limits' intervals and bursts.
+	batch *script
+	head  int
+}
+
+// batchedAs sets sc's batch variant, the operation op, and the number of
+// sc's own args before the limits' (head).
+func (sc *script) batchedAs(op string, head int) *script {
+	sc.batch, sc.head = newScript(op), head
+	return sc
 }
 
 // newScript is the operation op, its file's name (e.g. "enqueue").

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,43 +16,90 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/testseed"
 )
 
-// joinOutcome is what one join answered.
-type joinOutcome struct {
-	Res JoinResult
-	Err string
+// batchOp is one join or position read of a round.
+type batchOp struct {
+	position    bool
+	event, user string
+	at          int64 // unix ms
 }
 
-// joinTogether sends joins through one flush of the pipeliner, as
-// concurrent joins of the gateway go: the joins of one event with the same
-// limits become one enqueue_batch call. at[i] is when join i was made.
-func joinTogether(t *testing.T, s *Store, at func(int), events, users []string, limits func(string) []Limit) []joinOutcome {
+// outcome is what one call answered.
+type outcome struct {
+	Join     JoinResult
+	Position Status
+	Err      string
+}
+
+// callTogether sends ops through one flush of the pipeliner, as the
+// gateway's concurrent requests go (the joins, and the reads, of one event
+// with the same limits become one batch call), and also returns the
+// order in which they ran (groupCalls). set sets the clock.
+func callTogether(t *testing.T, s *Store, set func(int64), ops []batchOp, limits func(string) []Limit) ([]outcome, []int) {
 	t.Helper()
-	batch := make([]*pcall, len(users))
-	nows := make([]int64, len(users))
-	for i, u := range users {
-		at(i)
-		lkeys, args, now, err := s.enqueueArgs(events[i], u, limits(u))
+	batch := make([]*pcall, len(ops))
+	for i, op := range ops {
+		set(op.at)
+		c := &pcall{ctx: context.Background(), keys: s.eventKeySet(op.event), done: make(chan struct{}, 1)}
+		var err error
+		if op.position {
+			c.sc = scriptGetPosition
+			c.extra, c.args, err = s.positionArgs(op.event, op.user, limits(op.user))
+		} else {
+			c.sc = scriptEnqueue
+			c.extra, c.args, _, err = s.enqueueArgs(op.event, op.user, limits(op.user))
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		nows[i] = now
-		batch[i] = &pcall{ctx: context.Background(), sc: scriptEnqueue, keys: s.eventKeySet(events[i]),
-			extra: lkeys, args: args, done: make(chan struct{}, 1)}
+		batch[i] = c
 	}
-	distinct := map[string]bool{}
-	for _, e := range events {
-		distinct[e] = true
+	var order []int
+	index := map[*pcall]int{}
+	for i, c := range batch {
+		index[c] = i
 	}
-	if n := len(groupJoins(batch)); n != len(distinct) {
-		t.Fatalf("%d joins of %d events went out as %d calls", len(users), len(distinct), n)
+	for _, u := range groupCalls(batch) {
+		for _, c := range u {
+			order = append(order, index[c])
+		}
 	}
 	(&pipeliner{rdb: s.rdb}).flush(batch, nil)
-	out := make([]joinOutcome, len(users))
+	out := make([]outcome, len(ops))
 	for i, c := range batch {
 		<-c.done
 		r, err := decodeReply(c.res, c.err)
-		res, err := joinResult(r, err, users[i], nows[i])
-		out[i] = joinOutcome{Res: res}
+		if ops[i].position {
+			out[i].Position, err = positionStatus(r, err)
+			var nf *NotFoundError
+			if errors.As(err, &nf) {
+				out[i].Position = nf.Status
+			}
+		} else {
+			out[i].Join, err = joinResult(r, err, ops[i].user, ops[i].at)
+		}
+		if err != nil {
+			out[i].Err = err.Error()
+		}
+	}
+	return out, order
+}
+
+// callOneByOne makes ops one call at a time, in order.
+func callOneByOne(ctx context.Context, s *Store, set func(int64), ops []batchOp, order []int, limits func(string) []Limit) []outcome {
+	out := make([]outcome, len(ops))
+	for _, i := range order {
+		op := ops[i]
+		set(op.at)
+		var err error
+		if op.position {
+			out[i].Position, err = s.Position(ctx, op.event, op.user, limits(op.user)...)
+			var nf *NotFoundError
+			if errors.As(err, &nf) {
+				out[i].Position = nf.Status
+			}
+		} else {
+			out[i].Join, err = s.Enqueue(ctx, op.event, op.user, limits(op.user)...)
+		}
 		if err != nil {
 			out[i].Err = err.Error()
 		}
@@ -88,17 +136,27 @@ func keysUnder(t *testing.T, rdb redis.UniversalClient, prefix string) map[strin
 	return out
 }
 
-// TestPropertyJoinBatchEqualsJoinsInOrder: joins sent together (the
-// pipeliner's enqueue_batch) answer exactly what the same joins answer
-// one call at a time in the same order, and leave Redis exactly the same:
-// two stores on one Redis, with the same events and the same clock, one
-// joining call by call, the other a round's joins at once. The joins
+// TestPropertyBatchEqualsCallsInOrder: joins and position reads sent
+// together (the pipeliner's enqueue_batch and get_position_batch) answer
+// exactly what the same calls answer one at a time in the order they ran,
+// and leave Redis exactly the same: two stores on one Redis, with the same
+// events and the same clock, one calling one by one, the other sending a
+// round's calls in one pipeline. The joins
 // repeat users inside a round, meet the abuse limits (a shared IP's and
 // each user's own), fill the room (immediate admissions), and between
 // rounds users are promoted, cancel and join again; one event in two has
 // abandonment on, one in two a rate cap, and one in three is pre-queued
 // before its start.
-func TestPropertyJoinBatchEqualsJoinsInOrder(t *testing.T) {
+func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
+	// what the rounds covered: each kind must have happened
+	seen := map[string]int{}
+	defer func() {
+		for _, k := range []string{"placed", "repeated", "admitted", "rate limited", "waiting read", "not found read"} {
+			if seen[k] == 0 && !t.Failed() {
+				t.Errorf("no %s call in any round: %v", k, seen)
+			}
+		}
+	}()
 	for round := range 6 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
 			rng := testseed.Rand(t)
@@ -106,7 +164,6 @@ func TestPropertyJoinBatchEqualsJoinsInOrder(t *testing.T) {
 			ctx := context.Background()
 			clk := newClock()
 			clock := clk.Now
-			setMS := func(ms int64) { clk.Set(time.UnixMilli(ms)) }
 			base := redistest.Prefix(t)
 			one := New(rdb, WithPrefix(base+"one"), WithClock(clock), WithAutoPipeline(0))
 			many := New(rdb, WithPrefix(base+"many"), WithClock(clock), WithAutoPipeline(0))
@@ -136,38 +193,47 @@ func TestPropertyJoinBatchEqualsJoinsInOrder(t *testing.T) {
 					rdb.HSet(ctx, cfgKey(many), "draw_seed", draw[0], "draw_commit", draw[1])
 				}
 			}
+			// (intervals of seconds: a limit key expires in real time, and
+			// both stores' must still be there when they are compared)
 			limits := func(u string) []Limit {
 				return []Limit{
-					{Subject: "ip:" + strconv.Itoa(int(u[1]-'0')%2), Rate: 12, Period: time.Second},
-					{Subject: UserSubject(u), Rate: 2, Period: time.Second},
+					{Subject: "ip:" + strconv.Itoa(int(u[1]-'0')%2), Rate: 12, Period: 24 * time.Second},
+					{Subject: UserSubject(u), Rate: 2, Period: 4 * time.Second},
 				}
 			}
 			pool := 6 + rng.IntN(10)
+			set := func(ms int64) { clk.Set(time.UnixMilli(ms)) }
 			for step := range 12 {
 				n := 2 + rng.IntN(14)
-				users, evs := make([]string, n), make([]string, n)
-				at := make([]int64, n)
+				ops := make([]batchOp, n)
 				t0 := clock().UnixMilli()
-				for i := range n {
-					users[i] = "u" + strconv.Itoa(rng.IntN(pool))
-					evs[i] = events[rng.IntN(len(events))]
-					at[i] = t0 + int64(i)*int64(rng.IntN(40))
+				for i := range ops {
+					ops[i] = batchOp{position: rng.IntN(3) == 0, event: events[rng.IntN(len(events))],
+						user: "u" + strconv.Itoa(rng.IntN(pool)), at: t0 + int64(i)*int64(rng.IntN(40))}
 				}
-				want := make([]joinOutcome, n)
-				for i := range n {
-					setMS(at[i])
-					res, err := one.Enqueue(ctx, evs[i], users[i], limits(users[i])...)
-					want[i] = joinOutcome{Res: res}
-					if err != nil {
-						want[i].Err = err.Error()
+				got, order := callTogether(t, many, set, ops, limits)
+				want := callOneByOne(ctx, one, set, ops, order, limits)
+				for i, o := range got {
+					switch {
+					case strings.Contains(o.Err, "rate limited"):
+						seen["rate limited"]++
+					case ops[i].position && o.Position.State == StateWaiting:
+						seen["waiting read"]++
+					case ops[i].position && o.Err == ErrNotFound.Error():
+						seen["not found read"]++
+					case !ops[i].position && o.Join.Created && o.Join.State == StateActive:
+						seen["admitted"]++
+					case !ops[i].position && o.Join.Created:
+						seen["placed"]++
+					case !ops[i].position && o.Err == "":
+						seen["repeated"]++
 					}
 				}
-				got := joinTogether(t, many, func(i int) { setMS(at[i]) }, evs, users, limits)
 				if d := cmp.Diff(want, got); d != "" {
-					t.Fatalf("step %d, joins %v of %v: one by one (-) and together (+) differ:\n%s", step, users, evs, d)
+					t.Fatalf("step %d, calls %+v in the order %v: one by one (-) and together (+) differ:\n%s", step, ops, order, d)
 				}
 				if d := cmp.Diff(keysUnder(t, rdb, base+"one"), keysUnder(t, rdb, base+"many")); d != "" {
-					t.Fatalf("step %d: Redis after the joins one by one (-) and together (+) differs:\n%s", step, d)
+					t.Fatalf("step %d: Redis after the calls one by one (-) and together (+) differs:\n%s", step, d)
 				}
 
 				// between rounds, on both alike: time passes, someone cancels, the room promotes
@@ -190,12 +256,20 @@ func TestPropertyJoinBatchEqualsJoinsInOrder(t *testing.T) {
 	}
 }
 
-// TestJoinBatchGroupsByEventAndLimits: joins of different events, or with
-// different limits, do not share a call; other calls stay where they were.
+// TestJoinBatchGroupsByEventAndLimits: joins, and position reads, of
+// different events or with different limits do not share a call; a join
+// and a read never do; other calls stay where they were.
 func TestJoinBatchGroupsByEventAndLimits(t *testing.T) {
 	s := New(nil, WithPrefix("x"), WithAutoPipeline(0))
 	call := func(sc *script, event string, limits ...Limit) *pcall {
-		lkeys, args, _, err := s.enqueueArgs(event, "u1", limits)
+		var lkeys []string
+		var args []any
+		var err error
+		if sc == scriptEnqueue {
+			lkeys, args, _, err = s.enqueueArgs(event, "u1", limits)
+		} else {
+			lkeys, args, err = s.positionArgs(event, "u1", limits)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,10 +280,11 @@ func TestJoinBatchGroupsByEventAndLimits(t *testing.T) {
 	batch := []*pcall{
 		call(scriptEnqueue, "a"), call(scriptGetPosition, "a"), call(scriptEnqueue, "b"),
 		call(scriptEnqueue, "a"), call(scriptEnqueue, "a", ip), call(scriptEnqueue, "a", slower),
-		call(scriptEnqueue, "a", ip), call(scriptEnqueue, "b"),
+		call(scriptEnqueue, "a", ip), call(scriptEnqueue, "b"), call(scriptGetPosition, "a"),
+		call(scriptGetPosition, "a", ip), call(scriptPromote, "a"),
 	}
 	var got [][]int
-	for _, u := range groupJoins(batch) {
+	for _, u := range groupCalls(batch) {
 		var idx []int
 		for _, c := range u {
 			for i, b := range batch {
@@ -220,7 +295,7 @@ func TestJoinBatchGroupsByEventAndLimits(t *testing.T) {
 		}
 		got = append(got, idx)
 	}
-	want := [][]int{{0, 3}, {1}, {2, 7}, {4, 6}, {5}}
+	want := [][]int{{0, 3}, {1, 8}, {2, 7}, {4, 6}, {5}, {9}, {10}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("units (-want +got):\n%s", d)
 	}

@@ -142,13 +142,13 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 		c := batch[0]
 		c.res, c.err = p.rdb.Do(c.ctx, c.argv()...).Result()
 	} else {
-		units := groupJoins(batch)
+		units := groupCalls(batch)
 		pipe := p.rdb.Pipeline()
 		for _, u := range units {
 			if len(u) == 1 {
 				cmds = append(cmds, pipe.Do(ctx, u[0].argv()...))
 			} else {
-				cmds = append(cmds, pipe.Do(ctx, joinBatchArgv(u)...))
+				cmds = append(cmds, pipe.Do(ctx, batchArgv(u)...))
 			}
 		}
 		_, _ = pipe.Exec(ctx) // errors are per command
@@ -156,7 +156,7 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 			if len(u) == 1 {
 				u[0].res, u[0].err = cmds[i].Result()
 			} else {
-				splitJoins(u, cmds[i])
+				splitBatch(u, cmds[i])
 			}
 		}
 	}
@@ -177,21 +177,22 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 	}
 }
 
-// groupJoins splits a pipeline's calls into the commands it sends: the
-// joins (scriptEnqueue) of one event with the same limits become one call
-// of enqueue_batch (joinBatchArgv), placed where the first of them was;
-// every other call stays one command. The joins keep their order among
-// themselves; a join may run after a call that arrived after it, which
-// the callers cannot tell apart from arriving in that order (both were
-// in flight at once).
-func groupJoins(batch []*pcall) [][]*pcall {
+// groupCalls splits a pipeline's calls into the commands it sends: the
+// calls of a batched script (script.batchedAs: joins, position reads) for
+// one event with the same limits become one call of its batch variant
+// (batchArgv), placed where the first of them was; every other call
+// stays one command. The grouped calls keep their order among
+// themselves; one may run after a call that arrived after it, which the
+// callers cannot tell apart from arriving in that order (both were in
+// flight at once).
+func groupCalls(batch []*pcall) [][]*pcall {
 	units := make([][]*pcall, 0, len(batch))
-	var open []int // indexes of units that are joins
+	var open []int // indexes of units of a batched script
 next:
 	for _, c := range batch {
-		if c.sc == scriptEnqueue && len(c.args) == 3+2*len(c.extra) {
+		if c.sc.batch != nil && len(c.args) == c.sc.head+2*len(c.extra) {
 			for _, u := range open {
-				if sameJoinBatch(units[u][0], c) {
+				if sameBatch(units[u][0], c) {
 					units[u] = append(units[u], c)
 					continue next
 				}
@@ -203,16 +204,17 @@ next:
 	return units
 }
 
-// sameJoinBatch reports whether two joins can go in one enqueue_batch:
-// the same event and the same limit slots (count, intervals, bursts).
-func sameJoinBatch(a, b *pcall) bool {
+// sameBatch reports whether two calls can go in one batch call: the same
+// script, the same event and the same limit slots (count, intervals,
+// bursts).
+func sameBatch(a, b *pcall) bool {
+	if a.sc != b.sc || len(a.extra) != len(b.extra) {
+		return false
+	}
 	if a.keys != b.keys && a.keys.keys[0] != b.keys.keys[0] {
 		return false
 	}
-	if len(a.extra) != len(b.extra) {
-		return false
-	}
-	for i := 3; i < len(a.args); i++ {
+	for i := a.sc.head; i < len(a.args); i++ {
 		if a.args[i] != b.args[i] {
 			return false
 		}
@@ -220,17 +222,18 @@ func sameJoinBatch(a, b *pcall) bool {
 	return true
 }
 
-// joinBatchArgv is the FCALL of enqueue_batch.lua for joins, each of
-// whose args is enqueue's (user, now, own, then per limit its interval
-// and burst; its limit keys in extra): the limit keys are sent once each.
-func joinBatchArgv(joins []*pcall) []any {
-	first, sc := joins[0], scriptEnqueueBatch
-	m := len(first.extra)
+// batchArgv is the FCALL of the batch variant of calls' script
+// (enqueue_batch.lua, get_position_batch.lua): each call's args are the
+// script's own (its head values, then per limit its interval and burst;
+// its limit keys in extra), and the limit keys are sent once each.
+func batchArgv(calls []*pcall) []any {
+	first := calls[0]
+	sc, head, m := first.sc.batch, first.sc.head, len(first.extra)
 	var lkeys []string
 	var num map[string]int
 	if m > 0 {
-		num = make(map[string]int, len(joins)+m)
-		for _, c := range joins {
+		num = make(map[string]int, len(calls)+m)
+		for _, c := range calls {
 			for _, k := range c.extra {
 				if _, ok := num[k]; !ok {
 					lkeys = append(lkeys, k)
@@ -239,7 +242,7 @@ func joinBatchArgv(joins []*pcall) []any {
 			}
 		}
 	}
-	a := make([]any, 0, 5+len(sc.keys)+len(lkeys)+2*m+len(joins)*(3+m))
+	a := make([]any, 0, 5+len(sc.keys)+len(lkeys)+2*m+len(calls)*(head+m))
 	a = append(a, "fcall", sc.fn, len(sc.keys)+len(lkeys))
 	for _, i := range sc.keys {
 		a = append(a, first.keys.args[i])
@@ -247,10 +250,10 @@ func joinBatchArgv(joins []*pcall) []any {
 	for _, k := range lkeys {
 		a = append(a, k)
 	}
-	a = append(a, len(joins), m)
-	a = append(a, first.args[3:]...)
-	for _, c := range joins {
-		a = append(a, c.args[0], c.args[1], c.args[2])
+	a = append(a, len(calls), m)
+	a = append(a, first.args[head:]...)
+	for _, c := range calls {
+		a = append(a, c.args[:head]...)
 		for _, k := range c.extra {
 			a = append(a, num[k])
 		}
@@ -258,14 +261,14 @@ func joinBatchArgv(joins []*pcall) []any {
 	return a
 }
 
-// splitJoins gives each join its own reply out of enqueue_batch's list.
-func splitJoins(joins []*pcall, cmd *redis.Cmd) {
+// splitBatch gives each call its own reply out of the batch call's list.
+func splitBatch(calls []*pcall, cmd *redis.Cmd) {
 	res, err := cmd.Result()
 	list, ok := res.([]any)
-	if err == nil && (!ok || len(list) != len(joins)) {
-		err = fmt.Errorf("enqueue_batch: %d replies for %d joins", len(list), len(joins))
+	if err == nil && (!ok || len(list) != len(calls)) {
+		err = fmt.Errorf("%s: %d replies for %d calls", calls[0].sc.batch.fn, len(list), len(calls))
 	}
-	for i, c := range joins {
+	for i, c := range calls {
 		if err != nil {
 			c.res, c.err = nil, err
 		} else {

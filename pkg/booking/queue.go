@@ -58,14 +58,27 @@ func joinResult(r reply, err error, userID string, now int64) (JoinResult, error
 // ErrEventNotFound, ErrNotFound (a *NotFoundError whose Status still
 // carries SoldOut and Counts), ErrRateLimited (a *RateLimitedError).
 func (s *Store) Position(ctx context.Context, eventID, userID string, limits ...Limit) (Status, error) {
-	if err := checkIDs(eventID, userID); err != nil {
-		return Status{}, err
-	}
-	lkeys, args, err := s.limitArgs(eventID, limits, userID, s.nowMS())
+	lkeys, args, err := s.positionArgs(eventID, userID, limits)
 	if err != nil {
 		return Status{}, err
 	}
 	r, err := s.runLimited(ctx, scriptGetPosition, eventID, lkeys, args...)
+	return positionStatus(r, err)
+}
+
+// positionArgs are a read's limit keys and get_position.lua's ARGV (user,
+// now, then per limit its interval and burst). Concurrent reads of one
+// event go to Redis together as one get_position_batch (pipeline.go
+// groupCalls).
+func (s *Store) positionArgs(eventID, userID string, limits []Limit) ([]string, []any, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return nil, nil, err
+	}
+	return s.limitArgs(eventID, limits, userID, s.nowMS())
+}
+
+// positionStatus decodes get_position.lua's reply (or its error).
+func positionStatus(r reply, err error) (Status, error) {
 	var st Status
 	if errors.Is(err, ErrNotFound) {
 		r.scan(&st.SoldOut, &st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute,

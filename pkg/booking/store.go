@@ -29,9 +29,8 @@ import (
 var (
 	scriptCreateEvent     = newScript("create_event")
 	scriptUpdateEvent     = newScript("update_event")
-	scriptEnqueue         = newScript("enqueue")
-	scriptEnqueueBatch    = newScript("enqueue_batch")
-	scriptGetPosition     = newScript("get_position")
+	scriptEnqueue         = newScript("enqueue").batchedAs("enqueue_batch", 3)           // user, now, own
+	scriptGetPosition     = newScript("get_position").batchedAs("get_position_batch", 2) // user, now
 	scriptPromote         = newScript("promote")
 	scriptLockSeat        = newScript("lock_seat")
 	scriptInitiatePayment = newScript("initiate_payment")
