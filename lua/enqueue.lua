@@ -39,9 +39,6 @@
 -- acknowledges it after answering; the safety net sweeps what it missed).
 -- The join itself is lib.lua's enqueue_joins, which enqueue_batch.lua
 -- runs for several joins in one call.
-local steps, bursts, keys = {}, {}, {}
-for s = 1, #KEYS - NKEYS do
-  steps[s], bursts[s], keys[s] = tonumber(ARGV[2 + 2 * s]), tonumber(ARGV[3 + 2 * s]), s
-end
-return enqueue_joins({{user = ARGV[1], now = tonumber(ARGV[2]), now_s = ARGV[2], own = num(ARGV[3]), keys = keys}},
-  steps, bursts)[1]
+-- (ARGV: one request of 3 values from ARGV[1], the limits' from ARGV[4])
+reqs_at(1, 1, 3, false, #KEYS - NKEYS, 4)
+return enqueue_joins()[1]

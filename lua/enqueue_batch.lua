@@ -12,16 +12,6 @@
 --   none), and per slot the number, from 1, of the join's limit key among
 --   the keys after the event's
 -- Replies: a list of n replies, each one of enqueue.lua's
-local n, m = tonumber(ARGV[1]), tonumber(ARGV[2])
-local steps, bursts = {}, {}
-for s = 1, m do
-  steps[s], bursts[s] = tonumber(ARGV[1 + 2 * s]), tonumber(ARGV[2 + 2 * s])
-end
-local joins, at = {}, 3 + 2 * m
-for i = 1, n do
-  local keys = {}
-  for s = 1, m do keys[s] = tonumber(ARGV[at + 2 + s]) end
-  joins[i] = {user = ARGV[at], now = tonumber(ARGV[at + 1]), now_s = ARGV[at + 1], own = num(ARGV[at + 2]), keys = keys}
-  at = at + 3 + m
-end
-return enqueue_joins(joins, steps, bursts)
+local m = tonumber(ARGV[2])
+reqs_at(tonumber(ARGV[1]), 3 + 2 * m, 3, true, m, 3)
+return enqueue_joins()

@@ -18,8 +18,6 @@
 --   {'rate_limited', retry_after_ms}: a limit refused the read (nothing changed)
 -- The read itself is lib.lua's read_positions, which
 -- get_position_batch.lua runs for several reads in one call.
-local steps, bursts, keys = {}, {}, {}
-for s = 1, #KEYS - NKEYS do
-  steps[s], bursts[s], keys[s] = tonumber(ARGV[1 + 2 * s]), tonumber(ARGV[2 + 2 * s]), s
-end
-return read_positions({{user = ARGV[1], now = tonumber(ARGV[2]), now_s = ARGV[2], keys = keys}}, steps, bursts)[1]
+-- (ARGV: one request of 2 values from ARGV[1], the limits' from ARGV[3])
+reqs_at(1, 1, 2, false, #KEYS - NKEYS, 3)
+return read_positions()[1]

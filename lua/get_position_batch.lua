@@ -12,16 +12,6 @@
 --   user_id, now_ms, and per slot the number, from 1, of the read's limit
 --   key among the keys after the event's
 -- Replies: a list of n replies, each one of get_position.lua's
-local n, m = tonumber(ARGV[1]), tonumber(ARGV[2])
-local steps, bursts = {}, {}
-for s = 1, m do
-  steps[s], bursts[s] = tonumber(ARGV[1 + 2 * s]), tonumber(ARGV[2 + 2 * s])
-end
-local reqs, at = {}, 3 + 2 * m
-for i = 1, n do
-  local keys = {}
-  for s = 1, m do keys[s] = tonumber(ARGV[at + 1 + s]) end
-  reqs[i] = {user = ARGV[at], now = tonumber(ARGV[at + 1]), now_s = ARGV[at + 1], keys = keys}
-  at = at + 2 + m
-end
-return read_positions(reqs, steps, bursts)
+local m = tonumber(ARGV[2])
+reqs_at(tonumber(ARGV[1]), 3 + 2 * m, 2, true, m, 3)
+return read_positions()

@@ -308,10 +308,12 @@ local function set_payment(pid, p, status, now)
 end
 
 -- Run a variadic command over a long argument list in chunks (Lua's
--- unpack() is limited by the C stack; 1000 is well inside it).
-local function bulk(cmd, key, args)
-  for i = 1, #args, 1000 do
-    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+-- unpack() is limited by the C stack; 1000 is well inside it): args[1..n],
+-- n defaulting to #args.
+local function bulk(cmd, key, args, n)
+  n = n or #args
+  for i = 1, n, 1000 do
+    redis.call(cmd, key, unpack(args, i, math.min(i + 999, n)))
   end
 end
 
@@ -442,287 +444,356 @@ local function limited(first, now)
   return 0
 end
 
--- enqueue_joins runs joins (enqueue.lua's header says what one does) in
--- order, each as if it were a call of its own in that order, and returns
--- their replies in a list. joins[i] = {user, now (number), now_s (now as
--- given, written as is), own, keys}: keys[s] is the number, from 1 among
--- the keys after the event's, of the join's key for limit slot s, whose
--- interval and burst are steps[s] and bursts[s]; own is the slot of the
--- user's own limit (0: none; not counted for the join that places the
--- user when its key does not exist, enqueue.lua).
--- One join or many, a call reads the event's config once, the joining
--- users' waiting scores (ZMSCORE) and states (HMGET) once, each limit
--- key once (MGET), and writes the new waiting entries, outbox entries,
--- presence entries, the sequence counter and each counted limit key
--- once, after the joins: the per-join work of the common case (a new
--- user queued behind others) is then Lua alone (enqueue_batch.lua;
--- docs/booking-engine.md "Joins in batches"). The deferred writes are
--- invisible to the joins after them only where that cannot change an
--- answer: a user who joins twice in one call finds the writes of the
--- first made before the second looks (flush), a new waiting entry always
--- ranks after every existing one (its sequence is the largest), and the
--- size of waiting is counted with the entries not yet written.
-local function enqueue_joins(joins, steps, bursts)
-  local replies, n = {}, #joins
-  local c = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
+-- The batched join and read (enqueue_joins, read_positions) run one call's
+-- requests in order, each as if it were a call of its own in that order,
+-- reading what they share once and writing what they defer once. A
+-- request's values are read from ARGV where the calling script put them
+-- (reqs_at): request i's start at ARGV[R_FIRST + (i - 1) * R_STRIDE] with
+-- the user id, then now_ms, then (joins) own, then, when R_KEYED, the
+-- number (from 1, among the keys after the event's) of its key per limit
+-- slot; without R_KEYED slot s's key is the s-th after the event's. Slot
+-- s's interval and burst are L_STEP[s] and L_BURST[s] (L_M slots).
+-- Everything below lives for one call (a call runs alone, like KEYS), in
+-- tables made once and reused: a table costs Redis's Lua about 0.13 µs to
+-- make, a closure 0.1, which a join paid a dozen times over
+-- (docs/benchmarks.md "Joins and reads in batches").
+local R_N, R_FIRST, R_STRIDE, R_KEYED, R_HEAD
+local L_M, L_STEP, L_BURST = 0, {}, {}
+local L_TAT, L_COUNTED, L_NEW = {}, {}, {} -- per limit key: its time (nil: no key), the now of its last count; a request's new times per slot
+local R_USERS, R_SCORE, R_STATE = {}, {}, {} -- per request: user, waiting score (false: none), state (nil: none)
+
+-- reqs_at sets where a call's n requests and their limits are (above):
+-- each request is head values (then its m key numbers when keyed)
+-- from ARGV[first]; the limits' intervals and bursts from ARGV[pairs].
+local function reqs_at(n, first, head, keyed, m, pairs)
+  R_N, R_FIRST, R_HEAD, R_KEYED = n, first, head, keyed
+  R_STRIDE = head
+  if keyed then R_STRIDE = head + m end
+  L_M = m
+  for s = 1, m do
+    L_STEP[s], L_BURST[s] = tonumber(ARGV[pairs + 2 * s - 2]), tonumber(ARGV[pairs + 2 * s - 1])
+  end
+end
+
+-- The number of request i's key for limit slot s.
+local function req_key(i, s)
+  if R_KEYED then return tonumber(ARGV[R_FIRST + (i - 1) * R_STRIDE + R_HEAD + s - 1]) end
+  return s
+end
+
+-- Reads the limit keys (one MGET) and every request's waiting score and,
+-- for those not waiting, state (one ZMSCORE, one HMGET).
+local function reqs_read()
+  local nlim = #KEYS - NKEYS
+  for k = 1, nlim do L_TAT[k], L_COUNTED[k] = nil, nil end
+  if nlim > 0 and L_M > 0 then
+    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
+    for k = 1, nlim do L_TAT[k] = tonumber(cur[k]) end
+  end
+  for i = 1, R_N do R_USERS[i] = ARGV[R_FIRST + (i - 1) * R_STRIDE] end
+  if R_N == 1 then
+    -- (one request: two plain reads, no tables to make)
+    local score = redis.call('ZSCORE', K_WAITING, R_USERS[1])
+    R_SCORE[1], R_STATE[1] = score, nil
+    if not score then R_STATE[1] = redis.call('HGET', K_STATE, R_USERS[1]) end
+    return
+  end
+  local ask = 0
+  for i = 1, R_N, 1000 do
+    local part = redis.call('ZMSCORE', K_WAITING, unpack(R_USERS, i, math.min(i + 999, R_N)))
+    for j = 1, #part do
+      R_SCORE[i + j - 1], R_STATE[i + j - 1] = part[j], nil
+      if not part[j] then ask = ask + 1 end
+    end
+  end
+  if ask == 0 then return end
+  local fields, idx = {}, {}
+  for i = 1, R_N do
+    if not R_SCORE[i] then
+      fields[#fields + 1], idx[#idx + 1] = R_USERS[i], i
+    end
+  end
+  for a = 1, #fields, 1000 do
+    local part = redis.call('HMGET', K_STATE, unpack(fields, a, math.min(a + 999, #fields)))
+    for b = 1, #part do R_STATE[idx[a + b - 1]] = part[b] end
+  end
+end
+
+-- The ms until request i at now would be allowed (0: allowed now); its
+-- limits' new times are left in L_NEW.
+local function limits_wait(i, now)
+  local wait = 0
+  for s = 1, L_M do
+    local step = L_STEP[s]
+    local t = math.max(L_TAT[req_key(i, s)] or now, now) + step
+    local allow_at = t - L_BURST[s] * step
+    if now < allow_at then wait = math.max(wait, allow_at - now) end
+    L_NEW[s] = t
+  end
+  return math.ceil(wait)
+end
+
+-- Counts request i at now against its limits (the times limits_wait left),
+-- except slot spare when its key does not exist (0: none).
+local function limits_take(i, now, spare)
+  for s = 1, L_M do
+    local k = req_key(i, s)
+    if s ~= spare or L_TAT[k] then L_TAT[k], L_COUNTED[k] = L_NEW[s], now end
+  end
+end
+
+-- Writes each limit key counted in this call, once.
+local function limits_write()
+  for k = 1, #KEYS - NKEYS do
+    local now = L_COUNTED[k]
+    if now then
+      redis.call('SET', KEYS[NKEYS + k], L_TAT[k], 'PX', int(math.max(1, math.ceil(L_TAT[k] - now))))
+    end
+  end
+end
+
+-- enqueue_joins's deferred writes: waiting and presence entries (score,
+-- member pairs) and outbox fields (field, value pairs), J_NW, J_NS, J_NO
+-- values of each; J_EARLY: a pending waiting entry is pre-queued (ranks
+-- before existing ones). J_SEQ: the last sequence handed out (nil: the
+-- counter not read yet), J_SEQ0 the counter as read; J_QUEUED: waiting's
+-- size with the pending entries (nil: not counted yet). J_TOUCHED: users
+-- this call joined already (emptied at its end).
+local J_WAIT, J_SEEN, J_OUT, J_TOUCHED = {}, {}, {}, {}
+local J_NW, J_NS, J_NO, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
+local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON
+
+local function j_flush()
+  if J_NW == 2 then
+    redis.call('ZADD', K_WAITING, J_WAIT[1], J_WAIT[2])
+  elseif J_NW > 0 then
+    bulk('ZADD', K_WAITING, J_WAIT, J_NW)
+  end
+  if J_NS > 0 then bulk('ZADD', K_SEEN, J_SEEN, J_NS) end
+  if J_NO == 2 then
+    redis.call('HSET', K_OUTBOX, J_OUT[1], J_OUT[2])
+  elseif J_NO > 0 then
+    bulk('HSET', K_OUTBOX, J_OUT, J_NO)
+  end
+  J_NW, J_NS, J_NO, J_EARLY = 0, 0, 0, false
+end
+
+-- The next join sequence: INCR for a call of one join; a batch reads the
+-- counter once and writes it at its end (j_done).
+local function j_next_seq()
+  if R_N == 1 then return redis.call('INCR', K_SEQ) end
+  if not J_SEQ then
+    J_SEQ0 = num(redis.call('GET', K_SEQ))
+    J_SEQ = J_SEQ0
+  end
+  J_SEQ = J_SEQ + 1
+  return J_SEQ
+end
+
+local function j_waiting_count()
+  if not J_QUEUED then J_QUEUED = redis.call('ZCARD', K_WAITING) + J_NW / 2 end
+  return J_QUEUED
+end
+
+local function j_wait_as(score, user)
+  J_WAIT[J_NW + 1], J_WAIT[J_NW + 2] = score, user
+  J_NW = J_NW + 2
+  if J_QUEUED then J_QUEUED = J_QUEUED + 1 end
+end
+
+local function j_present(now_s, user)
+  if J_ABANDON > 0 then
+    J_SEEN[J_NS + 1], J_SEEN[J_NS + 2] = now_s, user
+    J_NS = J_NS + 2
+  end
+end
+
+-- One join: request i, user at now (now_s as given). enqueue.lua's header
+-- says what it does and answers.
+local function j_join(i, user, now, now_s)
+  local score, state
+  if J_TOUCHED[user] then
+    -- joined earlier in this call: read what that join wrote
+    j_flush()
+    score = redis.call('ZSCORE', K_WAITING, user)
+    if not score then state = redis.call('HGET', K_STATE, user) end
+  else
+    score, state = R_SCORE[i], R_STATE[i]
+  end
+  if R_N > 1 then J_TOUCHED[user] = true end
+  if score then state = 'waiting' end
+  if state == 'waiting' then
+    -- (a state field 'waiting': an entry written before waiting users lost it)
+    local s = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
+    if s < 1 then s = num(redis.call('HGET', K_USEQ, user)) end
+    j_present(now_s, user)
+    if now < J_START then return {'ok', state, s, 0, 0, 0, J_START} end
+    -- a pending pre-queued entry may rank before this user; a pending
+    -- queued one never does (its sequence is larger)
+    if J_EARLY then j_flush() end
+    return {'ok', state, s, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
+  end
+  if state == 'active' or state == 'seat_selected' or state == 'payment_pending' or state == 'completed' then
+    return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
+  end
+
+  local early = false
+  if now < J_START then
+    local early_ms, seed = num(J_C[10]), J_C[11]
+    if early_ms <= 0 or not seed or seed == '' or now < J_START - early_ms then
+      return {'sales_not_started'}
+    end
+    early = true
+  end
+  if J_END > 0 and now > J_END then return {'sales_ended'} end
+  if J_SOLD >= J_TOTAL then return {'sold_out'} end
+
+  local seq = j_next_seq()
+  local s = int(seq)
+  J_OUT[J_NO + 1], J_OUT[J_NO + 2] = 'j:' .. s, s .. '|' .. user .. '||' .. now_s
+  J_NO = J_NO + 2
+  if state then
+    -- joining again after a finished hold: forget the old hold's details
+    -- (a waiting user has no state or useq field)
+    redis.call('HDEL', K_STATE, user)
+    redis.call('HDEL', K_USEQ, user)
+    redis.call('HDEL', K_USEAT, user)
+    redis.call('HDEL', K_UPAY, user)
+    redis.call('HDEL', K_UGRACE, user)
+  end
+
+  if early then
+    local h = tonumber(string.sub(redis.sha1hex(J_C[11] .. ':' .. user), 1, 13), 16)
+    j_wait_as(string.format('%.0f', h - 9007199254740992), user)
+    J_EARLY = true
+    -- the score is the draw key, so the sequence is kept beside it
+    redis.call('HSET', K_USEQ, user, s)
+    redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
+    j_present(now_s, user)
+    return {'ok', 'waiting', seq, 0, 0, 1, J_START}
+  end
+
+  -- Admit at once when nobody is waiting and the room has a free slot. It
+  -- counts what promotion counts: every hold when the room is not full, else
+  -- (holds_counted) the live holds plus overdue payment_pending holds
+  -- that will get their grace; other overdue holds are reclaimed by the next
+  -- promotion. Undecided (many overdue holds): the user waits for promotion.
+  local q = j_waiting_count()
+  if J_PAUSED ~= '1' and q == 0 then
+    local room = room_capacity(J_CAPACITY, J_TOTAL, J_SOLD)
+    local admit = redis.call('ZCARD', K_ACTIVE) < room
+    if not admit and room > 0 then
+      local held = holds_counted(now, 64)
+      admit = held ~= nil and held < room
+    end
+    local cap = num(J_C[9])
+    if admit and cap > 0 then
+      -- the rate cap (admit_per_minute) counts immediate admissions too
+      admit = cap_left(now, cap) > 0
+    end
+    if admit then
+      local deadline = admit_all({user, seq}, now, J_HOLD)
+      return {'ok', 'active', seq, 0, deadline, 1}
+    end
+  end
+
+  j_wait_as(s, user)
+  j_present(now_s, user)
+  -- the new sequence is the largest, so the user is last in line
+  return {'ok', 'waiting', seq, q + 1, 0, 1}
+end
+
+-- enqueue_joins runs the joins reqs_at placed (enqueue.lua's header says
+-- what one does and answers) and returns their replies in a list. Whatever
+-- their number, it reads the event's config once, the users' waiting
+-- scores and states once (reqs_read) and each limit key once, and writes
+-- the new waiting entries, outbox entries and presence entries with one
+-- command each, and the sequence counter (a batch) and each counted
+-- limit key once, after the joins: the per-join work of the common case (a
+-- new user queued behind others) is then Lua alone (enqueue_batch.lua;
+-- docs/booking-engine.md "Joins and reads in batches"). Deferring writes
+-- changes no answer: a user who joins twice in one call finds the writes
+-- of the first made before the second looks (j_flush), a new waiting
+-- entry always ranks after every existing one (its sequence is the
+-- largest), and the size of waiting counts the entries not yet written.
+-- The join that places a user (created = 1) does not count against the
+-- user's own limit (own, the slot) when its key does not exist.
+local function enqueue_joins()
+  local replies = {}
+  J_C = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
     'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed')
-  if not c[1] then
-    for i = 1, n do replies[i] = {'event_not_found'} end
+  if not J_C[1] then
+    for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
   end
-  local total, start_ms, end_ms, capacity, sold, paused, hold_ms, abandon_ms =
-    num(c[1]), num(c[2]), num(c[3]), num(c[4]), num(c[5]), c[6], num(c[7]), num(c[8])
+  J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON =
+    num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
+  J_NW, J_NS, J_NO, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, false, nil, nil, nil
+  reqs_read()
 
-  -- each limit key's time (nil: no key) and the now of its last count
-  local nlim, tat, counted = #KEYS - NKEYS, {}, {}
-  if nlim > 0 and #steps > 0 then
-    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
-    for k = 1, nlim do tat[k] = tonumber(cur[k]) end
-  end
-
-  -- the users' waiting scores and (for those not waiting) states, read at once
-  local users = {}
-  for i = 1, n do users[i] = joins[i].user end
-  local scores = {}
-  for i = 1, n, 1000 do
-    local part = redis.call('ZMSCORE', K_WAITING, unpack(users, i, math.min(i + 999, n)))
-    for j = 1, #part do scores[i + j - 1] = part[j] end
-  end
-  local states, ask = {}, {}
-  for i = 1, n do
-    if not scores[i] then ask[#ask + 1] = i end
-  end
-  for a = 1, #ask, 1000 do
-    local fields = {}
-    for b = a, math.min(a + 999, #ask) do fields[#fields + 1] = users[ask[b]] end
-    local part = redis.call('HMGET', K_STATE, unpack(fields))
-    for b = 1, #part do states[ask[a + b - 1]] = part[b] end
-  end
-
-  -- writes deferred to flush: waiting and presence entries (score,
-  -- member, ...), outbox fields (field, value, ...)
-  local pwait, pseen, pout, early_pending = {}, {}, {}, false
-  local touched = {} -- users this call has joined already
-  local seq, seq0    -- the sequence counter, read when first needed
-  local queued       -- waiting's size with the pending entries (nil: not read)
-  local function flush()
-    if #pwait > 0 then bulk('ZADD', K_WAITING, pwait); pwait = {} end
-    if #pseen > 0 then bulk('ZADD', K_SEEN, pseen); pseen = {} end
-    if #pout > 0 then bulk('HSET', K_OUTBOX, pout); pout = {} end
-    early_pending = false
-  end
-  local function next_seq()
-    if not seq then
-      seq0 = num(redis.call('GET', K_SEQ))
-      seq = seq0
-    end
-    seq = seq + 1
-    return seq
-  end
-  local function waiting_count()
-    if not queued then queued = redis.call('ZCARD', K_WAITING) + #pwait / 2 end
-    return queued
-  end
-  local function wait_as(score, user)
-    pwait[#pwait + 1] = score
-    pwait[#pwait + 1] = user
-    if queued then queued = queued + 1 end
-  end
-  local function present(now_s, user)
-    if abandon_ms > 0 then
-      pseen[#pseen + 1] = now_s
-      pseen[#pseen + 1] = user
-    end
-  end
-
-  local function join(i, user, now, now_s)
-    local score, state
-    if touched[user] then
-      -- joined earlier in this call: read what that join wrote
-      flush()
-      score = redis.call('ZSCORE', K_WAITING, user)
-      if not score then state = redis.call('HGET', K_STATE, user) end
-    else
-      score, state = scores[i], states[i]
-    end
-    touched[user] = true
-    if score then state = 'waiting' end
-    if state == 'waiting' then
-      -- (a state field 'waiting': an entry written before waiting users lost it)
-      local s = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
-      if s < 1 then s = num(redis.call('HGET', K_USEQ, user)) end
-      present(now_s, user)
-      if now < start_ms then return {'ok', state, s, 0, 0, 0, start_ms} end
-      -- a pending pre-queued entry may rank before this user; a pending
-      -- queued one never does
-      if early_pending then flush() end
-      return {'ok', state, s, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
-    end
-    if state == 'active' or state == 'seat_selected' or state == 'payment_pending' or state == 'completed' then
-      return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
-    end
-
-    local early = false
-    if now < start_ms then
-      local early_ms, seed = num(c[10]), c[11]
-      if early_ms <= 0 or not seed or seed == '' or now < start_ms - early_ms then
-        return {'sales_not_started'}
-      end
-      early = true
-    end
-    if end_ms > 0 and now > end_ms then return {'sales_ended'} end
-    if sold >= total then return {'sold_out'} end
-
-    local seqn = next_seq()
-    local s = int(seqn)
-    pout[#pout + 1] = 'j:' .. s
-    pout[#pout + 1] = s .. '|' .. user .. '||' .. now_s
-    if state then
-      -- joining again after a finished hold: forget the old hold's details
-      -- (a waiting user has no state or useq field)
-      redis.call('HDEL', K_STATE, user)
-      redis.call('HDEL', K_USEQ, user)
-      redis.call('HDEL', K_USEAT, user)
-      redis.call('HDEL', K_UPAY, user)
-      redis.call('HDEL', K_UGRACE, user)
-    end
-
-    if early then
-      local h = tonumber(string.sub(redis.sha1hex(c[11] .. ':' .. user), 1, 13), 16)
-      wait_as(string.format('%.0f', h - 9007199254740992), user)
-      early_pending = true
-      -- the score is the draw key, so the sequence is kept beside it
-      redis.call('HSET', K_USEQ, user, s)
-      redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
-      present(now_s, user)
-      return {'ok', 'waiting', seqn, 0, 0, 1, start_ms}
-    end
-
-    -- Admit at once when nobody is waiting and the room has a free slot. It
-    -- counts what promotion counts: every hold when the room is not full, else
-    -- (holds_counted) the live holds plus overdue payment_pending holds
-    -- that will get their grace; other overdue holds are reclaimed by the next
-    -- promotion. Undecided (many overdue holds): the user waits for promotion.
-    local q = waiting_count()
-    if paused ~= '1' and q == 0 then
-      local room = room_capacity(capacity, total, sold)
-      local admit = redis.call('ZCARD', K_ACTIVE) < room
-      if not admit and room > 0 then
-        local held = holds_counted(now, 64)
-        admit = held ~= nil and held < room
-      end
-      if admit and num(c[9]) > 0 then
-        -- the rate cap (admit_per_minute) counts immediate admissions too
-        admit = cap_left(now, num(c[9])) > 0
-      end
-      if admit then
-        local deadline = admit_all({user, seqn}, now, hold_ms)
-        return {'ok', 'active', seqn, 0, deadline, 1}
-      end
-    end
-
-    wait_as(s, user)
-    present(now_s, user)
-    -- the new sequence is the largest, so the user is last in line
-    return {'ok', 'waiting', seqn, q + 1, 0, 1}
-  end
-
-  for i = 1, n do
-    local j = joins[i]
-    local now, keys, wait, new = j.now, j.keys, 0, {}
-    for s = 1, #steps do
-      local t = math.max(tat[keys[s]] or now, now) + steps[s]
-      local allow_at = t - bursts[s] * steps[s]
-      if now < allow_at then wait = math.max(wait, allow_at - now) end
-      new[s] = t
-    end
+  for i = 1, R_N do
+    local at = R_FIRST + (i - 1) * R_STRIDE
+    local now_s = ARGV[at + 1]
+    local now = tonumber(now_s)
+    local wait = 0
+    if L_M > 0 then wait = limits_wait(i, now) end
     if wait > 0 then
-      replies[i] = {'rate_limited', math.ceil(wait)}
+      replies[i] = {'rate_limited', wait}
     else
-      local r = join(i, j.user, now, j.now_s)
+      local r = j_join(i, R_USERS[i], now, now_s)
       replies[i] = r
-      for s = 1, #steps do
-        local k = keys[s]
-        if s ~= j.own or r[6] ~= 1 or tat[k] then
-          tat[k], counted[k] = new[s], now
-        end
+      if L_M > 0 then
+        local spare = 0
+        if r[6] == 1 then spare = num(ARGV[at + 2]) end
+        limits_take(i, now, spare)
       end
     end
   end
 
-  flush()
-  if seq and seq ~= seq0 then redis.call('SET', K_SEQ, int(seq)) end
-  for k, now in pairs(counted) do
-    redis.call('SET', KEYS[NKEYS + k], tat[k], 'PX', int(math.max(1, math.ceil(tat[k] - now))))
+  j_flush()
+  if J_SEQ and J_SEQ ~= J_SEQ0 then redis.call('SET', K_SEQ, int(J_SEQ)) end
+  if L_M > 0 then limits_write() end
+  if R_N > 1 then
+    for i = 1, R_N do J_TOUCHED[R_USERS[i]] = nil end
   end
   return replies
 end
 
--- read_positions answers position reads (get_position.lua's header says
--- what one does) in order, each as if it were a call of its own, and
--- returns their replies in a list. reqs[i] = {user, now (number), now_s
--- (as given), keys}: keys[s] is the number, from 1 among the keys after
--- the event's, of the read's key for limit slot s (interval steps[s],
--- burst bursts[s]). A call reads the event's config, waiting's size, the
--- users' waiting scores (ZMSCORE) and states (HMGET) and each limit key
--- once, and writes the presence entries and each counted limit key once
+-- read_positions answers the position reads reqs_at placed
+-- (get_position.lua's header says what one does and answers) and returns
+-- their replies in a list. It reads the event's config, waiting's size,
+-- the users' waiting scores and states and each limit key once, and writes
+-- the presence entries and each counted limit key once
 -- (get_position_batch.lua); a read changes nothing another read looks at.
-local function read_positions(reqs, steps, bursts)
-  local replies, n = {}, #reqs
+local function read_positions()
+  local replies = {}
   local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms')
   if not c[1] then
-    for i = 1, n do replies[i] = {'event_not_found'} end
+    for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
   end
-  local nlim, tat, counted = #KEYS - NKEYS, {}, {}
-  if nlim > 0 and #steps > 0 then
-    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
-    for k = 1, nlim do tat[k] = tonumber(cur[k]) end
-  end
+  reqs_read()
   local sold_out = 0
   if num(c[2]) >= num(c[1]) then sold_out = 1 end
-  local served, cap, start_ms, waiting = num(c[3]), num(c[5]), num(c[6]), nil
-  local rates = {} -- admitted_last_minute per 10-second bucket of now
+  local served, abandon, cap, start_ms = num(c[3]), num(c[4]), num(c[5]), num(c[6])
+  local waiting, rate_b, rate, nseen, seen
 
-  local users = {}
-  for i = 1, n do users[i] = reqs[i].user end
-  local scores, states, ask = {}, {}, {}
-  for i = 1, n, 1000 do
-    local part = redis.call('ZMSCORE', K_WAITING, unpack(users, i, math.min(i + 999, n)))
-    for j = 1, #part do scores[i + j - 1] = tonumber(part[j]) end
-  end
-  for i = 1, n do
-    if not scores[i] then ask[#ask + 1] = i end
-  end
-  for a = 1, #ask, 1000 do
-    local fields = {}
-    for b = a, math.min(a + 999, #ask) do fields[#fields + 1] = users[ask[b]] end
-    local part = redis.call('HMGET', K_STATE, unpack(fields))
-    for b = 1, #part do states[ask[a + b - 1]] = part[b] end
-  end
-  local pseen = {}
-
-  for i = 1, n do
-    local r, user, now, keys = reqs[i], users[i], reqs[i].now, reqs[i].keys
-    local wait, new = 0, {}
-    for s = 1, #steps do
-      local t = math.max(tat[keys[s]] or now, now) + steps[s]
-      local allow_at = t - bursts[s] * steps[s]
-      if now < allow_at then wait = math.max(wait, allow_at - now) end
-      new[s] = t
-    end
+  for i = 1, R_N do
+    local user, now_s = R_USERS[i], ARGV[R_FIRST + (i - 1) * R_STRIDE + 1]
+    local now = tonumber(now_s)
+    local wait = 0
+    if L_M > 0 then wait = limits_wait(i, now) end
     if wait > 0 then
-      replies[i] = {'rate_limited', math.ceil(wait)}
+      replies[i] = {'rate_limited', wait}
     else
-      for s = 1, #steps do tat[keys[s]], counted[keys[s]] = new[s], now end
+      if L_M > 0 then limits_take(i, now, 0) end
       if not waiting then waiting = redis.call('ZCARD', K_WAITING) end
       local b = math.floor(now / RATE_BUCKET_MS)
-      if not rates[b] then rates[b] = admitted_last_minute(now) end
-      local rate = rates[b]
+      if b ~= rate_b then rate_b, rate = b, admitted_last_minute(now) end
       -- a waiting user is only a member of waiting (lib.lua): score = sequence
-      local score = scores[i]
+      local score = tonumber(R_SCORE[i])
       if not score then
-        local state = states[i]
+        local state = R_STATE[i]
         -- (a state field 'waiting' without a waiting entry: none to report)
         if not state or state == 'waiting' then
           replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms}
@@ -735,18 +806,17 @@ local function read_positions(reqs, steps, bursts)
         if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
         local position = 0
         if now >= start_ms then position = redis.call('ZRANK', K_WAITING, user) + 1 end
-        if num(c[4]) > 0 then
-          pseen[#pseen + 1] = r.now_s
-          pseen[#pseen + 1] = user
+        if abandon > 0 then
+          if not seen then seen, nseen = {}, 0 end
+          seen[nseen + 1], seen[nseen + 2] = now_s, user
+          nseen = nseen + 2
         end
         replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms}
       end
     end
   end
 
-  if #pseen > 0 then bulk('ZADD', K_SEEN, pseen) end
-  for k, now in pairs(counted) do
-    redis.call('SET', KEYS[NKEYS + k], tat[k], 'PX', int(math.max(1, math.ceil(tat[k] - now))))
-  end
+  if seen then bulk('ZADD', K_SEEN, seen, nseen) end
+  if L_M > 0 then limits_write() end
   return replies
 end

@@ -18,7 +18,11 @@ import (
 // into a handful, which is where an unpipelined client spends most of its
 // CPU; an idle caller pays nothing extra because a lone call is flushed at
 // once, without a timer. Each script call is still atomic on its own; a
-// pipeline only shares the connection.
+// pipeline only shares the connection. Calls of a batched script (joins,
+// position reads) of one event in one pipeline go further: they become
+// one call of its batch variant (groupCalls), which answers each as if it
+// had been called alone, in order (docs/booking-engine.md "Joins and
+// reads in batches").
 type pipeliner struct {
 	rdb   redis.UniversalClient
 	calls chan *pcall

@@ -36,6 +36,8 @@ gateway_setup() {
 gateway_cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	# KEEP_LOG=<file>: the gateway's log survives the run
+	[[ -n ${KEEP_LOG:-} && -f $TMP/gateway.log ]] && cp "$TMP/gateway.log" "$KEEP_LOG"
 	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
 	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
 	rm -rf "$TMP"
