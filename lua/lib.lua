@@ -533,6 +533,15 @@ local function limits_wait(i, now)
   return math.ceil(wait)
 end
 
+-- Request i's now, as given and as a number, and the ms until its limits
+-- allow it (0: now).
+local function req_now(i)
+  local now_s = ARGV[R_FIRST + (i - 1) * R_STRIDE + 1]
+  local now = tonumber(now_s)
+  if L_M == 0 then return now_s, now, 0 end
+  return now_s, now, limits_wait(i, now)
+end
+
 -- Counts request i at now against its limits (the times limits_wait left),
 -- except slot spare when its key does not exist (0: none).
 local function limits_take(i, now, spare)
@@ -732,11 +741,7 @@ local function enqueue_joins()
   reqs_read()
 
   for i = 1, R_N do
-    local at = R_FIRST + (i - 1) * R_STRIDE
-    local now_s = ARGV[at + 1]
-    local now = tonumber(now_s)
-    local wait = 0
-    if L_M > 0 then wait = limits_wait(i, now) end
+    local now_s, now, wait = req_now(i)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
@@ -744,7 +749,7 @@ local function enqueue_joins()
       replies[i] = r
       if L_M > 0 then
         local spare = 0
-        if r[6] == 1 then spare = num(ARGV[at + 2]) end
+        if r[6] == 1 then spare = num(ARGV[R_FIRST + (i - 1) * R_STRIDE + 2]) end
         limits_take(i, now, spare)
       end
     end
@@ -779,10 +784,8 @@ local function read_positions()
   local waiting, rate_b, rate, nseen, seen
 
   for i = 1, R_N do
-    local user, now_s = R_USERS[i], ARGV[R_FIRST + (i - 1) * R_STRIDE + 1]
-    local now = tonumber(now_s)
-    local wait = 0
-    if L_M > 0 then wait = limits_wait(i, now) end
+    local user = R_USERS[i]
+    local now_s, now, wait = req_now(i)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
