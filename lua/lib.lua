@@ -572,18 +572,34 @@ local J_WAIT, J_SEEN, J_OUT, J_TOUCHED = {}, {}, {}, {}
 local J_NW, J_NS, J_NO, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
 local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON
 
+-- Writes the sequence counter when the batch handed out numbers since it
+-- last did: before anything that uses them is written, so that no
+-- failure in between can give a number out twice (a failure after it
+-- leaves a gap, as a lone join's INCR does).
+local function j_seq_write()
+  if J_SEQ and J_SEQ ~= J_SEQ0 then
+    redis.call('SET', K_SEQ, int(J_SEQ))
+    J_SEQ0 = J_SEQ
+  end
+end
+
+-- Writes what the batch deferred: the counter, then the join facts, then
+-- the waiting entries, then presence, in the order a lone join writes
+-- them, so that a failure part way never leaves a waiting user whose
+-- booking_request is not in the outbox.
 local function j_flush()
+  j_seq_write()
+  if J_NO == 2 then
+    redis.call('HSET', K_OUTBOX, J_OUT[1], J_OUT[2])
+  elseif J_NO > 0 then
+    bulk('HSET', K_OUTBOX, J_OUT, J_NO)
+  end
   if J_NW == 2 then
     redis.call('ZADD', K_WAITING, J_WAIT[1], J_WAIT[2])
   elseif J_NW > 0 then
     bulk('ZADD', K_WAITING, J_WAIT, J_NW)
   end
   if J_NS > 0 then bulk('ZADD', K_SEEN, J_SEEN, J_NS) end
-  if J_NO == 2 then
-    redis.call('HSET', K_OUTBOX, J_OUT[1], J_OUT[2])
-  elseif J_NO > 0 then
-    bulk('HSET', K_OUTBOX, J_OUT, J_NO)
-  end
   J_NW, J_NS, J_NO, J_EARLY = 0, 0, 0, false
 end
 
@@ -672,6 +688,7 @@ local function j_join(i, user, now, now_s)
   end
 
   if early then
+    j_seq_write()
     local h = tonumber(string.sub(redis.sha1hex(J_C[11] .. ':' .. user), 1, 13), 16)
     j_wait_as(string.format('%.0f', h - 9007199254740992), user)
     J_EARLY = true
@@ -701,6 +718,7 @@ local function j_join(i, user, now, now_s)
       admit = cap_left(now, cap) > 0
     end
     if admit then
+      j_seq_write()
       local deadline = admit_all({user, seq}, now, J_HOLD)
       return {'ok', 'active', seq, 0, deadline, 1}
     end
@@ -717,8 +735,9 @@ end
 -- their number, it reads the event's config once, the users' waiting
 -- scores and states once (reqs_read) and each limit key once, and writes
 -- the new waiting entries, outbox entries and presence entries with one
--- command each, and the sequence counter (a batch) and each counted
--- limit key once, after the joins: the per-join work of the common case (a
+-- command each and each counted limit key once, after the joins, and the
+-- sequence counter (a batch) before any write that uses its numbers
+-- (j_seq_write): the per-join work of the common case (a
 -- new user queued behind others) is then Lua alone (enqueue_batch.lua;
 -- docs/booking-engine.md "Joins and reads in batches"). Deferring writes
 -- changes no answer: a user who joins twice in one call finds the writes
@@ -756,7 +775,6 @@ local function enqueue_joins()
   end
 
   j_flush()
-  if J_SEQ and J_SEQ ~= J_SEQ0 then redis.call('SET', K_SEQ, int(J_SEQ)) end
   if L_M > 0 then limits_write() end
   if R_N > 1 then
     for i = 1, R_N do J_TOUCHED[R_USERS[i]] = nil end

@@ -300,3 +300,51 @@ func TestJoinBatchGroupsByEventAndLimits(t *testing.T) {
 		t.Fatalf("units (-want +got):\n%s", d)
 	}
 }
+
+// TestBatchFailingMidwayGivesNoSequenceTwice: a batch of joins that fails
+// after some of its writes (here a presence key of the wrong type, so
+// the presence write fails after the waiting entries were written) has
+// already advanced the sequence counter, so a later join never gets a
+// number a waiting user holds, and has written the join facts of the
+// users it left waiting. (Redis does not undo a function's writes when it
+// fails part way.)
+func TestBatchFailingMidwayGivesNoSequenceTwice(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "e", Capacity: 1, Abandon: time.Minute})
+	f.join("e", "first") // admitted: the room is full from now on
+	seen := f.s.eventKeys("e")[kSeen]
+	if err := f.rdb.Del(f.ctx, seen).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rdb.Set(f.ctx, seen, "not a sorted set", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	noLimits := func(string) []Limit { return nil }
+	set := func(ms int64) { f.clock.Set(time.UnixMilli(ms)) }
+	now := f.clock.Now().UnixMilli()
+	ops := []batchOp{{event: "e", user: "a", at: now}, {event: "e", user: "b", at: now}, {event: "e", user: "c", at: now}}
+	got, _ := callTogether(t, f.s, set, ops, noLimits)
+	for i, o := range got {
+		if !strings.Contains(o.Err, "WRONGTYPE") {
+			t.Fatalf("join %d of a batch whose presence write fails: %+v", i, o)
+		}
+	}
+	if err := f.rdb.Del(f.ctx, seen).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := f.join("e", "d")
+	held := map[int64]string{}
+	for _, z := range f.rdb.ZRangeWithScores(f.ctx, f.s.eventKeys("e")[kWaiting], 0, -1).Val() {
+		if u, ok := held[int64(z.Score)]; ok {
+			t.Fatalf("sequence %d held by %s and %s (d joined with %d)", int64(z.Score), u, z.Member, r.Sequence)
+		}
+		held[int64(z.Score)] = z.Member.(string)
+	}
+	// and whoever the failed batch left waiting has its booking_request
+	outbox := f.rdb.HGetAll(f.ctx, f.s.eventKeys("e")[kOutbox]).Val()
+	for seq, u := range held {
+		if _, ok := outbox["j:"+strconv.FormatInt(seq, 10)]; !ok {
+			t.Errorf("%s waits with sequence %d and no join fact in the outbox", u, seq)
+		}
+	}
+}
