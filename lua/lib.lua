@@ -459,7 +459,8 @@ end
 -- (docs/benchmarks.md "Joins and reads in batches").
 local R_N, R_FIRST, R_STRIDE, R_KEYED, R_HEAD
 local L_M, L_STEP, L_BURST = 0, {}, {}
-local L_TAT, L_COUNTED, L_NEW = {}, {}, {} -- per limit key: its time (nil: no key), the now of its last count; a request's new times per slot
+local L_TAT, L_COUNTED = {}, {} -- per limit key: its time (nil: no key), the now of its last count
+local L_NEW, L_KEY = {}, {}     -- the request limits_wait looked at, per slot: its new time, its key's number
 local R_USERS, R_SCORE, R_STATE = {}, {}, {} -- per request: user, waiting score (false: none), state (nil: none)
 
 -- reqs_at sets where a call's n requests and their limits are (above):
@@ -473,12 +474,6 @@ local function reqs_at(n, first, head, keyed, m, pairs)
   for s = 1, m do
     L_STEP[s], L_BURST[s] = tonumber(ARGV[pairs + 2 * s - 2]), tonumber(ARGV[pairs + 2 * s - 1])
   end
-end
-
--- The number of request i's key for limit slot s.
-local function req_key(i, s)
-  if R_KEYED then return tonumber(ARGV[R_FIRST + (i - 1) * R_STRIDE + R_HEAD + s - 1]) end
-  return s
 end
 
 -- Reads the limit keys (one MGET) and every request's waiting score and,
@@ -520,16 +515,22 @@ local function reqs_read()
 end
 
 -- The ms until request i at now would be allowed (0: allowed now); its
--- limits' new times are left in L_NEW.
+-- keys' numbers and their new times are left in L_KEY and L_NEW for
+-- limits_take. (Plain comparisons, not math.max: this runs per request
+-- and limit.)
 local function limits_wait(i, now)
-  local wait = 0
+  local wait, at = 0, R_FIRST + (i - 1) * R_STRIDE + R_HEAD - 1
   for s = 1, L_M do
-    local step = L_STEP[s]
-    local t = math.max(L_TAT[req_key(i, s)] or now, now) + step
-    local allow_at = t - L_BURST[s] * step
-    if now < allow_at then wait = math.max(wait, allow_at - now) end
-    L_NEW[s] = t
+    local k = s
+    if R_KEYED then k = tonumber(ARGV[at + s]) end
+    local step, t = L_STEP[s], L_TAT[k] or now
+    if t < now then t = now end
+    t = t + step
+    local late = t - L_BURST[s] * step - now
+    if late > wait then wait = late end
+    L_NEW[s], L_KEY[s] = t, k
   end
+  if wait == 0 then return 0 end
   return math.ceil(wait)
 end
 
@@ -542,11 +543,11 @@ local function req_now(i)
   return now_s, now, limits_wait(i, now)
 end
 
--- Counts request i at now against its limits (the times limits_wait left),
--- except slot spare when its key does not exist (0: none).
-local function limits_take(i, now, spare)
+-- Counts the request limits_wait just looked at, at now, against its
+-- limits, except slot spare when its key does not exist (0: none).
+local function limits_take(now, spare)
   for s = 1, L_M do
-    local k = req_key(i, s)
+    local k = L_KEY[s]
     if s ~= spare or L_TAT[k] then L_TAT[k], L_COUNTED[k] = L_NEW[s], now end
   end
 end
@@ -769,7 +770,7 @@ local function enqueue_joins()
       if L_M > 0 then
         local spare = 0
         if r[6] == 1 then spare = num(ARGV[R_FIRST + (i - 1) * R_STRIDE + 2]) end
-        limits_take(i, now, spare)
+        limits_take(now, spare)
       end
     end
   end
@@ -807,7 +808,7 @@ local function read_positions()
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
-      if L_M > 0 then limits_take(i, now, 0) end
+      if L_M > 0 then limits_take(now, 0) end
       if not waiting then waiting = redis.call('ZCARD', K_WAITING) end
       local b = math.floor(now / RATE_BUCKET_MS)
       if b ~= rate_b then rate_b, rate = b, admitted_last_minute(now) end
