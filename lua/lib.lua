@@ -54,8 +54,9 @@
 --  17 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
 --                    explicit seat maps only (a grid's is computed)
 --
--- Scripts that check the abuse limits (limited, below) take one more key
--- per limit after their event keys, KEYS[NKEYS + 1], ...: strings under
+-- Scripts that check the abuse limits (limited; limits_wait for the joins and
+-- reads, below) take one more key per limit after their event keys,
+-- KEYS[NKEYS + 1], ... (a batch: each distinct key once): strings under
 -- the same hash tag, '<prefix>:{<event_id>}:rl:<subject>' (booking.Limit).
 --
 -- Each script's header names the keys of these it reads and writes
