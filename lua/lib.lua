@@ -54,8 +54,8 @@
 --  17 seatidx  hash  seat_id -> 0-based position in seatmap (for SETRANGE),
 --                    explicit seat maps only (a grid's is computed)
 --
--- Scripts that check the abuse limits (limited; limits_wait for the joins and
--- reads, below) take one more key per limit after their event keys,
+-- Scripts that check the abuse limits (limited, limits_wait; below) take
+-- one more key per limit after their event keys,
 -- KEYS[NKEYS + 1], ... (a batch: each distinct key once): strings under
 -- the same hash tag, '<prefix>:{<event_id>}:rl:<subject>' (booking.Limit).
 --
@@ -396,52 +396,95 @@ end
 
 -- The abuse limits (booking.Limit; docs/booking-engine.md "Abuse limits"),
 -- checked in the same atomic step as the operation they guard. Each limit
--- is GCRA over one key after the event's (KEYS[NKEYS + 1..]): the key holds the theoretical arrival
--- time (unix ms, fractional) of the next request, and from ARGV[first] on,
--- two values per limit: the emission interval (ms between requests at the
--- sustained rate: period / rate) and the burst (requests that may arrive at
--- once, the rate). A request is allowed when every limit allows it; then
--- each key moves one interval ahead and expires when its bucket would be
--- full again.
--- limits_check reads the keys and returns the ms until the most limiting
--- one would allow the request (0: allowed; no limits, no keys after the
--- event's: 0, nothing read), and the keys' values as read and their new
--- times;
--- limits_count then writes the new times (the request is counted), except
--- for limit number spare when its key did not exist (0: none; enqueue's
--- placing join, which does not count against the user's own limit). The
--- times are passed to SET as numbers (Redis writes them with 17
--- significant digits): no string.format, no rounding.
-local function limits_check(first, now)
-  local n = #KEYS - NKEYS
-  if n <= 0 then return 0 end
-  local cur, tats, wait = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + n)), {}, 0
-  for i = 1, n do
-    local step, burst = tonumber(ARGV[first + 2 * i - 2]), tonumber(ARGV[first + 2 * i - 1])
-    local tat = math.max(tonumber(cur[i]) or now, now) + step
-    local allow_at = tat - burst * step
-    if now < allow_at then wait = math.max(wait, allow_at - now) end
-    tats[i] = tat
+-- is GCRA over one key after the event's (KEYS[NKEYS + 1..]): the key
+-- holds the theoretical arrival time (unix ms, fractional) of the next
+-- request; limit slot s has an emission interval L_STEP[s] (ms between
+-- requests at the sustained rate: period / rate) and a burst L_BURST[s]
+-- (requests that may arrive at once, the rate). A request is allowed when
+-- every limit allows it; then each key moves one interval ahead and
+-- expires when its bucket would be full again. A call reads each key once
+-- (limits_read) and writes each counted key once (limits_write), with the
+-- time of its last count; the times are passed to SET as numbers (Redis
+-- writes them with 17 significant digits): no string.format, no rounding.
+-- A batch's requests move the keys one after the other, exactly as
+-- separate calls would. Everything here lives for one call (a call runs
+-- alone, like KEYS), in tables made once and reused: a table costs
+-- Redis's Lua about 0.13 µs to make, a closure 0.1, which a join paid a
+-- dozen times over (docs/benchmarks.md "Joins and reads in batches").
+local L_M, L_STEP, L_BURST = 0, {}, {}
+local L_TAT, L_COUNTED = {}, {} -- per limit key: its time (nil: no key), the now of its last count
+local L_NEW, L_KEY = {}, {}     -- the request limits_wait looked at, per slot: its new time, its key's number
+
+-- limits_at sets m limit slots, their intervals and bursts from ARGV[pairs].
+local function limits_at(m, pairs)
+  L_M = m
+  for s = 1, m do
+    L_STEP[s], L_BURST[s] = tonumber(ARGV[pairs + 2 * s - 2]), tonumber(ARGV[pairs + 2 * s - 1])
   end
-  return math.ceil(wait), cur, tats
 end
 
-local function limits_count(cur, tats, now, spare)
-  if not tats then return end
-  for i = 1, #tats do
-    if i ~= spare or cur[i] then
-      redis.call('SET', KEYS[NKEYS + i], tats[i], 'PX', int(math.max(1, math.ceil(tats[i] - now))))
+-- limits_read reads the limit keys (one MGET; none without limits).
+local function limits_read()
+  local nlim = #KEYS - NKEYS
+  for k = 1, nlim do L_TAT[k], L_COUNTED[k] = nil, nil end
+  if nlim > 0 and L_M > 0 then
+    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
+    for k = 1, nlim do L_TAT[k] = tonumber(cur[k]) end
+  end
+end
+
+-- The ms until a request at now would be allowed (0: allowed now). Its
+-- key for slot s is the s-th after the event's, or, with keyat, number
+-- ARGV[keyat + s] among them (a batch). The keys' numbers and their new
+-- times are left in L_KEY and L_NEW for limits_take. (Plain comparisons,
+-- not math.max: this runs per request and limit.)
+local function limits_wait(now, keyat)
+  local wait = 0
+  for s = 1, L_M do
+    local k = s
+    if keyat then k = tonumber(ARGV[keyat + s]) end
+    local step, t = L_STEP[s], L_TAT[k] or now
+    if t < now then t = now end
+    t = t + step
+    local late = t - L_BURST[s] * step - now
+    if late > wait then wait = late end
+    L_NEW[s], L_KEY[s] = t, k
+  end
+  if wait == 0 then return 0 end
+  return math.ceil(wait)
+end
+
+-- Counts the request limits_wait just looked at, at now, against its
+-- limits, except slot spare when its key does not exist (0: none;
+-- enqueue's placing join, which does not count against the user's own
+-- limit).
+local function limits_take(now, spare)
+  for s = 1, L_M do
+    local k = L_KEY[s]
+    if s ~= spare or L_TAT[k] then L_TAT[k], L_COUNTED[k] = L_NEW[s], now end
+  end
+end
+
+-- Writes each limit key counted in this call, once.
+local function limits_write()
+  for k = 1, #KEYS - NKEYS do
+    local now = L_COUNTED[k]
+    if now then
+      redis.call('SET', KEYS[NKEYS + k], L_TAT[k], 'PX', int(math.max(1, math.ceil(L_TAT[k] - now))))
     end
   end
 end
 
--- limited checks the limits and, when they allow, counts the request:
--- returns 0 when allowed, else the ms until the most limiting key would
--- allow it (no key changed).
+-- limited checks one request's limits (intervals and bursts from
+-- ARGV[first]) and, when they allow, counts it: returns 0 when allowed,
+-- else the ms until the most limiting key would allow it (no key changed).
 local function limited(first, now)
-  local wait, cur, tats = limits_check(first, now)
+  limits_at(#KEYS - NKEYS, first)
+  limits_read()
+  local wait = limits_wait(now)
   if wait > 0 then return wait end
-  limits_count(cur, tats, now, 0)
+  limits_take(now, 0)
+  limits_write()
   return 0
 end
 
@@ -452,16 +495,8 @@ end
 -- (reqs_at): request i's start at ARGV[R_FIRST + (i - 1) * R_STRIDE] with
 -- the user id, then now_ms, then (joins) own, then, when R_KEYED, the
 -- number (from 1, among the keys after the event's) of its key per limit
--- slot; without R_KEYED slot s's key is the s-th after the event's. Slot
--- s's interval and burst are L_STEP[s] and L_BURST[s] (L_M slots).
--- Everything below lives for one call (a call runs alone, like KEYS), in
--- tables made once and reused: a table costs Redis's Lua about 0.13 µs to
--- make, a closure 0.1, which a join paid a dozen times over
--- (docs/benchmarks.md "Joins and reads in batches").
+-- slot; without R_KEYED slot s's key is the s-th after the event's.
 local R_N, R_FIRST, R_STRIDE, R_KEYED, R_HEAD
-local L_M, L_STEP, L_BURST = 0, {}, {}
-local L_TAT, L_COUNTED = {}, {} -- per limit key: its time (nil: no key), the now of its last count
-local L_NEW, L_KEY = {}, {}     -- the request limits_wait looked at, per slot: its new time, its key's number
 local R_USERS, R_SCORE, R_STATE = {}, {}, {} -- per request: user, waiting score (false: none), state (nil: none)
 
 -- reqs_at sets where a call's n requests and their limits are (above):
@@ -471,21 +506,13 @@ local function reqs_at(n, first, head, keyed, m, pairs)
   R_N, R_FIRST, R_HEAD, R_KEYED = n, first, head, keyed
   R_STRIDE = head
   if keyed then R_STRIDE = head + m end
-  L_M = m
-  for s = 1, m do
-    L_STEP[s], L_BURST[s] = tonumber(ARGV[pairs + 2 * s - 2]), tonumber(ARGV[pairs + 2 * s - 1])
-  end
+  limits_at(m, pairs)
 end
 
--- Reads the limit keys (one MGET) and every request's waiting score and,
--- for those not waiting, state (one ZMSCORE, one HMGET).
+-- Reads the limit keys (limits_read) and every request's waiting score
+-- and, for those not waiting, state (one ZMSCORE, one HMGET).
 local function reqs_read()
-  local nlim = #KEYS - NKEYS
-  for k = 1, nlim do L_TAT[k], L_COUNTED[k] = nil, nil end
-  if nlim > 0 and L_M > 0 then
-    local cur = redis.call('MGET', unpack(KEYS, NKEYS + 1, NKEYS + nlim))
-    for k = 1, nlim do L_TAT[k] = tonumber(cur[k]) end
-  end
+  limits_read()
   for i = 1, R_N do R_USERS[i] = ARGV[R_FIRST + (i - 1) * R_STRIDE] end
   if R_N == 1 then
     -- (one request: two plain reads, no tables to make)
@@ -515,52 +542,15 @@ local function reqs_read()
   end
 end
 
--- The ms until request i at now would be allowed (0: allowed now); its
--- keys' numbers and their new times are left in L_KEY and L_NEW for
--- limits_take. (Plain comparisons, not math.max: this runs per request
--- and limit.)
-local function limits_wait(i, now)
-  local wait, at = 0, R_FIRST + (i - 1) * R_STRIDE + R_HEAD - 1
-  for s = 1, L_M do
-    local k = s
-    if R_KEYED then k = tonumber(ARGV[at + s]) end
-    local step, t = L_STEP[s], L_TAT[k] or now
-    if t < now then t = now end
-    t = t + step
-    local late = t - L_BURST[s] * step - now
-    if late > wait then wait = late end
-    L_NEW[s], L_KEY[s] = t, k
-  end
-  if wait == 0 then return 0 end
-  return math.ceil(wait)
-end
-
 -- Request i's now, as given and as a number, and the ms until its limits
 -- allow it (0: now).
 local function req_now(i)
-  local now_s = ARGV[R_FIRST + (i - 1) * R_STRIDE + 1]
+  local at = R_FIRST + (i - 1) * R_STRIDE
+  local now_s = ARGV[at + 1]
   local now = tonumber(now_s)
   if L_M == 0 then return now_s, now, 0 end
-  return now_s, now, limits_wait(i, now)
-end
-
--- Counts the request limits_wait just looked at, at now, against its
--- limits, except slot spare when its key does not exist (0: none).
-local function limits_take(now, spare)
-  for s = 1, L_M do
-    local k = L_KEY[s]
-    if s ~= spare or L_TAT[k] then L_TAT[k], L_COUNTED[k] = L_NEW[s], now end
-  end
-end
-
--- Writes each limit key counted in this call, once.
-local function limits_write()
-  for k = 1, #KEYS - NKEYS do
-    local now = L_COUNTED[k]
-    if now then
-      redis.call('SET', KEYS[NKEYS + k], L_TAT[k], 'PX', int(math.max(1, math.ceil(L_TAT[k] - now))))
-    end
-  end
+  if R_KEYED then return now_s, now, limits_wait(now, at + R_HEAD - 1) end
+  return now_s, now, limits_wait(now)
 end
 
 -- enqueue_joins's deferred writes: waiting and presence entries (score,
@@ -606,7 +596,7 @@ local function j_flush()
 end
 
 -- The next join sequence: INCR for a call of one join; a batch reads the
--- counter once and writes it at its end (j_done).
+-- counter once and writes it before the numbers are used (j_seq_write).
 local function j_next_seq()
   if R_N == 1 then return redis.call('INCR', K_SEQ) end
   if not J_SEQ then

@@ -24,7 +24,7 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 // enqueueArgs are a join's limit keys and enqueue.lua's ARGV (user, now,
 // own, then per limit its interval and burst), and the time it joins at.
 // Concurrent joins of one event go to Redis together as one
-// enqueue_batch (pipeline.go groupJoins).
+// enqueue_batch (pipeline.go groupCalls).
 func (s *Store) enqueueArgs(eventID, userID string, limits []Limit) (lkeys []string, args []any, now int64, err error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return nil, nil, 0, err
