@@ -15,19 +15,58 @@ const (
 	ContentType = "application/json"
 )
 
-// cloudEventHeaders are the ce_* headers of e: specversion, id (the
-// envelope id), source (the deployment), type, time (occurred_at, RFC
-// 3339), subject (the concert, event_id) and the value's content-type.
-// They derive from the envelope only, so a republished fact carries the
-// same headers.
-func cloudEventHeaders(e Event) []kafka.Header {
-	return []kafka.Header{
-		{Key: "ce_specversion", Value: []byte(CloudEventsSpecVersion)},
-		{Key: "ce_id", Value: []byte(e.ID)},
-		{Key: "ce_source", Value: []byte(e.Source)},
-		{Key: "ce_type", Value: []byte(CloudEventsTypePrefix + e.Type)},
-		{Key: "ce_time", Value: []byte(e.OccurredAt.UTC().Format(occurredAtLayout))},
-		{Key: "ce_subject", Value: []byte(e.EventID)},
-		{Key: "content-type", Value: []byte(ContentType)},
+// The constant headers' values, shared by every message.
+var (
+	specVersionValue = []byte(CloudEventsSpecVersion)
+	contentTypeValue = []byte(ContentType)
+)
+
+// cloudEventHeaders fills h, which holds two headers and has room for
+// seven more (eight with a request id), with the headers of e: id and type
+// (the envelope's, for routers), then the ce_* headers, specversion, id
+// (the envelope id), source (the deployment), type, time (occurred_at, RFC
+// 3339), subject (the concert, event_id) and the value's content-type,
+// then request_id when requestID is not "". It returns them and the
+// message key (event_id). They derive from the envelope only, so a
+// republished fact carries the same headers. Every value is a slice of
+// one buffer (a fact goes to Kafka on every join: one allocation, not
+// nine).
+func cloudEventHeaders(h []kafka.Header, e Event, requestID string) ([]kafka.Header, []byte) {
+	buf := make([]byte, 0, len(e.ID)+len(e.Source)+len(CloudEventsTypePrefix)+len(e.Type)+
+		len(occurredAtLayout)+len(e.EventID)+len(requestID))
+	var id, source, ceType, at, subject, rid []byte
+	buf, id = appendPart(buf, e.ID)
+	buf, source = appendPart(buf, e.Source)
+	start := len(buf)
+	buf = append(append(buf, CloudEventsTypePrefix...), e.Type...)
+	ceType = buf[start:len(buf):len(buf)]
+	start = len(buf)
+	buf = e.OccurredAt.UTC().AppendFormat(buf, occurredAtLayout)
+	at = buf[start:len(buf):len(buf)]
+	buf, subject = appendPart(buf, e.EventID)
+	_, rid = appendPart(buf, requestID)
+	typ := ceType[len(CloudEventsTypePrefix):]
+	h[0] = kafka.Header{Key: "id", Value: id}
+	h[1] = kafka.Header{Key: "type", Value: typ}
+	h = append(h,
+		kafka.Header{Key: "ce_specversion", Value: specVersionValue},
+		kafka.Header{Key: "ce_id", Value: id},
+		kafka.Header{Key: "ce_source", Value: source},
+		kafka.Header{Key: "ce_type", Value: ceType},
+		kafka.Header{Key: "ce_time", Value: at},
+		kafka.Header{Key: "ce_subject", Value: subject},
+		kafka.Header{Key: "content-type", Value: contentTypeValue},
+	)
+	if requestID != "" {
+		h = append(h, kafka.Header{Key: HeaderRequestID, Value: rid})
 	}
+	return h, subject
+}
+
+// appendPart appends s to buf and returns buf and the part appended, with
+// no room to grow into what follows.
+func appendPart(buf []byte, s string) ([]byte, []byte) {
+	start := len(buf)
+	buf = append(buf, s...)
+	return buf, buf[start:len(buf):len(buf)]
 }

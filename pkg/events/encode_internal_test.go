@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,6 +55,15 @@ func BenchmarkEnvelope(b *testing.B) {
 			}
 		}
 	})
+	b.Run("Message", func(b *testing.B) {
+		// the whole Kafka message with its headers, as Publish builds it
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := message(e, "req-0123456789abcdef"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encoding_json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -65,4 +75,37 @@ func BenchmarkEnvelope(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMessageHeaders: the message's key and header values, which share one
+// buffer, are each exactly their value and end at their own length (an
+// append to one cannot write into the next).
+func TestMessageHeaders(t *testing.T) {
+	at := time.Date(2026, 3, 14, 12, 0, 0, 123_000_000, time.FixedZone("x", 3600))
+	e := BookingRequested("evt-9", "u1", 7, at).WithSource("/boxoffice/prod")
+	for _, rid := range []string{"", "req-1"} {
+		m, err := message(e, rid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"id", e.ID, "type", "booking_request", "ce_specversion", "1.0", "ce_id", e.ID,
+			"ce_source", "/boxoffice/prod", "ce_type", "boxoffice.booking_request", "ce_time", "2026-03-14T11:00:00.123Z",
+			"ce_subject", "evt-9", "content-type", "application/json"}
+		if rid != "" {
+			want = append(want, HeaderRequestID, rid)
+		}
+		var got []string
+		for _, h := range m.Headers {
+			got = append(got, h.Key, string(h.Value))
+			if cap(h.Value) != len(h.Value) {
+				t.Errorf("header %s: cap %d, len %d", h.Key, cap(h.Value), len(h.Value))
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("request id %q: headers\n%q\nwant\n%q", rid, got, want)
+		}
+		if string(m.Key) != "evt-9" || cap(m.Key) != len(m.Key) || m.Topic != "booking_request" {
+			t.Errorf("key %q (cap %d), topic %q", m.Key, cap(m.Key), m.Topic)
+		}
+	}
 }

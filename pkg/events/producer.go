@@ -34,21 +34,24 @@ const NoRequestID = "-"
 // Message turns an event into its Kafka message: topic = type, key =
 // event_id, value = the JSON envelope, and the id and type repeated as
 // headers so that routers need not parse the value, beside the CloudEvents
-// 1.0 Kafka binary-mode headers (cloudEventHeaders).
-func Message(e Event) (kafka.Message, error) {
+// 1.0 Kafka binary-mode headers (cloudEventHeaders). The message's byte
+// slices are shared with each other and with other messages: read them,
+// never write to them.
+func Message(e Event) (kafka.Message, error) { return message(e, "") }
+
+// message is Message with a request_id header when requestID is not "".
+func message(e Event, requestID string) (kafka.Message, error) {
 	b, err := Encode(e)
 	if err != nil {
 		return kafka.Message{}, err
 	}
-	return kafka.Message{
-		Topic: e.Type,
-		Key:   []byte(e.EventID),
-		Value: b,
-		Headers: append([]kafka.Header{
-			{Key: "id", Value: []byte(e.ID)},
-			{Key: "type", Value: []byte(e.Type)},
-		}, cloudEventHeaders(e)...),
-	}, nil
+	n := 9
+	if requestID != "" {
+		n++
+	}
+	h := make([]kafka.Header, 2, n)
+	h, key := cloudEventHeaders(h, e, requestID)
+	return kafka.Message{Topic: e.Type, Key: key, Value: b, Headers: h}, nil
 }
 
 // KafkaProducer is the Producer on a kafka-go Writer: acks=all, messages
@@ -187,13 +190,14 @@ func (p *KafkaProducer) Publish(ctx context.Context, evs ...Event) error {
 		if p.source != "" {
 			e.Source = p.source
 		}
-		m, err := Message(e)
+		// the request that caused the event, for tracing (not part of the envelope)
+		r := cmp.Or(e.RequestID, rid)
+		if r == NoRequestID {
+			r = ""
+		}
+		m, err := message(e, r)
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
-		}
-		// the request that caused the event, for tracing (not part of the envelope)
-		if r := cmp.Or(e.RequestID, rid); r != "" && r != NoRequestID {
-			m.Headers = append(m.Headers, kafka.Header{Key: HeaderRequestID, Value: []byte(r)})
 		}
 		m.Topic = p.prefix + m.Topic
 		msgs[i] = m
