@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // TestEncodeMatchesWireEvent: the hand-written envelope encoder writes
@@ -107,5 +109,24 @@ func TestMessageHeaders(t *testing.T) {
 		if string(m.Key) != "evt-9" || cap(m.Key) != len(m.Key) || m.Topic != "booking_request" {
 			t.Errorf("key %q (cap %d), topic %q", m.Key, cap(m.Key), m.Topic)
 		}
+	}
+}
+
+// TestIDIsUUIDv5: ID is uuid.NewSHA1 of the joined fields, for fields of
+// every length around the stack buffer's size.
+func TestIDIsUUIDv5(t *testing.T) {
+	for _, n := range []int{0, 1, 30, 120, 200} {
+		long := strings.Repeat("é", n)
+		want := uuid.NewSHA1(idNamespace, []byte("booking_request|evt|"+long+"|-42|p")).String()
+		if got := ID("booking_request", "evt", long, -42, "p"); got != want {
+			t.Errorf("user of %d runes: id %s, want %s", n, got, want)
+		}
+	}
+}
+
+func BenchmarkID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ID("booking_request", "stadium-tour", "user-000123456", 123456, "")
 	}
 }

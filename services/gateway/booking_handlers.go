@@ -83,8 +83,8 @@ func (s *Server) join(c *httpapi.FastCtx) {
 	if !ok {
 		return
 	}
-	var req eventRequest
-	if !c.Bind(&req) {
+	req, ok := plainEventRequest(c.PostBody())
+	if !ok && !c.Bind(&req) {
 		return
 	}
 	if !s.joinChallenge(c, req.EventID) {
@@ -130,6 +130,27 @@ func (s *Server) join(c *httpapi.FastCtx) {
 		return
 	}
 	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
+}
+
+// plainEventRequest reads a join's body when it is exactly
+// {"event_id":"<id>"} with a valid id of printable ASCII (what clients
+// send), without encoding/json's reflection (about 1.5 µs of a join's
+// gateway CPU); any other body, valid or not, goes through Bind, so the
+// answers and errors are Bind's. TestPlainEventRequestAgreesWithBind.
+func plainEventRequest(body []byte) (eventRequest, bool) {
+	const pre, suf = `{"event_id":"`, `"}`
+	if len(body) < len(pre)+len(suf) || len(body) > httpapi.MaxBody ||
+		string(body[:len(pre)]) != pre || string(body[len(body)-len(suf):]) != suf {
+		return eventRequest{}, false
+	}
+	id := body[len(pre) : len(body)-len(suf)]
+	for _, b := range id {
+		if b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			return eventRequest{}, false
+		}
+	}
+	req := eventRequest{EventID: string(id)}
+	return req, req.Validate() == nil
 }
 
 // positionResponse is the answer of GET /api/booking/position.

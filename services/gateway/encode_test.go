@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 // TestResponsesEncodeLikeEncodingJSON: the hand-written encoders of the hot
@@ -63,6 +66,54 @@ func benchEncode(b *testing.B, v any, appendJSON func([]byte) []byte) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := json.Marshal(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestPlainEventRequestAgreesWithBind: the join body's fast reader takes
+// only bodies that Bind (httpapi.DecodeJSON) reads without error, and reads
+// them to the same request; it takes the plain form clients send.
+func TestPlainEventRequestAgreesWithBind(t *testing.T) {
+	taken := 0
+	for _, body := range []string{
+		`{"event_id":"evt-1"}`, `{"event_id":"concert_2026.final"}`, `{"event_id":""}`, `{"event_id":"a b"}`,
+		`{"event_id":"evt\"1"}`, `{"event_id":"evt\\1"}`, `{"event_id":"\u0065vt"}`, `{"event_id":"é"}`,
+		`{"event_id":"evt-1","x":1}`, `{"event_id":"evt-1"} `, ` {"event_id":"evt-1"}`, `{"EVENT_ID":"evt-1"}`,
+		`{"event_id":"evt-1"}{}`, `{"event_id":"evt-1"`, `{"event_id":"`, `{"event_id":""}"}`, `{"event_id":"x"}"}`,
+		`{"event_id": "evt-1"}`, `{"event_id":"` + strings.Repeat("a", 300) + `"}`, "{\"event_id\":\"a\x01\"}",
+	} {
+		got, ok := plainEventRequest([]byte(body))
+		var want eventRequest
+		err := httpapi.DecodeJSON([]byte(body), &want)
+		if ok {
+			taken++
+			if err != nil || got != want {
+				t.Errorf("%s: fast reader took %+v, Bind gives %+v, %v", body, got, want, err)
+			}
+		}
+	}
+	if _, ok := plainEventRequest([]byte(`{"event_id":"evt-1"}`)); !ok || taken < 2 {
+		t.Errorf("the plain form was not taken (%d bodies taken)", taken)
+	}
+}
+
+func BenchmarkJoinBody(b *testing.B) {
+	body := []byte(`{"event_id":"stadium-tour-2026"}`)
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := plainEventRequest(body); !ok {
+				b.Fatal("not taken")
+			}
+		}
+	})
+	b.Run("DecodeJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var r eventRequest
+			if err := httpapi.DecodeJSON(body, &r); err != nil {
 				b.Fatal(err)
 			}
 		}
