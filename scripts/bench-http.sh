@@ -77,40 +77,6 @@ for c in $CONNS; do
 	done
 done
 
-cat >"$TMP/bench.lua" <<'LUA'
--- Each thread walks its own stride of the token file: a distinct user per
--- request until the file (or BENCH_LIMIT) wraps. The requests are built in
--- init, so that the load generator spends as little CPU per request as it
--- can: it shares the machine with what it measures.
-local method, path, body = os.getenv("BENCH_METHOD"), os.getenv("BENCH_PATH"), os.getenv("BENCH_BODY") or ""
-local threads, limit = tonumber(os.getenv("BENCH_THREADS")), tonumber(os.getenv("BENCH_LIMIT") or "0")
-local counter = 0
-function setup(thread) thread:set("tid", counter); counter = counter + 1 end
-function init(args)
-  reqs = {}
-  local k = 0
-  for tok in io.lines(os.getenv("BENCH_TOKENS")) do
-    if limit > 0 and k >= limit then break end
-    -- this thread's stride only
-    if k % threads == tid then
-      local h = {["Authorization"] = "Bearer " .. tok}
-      if body ~= "" then
-        h["Content-Type"] = "application/json"
-        reqs[#reqs + 1] = wrk.format(method, path, h, body)
-      else
-        reqs[#reqs + 1] = wrk.format(method, path, h)
-      end
-    end
-    k = k + 1
-  end
-  n, i = #reqs, 0
-end
-function request()
-  i = i + 1
-  if i > n then i = 1 end
-  return reqs[i]
-end
-LUA
 
 # ticks PID: the CPU a process has used, in clock ticks (10 ms)
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -128,7 +94,7 @@ wrkrun() {
 		(sleep 1; curl -fs -o "$PPROF_DIR/$(basename "$1").pprof" "http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/profile?seconds=8") &
 	fi
 	BENCH_METHOD=$3 BENCH_PATH=$4 BENCH_BODY=$5 BENCH_TOKENS=$6 BENCH_LIMIT=$7 BENCH_THREADS=$THREADS \
-		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s "$TMP/bench.lua" "$GW" >"$1" 2>&1
+		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s scripts/lib/wrk-users.lua "$GW" >"$1" 2>&1
 	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0))" >"$1.ticks"
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -125,6 +126,14 @@ func (p *pipeliner) loop() {
 			return
 		case c := <-p.calls:
 			batch = append(batch[:0], c)
+		}
+		if len(p.calls) == 0 {
+			// Alone so far: let the goroutines that are ready to run
+			// (requests read from their connections) reach their call
+			// first, so that they share this round trip instead of
+			// starting the next one. Returns at once when none is ready,
+			// so an idle caller still waits for no timer.
+			runtime.Gosched()
 		}
 	drain:
 		for len(batch) < pipelineMaxBatch {

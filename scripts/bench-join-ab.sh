@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench-join-ab.sh — what a join costs the gateway, build against build:
+# its CPU (user and system) and its read and write system calls and
+# context switches per join, under wrk at 50 connections (new users
+# joining a new event, both front-door limits on), with the builds run in
+# turn, ROUNDS times. This machine's speed drifts by a third from minute to
+# minute, so compare builds only within one run of this script, round by
+# round, and take the medians.
+#
+#   scripts/bench-join-ab.sh old=/tmp/gw-old new=/tmp/gw-new
+#   ROUNDS=6 DURATION=10s scripts/bench-join-ab.sh a=/tmp/gw-a b=/tmp/gw-b,SOME_SETTING=1
+#
+# Each argument is NAME=GATEWAY_BINARY, then optionally ,VAR=value,... for
+# that build's environment. ALLOCS_DIR=<dir> keeps a heap profile from
+# before and after each run (<dir>/NAME-ROUND-before.pprof, -after.pprof;
+# go tool pprof -sample_index=alloc_objects -base BEFORE AFTER).
+# Starts kafka-dev and each gateway on ports of its own (18480, 19492), a
+# RabbitMQ vhost and a Redis prefix of its own (scripts/lib/gateway.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[[ $# -gt 0 ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10s}
+GW_PORT=18480 KAFKA_PORT=19492
+scripts/ensure-tool.sh wrk wrk || exit 1
+. scripts/lib/gateway.sh
+gateway_setup joinab
+gateway_build mint-token || exit 1
+JWT_SECRET=$SECRET "$TMP/mint-token" -prefix u -n 250000 >"$TMP/tok"
+JWT_SECRET=$SECRET "$TMP/mint-token" -prefix admin -n 1 -role admin >"$TMP/admin"
+# the process's CPU ticks (user, system), read and write calls, and context
+# switches of all its threads
+counters() {
+	awk '{printf "%s %s ", $14, $15}' "/proc/$1/stat"
+	awk '/^syscr/ {r=$2} /^syscw/ {w=$2} END {printf "%s %s ", r, w}' "/proc/$1/io"
+	cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s+=$2} END {print s}'
+}
+ev=0
+echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join |"
+echo "|---|---|---|---|---|---|---|"
+for r in $(seq 1 "$ROUNDS"); do
+	for v in "$@"; do
+		name=${v%%=*} rest=${v#*=}
+		bin=${rest%%,*} envs=()
+		[[ $rest == *,* ]] && IFS=, read -ra envs <<<"${rest#*,}"
+		cp "$bin" "$TMP/gateway" || exit 1
+		pids=()
+		VHOST="joinab$$-$r-$name"
+		gateway_start DEV_TOKENS=true ADMIN_PPROF=true RATE_JOINS_PER_MINUTE_PER_IP=100000000 \
+			RATE_REQUESTS_PER_SECOND_PER_USER=100 "${envs[@]}" || exit 1
+		ev=$((ev + 1))
+		curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $(cat "$TMP/admin")" \
+			-H "Content-Type: application/json" -d "{\"id\":\"ab$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || exit 1
+		pprof="http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/allocs"
+		[[ -n ${ALLOCS_DIR:-} ]] && curl -fs -o "$ALLOCS_DIR/$name-$r-before.pprof" "$pprof"
+		c0=$(counters "$GW_PID")
+		BENCH_METHOD=POST BENCH_PATH=/api/booking/request BENCH_BODY="{\"event_id\":\"ab$ev\"}" BENCH_TOKENS=$TMP/tok \
+			BENCH_LIMIT=0 BENCH_THREADS=2 wrk -t2 -c50 -d"$DURATION" -s scripts/lib/wrk-users.lua "$GW" >"$TMP/wrk" 2>&1
+		c1=$(counters "$GW_PID")
+		[[ -n ${ALLOCS_DIR:-} ]] && curl -fs -o "$ALLOCS_DIR/$name-$r-after.pprof" "$pprof"
+		n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrk" | awk '{print $1}')
+		bad=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$TMP/wrk" | awk '{print $NF}')
+		[[ -z $bad ]] || { echo "bench-join-ab: $bad joins of $name failed" >&2; exit 1; }
+		echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" '{
+			u = ($6 - $1) * 10000 / n; s = ($7 - $2) * 10000 / n
+			printf "| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f |\n", name, r, n / d, u + s, u, s,
+				($8 - $3) / n, ($9 - $4) / n, ($10 - $5) / n }'
+		for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+		wait 2>/dev/null
+		rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
+	done
+done
+echo
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c50 -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"
