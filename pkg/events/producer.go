@@ -41,7 +41,7 @@ func Message(e Event) (kafka.Message, error) { return message(e, "") }
 
 // message is Message with a request_id header when requestID is not "".
 func message(e Event, requestID string) (kafka.Message, error) {
-	b, err := Encode(e)
+	b, at, err := encode(e)
 	if err != nil {
 		return kafka.Message{}, err
 	}
@@ -50,7 +50,7 @@ func message(e Event, requestID string) (kafka.Message, error) {
 		n++
 	}
 	h := make([]kafka.Header, 2, n)
-	h, key := cloudEventHeaders(h, e, requestID)
+	h, key := cloudEventHeaders(h, e, at, requestID)
 	return kafka.Message{Topic: e.Type, Key: key, Value: b, Headers: h}, nil
 }
 

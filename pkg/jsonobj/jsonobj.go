@@ -102,6 +102,9 @@ func (o *Object) IntOmitZero(k string, v int64) {
 	}
 }
 
+// Len is how many bytes the object has so far.
+func (o *Object) Len() int { return len(o.b) }
+
 // Bytes closes the object and returns it.
 func (o *Object) Bytes() []byte {
 	return append(o.b, '}')
