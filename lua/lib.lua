@@ -555,13 +555,14 @@ end
 
 -- enqueue_joins's deferred writes: waiting and presence entries (score,
 -- member pairs) and outbox fields (field, value pairs), J_NW, J_NS, J_NO
--- values of each; J_EARLY: a pending waiting entry is pre-queued (ranks
--- before existing ones). J_SEQ: the last sequence handed out (nil: the
+-- values of each; pre-queued users' sequences (user, sequence pairs, J_NU
+-- values) and how many they are (J_PRE); J_EARLY: a pending waiting entry
+-- is pre-queued (ranks before existing ones). J_SEQ: the last sequence handed out (nil: the
 -- counter not read yet), J_SEQ0 the counter as read; J_QUEUED: waiting's
 -- size with the pending entries (nil: not counted yet). J_TOUCHED: users
 -- this call joined already (emptied at its end).
-local J_WAIT, J_SEEN, J_OUT, J_TOUCHED = {}, {}, {}, {}
-local J_NW, J_NS, J_NO, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
+local J_WAIT, J_SEEN, J_OUT, J_USEQ, J_TOUCHED = {}, {}, {}, {}, {}
+local J_NW, J_NS, J_NO, J_NU, J_PRE, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
 local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON
 
 -- Writes the sequence counter when the batch handed out numbers since it
@@ -576,9 +577,11 @@ local function j_seq_write()
 end
 
 -- Writes what the batch deferred: the counter, then the join facts, then
--- the waiting entries, then presence, in the order a lone join writes
--- them, so that a failure part way never leaves a waiting user whose
--- booking_request is not in the outbox.
+-- the pre-queued users' sequences and their count, then the waiting
+-- entries, then presence, in the order a lone join writes them, so that a
+-- failure part way never leaves a waiting user whose booking_request is
+-- not in the outbox, nor a pre-queued user that promotion's draw_pending
+-- check (config prequeued > 0) does not count.
 local function j_flush()
   j_seq_write()
   if J_NO == 2 then
@@ -586,13 +589,17 @@ local function j_flush()
   elseif J_NO > 0 then
     bulk('HSET', K_OUTBOX, J_OUT, J_NO)
   end
+  if J_NU > 0 then
+    bulk('HSET', K_USEQ, J_USEQ, J_NU)
+    redis.call('HINCRBY', K_CONFIG, 'prequeued', J_PRE)
+  end
   if J_NW == 2 then
     redis.call('ZADD', K_WAITING, J_WAIT[1], J_WAIT[2])
   elseif J_NW > 0 then
     bulk('ZADD', K_WAITING, J_WAIT, J_NW)
   end
   if J_NS > 0 then bulk('ZADD', K_SEEN, J_SEEN, J_NS) end
-  J_NW, J_NS, J_NO, J_EARLY = 0, 0, 0, false
+  J_NW, J_NS, J_NO, J_NU, J_PRE, J_EARLY = 0, 0, 0, 0, 0, false
 end
 
 -- The next join sequence: INCR for a call of one join; a batch reads the
@@ -680,13 +687,12 @@ local function j_join(i, user, now, now_s)
   end
 
   if early then
-    j_seq_write()
     local h = tonumber(string.sub(redis.sha1hex(J_C[11] .. ':' .. user), 1, 13), 16)
     j_wait_as(string.format('%.0f', h - 9007199254740992), user)
     J_EARLY = true
     -- the score is the draw key, so the sequence is kept beside it
-    redis.call('HSET', K_USEQ, user, s)
-    redis.call('HINCRBY', K_CONFIG, 'prequeued', 1)
+    J_USEQ[J_NU + 1], J_USEQ[J_NU + 2] = user, s
+    J_NU, J_PRE = J_NU + 2, J_PRE + 1
     j_present(now_s, user)
     return {'ok', 'waiting', seq, 0, 0, 1, J_START}
   end
@@ -726,8 +732,9 @@ end
 -- what one does and answers) and returns their replies in a list. Whatever
 -- their number, it reads the event's config once, the users' waiting
 -- scores and states once (reqs_read) and each limit key once, and writes
--- the new waiting entries, outbox entries and presence entries with one
--- command each and each counted limit key once, after the joins, and the
+-- the new waiting entries, outbox entries, presence entries and
+-- pre-queued users' sequences (and their count) with one command each and
+-- each counted limit key once, after the joins, and the
 -- sequence counter (a batch) before any write that uses its numbers
 -- (j_seq_write): the per-join work of the common case (a
 -- new user queued behind others) is then Lua alone (enqueue_batch.lua;
@@ -748,7 +755,7 @@ local function enqueue_joins()
   end
   J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON =
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
-  J_NW, J_NS, J_NO, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, false, nil, nil, nil
+  J_NW, J_NS, J_NO, J_NU, J_PRE, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, 0, false, nil, nil, nil
   reqs_read()
 
   for i = 1, R_N do

@@ -43,6 +43,7 @@ func main() {
 	conc := flag.Int("c", 50, "concurrent callers")
 	abandon := flag.Bool("abandon", false, "events with abandonment on (a presence entry per waiting user)")
 	limits := flag.Bool("limits", false, "joins and polls with both abuse limits on (per IP, all joins from one address, and per user), as the gateway checks them inside the scripts")
+	prequeue := flag.Bool("prequeue", false, "joins in the pre-queue (the sale starts in an hour and its pre-queue is open): each waits by its draw key")
 	flag.Parse()
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: *conc})
@@ -58,6 +59,9 @@ func main() {
 		c := booking.EventConfig{ID: id, Rows: 100, SeatsPerRow: 100, Capacity: 1}
 		if *abandon {
 			c.Abandon = 10 * time.Minute
+		}
+		if *prequeue {
+			c.SalesStart, c.EarlyJoin = time.Now().Add(time.Hour), 2*time.Hour
 		}
 		return c
 	}
