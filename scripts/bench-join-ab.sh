@@ -11,21 +11,25 @@
 #   ROUNDS=6 DURATION=10s scripts/bench-join-ab.sh a=/tmp/gw-a b=/tmp/gw-b,SOME_SETTING=1
 #
 # Each argument is NAME=GATEWAY_BINARY, then optionally ,VAR=value,... for
-# that build's environment. ALLOCS_DIR=<dir> keeps a heap profile from
+# that build's environment. Each round ends with the floor: tools/httpfloor's
+# fasthttp server (the gateway's settings, a trivial answer) under the same
+# wrk load, whose CPU per request is the yardstick for this minute's
+# machine speed: the last column is each run's CPU per join in floors
+# (its round's). ALLOCS_DIR=<dir> keeps a heap profile from
 # before and after each run (<dir>/NAME-ROUND-before.pprof, -after.pprof;
 # go tool pprof -sample_index=alloc_objects -base BEFORE AFTER).
 # Starts kafka-dev and each gateway on ports of its own (18480, 19492), a
 # RabbitMQ vhost and a Redis prefix of its own (scripts/lib/gateway.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -gt 0 ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
+[[ $# -gt 0 ]] || { awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" >&2; exit 2; }
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 GW_PORT=18480 KAFKA_PORT=19492
 scripts/ensure-tool.sh wrk wrk || exit 1
 . scripts/lib/gateway.sh
 gateway_setup joinab
-gateway_build mint-token || exit 1
+gateway_build mint-token httpfloor || exit 1
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix u -n 250000 >"$TMP/tok"
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix admin -n 1 -role admin >"$TMP/admin"
 # the process's CPU ticks (user, system), read and write calls, and context
@@ -35,10 +39,25 @@ counters() {
 	awk '/^syscr/ {r=$2} /^syscw/ {w=$2} END {printf "%s %s ", r, w}' "/proc/$1/io"
 	cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s+=$2} END {print s}'
 }
+# floor: the yardstick's CPU µs per request now
+floor() {
+	local addr=127.0.0.1:$((GW_PORT + 2)) fp c0 c1 n
+	"$TMP/httpfloor" -mode fast -addr "$addr" &
+	fp=$!
+	for _ in $(seq 50); do curl -s -o /dev/null "http://$addr/" && break; sleep 0.1; done
+	c0=$(awk '{print $14 + $15}' "/proc/$fp/stat")
+	wrk -t2 -c50 -d"$DURATION" -H "Authorization: Bearer x" "http://$addr/api/booking/position?event_id=e" >"$TMP/wrkfloor" 2>&1
+	c1=$(awk '{print $14 + $15}' "/proc/$fp/stat")
+	kill "$fp"
+	wait "$fp" 2>/dev/null
+	n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrkfloor" | awk '{print $1}')
+	awk -v c=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", c * 10000 / n}'
+}
 ev=0
-echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join |"
-echo "|---|---|---|---|---|---|---|"
+echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join | in floors |"
+echo "|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
+	rows=()
 	for v in "$@"; do
 		name=${v%%=*} rest=${v#*=}
 		bin=${rest%%,*} envs=()
@@ -61,14 +80,19 @@ for r in $(seq 1 "$ROUNDS"); do
 		n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrk" | awk '{print $1}')
 		bad=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$TMP/wrk" | awk '{print $NF}')
 		[[ -z $bad ]] || { echo "bench-join-ab: $bad joins of $name failed" >&2; exit 1; }
-		echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" '{
+		rows+=("$(echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" '{
 			u = ($6 - $1) * 10000 / n; s = ($7 - $2) * 10000 / n
-			printf "| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f |\n", name, r, n / d, u + s, u, s,
-				($8 - $3) / n, ($9 - $4) / n, ($10 - $5) / n }'
+			printf "%.3f\t| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f |", u + s, name, r, n / d, u + s, u, s,
+				($8 - $3) / n, ($9 - $4) / n, ($10 - $5) / n }')")
 		for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 		wait 2>/dev/null
 		rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
 	done
+	f=$(floor)
+	for row in "${rows[@]}"; do
+		awk -F'\t' -v f="$f" '{printf "%s %.2f |\n", $2, $1 / f}' <<<"$row"
+	done
+	echo "| floor (bare fasthttp) | $r | | $f per request | | | | 1 |"
 done
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c50 -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"
