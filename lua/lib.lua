@@ -554,15 +554,15 @@ local function req_now(i)
 end
 
 -- enqueue_joins's deferred writes: waiting and presence entries (score,
--- member pairs) and outbox fields (field, value pairs), J_NW, J_NS, J_NO
--- values of each; pre-queued users' sequences (user, sequence pairs, J_NU
--- values) and how many they are (J_PRE); J_EARLY: a pending waiting entry
--- is pre-queued (ranks before existing ones). J_SEQ: the last sequence handed out (nil: the
--- counter not read yet), J_SEQ0 the counter as read; J_QUEUED: waiting's
--- size with the pending entries (nil: not counted yet). J_TOUCHED: users
--- this call joined already (emptied at its end).
+-- member pairs), outbox fields (field, value pairs) and pre-queued users'
+-- sequences (user, sequence pairs), J_NW, J_NS, J_NO, J_NU values of
+-- each; J_EARLY: a pending waiting entry is pre-queued (ranks before
+-- existing ones). J_SEQ: the last sequence handed out (nil: the counter
+-- not read yet), J_SEQ0 the counter as read; J_QUEUED: waiting's size
+-- with the pending entries (nil: not counted yet). J_TOUCHED: users this
+-- call joined already (emptied at its end).
 local J_WAIT, J_SEEN, J_OUT, J_USEQ, J_TOUCHED = {}, {}, {}, {}, {}
-local J_NW, J_NS, J_NO, J_NU, J_PRE, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
+local J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
 local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON
 
 -- Writes the sequence counter when the batch handed out numbers since it
@@ -591,7 +591,7 @@ local function j_flush()
   end
   if J_NU > 0 then
     bulk('HSET', K_USEQ, J_USEQ, J_NU)
-    redis.call('HINCRBY', K_CONFIG, 'prequeued', J_PRE)
+    redis.call('HINCRBY', K_CONFIG, 'prequeued', J_NU / 2)
   end
   if J_NW == 2 then
     redis.call('ZADD', K_WAITING, J_WAIT[1], J_WAIT[2])
@@ -599,7 +599,7 @@ local function j_flush()
     bulk('ZADD', K_WAITING, J_WAIT, J_NW)
   end
   if J_NS > 0 then bulk('ZADD', K_SEEN, J_SEEN, J_NS) end
-  J_NW, J_NS, J_NO, J_NU, J_PRE, J_EARLY = 0, 0, 0, 0, 0, false
+  J_NW, J_NS, J_NO, J_NU, J_EARLY = 0, 0, 0, 0, false
 end
 
 -- The next join sequence: INCR for a call of one join; a batch reads the
@@ -692,7 +692,7 @@ local function j_join(i, user, now, now_s)
     J_EARLY = true
     -- the score is the draw key, so the sequence is kept beside it
     J_USEQ[J_NU + 1], J_USEQ[J_NU + 2] = user, s
-    J_NU, J_PRE = J_NU + 2, J_PRE + 1
+    J_NU = J_NU + 2
     j_present(now_s, user)
     return {'ok', 'waiting', seq, 0, 0, 1, J_START}
   end
@@ -755,7 +755,7 @@ local function enqueue_joins()
   end
   J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON =
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
-  J_NW, J_NS, J_NO, J_NU, J_PRE, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, 0, false, nil, nil, nil
+  J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, false, nil, nil, nil
   reqs_read()
 
   for i = 1, R_N do

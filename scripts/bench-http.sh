@@ -78,8 +78,6 @@ for c in $CONNS; do
 done
 
 
-# ticks PID: the CPU a process has used, in clock ticks (10 ms)
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 # cpu OUT: the gateway's and Redis's CPU per request of the wrk run in OUT,
 # in µs (run_ticks, written by wrkrun, holds their ticks during the run)
 cpu() {

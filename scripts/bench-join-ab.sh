@@ -45,9 +45,9 @@ floor() {
 	"$TMP/httpfloor" -mode fast -addr "$addr" &
 	fp=$!
 	for _ in $(seq 50); do curl -s -o /dev/null "http://$addr/" && break; sleep 0.1; done
-	c0=$(awk '{print $14 + $15}' "/proc/$fp/stat")
+	c0=$(ticks "$fp")
 	wrk -t2 -c50 -d"$DURATION" -H "Authorization: Bearer x" "http://$addr/api/booking/position?event_id=e" >"$TMP/wrkfloor" 2>&1
-	c1=$(awk '{print $14 + $15}' "/proc/$fp/stat")
+	c1=$(ticks "$fp")
 	kill "$fp"
 	wait "$fp" 2>/dev/null
 	n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrkfloor" | awk '{print $1}')

@@ -46,7 +46,6 @@ function init(args)
 end
 function request() return req end
 LUA
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 # wrkrun OUT C ETAG
 wrkrun() {
 	local g0; g0=$(ticks "$GW_PID")

@@ -21,18 +21,16 @@ var (
 	contentTypeValue = []byte(ContentType)
 )
 
-// cloudEventHeaders fills h, which holds two headers and has room for
-// seven more (eight with a request id), with the headers of e (at is its
-// occurred_at as the envelope has it): id and type
-// (the envelope's, for routers), then the ce_* headers, specversion, id
-// (the envelope id), source (the deployment), type, time (occurred_at, RFC
-// 3339), subject (the concert, event_id) and the value's content-type,
-// then request_id when requestID is not "". It returns them and the
-// message key (event_id). They derive from the envelope only, so a
-// republished fact carries the same headers. Every value is a slice of
-// one buffer or of the envelope (a fact goes to Kafka on every join: one
-// allocation, not nine, and the time formatted once).
-func cloudEventHeaders(h []kafka.Header, e Event, at []byte, requestID string) ([]kafka.Header, []byte) {
+// cloudEventHeaders returns the headers of e (at is its occurred_at as
+// the envelope has it) and the message key (event_id). The headers are id
+// and type (the envelope's, for routers), then the ce_* headers:
+// specversion, id (the envelope id), source (the deployment), type, time
+// (occurred_at, RFC 3339), subject (the concert, event_id) and the value's
+// content-type; then request_id when requestID is not "". They derive from
+// the envelope only, so a republished fact carries the same headers. Every
+// value is a slice of one buffer or of the envelope (a fact goes to Kafka
+// on every join: one allocation, not nine, and the time formatted once).
+func cloudEventHeaders(e Event, at []byte, requestID string) ([]kafka.Header, []byte) {
 	buf := make([]byte, 0, len(e.ID)+len(e.Source)+len(CloudEventsTypePrefix)+len(e.Type)+
 		len(e.EventID)+len(requestID))
 	var id, source, ceType, subject, rid []byte
@@ -43,10 +41,10 @@ func cloudEventHeaders(h []kafka.Header, e Event, at []byte, requestID string) (
 	ceType = buf[start:len(buf):len(buf)]
 	buf, subject = appendPart(buf, e.EventID)
 	_, rid = appendPart(buf, requestID)
-	typ := ceType[len(CloudEventsTypePrefix):]
-	h[0] = kafka.Header{Key: "id", Value: id}
-	h[1] = kafka.Header{Key: "type", Value: typ}
+	h := make([]kafka.Header, 0, 10)
 	h = append(h,
+		kafka.Header{Key: "id", Value: id},
+		kafka.Header{Key: "type", Value: ceType[len(CloudEventsTypePrefix):]},
 		kafka.Header{Key: "ce_specversion", Value: specVersionValue},
 		kafka.Header{Key: "ce_id", Value: id},
 		kafka.Header{Key: "ce_source", Value: source},

@@ -45,12 +45,7 @@ func message(e Event, requestID string) (kafka.Message, error) {
 	if err != nil {
 		return kafka.Message{}, err
 	}
-	n := 9
-	if requestID != "" {
-		n++
-	}
-	h := make([]kafka.Header, 2, n)
-	h, key := cloudEventHeaders(h, e, at, requestID)
+	h, key := cloudEventHeaders(e, at, requestID)
 	return kafka.Message{Topic: e.Type, Key: key, Value: b, Headers: h}, nil
 }
 

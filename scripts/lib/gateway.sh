@@ -11,6 +11,7 @@
 #   gateway_start DEV_TOKENS=true          # kafka-dev, then the gateway with these
 #                                          # settings; waits for its /readyz
 #   token USER [ROLE]                      # a JWT for USER (after gateway_build mint-token)
+#   ticks PID                              # a process's CPU so far, in clock ticks
 #
 # Ports: GW_PORT (18180) for the gateway, GW_PORT+1 for its admin listener;
 # KAFKA_PORT (19192) for kafka-dev, KAFKA_PORT+1 for its admin listener.
@@ -82,6 +83,9 @@ gateway_start() {
 	cat "$TMP/gateway.log" >&2
 	return 1
 }
+
+# ticks PID: the CPU a process has used, in clock ticks (10 ms)
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # token USER [ROLE]: a JWT for USER signed with the run's secret
 # (tools/mint-token, pkg/auth); gateway_build mint-token first.
