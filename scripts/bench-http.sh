@@ -19,6 +19,8 @@
 #                                              # more settings for every event
 #   (the gateway's own settings, RATE_*, PASS_KEYS, reach it from the
 #   environment)
+#   GATEWAY_GOMAXPROCS=1 scripts/bench-http.sh  # the gateway alone on one P
+#                                              # (docs/scaling.md, "GOMAXPROCS")
 #
 # The CPU column is the gateway's and Redis's CPU time during each wrk run
 # (/proc/<pid>/stat) divided by its requests. Each round also runs

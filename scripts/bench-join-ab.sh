@@ -15,7 +15,9 @@
 # fasthttp server (the gateway's settings, a trivial answer) under the same
 # wrk load, whose CPU per request is the yardstick for this minute's
 # machine speed: the last column is each run's CPU per join in floors
-# (its round's). ALLOCS_DIR=<dir> keeps a heap profile from
+# (its round's). FLOOR_ENV="VAR=value ..." runs the floor with those
+# settings (FLOOR_ENV=GOMAXPROCS=1 beside builds run so). ALLOCS_DIR=<dir>
+# keeps a heap profile from
 # before and after each run (<dir>/NAME-ROUND-before.pprof, -after.pprof;
 # go tool pprof -sample_index=alloc_objects -base BEFORE AFTER).
 # Starts kafka-dev and each gateway on ports of its own (18480, 19492), a
@@ -42,7 +44,7 @@ counters() {
 # floor: the yardstick's CPU µs per request now
 floor() {
 	local addr=127.0.0.1:$((GW_PORT + 2)) fp c0 c1 n
-	"$TMP/httpfloor" -mode fast -addr "$addr" &
+	env ${FLOOR_ENV:-} "$TMP/httpfloor" -mode fast -addr "$addr" &
 	fp=$!
 	for _ in $(seq 50); do curl -s -o /dev/null "http://$addr/" && break; sleep 0.1; done
 	c0=$(ticks "$fp")

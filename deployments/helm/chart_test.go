@@ -87,7 +87,8 @@ type container struct {
 		Name      string
 		Value     *string
 		ValueFrom *struct {
-			SecretKeyRef *struct{ Name, Key string }
+			SecretKeyRef     *struct{ Name, Key string }
+			ResourceFieldRef *struct{ Resource, Divisor string }
 		}
 	}
 	Ports []struct {
@@ -196,6 +197,13 @@ func TestChartEnvMatchesServices(t *testing.T) {
 				t.Errorf("%s: %s set twice", svc, e.Name)
 			}
 			set[e.Name] = true
+			if e.Name == "GOMAXPROCS" { // the Go runtime's, not the service's
+				if r := e.ValueFrom; r == nil || r.ResourceFieldRef == nil ||
+					r.ResourceFieldRef.Resource != "requests.cpu" || r.ResourceFieldRef.Divisor != "1" {
+					t.Errorf("%s: GOMAXPROCS is not the CPU request rounded up (resourceFieldRef requests.cpu, divisor 1)", svc)
+				}
+				continue
+			}
 			v, ok := reads[e.Name]
 			if !ok {
 				t.Errorf("%s: the chart sets %s, which the service does not read", svc, e.Name)
@@ -222,6 +230,9 @@ func TestChartEnvMatchesServices(t *testing.T) {
 		}
 		if c.Resources == nil || c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" {
 			t.Errorf("%s: no resource requests", svc)
+		}
+		if !set["GOMAXPROCS"] {
+			t.Errorf("%s: no GOMAXPROCS: the Go runtime would run a thread per core of the node", svc)
 		}
 	}
 	for svc := range vars {

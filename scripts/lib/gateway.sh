@@ -62,6 +62,8 @@ gateway_build() {
 # gateway_start [VAR=value...]: the vhost, kafka-dev, then the gateway with
 # the run's prefix, vhost, Kafka and secret plus the settings given; returns
 # once the gateway's /readyz answers (its log on failure).
+# GATEWAY_GOMAXPROCS=N sets the gateway's GOMAXPROCS (only the gateway's:
+# kafka-dev and the go builds keep the machine's).
 gateway_start() {
 	rabbitmqctl -q add_vhost "$VHOST" >/dev/null &&
 		rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null || return 1
@@ -71,7 +73,7 @@ gateway_start() {
 	sleep 1
 	env HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
 		AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
-		JWT_SECRET=$SECRET LOG_LEVEL=error GIN_MODE=release "$@" "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
+		JWT_SECRET=$SECRET LOG_LEVEL=error GIN_MODE=release ${GATEWAY_GOMAXPROCS:+GOMAXPROCS=$GATEWAY_GOMAXPROCS} "$@" "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
 	GW_PID=$!
 	pids+=("$GW_PID")
 	GW="http://127.0.0.1:$GW_PORT"
