@@ -46,7 +46,7 @@ for c in rabbitmqctl python3 go; do
 done
 
 . scripts/lib/gateway.sh
-gateway_setup benchhttp
+gateway_setup benchhttp || exit 1
 echo "bench-http: building gateway and kafka-dev" >&2
 gateway_build mint-token || exit 1
 PPROF=false

@@ -30,7 +30,7 @@ DURATION=${DURATION:-10s}
 GW_PORT=18480 KAFKA_PORT=19492
 scripts/ensure-tool.sh wrk wrk || exit 1
 . scripts/lib/gateway.sh
-gateway_setup joinab
+gateway_setup joinab || exit 1
 gateway_build mint-token httpfloor || exit 1
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix u -n 250000 >"$TMP/tok"
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix admin -n 1 -role admin >"$TMP/admin"

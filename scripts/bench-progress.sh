@@ -23,7 +23,7 @@ scripts/ensure-tool.sh wrk wrk || exit 1
 scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
 
 . scripts/lib/gateway.sh
-gateway_setup benchprog
+gateway_setup benchprog || exit 1
 echo "bench-progress: building gateway and kafka-dev" >&2
 gateway_build mint-token || exit 1
 gateway_start || exit 1

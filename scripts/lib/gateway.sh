@@ -1,11 +1,14 @@
 # scripts/lib/gateway.sh — a gateway of its own for a benchmark script, on
-# the machine's Redis and RabbitMQ: its own Redis key prefix, RabbitMQ vhost
-# and embedded Kafka (kafka-dev), on spare ports, all removed on exit.
+# the machine's Redis, RabbitMQ and PostgreSQL: its own Redis key prefix,
+# RabbitMQ vhost, ledger schema and embedded Kafka (kafka-dev), on spare
+# ports, all removed on exit. (The ledger is the events' system of record:
+# a benchmark's events never show in the development stack's.)
 # Sourced (not run) from the repository root by the scripts that measure a
 # gateway (scripts/bench-progress.sh, tools/seatmapload/run.sh):
 #
 #   . scripts/lib/gateway.sh
-#   gateway_setup benchprog                # PREFIX, VHOST, SECRET, TMP; cleanup on exit
+#   gateway_setup benchprog || exit 1      # PREFIX, VHOST, SECRET, TMP, the ledger
+#                                          # schema; cleanup on exit
 #   gateway_build mint-token               # $TMP/gateway (a copy of GATEWAY_BIN when
 #                                          # set), $TMP/kafka-dev, and each tool named
 #   gateway_start DEV_TOKENS=true          # kafka-dev, then the gateway with these
@@ -18,8 +21,12 @@
 # After gateway_start: GW (the gateway's base URL) and GW_PID. A script that
 # starts more processes adds their pids to pids, and they are stopped too.
 
-# gateway_setup NAME: the run's prefix, vhost and JWT secret (NAME and the
-# shell's pid), a temporary directory, and the cleanup on exit.
+# gateway_setup NAME: the run's prefix, vhost, ledger schema and JWT
+# secret (NAME and the shell's pid), a temporary directory, and the cleanup
+# on exit. The schema is PREFIX in the PostgreSQL database of
+# DATABASE_URL (the services' default when unset); LEDGER_URL is that
+# URL with the schema as its search_path, as pkg/ledger/ledgertest does
+# for the tests.
 gateway_setup() {
 	GW_PORT=${GW_PORT:-18180}
 	KAFKA_PORT=${KAFKA_PORT:-19192}
@@ -29,7 +36,17 @@ gateway_setup() {
 	RC="redis-cli -h 127.0.0.1 -p 6379"
 	TMP=$(mktemp -d)
 	pids=()
+	LEDGER_BASE=${DATABASE_URL:-postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable}
+	LEDGER_SCHEMA=""
 	trap gateway_cleanup EXIT
+	local sep='?'
+	[[ $LEDGER_BASE == *\?* ]] && sep='&'
+	psql -qX "$LEDGER_BASE" -c "CREATE SCHEMA \"$PREFIX\"" >/dev/null || {
+		echo "gateway_setup: cannot create the ledger schema $PREFIX in DATABASE_URL's database (scripts/ensure-infra.sh starts PostgreSQL)" >&2
+		return 1
+	}
+	LEDGER_SCHEMA=$PREFIX
+	LEDGER_URL="$LEDGER_BASE${sep}search_path=$PREFIX"
 }
 
 # gateway_cleanup stops what the run started and removes its keys, vhost
@@ -41,6 +58,7 @@ gateway_cleanup() {
 	[[ -n ${KEEP_LOG:-} && -f $TMP/gateway.log ]] && cp "$TMP/gateway.log" "$KEEP_LOG"
 	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
 	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
+	[[ -n $LEDGER_SCHEMA ]] && psql -qX "$LEDGER_BASE" -c "DROP SCHEMA IF EXISTS \"$LEDGER_SCHEMA\" CASCADE" >/dev/null
 	rm -rf "$TMP"
 }
 
@@ -71,7 +89,7 @@ gateway_start() {
 		"$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
 	pids+=($!)
 	sleep 1
-	env HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX \
+	env HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX DATABASE_URL="$LEDGER_URL" \
 		AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
 		JWT_SECRET=$SECRET LOG_LEVEL=error GIN_MODE=release ${GATEWAY_GOMAXPROCS:+GOMAXPROCS=$GATEWAY_GOMAXPROCS} "$@" "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
 	GW_PID=$!

@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/gateway.sh
-gateway_setup benchmap
+gateway_setup benchmap || exit 1
 gateway_build seatmapload || exit 1
 gateway_start || exit 1
 "$TMP/seatmapload" -gateway "$GW" -secret "$SECRET" \

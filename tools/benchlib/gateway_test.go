@@ -1,0 +1,82 @@
+package benchlib
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ledgerURL is the development ledger the scripts default to (the
+// services' DATABASE_URL default), or DATABASE_URL when set.
+func ledgerURL() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable"
+}
+
+func psql(t *testing.T, query string) string {
+	t.Helper()
+	out, err := exec.Command("psql", "-qXAt", ledgerURL(), "-c", query).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %q: %v\n%s", query, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A gateway started by scripts/lib/gateway.sh keeps the events a benchmark
+// creates in a ledger schema of its own, never in the development
+// ledger's (where `make run` would list them), and the schema is dropped
+// when the script exits.
+func TestGatewayLedgerIsTheRunsOwn(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Fatal("psql missing: scripts/ensure-infra.sh installs PostgreSQL")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `
+set -uo pipefail
+GW_PORT=18780 KAFKA_PORT=19792
+. scripts/lib/gateway.sh
+gateway_setup libtest || exit 1
+gateway_build mint-token || exit 1
+gateway_start DEV_TOKENS=true || exit 1
+curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $(token admin0 admin)" \
+	-H "Content-Type: application/json" -d "{\"id\":\"libtest$$\",\"rows\":1,\"seats_per_row\":2,\"capacity\":1}" || exit 1
+echo "schema=$LEDGER_SCHEMA"
+echo "event=libtest$$"
+echo "in-schema=$(psql -qXAt "$LEDGER_BASE" -c "select count(*) from \"$LEDGER_SCHEMA\".events where id = 'libtest$$'")"
+`
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("script: %v\n%s\n%s", err, out, stderr.String())
+	}
+	got := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			got[k] = v
+		}
+	}
+	schema, event := got["schema"], got["event"]
+	if schema == "" || event == "" {
+		t.Fatalf("no schema or event in the script's output:\n%s", out)
+	}
+	if got["in-schema"] != "1" {
+		t.Errorf("event %s in the run's schema %s: %q rows, want 1", event, schema, got["in-schema"])
+	}
+	if n := psql(t, "select count(*) from public.events where id = '"+event+"'"); n != "0" {
+		t.Errorf("event %s is in the development ledger (public.events): %s rows", event, n)
+	}
+	if n := psql(t, "select count(*) from information_schema.schemata where schema_name = '"+schema+"'"); n != "0" {
+		t.Errorf("schema %s still there after the script exited", schema)
+	}
+}
