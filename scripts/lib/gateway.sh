@@ -58,7 +58,7 @@ gateway_cleanup() {
 	[[ -n ${KEEP_LOG:-} && -f $TMP/gateway.log ]] && cp "$TMP/gateway.log" "$KEEP_LOG"
 	$RC --scan --pattern "$PREFIX:*" | xargs -r -n 500 $RC unlink >/dev/null
 	rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
-	[[ -n $LEDGER_SCHEMA ]] && psql -qX "$LEDGER_BASE" -c "DROP SCHEMA IF EXISTS \"$LEDGER_SCHEMA\" CASCADE" >/dev/null
+	[[ -n $LEDGER_SCHEMA ]] && PGOPTIONS=--client-min-messages=warning psql -qX "$LEDGER_BASE" -c "DROP SCHEMA IF EXISTS \"$LEDGER_SCHEMA\" CASCADE" >/dev/null
 	rm -rf "$TMP"
 }
 
