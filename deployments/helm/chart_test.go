@@ -175,6 +175,9 @@ func TestChartEnvMatchesServices(t *testing.T) {
 	vars := serviceVars(t)
 	all := map[string]any{"services": map[string]any{"payment-sandbox": map[string]any{"enabled": true}}}
 	objs := render(t, all)
+	// the gateway and the notifier, scaled by their HPAs, run on their CPU
+	// request; the others keep Go's default
+	gomaxprocs := map[string]string{"gateway": "request", "notifier": "request"}
 	deployments := map[string]bool{}
 	for _, o := range objs {
 		if o.Kind != "Deployment" {
@@ -198,10 +201,6 @@ func TestChartEnvMatchesServices(t *testing.T) {
 			}
 			set[e.Name] = true
 			if e.Name == "GOMAXPROCS" { // the Go runtime's, not the service's
-				if r := e.ValueFrom; r == nil || r.ResourceFieldRef == nil ||
-					r.ResourceFieldRef.Resource != "requests.cpu" || r.ResourceFieldRef.Divisor != "1" {
-					t.Errorf("%s: GOMAXPROCS is not the CPU request rounded up (resourceFieldRef requests.cpu, divisor 1)", svc)
-				}
 				continue
 			}
 			v, ok := reads[e.Name]
@@ -231,9 +230,7 @@ func TestChartEnvMatchesServices(t *testing.T) {
 		if c.Resources == nil || c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" {
 			t.Errorf("%s: no resource requests", svc)
 		}
-		if !set["GOMAXPROCS"] {
-			t.Errorf("%s: no GOMAXPROCS: the Go runtime would run a thread per core of the node", svc)
-		}
+		checkGOMAXPROCS(t, svc, c, gomaxprocs[svc])
 	}
 	for svc := range vars {
 		if !deployments[svc] {
@@ -296,5 +293,47 @@ func TestChartObjects(t *testing.T) {
 	}
 	if got := count(render(t, map[string]any{"existingSecret": "mine"}), "Secret"); len(got) != 0 {
 		t.Errorf("with existingSecret the chart still creates %v", got)
+	}
+}
+
+// checkGOMAXPROCS checks a container's GOMAXPROCS against want: "request"
+// (from its CPU request, rounded up), a number, or "" (not set: Go's
+// default).
+func checkGOMAXPROCS(t *testing.T, svc string, c container, want string) {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.Name != "GOMAXPROCS" {
+			continue
+		}
+		switch {
+		case want == "":
+			t.Errorf("%s: GOMAXPROCS set, want Go's default", svc)
+		case want == "request":
+			if r := e.ValueFrom; r == nil || r.ResourceFieldRef == nil ||
+				r.ResourceFieldRef.Resource != "requests.cpu" || r.ResourceFieldRef.Divisor != "1" {
+				t.Errorf("%s: GOMAXPROCS is not the CPU request rounded up (resourceFieldRef requests.cpu, divisor 1)", svc)
+			}
+		case e.Value == nil || *e.Value != want:
+			t.Errorf("%s: GOMAXPROCS %v, want %s", svc, e.Value, want)
+		}
+		return
+	}
+	if want != "" {
+		t.Errorf("%s: no GOMAXPROCS, want %s", svc, want)
+	}
+}
+
+// A service's gomaxprocs value may also be a number.
+func TestChartGOMAXPROCSNumber(t *testing.T) {
+	objs := render(t, map[string]any{"services": map[string]any{"timeout-consumer": map[string]any{"gomaxprocs": 2}}})
+	found := false
+	for _, o := range objs {
+		if o.Kind == "Deployment" && o.Metadata.Labels["app.kubernetes.io/name"] == "timeout-consumer" {
+			found = true
+			checkGOMAXPROCS(t, "timeout-consumer", o.Spec.Template.Spec.Containers[0], "2")
+		}
+	}
+	if !found {
+		t.Fatal("no timeout-consumer Deployment")
 	}
 }
