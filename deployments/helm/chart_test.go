@@ -175,9 +175,9 @@ func TestChartEnvMatchesServices(t *testing.T) {
 	vars := serviceVars(t)
 	all := map[string]any{"services": map[string]any{"payment-sandbox": map[string]any{"enabled": true}}}
 	objs := render(t, all)
-	// the gateway and the notifier, scaled by their HPAs, run on their CPU
-	// request; the others keep Go's default
-	gomaxprocs := map[string]string{"gateway": "request", "notifier": "request"}
+	// the gateway, scaled by its HPA, runs on its CPU request; the others
+	// keep Go's default
+	gomaxprocs := map[string]string{"gateway": "request"}
 	deployments := map[string]bool{}
 	for _, o := range objs {
 		if o.Kind != "Deployment" {

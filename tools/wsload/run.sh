@@ -38,8 +38,10 @@ secret=wsload-secret-0123456789
 # Position ticks every 2 s (the default) run during the measurement. Every
 # connection comes from this machine's few loopback addresses, so the
 # per-IP connection limit (MAX_CONNECTIONS_PER_IP, 500) is off, as behind
-# a load balancer that hides client addresses.
-env MAX_CONNECTIONS_PER_IP=-1 JWT_SECRET=$secret HTTP_ADDR=127.0.0.1:$port ADMIN_ADDR=127.0.0.1:$admin REDIS_ADDR=$redis \
+# a load balancer that hides client addresses. MAX_CONNECTIONS is raised
+# from its default (nine tenths of the open-file limit) to what the script
+# connects at most, as in the measurements of docs/benchmarks.md.
+env MAX_CONNECTIONS_PER_IP=-1 MAX_CONNECTIONS=$((limit - 100)) JWT_SECRET=$secret HTTP_ADDR=127.0.0.1:$port ADMIN_ADDR=127.0.0.1:$admin REDIS_ADDR=$redis \
 	REDIS_PREFIX=$prefix AMQP_URL=$amqp LOG_LEVEL=warn GOGC=${NOTIFIER_GOGC:-100} \
 	${NOTIFIER_GOMAXPROCS:+GOMAXPROCS=$NOTIFIER_GOMAXPROCS} "$tmp/notifier" >"$tmp/notifier.log" 2>&1 &
 pid=$!
