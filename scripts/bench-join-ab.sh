@@ -17,8 +17,8 @@
 # machine speed: the last column is each run's CPU per join in floors
 # (its round's). FLOOR_ENV="VAR=value ..." runs the floor with those
 # settings (FLOOR_ENV=GOMAXPROCS=1 beside builds run so). ALLOCS_DIR=<dir>
-# keeps a heap profile from
-# before and after each run (<dir>/NAME-ROUND-before.pprof, -after.pprof;
+# keeps a heap profile from before and after each run
+# (<dir>/NAME-ROUND-before.pprof, -after.pprof;
 # go tool pprof -sample_index=alloc_objects -base BEFORE AFTER).
 # Starts kafka-dev and each gateway on ports of its own (18480, 19492), a
 # RabbitMQ vhost and a Redis prefix of its own (scripts/lib/gateway.sh).

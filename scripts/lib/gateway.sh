@@ -4,7 +4,8 @@
 # ports, all removed on exit. (The ledger is the events' system of record:
 # a benchmark's events never show in the development stack's.)
 # Sourced (not run) from the repository root by the scripts that measure a
-# gateway (scripts/bench-progress.sh, tools/seatmapload/run.sh):
+# gateway (scripts/bench-http.sh, bench-join-ab.sh, bench-progress.sh,
+# tools/seatmapload/run.sh; tested by tools/benchlib):
 #
 #   . scripts/lib/gateway.sh
 #   gateway_setup benchprog || exit 1      # PREFIX, VHOST, SECRET, TMP, the ledger

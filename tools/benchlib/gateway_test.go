@@ -7,20 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// ledgerURL is the development ledger the scripts default to (the
-// services' DATABASE_URL default), or DATABASE_URL when set.
-func ledgerURL() string {
-	if u := os.Getenv("DATABASE_URL"); u != "" {
-		return u
-	}
-	return "postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable"
-}
+	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
+)
 
 func psql(t *testing.T, query string) string {
 	t.Helper()
-	out, err := exec.Command("psql", "-qXAt", ledgerURL(), "-c", query).CombinedOutput()
+	out, err := exec.Command("psql", "-qXAt", ledgertest.BaseURL(), "-c", query).CombinedOutput()
 	if err != nil {
 		t.Fatalf("psql %q: %v\n%s", query, err, out)
 	}
@@ -54,6 +47,8 @@ echo "in-schema=$(psql -qXAt "$LEDGER_BASE" -c "select count(*) from \"$LEDGER_S
 `
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = root
+	// the development ledger the tests use, for the script too
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+ledgertest.BaseURL())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
