@@ -20,6 +20,11 @@
 # keeps a heap profile from before and after each run
 # (<dir>/NAME-ROUND-before.pprof, -after.pprof;
 # go tool pprof -sample_index=alloc_objects -base BEFORE AFTER).
+# The columns after the gateway's say where the rest of the machine's CPU
+# went during the same run, per join: Redis (the server on 6379),
+# kafka-dev, wrk itself, and the share of both cores left idle, so that a
+# run shows what bounds the joins per second (the gateway, or the
+# machine).
 # Starts kafka-dev and each gateway on ports of its own (18480, 19492), a
 # RabbitMQ vhost and a Redis prefix of its own (scripts/lib/gateway.sh).
 set -uo pipefail
@@ -34,12 +39,18 @@ gateway_setup joinab || exit 1
 gateway_build mint-token httpfloor || exit 1
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix u -n 250000 >"$TMP/tok"
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix admin -n 1 -role admin >"$TMP/admin"
-# the process's CPU ticks (user, system), read and write calls, and context
-# switches of all its threads
+# counters PID: the process's CPU ticks (user, system), read and write
+# calls, and context switches of all its threads; then the rest of the
+# machine
 counters() {
 	awk '{printf "%s %s ", $14, $15}' "/proc/$1/stat"
 	awk '/^syscr/ {r=$2} /^syscw/ {w=$2} END {printf "%s %s ", r, w}' "/proc/$1/io"
-	cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s+=$2} END {print s}'
+	cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s+=$2} END {printf "%s ", s}'
+	# Redis, kafka-dev, this shell's finished children (wrk), the
+	# machine's idle and total ticks
+	printf '%s %s ' "$(ticks "$REDIS_PID")" "$(ticks "$KAFKA_PID")"
+	awk '{printf "%s ", $16 + $17}' /proc/$$/stat
+	awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t}' /proc/stat
 }
 # floor: the yardstick's CPU µs per request now
 floor() {
@@ -55,9 +66,11 @@ floor() {
 	n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrkfloor" | awk '{print $1}')
 	awk -v c=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", c * 10000 / n}'
 }
+# the Redis server on 6379 (not another redis-server a test may run)
+REDIS_PID=$($RC info server | awk -F: '/^process_id/ {print $2}' | tr -d '\r')
 ev=0
-echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join | in floors |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join | Redis / kafka-dev / wrk CPU µs per join | machine idle | in floors |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
 	rows=()
 	for v in "$@"; do
@@ -83,9 +96,11 @@ for r in $(seq 1 "$ROUNDS"); do
 		bad=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$TMP/wrk" | awk '{print $NF}')
 		[[ -z $bad ]] || { echo "bench-join-ab: $bad joins of $name failed" >&2; exit 1; }
 		rows+=("$(echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" '{
-			u = ($6 - $1) * 10000 / n; s = ($7 - $2) * 10000 / n
-			printf "%.3f\t| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f |", u + s, name, r, n / d, u + s, u, s,
-				($8 - $3) / n, ($9 - $4) / n, ($10 - $5) / n }')")
+			# ten counters per snapshot (counters): before $1..$10, after $11..$20
+			u = ($11 - $1) * 10000 / n; s = ($12 - $2) * 10000 / n
+			printf "%.3f\t| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f %% |", u + s, name, r, n / d, u + s, u, s,
+				($13 - $3) / n, ($14 - $4) / n, ($15 - $5) / n,
+				($16 - $6) * 10000 / n, ($17 - $7) * 10000 / n, ($18 - $8) * 10000 / n, ($19 - $9) * 100 / ($20 - $10) }')")
 		for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 		wait 2>/dev/null
 		rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
@@ -94,7 +109,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for row in "${rows[@]}"; do
 		awk -F'\t' -v f="$f" '{printf "%s %.2f |\n", $2, $1 / f}' <<<"$row"
 	done
-	echo "| floor (bare fasthttp) | $r | | $f per request | | | | 1 |"
+	echo "| floor (bare fasthttp) | $r | | $f per request | | | | | | 1 |"
 done
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c50 -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -19,8 +19,9 @@
 #
 # Ports: GW_PORT (18180) for the gateway, GW_PORT+1 for its admin listener;
 # KAFKA_PORT (19192) for kafka-dev, KAFKA_PORT+1 for its admin listener.
-# After gateway_start: GW (the gateway's base URL) and GW_PID. A script that
-# starts more processes adds their pids to pids, and they are stopped too.
+# After gateway_start: GW (the gateway's base URL), GW_PID and KAFKA_PID.
+# A script that starts more processes adds their pids to pids, and they
+# are stopped too.
 
 # gateway_setup NAME: the run's prefix, vhost, ledger schema and JWT
 # secret (NAME and the shell's pid), a temporary directory, and the cleanup
@@ -88,7 +89,8 @@ gateway_start() {
 		rabbitmqctl -q set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null || return 1
 	KAFKA_DEV_ADDR=127.0.0.1:$KAFKA_PORT ADMIN_ADDR=127.0.0.1:$((KAFKA_PORT + 1)) LOG_LEVEL=error \
 		"$TMP/kafka-dev" >"$TMP/kafka.log" 2>&1 &
-	pids+=($!)
+	KAFKA_PID=$!
+	pids+=("$KAFKA_PID")
 	sleep 1
 	env HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX DATABASE_URL="$LEDGER_URL" \
 		AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
