@@ -11,15 +11,21 @@
 #   ROUNDS=6 DURATION=10s scripts/bench-join-ab.sh a=/tmp/gw-a b=/tmp/gw-b,SOME_SETTING=1
 #
 # Each argument is NAME=GATEWAY_BINARY, then optionally ,VAR=value,... for
-# that build's environment. Each round ends with the floor: tools/httpfloor's
-# fasthttp server (the gateway's settings, a trivial answer) under the same
-# wrk load, whose CPU per request is the yardstick for this minute's
-# machine speed: the last column is each run's CPU per join in floors
-# (its round's). FLOOR_ENV="VAR=value ..." runs the floor with those
-# settings (FLOOR_ENV=GOMAXPROCS=1 beside builds run so). ALLOCS_DIR=<dir>
-# keeps a heap profile from before and after each run
-# (<dir>/NAME-ROUND-before.pprof, -after.pprof;
-# go tool pprof -sample_index=alloc_objects -base BEFORE AFTER).
+# that build's environment. NAME=stand-in[,VAR=value,...] runs a stand-in
+# for the fastest peer issue 21 compares with (one counter, no dedupe, no
+# event) instead of a gateway: tools/httpfloor -mode fastincr, fasthttp
+# and one Redis INCR per join, under the same wrk load.
+# Each round ends with the floor: tools/httpfloor's fasthttp server (the
+# gateway's settings, a trivial answer) under the same wrk load, whose CPU
+# per request is the yardstick for this minute's machine speed: the last
+# column is each run's CPU per join in floors (its round's).
+# FLOOR_ENV="VAR=value ..." runs the floor with those settings
+# (FLOOR_ENV=GOMAXPROCS=1 beside builds run so). Then redis-benchmark
+# SET at 50 clients (SET_REQUESTS, 500,000): the joins/s ÷ SET column is
+# issue 21's ratio, in the same round. ALLOCS_DIR=<dir> keeps a heap
+# profile from before and after each run (<dir>/NAME-ROUND-before.pprof,
+# -after.pprof; go tool pprof -sample_index=alloc_objects -base BEFORE
+# AFTER).
 # The columns after the gateway's say where the rest of the machine's CPU
 # went during the same run, per join: Redis (the server on 6379),
 # kafka-dev, wrk itself, and the share of both cores left idle, so that a
@@ -34,6 +40,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 GW_PORT=18480 KAFKA_PORT=19492
 scripts/ensure-tool.sh wrk wrk || exit 1
+scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
 . scripts/lib/gateway.sh
 gateway_setup joinab || exit 1
 gateway_build mint-token httpfloor || exit 1
@@ -48,9 +55,15 @@ counters() {
 	cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s+=$2} END {printf "%s ", s}'
 	# Redis, kafka-dev, this shell's finished children (wrk), the
 	# machine's idle and total ticks
-	printf '%s %s ' "$(ticks "$REDIS_PID")" "$(ticks "$KAFKA_PID")"
+	printf '%s %s ' "$(ticks "$REDIS_PID")" "$( [[ -n $KAFKA_PID ]] && ticks "$KAFKA_PID" || echo 0)"
 	awk '{printf "%s ", $16 + $17}' /proc/$$/stat
 	awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t}' /proc/stat
+}
+# set_rate: redis-benchmark SET at 50 clients now, req/s (issue 21's
+# yardstick: the joins/s ÷ SET column)
+set_rate() {
+	redis-benchmark -h 127.0.0.1 -p 6379 -c 50 -n "${SET_REQUESTS:-500000}" -q -t set 2>/dev/null |
+		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
 }
 # floor: the yardstick's CPU µs per request now
 floor() {
@@ -69,22 +82,30 @@ floor() {
 # the Redis server on 6379 (not another redis-server a test may run)
 REDIS_PID=$($RC info server | awk -F: '/^process_id/ {print $2}' | tr -d '\r')
 ev=0
-echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join | Redis / kafka-dev / wrk CPU µs per join | machine idle | in floors |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join | Redis / kafka-dev / wrk CPU µs per join | machine idle | joins/s ÷ SET | in floors |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
 	rows=()
 	for v in "$@"; do
+		pids=()
+		ev=$((ev + 1))
 		name=${v%%=*} rest=${v#*=}
 		bin=${rest%%,*} envs=()
 		[[ $rest == *,* ]] && IFS=, read -ra envs <<<"${rest#*,}"
-		cp "$bin" "$TMP/gateway" || exit 1
-		pids=()
-		VHOST="joinab$$-$r-$name"
-		gateway_start DEV_TOKENS=true ADMIN_PPROF=true RATE_JOINS_PER_MINUTE_PER_IP=100000000 \
-			RATE_REQUESTS_PER_SECOND_PER_USER=100 "${envs[@]}" || exit 1
-		ev=$((ev + 1))
-		curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $(cat "$TMP/admin")" \
-			-H "Content-Type: application/json" -d "{\"id\":\"ab$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || exit 1
+		if [[ $bin == stand-in ]]; then
+			env "${envs[@]}" "$TMP/httpfloor" -mode fastincr -addr "127.0.0.1:$GW_PORT" -key "$PREFIX:standin" >"$TMP/standin.log" 2>&1 &
+			GW_PID=$! KAFKA_PID=""
+			pids+=("$GW_PID")
+			GW="http://127.0.0.1:$GW_PORT"
+			for _ in $(seq 50); do curl -s -o /dev/null -X POST "$GW/" && break; sleep 0.1; done
+		else
+			cp "$bin" "$TMP/gateway" || exit 1
+			VHOST="joinab$$-$r-$name"
+			gateway_start DEV_TOKENS=true ADMIN_PPROF=true RATE_JOINS_PER_MINUTE_PER_IP=100000000 \
+				RATE_REQUESTS_PER_SECOND_PER_USER=100 "${envs[@]}" || exit 1
+			curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer $(cat "$TMP/admin")" \
+				-H "Content-Type: application/json" -d "{\"id\":\"ab$ev\",\"rows\":100,\"seats_per_row\":100,\"capacity\":1}" || exit 1
+		fi
 		pprof="http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/allocs"
 		[[ -n ${ALLOCS_DIR:-} ]] && curl -fs -o "$ALLOCS_DIR/$name-$r-before.pprof" "$pprof"
 		c0=$(counters "$GW_PID")
@@ -98,18 +119,20 @@ for r in $(seq 1 "$ROUNDS"); do
 		rows+=("$(echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" '{
 			# ten counters per snapshot (counters): before $1..$10, after $11..$20
 			u = ($11 - $1) * 10000 / n; s = ($12 - $2) * 10000 / n
-			printf "%.3f\t| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f %% |", u + s, name, r, n / d, u + s, u, s,
+			printf "%.3f\t%.1f\t| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f %% |", u + s, n / d, name, r, n / d, u + s, u, s,
 				($13 - $3) / n, ($14 - $4) / n, ($15 - $5) / n,
 				($16 - $6) * 10000 / n, ($17 - $7) * 10000 / n, ($18 - $8) * 10000 / n, ($19 - $9) * 100 / ($20 - $10) }')")
 		for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 		wait 2>/dev/null
-		rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
+		[[ $bin == stand-in ]] || rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
 	done
 	f=$(floor)
+	set=$(set_rate)
 	for row in "${rows[@]}"; do
-		awk -F'\t' -v f="$f" '{printf "%s %.2f |\n", $2, $1 / f}' <<<"$row"
+		awk -F'\t' -v f="$f" -v set="$set" '{printf "%s %.3f | %.2f |\n", $3, $2 / set, $1 / f}' <<<"$row"
 	done
-	echo "| floor (bare fasthttp) | $r | | $f per request | | | | | | 1 |"
+	echo "| floor (bare fasthttp) | $r | | $f per request | | | | | | | 1 |"
+	echo "| redis-benchmark SET -c 50 | $r | $set | | | | | | | 1 | |"
 done
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c50 -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"
