@@ -127,12 +127,12 @@ for r in $(seq 1 "$ROUNDS"); do
 		[[ $bin == stand-in ]] || rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
 	done
 	f=$(floor)
-	set=$(set_rate)
+	set_rps=$(set_rate)
 	for row in "${rows[@]}"; do
-		awk -F'\t' -v f="$f" -v set="$set" '{printf "%s %.3f | %.2f |\n", $3, $2 / set, $1 / f}' <<<"$row"
+		awk -F'\t' -v f="$f" -v set="$set_rps" '{printf "%s %.3f | %.2f |\n", $3, $2 / set, $1 / f}' <<<"$row"
 	done
 	echo "| floor (bare fasthttp) | $r | | $f per request | | | | | | | 1 |"
-	echo "| redis-benchmark SET -c 50 | $r | $set | | | | | | | 1 | |"
+	echo "| redis-benchmark SET -c 50 | $r | $set_rps | | | | | | | 1 | |"
 done
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c50 -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"
