@@ -52,8 +52,6 @@ gateway_build mint-token || exit 1
 PPROF=false
 [[ -n ${PPROF_DIR:-} ]] && PPROF=true
 gateway_start DEV_TOKENS=true ADMIN_PPROF=$PPROF || exit 1
-# the Redis server on 6379 (not another redis-server a test may run)
-REDIS_PID=$($RC info server | awk -F: '/^process_id/ {print $2}' | tr -d '\r')
 
 # tokens FILE USERPREFIX N [ROLE]: N JWTs for users USERPREFIX0..N-1
 # (tools/mint-token, signed with pkg/auth).
@@ -98,11 +96,6 @@ wrkrun() {
 	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0))" >"$1.ticks"
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
-# setrps C: redis-benchmark SET at C clients, req/s
-setrps() {
-	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$RB_REQUESTS" -q -t set 2>/dev/null |
-		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
-}
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
 errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
 
@@ -132,12 +125,12 @@ for c in $CONNS; do
 		# join: new users (new tokens, as a real join has) join a fresh event
 		tokens "$TMP/t$c-$r" "u$c-$r-" "$TOKENS"
 		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"${EV}http$c-$r\"}" "$TMP/t$c-$r" 0
-		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(setrps "$c") $(rb "$c" enqueue "${EV}rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
+		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(set_rate "$c" "$RB_REQUESTS") $(rb "$c" enqueue "${EV}rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
 		# position: the users who just joined ask (their tokens are cached,
 		# as for a waiting user polling)
 		joined=$(curl -fs "$GW/api/events/${EV}http$c-$r" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(c["waiting"]+c["active"])')
 		wrkrun "$TMP/pos$c-$r" "$c" GET "/api/booking/position?event_id=${EV}http$c-$r" "" "$TMP/t$c-$r" "$((joined * 9 / 10))"
-		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(cpu "$TMP/pos$c-$r") $(setrps "$c") $(rb "$c" get_position "${EV}rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
+		echo "$c position $r $(rps "$TMP/pos$c-$r") $(pct "$TMP/pos$c-$r" 50) $(pct "$TMP/pos$c-$r" 99) $(errs "$TMP/pos$c-$r") $(cpu "$TMP/pos$c-$r") $(set_rate "$c" "$RB_REQUESTS") $(rb "$c" get_position "${EV}rbpos$c" 100000 "$RB_REQUESTS")" >>"$TMP/results"
 	done
 	# The raw runs must have done the real work (an unknown event would
 	# measure the scripts' cheap event_not_found exit instead).

@@ -59,12 +59,6 @@ counters() {
 	awk '{printf "%s ", $16 + $17}' /proc/$$/stat
 	awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t}' /proc/stat
 }
-# set_rate: redis-benchmark SET at 50 clients now, req/s (issue 21's
-# yardstick: the joins/s ÷ SET column)
-set_rate() {
-	redis-benchmark -h 127.0.0.1 -p 6379 -c 50 -n "${SET_REQUESTS:-500000}" -q -t set 2>/dev/null |
-		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
-}
 # floor: the yardstick's CPU µs per request now
 floor() {
 	local addr=127.0.0.1:$((GW_PORT + 2)) fp c0 c1 n
@@ -79,8 +73,6 @@ floor() {
 	n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrkfloor" | awk '{print $1}')
 	awk -v c=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", c * 10000 / n}'
 }
-# the Redis server on 6379 (not another redis-server a test may run)
-REDIS_PID=$($RC info server | awk -F: '/^process_id/ {print $2}' | tr -d '\r')
 ev=0
 echo "| build | round | joins/s | gateway CPU µs per join (user + system) | reads per join | writes per join | context switches per join | Redis / kafka-dev / wrk CPU µs per join | machine idle | joins/s ÷ SET | in floors |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -127,7 +119,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		[[ $bin == stand-in ]] || rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1
 	done
 	f=$(floor)
-	set_rps=$(set_rate)
+	set_rps=$(set_rate 50 "${SET_REQUESTS:-500000}")
 	for row in "${rows[@]}"; do
 		awk -F'\t' -v f="$f" -v set="$set_rps" '{printf "%s %.3f | %.2f |\n", $3, $2 / set, $1 / f}' <<<"$row"
 	done

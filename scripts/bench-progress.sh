@@ -57,17 +57,13 @@ reqs() { grep -Eo '[0-9]+ requests in' "$1" | awk '{print $1}'; }
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
 errs() { local n; n=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$1" | awk '{print $NF}'); echo "${n:-0}"; }
 gwus() { awk -v n="$(reqs "$1")" '{printf "%.1f", $1 * 10000 / n}' "$1.ticks"; }
-rbset() {
-	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$RB_REQUESTS" -t set -q 2>/dev/null |
-		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
-}
 
 : >"$TMP/results"
 for c in $CONNS; do
 	for r in $(seq 1 "$REPS"); do
 		wrkrun "$TMP/p$c-$r" "$c" ""
 		wrkrun "$TMP/n$c-$r" "$c" "$ETAG"
-		echo "$c $r $(rps "$TMP/p$c-$r") $(pct "$TMP/p$c-$r" 50) $(pct "$TMP/p$c-$r" 99) $(errs "$TMP/p$c-$r") $(gwus "$TMP/p$c-$r") $(rps "$TMP/n$c-$r") $(errs "$TMP/n$c-$r") $(rbset "$c")" >>"$TMP/results"
+		echo "$c $r $(rps "$TMP/p$c-$r") $(pct "$TMP/p$c-$r" 50) $(pct "$TMP/p$c-$r" 99) $(errs "$TMP/p$c-$r") $(gwus "$TMP/p$c-$r") $(rps "$TMP/n$c-$r") $(errs "$TMP/n$c-$r") $(set_rate "$c" "$RB_REQUESTS")" >>"$TMP/results"
 	done
 done
 

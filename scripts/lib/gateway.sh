@@ -16,6 +16,7 @@
 #                                          # settings; waits for its /readyz
 #   token USER [ROLE]                      # a JWT for USER (after gateway_build mint-token)
 #   ticks PID                              # a process's CPU so far, in clock ticks
+#   set_rate C N                           # redis-benchmark SET, C clients, N requests: req/s
 #
 # Ports: GW_PORT (18180) for the gateway, GW_PORT+1 for its admin listener;
 # KAFKA_PORT (19192) for kafka-dev, KAFKA_PORT+1 for its admin listener.
@@ -24,8 +25,8 @@
 # are stopped too.
 
 # gateway_setup NAME: the run's prefix, vhost, ledger schema and JWT
-# secret (NAME and the shell's pid), a temporary directory, and the cleanup
-# on exit. The schema is PREFIX in the PostgreSQL database of
+# secret (NAME and the shell's pid), a temporary directory, REDIS_PID, and
+# the cleanup on exit. The schema is PREFIX in the PostgreSQL database of
 # DATABASE_URL (the services' default when unset); LEDGER_URL is that
 # URL with the schema as its search_path, as pkg/ledger/ledgertest does
 # for the tests.
@@ -36,6 +37,9 @@ gateway_setup() {
 	VHOST="$1$$"
 	SECRET="$1-jwt-secret-0123456789"
 	RC="redis-cli -h 127.0.0.1 -p 6379"
+	# the Redis server on 6379, for its CPU (not another redis-server a
+	# test may run)
+	REDIS_PID=$($RC info server | awk -F: '/^process_id/ {print $2}' | tr -d '\r')
 	TMP=$(mktemp -d)
 	pids=()
 	LEDGER_BASE=${DATABASE_URL:-postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable}
@@ -109,6 +113,13 @@ gateway_start() {
 
 # ticks PID: the CPU a process has used, in clock ticks (10 ms)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# set_rate C N: redis-benchmark SET on 6379 at C clients for N requests,
+# in requests per second (issue 21's yardstick, run beside the gateway)
+set_rate() {
+	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$2" -q -t set 2>/dev/null |
+		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1
+}
 
 # token USER [ROLE]: a JWT for USER signed with the run's secret
 # (tools/mint-token, pkg/auth); gateway_build mint-token first.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,7 +24,8 @@ func psql(t *testing.T, query string) string {
 // A gateway started by scripts/lib/gateway.sh keeps the events a benchmark
 // creates in a ledger schema of its own, never in the development
 // ledger's (where `make run` would list them), and the schema is dropped
-// when the script exits. KAFKA_PID names its kafka-dev.
+// when the script exits. KAFKA_PID names its kafka-dev, REDIS_PID the
+// Redis server, and set_rate measures SETs per second.
 func TestGatewayLedgerIsTheRunsOwn(t *testing.T) {
 	if _, err := exec.LookPath("psql"); err != nil {
 		t.Fatal("psql missing: scripts/ensure-infra.sh installs PostgreSQL")
@@ -43,6 +45,8 @@ curl -fsS -o /dev/null -X POST "$GW/api/admin/events" -H "Authorization: Bearer 
 	-H "Content-Type: application/json" -d "{\"id\":\"libtest$$\",\"rows\":1,\"seats_per_row\":2,\"capacity\":1}" || exit 1
 echo "schema=$LEDGER_SCHEMA"
 echo "kafka-comm=$(cat /proc/$KAFKA_PID/comm)"
+echo "redis-comm=$(cat /proc/$REDIS_PID/comm)"
+echo "set-rate=$(set_rate 5 2000)"
 echo "event=libtest$$"
 echo "in-schema=$(psql -qXAt "$LEDGER_BASE" -c "select count(*) from \"$LEDGER_SCHEMA\".events where id = 'libtest$$'")"
 `
@@ -69,6 +73,14 @@ echo "in-schema=$(psql -qXAt "$LEDGER_BASE" -c "select count(*) from \"$LEDGER_S
 	// bench-join-ab reads kafka-dev's CPU through KAFKA_PID
 	if got["kafka-comm"] != "kafka-dev" {
 		t.Errorf("KAFKA_PID is a %q process, want kafka-dev", got["kafka-comm"])
+	}
+	// the benchmark scripts read Redis's CPU through REDIS_PID, and
+	// set_rate is their SET yardstick
+	if got["redis-comm"] != "redis-server" {
+		t.Errorf("REDIS_PID is a %q process, want redis-server", got["redis-comm"])
+	}
+	if r, err := strconv.ParseFloat(got["set-rate"], 64); err != nil || r <= 0 {
+		t.Errorf("set_rate 5 2000 = %q, want SETs per second", got["set-rate"])
 	}
 	if got["in-schema"] != "1" {
 		t.Errorf("event %s in the run's schema %s: %q rows, want 1", event, schema, got["in-schema"])
