@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
+	voi "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 )
 
 // Key is one signing key and its id.
@@ -94,7 +95,7 @@ func (s *Signer) Sign(eventID, user string, seq int64, now, deadline time.Time) 
 	if s == nil {
 		return "", nil
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, Claims{EventID: eventID, Seq: seq,
+	t := jwt.NewWithClaims(signingMethod, Claims{EventID: eventID, Seq: seq,
 		RegisteredClaims: jwt.RegisteredClaims{Issuer: s.issuer, Subject: user,
 			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(deadline)}})
 	t.Header["kid"] = s.key.ID
@@ -103,6 +104,31 @@ func (s *Signer) Sign(eventID, user string, seq int64, now, deadline time.Time) 
 		return "", fmt.Errorf("sign pass: %w", err)
 	}
 	return out, nil
+}
+
+// signingMethod is golang-jwt's EdDSA (alg "EdDSA", RFC 8037) whose
+// Ed25519 signature is made by curve25519-voi instead of crypto/ed25519:
+// the same deterministic signature (RFC 8032; TestSignaturesAreStdlibs)
+// in half the CPU (docs/benchmarks.md, "Signing the pass and the ticket":
+// every queued join signs a ticket, every poll in the room a pass).
+// Verification stays golang-jwt's, on crypto/ed25519.
+var signingMethod jwt.SigningMethod = voiEdDSA{}
+
+type voiEdDSA struct{}
+
+func (voiEdDSA) Alg() string { return jwt.SigningMethodEdDSA.Alg() }
+
+func (voiEdDSA) Verify(signingString string, sig []byte, key any) error {
+	return jwt.SigningMethodEdDSA.Verify(signingString, sig, key)
+}
+
+func (voiEdDSA) Sign(signingString string, key any) ([]byte, error) {
+	k, ok := key.(ed25519.PrivateKey)
+	if !ok || len(k) != ed25519.PrivateKeySize {
+		return nil, jwt.ErrInvalidKeyType
+	}
+	// the same 64-byte layout (seed, then public key)
+	return voi.Sign(voi.PrivateKey(k), []byte(signingString)), nil
 }
 
 // Errors of Verify.

@@ -39,7 +39,7 @@ func (s *Signer) SignTicket(eventID, user string, seq int64, now time.Time) (str
 	if s == nil {
 		return "", nil
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, TicketClaims{EventID: eventID, Seq: seq,
+	t := jwt.NewWithClaims(signingMethod, TicketClaims{EventID: eventID, Seq: seq,
 		RegisteredClaims: jwt.RegisteredClaims{Issuer: s.issuer, Subject: user, IssuedAt: jwt.NewNumericDate(now)}})
 	t.Header["kid"] = s.key.ID
 	t.Header["typ"] = TicketType
