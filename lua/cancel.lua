@@ -18,23 +18,24 @@ if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = user_state(user)
 if not state then return {'not_found'} end
 local seq = user_seq(user)
+local s = int(seq)
 local function cancelled(from, seat)
-  local v = seq .. '|' .. from .. '|' .. seat .. '|' .. now
-  redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, v)
+  local v = s .. '|' .. from .. '|' .. seat .. '|' .. now
+  redis.call('HSET', K_OUTBOX, 'c:' .. s .. ':' .. user, v)
   return {'ok', from, seat, seq, 0, v}
 end
 if state == 'waiting' then
   redis.call('ZREM', K_WAITING, user)
   redis.call('ZREM', K_SEEN, user)
   redis.call('HSET', K_STATE, user, 'cancelled')
-  redis.call('HSET', K_USEQ, user, seq) -- out of the queue: the sequence moves to useq
+  redis.call('HSET', K_USEQ, user, s) -- out of the queue: the sequence moves to useq
   return cancelled('queue', '')
 end
 if state == 'active' or state == 'seat_selected' then
   return cancelled('active', release_hold(user, 'cancelled'))
 end
 if state == 'cancelled' then
-  local v = redis.call('HGET', K_OUTBOX, 'c:' .. seq .. ':' .. user)
+  local v = redis.call('HGET', K_OUTBOX, 'c:' .. s .. ':' .. user)
   if not v then return {'ok', '', redis.call('HGET', K_USEAT, user) or '', seq, 1, ''} end
   local from, seat = string.match(v, '^[^|]*|([^|]*)|([^|]*)|')
   return {'ok', from, seat, seq, 1, v}

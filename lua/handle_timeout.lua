@@ -19,7 +19,8 @@
 --     announcement); 'no_hold' with already_expired returns it while it is
 --     not fully announced
 --   | {'event_not_found'}
-local user, now = ARGV[1], tonumber(ARGV[2])
+local user, now_s = ARGV[1], ARGV[2]
+local now = tonumber(now_s)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = user_state(user)
 local seq = user_seq(user)
@@ -31,18 +32,19 @@ if not state or not deadline then
   local entry = ''
   if state == 'expired' then
     again = 1
-    entry = redis.call('HGET', K_OUTBOX, 'x:' .. seq .. ':' .. user) or ''
+    entry = redis.call('HGET', K_OUTBOX, 'x:' .. int(seq) .. ':' .. user) or ''
   end
   return {'ok', 'no_hold', seq, seat, pay, 0, again, entry}
 end
 if deadline > now then
   return {'ok', 'not_due', seq, seat, pay, deadline, 0, ''}
 end
-local outcome, x = expire_due(user, deadline, now)
+local outcome, until_ms, released = expire_due(user, deadline, now)
 if outcome == 'extended' then
-  return {'ok', 'extended', seq, seat, pay, x, 0, ''}
+  return {'ok', 'extended', seq, seat, pay, until_ms, 0, ''}
 end
 -- as promote.lua's reclaim writes it: the deadline is booking_expired's time
-local entry = seq .. '|' .. deadline .. '|' .. x .. '|' .. now
-redis.call('HSET', K_OUTBOX, 'x:' .. seq .. ':' .. user, entry)
-return {'ok', 'released', seq, x, pay, deadline, 0, entry}
+local s = int(seq)
+local entry = s .. '|' .. int(deadline) .. '|' .. released .. '|' .. now_s
+redis.call('HSET', K_OUTBOX, 'x:' .. s .. ':' .. user, entry)
+return {'ok', 'released', seq, released, pay, deadline, 0, entry}

@@ -36,5 +36,5 @@ if redis.call('HEXISTS', K_PAYS, pid) == 1 then return {'invalid_argument'} end
 local seat = redis.call('HGET', K_USEAT, user)
 redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_STATE, user, 'payment_pending')
-redis.call('HSET', K_PAYS, pid, user .. '|' .. seq .. '|' .. seat .. '|pending|' .. ARGV[3])
+redis.call('HSET', K_PAYS, pid, user .. '|' .. int(seq) .. '|' .. seat .. '|pending|' .. ARGV[3])
 return {'ok', pid, seat, deadline, 1, seq, now, order_amount(seat), redis.call('HGET', K_CONFIG, 'currency') or ''}

@@ -82,13 +82,29 @@ local function num(v)
   return tonumber(v) or 0
 end
 
--- int(n): an integral number as a decimal string. A number handed to
--- redis.call or joined with .. is converted by printf's %.17g / %.14g,
--- which costs about 0.4-0.5 µs per number in Redis 7.0 (several a join);
--- %d costs half that (docs/benchmarks.md "Number formatting in Lua").
--- Exact for |n| < 2^53, which every count, sequence and unix ms is.
+-- int(n): an integral number as the decimal integer Go parses
+-- (strconv.ParseInt): THE way a number becomes text in these scripts.
+-- Lua's own conversion (.., tostring) prints %.14g: exponent form above
+-- 10^14 and digits lost past 14 (a rebuilt event's join sequences start
+-- near 1.8e15, pkg/ledger SeqBaseFactor), so a number is never joined
+-- with .. or given to tostring except through int (lua/numbers_test.go
+-- fails on any). A number passed whole to redis.call is written by Redis
+-- with %.17g, exact for every integer below 2^53, but costs about twice
+-- what int does (docs/benchmarks.md "Number formatting in Lua"): hot
+-- paths pass int(n), made once and reused.
+-- Exact for |n| <= 2^53, which every count, sequence and unix ms is
+-- (restore_event's caller keeps sequence bases below 2^53 - 2^32).
+-- '%d' formats a C long: exact and cheap where long has 64 bits (every
+-- 64-bit build); a 32-bit build's long would wrap above 2^31, so there
+-- '%.0f' (exact for integral doubles, slower) is used instead, chosen at
+-- the first call (the library's load may not use string).
+local INT_FORMAT
 local function int(n)
-  return string.format('%d', n)
+  if not INT_FORMAT then
+    INT_FORMAT = '%d'
+    if string.format('%d', 9007199254740992) ~= '9007199254740992' then INT_FORMAT = '%.0f' end
+  end
+  return string.format(INT_FORMAT, n)
 end
 
 -- Writes the seat ids ARGV[first..last] as the event's seat map: each seat
@@ -245,15 +261,16 @@ end
 -- A hold whose deadline has passed. A hold in payment_pending gets the
 -- grace period once (the deadline moves to deadline + grace_ms), so a
 -- payment in flight is not lost; any other hold is released as expired.
--- Returns 'extended', new_deadline or 'released', seat.
+-- Returns 'extended', new_deadline, '' or 'released', deadline, seat
+-- (the seat ids as kept in useat).
 local function expire_due(user, deadline, now)
   local extended = grace_deadline(user, deadline, now, num(redis.call('HGET', K_CONFIG, 'grace_ms')))
   if extended then
     redis.call('HSET', K_UGRACE, user, '1')
     redis.call('ZADD', K_ACTIVE, extended, user)
-    return 'extended', extended
+    return 'extended', extended, ''
   end
-  return 'released', release_hold(user, 'expired')
+  return 'released', deadline, release_hold(user, 'expired')
 end
 
 -- Live holds that count against the room's capacity at now: holds whose
@@ -262,7 +279,7 @@ end
 -- counts those, so immediate admission must too). Looks at no more than
 -- limit overdue holds: returns nil when more are overdue (undecided).
 local function holds_counted(now, limit)
-  local live = redis.call('ZCOUNT', K_ACTIVE, '(' .. now, '+inf')
+  local live = redis.call('ZCOUNT', K_ACTIVE, '(' .. int(now), '+inf')
   local overdue = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit + 1)
   if #overdue > 2 * limit then return nil end
   local grace = num(redis.call('HGET', K_CONFIG, 'grace_ms'))
@@ -305,7 +322,7 @@ end
 -- Record a payment id's new status (and when it was reached).
 local function set_payment(pid, p, status, now)
   p.status, p.at = status, num(now)
-  redis.call('HSET', K_PAYS, pid, p.user .. '|' .. p.seq .. '|' .. p.seat .. '|' .. status .. '|' .. now)
+  redis.call('HSET', K_PAYS, pid, p.user .. '|' .. int(p.seq) .. '|' .. p.seat .. '|' .. status .. '|' .. now)
 end
 
 -- Run a variadic command over a long argument list in chunks (Lua's
@@ -318,28 +335,28 @@ local function bulk(cmd, key, args, n)
   end
 end
 
--- Let users into the room. list is {user, seq, user, seq, ...}, users who
--- are no longer in waiting. Each gets the same deadline, state active, its
+-- Let users into the room: users[i], whose join sequence is seqs[i], no
+-- longer in waiting. Each gets the same deadline, state active, its
 -- sequence in useq, and an outbox entry so the side effects
 -- (timeout message, notification, Kafka event) are announced even if the
 -- caller dies before doing it; the served counter and the rate bucket move
 -- once for the batch. One command per structure, not per user: this is the
 -- hot loop of promotion. (A user's seat, payment and grace fields are
 -- already clear: a new join clears what a previous hold left.)
-local function admit_all(list, now, hold_ms)
+local function admit_all(users, seqs, now, hold_ms)
   local deadline = now + hold_ms
   -- numbers are written as strings made once (int), not converted per use
   local d, tail = int(deadline), '||' .. int(now)
-  local zadd, states, seqs, outbox, max_seq = {}, {}, {}, {}, 0
-  for i = 1, #list, 2 do
-    local user, seq = list[i], list[i + 1]
+  local zadd, states, useq, outbox, max_seq = {}, {}, {}, {}, 0
+  for i = 1, #users do
+    local user, seq = users[i], seqs[i]
     local s = int(seq)
     zadd[#zadd + 1] = d
     zadd[#zadd + 1] = user
     states[#states + 1] = user
     states[#states + 1] = 'active'
-    seqs[#seqs + 1] = user
-    seqs[#seqs + 1] = s
+    useq[#useq + 1] = user
+    useq[#useq + 1] = s
     outbox[#outbox + 1] = 'p:' .. s .. ':' .. user
     outbox[#outbox + 1] = s .. '|' .. d .. tail
     if seq > max_seq then max_seq = seq end
@@ -347,10 +364,10 @@ local function admit_all(list, now, hold_ms)
   if #zadd == 0 then return deadline end
   bulk('ZADD', K_ACTIVE, zadd)
   bulk('HSET', K_STATE, states)
-  bulk('HSET', K_USEQ, seqs)
+  bulk('HSET', K_USEQ, useq)
   bulk('HSET', K_OUTBOX, outbox)
   if max_seq > num(redis.call('HGET', K_CONFIG, 'served')) then
-    redis.call('HSET', K_CONFIG, 'served', max_seq)
+    redis.call('HSET', K_CONFIG, 'served', int(max_seq))
   end
   local sec = math.floor(now / 1000)
   if redis.call('HINCRBY', K_RATE, 's' .. int(sec), #zadd / 2) == #zadd / 2 then
@@ -688,7 +705,7 @@ local function j_join(i, user, now, now_s)
 
   if early then
     local h = tonumber(string.sub(redis.sha1hex(J_C[11] .. ':' .. user), 1, 13), 16)
-    j_wait_as(string.format('%.0f', h - 9007199254740992), user)
+    j_wait_as(int(h - 9007199254740992), user)
     J_EARLY = true
     -- the score is the draw key, so the sequence is kept beside it
     J_USEQ[J_NU + 1], J_USEQ[J_NU + 2] = user, s
@@ -717,7 +734,7 @@ local function j_join(i, user, now, now_s)
     end
     if admit then
       j_seq_write()
-      local deadline = admit_all({user, seq}, now, J_HOLD)
+      local deadline = admit_all({user}, {seq}, now, J_HOLD)
       return {'ok', 'active', seq, 0, deadline, 1}
     end
   end

@@ -20,7 +20,8 @@
 --       when last seen (presence entry, or abandon_since_ms when later)
 --       more than abandon_ms ago
 --   {'event_not_found'}
-local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now_s, max = ARGV[1], tonumber(ARGV[2])
+local now = tonumber(now_s)
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
   'prequeued', 'drawn')
@@ -39,18 +40,19 @@ local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LI
 for i = 1, #due, 2 do
   local user = due[i]
   local deadline = tonumber(due[i + 1])
-  local outcome, x = expire_due(user, deadline, now)
+  local outcome, _, seat = expire_due(user, deadline, now)
   if outcome == 'released' then
     local seq = num(redis.call('HGET', K_USEQ, user)) -- in the room: not waiting
     local pay = redis.call('HGET', K_UPAY, user) or ''
     expired[#expired + 1] = user
     expired[#expired + 1] = seq
-    expired[#expired + 1] = x
+    expired[#expired + 1] = seat
     expired[#expired + 1] = pay
     -- the hold's deadline rides in the entry: booking_expired's time, the
     -- same the timeout path publishes (handle_timeout.lua)
     expired[#expired + 1] = deadline
-    redis.call('HSET', K_OUTBOX, 'x:' .. seq .. ':' .. user, seq .. '|' .. deadline .. '|' .. x .. '|' .. now)
+    local s = int(seq)
+    redis.call('HSET', K_OUTBOX, 'x:' .. s .. ':' .. user, s .. '|' .. int(deadline) .. '|' .. seat .. '|' .. now_s)
   end
 end
 
@@ -87,7 +89,7 @@ if capped and capped < want then
   end
   want = capped
 end
-local admitted, popped, reason, list = 0, 0, 'room_full', {}
+local admitted, popped, reason, users, seqs = 0, 0, 'room_full', {}, {}
 while admitted < want do
   if popped >= max * 4 then reason = 'batch' break end
   local next = redis.call('ZPOPMIN', K_WAITING, want - admitted)
@@ -107,23 +109,23 @@ while admitted < want do
     end
     if absent then
       redis.call('HSET', K_STATE, user, 'abandoned')
-      redis.call('HSET', K_USEQ, user, seq) -- out of the queue: the sequence moves to useq
+      local s = int(seq)
+      redis.call('HSET', K_USEQ, user, s) -- out of the queue: the sequence moves to useq
       -- announced as a cancellation by the system (booking_cancelled,
       -- reason abandoned); there is no slot to release
-      redis.call('HSET', K_OUTBOX, 'c:' .. seq .. ':' .. user, seq .. '|abandoned||' .. now)
+      redis.call('HSET', K_OUTBOX, 'c:' .. s .. ':' .. user, s .. '|abandoned||' .. now_s)
       abandoned[#abandoned + 1] = user
       abandoned[#abandoned + 1] = seq
     else
       admitted = admitted + 1
-      list[#list + 1] = user
-      list[#list + 1] = seq
+      users[admitted], seqs[admitted] = user, seq
     end
   end
 end
-local deadline = admit_all(list, now, hold_ms)
-for i = 1, #list, 2 do
-  promoted[#promoted + 1] = list[i]
-  promoted[#promoted + 1] = list[i + 1]
+local deadline = admit_all(users, seqs, now, hold_ms)
+for i = 1, admitted do
+  promoted[#promoted + 1] = users[i]
+  promoted[#promoted + 1] = seqs[i]
   promoted[#promoted + 1] = deadline
 end
 if admitted == want and want == max and want < free then reason = 'batch' end

@@ -59,14 +59,14 @@ for i = FIRST + n, #ARGV - 3, 4 do
     skipped = skipped + 1
   end
 end
-redis.call('SET', K_SEQ, base)
+local b = int(base)
+redis.call('SET', K_SEQ, b)
 redis.call('HSET', K_CONFIG,
   'name', ARGV[1], 'capacity', ARGV[2], 'hold_ms', ARGV[3], 'grace_ms', ARGV[4],
   'sales_start_ms', ARGV[5], 'sales_end_ms', ARGV[6], 'batch', ARGV[7],
   'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[12],
-  'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', base,
+  'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', b,
   'currency', ARGV[15], 'max_seats', ARGV[16], 'prices', ARGV[17], 'sections', ARGV[18])
-local reason = 'seats=' .. n .. ' sold=' .. sold .. ' completed_users=' .. users
-local b = string.format('%.0f', base) -- (.. would print 1.7e+15)
+local reason = 'seats=' .. int(n) .. ' sold=' .. int(sold) .. ' completed_users=' .. int(users)
 redis.call('HSET', K_OUTBOX, 'r:' .. b, b .. '|' .. reason .. '||' .. ARGV[12])
 return {'ok', n, sold, base, skipped, reason}
