@@ -296,7 +296,15 @@ local function payment_record(user, pid)
   local v = redis.call('HGET', K_PAYS, pid)
   if v then
     local u, seq, seat, status, at = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
-    return {user = u, seq = num(seq), seat = seat, status = status, at = num(at)}
+    local n = num(seq)
+    if seq and string.find(seq, '[^%d]') and u == user and redis.call('HGET', K_UPAY, user) == pid then
+      -- an earlier version wrote the sequence in exponent form (its
+      -- digits past 14 lost, int): the user's hold is still this
+      -- payment's, so its sequence is the user's (the next set_payment
+      -- writes it whole)
+      n = user_seq(user)
+    end
+    return {user = u, seq = n, seat = seat, status = status, at = num(at)}
   end
   if redis.call('HGET', K_UPAY, user) ~= pid then return nil end
   local state, status = user_state(user), 'pending'
