@@ -40,6 +40,26 @@ type SoldSeat struct {
 	Sequence  int64
 }
 
+// MaxSequence is the largest join sequence: the scripts hold numbers as
+// Lua numbers (doubles), exact for integers up to 2^53.
+const MaxSequence = 1<<53 - 1
+
+// MaxSeqBase is the largest sequence base RestoreEvent takes: it leaves
+// 2^32 joins below MaxSequence (pkg/ledger picks bases near now_ms ×
+// 1000, about 1.8e15 in 2026 and below this until the year 2255).
+const MaxSeqBase = MaxSequence - 1<<32
+
+// checkSold checks a sold seat's ids and sequence.
+func checkSold(x SoldSeat) error {
+	if err := checkIDs(x.UserID, x.SeatID, x.PaymentID); err != nil {
+		return err
+	}
+	if x.Sequence < 0 || x.Sequence > MaxSequence {
+		return fmt.Errorf("%w: sequence %d of seat %s outside [0, %d]", ErrInvalidArgument, x.Sequence, x.SeatID, int64(MaxSequence))
+	}
+	return nil
+}
+
 // RestoreInput is what RestoreEvent rebuilds: a normalised definition
 // (NormalizeEvent), whether admission is paused, the seat sold to each
 // completed user, and SeqBase, a join sequence above every one the event
@@ -77,8 +97,8 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if err := normaliseOrders(&c); err != nil { // defaults for a definition stored before orders of several seats
 		return RestoreResult{}, err
 	}
-	if in.SeqBase < 0 {
-		return RestoreResult{}, fmt.Errorf("%w: negative sequence base", ErrInvalidArgument)
+	if in.SeqBase < 0 || in.SeqBase > MaxSeqBase {
+		return RestoreResult{}, fmt.Errorf("%w: sequence base %d outside [0, %d]", ErrInvalidArgument, in.SeqBase, int64(MaxSeqBase))
 	}
 	paused := 0
 	if in.Paused {
@@ -98,7 +118,7 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 		args = append(args, id)
 	}
 	for _, x := range in.Sold {
-		if err := checkIDs(x.UserID, x.SeatID, x.PaymentID); err != nil {
+		if err := checkSold(x); err != nil {
 			return RestoreResult{}, err
 		}
 		args = append(args, x.UserID, x.SeatID, x.PaymentID, x.Sequence)
@@ -185,7 +205,7 @@ func (s *Store) RepairSold(ctx context.Context, eventID string, seats []SoldSeat
 	args := make([]any, 0, 1+4*len(seats))
 	args = append(args, s.nowMS())
 	for _, x := range seats {
-		if err := checkIDs(x.UserID, x.SeatID, x.PaymentID); err != nil {
+		if err := checkSold(x); err != nil {
 			return RepairResult{}, err
 		}
 		args = append(args, x.UserID, x.SeatID, x.PaymentID, x.Sequence)
