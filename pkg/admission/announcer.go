@@ -126,6 +126,12 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	now := a.now()
 	var evs []events.Event
 	for _, e := range entries {
+		if e.Kind == booking.KindUnreadable {
+			// nothing to announce; removed below, logged whole here so
+			// that an operator can still see what it was
+			a.log.Error("outbox entry unreadable: removed unannounced", zap.String("event_id", eventID),
+				zap.String("field", e.Field), zap.String("value", e.Value))
+		}
 		if e.KafkaDone {
 			continue
 		}
@@ -188,7 +194,8 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 			continue
 		}
 		rabbit := e.RabbitDone || rabbitErrs[i] == nil
-		kafka := e.KafkaDone || kafkaErr == nil
+		_, hasKafka := kinds[e.Kind]
+		kafka := e.KafkaDone || kafkaErr == nil || !hasKafka
 		if rabbitErrs[i] != nil {
 			errs = append(errs, rabbitErrs[i])
 		}
@@ -252,7 +259,7 @@ type kindEffects struct {
 }
 
 // kinds gives each outbox kind its effects. An entry of a kind not listed
-// here is acknowledged without effects.
+// here (booking.KindUnreadable) is acknowledged without effects.
 var kinds = map[booking.OutboxKind]kindEffects{
 	// a join: the Kafka booking_request only
 	booking.KindJoined: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {

@@ -28,6 +28,12 @@ const (
 	// KindRestored: the event was rebuilt from the ledger (RestoreEvent;
 	// Sequence is the sequence base, Reason what was rebuilt, no user).
 	KindRestored OutboxKind = "restored"
+	// KindUnreadable: an entry that is not in the outbox's format (Field
+	// and Value as stored): one an earlier version wrote with a number in
+	// Lua's exponent form that Outbox could not mend. It announces
+	// nothing; the Announcer logs it whole and removes it, so it neither
+	// fails every sweep nor goes unnoticed.
+	KindUnreadable OutboxKind = "unreadable"
 )
 
 // OutboxReadMax bounds the entries one Outbox call returns, so that a
@@ -47,7 +53,7 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 	}
 	key := s.eventKeys(eventID)[kOutbox]
 	cutoff := s.now().Add(-olderThan)
-	var out []OutboxEntry
+	var out, bad []OutboxEntry
 	var cursor uint64
 	for {
 		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
@@ -56,15 +62,26 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
 			e, ok := parseOutbox(kv[i], kv[i+1])
-			if !ok || (olderThan > 0 && e.At.After(cutoff)) {
+			if !ok {
+				bad = append(bad, OutboxEntry{Kind: KindUnreadable, Field: kv[i], Value: kv[i+1]})
+				continue
+			}
+			if olderThan > 0 && e.At.After(cutoff) {
 				continue
 			}
 			out = append(out, e)
 		}
 		cursor = next
-		if cursor == 0 || len(out) >= OutboxReadMax {
+		if cursor == 0 || len(out)+len(bad) >= OutboxReadMax {
 			break
 		}
+	}
+	if len(bad) > 0 {
+		mended, err := s.mendOutbox(ctx, eventID, bad)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mended...)
 	}
 	// HSCAN may return a field twice
 	seen := make(map[string]bool, len(out))
@@ -105,7 +122,8 @@ func kindOrder(kind OutboxKind) int {
 // "seq_base|reason||at_ms", each value with an optional fifth part
 // "r" or "k" (the side announced already; lua/lib.lua has the table).
 // Fields written before they carried the sequence ("p:<user>") still parse
-// (LegacyKey).
+// (LegacyKey). The sequence, a deadline and the time must be decimal
+// integers (an expiry's deadline may be empty): false otherwise.
 func parseOutbox(field, val string) (OutboxEntry, bool) {
 	kind, rest, ok := strings.Cut(field, ":")
 	parts := strings.Split(val, "|")
@@ -137,10 +155,21 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		}
 	}
 	e.UserID = user
-	e.Sequence, _ = strconv.ParseInt(parts[0], 10, 64)
-	dl, _ := strconv.ParseInt(parts[1], 10, 64)
-	at, _ := strconv.ParseInt(parts[3], 10, 64)
+	var err error
+	if e.Sequence, err = strconv.ParseInt(parts[0], 10, 64); err != nil {
+		return OutboxEntry{}, false
+	}
+	at, err := strconv.ParseInt(parts[3], 10, 64)
+	if err != nil {
+		return OutboxEntry{}, false
+	}
 	e.At = ms(at)
+	var dl int64
+	if kind == "p" || (kind == "x" && parts[1] != "") {
+		if dl, err = strconv.ParseInt(parts[1], 10, 64); err != nil {
+			return OutboxEntry{}, false
+		}
+	}
 	switch kind {
 	case "p":
 		e.Kind, e.ExpireAt = KindPromoted, ms(dl)
@@ -166,6 +195,8 @@ func outboxField(kind byte, seq int64, user string) string {
 func (e OutboxEntry) field() string {
 	var k byte
 	switch e.Kind {
+	case KindUnreadable:
+		return e.Field
 	case KindJoined:
 		return "j:" + strconv.FormatInt(e.Sequence, 10)
 	case KindRestored:
@@ -186,6 +217,8 @@ func (e OutboxEntry) field() string {
 func (e OutboxEntry) value() string {
 	dl := ""
 	switch e.Kind {
+	case KindUnreadable:
+		return e.Value
 	case KindPromoted:
 		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
 	case KindExpired:

@@ -394,4 +394,6 @@ type OutboxEntry struct {
 	// join sequence ('p:<user>' instead of 'p:<seq>:<user>'), so that its
 	// acknowledgement finds it.
 	LegacyKey bool
+	// Field and Value are a KindUnreadable entry as stored.
+	Field, Value string
 }
