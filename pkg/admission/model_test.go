@@ -16,6 +16,14 @@ package admission_test
 //     and one copy of each RabbitMQ message, through Kafka and RabbitMQ
 //     outages (checked whenever an event is retired, and at the end).
 //
+// Every other event starts rebuilt from the ledger (Store.RestoreEvent)
+// with its join sequences above 10^15 (now_ms × 1000, as pkg/ledger picks
+// them), where Lua writes a number joined with .. in exponent form: every
+// sequence the engine stores (the outbox, useq, the payment registry, the
+// served counter of the progress document) and every fact must carry it
+// whole, which the state check and the retirement's fact check compare
+// with the model's.
+//
 // The publishers are in memory (the Announcer's Kafka and RabbitMQ sides
 // fail on demand); the integration tests beside this file cover the real
 // brokers. A failure logs its seed; replay it with BOXOFFICE_TEST_SEED=<seed>
@@ -106,6 +114,7 @@ type model struct {
 	now                                             int64
 	capacity, total, sold, held                     int
 	holdMS, graceMS, abandonMS, abandonSince, seqNo int64
+	served                                          int64 // the highest sequence admitted (the base after a rebuild)
 	paused                                          bool
 	users                                           map[string]*mUser
 	seats                                           map[string]string
@@ -200,6 +209,7 @@ func (m *model) counted() int {
 func (m *model) admit(name string) {
 	u := m.users[name]
 	u.state, u.deadline = booking.StateActive, m.now+m.holdMS
+	m.served = max(m.served, u.seq)
 	m.fact(events.TopicUserPromoted, name, u.seq)
 }
 
@@ -568,11 +578,28 @@ func (r *modelRun) newEvent() {
 	r.events++
 	r.event = "m" + strconv.Itoa(r.events)
 	capacity := 1 + r.rng.IntN(2)
-	if _, err := r.store.CreateEvent(r.ctx, booking.EventConfig{ID: r.event, Rows: 1, SeatsPerRow: modelSeats,
-		Capacity: capacity, Hold: modelHold, Grace: modelGrace}); err != nil {
+	cfg := booking.EventConfig{ID: r.event, Rows: 1, SeatsPerRow: modelSeats, Capacity: capacity, Hold: modelHold, Grace: modelGrace}
+	r.m = newModel(r.now().UnixMilli(), capacity)
+	if r.events%2 == 0 {
+		// rebuilt from the ledger: the sequence base as pkg/ledger's
+		// Restorer picks it (now_ms × ledger.SeqBaseFactor), past 10^15
+		def, err := booking.NormalizeEvent(cfg)
+		if err != nil {
+			r.fatalf("normalize: %v", err)
+		}
+		base := r.now().UnixMilli()*1000 + r.rng.Int64N(1000)
+		res, err := r.store.RestoreEvent(r.ctx, booking.RestoreInput{Config: def, SeqBase: base})
+		if err != nil || res.SeqBase != base {
+			r.fatalf("restore event: %+v %v", res, err)
+		}
+		r.m.seqNo, r.m.served = base, base
+		r.m.fact(events.TopicEventRestored, events.RestoredBy, base) // the outbox sweep publishes it
+		r.logf("new event %s capacity %d, rebuilt with sequences after %d", r.event, capacity, base)
+		return
+	}
+	if _, err := r.store.CreateEvent(r.ctx, cfg); err != nil {
 		r.fatalf("create event: %v", err)
 	}
-	r.m = newModel(r.now().UnixMilli(), capacity)
 	r.logf("new event %s capacity %d", r.event, capacity)
 }
 
@@ -604,7 +631,8 @@ func (r *modelRun) retire() {
 		}
 		ids[ev.ID]++
 		switch ev.Type {
-		case events.TopicBookingRequest, events.TopicUserPromoted, events.TopicBookingExpired, events.TopicBookingCancelled:
+		case events.TopicBookingRequest, events.TopicUserPromoted, events.TopicBookingExpired, events.TopicBookingCancelled,
+			events.TopicEventRestored:
 			got[ev.Type+"|"+ev.UserID+"|"+strconv.FormatInt(ev.Sequence, 10)]++
 		}
 	}
@@ -620,6 +648,10 @@ func (r *modelRun) retire() {
 	}
 	if len(got) != len(r.m.facts) {
 		r.fatalf("kafka has %d facts, the model %d", len(got), len(r.m.facts))
+	}
+	// the progress document's numbers (the gateway serves GetEvent's)
+	if e, err := r.store.GetEvent(r.ctx, r.event); err != nil || e.Counts.Served != r.m.served || e.Counts.Sold != int64(r.m.sold) {
+		r.fatalf("event counts %+v %v, model served %d sold %d", e.Counts, err, r.m.served, r.m.sold)
 	}
 	r.pub.mu.Lock()
 	defer r.pub.mu.Unlock()
@@ -780,8 +812,8 @@ func (r *modelRun) randomStep() {
 		want, wantErr := m.initiate(name, pid)
 		h, err := r.store.InitiatePayment(ctx, ev, name, pid)
 		r.logf("initiate %s %s -> %s %s", name, pid, errKey(err), h.PaymentID)
-		if !sameErr(err, wantErr) || (err == nil && h.PaymentID != want) {
-			r.fatalf("initiate %s %s: got %+v %v, model %s %v", name, pid, h, err, want, wantErr)
+		if !sameErr(err, wantErr) || (err == nil && (h.PaymentID != want || h.Sequence != m.users[name].seq)) {
+			r.fatalf("initiate %s %s: got %+v %v, model %s (sequence %d) %v", name, pid, h, err, want, m.user(name).seq, wantErr)
 		}
 	case op < 54: // success webhook: current, duplicate, late, someone else's
 		name = r.userIn(true)
@@ -1056,9 +1088,66 @@ func (r *modelRun) check() {
 	if !slices.Equal(waiting, m.waiting()) {
 		r.fatalf("queue: redis %v, model %v", waiting, m.waiting())
 	}
-	cfg, _ := c.HMGet(ctx, keys[0], "held", "sold").Result()
-	if fmt.Sprint(cfg[0]) != strconv.Itoa(m.held) || fmt.Sprint(cfg[1]) != strconv.Itoa(m.sold) {
-		r.fatalf("counters held=%v sold=%v, model %d %d", cfg[0], cfg[1], m.held, m.sold)
+	cfg, _ := c.HMGet(ctx, keys[0], "held", "sold", "served").Result()
+	if fmt.Sprint(cfg[0]) != strconv.Itoa(m.held) || fmt.Sprint(cfg[1]) != strconv.Itoa(m.sold) ||
+		fmt.Sprint(cfg[2]) != strconv.FormatInt(m.served, 10) {
+		r.fatalf("counters held=%v sold=%v served=%v, model %d %d %d", cfg[0], cfg[1], cfg[2], m.held, m.sold, m.served)
+	}
+	r.checkNumbers(keys)
+}
+
+// checkNumbers compares every join sequence Redis holds as text with the
+// model's, digit for digit: each user's sequence (useq, for users not
+// waiting), each payment's record, each outbox entry (every one readable,
+// none in exponent form), and the seat map's status string.
+func (r *modelRun) checkNumbers(keys []string) {
+	ctx, m, c := r.ctx, r.m, r.rdb
+	useq, _ := c.HGetAll(ctx, keys[10]).Result()
+	for name, u := range m.users {
+		if u.state == "" || u.state == booking.StateWaiting {
+			continue
+		}
+		if useq[name] != strconv.FormatInt(u.seq, 10) {
+			r.fatalf("user %s: useq %q, model sequence %d", name, useq[name], u.seq)
+		}
+	}
+	pays, _ := c.HGetAll(ctx, keys[14]).Result()
+	if len(pays) != len(m.pays) {
+		r.fatalf("payment registry has %d ids, model %d", len(pays), len(m.pays))
+	}
+	for pid, p := range m.pays {
+		want := p.user + "|" + strconv.FormatInt(p.seq, 10) + "|" + p.seat + "|" + p.status + "|"
+		if !strings.HasPrefix(pays[pid], want) {
+			r.fatalf("payment %s: registry %q, model %q…", pid, pays[pid], want)
+		}
+	}
+	out, _ := c.HGetAll(ctx, keys[7]).Result()
+	for f, v := range out {
+		if strings.Contains(f, "e+") || strings.Contains(v, "e+") {
+			r.fatalf("outbox entry %q = %q: a number in exponent form", f, v)
+		}
+	}
+	entries, err := r.store.Outbox(ctx, r.event, 0)
+	if err != nil || len(entries) != len(out) {
+		r.fatalf("outbox: %d entries read of %d stored: %v", len(entries), len(out), err)
+	}
+	for _, e := range entries {
+		if e.Kind == booking.KindUnreadable {
+			r.fatalf("outbox entry unreadable: %q = %q", e.Field, e.Value)
+		}
+	}
+	status, err := r.store.SeatStatuses(ctx, r.event)
+	if err != nil || len(status) != modelSeats {
+		r.fatalf("seat statuses %q: %v", status, err)
+	}
+	for i, id := range booking.SeatIDs(1, modelSeats) {
+		want := byte(booking.SeatCodeAvailable)
+		if v := m.seats[id]; v != "" {
+			want = map[byte]byte{'h': booking.SeatCodeHeld, 's': booking.SeatCodeSold}[v[0]]
+		}
+		if status[i] != want {
+			r.fatalf("seat map: %s is %q, model %q", id, status[i], m.seats[id])
+		}
 	}
 }
 
