@@ -43,17 +43,13 @@ func TestRedisLossMidSaleIsRebuiltFromTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Redis loses the event
-	if err := s.Redis.Del(ctx, booking.EventKeys(s.Prefix, ev)...).Err(); err != nil {
-		t.Fatal(err)
-	}
+	loseAndRebuild(ctx, t, s, ev)
 	var e struct {
 		Counts struct{ Total, Sold, Held int64 } `json:"counts"`
 	}
-	waitUntil(t, 30*time.Second, func() bool {
-		code, _ := ac.Do("GET", "/api/events/"+ev, nil, &e)
-		return code == 200
-	}, func() string { return "the event was not rebuilt within 30 s" })
+	if code, err := ac.Do("GET", "/api/events/"+ev, nil, &e); err != nil || code != 200 {
+		t.Fatalf("the rebuilt event: %d %v", code, err)
+	}
 	if e.Counts.Total != 10 || e.Counts.Sold != 4 || e.Counts.Held != 0 {
 		t.Fatalf("rebuilt counts %+v, want 10 seats, 4 sold, none held", e.Counts)
 	}
@@ -176,4 +172,18 @@ func buySeat(ctx context.Context, c *stacktest.Client, ev, seat string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return ctx.Err()
+}
+
+// loseAndRebuild deletes ev's Redis keys (Redis loses the event) and waits
+// until the safety net has rebuilt it from the ledger.
+func loseAndRebuild(ctx context.Context, t *testing.T, s *stacktest.Stack, ev string) {
+	t.Helper()
+	if err := s.Redis.Del(ctx, booking.EventKeys(s.Prefix, ev)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ac := s.Client(t, "rebuild-admin", auth.RoleAdmin)
+	waitUntil(t, 30*time.Second, func() bool {
+		code, _ := ac.Do("GET", "/api/events/"+ev, nil, nil)
+		return code == 200
+	}, func() string { return "the event was not rebuilt within 30 s" })
 }
