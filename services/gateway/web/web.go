@@ -17,11 +17,8 @@
 package web
 
 import (
-	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"mime"
@@ -86,7 +83,7 @@ func RegisterWith(r *gin.Engine, o Options) {
 	report := newPage(sub, "report.html", files) // the operator's sale report (report.js)
 	cfg, _ := json.Marshal(map[string]string{"notifierURL": o.NotifierURL})
 	configJS := newAsset([]byte("window.BOXOFFICE_CONFIG = "+string(cfg)+";\n"), "text/javascript; charset=utf-8", "no-cache")
-	favicon := newAsset(files["favicon.svg"].body, "image/svg+xml", "public, max-age=86400")
+	favicon := newAsset(files["favicon.svg"].Body, "image/svg+xml", "public, max-age=86400")
 
 	// every page, script and style with the browser protections: a CSP
 	// with no inline script (the page's script and config are files), no
@@ -118,50 +115,42 @@ func newPage(sub fs.FS, name string, files map[string]*asset) *asset {
 	}
 	html := string(b)
 	for p, a := range files {
-		html = strings.ReplaceAll(html, `"/static/`+p+`"`, `"/static/`+p+`?v=`+a.etag[1:9]+`"`)
+		html = strings.ReplaceAll(html, `"/static/`+p+`"`, `"/static/`+p+`?v=`+a.ETag[1:9]+`"`)
 	}
 	return newAsset([]byte(html), "text/html; charset=utf-8", "no-cache")
 }
 
 // asset is one file in memory, with its ETag and gzip encoding.
 type asset struct {
-	body, gz           []byte
-	ctype, etag, cache string
+	*httpapi.Encoded
+	ctype, cache string
 }
 
 func newAsset(b []byte, ctype, cache string) *asset {
 	if ctype == "" {
 		ctype = "application/octet-stream"
 	}
-	sum := sha256.Sum256(b)
-	a := &asset{body: b, ctype: ctype, cache: cache, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	level := gzip.NoCompression
 	if len(b) > 512 && (strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "javascript") || strings.Contains(ctype, "svg")) {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = zw.Write(b)
-		_ = zw.Close()
-		if buf.Len() < len(b) {
-			a.gz = buf.Bytes()
-		}
+		level = gzip.BestCompression // once, at start
 	}
-	return a
+	return &asset{Encoded: httpapi.Encode(b, level), ctype: ctype, cache: cache}
 }
 
 func (a *asset) serve(c *gin.Context) {
 	h := c.Writer.Header()
+	body, etag, coding := a.Select(c.GetHeader("Accept-Encoding"))
 	h.Set("Cache-Control", a.cache)
-	h.Set("ETag", a.etag)
-	if a.gz != nil {
+	h.Set("ETag", etag)
+	if a.Gzip != nil {
 		h.Add("Vary", "Accept-Encoding")
 	}
-	if inm := c.GetHeader("If-None-Match"); inm != "" && etagMatch(inm, a.etag) {
+	if a.NotModified(c.GetHeader("If-None-Match")) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	body := a.body
-	if a.gz != nil && acceptsGzip(c.GetHeader("Accept-Encoding")) {
-		h.Set("Content-Encoding", "gzip")
-		body = a.gz
+	if coding != "" {
+		h.Set("Content-Encoding", coding)
 	}
 	if c.Request.Method == http.MethodHead {
 		h.Set("Content-Type", a.ctype)
@@ -170,33 +159,4 @@ func (a *asset) serve(c *gin.Context) {
 		return
 	}
 	c.Data(http.StatusOK, a.ctype, body)
-}
-
-// etagMatch: If-None-Match is "*" or a list that holds tag (weak or not).
-func etagMatch(header, tag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == tag {
-			return true
-		}
-	}
-	return false
-}
-
-// acceptsGzip: Accept-Encoding lists gzip (or *) without q=0.
-func acceptsGzip(header string) bool {
-	for _, e := range strings.Split(header, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(e), ";")
-		name = strings.TrimSpace(name)
-		if !strings.EqualFold(name, "gzip") && name != "*" {
-			continue
-		}
-		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
-			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
