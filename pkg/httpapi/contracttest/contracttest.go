@@ -7,6 +7,7 @@ package contracttest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,7 +121,12 @@ func (c *Contract) check(r *http.Request, body []byte, rec *httptest.ResponseRec
 	}
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
-	out.SetBodyBytes(rec.Body.Bytes())
+	answer, err := decoded(rec)
+	if err != nil {
+		c.fail("%s → %d: %v", name, rec.Code, err)
+		return
+	}
+	out.SetBodyBytes(answer)
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		var me openapi3.MultiError
 		if !errors.As(err, &me) {
@@ -129,6 +135,23 @@ func (c *Contract) check(r *http.Request, body []byte, rec *httptest.ResponseRec
 		for _, e := range me {
 			c.fail("%s → %d: %v", name, rec.Code, e)
 		}
+	}
+}
+
+// decoded is a response's body without its content coding (the schemas
+// describe the JSON, not its gzip encoding).
+func decoded(rec *httptest.ResponseRecorder) ([]byte, error) {
+	switch enc := rec.Header().Get("Content-Encoding"); enc {
+	case "":
+		return rec.Body.Bytes(), nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
+		if err != nil {
+			return nil, fmt.Errorf("Content-Encoding gzip: %w", err)
+		}
+		return io.ReadAll(zr)
+	default:
+		return nil, fmt.Errorf("unexpected Content-Encoding %q", enc)
 	}
 }
 
