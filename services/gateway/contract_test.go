@@ -56,6 +56,13 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("GET", "/api/events?limit=1&after=e1", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/events/e1", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/events/popular?limit=5", "", nil), 200, "")
+	// the snapshots gzip-compressed, and their revalidation
+	for _, path := range []string{"/api/events", "/api/events?limit=1&after=e1", "/api/events/popular", "/api/seats/available?event_id=e1", "/api/events/e1/progress"} {
+		want(t, hs.do("GET", path, "", nil, "Accept-Encoding", "gzip"), 200, "")
+		w := hs.raw("GET", path, map[string]string{"Accept-Encoding": "gzip"})
+		want(t, hs.do("GET", path, "", nil, "If-None-Match", w.Header().Get("ETag"), "Accept-Encoding", "gzip"), 304, "")
+	}
+	bad("POST", "/api/events", hs.admin, `{}`, 405, "method_not_allowed")
 	want(t, hs.do("GET", "/api/admin/events/e1", hs.admin, nil), 200, "")
 	want(t, hs.do("GET", "/api/seats/available?event_id=e1", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/seats/available?event_id=mixed", "", nil), 200, "")

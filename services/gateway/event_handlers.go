@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -16,7 +14,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
-	"github.com/boxoffice/boxoffice/pkg/popularity"
 )
 
 // eventView is an event as the API shows it: the engine's fields plus the
@@ -73,59 +70,6 @@ func (s *Server) currency() string {
 	return s.Currency
 }
 
-// Pages of GET /api/events.
-const (
-	eventsPageDefault = 50
-	eventsPageMax     = 100
-)
-
-// listEvents: GET /api/events?limit=N&after=<event id>, by event id, one
-// page at a time: {"events":[…],"next":"<id>"} with next set when more
-// follow (pass it as after). Only the page's events are read.
-func (s *Server) listEvents(c *gin.Context) {
-	limit := eventsPageDefault
-	if v := c.Query("limit"); v != "" {
-		l, err := strconv.Atoi(v)
-		if err != nil || l < 1 || l > eventsPageMax {
-			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, fmt.Sprintf("limit must be an integer from 1 to %d", eventsPageMax))
-			return
-		}
-		limit = l
-	}
-	after := c.Query("after")
-	ctx := c.Request.Context()
-	ids, err := s.Store.EventIDs(ctx) // sorted
-	if err != nil {
-		httpapi.Fail(c, err)
-		return
-	}
-	if after != "" {
-		ids = ids[sort.SearchStrings(ids, after+"\x00"):] // strictly after
-	}
-	out := make([]eventView, 0, min(limit, len(ids)))
-	next := ""
-	for i, id := range ids {
-		if len(out) == limit {
-			next = ids[i-1]
-			break
-		}
-		e, err := s.Store.GetEvent(ctx, id)
-		if errors.Is(err, booking.ErrEventNotFound) {
-			continue // deleted since the index was read
-		}
-		if err != nil {
-			httpapi.Fail(c, err)
-			return
-		}
-		out = append(out, s.priced(viewOf(e)))
-	}
-	resp := gin.H{"events": out}
-	if next != "" {
-		resp["next"] = next
-	}
-	c.JSON(http.StatusOK, resp)
-}
-
 // getEvent: GET /api/events/{id} (live counts).
 func (s *Server) getEvent(c *gin.Context) {
 	id := c.Param("id")
@@ -139,38 +83,6 @@ func (s *Server) getEvent(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, s.priced(viewOf(e)))
-}
-
-// popularEvents: GET /api/events/popular?limit=N, by completed bookings.
-func (s *Server) popularEvents(c *gin.Context) {
-	n := 10
-	if v := c.Query("limit"); v != "" {
-		l, err := strconv.Atoi(v)
-		if err != nil || l < 1 || l > 100 {
-			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "limit must be an integer from 1 to 100")
-			return
-		}
-		n = l
-	}
-	top, err := popularity.Top(c.Request.Context(), s.Redis, s.Prefix, n)
-	if err != nil {
-		httpapi.Fail(c, err)
-		return
-	}
-	type entry struct {
-		EventID  string `json:"event_id"`
-		Name     string `json:"name,omitempty"`
-		Bookings int64  `json:"bookings"`
-	}
-	out := make([]entry, 0, len(top))
-	for _, t := range top {
-		e := entry{EventID: t.EventID, Bookings: t.Bookings}
-		if ev, err := s.Store.GetEvent(c.Request.Context(), t.EventID); err == nil {
-			e.Name = ev.Name
-		}
-		out = append(out, e)
-	}
-	c.JSON(http.StatusOK, gin.H{"events": out})
 }
 
 // devTokenRequest is the body of POST /api/auth/dev-token.

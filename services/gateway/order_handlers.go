@@ -111,16 +111,25 @@ func (s *Server) paymentMoney(c *gin.Context, hold booking.PaymentHold) (int64, 
 
 // limitParam reads ?limit= (default def, 1..max).
 func limitParam(c *gin.Context, def, max int) (int, bool) {
-	v := c.Query("limit")
-	if v == "" {
-		return def, true
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > max {
-		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "limit must be an integer from 1 to "+strconv.Itoa(max))
+	n, err := parseLimit(c.Query("limit"), def, max)
+	if err != nil {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
 		return 0, false
 	}
 	return n, true
+}
+
+// parseLimit parses a ?limit= value: def when empty, else an integer
+// from 1 to most.
+func parseLimit(v string, def, most int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, errf("limit must be an integer from 1 to " + strconv.Itoa(most))
+	}
+	return n, nil
 }
 
 // myOrders: GET /api/orders — the caller's orders, newest first.

@@ -20,6 +20,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/popularity"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
 
@@ -91,22 +92,35 @@ type Server struct {
 	// progress.go).
 	ProgressMaxAge time.Duration
 
+	// EventListMaxAge is how old a served event list or ranking may be
+	// (0: 1s; event_list.go).
+	EventListMaxAge time.Duration
+
 	seatMaps     seatMapCache
 	progressDocs snapshotCache[struct{}]
+	// the event list and the ranking (event_list.go)
+	eventIndex   snapshotCache[[]string]
+	listedEvent  snapshotCache[listedEvent]
+	eventPages   snapshotCache[listPage]
+	ranking      snapshotCache[[]popularity.Entry]
+	popularPages snapshotCache[listPage]
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
-// every waiting user calls, natively on fasthttp; every other route on the
-// gin engine (Handler).
+// every waiting user calls, and the anonymous snapshots (snapshot.go)
+// natively on fasthttp; every other route on the gin engine (Handler).
 func (s *Server) FastHandler() fasthttp.RequestHandler {
 	if s.Log == nil {
 		s.Log = zap.NewNop()
 	}
+	s.eventPages.limit = maxEventPages
 	return httpapi.NewFast(s.Log, s.Metrics, s.Handler(),
 		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
 		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events/{id}/progress", Handle: s.progress},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events", Handle: s.listEvents},
+		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events/popular", Handle: s.popularEvents},
 	)
 }
 
@@ -121,8 +135,6 @@ func (s *Server) Handler() http.Handler {
 	if s.DevTokens {
 		api.POST("/auth/dev-token", s.devToken)
 	}
-	api.GET("/events", s.listEvents)
-	api.GET("/events/popular", s.popularEvents)
 	api.GET("/events/:id", s.getEvent)
 	api.GET("/events/:id/challenge", s.challenge)
 

@@ -1,11 +1,8 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
-	"hash/fnv"
-	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,61 +11,72 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
-// Anonymous reads that every client of an event repeats (the seat map,
-// the queue's progress) must cost per event, not per client. Each gateway
-// instance keeps one encoded snapshot per event and kind: it is rebuilt
-// from Redis at most once per maxAge, with one read in flight per event
+// Anonymous reads that every client repeats (the seat map, the queue's
+// progress, the event list and the ranking) must cost per event, not per
+// client. Each gateway instance keeps one snapshot per key and kind: it
+// is rebuilt at most once per maxAge, with one read in flight per key
 // however many clients ask (singleflight); every reader in between gets
-// the same bytes. The answer carries an ETag and Cache-Control, so
-// browsers revalidate with a 304 and a CDN in front absorbs the rest
+// the same prepared bytes (httpapi.Encoded: the JSON, its gzip encoding
+// and their ETags, made once per snapshot), so a read costs neither Redis
+// nor encoding. The answer carries an ETag and Cache-Control, so browsers
+// revalidate with a 304 and a CDN in front absorbs the rest
 // (docs/scaling.md).
+//
+// A snapshot may be built from other snapshots instead of Redis (a page
+// of the event list from the snapshots of its events): then only the
+// snapshots at the bottom read Redis, each at most once per maxAge.
 
-// maxSnapshotEvents bounds the snapshots kept per kind (only existing
-// events are kept, and events are created by admins, so this is a
-// backstop).
+// maxSnapshotEvents bounds the snapshots kept per kind when the kind sets
+// no bound of its own (only existing events are kept, and events are
+// created by admins, so this is a backstop).
 const maxSnapshotEvents = 10_000
 
-// snapshot is one encoded answer: its body, ETag and when it was read,
-// plus what the next refresh may reuse (V).
+// snapshotGzipLevel is the compression of every snapshot: gzip.BestSpeed
+// (httpapi.Encode; BenchmarkEncodeSeatMap).
+const snapshotGzipLevel = gzip.BestSpeed
+
+// snapshot is one refresh's result: when it was read, what the next
+// refresh (or a snapshot built from this one) uses (v), and the answer
+// itself (doc; nil for a kind that is only a part of other answers).
 type snapshot[V any] struct {
-	at   time.Time
-	body []byte
-	etag string
-	v    V
+	at  time.Time
+	doc *httpapi.Encoded
+	v   V
 }
 
-// newSnapshot encodes body read at at; the ETag is a hash of the bytes, so
-// an unchanged document keeps its ETag across refreshes and instances.
+// newSnapshot prepares body, read at at, for every reader: its ETag (a
+// hash of the bytes, so an unchanged document keeps its ETag across
+// refreshes and instances) and its gzip encoding.
 func newSnapshot[V any](at time.Time, body []byte, v V) *snapshot[V] {
-	h := fnv.New64a()
-	h.Write(body)
-	return &snapshot[V]{at: at, body: body, etag: `"` + strconv.FormatUint(h.Sum64(), 36) + `"`, v: v}
+	return &snapshot[V]{at: at, doc: httpapi.Encode(body, snapshotGzipLevel), v: v}
 }
 
-// snapshotCache holds one kind of per-event snapshot of a gateway
-// instance.
+// snapshotCache holds one kind of snapshot of a gateway instance, by key
+// (an event id, or a normalized query).
 type snapshotCache[V any] struct {
+	// limit bounds the snapshots kept (0: maxSnapshotEvents). A kind whose
+	// keys clients choose (pages of the event list) sets a small one.
+	limit   int
 	flights singleflight.Group
 	mu      sync.Mutex
 	snaps   map[string]*snapshot[V]
 }
 
-func (m *snapshotCache[V]) cached(eventID string) *snapshot[V] {
+func (m *snapshotCache[V]) cached(key string) *snapshot[V] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.snaps[eventID]
+	return m.snaps[key]
 }
 
-// get returns eventID's snapshot no older than maxAge, calling read (with
-// the previous snapshot, nil the first time) at most once at a time per
-// event.
-func (m *snapshotCache[V]) get(ctx context.Context, eventID string, maxAge time.Duration,
+// get returns key's snapshot no older than maxAge, calling read (with the
+// previous snapshot, nil the first time) at most once at a time per key.
+func (m *snapshotCache[V]) get(ctx context.Context, key string, maxAge time.Duration,
 	read func(ctx context.Context, prev *snapshot[V]) (*snapshot[V], error)) (*snapshot[V], error) {
-	if s := m.cached(eventID); s != nil && time.Since(s.at) < maxAge {
+	if s := m.cached(key); s != nil && time.Since(s.at) < maxAge {
 		return s, nil
 	}
-	v, err, _ := m.flights.Do(eventID, func() (any, error) {
-		prev := m.cached(eventID)
+	v, err, _ := m.flights.Do(key, func() (any, error) {
+		prev := m.cached(key)
 		if prev != nil && time.Since(prev.at) < maxAge {
 			return prev, nil // refreshed while this caller waited
 		}
@@ -80,14 +88,7 @@ func (m *snapshotCache[V]) get(ctx context.Context, eventID string, maxAge time.
 		if err != nil {
 			return nil, err
 		}
-		m.mu.Lock()
-		if m.snaps == nil {
-			m.snaps = map[string]*snapshot[V]{}
-		}
-		if _, ok := m.snaps[eventID]; ok || len(m.snaps) < maxSnapshotEvents {
-			m.snaps[eventID] = snap
-		}
-		m.mu.Unlock()
+		m.keep(key, snap, maxAge)
 		return snap, nil
 	})
 	if err != nil {
@@ -96,28 +97,46 @@ func (m *snapshotCache[V]) get(ctx context.Context, eventID string, maxAge time.
 	return v.(*snapshot[V]), nil
 }
 
-// serveSnapshot answers with snap: ETag, Cache-Control public for maxAge
-// (at least a second), and a bodiless 304 when If-None-Match names the
-// ETag.
-func serveSnapshot[V any](c *httpapi.FastCtx, snap *snapshot[V], maxAge time.Duration) {
-	h := &c.Response.Header
-	h.Set("ETag", snap.etag)
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(max(1, int(maxAge/time.Second))))
-	if etagMatches(c.Header("If-None-Match"), snap.etag) {
-		c.SetStatusCode(http.StatusNotModified)
-		return
+// keep stores snap under key. A full cache first drops its expired
+// snapshots, then, if it is still full, any one: the bound holds, and
+// keys that clients chose cannot hold the places for good.
+func (m *snapshotCache[V]) keep(key string, snap *snapshot[V], maxAge time.Duration) {
+	limit := m.limit
+	if limit <= 0 {
+		limit = maxSnapshotEvents
 	}
-	c.WriteJSON(http.StatusOK, snap.body)
-}
-
-// etagMatches reports whether an If-None-Match header names etag (weak
-// comparison, as RFC 9110 asks for If-None-Match).
-func etagMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == etag || t == "*" {
-			return true
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.snaps == nil {
+		m.snaps = map[string]*snapshot[V]{}
+	}
+	if _, ok := m.snaps[key]; !ok && len(m.snaps) >= limit {
+		for k, s := range m.snaps {
+			if time.Since(s.at) >= maxAge {
+				delete(m.snaps, k)
+			}
+		}
+		for k := range m.snaps {
+			if len(m.snaps) < limit {
+				break
+			}
+			delete(m.snaps, k)
 		}
 	}
-	return false
+	m.snaps[key] = snap
+}
+
+// size is the number of snapshots kept.
+func (m *snapshotCache[V]) size() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.snaps)
+}
+
+// serveSnapshot answers with snap's document: ETag, Cache-Control public
+// for maxAge (at least a second), Vary: Accept-Encoding, gzip-compressed
+// for a client that accepts it, and a bodiless 304 when If-None-Match
+// names the ETag.
+func serveSnapshot[V any](c *httpapi.FastCtx, snap *snapshot[V], maxAge time.Duration) {
+	c.ServeEncoded(snap.doc, max(1, int(maxAge/time.Second)))
 }
