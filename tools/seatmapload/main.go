@@ -2,10 +2,16 @@
 // read GET /api/seats/available of one -seats event as fast as they can
 // (full answers, no If-None-Match: the worst case for the gateway) for
 // -duration, while one bystander, a user waiting in the queue of another
-// event, polls GET /api/booking/position back to back. It prints the seat
-// map reads per second, the bystander's position latency percentiles, and
-// Redis's CPU time per seat-map read (INFO cpu before and after, so run it
-// on an otherwise idle Redis).
+// event, polls GET /api/booking/position back to back. It runs one phase
+// with the bystander alone, then one with the readers per -encodings:
+// "plain" readers send no Accept-Encoding, "gzip" readers send
+// Accept-Encoding: gzip and keep the compressed bytes (as a client in a
+// tight loop would not bother to decompress). Per phase it prints the
+// seat map reads per second (and their ratio to -set-rate, the
+// redis-benchmark SET rate measured beside it), the bytes each read
+// carried, the bystander's position latency percentiles, and Redis's CPU
+// time per seat-map read (INFO cpu before and after, so run it on an
+// otherwise idle Redis).
 //
 // Run it with tools/seatmapload/run.sh, which builds and starts a gateway;
 // see docs/benchmarks.md "Seat map".
@@ -16,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
@@ -37,29 +44,42 @@ func main() {
 	seats := flag.Int("seats", 200_000, "seats of the event (rows of 500)")
 	readers := flag.Int("readers", 8, "concurrent seat-map readers")
 	dur := flag.Duration("duration", 10*time.Second, "how long to read")
+	encodings := flag.String("encodings", "plain,gzip", "the reader phases: plain (no Accept-Encoding), gzip (Accept-Encoding: gzip)")
+	taken := flag.Float64("taken", 0, "fraction of the map's seats shown held or sold, at random (written into the event's status string: a map mid-sale, which compresses worse than a fresh one)")
+	setRate := flag.Float64("set-rate", 0, "redis-benchmark -t set -c 50 requests/s measured beside this run (0: no ratios)")
 	flag.StringVar(&prefix, "prefix", "bo", "the gateway's REDIS_PREFIX")
 	flag.Parse()
-	if err := run(*gw, *secret, *redisAddr, *seats, *readers, *dur); err != nil {
+	if err := run(*gw, *secret, *redisAddr, *seats, *readers, *dur, strings.Split(*encodings, ","), *setRate, *taken); err != nil {
 		fmt.Fprintln(os.Stderr, "seatmapload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(gw, secret, redisAddr string, seats, readers int, dur time.Duration) error {
+func run(gw, secret, redisAddr string, seats, readers int, dur time.Duration, encodings []string, setRate, taken float64) error {
+	for _, e := range encodings {
+		if e != "plain" && e != "gzip" {
+			return fmt.Errorf("-encodings: %q is neither plain nor gzip", e)
+		}
+	}
 	a, err := auth.New([]byte(secret))
 	if err != nil {
 		return err
 	}
 	admin, _ := a.Issue("bench-admin", auth.RoleAdmin, time.Hour)
 	by, _ := a.Issue("bystander", "", time.Hour)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: readers + 4}}
-	do := func(method, path, tok, body string) (int, []byte, error) {
+	// no transparent decompression: a reader asks for gzip explicitly
+	// and reads the bytes as sent
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: readers + 4, DisableCompression: true}}
+	do := func(method, path, tok, body string, header ...string) (int, []byte, error) {
 		req, _ := http.NewRequest(method, gw+path, strings.NewReader(body))
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
 		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -88,21 +108,41 @@ func run(gw, secret, redisAddr string, seats, readers int, dur time.Duration) er
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
+	if taken > 0 {
+		if err := takeSeats(rdb, prefix+":{"+big+"}:status", seats/500*500, taken); err != nil {
+			return err
+		}
+	}
 	// phase 0: the bystander alone (Redis's CPU without the readers, which
-	// on a shared Redis includes whatever else runs); phase 1: with them
+	// on a shared Redis includes whatever else runs); then one phase with
+	// the readers per encoding
 	var base phase
-	if err := measure(rdb, do, 0, big, queue, by, dur, &base); err != nil {
+	if err := measure(rdb, do, 0, "", big, queue, by, dur, &base); err != nil {
 		return err
 	}
-	var p phase
-	if err := measure(rdb, do, readers, big, queue, by, dur, &p); err != nil {
-		return err
+	fmt.Printf("seats %d, readers %d, %s per phase", seats, readers, dur)
+	if setRate > 0 {
+		fmt.Printf(", redis-benchmark SET %.0f/s", setRate)
 	}
-	fmt.Printf("seats %d, readers %d, %s\n", seats, readers, p.elapsed.Round(time.Millisecond))
-	fmt.Printf("seat-map reads: %d (%.0f/s), %d KB each, failed %d\n", p.reads, float64(p.reads)/p.elapsed.Seconds(), p.bytes/max(p.reads, 1)/1024, p.failed)
-	fmt.Printf("bystander position alone:       %d polls, p50 %s, p99 %s\n", len(base.lat), base.pct(0.50), base.pct(0.99))
-	fmt.Printf("bystander position beside them: %d polls, p50 %s, p99 %s, max %s\n", len(p.lat), p.pct(0.50), p.pct(0.99), p.pct(1))
-	fmt.Printf("Redis CPU (INFO cpu, whole server): %.3f s in the phase alone, %.3f s in the phase with the readers\n", base.cpu, p.cpu)
+	fmt.Println()
+	fmt.Printf("bystander position alone:  %d polls, p50 %s, p99 %s\n", len(base.lat), ms(base.pct(0.50)), ms(base.pct(0.99)))
+	var reads int64
+	var elapsed time.Duration
+	for _, enc := range encodings {
+		var p phase
+		if err := measure(rdb, do, readers, enc, big, queue, by, dur, &p); err != nil {
+			return err
+		}
+		rate := float64(p.reads) / p.elapsed.Seconds()
+		fmt.Printf("%-5s readers: %d reads (%.0f/s", enc, p.reads, rate)
+		if setRate > 0 {
+			fmt.Printf(", %.3f× SET", rate/setRate)
+		}
+		fmt.Printf("), %.1f KB each on the wire, failed %d; bystander beside them: %d polls, p50 %s, p99 %s, max %s; Redis CPU %.3f s (alone: %.3f s)\n",
+			float64(p.bytes)/float64(max(p.reads, 1))/1024, p.failed, len(p.lat), ms(p.pct(0.50)), ms(p.pct(0.99)), ms(p.pct(1)), p.cpu, base.cpu)
+		reads += p.reads
+		elapsed += p.elapsed
+	}
 	// The gateway reads Redis about once a second per event, whatever the
 	// readers do; what one such read costs Redis is measured here directly
 	// (commandstats usec of 50 GETs of the status string; on a shared Redis
@@ -112,7 +152,7 @@ func run(gw, secret, redisAddr string, seats, readers int, dur time.Duration) er
 	if err != nil {
 		return err
 	}
-	perRead := usec * p.elapsed.Seconds() / float64(max(p.reads, 1))
+	perRead := usec * elapsed.Seconds() / float64(max(reads, 1))
 	fmt.Printf("Redis: GET of the status string %.0f µs; at one GET per second: %.3f µs of Redis CPU per seat-map read\n", usec, perRead)
 	return nil
 }
@@ -131,8 +171,29 @@ func (p *phase) pct(q float64) time.Duration {
 	return p.lat[min(len(p.lat)-1, int(q*float64(len(p.lat))))]
 }
 
-func measure(rdb *redis.Client, do func(method, path, tok, body string) (int, []byte, error),
-	readers int, big, queue, by string, dur time.Duration, p *phase) error {
+// takeSeats marks a random fraction of the map's seats held or sold in
+// its status string, as a sale in progress leaves it (the seat map shows
+// the string; the booking state behind it is not changed, so this is for
+// a benchmark's own event only).
+func takeSeats(rdb *redis.Client, key string, seats int, fraction float64) error {
+	status := make([]byte, seats)
+	for i := range status {
+		status[i] = 'a'
+		if rand.Float64() < fraction {
+			status[i] = "hs"[rand.IntN(2)]
+		}
+	}
+	if err := rdb.Set(context.Background(), key, status, 0).Err(); err != nil {
+		return fmt.Errorf("set %s: %w", key, err)
+	}
+	return nil
+}
+
+// ms is d in milliseconds, two decimals.
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func measure(rdb *redis.Client, do func(method, path, tok, body string, header ...string) (int, []byte, error),
+	readers int, encoding, big, queue, by string, dur time.Duration, p *phase) error {
 	cpu0, err := redisCPU(rdb)
 	if err != nil {
 		return err
@@ -141,10 +202,14 @@ func measure(rdb *redis.Client, do func(method, path, tok, body string) (int, []
 	defer cancel()
 	var reads, bytesRead, failed atomic.Int64
 	var wg sync.WaitGroup
+	accept := ""
+	if encoding == "gzip" {
+		accept = "gzip"
+	}
 	for range readers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				code, b, err := do("GET", "/api/seats/available?event_id="+big, "", "")
+				code, b, err := do("GET", "/api/seats/available?event_id="+big, "", "", "Accept-Encoding", accept)
 				if err != nil || code != 200 {
 					failed.Add(1)
 					continue
