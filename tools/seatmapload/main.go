@@ -18,6 +18,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -47,6 +48,7 @@ func main() {
 	encodings := flag.String("encodings", "plain,gzip", "the reader phases: plain (no Accept-Encoding), gzip (Accept-Encoding: gzip)")
 	taken := flag.Float64("taken", 0, "fraction of the map's seats shown held or sold, at random (written into the event's status string: a map mid-sale, which compresses worse than a fresh one)")
 	setRate := flag.Float64("set-rate", 0, "redis-benchmark -t set -c 50 requests/s measured beside this run (0: no ratios)")
+	flag.IntVar(&gatewayPID, "gateway-pid", 0, "the gateway's process id, for its CPU time per phase (/proc; 0: not measured)")
 	flag.StringVar(&prefix, "prefix", "bo", "the gateway's REDIS_PREFIX")
 	flag.Parse()
 	if err := run(*gw, *secret, *redisAddr, *seats, *readers, *dur, strings.Split(*encodings, ","), *setRate, *taken); err != nil {
@@ -138,8 +140,13 @@ func run(gw, secret, redisAddr string, seats, readers int, dur time.Duration, en
 		if setRate > 0 {
 			fmt.Printf(", %.3f× SET", rate/setRate)
 		}
-		fmt.Printf("), %.1f KB each on the wire, failed %d; bystander beside them: %d polls, p50 %s, p99 %s, max %s; Redis CPU %.3f s (alone: %.3f s)\n",
+		fmt.Printf("), %.1f KB each on the wire, failed %d; bystander beside them: %d polls, p50 %s, p99 %s, max %s; Redis CPU %.3f s (alone: %.3f s)",
 			float64(p.bytes)/float64(max(p.reads, 1))/1024, p.failed, len(p.lat), ms(p.pct(0.50)), ms(p.pct(0.99)), ms(p.pct(1)), p.cpu, base.cpu)
+		if gatewayPID > 0 {
+			fmt.Printf("; gateway CPU %.2f s (%.2f cores)", p.gwCPU, p.gwCPU/p.elapsed.Seconds())
+		}
+		fmt.Printf("; this tool's CPU %.2f s (%.2f cores)", p.selfCPU, p.selfCPU/p.elapsed.Seconds())
+		fmt.Println()
 		reads += p.reads
 		elapsed += p.elapsed
 	}
@@ -161,7 +168,7 @@ type phase struct {
 	elapsed              time.Duration
 	reads, bytes, failed int64
 	lat                  []time.Duration
-	cpu                  float64
+	cpu, gwCPU, selfCPU  float64 // Redis's, the gateway's and this tool's CPU seconds
 }
 
 func (p *phase) pct(q float64) time.Duration {
@@ -198,6 +205,7 @@ func measure(rdb *redis.Client, do func(method, path, tok, body string, header .
 	if err != nil {
 		return err
 	}
+	gw0, self0 := processCPU(gatewayPID), processCPU(os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
 	var reads, bytesRead, failed atomic.Int64
@@ -239,10 +247,35 @@ func measure(rdb *redis.Client, do func(method, path, tok, body string, header .
 	}
 	slices.Sort(p.lat)
 	p.reads, p.bytes, p.failed, p.cpu = reads.Load(), bytesRead.Load(), failed.Load(), cpu1-cpu0
+	p.gwCPU, p.selfCPU = processCPU(gatewayPID)-gw0, processCPU(os.Getpid())-self0
 	return nil
 }
 
-var prefix string
+var (
+	prefix     string
+	gatewayPID int
+)
+
+// processCPU is a process's user and system CPU so far, in seconds (0
+// when pid is 0 or unreadable): /proc/<pid>/stat's utime and stime, in
+// clock ticks of 10 ms.
+func processCPU(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// the fields after the command name, which is in parentheses
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}
 
 // getUsec is the server-side time of one GET of key, from INFO
 // commandstats around n GETs.

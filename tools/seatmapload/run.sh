@@ -17,6 +17,6 @@ gateway_setup benchmap || exit 1
 gateway_build seatmapload || exit 1
 gateway_start || exit 1
 SET_RATE=$(set_rate 50 200000)
-"$TMP/seatmapload" -gateway "$GW" -secret "$SECRET" -prefix "$PREFIX" -set-rate "${SET_RATE:-0}" \
+"$TMP/seatmapload" -gateway "$GW" -gateway-pid "$GW_PID" -secret "$SECRET" -prefix "$PREFIX" -set-rate "${SET_RATE:-0}" \
 	-seats "${SEATS:-200000}" -readers "${READERS:-8}" -duration "${DURATION:-10s}" \
 	-encodings "${ENCODINGS:-plain,gzip}" -taken "${TAKEN:-0}"
