@@ -163,7 +163,7 @@ func (s *Server) listedEvents(ctx context.Context, ids []string, maxAge time.Dur
 	g.SetLimit(16)
 	for i, id := range ids {
 		g.Go(func() error {
-			snap, err := s.listedEvent.get(gctx, id, maxAge, func(ctx context.Context, _ *snapshot[listedEvent]) (*snapshot[listedEvent], error) {
+			snap, err := s.eventEntries.get(gctx, id, maxAge, func(ctx context.Context, _ *snapshot[listedEvent]) (*snapshot[listedEvent], error) {
 				start := time.Now()
 				e, err := s.Store.GetEvent(ctx, id)
 				if err != nil {

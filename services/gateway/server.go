@@ -100,7 +100,7 @@ type Server struct {
 	progressDocs snapshotCache[struct{}]
 	// the event list and the ranking (event_list.go)
 	eventIndex   snapshotCache[[]string]
-	listedEvent  snapshotCache[listedEvent]
+	eventEntries snapshotCache[listedEvent]
 	eventPages   snapshotCache[listPage]
 	ranking      snapshotCache[[]popularity.Entry]
 	popularPages snapshotCache[listPage]
