@@ -58,7 +58,8 @@ func newError(status int, code, message, path string) Error {
 // Write writes the JSON error on a plain net/http response, for handlers
 // that run outside gin and fasthttp (the notifier's WebSocket upgrade).
 func Write(w http.ResponseWriter, status int, code, message, path string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", jsonContentType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(errorBody(status, code, message, path))
 }
