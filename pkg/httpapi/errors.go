@@ -32,8 +32,11 @@ const (
 	CodeForbidden        = "forbidden"
 	CodeNotFound         = "not_found"
 	CodeMethodNotAllowed = "method_not_allowed"
-	CodeUnavailable      = "unavailable"
-	CodeInternal         = "internal"
+	// CodeUnsupportedMediaType is a 415: an admin body not sent as
+	// application/json (BindStrict).
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeUnavailable          = "unavailable"
+	CodeInternal             = "internal"
 	// CodeRateLimited is a 429 of the abuse limits (booking.ErrRateLimited),
 	// sent with Retry-After.
 	CodeRateLimited = "rate_limited"
