@@ -59,14 +59,15 @@ const maxLine = 512
 // watchedConn follows the requests read on a connection: the request line
 // (an upper-case method, a space and a target: a header line never looks
 // like one, a field name has no space), the header lines up to the blank
-// line, and their size. A request starts where the connection does and, after that,
-// where an answer was written (Write): a client sends its next request
-// when it has the answer to the last. A body is not followed, so a
-// request pipelined behind another is not seen; the server's own limit
-// and error answers then apply, with the path of the request before it.
-// Read and the Writes that need the request line never run at once:
-// net/http writes its error after the read failed, fasthttp's
-// ErrorHandler runs on the reading goroutine.
+// line, and their size. A request starts where the connection does and,
+// after that, where an answer was written (Write, answerStarts): a client
+// sends its next request when it has the answer to the last. A body is
+// not followed, so a request pipelined behind another is not seen; the
+// server's own limit and error answers then apply, with the path of the
+// request before it. Nor is anything after a 101 (a WebSocket). Read and
+// the Writes that need the request line never run at once: net/http
+// writes its error after the read failed, fasthttp's ErrorHandler runs on
+// the reading goroutine.
 type watchedConn struct {
 	net.Conn
 	state    uint8
@@ -238,10 +239,17 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	if !bytes.HasPrefix(p, []byte("HTTP/1.1 1")) { // not 100 Continue: the answer
+	if answerStarts(p) {
 		c.state = atRequest
 	}
 	return c.Conn.Write(p)
+}
+
+// answerStarts reports whether p starts an answer to a request: a status
+// line, but not of a 1xx (100 Continue comes before the body; after a 101
+// the connection speaks WebSocket, whose frames are never followed).
+func answerStarts(p []byte) bool {
+	return bytes.HasPrefix(p, []byte("HTTP/1.")) && len(p) > 9 && p[9] != '1'
 }
 
 // CloseWrite half-closes the connection as net/http does after its 431

@@ -157,3 +157,28 @@ func TestJSONAnswersSayNoSniff(t *testing.T) {
 		t.Errorf("Write: headers %v", w.Header())
 	}
 }
+
+// Only an answer's status line starts a new request: after a 101 the
+// connection speaks WebSocket, and nothing the client sends then is
+// taken for a request line, however it looks.
+func TestWatchAfterAnUpgrade(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	c := &watchedConn{Conn: server}
+	go func() { _, _ = io.Copy(io.Discard, client) }()
+	c.scan([]byte("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n"))
+	if _, err := c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, frame := range [][]byte{{0x81, 0x05, 'h', 'e', 'l', 'l', 'o'}, []byte("\x89\x00")} {
+		if _, err := c.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.scan([]byte("\nGET /fake HTTP/1.1\r\nX: " + strings.Repeat("a", 20<<10))) {
+		t.Fatal("a WebSocket message was taken for a request over the header limit")
+	}
+	if c.path() != "/ws" {
+		t.Fatalf("path %q after the upgrade, want /ws", c.path())
+	}
+}

@@ -1,9 +1,12 @@
 package notifier
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
@@ -29,6 +32,21 @@ func TestPortAnswersInTheErrorFormat(t *testing.T) {
 			continue
 		}
 		ct.CheckErrorAnswer(tc.method+" "+tc.path, resp, body, tc.path)
+	}
+	// the WebSocket through the watched listener: the connection's state,
+	// and pings long after the upgrade (TestWatchAfterAnUpgrade: nothing
+	// after the 101 is read as a request)
+	event := newEvent(t, store, booking.EventConfig{})
+	tb := dial(t, &instance{srv: s, url: "ws://" + addr + "/ws"}, event, "u1")
+	if m := tb.next(t, 5*time.Second); m["type"] == nil {
+		t.Fatalf("first message %v", m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for range 50 {
+		if err := tb.conn.Ping(ctx); err != nil {
+			t.Fatalf("ping through the listener: %v", err)
+		}
 	}
 	ct.Report()
 }
