@@ -8,6 +8,7 @@
 package auth
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,16 +62,36 @@ type Authority struct {
 }
 
 // parseJWT is golang-jwt's parse and validation with the rules of
-// Verify: HS256 only, exp required, nbf honoured, both with the leeway.
+// Verify: HS256 only, exp required, nbf and iat honoured, all with the
+// leeway, and read strictly (strict.go: the claims by their
+// UnmarshalJSON, the header here).
 func (a *Authority) parseJWT(token string) (claims, error) {
 	var c claims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil },
+	_, err := jwt.ParseWithClaims(token, &c, a.key,
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithLeeway(a.leeway),
 		jwt.WithTimeFunc(a.now),
 	)
 	return c, err
+}
+
+// key is parseJWT's key function: the secret, for a header read strictly
+// (no member twice, no "crit").
+func (a *Authority) key(t *jwt.Token) (any, error) {
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errCrit
+	}
+	head, _, _ := strings.Cut(t.Raw, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(head) // golang-jwt decoded it already
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMembers(raw, false); err != nil {
+		return nil, err
+	}
+	return a.secret, nil
 }
 
 // New returns an Authority for secret (at least MinSecretLen bytes).

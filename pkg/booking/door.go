@@ -46,7 +46,7 @@ func checkEarlyJoin(d time.Duration) error {
 
 func checkAdmitPerMinute(n int) error {
 	if n < 0 || n > MaxAdmitPerMinute {
-		return fmt.Errorf("admit per minute must be from 0 (off) to %d", MaxAdmitPerMinute)
+		return fmt.Errorf("admit_per_minute must be from 0 (off) to %d", MaxAdmitPerMinute)
 	}
 	return nil
 }

@@ -113,8 +113,8 @@ func normalise(c *EventConfig) ([]string, error) {
 	if !ids.ValidEvent(c.ID) {
 		return bad("id must be %s", ids.EventRule)
 	}
-	if len(c.Name) > MaxNameLen {
-		return bad("name must be at most %d bytes", MaxNameLen)
+	if err := checkName("name", c.Name, MaxNameLen); err != nil {
+		return bad("%v", err)
 	}
 	if c.Name == "" {
 		c.Name = c.ID
@@ -133,25 +133,25 @@ func normalise(c *EventConfig) ([]string, error) {
 	}
 	switch {
 	case c.Capacity < 0:
-		return bad("capacity must be positive")
+		return bad("capacity must not be negative")
 	case c.Hold < time.Second:
 		return bad("hold must be at least 1s")
 	case c.Grace < 0 || c.Abandon < 0:
 		return bad("grace and abandon must not be negative")
 	case c.BatchSize < 0:
-		return bad("batch size must be positive")
+		return bad("batch_size must not be negative")
 	case !c.SalesEnd.IsZero() && !c.SalesEnd.After(c.SalesStart):
-		return bad("sales end must be after sales start")
+		return bad("sales_end must be after sales_start")
 	case c.Capacity > MaxCapacity:
 		return bad("capacity must be at most %d", MaxCapacity)
 	case c.BatchSize > MaxBatchSize:
-		return bad("batch size must be at most %d", MaxBatchSize)
+		return bad("batch_size must be at most %d", MaxBatchSize)
 	}
 	if err := normaliseDoor(c); err != nil {
 		return bad("%v", err)
 	}
 	for _, err := range []error{checkWindow("hold", c.Hold, time.Second), checkWindow("grace", c.Grace, time.Second),
-		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales start", c.SalesStart), checkSalesTime("sales end", c.SalesEnd)} {
+		checkWindow("abandon", c.Abandon, 0), checkSalesTime("sales_start", c.SalesStart), checkSalesTime("sales_end", c.SalesEnd)} {
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -268,37 +268,10 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // or abandonment timeout of a live event. A larger capacity takes effect at
 // the next promotion; a smaller one lets current holds finish.
 func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) (Event, error) {
-	var args []any
-	if u.Paused != nil {
-		v := 0
-		if *u.Paused {
-			v = 1
-		}
-		args = append(args, "paused", v)
-	}
-	if u.Capacity != nil {
-		if *u.Capacity < 0 || *u.Capacity > MaxCapacity {
-			return Event{}, fmt.Errorf("%w: capacity must be from 0 to %d", ErrInvalidArgument, MaxCapacity)
-		}
-		args = append(args, "capacity", *u.Capacity)
-	}
-	if u.Hold != nil {
-		if err := checkWindow("hold", *u.Hold, time.Second); err != nil {
-			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
-		}
-		args = append(args, "hold_ms", u.Hold.Milliseconds())
-	}
-	if u.Abandon != nil {
-		if err := checkWindow("abandon", *u.Abandon, 0); err != nil {
-			return Event{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
-		}
-		args = append(args, "abandon_ms", u.Abandon.Milliseconds())
-	}
-	more, err := u.moreArgs()
+	args, err := u.args()
 	if err != nil {
 		return Event{}, err
 	}
-	args = append(args, more...)
 	if err := checkIDs(eventID); err != nil {
 		return Event{}, err
 	}

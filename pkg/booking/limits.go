@@ -3,7 +3,9 @@ package booking
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/boxoffice/boxoffice/pkg/ids"
 )
@@ -33,6 +35,19 @@ func checkWindow(name string, d, least time.Duration) error {
 	return nil
 }
 
+// checkName checks an event's or a section's name: at most max bytes of
+// text without control characters (a NUL, which PostgreSQL's text cannot
+// hold, a line break, an escape sequence).
+func checkName(field, name string, max int) error {
+	if len(name) > max {
+		return fmt.Errorf("%s must be at most %d bytes", field, max)
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%s must not contain control characters", field)
+	}
+	return nil
+}
+
 // checkSalesTime rejects a sales start or end before 1970 (it would be
 // stored as "none").
 func checkSalesTime(name string, t time.Time) error {
@@ -42,15 +57,51 @@ func checkSalesTime(name string, t time.Time) error {
 	return nil
 }
 
-// moreArgs validates the settings of an update beyond pause, capacity,
-// hold and abandonment, and returns them as update_event's field/value
-// pairs.
-func (u EventUpdate) moreArgs() ([]any, error) {
+// Validate checks every setting of an update against its bounds, as
+// UpdateEvent does, without a store: the ledger checks an update with it
+// before PostgreSQL sees it. Errors wrap ErrInvalidArgument and name the
+// setting as the admin API does.
+func (u EventUpdate) Validate() error {
+	_, err := u.args()
+	return err
+}
+
+// args validates an update and returns it as update_event's field/value
+// pairs (without now_ms).
+func (u EventUpdate) args() ([]any, error) {
 	var args []any
 	bad := func(err error) ([]any, error) { return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err) }
+	if u.Paused != nil {
+		v := 0
+		if *u.Paused {
+			v = 1
+		}
+		args = append(args, "paused", v)
+	}
+	if u.Capacity != nil {
+		if *u.Capacity < 0 || *u.Capacity > MaxCapacity {
+			return bad(fmt.Errorf("capacity must be from 0 to %d", MaxCapacity))
+		}
+		args = append(args, "capacity", *u.Capacity)
+	}
+	if u.Hold != nil {
+		if err := checkWindow("hold", *u.Hold, time.Second); err != nil {
+			return bad(err)
+		}
+		args = append(args, "hold_ms", u.Hold.Milliseconds())
+	}
+	if u.Abandon != nil {
+		if err := checkWindow("abandon", *u.Abandon, 0); err != nil {
+			return bad(err)
+		}
+		args = append(args, "abandon_ms", u.Abandon.Milliseconds())
+	}
 	if u.Name != nil {
-		if *u.Name == "" || len(*u.Name) > MaxNameLen {
+		if *u.Name == "" {
 			return bad(fmt.Errorf("name must be 1 to %d bytes", MaxNameLen))
+		}
+		if err := checkName("name", *u.Name, MaxNameLen); err != nil {
+			return bad(err)
 		}
 		args = append(args, "name", *u.Name)
 	}
@@ -62,25 +113,25 @@ func (u EventUpdate) moreArgs() ([]any, error) {
 	}
 	if u.BatchSize != nil {
 		if *u.BatchSize < 1 || *u.BatchSize > MaxBatchSize {
-			return bad(fmt.Errorf("batch size must be from 1 to %d", MaxBatchSize))
+			return bad(fmt.Errorf("batch_size must be from 1 to %d", MaxBatchSize))
 		}
 		args = append(args, "batch", *u.BatchSize)
 	}
 	if u.SalesStart != nil {
-		if err := checkSalesTime("sales start", *u.SalesStart); err != nil {
+		if err := checkSalesTime("sales_start", *u.SalesStart); err != nil {
 			return bad(err)
 		}
 		args = append(args, "sales_start_ms", unixMS(*u.SalesStart))
 	}
 	if u.SalesEnd != nil {
-		if err := checkSalesTime("sales end", *u.SalesEnd); err != nil {
+		if err := checkSalesTime("sales_end", *u.SalesEnd); err != nil {
 			return bad(err)
 		}
 		args = append(args, "sales_end_ms", unixMS(*u.SalesEnd))
 	}
 	if u.MaxSeatsPerOrder != nil {
 		if *u.MaxSeatsPerOrder < 1 || *u.MaxSeatsPerOrder > MaxSeatsPerOrderLimit {
-			return bad(fmt.Errorf("max seats per order must be from 1 to %d", MaxSeatsPerOrderLimit))
+			return bad(fmt.Errorf("max_seats_per_order must be from 1 to %d", MaxSeatsPerOrderLimit))
 		}
 		args = append(args, "max_seats", *u.MaxSeatsPerOrder)
 	}
@@ -106,7 +157,7 @@ func (s *Store) checkSalesWindow(ctx context.Context, eventID string, u EventUpd
 		end = *u.SalesEnd
 	}
 	if !end.IsZero() && !end.After(start) {
-		return fmt.Errorf("%w: sales end must be after sales start", ErrInvalidArgument)
+		return fmt.Errorf("%w: sales_end must be after sales_start", ErrInvalidArgument)
 	}
 	return nil
 }

@@ -26,6 +26,8 @@ func TestEventSettingBounds(t *testing.T) {
 		{"id with a colon", EventConfig{ID: "a:b"}},
 		{"id of 65 characters", EventConfig{ID: strings.Repeat("a", 65)}},
 		{"name too long", EventConfig{Name: strings.Repeat("n", MaxNameLen+1)}},
+		{"name with a NUL", EventConfig{Name: "a\x00b"}},
+		{"name with an escape", EventConfig{Name: "a\x1b[31mb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg

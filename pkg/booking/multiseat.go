@@ -144,6 +144,9 @@ func sectionSeats(c *EventConfig) ([]string, error) {
 		if sec.Name == "" || len(sec.Name) > MaxSectionNameLen {
 			return bad("section %d: name must be 1 to %d bytes", i+1, MaxSectionNameLen)
 		}
+		if err := checkName(fmt.Sprintf("section %d: name", i+1), sec.Name, MaxSectionNameLen); err != nil {
+			return bad("%v", err)
+		}
 		if names[sec.Name] {
 			return bad("section %q given twice", sec.Name)
 		}

@@ -129,7 +129,7 @@ type Event struct {
 	Capacity   int           `json:"capacity"`
 	Hold       time.Duration `json:"-"`
 	Grace      time.Duration `json:"-"`
-	SalesStart time.Time     `json:"sales_start"`
+	SalesStart time.Time     `json:"sales_start,omitzero"`
 	SalesEnd   time.Time     `json:"sales_end,omitzero"`
 	BatchSize  int           `json:"batch_size"`
 	Abandon    time.Duration `json:"-"`

@@ -42,3 +42,26 @@ func TestDecodeErrorsShowNoGoTypes(t *testing.T) {
 		}
 	}
 }
+
+// nullField names where a null is, however deep, and nothing else.
+func TestNullField(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":null}`:                            "a",
+		`{"a":1,"b":{"c":[1,{"d":null}]}}`:      "b.c[1].d",
+		`{"s":[{"n":"x","r":1},{"r":null}]}`:    "s[1].r",
+		`[1,null]`:                              "[1]",
+		`{"a":[null]}`:                          "a[0]",
+		`{"a":"null","b":[],"c":{}}`:            "",
+		`{"a":1}`:                               "",
+		`null`:                                  "",
+		`{"a":`:                                 "",
+		`{"a":{"b":1},"c":null}`:                "c",
+		`{"a":[[1],[2,null]]}`:                  "a[1][1]",
+		`{"k":{"null":1},"v":[{"x":[]}],"w":0}`: "",
+	} {
+		got, ok := nullField([]byte(in))
+		if got != want || ok != (want != "") {
+			t.Errorf("nullField(%s) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}

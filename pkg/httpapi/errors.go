@@ -32,8 +32,11 @@ const (
 	CodeForbidden        = "forbidden"
 	CodeNotFound         = "not_found"
 	CodeMethodNotAllowed = "method_not_allowed"
-	CodeUnavailable      = "unavailable"
-	CodeInternal         = "internal"
+	// CodeUnsupportedMediaType is a 415: an admin body not sent as
+	// application/json (BindStrict).
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeUnavailable          = "unavailable"
+	CodeInternal             = "internal"
 	// CodeRateLimited is a 429 of the abuse limits (booking.ErrRateLimited),
 	// sent with Retry-After.
 	CodeRateLimited = "rate_limited"
@@ -58,7 +61,8 @@ func newError(status int, code, message, path string) Error {
 // Write writes the JSON error on a plain net/http response, for handlers
 // that run outside gin and fasthttp (the notifier's WebSocket upgrade).
 func Write(w http.ResponseWriter, status int, code, message, path string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", jsonContentType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(errorBody(status, code, message, path))
 }

@@ -86,6 +86,7 @@ func (c *FastCtx) BodyBuffer() []byte { return c.Response.SwapBody(nil)[:0] }
 func (c *FastCtx) WriteJSONBuffer(status int, body []byte) {
 	c.SetStatusCode(status)
 	c.SetContentType(jsonContentType)
+	c.Response.Header.SetCanonical(noSniffKey, noSniffValue)
 	c.Response.SwapBody(body)
 }
 
@@ -121,10 +122,15 @@ func (c *FastCtx) Bind(v any) bool {
 func writeJSON(rc *fasthttp.RequestCtx, status int, body []byte) {
 	rc.SetStatusCode(status)
 	rc.SetContentType(jsonContentType)
+	rc.Response.Header.SetCanonical(noSniffKey, noSniffValue)
 	rc.SetBody(body)
 }
 
 const jsonContentType = "application/json; charset=utf-8"
+
+// Every JSON answer says X-Content-Type-Options: nosniff, so that no
+// browser reads one as a page or script (NoSniff, writeJSON).
+var noSniffKey, noSniffValue = []byte("X-Content-Type-Options"), []byte("nosniff")
 
 // NewFast returns the handler of a service: routes natively, everything
 // else through engine (New's gin engine, which has its own middleware). A
@@ -244,7 +250,8 @@ func internalError(rc *fasthttp.RequestCtx, requestID, path string) {
 // settings: requests in the JSON error format even when fasthttp itself
 // rejects them (malformed, headers too large, body too large), no Server
 // header, and service.DefaultHTTPLimits like every net/http server:
-// headers up to 16 KiB, 10 s to read a request, 2 minutes for an idle
+// request line and headers up to 16 KiB (its read buffer: one byte more
+// is a 431), 10 s to read a request, 2 minutes for an idle
 // keep-alive connection; bodies up to maxBody (the largest any route
 // accepts; each route bounds its own lower).
 func FastServer(handler fasthttp.RequestHandler, maxBody int) *fasthttp.Server {
@@ -267,7 +274,7 @@ func fastError(rc *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.As(err, &small):
-		status, msg = http.StatusRequestHeaderFieldsTooLarge, "request headers too large"
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, headersTooLarge
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, "request body too large"
 	default:
@@ -276,11 +283,14 @@ func fastError(rc *fasthttp.RequestCtx, err error) {
 			status, msg = http.StatusRequestTimeout, "request not received in time"
 		}
 	}
-	// a request whose headers fasthttp could not read has no path (rc.Path
-	// would say "/")
+	// a request whose headers fasthttp could not read has no path of its
+	// own (rc.Path would say "/"): the connection's latest request line
+	// names it (Listener)
 	path := ""
 	if len(rc.Request.Header.RawHeaders()) > 0 {
 		path = string(rc.Path())
+	} else if c, ok := rc.Conn().(*watchedConn); ok {
+		path = c.path()
 	}
 	writeJSON(rc, status, errorBody(status, CodeInvalidBody, msg, path))
 }
@@ -293,7 +303,7 @@ func ServeFast(ctx context.Context, srv *fasthttp.Server, addr string, timeout t
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	return service.Serve(ctx, fastServer{srv}, ln, timeout)
+	return service.Serve(ctx, fastServer{srv}, Listener(ln), timeout)
 }
 
 // fastServer is a fasthttp server as service.Serve runs it.

@@ -140,15 +140,16 @@ func TestFastMetrics(t *testing.T) {
 // answered in the JSON error format too, over a real connection.
 func TestFastServerErrors(t *testing.T) {
 	addr := startFast(t, FastServer(fastFixture(NewMetrics(nil)), 1<<20))
-	// path: the request's path when fasthttp read its request line, else
-	// empty (not "/", a path the client never asked for)
+	// path: the request's path, also when fasthttp could not read its
+	// headers (Listener), and empty when there is none (not "/", a path
+	// the client never asked for)
 	for _, tc := range []struct {
 		name, raw string
 		code      int
 		path      string
 	}{
 		{"garbage", "NOT HTTP AT ALL\r\n\r\n", 400, ""},
-		{"huge header", "GET /b HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431, ""},
+		{"huge header", "GET /b HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431, "/b"},
 		{"huge body", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n" + strings.Repeat("a", 10), 413, "/b"},
 		{"fine", "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"name\":\"x\"}", 200, ""},
 	} {
@@ -202,7 +203,7 @@ func TestServeFastGracefulShutdown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- service.Serve(ctx, fastServer{FastServer(h, MaxBody)}, ln, 5*time.Second) }()
+	go func() { served <- service.Serve(ctx, fastServer{FastServer(h, MaxBody)}, Listener(ln), 5*time.Second) }()
 	got := make(chan error, 1)
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String())
@@ -286,7 +287,7 @@ func startFast(t *testing.T, srv *fasthttp.Server) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- service.Serve(ctx, fastServer{srv}, ln, time.Second) }()
+	go func() { served <- service.Serve(ctx, fastServer{srv}, Listener(ln), time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {

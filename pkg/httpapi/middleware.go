@@ -21,13 +21,14 @@ const (
 
 // New returns a gin engine with the JSON 404/405 handlers and the
 // middleware every service uses: request id (with a logger carrying it),
-// metrics when m is not nil, and panic recovery into a JSON 500.
+// X-Content-Type-Options: nosniff, metrics when m is not nil, and panic
+// recovery into a JSON 500.
 func New(log *zap.Logger, m *Metrics) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(RequestID(log))
+	r.Use(RequestID(log), NoSniff())
 	if m != nil {
 		r.Use(m.Middleware())
 	}
@@ -56,6 +57,15 @@ func RequestID(log *zap.Logger) gin.HandlerFunc {
 		// logs, so the common request that logs nothing does not pay for it
 		c.Set(ctxLogger, log)
 		c.Header(HeaderRequestID, id)
+		c.Next()
+	}
+}
+
+// NoSniff sets X-Content-Type-Options: nosniff on every answer, so that
+// no browser reads a JSON answer (or any other) as a page or a script.
+func NoSniff() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Writer.Header().Set("X-Content-Type-Options", "nosniff")
 		c.Next()
 	}
 }

@@ -137,9 +137,14 @@ func sameDefinition(a, b booking.EventConfig) bool {
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one
 // statement and returns the new definition. ErrEventNotFound when the
-// ledger has no such event. Values are checked by the caller (the same
-// rules as booking.Store.UpdateEvent).
+// ledger has no such event; a value out of bounds
+// (booking.EventUpdate.Validate, the rules of booking.Store.UpdateEvent)
+// is refused with booking.ErrInvalidArgument before PostgreSQL sees it,
+// never an int4 overflow or a NUL byte that would fail there.
 func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate) (EventDef, error) {
+	if err := u.Validate(); err != nil {
+		return EventDef{}, err
+	}
 	var d EventDef
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		old, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, id))

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -36,5 +37,39 @@ func TestUpdateEventStoresEverySettingAndNumbersTheChanges(t *testing.T) {
 	d, err = g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{SalesStart: &zero})
 	if err != nil || d.Revision != 2 || !d.Config.SalesStart.IsZero() || d.LastChange != "sales_start=" {
 		t.Fatalf("cleared start: %d %q %+v %v", d.Revision, d.LastChange, d.Config.SalesStart, err)
+	}
+}
+
+// Every bound PostgreSQL has (int4 columns, text without NUL) is checked
+// before it: a value past one is booking's invalid argument or invalid
+// event, which the admin API answers 400, never a failed statement, which
+// it would answer 503 ("retry") though no retry can pass. Nothing changes.
+func TestEventBoundsAreCheckedBeforePostgreSQL(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "bnd", Name: "Show", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	big, neg, nul, ctl := 1<<31, -1<<63, "a\x00b", "a\nb"
+	for name, u := range map[string]booking.EventUpdate{
+		"capacity 2^31": {Capacity: &big}, "capacity -2^63": {Capacity: &neg},
+		"batch_size 2^31": {BatchSize: &big}, "max_seats_per_order 2^31": {MaxSeatsPerOrder: &big},
+		"admit_per_minute 2^31": {AdmitPerMinute: &big}, "admit_per_minute -2^63": {AdmitPerMinute: &neg},
+		"name with NUL": {Name: &nul}, "name with a line break": {Name: &ctl},
+	} {
+		if _, err := g.led.UpdateEvent(ctx, "bnd", u); !errors.Is(err, booking.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want invalid argument", name, err)
+		}
+	}
+	for name, cfg := range map[string]booking.EventConfig{
+		"name with NUL":         {ID: "bnd2", Name: nul, Rows: 1, SeatsPerRow: 1},
+		"section name with NUL": {ID: "bnd3", Sections: []booking.Section{{Name: nul, Rows: 1, SeatsPerRow: 1}}},
+		"capacity 2^31":         {ID: "bnd4", Rows: 1, SeatsPerRow: 1, Capacity: big},
+	} {
+		if _, _, err := g.led.CreateEvent(ctx, cfg); !errors.Is(err, booking.ErrInvalidEvent) {
+			t.Errorf("create, %s: %v, want invalid event", name, err)
+		}
+	}
+	d, err := g.led.Event(ctx, "bnd")
+	if err != nil || d.Revision != 0 || d.Config.Name != "Show" || d.Config.Capacity != 2 {
+		t.Fatalf("changed: %+v %v", d, err)
 	}
 }

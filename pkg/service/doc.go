@@ -5,7 +5,7 @@
 // ([NewLogger]); a Redis client for one node or a cluster ([NewRedis]); the
 // admin listener with /metrics, /healthz and /readyz ([NewAdmin],
 // [TCPCheck]); net/http servers with the project's limits
-// ([NewHTTPServer]); and the skeleton ([Main], [RunAll], [ServeHTTP]) that
+// ([NewHTTPServer]); and the skeleton ([Main], [RunAll], [Serve]) that
 // turns SIGINT and SIGTERM into a cancelled context and a graceful, bounded
 // shutdown. Request ids live in pkg/requestid, HTTP metrics in pkg/httpapi,
 // and the wiring of brokers and stores in pkg/platform.
@@ -21,7 +21,7 @@
 //		}
 //		...
 //		return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
-//			return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+//			return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout) // service.Serve behind httpapi.Listener
 //		})
 //	}
 package service

@@ -102,7 +102,38 @@ func TestHTTPLimitsAgainstHostileClients(t *testing.T) {
 
 func TestNewHTTPServerHasTheDefaultLimits(t *testing.T) {
 	s := NewHTTPServer(":0", http.NotFoundHandler())
-	if s.ReadTimeout == 0 || s.ReadHeaderTimeout == 0 || s.IdleTimeout == 0 || s.WriteTimeout == 0 || s.MaxHeaderBytes != 16<<10 {
+	if s.ReadTimeout == 0 || s.ReadHeaderTimeout == 0 || s.IdleTimeout == 0 || s.WriteTimeout == 0 || s.MaxHeaderBytes != MaxHeaderBytes-netHTTPHeaderSlack {
 		t.Fatalf("limits %+v", s)
+	}
+}
+
+// net/http reads netHTTPHeaderSlack bytes past http.Server.MaxHeaderBytes:
+// the first request of a connection may have exactly MaxHeaderBytes of
+// line and headers, not a byte more (httpapi.Listener makes it so for
+// every later request too).
+func TestHTTPHeaderLimitIsExact(t *testing.T) {
+	addr := startLimited(t)
+	for _, tc := range []struct {
+		size int
+		want int
+	}{{MaxHeaderBytes, http.StatusOK}, {MaxHeaderBytes + 1, http.StatusRequestHeaderFieldsTooLarge}} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "
+		go func() {
+			_, _ = io.WriteString(c, head+strings.Repeat("a", tc.size-len(head)-4)+"\r\n\r\n")
+		}()
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		c.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%d bytes of line and headers: %d, want %d", tc.size, resp.StatusCode, tc.want)
+		}
 	}
 }

@@ -97,16 +97,6 @@ func RunAll(ctx context.Context, fns ...func(context.Context) error) error {
 	return err
 }
 
-// ServeHTTP listens on srv.Addr and serves until ctx is done, then shuts
-// srv down, waiting at most timeout for requests in flight (see [Serve]).
-func ServeHTTP(ctx context.Context, srv *http.Server, timeout time.Duration) error {
-	ln, err := net.Listen("tcp", srv.Addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", srv.Addr, err)
-	}
-	return Serve(ctx, srv, ln, timeout)
-}
-
 // Server is what Serve runs: an *http.Server, or another server behind
 // these three methods (httpapi.ServeFast's fasthttp server). Serve returns
 // nil or http.ErrServerClosed once Shutdown was called.

@@ -119,13 +119,6 @@ func TestServeShutdownTimeout(t *testing.T) {
 	}
 }
 
-func TestServeHTTPBadAddr(t *testing.T) {
-	err := ServeHTTP(context.Background(), &http.Server{Addr: "256.0.0.1:1"}, time.Second)
-	if err == nil {
-		t.Fatal("no error for a bad address")
-	}
-}
-
 func TestMainCode(t *testing.T) {
 	t.Setenv("LOG_LEVEL", "fatal")
 	if code := mainCode("t", func(context.Context, *zap.Logger) error { return nil }); code != 0 {

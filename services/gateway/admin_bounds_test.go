@@ -52,3 +52,34 @@ func TestAdminInputBounds(t *testing.T) {
 		t.Fatalf("sales window not cleared: %s", r.raw)
 	}
 }
+
+// An event without a sales start shows none (not the zero time
+// 0001-01-01T00:00:00Z), wherever an event is shown, and again once a
+// start is cleared.
+func TestUnsetSalesStartIsOmitted(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "open", "rows": 1, "seats_per_row": 2})
+	shown := func() []resp {
+		return []resp{hs.do("GET", "/api/events/open", "", nil), hs.do("GET", "/api/admin/events/open", hs.admin, nil),
+			hs.do("GET", "/api/events", "", nil)}
+	}
+	for _, r := range shown() {
+		want(t, r, 200, "")
+		if strings.Contains(r.raw, "sales_start") || strings.Contains(r.raw, "0001-01-01") {
+			t.Fatalf("unset sales start shown: %s", r.raw)
+		}
+	}
+	r := hs.do("PATCH", "/api/admin/events/open", hs.admin, map[string]any{"sales_start": "2030-01-01T00:00:00Z"})
+	if want(t, r, 200, ""); r.str("sales_start") != "2030-01-01T00:00:00Z" {
+		t.Fatalf("sales start not shown: %s", r.raw)
+	}
+	r = hs.do("PATCH", "/api/admin/events/open", hs.admin, map[string]any{"sales_start": ""})
+	if want(t, r, 200, ""); strings.Contains(r.raw, "sales_start") {
+		t.Fatalf("cleared sales start shown: %s", r.raw)
+	}
+	for _, r := range shown() {
+		if strings.Contains(r.raw, "sales_start") {
+			t.Fatalf("cleared sales start shown: %s", r.raw)
+		}
+	}
+}

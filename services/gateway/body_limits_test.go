@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 // serveReal runs the gateway's real fasthttp server on loopback.
@@ -19,7 +21,7 @@ func (hs *harness) serveReal(t *testing.T) string {
 		t.Fatal(err)
 	}
 	srv := hs.srv.FastServer()
-	go func() { _ = srv.Serve(ln) }()
+	go func() { _ = srv.Serve(httpapi.Listener(ln)) }() // as httpapi.ServeFast
 	t.Cleanup(func() { _ = srv.Shutdown() })
 	return ln.Addr().String()
 }

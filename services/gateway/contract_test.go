@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +16,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
+	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
@@ -204,4 +212,90 @@ func TestOpenAPIServers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every admin body docs/openapi.yaml refuses, the gateway refuses too,
+// before anything is written (the ledger, with its int4 columns and text
+// without NUL, comes first): 400 naming the field (invalid_body when the
+// JSON does not fit the field's type, invalid_event or invalid_argument
+// when its value is out of bounds), 415 for a body not sent as
+// application/json. The refusals are made from the document's own
+// schemas (contracttest.Refusals), and every numeric setting at a
+// documented bound is taken.
+func TestAdminBodiesTheDocumentRefuses(t *testing.T) {
+	hs, l, _ := ledgerHarness(t)
+	ct := contracttest.Load(t)
+	hs.h = ct.Wrap(hs.h, nil)
+	hs.createEvent(map[string]any{"id": "live", "rows": 1, "seats_per_row": 2})
+	before := hs.do("GET", "/api/admin/events/live", hs.admin, nil)
+	n := 0
+	id := func() string { n++; return fmt.Sprintf("neg%d", n) }
+	rows := func() map[string]any {
+		return map[string]any{"id": id(), "name": "Show", "rows": 1, "seats_per_row": 2, "capacity": 5, "hold_seconds": 60}
+	}
+	sections := func() map[string]any {
+		return map[string]any{"id": id(), "currency": "EUR", "sections": []any{
+			map[string]any{"name": "Floor", "rows": 1, "seats_per_row": 2, "price_cents": 100}}}
+	}
+	patch := func() map[string]any { return map[string]any{"paused": false} }
+	send := func(method, path string, body []byte, contentType string) resp {
+		t.Helper()
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		req.Header.Set("Authorization", "Bearer "+hs.admin)
+		w := httptest.NewRecorder()
+		hs.h.ServeHTTP(w, req)
+		r := resp{code: w.Code, raw: w.Body.String()}
+		_ = json.Unmarshal(w.Body.Bytes(), &r.body)
+		return r
+	}
+	ctx := context.Background()
+	sent := 0
+	for _, op := range []struct {
+		method, path string
+		valid        func() map[string]any
+	}{{"POST", "/api/admin/events", rows}, {"POST", "/api/admin/events", sections}, {"PATCH", "/api/admin/events/live", patch}} {
+		for _, rf := range ct.Refusals(op.method, op.path, op.valid) {
+			sent++
+			r := send(op.method, op.path, rf.Body, rf.ContentType)
+			status := http.StatusBadRequest
+			if rf.Field == "" {
+				status = http.StatusUnsupportedMediaType
+			}
+			if r.code != status || (rf.Field != "" && !strings.Contains(r.str("message"), rf.Leaf())) {
+				t.Errorf("%s %s %s: %d %s; want %d naming %q", op.method, op.path, rf.Name, r.code, r.raw, status, rf.Leaf())
+				continue
+			}
+			var body struct{ ID any }
+			if json.Unmarshal(rf.Body, &body) == nil && op.method == "POST" {
+				if id, ok := body.ID.(string); ok && ids.ValidEvent(id) {
+					if _, err := l.Event(ctx, id); !errors.Is(err, ledger.ErrEventNotFound) {
+						t.Errorf("%s: refused, yet the ledger has %q (%v)", rf.Name, id, err)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d refused bodies sent", sent)
+	if d, err := l.Event(ctx, "live"); err != nil || d.Revision != 0 {
+		t.Fatalf("refused patches changed the event: revision %d, %v", d.Revision, err)
+	}
+	if after := hs.do("GET", "/api/admin/events/live", hs.admin, nil); after.raw != before.raw {
+		t.Fatalf("refused patches changed the event:\n%s\n%s", before.raw, after.raw)
+	}
+	// what the document allows at its bounds is taken (a 200,000-seat map
+	// is left to TestEventSettingBounds)
+	for _, b := range ct.Bounds("POST", "/api/admin/events", rows, "rows", "seats_per_row") {
+		if r := send("POST", "/api/admin/events", b.Body, "application/json"); r.code != http.StatusCreated {
+			t.Errorf("create with %s: %d %s", b.Name, r.code, r.raw)
+		}
+	}
+	for _, b := range ct.Bounds("PATCH", "/api/admin/events/live", patch) {
+		if r := send("PATCH", "/api/admin/events/live", b.Body, "application/json"); r.code != http.StatusOK {
+			t.Errorf("patch with %s: %d %s", b.Name, r.code, r.raw)
+		}
+	}
+	ct.Report()
 }

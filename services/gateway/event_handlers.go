@@ -124,14 +124,45 @@ func (s *Server) devToken(c *gin.Context) {
 // booking.MaxWindow).
 const maxWindowSeconds = float64(booking.MaxWindow / time.Second)
 
-func seconds(field string, v *float64) (time.Duration, error) {
+// seconds reads a duration given in seconds, from least to
+// maxWindowSeconds (0 when absent).
+func seconds(field string, v *float64, least float64) (time.Duration, error) {
 	if v == nil {
 		return 0, nil
 	}
-	if math.IsNaN(*v) || *v < 0 || *v > maxWindowSeconds {
-		return 0, fmt.Errorf("%s must be between 0 and %d", field, int(maxWindowSeconds))
+	if math.IsNaN(*v) || *v < least || *v > maxWindowSeconds {
+		return 0, fmt.Errorf("%s must be from %v to %d", field, least, int(maxWindowSeconds))
 	}
 	return time.Duration(*v * float64(time.Second)), nil
+}
+
+// checkCounts checks the whole-number settings of a creation against
+// their bounds (0: the default, where one exists), each named, before
+// anything is written.
+func (r createEventRequest) checkCounts() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+		max  int64
+	}{
+		{"rows", int64(r.Rows), booking.MaxSeats}, {"seats_per_row", int64(r.SeatsPerRow), booking.MaxSeats},
+		{"capacity", int64(r.Capacity), booking.MaxCapacity}, {"batch_size", int64(r.BatchSize), booking.MaxBatchSize},
+		{"max_seats_per_order", int64(r.MaxSeatsPerOrder), booking.MaxSeatsPerOrderLimit},
+		{"admit_per_minute", int64(r.AdmitPerMinute), booking.MaxAdmitPerMinute},
+	} {
+		if f.v < 0 || f.v > f.max {
+			return fmt.Errorf("%s must be from 0 to %d", f.name, f.max)
+		}
+	}
+	if r.PriceCents != nil && (*r.PriceCents < 0 || *r.PriceCents > booking.MaxPriceCents) {
+		return fmt.Errorf("price_cents must be from 0 to %d", booking.MaxPriceCents)
+	}
+	for i, sec := range r.Sections {
+		if sec.Rows < 0 || sec.Rows > booking.MaxSeats || sec.SeatsPerRow < 0 || sec.SeatsPerRow > booking.MaxSeats {
+			return fmt.Errorf("sections[%d]: rows and seats_per_row must be from 0 to %d", i, booking.MaxSeats)
+		}
+	}
+	return nil
 }
 
 // createEventRequest is the body of POST /api/admin/events.
@@ -177,11 +208,11 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 	if err := checkChallengeSetting(r.Challenge); err != nil {
 		return cfg, err
 	}
-	if len(r.Name) > 200 {
-		return cfg, errf("name must be at most 200 characters")
+	if len(r.Name) > booking.MaxNameLen {
+		return cfg, fmt.Errorf("name must be at most %d bytes", booking.MaxNameLen)
 	}
-	if r.Rows < 0 || r.SeatsPerRow < 0 || r.Capacity < 0 || r.BatchSize < 0 {
-		return cfg, errf("rows, seats_per_row, capacity and batch_size must not be negative")
+	if err := r.checkCounts(); err != nil {
+		return cfg, err
 	}
 	if len(r.Sections) > 0 {
 		if len(r.Seats) > 0 || r.Rows > 0 || r.SeatsPerRow > 0 || r.PriceCents != nil {
@@ -190,27 +221,26 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 	} else if len(r.Seats) == 0 && (r.Rows == 0 || r.SeatsPerRow == 0) {
 		return cfg, errf(`give a seat map: "sections", "rows" and "seats_per_row", or "seats"`)
 	}
-	if r.MaxSeatsPerOrder < 0 || r.MaxSeatsPerOrder > booking.MaxSeatsPerOrderLimit {
-		return cfg, fmt.Errorf("max_seats_per_order must be from 1 to %d", booking.MaxSeatsPerOrderLimit)
-	}
 	if len(r.Seats) > 0 && (r.Rows > 0 || r.SeatsPerRow > 0) {
 		return cfg, errf(`give either "rows"/"seats_per_row" or "seats", not both`)
 	}
-	if r.Rows > booking.MaxSeats || r.SeatsPerRow > booking.MaxSeats || r.Rows*r.SeatsPerRow > booking.MaxSeats {
-		return cfg, fmt.Errorf("at most %d seats", booking.MaxSeats)
+	if r.Rows*r.SeatsPerRow > booking.MaxSeats {
+		return cfg, fmt.Errorf("rows × seats_per_row must be at most %d seats", booking.MaxSeats)
 	}
 	cfg.Rows, cfg.SeatsPerRow = r.Rows, r.SeatsPerRow
 	var err error
-	if cfg.Hold, err = seconds("hold_seconds", r.HoldSeconds); err != nil {
+	// a hold of 0 s is refused, not read as the default (leave it out);
+	// grace 0 is the default, as documented
+	if cfg.Hold, err = seconds("hold_seconds", r.HoldSeconds, 1); err != nil {
 		return cfg, err
 	}
-	if cfg.Grace, err = seconds("grace_seconds", r.GraceSeconds); err != nil {
+	if cfg.Grace, err = seconds("grace_seconds", r.GraceSeconds, 0); err != nil {
 		return cfg, err
 	}
-	if cfg.Abandon, err = seconds("abandon_seconds", r.AbandonSeconds); err != nil {
+	if cfg.Abandon, err = seconds("abandon_seconds", r.AbandonSeconds, 0); err != nil {
 		return cfg, err
 	}
-	if cfg.EarlyJoin, err = seconds("early_join_seconds", r.EarlyJoinSeconds); err != nil {
+	if cfg.EarlyJoin, err = seconds("early_join_seconds", r.EarlyJoinSeconds, 0); err != nil {
 		return cfg, err
 	}
 	if r.SalesStart != "" {
@@ -232,7 +262,7 @@ const adminMaxBody = 8 << 20
 // createEvent: POST /api/admin/events.
 func (s *Server) createEvent(c *gin.Context) {
 	var req createEventRequest
-	if !httpapi.BindMax(c, &req, adminMaxBody) {
+	if !httpapi.BindStrict(c, &req, adminMaxBody) {
 		return
 	}
 	cfg, err := req.config()
@@ -297,7 +327,7 @@ type updateEventRequest struct {
 func (s *Server) updateEvent(c *gin.Context) {
 	id := c.Param("id")
 	var req updateEventRequest
-	if !httpapi.Bind(c, &req) {
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
@@ -319,20 +349,27 @@ func (s *Server) updateEvent(c *gin.Context) {
 		}
 	}
 	for _, f := range []struct {
-		name string
-		v    *float64
-		dst  **time.Duration
-	}{{"hold_seconds", req.HoldSeconds, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, &u.Abandon}, {"grace_seconds", req.GraceSeconds, &u.Grace},
-		{"early_join_seconds", req.EarlyJoinSeconds, &u.EarlyJoin}} {
+		name  string
+		v     *float64
+		least float64
+		dst   **time.Duration
+	}{{"hold_seconds", req.HoldSeconds, 1, &u.Hold}, {"abandon_seconds", req.AbandonSeconds, 0, &u.Abandon},
+		{"grace_seconds", req.GraceSeconds, 1, &u.Grace}, {"early_join_seconds", req.EarlyJoinSeconds, 0, &u.EarlyJoin}} {
 		if f.v == nil {
 			continue
 		}
-		d, err := seconds(f.name, f.v)
+		d, err := seconds(f.name, f.v, f.least)
 		if err != nil {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
 			return
 		}
 		*f.dst = &d
+	}
+	// every bound before the ledger's statement (int4 columns, text
+	// without NUL) and Redis: a 400 here, never a failed write
+	if err := u.Validate(); err != nil {
+		httpapi.Fail(c, err)
+		return
 	}
 	if !ids.ValidEvent(id) {
 		httpapi.Fail(c, booking.ErrEventNotFound)

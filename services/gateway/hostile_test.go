@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
@@ -76,7 +78,8 @@ func TestSeatMapReadersBesideABuyer(t *testing.T) {
 }
 
 // A header bomb against the gateway's real server is a 431 in the JSON
-// error format, and the connection is not held.
+// error format naming the path, and the connection is not held; exactly
+// 16 KiB of request line and headers is read.
 func TestGatewayHeaderBomb(t *testing.T) {
 	hs := newHarness(t, false)
 	addr := hs.serveReal(t)
@@ -93,8 +96,13 @@ func TestGatewayHeaderBomb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	ct := contracttest.Load(t)
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("status %d, want 431", resp.StatusCode)
 	}
+	ct.CheckErrorAnswer("header bomb", resp, body, "/api/events")
+	ct.HeaderLimit(addr, "/api/events")
+	ct.Report()
 }

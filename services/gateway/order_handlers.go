@@ -233,6 +233,10 @@ func (s *Server) refundsDue(c *gin.Context) {
 // it as refunded. Again on a refunded order: 200, nothing changes.
 func (s *Server) markRefunded(c *gin.Context) {
 	id := c.Param("order_id")
+	if !ids.Valid(id) { // a NUL byte would fail PostgreSQL's text: unknown, not 503
+		httpapi.Abort(c, http.StatusNotFound, "order_not_found", ledger.ErrOrderNotFound.Error())
+		return
+	}
 	ctx := c.Request.Context()
 	o, err := s.Ledger.Order(ctx, id)
 	if errors.Is(err, ledger.ErrOrderNotFound) {

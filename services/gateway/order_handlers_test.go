@@ -218,3 +218,15 @@ func TestJoinAndPositionDoNotTouchPostgres(t *testing.T) {
 	}
 	want(t, hs.do("GET", "/api/orders", alice, nil), 503, "unavailable")
 }
+
+// An order id PostgreSQL's text cannot hold (a NUL byte) is an unknown
+// order, 404, not a failed statement answered 503 "retry".
+func TestRefundOfAnImpossibleOrderID(t *testing.T) {
+	hs, _, ref := ledgerHarness(t)
+	for _, id := range []string{"a%00b", "%00", strings.Repeat("x", 200)} {
+		want(t, hs.do("POST", "/api/admin/refunds/"+id, hs.admin, nil), http.StatusNotFound, "order_not_found")
+	}
+	if len(ref.calls) != 0 {
+		t.Fatalf("refunds asked for: %v", ref.calls)
+	}
+}

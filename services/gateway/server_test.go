@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -169,7 +170,11 @@ func checkErrorFormat(t testing.TB, r resp, path string) {
 	if _, err := time.Parse(time.RFC3339Nano, r.str("timestamp")); err != nil {
 		t.Errorf("timestamp %q not RFC 3339", r.str("timestamp"))
 	}
-	if p, _, _ := strings.Cut(path, "?"); r.str("path") != p {
+	p, _, _ := strings.Cut(path, "?")
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u // as the handler sees it
+	}
+	if r.str("path") != p {
 		t.Errorf("path %q, want %q", r.str("path"), p)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/services/notifier/internal/notifier"
@@ -111,7 +112,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 		func(ctx context.Context) error {
 			// WebSocket connections are hijacked and not drained by
 			// http.Server.Shutdown; srv.Run closes them with 1001 when ctx ends.
-			return service.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
+			return httpapi.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
 		},
 	)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
 
@@ -42,5 +43,15 @@ func TestOpenAPIContract(t *testing.T) {
 	check(false, "POST", "/v1/payments", "k", `{"payment_id":""}`, nil, http.StatusBadRequest)
 	check(true, "GET", "/pay/nope", "", "", nil, http.StatusNotFound)
 	check(false, "POST", "/pay/p1/decline", "", "", url.Values{"reason": {"stolen"}}, http.StatusBadRequest)
+	ct.Report()
+}
+
+// The port as main serves it (service.NewHTTPServer behind
+// httpapi.Listener): exactly 16 KiB of request line and headers, and the
+// 431 beyond in the Error format with the request's path.
+func TestPortHeaderLimit(t *testing.T) {
+	ct := contracttest.Load(t)
+	_, h, _ := setup(t, 0)
+	ct.HeaderLimit(contracttest.ServeNetHTTP(t, h, httpapi.Listener), "/v1/payments/p1")
 	ct.Report()
 }

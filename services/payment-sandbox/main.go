@@ -79,6 +79,6 @@ func run(ctx context.Context, log *zap.Logger) error {
 	defer sb.Close()
 	srv := service.NewHTTPServer(cfg.HTTPAddr, sb.Handler())
 	return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
-		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+		return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -296,8 +297,9 @@ func (s *Sandbox) complete(c *gin.Context, status string) {
 
 // deliver posts the signed webhook in the background until a 2xx, with
 // the project's retry policy (retry.Exponential from RetryMin to RetryMax),
-// at most RetryAttempts tries. Each try is
-// signed anew, so a slow retry is never outside the receiver's tolerance.
+// at most RetryAttempts tries, or until a final answer (finalAnswer). Each
+// try is signed anew, so a slow retry is never outside the receiver's
+// tolerance.
 func (s *Sandbox) deliver(req payment.Request, status, reason string) {
 	path, outcome := payment.PathSuccess, payment.StatusSuccess
 	if status == StatusDeclined {
@@ -333,6 +335,11 @@ func (s *Sandbox) deliver(req payment.Request, status, reason string) {
 		if err == nil || s.ctx.Err() != nil {
 			return // delivered, or the sandbox is closing
 		}
+		var se statusError
+		if errors.As(err, &se) && finalAnswer(se.code) {
+			s.o.Log.Error("webhook refused; not retried", zap.String("payment_id", req.PaymentID), zap.Error(err))
+			return
+		}
 		s.o.Log.Error("webhook delivery gave up", zap.String("payment_id", req.PaymentID), zap.Int("attempts", s.o.RetryAttempts))
 	}()
 }
@@ -362,7 +369,18 @@ func (s *Sandbox) post(target string, body []byte) error {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
+		if finalAnswer(resp.StatusCode) {
+			return retry.Permanent(statusError{resp.StatusCode, string(b)})
+		}
 		return statusError{resp.StatusCode, string(b)}
 	}
 	return nil
+}
+
+// finalAnswer reports a webhook answer that a retry would only repeat
+// (docs/http-api.md, what each answer means for the provider): a 4xx but
+// 408 and 429. 404 and 409 say the payment id is unknown to the receiver,
+// 400 and 401 that the request is wrong; a 5xx, 408 or 429 may pass later.
+func finalAnswer(status int) bool {
+	return status/100 == 4 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
 }

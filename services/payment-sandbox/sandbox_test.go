@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,13 +18,16 @@ import (
 
 var secret = []byte("whsec-sandbox-test-0123456789")
 
-// receiver is a webhook endpoint that fails the first `fail` calls.
+// receiver is a webhook endpoint that fails the first `fail` calls with
+// failWith (503 when 0).
 type receiver struct {
-	mu    sync.Mutex
-	fail  int
-	calls []payment.Webhook
-	paths []string
-	bad   int
+	mu       sync.Mutex
+	fail     int
+	failWith int
+	hits     int
+	calls    []payment.Webhook
+	paths    []string
+	bad      int
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -34,9 +39,10 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(401)
 		return
 	}
+	rc.hits++
 	if rc.fail > 0 {
 		rc.fail--
-		w.WriteHeader(503)
+		w.WriteHeader(cmp.Or(rc.failWith, 503))
 		return
 	}
 	var wh payment.Webhook
@@ -154,6 +160,36 @@ func TestPayDeliversWithRetries(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if c, _ := rc.got(); len(c) != 1 {
 		t.Fatalf("delivered %d times", len(c))
+	}
+}
+
+// A webhook answer that says the payment is unknown (404, 409) or the
+// request is wrong (400, 401) is final: the receiver is asked once, the
+// record keeps the answer, and only what may pass later (a 5xx, a 408 or
+// a 429) is retried.
+func TestFinalWebhookAnswersAreNotRetried(t *testing.T) {
+	for _, tc := range []struct {
+		status, attempts int
+	}{{404, 1}, {409, 1}, {400, 1}, {401, 1}, {503, 3}, {429, 3}, {408, 3}} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			sb, h, rc := setup(t, 2)
+			rc.failWith = tc.status
+			call(h, "POST", "/v1/payments", "k", createBody, nil)
+			if w := call(h, "POST", "/pay/p1/pay", "", "", url.Values{}); w.Code != http.StatusSeeOther {
+				t.Fatalf("pay: %d", w.Code)
+			}
+			sb.wg.Wait() // the delivery has given up, or delivered
+			r, _ := sb.snapshot("p1")
+			rc.mu.Lock()
+			hits := rc.hits
+			rc.mu.Unlock()
+			if r.Attempts != tc.attempts || hits != tc.attempts || r.Delivered != (tc.attempts == 3) {
+				t.Fatalf("%d: %d attempts (%d received), delivered %v; want %d", tc.status, r.Attempts, hits, r.Delivered, tc.attempts)
+			}
+			if !r.Delivered && !strings.Contains(r.LastError, http.StatusText(tc.status)) {
+				t.Fatalf("last error %q", r.LastError)
+			}
+		})
 	}
 }
 

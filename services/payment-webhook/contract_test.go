@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
 
@@ -41,5 +42,15 @@ func TestOpenAPIContract(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.path, c.r.code, c.r.raw, c.status)
 		}
 	}
+	ct.Report()
+}
+
+// The port as main serves it (service.NewHTTPServer behind
+// httpapi.Listener): exactly 16 KiB of request line and headers, and the
+// 431 beyond in the Error format with the request's path.
+func TestPortHeaderLimit(t *testing.T) {
+	ct := contracttest.Load(t)
+	hs := newHarness(t)
+	ct.HeaderLimit(contracttest.ServeNetHTTP(t, hs.wh.Handler(), httpapi.Listener), "/api/booking/payment/success")
 	ct.Report()
 }

@@ -76,6 +76,6 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
-		return service.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+		return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
 	})
 }

@@ -136,10 +136,19 @@ func (s *Server) Hub() *Hub { return s.hub }
 // hijacked connections.
 func (s *Server) Shutdown() { s.cancelBase(errShutdown) }
 
-// Handler returns the HTTP handler: GET /ws and GET /healthz.
+// Handler returns the HTTP handler: GET /ws; any other path is a 404,
+// another method a 405, both in the JSON error format (the health checks
+// are on the admin listener).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, r, http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, "method not allowed on this endpoint")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusNotFound, httpapi.CodeNotFound, "no such endpoint")
+	})
 	return mux
 }
 
