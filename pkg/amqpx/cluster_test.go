@@ -15,16 +15,21 @@ import (
 
 // A 3-node cluster on loopback, quorum queues, every node in the URL list.
 // Delayed timeouts are published before, during and after the node that
-// holds the publisher's connection is stopped and started again: every
-// one arrives (none lost in a wait queue or while dead-lettering), none
-// early, and publishing and consuming never stall for good.
+// holds the publisher's connection is stopped and started again, after
+// which the wait queue is handed a stale dead-letter consumer registration
+// (what RabbitMQ 3.10.8 commits when leadership moves twice in quick
+// succession; amqptest.Node.StaleDeadLetterCheckout): every timeout
+// arrives (none lost or stuck in a wait queue), none early, and publishing
+// and consuming never stall for good.
 //
-// Runs only with BOXOFFICE_RABBITMQ_CLUSTER=1 (about two minutes on 2 cores):
+// It runs in make test (about 30 s on an idle 2-core machine, up to three
+// minutes on a busy one); -short or BOXOFFICE_SKIP_CLUSTERS=1 skips it, as
+// they skip pkg/stacktest's TestSaleOnClusters:
 //
-//	BOXOFFICE_RABBITMQ_CLUSTER=1 go test -run TestQuorumClusterSurvivesNodeRestart -v ./pkg/amqpx/
+//	go test -count=1 -run TestQuorumClusterSurvivesNodeRestart -v ./pkg/amqpx/
 func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
-	if os.Getenv(amqptest.ClusterEnv) != "1" {
-		t.Skipf("set %s=1 (make test-cluster) to start a 3-node RabbitMQ cluster and restart a node; the stack test pkg/stacktest TestSaleOnClusters runs a cluster in make test", amqptest.ClusterEnv)
+	if testing.Short() || os.Getenv("BOXOFFICE_SKIP_CLUSTERS") == "1" {
+		t.Skip("SKIPPED: delayed messages across a RabbitMQ node restart are not tested in this run (-short or BOXOFFICE_SKIP_CLUSTERS=1)")
 	}
 	c := amqptest.StartCluster(t, 3)
 	urls := c.URLs()
@@ -82,9 +87,15 @@ func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
 	victim.Stop()
 	publish(50) // through the other two nodes
 	victim.Start()
+	// A dead-letter consumer registration that no longer exists, as a
+	// second leader change can leave behind: under at-least-once
+	// dead-lettering every timeout expiring from here on would stay in
+	// the wait queue until its next leader election.
+	wq := amqpx.WaitQueueName(amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, amqpx.RoundDelay(delay))
+	t.Logf("stale dead-letter checkout on %s: %s", wq, victim.StaleDeadLetterCheckout(wq))
 	publish(50)
 
-	deadline := time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		mu.Lock()
 		n := len(got)

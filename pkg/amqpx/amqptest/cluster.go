@@ -17,8 +17,7 @@ import (
 )
 
 // ClusterEnv set to "1" runs the tests that start a RabbitMQ cluster of
-// their own and are left out of `make test` (pkg/amqpx's node restart test;
-// `make test-cluster` sets it).
+// their own and are left out of `make test` (`make test-cluster` sets it).
 const ClusterEnv = "BOXOFFICE_RABBITMQ_CLUSTER"
 
 // rmqBin holds Debian's unwrapped scripts (/usr/sbin/rabbitmq-* switch to
@@ -313,4 +312,23 @@ func (n *Node) logTail(lines int) {
 		return
 	}
 	n.c.t.Logf("%s: last %d log lines:\n%s", n.Name, lines, s)
+}
+
+// StaleDeadLetterCheckout registers, through this node's member of the
+// quorum queue (vhost "/"), a process that ends at once as the queue's
+// at-least-once dead-letter consumer, and returns what the broker
+// answered. It is what RabbitMQ 3.10.8 commits when a member that led the
+// queue for a moment registers its dead-letter worker after leadership
+// moved on: the registration lands on the new leader and replaces that
+// leader's own worker, so dead-lettered messages are handed to a process
+// that no longer exists, and stay in the queue (neither ready nor
+// unacknowledged) until its next leader election
+// (https://github.com/rabbitmq/rabbitmq-server/pull/16203). A queue that
+// dead-letters at-most-once ignores the command.
+func (n *Node) StaleDeadLetterCheckout(queue string) string {
+	n.c.t.Helper()
+	return strings.TrimSpace(n.ctl("eval", fmt.Sprintf(`QRef = rabbit_misc:r(<<"/">>, queue, <<%q>>),
+{ok, Q} = rabbit_amqqueue:lookup(QRef),
+{Name, _} = amqqueue:get_pid(Q),
+rabbit_fifo_dlx_client:checkout(QRef, {Name, node()}, 32).`, queue)))
 }
