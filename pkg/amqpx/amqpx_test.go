@@ -242,7 +242,7 @@ func TestRoundDelay(t *testing.T) {
 			t.Errorf("RoundDelay(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	if got := amqpx.WaitQueueName(amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, 10*time.Minute); got != "timeout-wait.600000" {
+	if got := amqpx.WaitQueueName(amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, 10*time.Minute); got != "timeout-delay.600000" {
 		t.Errorf("WaitQueueName = %q", got)
 	}
 }

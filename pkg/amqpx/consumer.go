@@ -90,7 +90,7 @@ var ErrDrainTimeout = errors.New("amqpx: drain timeout")
 //
 // Retry design: a failed delivery with retry count n < MaxRetries is copied
 // (same MessageId and body, HeaderRetryCount = n+1, HeaderLastError) into
-// the retry wait queue "<queue>.retry.<ms>" — a TTL queue that dead-letters
+// the retry wait queue "<queue>.retry-delay.<ms>" — a TTL queue that dead-letters
 // through the default exchange with routing key <queue>, i.e. back into
 // exactly this queue, not to every queue bound to the original exchange.
 // The copy is publisher-confirmed before the original is acked, so a crash
@@ -386,14 +386,15 @@ func (c *Consumer) deadLetter(ctx context.Context, s *session, queue string, d a
 	}
 }
 
-// retryQueueName is the retry wait queue of a consumed queue for one delay.
-// Names starting with "amq." are reserved by the broker, hence the prefix
-// for server-named queues.
+// retryQueueName is the retry wait queue of a consumed queue for one delay
+// (earlier versions, which dead-lettered at-least-once, used
+// "<queue>.retry.<ms>"; see WaitQueueName). Names starting with "amq." are
+// reserved by the broker, hence the prefix for server-named queues.
 func retryQueueName(queue string, delay time.Duration) string {
 	if strings.HasPrefix(queue, "amq.") {
 		queue = "boxoffice." + queue
 	}
-	return fmt.Sprintf("%s.retry.%d", queue, delay.Milliseconds())
+	return fmt.Sprintf("%s.retry-delay.%d", queue, delay.Milliseconds())
 }
 
 type messageIDKey struct{}

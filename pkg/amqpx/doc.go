@@ -12,7 +12,10 @@
 // handler returned nil, or after its retry copy or dead-letter copy was
 // confirmed by the broker; a crash in between redelivers it. Handlers must
 // therefore be idempotent, and every message carries a MessageId that stays
-// the same across retries, reconnect re-publishes and dead-lettering.
+// the same across retries, reconnect re-publishes and dead-lettering. One
+// step is at-most-once: a delayed message or retry copy leaving its wait
+// queue when it expires (see Topology.waitQueueArgs), so delays carry only
+// messages a periodic safety net can stand in for.
 //
 // Both Publisher and Consumer own their connections and reconnect with
 // backoff when the broker closes them (restart, close_connection, network),

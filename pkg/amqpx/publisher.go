@@ -183,10 +183,12 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 // dead-lettering to exchange with routing key key, x-expires = delay + 1 h —
 // declared on first use. Every message in one wait queue has the same TTL,
 // so expiry order is arrival order and nothing waits behind a longer delay.
-// Dead-lettering out of a quorum wait queue (the default) is at-least-once;
-// out of a classic one (WithQueueType(QueueClassic)) it is at-most-once — a
-// broker crash at that moment can lose the delayed message; boxoffice's
-// periodic safety net (expiry scores in Redis) covers that case.
+// The hand-over from the wait queue to exchange is at-most-once (see
+// Topology.waitQueueArgs for why not at-least-once): a delayed message
+// expiring while its target queue has no reachable leader is lost, as a
+// message in a classic wait queue is when its node fails. Use it for
+// messages whose loss a periodic safety net covers, as boxoffice's
+// timeouts are (expiry scores in Redis).
 //
 // With WithDelayedMessagePlugin and exchange == TimeoutExchange, the message
 // is published to the x-delayed-message exchange with the x-delay header

@@ -14,10 +14,8 @@ type QueueType string
 
 const (
 	// QueueQuorum (the default) replicates each queue over the cluster's
-	// nodes (Raft), survives the loss of a minority of them, and
-	// dead-letters at-least-once out of the wait queues. Needs RabbitMQ
-	// 3.10 or later (message TTL and at-least-once dead-lettering on
-	// quorum queues) with the stream_queue feature flag enabled.
+	// nodes (Raft) and survives the loss of a minority of them. Needs
+	// RabbitMQ 3.10 or later (message TTL on quorum queues).
 	QueueQuorum QueueType = "quorum"
 	// QueueClassic declares exactly the arguments boxoffice used before
 	// quorum queues (no x-queue-type): for single-node brokers older than
@@ -95,7 +93,24 @@ func (t Topology) dlqArgs() amqp.Table {
 	return amqp.Table{"x-queue-type": string(QueueQuorum)}
 }
 
-// waitQueueArgs are the arguments of a delay or retry wait queue.
+// waitQueueArgs are the arguments of a delay or retry wait queue. A quorum
+// wait queue dead-letters at-most-once (no x-dead-letter-strategy): its
+// leader republishes each expired message itself, and nothing else has to
+// be running for that. At-least-once dead-lettering hands expired messages
+// to a worker process per queue, registered with the queue's leader, and
+// on RabbitMQ 3.10.8 that worker can be gone for good after leadership
+// moves: a member that led for a moment registers its worker after the
+// next leader registered its own, replacing it (rabbitmq-server#16203,
+// merged in 2026); a worker whose registration fails at start crashes,
+// and two crashes in five seconds end the workers' supervisor on that
+// node, with every worker it held, never restarted (rabbitmq-server#16652
+// reports the same on 4.2.4). The queue then keeps every expired message,
+// neither ready nor unacknowledged, until a later leader election starts
+// a worker that works: the timeouts are late by the safety net's interval
+// and pile up without bound. At-most-once loses a message only when the target queue has no
+// reachable leader at the instant it expires; that timeout is late by the
+// same interval and takes no space. See docs/events-rabbitmq.md, "Delayed
+// messages".
 func (t Topology) waitQueueArgs(ttlMillis, expiresMillis int64, dlx, dlKey string) amqp.Table {
 	args := amqp.Table{
 		"x-message-ttl":             ttlMillis,
@@ -104,17 +119,21 @@ func (t Topology) waitQueueArgs(ttlMillis, expiresMillis int64, dlx, dlKey strin
 		"x-dead-letter-routing-key": dlKey,
 	}
 	if t.quorum() {
-		t.addQuorum(args)
+		args["x-queue-type"] = string(QueueQuorum)
 	}
 	return args
 }
 
-// addQuorum adds the quorum type and at-least-once dead-lettering: the
-// broker keeps a dead-lettered message in the source queue until every
-// target queue confirmed it, so an expired timeout is never lost between
-// its wait queue and timeout-queue. at-least-once needs overflow
-// reject-publish (without it RabbitMQ silently falls back to at-most-once);
-// no length limit is set, so nothing is ever rejected for length.
+// addQuorum adds the quorum type and at-least-once dead-lettering to a
+// work queue: the broker keeps a message it dead-letters (delivery limit,
+// nack without requeue) in the work queue until the DLQ confirmed it.
+// at-least-once needs overflow reject-publish (without it RabbitMQ
+// silently falls back to at-most-once); no length limit is set, so
+// nothing is ever rejected for length. The Consumer dead-letters by
+// publishing to the DLQ itself, so this path carries only what the
+// Consumer could not (see workQueueArgs); should its dead-letter worker
+// stop as waitQueueArgs describes, such a message stays in the work queue
+// (the RabbitMQDeadLettersStuck alert) rather than being lost.
 func (t Topology) addQuorum(args amqp.Table) {
 	args["x-queue-type"] = string(QueueQuorum)
 	args["x-dead-letter-strategy"] = "at-least-once"

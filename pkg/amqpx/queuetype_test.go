@@ -39,8 +39,8 @@ func queueTypes(t *testing.T, url string) map[string]string {
 }
 
 // Every durable queue boxoffice declares (work, DLQ, delay wait, retry wait)
-// takes the configured type; quorum wait and work queues dead-letter
-// at-least-once.
+// takes the configured type; quorum work queues dead-letter at-least-once,
+// wait queues at-most-once (Topology.waitQueueArgs says why).
 func TestQueueTypeSetting(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -48,7 +48,7 @@ func TestQueueTypeSetting(t *testing.T) {
 		work, dlq  string
 		wait, retr string
 	}{
-		{amqpx.QueueQuorum, "quorum+at-least-once", "quorum", "quorum+at-least-once", "quorum+at-least-once"},
+		{amqpx.QueueQuorum, "quorum+at-least-once", "quorum", "quorum", "quorum"},
 		{amqpx.QueueClassic, "classic", "classic", "classic", "classic"},
 	} {
 		t.Run(string(tc.typ), func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestQueueTypeSetting(t *testing.T) {
 				amqpx.DeadLetterQueue(amqpx.SlotReleasedQueue): tc.dlq,
 				amqpx.DeadLetterQueue(amqpx.TimeoutQueue):      tc.dlq,
 				amqpx.WaitQueueName(amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, 100*time.Millisecond): tc.wait,
-				amqpx.TimeoutQueue + ".retry.100": tc.retr,
+				amqpx.TimeoutQueue + ".retry-delay.100":                                                   tc.retr,
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("queue types (-want +got):\n%s", diff)
@@ -212,5 +212,39 @@ func TestPublishRetriesNack(t *testing.T) {
 	}
 	if d := getOne(t, ch, q, 5*time.Second); d.MessageId != "second" {
 		t.Errorf("got %q, want second", d.MessageId)
+	}
+}
+
+// A broker that still has the earlier wait queues ("timeout-wait.<ms>",
+// at-least-once) takes the new ones beside them without a
+// PRECONDITION_FAILED, and a timeout still waiting in an earlier one
+// arrives as before.
+func TestWaitQueuesBesideEarlierOnes(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	p := newPublisher(t, url, nil) // the topology
+	ch := dial(t, url)
+	const old = "timeout-wait.100"
+	if _, err := ch.QueueDeclare(old, true, false, false, false, amqp.Table{
+		"x-message-ttl": int64(100), "x-expires": int64(100 + 3_600_000),
+		"x-dead-letter-exchange": amqpx.TimeoutExchange, "x-dead-letter-routing-key": amqpx.TimeoutRoutingKey,
+		"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish",
+	}); err != nil {
+		t.Fatalf("declare the earlier wait queue: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Publish(ctx, "", old, amqpx.Message{ID: "earlier", Body: []byte(`{}`)}); err != nil {
+		t.Fatalf("publish into %s: %v", old, err)
+	}
+	if err := p.PublishDelayed(ctx, amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, amqpx.Message{ID: "now", Body: []byte(`{}`)}, 100*time.Millisecond); err != nil {
+		t.Fatalf("PublishDelayed beside %s: %v", old, err)
+	}
+	got := map[string]bool{}
+	for range 2 {
+		got[getOne(t, ch, amqpx.TimeoutQueue, 10*time.Second).MessageId] = true
+	}
+	if diff := cmp.Diff(map[string]bool{"earlier": true, "now": true}, got); diff != "" {
+		t.Errorf("arrived in %s (-want +got):\n%s", amqpx.TimeoutQueue, diff)
 	}
 }

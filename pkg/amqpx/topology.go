@@ -120,18 +120,23 @@ const waitQueueTTLSlack = time.Hour
 const waitQueueRedeclare = 30 * time.Minute
 
 // WaitQueueName is the wait queue for delayed messages to (exchange, key)
-// with the given (already rounded) delay, e.g. "timeout-wait.600000" for
-// TimeoutExchange/TimeoutRoutingKey.
+// with the given (already rounded) delay, e.g. "timeout-delay.600000" for
+// TimeoutExchange/TimeoutRoutingKey. Earlier versions named them
+// "timeout-wait.<ms>" and dead-lettered at-least-once; a queue cannot
+// change its arguments, so the new arguments came with a new name, and the
+// old queues, no longer declared, delete themselves (x-expires) an hour
+// after their TTL.
 func WaitQueueName(exchange, key string, delay time.Duration) string {
 	base := strings.TrimSuffix(exchange, "-exchange")
 	if base != key {
 		base = exchange + "." + key
 	}
-	return fmt.Sprintf("%s-wait.%d", base, delay.Milliseconds())
+	return fmt.Sprintf("%s-delay.%d", base, delay.Milliseconds())
 }
 
 // declareWaitQueue declares a durable queue whose messages all expire after
-// ttl and are then dead-lettered to (dlx, dlKey). One fixed TTL per queue:
+// ttl and are then dead-lettered to (dlx, dlKey), at-most-once
+// (Topology.waitQueueArgs says why). One fixed TTL per queue:
 // per-message TTLs in a shared queue only expire at the head, so a short
 // delay would wait behind a long one.
 func declareWaitQueue(ch *amqp.Channel, t Topology, name string, ttl time.Duration, dlx, dlKey string) error {
