@@ -46,7 +46,10 @@ func TestCompose(t *testing.T) {
 		t.Error("prometheus.yml names no rule file")
 	} else {
 		promtool(t, append([]string{"check", "rules"}, rules...))
+		report(t, checkRuleMetrics(root, rules))
 	}
+	// The alert rules' unit tests (promtool's own format).
+	promtool(t, []string{"test", "rules", filepath.Join(root, "deployments/prometheus/alerts_test.yml")})
 	report(t, checkDashboards(root))
 }
 

@@ -374,6 +374,48 @@ func checkDashboards(root string) problems {
 	return errs
 }
 
+// checkRuleMetrics: every boxoffice_* and http_* metric an alert rule of
+// files queries is defined in the Go code.
+func checkRuleMetrics(root string, files []string) problems {
+	var errs problems
+	defined, err := definedMetrics(root)
+	if err != nil {
+		errs.add("go code", "%v", err)
+		return errs
+	}
+	for _, p := range files {
+		rel, _ := filepath.Rel(root, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			errs.add(rel, "%v", err)
+			continue
+		}
+		var rules struct {
+			Groups []struct {
+				Rules []struct {
+					Alert, Record, Expr string
+				} `yaml:"rules"`
+			} `yaml:"groups"`
+		}
+		if err := yaml.Unmarshal(b, &rules); err != nil {
+			errs.add(rel, "%v", err)
+			continue
+		}
+		for _, g := range rules.Groups {
+			for _, r := range g.Rules {
+				for _, m := range metricRef.FindAllStringSubmatch(r.Expr, -1) {
+					n := m[1]
+					base := regexp.MustCompile(`_(bucket|sum|count)$`).ReplaceAllString(n, "")
+					if !defined[n] && !defined[base] {
+						errs.add(rel, "%s%s: metric %s is not defined in the Go code", r.Alert, r.Record, n)
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
 // queries are the "expr" and "query" strings anywhere in a dashboard.
 func queries(x any) []string {
 	var out []string

@@ -28,7 +28,10 @@
 //   - deployments/prometheus/prometheus.yml scrapes every Go service on
 //     its admin port, its rule files are mounted from the repository, and
 //     `promtool check config` / `promtool check rules` (Debian's prometheus
-//     package) accept them;
+//     package) accept them, and the alert rules pass their unit tests
+//     (deployments/prometheus/alerts_test.yml, `promtool test rules`);
+//   - every boxoffice_* / http_* metric an alert rule queries is defined
+//     in the Go code;
 //   - every boxoffice_* / http_* metric the Grafana dashboards query is
 //     defined in the Go code;
 //   - with BOXOFFICE_DEPLOY_BUILD=1: each service binary and /healthcheck

@@ -654,3 +654,92 @@ func TestConsumerPauseGrowsWhileSessionsFail(t *testing.T) {
 		t.Errorf("%v reconnects in 1.5 s, want the pauses to grow (3-15)", got)
 	}
 }
+
+// A Publisher with delay probes measures each wait queue it uses: probes
+// come back through the target queue's Consumer (never reaching its
+// handler) and the wait queue's overdue gauge settles at 0; while nothing
+// comes out at the other end (here the consumer is gone: messages that
+// neither expire nor move look the same from the publisher) the gauge
+// grows, and it returns to 0 once the delayed messages flow again.
+func TestDelayProbes(t *testing.T) {
+	t.Parallel()
+	url := amqptest.Vhost(t)
+	reg := prometheus.NewRegistry()
+	m := amqpx.NewMetrics(reg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := amqpx.NewPublisher(ctx, url, append(testOpts(t, m), amqpx.WithDelayProbes(100*time.Millisecond))...)
+	if err != nil {
+		t.Fatalf("NewPublisher: %v", err)
+	}
+	defer p.Close()
+
+	const delay = 300 * time.Millisecond
+	wq := amqpx.WaitQueueName(amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, delay)
+	var mu sync.Mutex
+	var got, probes []string
+	handler := func(_ context.Context, d amqpx.Delivery) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if d.Type == amqpx.ProbeType {
+			probes = append(probes, d.MessageID)
+		} else {
+			got = append(got, d.MessageID)
+		}
+		return nil
+	}
+	stop := startConsumer(t, url, amqpx.TimeoutQueue, handler, amqpx.ConsumeOptions{}, nil)
+	publish := func(id string) {
+		t.Helper()
+		if err := p.PublishDelayed(ctx, amqpx.TimeoutExchange, amqpx.TimeoutRoutingKey, amqpx.Message{ID: id, Body: []byte(`{}`)}, delay); err != nil {
+			t.Fatalf("PublishDelayed %s: %v", id, err)
+		}
+	}
+	overdue := func() float64 { return testutil.ToFloat64(m.DelayOverdue.WithLabelValues(wq)) }
+	returned := func() uint64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "boxoffice_amqp_delay_probe_lateness_seconds" {
+				for _, mt := range mf.GetMetric() {
+					return mt.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+		return 0
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20 s (overdue %.2f s, %d probes back)", what, overdue(), returned())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	publish("a")
+	waitFor("two probes back", func() bool { return returned() >= 2 })
+	waitFor("every probe back", func() bool { return overdue() == 0 })
+
+	if err := stop(); err != nil {
+		t.Fatalf("stop consumer: %v", err)
+	}
+	publish("b")
+	waitFor("overdue past one second", func() bool { return overdue() > 1 })
+
+	startConsumer(t, url, amqpx.TimeoutQueue, handler, amqpx.ConsumeOptions{}, nil)
+	waitFor("overdue back to 0", func() bool { return overdue() == 0 })
+
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
+		t.Errorf("delivered to the handler (-want +got):\n%s", diff)
+	}
+	if len(probes) > 0 {
+		t.Errorf("the handler was given %d probes", len(probes))
+	}
+}

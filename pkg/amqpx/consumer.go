@@ -253,6 +253,10 @@ func (c *Consumer) runSession(ctx context.Context, s *session, queue string, h H
 func name(queue string) string { return "boxoffice-" + queue }
 
 func (c *Consumer) handle(ctx context.Context, s *session, queue string, d amqp.Delivery, h Handler, co ConsumeOptions, log *zap.Logger) {
+	if d.Type == ProbeType {
+		c.bounceProbe(ctx, s, d, log)
+		return
+	}
 	m := c.o.metrics
 	m.Consumed.WithLabelValues(queue).Inc()
 	dv := Delivery{

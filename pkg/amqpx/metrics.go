@@ -12,6 +12,10 @@ type Metrics struct {
 	Retried          *prometheus.CounterVec // queue
 	DeadLettered     *prometheus.CounterVec // queue, reason
 	Reconnects       *prometheus.CounterVec // role (publisher|consumer)
+	// DelayOverdue and DelayProbeLateness are the delay probes'
+	// (WithDelayProbes), per wait queue.
+	DelayOverdue       *prometheus.GaugeVec     // wait_queue
+	DelayProbeLateness *prometheus.HistogramVec // wait_queue
 }
 
 // NewMetrics creates the collectors and registers them on reg when reg is
@@ -47,9 +51,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "boxoffice", Subsystem: "amqp", Name: "reconnects_total",
 			Help: "Connections re-established after a loss.",
 		}, []string{"role"}),
+		DelayOverdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "boxoffice", Subsystem: "amqp", Name: "delay_overdue_seconds",
+			Help: "How far past its due time the oldest delay probe through the wait queue is that has not come back from the target queue's consumer (0: none); delayed messages through it are at least this late.",
+		}, []string{"wait_queue"}),
+		DelayProbeLateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "boxoffice", Subsystem: "amqp", Name: "delay_probe_lateness_seconds",
+			Help:    "Time from a delay probe's due time to its return from the target queue's consumer.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"wait_queue"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.PublishConfirmed, m.PublishFailed, m.Consumed, m.Acked, m.Retried, m.DeadLettered, m.Reconnects)
+		reg.MustRegister(m.PublishConfirmed, m.PublishFailed, m.Consumed, m.Acked, m.Retried, m.DeadLettered, m.Reconnects,
+			m.DelayOverdue, m.DelayProbeLateness)
 	}
 	return m
 }

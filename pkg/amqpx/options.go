@@ -23,6 +23,7 @@ type options struct {
 	reconnectMin   time.Duration
 	reconnectMax   time.Duration
 	publishTimeout time.Duration
+	probeEvery     time.Duration
 }
 
 func newOptions(opts []Option) options {
@@ -76,6 +77,19 @@ func WithQueueType(t QueueType) Option { return func(o *options) { o.queueType =
 // (default DefaultDeliveryLimit; negative: none). All services of a
 // deployment must agree (see Topology).
 func WithDeliveryLimit(n int) Option { return func(o *options) { o.deliveryLimit = n } }
+
+// WithDelayProbes makes a Publisher send a probe (ProbeType) through each
+// TTL wait queue it publishes into, every interval while the queue may
+// hold a message of its own, and measure when each comes back from the
+// consumer of the target queue: boxoffice_amqp_delay_overdue_seconds says
+// how far past due the oldest missing probe of each wait queue is, i.e.
+// that delayed messages through it neither expire nor move (see
+// docs/runbook.md, "Delayed messages overdue"). Default 0: no probes. The
+// consumers of the target queues must know probes (this package's
+// Consumer does). Consumers ignore the option.
+func WithDelayProbes(interval time.Duration) Option {
+	return func(o *options) { o.probeEvery = interval }
+}
 
 func (o options) topology() Topology {
 	return Topology{DelayedPlugin: o.delayedPlugin, QueueType: o.queueType, DeliveryLimit: o.deliveryLimit}

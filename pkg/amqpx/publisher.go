@@ -37,6 +37,9 @@ type Publisher struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	stopped   chan struct{}
+
+	probes     *prober       // nil without WithDelayProbes
+	probesDone chan struct{} // closed when probeLoop has ended
 }
 
 // NewPublisher connects to url (amqp://user:pass@host:port/vhost, or several
@@ -59,6 +62,13 @@ func NewPublisher(ctx context.Context, url string, opts ...Option) (*Publisher, 
 	}
 	p.setSession(s)
 	go p.run(s)
+	p.probesDone = make(chan struct{})
+	if p.o.probeEvery > 0 {
+		p.probes = newProber(p.o.probeEvery, p.o.metrics)
+		go p.probeLoop()
+	} else {
+		close(p.probesDone)
+	}
 	return p, nil
 }
 
@@ -208,9 +218,23 @@ func (p *Publisher) PublishDelayed(ctx context.Context, exchange, key string, ms
 			return s.pub.publish(ctx, exchange, key, false, pub)
 		})
 	}
-	return p.do(ctx, exchange, func(ctx context.Context, s *session) error {
+	err := p.do(ctx, exchange, func(ctx context.Context, s *session) error {
 		return s.publishDelayedTTL(ctx, exchange, key, pub, delay)
 	})
+	if err == nil {
+		p.usedWaitQueue(exchange, key, delay)
+	}
+	return err
+}
+
+// usedWaitQueue tells the delay probes (WithDelayProbes) that a message
+// went into the wait queue of (exchange, key, delay).
+func (p *Publisher) usedWaitQueue(exchange, key string, delay time.Duration) {
+	if p.probes == nil {
+		return
+	}
+	d := RoundDelay(delay)
+	p.probes.used(WaitQueueName(exchange, key, d), d, exchange, key, time.Now())
 }
 
 // Outgoing is one message of a PublishBatch: published to Exchange with
@@ -263,6 +287,9 @@ func (p *Publisher) PublishBatch(ctx context.Context, out []Outgoing) []error {
 			p.failed(o.Exchange, err)
 		case errs[i] == nil:
 			p.o.metrics.PublishConfirmed.WithLabelValues(o.Exchange).Inc()
+			if o.Delay > 0 && !(p.o.delayedPlugin && o.Exchange == TimeoutExchange) {
+				p.usedWaitQueue(o.Exchange, o.Key, o.Delay)
+			}
 		case errors.Is(errs[i], ErrUnroutable) && o.Delay <= 0:
 			p.failed(o.Exchange, errs[i]) // the answer Publish would give
 		default:
@@ -379,6 +406,7 @@ func (p *Publisher) failed(exchange string, err error) {
 // a confirm fail; later calls return ErrClosed.
 func (p *Publisher) Close() error {
 	p.closeOnce.Do(func() { close(p.closing) })
+	<-p.probesDone
 	<-p.stopped
 	return nil
 }

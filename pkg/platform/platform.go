@@ -187,9 +187,9 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 }
 
 // AMQPOptions are the amqpx options of the shared configuration
-// (AMQP_DELAYED_PLUGIN, AMQP_QUEUE_TYPE, AMQP_DELIVERY_LIMIT): the topology
-// all services of a deployment must agree on. An AMQP_DELIVERY_LIMIT of 0
-// or less means no limit.
+// (AMQP_DELAYED_PLUGIN, AMQP_QUEUE_TYPE, AMQP_DELIVERY_LIMIT: the topology
+// all services of a deployment must agree on; AMQP_DELAY_PROBE_INTERVAL).
+// An AMQP_DELIVERY_LIMIT of 0 or less means no limit.
 func AMQPOptions(c service.Common) []amqpx.Option {
 	qt, err := amqpx.ParseQueueType(c.AMQPQueueType)
 	if err != nil {
@@ -200,7 +200,7 @@ func AMQPOptions(c service.Common) []amqpx.Option {
 		limit = -1
 	}
 	return []amqpx.Option{amqpx.WithDelayedMessagePlugin(c.AMQPDelayedPlugin), amqpx.WithQueueType(qt),
-		amqpx.WithDeliveryLimit(limit)}
+		amqpx.WithDeliveryLimit(limit), amqpx.WithDelayProbes(c.AMQPDelayProbeInterval)}
 }
 
 // KafkaClient returns the Kafka settings of the shared configuration

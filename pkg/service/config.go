@@ -39,8 +39,12 @@ type Common struct {
 	// AMQPDelayedPlugin uses the x-delayed-message exchange for timeouts;
 	// every service of a deployment must agree (it sets timeout-exchange's
 	// type).
-	AMQPDelayedPlugin bool     `env:"AMQP_DELAYED_PLUGIN" default:"false"`
-	KafkaBrokers      []string `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
+	AMQPDelayedPlugin bool `env:"AMQP_DELAYED_PLUGIN" default:"false"`
+	// AMQPDelayProbeInterval is how often a publisher sends a probe
+	// through each TTL wait queue it uses (amqpx.WithDelayProbes; 0: no
+	// probes): the DelayedMessagesOverdue alert's input.
+	AMQPDelayProbeInterval time.Duration `env:"AMQP_DELAY_PROBE_INTERVAL" default:"30s"`
+	KafkaBrokers           []string      `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
 	// Kafka beyond the broker list (see events.ClientConfig): TLS with an
 	// optional CA and client certificate (PEM file paths), SASL, the
 	// producer's compression (lz4: a half to a quarter of zstd's CPU per
@@ -95,6 +99,9 @@ func (c Common) Validate() error {
 		oneOf("KAFKA_COMPRESSION", c.KafkaCompression, "none", "gzip", "snappy", "lz4", "zstd"),
 		oneOf("LOG_LEVEL", c.LogLevel, "debug", "info", "warn", "error"),
 		oneOf("LOG_FORMAT", c.LogFormat, "json", "console"),
+	}
+	if c.AMQPDelayProbeInterval < 0 {
+		errs = append(errs, errors.New("AMQP_DELAY_PROBE_INTERVAL: must be >= 0 (0: no probes)"))
 	}
 	if len(c.RedisAddr) == 0 {
 		errs = append(errs, errors.New("REDIS_ADDR: no address"))

@@ -43,7 +43,7 @@ func defaults() testConfig {
 			RedisAddr:     []string{"127.0.0.1:6379"},
 			RedisPrefix:   "bo",
 			AMQPURL:       "amqp://guest:guest@127.0.0.1:5672/",
-			AMQPQueueType: "quorum", AMQPDeliveryLimit: 20,
+			AMQPQueueType: "quorum", AMQPDeliveryLimit: 20, AMQPDelayProbeInterval: 30 * time.Second,
 			KafkaSASLMechanism: "none", KafkaCompression: "lz4",
 			KafkaBrokers:    []string{"127.0.0.1:9092"},
 			AdminAddr:       ":9999",
@@ -138,6 +138,7 @@ func TestLoadErrors(t *testing.T) {
 		{"oneof of several", map[string]string{"AMQP_QUEUE_TYPE": "stream", "KAFKA_COMPRESSION": "brotli"},
 			[]string{"AMQP_QUEUE_TYPE", `"stream"`, "quorum, classic", "KAFKA_COMPRESSION", "brotli"}},
 		{"no broker", map[string]string{"KAFKA_BROKERS": " , "}, []string{"KAFKA_BROKERS: no address"}},
+		{"negative probe interval", map[string]string{"AMQP_DELAY_PROBE_INTERVAL": "-1s"}, []string{"AMQP_DELAY_PROBE_INTERVAL", ">= 0"}},
 		{"several at once", map[string]string{"HOLD": "x", "DEV": "y"}, []string{"HOLD", "DEV"}},
 	}
 	for _, tt := range tests {
