@@ -250,9 +250,24 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 		env["WEBHOOK_RETRY_MIN"], env["WEBHOOK_RETRY_MAX"] = "50ms", "1s"
 	case Gateway:
 		env["DEV_TOKENS"] = "true"
+		// The abuse limits stay on (their checks run in every stack
+		// test), sized for a stack whose simulated users all come from
+		// 127.0.0.1 and poll faster than a person: the gateway's
+		// defaults (120 joins a minute per address, 10 requests a second
+		// per user) would refuse most of a sale's joins.
+		env["RATE_JOINS_PER_MINUTE_PER_IP"] = stackJoinsPerMinutePerIP
+		env["RATE_REQUESTS_PER_SECOND_PER_USER"] = stackRequestsPerSecondPerUser
 	}
 	return env
 }
+
+// The abuse limits the stack gives its gateway (Options.Env or ServiceEnv
+// override them): on, but far above what one loopback address carrying
+// every simulated user, and a Buyer polling every 150-300 ms, send.
+const (
+	stackJoinsPerMinutePerIP      = "100000000"
+	stackRequestsPerSecondPerUser = "100"
+)
 
 // Service returns the named service, nil when the stack does not run it.
 func (s *Stack) Service(name string) *Service { return s.services[name] }

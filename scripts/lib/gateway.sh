@@ -85,7 +85,12 @@ gateway_build() {
 
 # gateway_start [VAR=value...]: the vhost, kafka-dev, then the gateway with
 # the run's prefix, vhost, Kafka and secret plus the settings given; returns
-# once the gateway's /readyz answers (its log on failure).
+# once the gateway's /readyz answers (its log on failure). The abuse limits
+# are off (RATE_*=0) unless the caller's environment or the settings given
+# set them: every request of a benchmark comes from one address, and some
+# send many requests per user, so the gateway's defaults (on) would
+# measure mostly 429s; a benchmark with the limits on sets them
+# (docs/benchmarks.md).
 # GATEWAY_GOMAXPROCS=N sets the gateway's GOMAXPROCS (only the gateway's:
 # kafka-dev and the go builds keep the machine's).
 gateway_start() {
@@ -98,7 +103,10 @@ gateway_start() {
 	sleep 1
 	env HTTP_ADDR=127.0.0.1:$GW_PORT ADMIN_ADDR=127.0.0.1:$((GW_PORT + 1)) REDIS_PREFIX=$PREFIX DATABASE_URL="$LEDGER_URL" \
 		AMQP_URL="amqp://guest:guest@127.0.0.1:5672/$VHOST" KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT \
-		JWT_SECRET=$SECRET LOG_LEVEL=error GIN_MODE=release ${GATEWAY_GOMAXPROCS:+GOMAXPROCS=$GATEWAY_GOMAXPROCS} "$@" "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
+		JWT_SECRET=$SECRET LOG_LEVEL=error GIN_MODE=release ${GATEWAY_GOMAXPROCS:+GOMAXPROCS=$GATEWAY_GOMAXPROCS} \
+		RATE_JOINS_PER_MINUTE_PER_IP="${RATE_JOINS_PER_MINUTE_PER_IP:-0}" \
+		RATE_REQUESTS_PER_SECOND_PER_USER="${RATE_REQUESTS_PER_SECOND_PER_USER:-0}" \
+		"$@" "$TMP/gateway" >"$TMP/gateway.log" 2>&1 &
 	GW_PID=$!
 	pids+=("$GW_PID")
 	GW="http://127.0.0.1:$GW_PORT"
