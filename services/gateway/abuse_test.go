@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
+	"github.com/boxoffice/boxoffice/pkg/service/configtest"
 )
 
 // doHeaders is hs.do that also returns the response headers (the test
@@ -116,5 +117,55 @@ func TestRequestLimitPerUser(t *testing.T) {
 	for range limit {
 		r, _ := hs.doHeaders("GET", "/api/booking/position?event_id=e1", bob, "")
 		want(t, r, http.StatusOK, "")
+	}
+}
+
+// With the configuration's defaults (no RATE_* set), what an abuser does
+// from one address or as one user is refused: joins of many users from
+// one address past the per-IP burst, a user's burst of polls, and a
+// user's burst of seat selections; the burst of joins a shared NAT sends
+// at the start of a sale gets through.
+func TestDefaultLimitsAreOn(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 2, "seats_per_row": 3, "capacity": 1, "hold_seconds": 60})
+	cfg := configtest.Load(t, newConfig, minimalEnv)
+	hs.srv.Limits = cfg.abuseLimits()
+	join := `{"event_id":"e1"}`
+
+	// 300 joins from one address (127.0.0.1), each with a user of its own
+	limited := 0
+	for i := range 300 {
+		r, h := hs.doHeaders("POST", "/api/booking/request", hs.token("nat"+strconv.Itoa(i), ""), join)
+		if r.code == http.StatusTooManyRequests {
+			if i < cfg.RateJoinsPerMinutePerIP {
+				t.Fatalf("join %d of one address refused within the burst of %d", i+1, cfg.RateJoinsPerMinutePerIP)
+			}
+			wantLimited(t, r, h)
+			limited++
+			continue
+		}
+		want(t, r, http.StatusOK, "")
+	}
+	if limited == 0 {
+		t.Fatal("300 joins from one address, none refused with the default limits")
+	}
+
+	// one user's polls and seat selections in a burst
+	for _, tc := range []struct{ method, path, body string }{
+		{"GET", "/api/booking/position?event_id=e1", ""},
+		{"POST", "/api/booking/select-seat", `{"event_id":"e1","seat_id":"A1"}`},
+	} {
+		tok := hs.token("nat0", "")
+		limited := 0
+		for range 100 {
+			r, h := hs.doHeaders(tc.method, tc.path, tok, tc.body)
+			if r.code == http.StatusTooManyRequests {
+				wantLimited(t, r, h)
+				limited++
+			}
+		}
+		if limited == 0 {
+			t.Errorf("%s %s: 100 requests of one user, none refused with the default limits", tc.method, tc.path)
+		}
 	}
 }

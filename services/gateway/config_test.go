@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/pkg/service/configtest"
 )
@@ -20,6 +21,15 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if cfg.HTTPAddr != ":8080" || cfg.TicketPrice != 5000 || cfg.DevTokens || cfg.RedisPrefix != "bo" {
 		t.Errorf("defaults: %+v", cfg)
+	}
+	// the abuse limits are on unless a deployment turns them off
+	if l := cfg.abuseLimits(); l.JoinsPerMinutePerIP != 120 || l.RequestsPerSecondPerUser != 10 {
+		t.Errorf("default abuse limits %+v, want 120 joins per minute per IP and 10 requests per second per user", l)
+	}
+	off := configtest.Load(t, newConfig, map[string]string{"JWT_SECRET": "0123456789abcdef",
+		"RATE_JOINS_PER_MINUTE_PER_IP": "0", "RATE_REQUESTS_PER_SECOND_PER_USER": "0"})
+	if l := off.abuseLimits(); l != (ratelimit.Config{}) {
+		t.Errorf("abuse limits set to 0: %+v, want off", l)
 	}
 }
 

@@ -58,9 +58,11 @@ type Config struct {
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
 	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 	// RateJoinsPerMinutePerIP and RateRequestsPerSecondPerUser are the
-	// abuse limits (abuse.go; 0 = off), shared by every instance in Redis.
-	RateJoinsPerMinutePerIP      int `env:"RATE_JOINS_PER_MINUTE_PER_IP" default:"0"`
-	RateRequestsPerSecondPerUser int `env:"RATE_REQUESTS_PER_SECOND_PER_USER" default:"0"`
+	// abuse limits (abuse.go; 0 = off), shared by every instance in Redis,
+	// on by default: docs/security.md, "The default abuse limits", says
+	// why these numbers (a venue's shared NAT, a fan's own pace).
+	RateJoinsPerMinutePerIP      int `env:"RATE_JOINS_PER_MINUTE_PER_IP" default:"120"`
+	RateRequestsPerSecondPerUser int `env:"RATE_REQUESTS_PER_SECOND_PER_USER" default:"10"`
 	// TrustedProxies are the CIDRs of the proxies whose X-Forwarded-For
 	// names the client (none: the TCP peer is the client).
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
@@ -87,6 +89,14 @@ func (c Config) Validate() error {
 	return errors.Join(append(errs, c.Common.Validate())...)
 }
 
+// abuseLimits is the abuse-limit policy of the configuration.
+func (c Config) abuseLimits() ratelimit.Config {
+	return ratelimit.Config{
+		JoinsPerMinutePerIP:      c.RateJoinsPerMinutePerIP,
+		RequestsPerSecondPerUser: c.RateRequestsPerSecondPerUser,
+	}
+}
+
 func main() { service.Main(name, run) }
 
 func run(ctx context.Context, log *zap.Logger) error {
@@ -111,10 +121,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config: TRUSTED_PROXIES: %w", err)
 	}
-	limits := ratelimit.Config{
-		JoinsPerMinutePerIP:      cfg.RateJoinsPerMinutePerIP,
-		RequestsPerSecondPerUser: cfg.RateRequestsPerSecondPerUser,
-	}
+	limits := cfg.abuseLimits()
 
 	challenger, err := newChallengerFrom(cfg, d.Redis)
 	if err != nil {
