@@ -24,6 +24,17 @@
 //	AMQP_URL=amqp://guest:guest@127.0.0.1:5672/boxoffice-dev (the vhost is
 //	  created with rabbitmqctl when it can be; otherwise the services'
 //	  default "/")
+//
+// The gateway's abuse limits keep their defaults (on); set
+// RATE_JOINS_PER_MINUTE_PER_IP or RATE_REQUESTS_PER_SECOND_PER_USER to
+// change them.
+//
+// The public listeners (8080-8083) bind 127.0.0.1: with development tokens
+// on, anyone who reaches the gateway can mint an admin token, and the
+// development secrets above are public. STACK_LISTEN_HOST opens them
+// (STACK_LISTEN_HOST=0.0.0.0 make run: every interface, for a phone or
+// another machine on a network you trust); the stack then says out loud
+// what it exposes.
 package main
 
 import (
@@ -50,11 +61,56 @@ import (
 var devEnv = [][2]string{
 	{"DEV_TOKENS", "true"},
 	{"LOG_FORMAT", "console"},
-	{"JWT_SECRET", "dev-jwt-secret-not-for-production"},
+	{"JWT_SECRET", devJWTSecret},
 	{"WEBHOOK_SECRET", "dev-webhook-secret"},
 	{"PASS_KEYS", "dev-pass-1:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo"},
 	{"DATABASE_URL", "postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable"},
 }
+
+// listenHostVar names the variable that opens the public listeners to
+// more than loopback (see the package comment).
+const listenHostVar = "STACK_LISTEN_HOST"
+
+// listenHost is the host the public listeners bind: 127.0.0.1 unless
+// STACK_LISTEN_HOST names another (0.0.0.0 or :: for every interface).
+func listenHost(getenv func(string) string) string {
+	if h := getenv(listenHostVar); h != "" {
+		return h
+	}
+	return "127.0.0.1"
+}
+
+// serviceEnv is the environment the stack gives service n besides the
+// development defaults (devEnv, already in the process's environment):
+// its listeners, the public one on host, and the other services'
+// addresses (stacktest.Wiring).
+func serviceEnv(n string, procs map[string]*stacktest.Service, host string) map[string]string {
+	env := stacktest.Wiring(n, procs)
+	if p := procs[n]; p.Addr != "" {
+		_, port, _ := net.SplitHostPort(p.Addr)
+		env["HTTP_ADDR"] = net.JoinHostPort(host, port)
+	}
+	return env
+}
+
+// exposureWarning is what the stack says when its public listeners are
+// not on loopback only ("" when they are).
+func exposureWarning(host string, getenv func(string) string) string {
+	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+		return ""
+	}
+	w := fmt.Sprintf("the public listeners (8080-8083) bind %s (%s)", host, listenHostVar)
+	if getenv("DEV_TOKENS") == "true" {
+		w += "; DEV_TOKENS=true: anyone who reaches the gateway can mint an admin token"
+	}
+	if getenv("JWT_SECRET") == devJWTSecret {
+		w += "; JWT_SECRET is the public development secret: anyone can sign an admin token"
+	}
+	return w
+}
+
+// devJWTSecret is JWT_SECRET's development value (public: it is here).
+const devJWTSecret = "dev-jwt-secret-not-for-production"
 
 // devVhost is the development stack's RabbitMQ vhost: the services declare
 // quorum queues, and "/" of a machine that ran an older stack may hold
@@ -89,6 +145,10 @@ func run(ctx context.Context, bin, logs string, wait, stopWait time.Duration, se
 		if os.Getenv(kv[0]) == "" {
 			os.Setenv(kv[0], kv[1])
 		}
+	}
+	host := listenHost(os.Getenv)
+	if w := exposureWarning(host, os.Getenv); w != "" {
+		say("WARNING: %s", w)
 	}
 	if os.Getenv("AMQP_URL") == "" {
 		if err := ensureVhost(devVhost); err != nil {
@@ -138,14 +198,7 @@ func run(ctx context.Context, bin, logs string, wait, stopWait time.Duration, se
 	for _, n := range order {
 		p := procs[n]
 		say("starting %s (admin %s)", n, p.AdminAddr)
-		env := stacktest.Wiring(n, procs)
-		if p.Addr != "" {
-			// the public listener on every interface, as the services'
-			// defaults have it (a browser on another machine can reach it)
-			_, port, _ := net.SplitHostPort(p.Addr)
-			env["HTTP_ADDR"] = ":" + port
-		}
-		if err := p.Launch(filepath.Join(bin, n), env); err != nil {
+		if err := p.Launch(filepath.Join(bin, n), serviceEnv(n, procs, host)); err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
 		started = append(started, p)
