@@ -72,6 +72,7 @@ func TestComposeFindsProblems(t *testing.T) {
 		"gateway: environment NOT_A_SETTING is not read by services/gateway",
 		"gateway: publishes container port 7000",
 		"gateway: healthcheck probes port 9999, admin port is 9101",
+		"gateway: RATE_REQUESTS_PER_SECOND_PER_USER=0 turns an abuse limit off",
 		"payment-webhook: WEBHOOK_SECRET is required by services/payment-webhook and not set",
 		"payment-webhook: healthcheck needs a shell",
 		"payment-webhook: volume source ./deployments/no-such-file does not exist",

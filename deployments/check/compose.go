@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/cli"
@@ -212,6 +213,15 @@ func checkCompose(root, path string) (*composeResult, problems) {
 				return *v.Default
 			}
 			return ""
+		}
+		// The gateway's abuse limits stay on (docs/security.md, "The
+		// default abuse limits"): the stack may size them, not turn them off.
+		for _, k := range []string{"RATE_JOINS_PER_MINUTE_PER_IP", "RATE_REQUESTS_PER_SECOND_PER_USER"} {
+			if _, ok := vars[k]; ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(effective(k))); err == nil && n <= 0 {
+					errs.add(where, "%s=%s turns an abuse limit off", k, effective(k))
+				}
+			}
 		}
 		admin, http := portOf(effective("ADMIN_ADDR")), portOf(effective("HTTP_ADDR"))
 		for _, p := range s.Ports {

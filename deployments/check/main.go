@@ -17,6 +17,7 @@
 //     Config (env tags, read from the source with go/ast, with the structs
 //     it embeds, LOG_LEVEL/LOG_FORMAT under service.Main), and every
 //     required variable without a default is set;
+//   - the gateway's abuse limits (RATE_*) are not turned off (0);
 //   - every published port of a Go service is its HTTP_ADDR or ADMIN_ADDR
 //     port; its healthcheck runs /healthcheck (no shell) on /healthz or
 //     /readyz of its admin port;
