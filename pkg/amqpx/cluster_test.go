@@ -31,6 +31,7 @@ func TestQuorumClusterSurvivesNodeRestart(t *testing.T) {
 	if testing.Short() || os.Getenv("BOXOFFICE_SKIP_CLUSTERS") == "1" {
 		t.Skip("SKIPPED: delayed messages across a RabbitMQ node restart are not tested in this run (-short or BOXOFFICE_SKIP_CLUSTERS=1)")
 	}
+	t.Parallel() // its own nodes: it waits beside the package's other tests
 	c := amqptest.StartCluster(t, 3)
 	urls := c.URLs()
 	p := newPublisher(t, urls, nil)

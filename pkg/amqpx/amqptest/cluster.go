@@ -16,10 +16,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/freeport"
 )
 
-// ClusterEnv set to "1" runs the tests that start a RabbitMQ cluster of
-// their own and are left out of `make test` (`make test-cluster` sets it).
-const ClusterEnv = "BOXOFFICE_RABBITMQ_CLUSTER"
-
 // rmqBin holds Debian's unwrapped scripts (/usr/sbin/rabbitmq-* switch to
 // the rabbitmq user and its cookie; these run as the caller with ours).
 const rmqBin = "/usr/lib/rabbitmq/bin"
