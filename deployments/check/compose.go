@@ -371,10 +371,8 @@ func checkDashboards(root string) problems {
 		}
 		seen := map[string]bool{}
 		for _, e := range queries(dash) {
-			for _, m := range metricRef.FindAllStringSubmatch(e, -1) {
-				n := m[1]
-				base := regexp.MustCompile(`_(bucket|sum|count)$`).ReplaceAllString(n, "")
-				if !defined[n] && !defined[base] && !seen[n] {
+			for _, n := range undefinedMetrics(e, defined) {
+				if !seen[n] {
 					seen[n] = true
 					errs.add(rel, "metric %s is not defined in the Go code", n)
 				}
@@ -382,6 +380,22 @@ func checkDashboards(root string) problems {
 		}
 	}
 	return errs
+}
+
+// histogramSeries is the suffix of a histogram's series.
+var histogramSeries = regexp.MustCompile(`_(bucket|sum|count)$`)
+
+// undefinedMetrics are the boxoffice_* and http_* metrics of a PromQL
+// expression that the Go code does not define (a histogram's _bucket,
+// _sum and _count count as the histogram).
+func undefinedMetrics(expr string, defined map[string]bool) []string {
+	var out []string
+	for _, m := range metricRef.FindAllStringSubmatch(expr, -1) {
+		if n := m[1]; !defined[n] && !defined[histogramSeries.ReplaceAllString(n, "")] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // checkRuleMetrics: every boxoffice_* and http_* metric an alert rule of
@@ -413,12 +427,8 @@ func checkRuleMetrics(root string, files []string) problems {
 		}
 		for _, g := range rules.Groups {
 			for _, r := range g.Rules {
-				for _, m := range metricRef.FindAllStringSubmatch(r.Expr, -1) {
-					n := m[1]
-					base := regexp.MustCompile(`_(bucket|sum|count)$`).ReplaceAllString(n, "")
-					if !defined[n] && !defined[base] {
-						errs.add(rel, "%s%s: metric %s is not defined in the Go code", r.Alert, r.Record, n)
-					}
+				for _, n := range undefinedMetrics(r.Expr, defined) {
+					errs.add(rel, "%s%s: metric %s is not defined in the Go code", r.Alert, r.Record, n)
 				}
 			}
 		}
