@@ -22,10 +22,15 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 			BookingCancelled("evt", "u", s, 3, CancelledFromActive, at),
 			BookingCompleted("evt", "u", "A1,B2,"+s, "p", 4, at).WithMoney(13000, "USD"), // several seats (version 3)
 			{ID: s, Type: s, Version: -1, UserID: s, EventID: s, Timestamp: -5},
+			OperatorAction(3, at, s, "session", "admin", "account."+s, "", s, "::1",
+				mustJSON(t, map[string]string{"name": s}), []byte(`{ "a" : [1, "<b>"] }`)),
+			OperatorAction(4, at, "u", "jwt", "admin", "event.restore", "evt", "", "", nil, []byte(`{"sold":2}`)),
 		} {
 			want, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version, Source: e.Source,
 				Amount: e.Amount, Currency: e.Currency, OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
-				SeatID: e.SeatID, SeatIDs: e.SeatIDs, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason, Timestamp: e.Timestamp})
+				SeatID: e.SeatID, SeatIDs: e.SeatIDs, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason,
+				Action: e.Action, Target: e.Target, Via: e.Via, Role: e.Role, RemoteAddr: e.RemoteAddr, Before: e.Before, After: e.After,
+				Timestamp: e.Timestamp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,4 +134,13 @@ func BenchmarkID(b *testing.B) {
 	for b.Loop() {
 		ID("booking_request", "stadium-tour", "user-000123456", 123456, "")
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ") // indented: the envelope compacts it
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

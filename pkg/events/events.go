@@ -58,6 +58,10 @@ const (
 	// TopicQueueRandomized: the pre-queue of an event was drawn at its
 	// sales start.
 	TopicQueueRandomized = "queue_randomized"
+	// TopicOperatorAction: an operator changed something (an event's
+	// settings, a refund, an account): one fact per record of the audit
+	// trail (pkg/operators, docs/operators.md).
+	TopicOperatorAction = "operator_action"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -75,6 +79,7 @@ var AllTopics = []string{
 	TopicEventUpdated,
 	TopicEventSoldOut,
 	TopicQueueRandomized,
+	TopicOperatorAction,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer
@@ -148,6 +153,20 @@ type Event struct {
 	Amount   int64
 	Currency string
 
+	// The fields of operator_action (OperatorAction): what was done
+	// (Action, "event.update"), to what (Target: an order, an account),
+	// how the operator was signed in (Via: session, token, jwt, cli),
+	// their role, the client address, and the values before and after
+	// (JSON objects; absent for none). UserID is the operator, Sequence
+	// the audit record's number, EventID the concert or NoEvent.
+	Action     string
+	Target     string
+	Via        string
+	Role       string
+	RemoteAddr string
+	Before     json.RawMessage
+	After      json.RawMessage
+
 	// RequestID is the id of the request that caused the event, sent in the
 	// request_id header (HeaderRequestID) instead of the context's; not
 	// part of the envelope.
@@ -157,21 +176,28 @@ type Event struct {
 // wireEvent is the JSON form of Event. Its jsonschema tags describe the
 // fields in the published JSON Schemas (pkg/events/eventschema, docs/schemas).
 type wireEvent struct {
-	ID         string   `json:"id" jsonschema:"format=uuid" jsonschema_description:"The fact's id, a UUIDv5 of type|event_id|user_id|sequence|payment_id: the same for every copy of one fact. (source, id) is unique across deployments."`
-	Type       string   `json:"type" jsonschema_description:"The event type, equal to the topic name."`
-	Version    int      `json:"version" jsonschema_description:"The envelope's schema version."`
-	Source     string   `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
-	OccurredAt string   `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
-	UserID     string   `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
-	EventID    string   `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
-	SeatID     string   `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved; for an order of several seats, the seats joined by ',' (see seat_ids)."`
-	SeatIDs    []string `json:"seat_ids,omitempty" jsonschema:"minItems=2" jsonschema_description:"The seats of an order of several seats, in the order selected; absent for one seat. Version 3."`
-	PaymentID  string   `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
-	Sequence   int64    `json:"sequence,omitempty" jsonschema:"minimum=1" jsonschema_description:"The user's join sequence number within the concert (unique per join, never reused, also across rebuilds)."`
-	Reason     string   `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
-	Amount     int64    `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
-	Currency   string   `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
-	Timestamp  int64    `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
+	ID         string          `json:"id" jsonschema:"format=uuid" jsonschema_description:"The fact's id, a UUIDv5 of type|event_id|user_id|sequence|payment_id: the same for every copy of one fact. (source, id) is unique across deployments."`
+	Type       string          `json:"type" jsonschema_description:"The event type, equal to the topic name."`
+	Version    int             `json:"version" jsonschema_description:"The envelope's schema version."`
+	Source     string          `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
+	OccurredAt string          `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
+	UserID     string          `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
+	EventID    string          `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
+	SeatID     string          `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved; for an order of several seats, the seats joined by ',' (see seat_ids)."`
+	SeatIDs    []string        `json:"seat_ids,omitempty" jsonschema:"minItems=2" jsonschema_description:"The seats of an order of several seats, in the order selected; absent for one seat. Version 3."`
+	PaymentID  string          `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
+	Sequence   int64           `json:"sequence,omitempty" jsonschema:"minimum=1" jsonschema_description:"The user's join sequence number within the concert (unique per join, never reused, also across rebuilds)."`
+	Reason     string          `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
+	Amount     int64           `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
+	Currency   string          `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
+	Action     string          `json:"action,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: what the operator did, e.g. event.update (docs/operators.md lists them)."`
+	Target     string          `json:"target,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: what the action was done to besides the concert: an order id, an account name."`
+	Via        string          `json:"via,omitempty" jsonschema:"enum=session,enum=token,enum=jwt,enum=cli" jsonschema_description:"operator_action: how the operator was signed in: a browser session, an API token, a bearer JWT (development), or the gateway's operators command."`
+	Role       string          `json:"role,omitempty" jsonschema:"enum=viewer,enum=operator,enum=admin" jsonschema_description:"operator_action: the operator's role when they acted."`
+	RemoteAddr string          `json:"remote_addr,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: the client address the action came from (TRUSTED_PROXIES decide whether X-Forwarded-For is believed)."`
+	Before     json.RawMessage `json:"before,omitempty" jsonschema_description:"operator_action: the values the action changed, as they were before (an object; absent when there were none, e.g. a creation)."`
+	After      json.RawMessage `json:"after,omitempty" jsonschema_description:"operator_action: the values the action changed, as they are after it (an object; absent when there are none, e.g. a revocation's record has only before)."`
+	Timestamp  int64           `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
 }
 
 // Envelope is the JSON form of Event, field for field, for tools that
@@ -213,6 +239,13 @@ func (e Event) appendEnvelope(buf []byte) (b, at []byte) {
 	o.StrOmitEmpty("reason", e.Reason)
 	o.IntOmitZero("amount", e.Amount)
 	o.StrOmitEmpty("currency", e.Currency)
+	o.StrOmitEmpty("action", e.Action)
+	o.StrOmitEmpty("target", e.Target)
+	o.StrOmitEmpty("via", e.Via)
+	o.StrOmitEmpty("role", e.Role)
+	o.StrOmitEmpty("remote_addr", e.RemoteAddr)
+	o.RawOmitEmpty("before", e.Before)
+	o.RawOmitEmpty("after", e.After)
 	o.Int("timestamp", e.Timestamp)
 	b = o.Bytes()
 	return b, b[end-len(ts) : end : end]
@@ -247,6 +280,13 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Reason:     w.Reason,
 		Amount:     w.Amount,
 		Currency:   w.Currency,
+		Action:     w.Action,
+		Target:     w.Target,
+		Via:        w.Via,
+		Role:       w.Role,
+		RemoteAddr: w.RemoteAddr,
+		Before:     w.Before,
+		After:      w.After,
 		Timestamp:  w.Timestamp,
 	}
 	return nil
@@ -290,6 +330,7 @@ const envelopeCap = 384
 // requirements per type: which optional fields must be present.
 type requirements struct {
 	seat, payment, sequence, reason bool
+	operator                        bool // action, via, role
 }
 
 var required = map[string]requirements{
@@ -306,6 +347,7 @@ var required = map[string]requirements{
 	TopicEventUpdated:     {sequence: true, reason: true},
 	TopicEventSoldOut:     {},
 	TopicQueueRandomized:  {sequence: true, reason: true},
+	TopicOperatorAction:   {sequence: true, operator: true},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current
@@ -320,7 +362,8 @@ func RequiredFields(typ string) ([]string, bool) {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{req.seat, "seat_id"}, {req.payment, "payment_id"}, {req.sequence, "sequence"}, {req.reason, "reason"}} {
+	}{{req.seat, "seat_id"}, {req.payment, "payment_id"}, {req.sequence, "sequence"}, {req.reason, "reason"},
+		{req.operator, "action"}, {req.operator, "via"}, {req.operator, "role"}} {
 		if f.on {
 			out = append(out, f.name)
 		}
@@ -355,6 +398,11 @@ func (e Event) Validate() error {
 	check(!req.payment || e.PaymentID != "", "payment_id")
 	check(!req.sequence || e.Sequence > 0, "sequence")
 	check(!req.reason || e.Reason != "", "reason")
+	check(!req.operator || e.Action != "", "action")
+	check(!req.operator || e.Via != "", "via")
+	check(!req.operator || e.Role != "", "role")
+	check(isObjectOrEmpty(e.Before), "before")
+	check(isObjectOrEmpty(e.After), "after")
 	if e.Type == TopicBookingCancelled && e.Reason != "" &&
 		e.Reason != CancelledFromQueue && e.Reason != CancelledFromActive && e.Reason != CancelledAbandoned {
 		missing = append(missing, "reason (queue|active|abandoned)")
@@ -363,6 +411,15 @@ func (e Event) Validate() error {
 		return fmt.Errorf("%w: %s: bad or missing %s", ErrInvalid, e.Type, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// isObjectOrEmpty: absent, or a JSON object.
+func isObjectOrEmpty(b json.RawMessage) bool {
+	if len(b) == 0 {
+		return true
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
 }
 
 // isCurrency: three upper-case letters (an ISO 4217 code's form).
@@ -533,4 +590,26 @@ func EventUpdated(eventID string, revision int64, change string, at time.Time) E
 // sold at at. One per event (sold seats are never freed).
 func EventSoldOut(eventID string, at time.Time) Event {
 	return newEvent(TopicEventSoldOut, eventID, RestoredBy, "", "", 0, "", at)
+}
+
+// NoEvent is the event_id (and Kafka key) of an operator_action that
+// concerns no concert (an account, a token): not a valid event id, so it
+// never names one.
+const NoEvent = "*"
+
+// OperatorAction is the operator_action fact of audit record number id:
+// operator (the account, or "jwt:SUB" for a development bearer JWT) did
+// action at at, via a session, token, jwt or cli, with role, from
+// remoteAddr; eventID is the concert (NoEvent for none), target what else
+// the action was done to, before and after the values it changed (JSON
+// objects, nil for none). One per record: its id is built from id, and
+// occurred_at is the record's time, so a republished copy is
+// byte-identical.
+func OperatorAction(id int64, at time.Time, operator, via, role, action, eventID, target, remoteAddr string, before, after json.RawMessage) Event {
+	if eventID == "" {
+		eventID = NoEvent
+	}
+	e := newEvent(TopicOperatorAction, eventID, operator, "", "", id, "", at)
+	e.Action, e.Target, e.Via, e.Role, e.RemoteAddr, e.Before, e.After = action, target, via, role, remoteAddr, before, after
+	return e
 }

@@ -37,6 +37,8 @@ func oneOfEach(eventID string) []events.Event {
 		events.EventUpdated(eventID, 1, "capacity=150", at),
 		events.EventSoldOut(eventID, at),
 		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", at),
+		events.OperatorAction(17, at, "alice", "session", "operator", "event.update", eventID, "", "203.0.113.7",
+			[]byte(`{"paused":false}`), []byte(`{"paused":true}`)),
 	}
 }
 

@@ -102,6 +102,21 @@ func (o *Object) IntOmitZero(k string, v int64) {
 	}
 }
 
+// RawOmitEmpty adds "k":v, v a JSON value, unless v is empty (a
+// json.RawMessage field with omitempty), as encoding/json writes it
+// (compacted, HTML-escaped). An invalid v is left out.
+func (o *Object) RawOmitEmpty(k string, v []byte) {
+	if len(v) == 0 {
+		return
+	}
+	q, err := json.Marshal(json.RawMessage(v))
+	if err != nil {
+		return
+	}
+	o.key(k)
+	o.b = append(o.b, q...)
+}
+
 // Len is how many bytes the object has so far.
 func (o *Object) Len() int { return len(o.b) }
 

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ type Minute struct {
 // Report is a sale's figures.
 type Report struct {
 	EventID string `json:"event_id"`
-	// Facts per type, each fact once (every type of events.AllTopics).
+	// Facts per type, each fact once (every type of Topics).
 	Counts map[string]int64 `json:"counts"`
 	// Revenue and Refunds per currency, in minor units: the amounts of
 	// booking_completed and payment_late.
@@ -117,7 +118,7 @@ func Read(ctx context.Context, rdb redis.Cmdable, prefix, eventID string) (Repor
 	}
 	r := Report{EventID: eventID, Counts: map[string]int64{}, Revenue: map[string]int64{}, Refunds: map[string]int64{},
 		Conversion: map[string]float64{}, AdmissionsPerMinute: []Minute{}}
-	for _, t := range events.AllTopics {
+	for _, t := range Topics {
 		r.Counts[t] = 0
 	}
 	for f, v := range counts.Val() {
@@ -231,13 +232,18 @@ type Config struct {
 	Kafka events.ClientConfig
 }
 
-// NewConsumer returns the report consumer, every topic (events.AllTopics)
+// Topics are the topics a report counts: every sale fact of
+// events.AllTopics, not the operators' actions (operator_action, the
+// audit trail's; GET /api/admin/audit?event_id= lists them).
+var Topics = slices.DeleteFunc(slices.Clone(events.AllTopics), func(t string) bool { return t == events.TopicOperatorAction })
+
+// NewConsumer returns the report consumer, every topic of Topics
 // from the oldest message into the reports, writing to rdb: its Run
 // consumes until ctx is cancelled (then nil) or a topic's consumer fails.
 // A Redis error is retried; the offset is committed only after the fact
 // was counted (or recognised as counted). log may be nil.
 func NewConsumer(cfg Config, rdb redis.Cmdable, log *zap.Logger) events.Tally {
-	return events.Tally{Brokers: cfg.Brokers, GroupID: cmp.Or(cfg.GroupID, "report"), Topics: events.AllTopics,
+	return events.Tally{Brokers: cfg.Brokers, GroupID: cmp.Or(cfg.GroupID, "report"), Topics: Topics,
 		Count: NewCounter(rdb, cfg.Prefix, cfg.SeenTTL).Count, Log: log,
 		Options: []events.ConsumerOption{events.WithConsumerClient(cfg.Kafka)}}
 }

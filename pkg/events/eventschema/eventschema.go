@@ -50,7 +50,12 @@ var descriptions = map[string]string{
 	events.TopicEventCreated:     "An event (a concert's sale) was created; reason lists its settings (key=value, keys sorted).",
 	events.TopicEventUpdated:     "An event's settings changed; sequence numbers the change, reason says what changed with the new values (key=value, keys sorted).",
 	events.TopicEventSoldOut:     "The last seat of an event was sold.",
+	events.TopicOperatorAction: "An operator changed something: one fact per record of the audit trail (docs/operators.md). user_id is the operator, " +
+		"sequence the record's number, event_id the concert or * for none; before and after hold the values the action changed.",
 }
+
+// operatorFields are the fields only operator_action carries.
+var operatorFields = []string{"action", "target", "via", "role", "remote_addr", "before", "after"}
 
 // Generate returns the JSON Schema of every type (events.AllTopics), keyed
 // by type, as indented JSON with a trailing newline.
@@ -99,6 +104,27 @@ func schemaOf(typ string) (*jsonschema.Schema, error) {
 	if typ == events.TopicEventRestored || typ == events.TopicEventCreated || typ == events.TopicEventUpdated ||
 		typ == events.TopicEventSoldOut {
 		set("user_id", func(p *jsonschema.Schema) { p.Const = events.RestoredBy })
+	}
+	if typ == events.TopicOperatorAction {
+		set("user_id", func(p *jsonschema.Schema) {
+			p.Description = "The operator: an account name, jwt:SUB for a bearer JWT, cli:USER for the gateway's operators command."
+		})
+		set("event_id", func(p *jsonschema.Schema) {
+			p.Description = "The concert the action concerns, or * for none (an account, a token); also the Kafka message key."
+		})
+		set("sequence", func(p *jsonschema.Schema) {
+			p.Description = "The audit record's number (GET /api/admin/audit), unique within the deployment."
+		})
+		for _, f := range []string{"before", "after"} {
+			set(f, func(p *jsonschema.Schema) { p.Type = "object" })
+		}
+		for _, f := range []string{"seat_id", "seat_ids", "payment_id", "reason"} {
+			s.Properties.Delete(f)
+		}
+	} else {
+		for _, f := range operatorFields {
+			s.Properties.Delete(f)
+		}
 	}
 	if moneyTypes[typ] {
 		s.DependentRequired = map[string][]string{"amount": {"currency"}, "currency": {"amount"}}

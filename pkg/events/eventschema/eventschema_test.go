@@ -69,6 +69,8 @@ func oneOfEach() []events.Event {
 		events.EventUpdated("event_456", 2, "capacity=150 paused=false", at),
 		events.EventSoldOut("event_456", at),
 		events.QueueRandomized("event_456", 1000, "5eed", "c0ffee", "d19e57", at),
+		events.OperatorAction(42, at, "alice", "session", "operator", "event.update", "event_456", "", "203.0.113.7",
+			[]byte(`{"capacity":100,"paused":false}`), []byte(`{"capacity":150,"paused":true}`)),
 	}
 }
 
@@ -123,5 +125,41 @@ func TestSchemasReject(t *testing.T) {
 		if err := v.Validate(events.TopicBookingCompleted, []byte(in)); err == nil {
 			t.Errorf("%s: validated: %s", name, in)
 		}
+	}
+}
+
+// TestOperatorActionSchemaRejects: an operator_action needs its action,
+// how the operator signed in and their role, and before/after are objects.
+func TestOperatorActionSchemaRejects(t *testing.T) {
+	v, err := eventschema.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := events.Encode(events.OperatorAction(7, at, "alice", "token", "admin", "account.update", "", "bob", "198.51.100.2",
+		[]byte(`{"role":"viewer"}`), []byte(`{"role":"operator"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(b)
+	if err := v.Validate(events.TopicOperatorAction, b); err != nil {
+		t.Fatalf("the example does not validate: %v\n%s", err, good)
+	}
+	for name, in := range map[string]string{
+		"no action":      strings.Replace(good, `"action":"account.update",`, ``, 1),
+		"unknown via":    strings.Replace(good, `"via":"token"`, `"via":"carrier-pigeon"`, 1),
+		"unknown role":   strings.Replace(good, `"role":"admin"`, `"role":"root"`, 1),
+		"before a list":  strings.Replace(good, `"before":{"role":"viewer"}`, `"before":["viewer"]`, 1),
+		"no sequence":    strings.Replace(good, `"sequence":7,`, ``, 1),
+		"other type tag": strings.Replace(good, `"type":"operator_action"`, `"type":"event_updated"`, 1),
+	} {
+		if in == good {
+			t.Fatalf("%s: input unchanged", name)
+		}
+		if err := v.Validate(events.TopicOperatorAction, []byte(in)); err == nil {
+			t.Errorf("%s: validated: %s", name, in)
+		}
+	}
+	if _, err := events.Decode([]byte(strings.Replace(good, `"before":{"role":"viewer"}`, `"before":"viewer"`, 1))); err == nil {
+		t.Error("Decode accepted a before that is not an object")
 	}
 }
