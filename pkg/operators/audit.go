@@ -120,6 +120,7 @@ func nullJSON(b json.RawMessage) any {
 type AuditFilter struct {
 	Actor   string
 	EventID string
+	NoEvent bool // records of no event (accounts, tokens)
 	Action  string
 	After   time.Time // records at or after
 	Before  time.Time // records before
@@ -148,6 +149,9 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]Action, int64, erro
 	}
 	if f.EventID != "" {
 		add("event_id = $%d", f.EventID)
+	}
+	if f.NoEvent {
+		where = append(where, "event_id = ''")
 	}
 	if f.Action != "" {
 		add("action = $%d", f.Action)

@@ -158,6 +158,30 @@ func (ss *Sessions) Resolve(w http.ResponseWriter, r *http.Request) (p Principal
 	return p, ctx, true, nil
 }
 
+// Peek returns the principal of a session cookie's value without
+// touching the session (no idle extension): for a decision made before a
+// request's body is read (the gateway's body limit).
+func (ss *Sessions) Peek(ctx context.Context, cookie string) (Principal, bool, error) {
+	sctx, err := ss.m.Load(ctx, cookie)
+	if err != nil {
+		return Principal{}, false, wrap("load session", err)
+	}
+	sid := ss.m.GetString(sctx, sidKey)
+	if sid == "" {
+		return Principal{}, false, nil
+	}
+	p := Principal{Via: ViaSession, SessionID: sid}
+	err = ss.store.pool.QueryRow(ctx, `SELECT a.name, a.role FROM operator_sessions s JOIN operator_accounts a ON a.name = s.account
+		WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND a.disabled_at IS NULL`, sid, ss.store.now()).Scan(&p.Account, &p.Role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, false, nil
+	}
+	if err != nil {
+		return Principal{}, false, wrap("session", err)
+	}
+	return p, true, nil
+}
+
 // End signs the session in ctx (from Resolve) out: its row is revoked,
 // the stored session deleted and the cookie cleared, so the cookie is
 // worth nothing even if it was copied.

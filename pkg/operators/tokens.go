@@ -121,6 +121,15 @@ func (s *Store) Tokens(ctx context.Context, account string) ([]Token, error) {
 	return out, wrap("tokens", err)
 }
 
+// Token returns one token (never its secret).
+func (s *Store) Token(ctx context.Context, id string) (Token, error) {
+	t, err := scanToken(s.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM operator_tokens WHERE id = $1`, id))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Token{}, wrap("token", err)
+	}
+	return t, err
+}
+
 // RevokeToken revokes token id at once; revoking it again changes nothing
 // and returns it as it is.
 func (s *Store) RevokeToken(ctx context.Context, id, by string) (Token, error) {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
@@ -14,7 +13,8 @@ import (
 // server's limits (httpapi.FastServer) and a body limit per request that
 // is decided from the request line and headers, before a byte of the
 // body is read: httpapi.MaxBody (64 KiB) for every route, adminMaxBody
-// only for POST /api/admin/events carrying a valid admin token. A larger
+// only for POST /api/admin/events carrying the credentials of a caller
+// who may create events (operator_auth.go, mayCreateEvents). A larger
 // Content-Length is answered 413 at once; an anonymous client can no
 // longer make the gateway buffer megabytes.
 func (s *Server) FastServer() *fasthttp.Server {
@@ -27,11 +27,8 @@ var createEventPath = []byte("/api/admin/events")
 
 func (s *Server) bodyLimit(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	path, _, _ := bytes.Cut(h.RequestURI(), []byte("?"))
-	if string(h.Method()) == http.MethodPost && bytes.Equal(path, createEventPath) {
-		id, err := s.Auth.Verify(auth.BearerToken(string(h.Peek("Authorization"))))
-		if err == nil && id.Role == auth.RoleAdmin {
-			return fasthttp.RequestConfig{MaxRequestBodySize: adminMaxBody}
-		}
+	if string(h.Method()) == http.MethodPost && bytes.Equal(path, createEventPath) && s.mayCreateEvents(h) {
+		return fasthttp.RequestConfig{MaxRequestBodySize: adminMaxBody}
 	}
 	return fasthttp.RequestConfig{MaxRequestBodySize: httpapi.MaxBody}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
 // eventView is an event as the API shows it: the engine's fields plus the
@@ -295,6 +296,13 @@ func (s *Server) createEvent(c *gin.Context) {
 	if !s.publishEventCreated(c, cfg, e.DrawCommit) {
 		return
 	}
+	after, ok := s.ledgerSettings(c, cfg.ID)
+	if !ok {
+		after = eventAudit(cfg, false)
+	}
+	if !s.audit(c, operators.ActionEventCreate, cfg.ID, "", nil, after) {
+		return
+	}
 	c.JSON(http.StatusCreated, s.priced(viewOf(e)))
 }
 
@@ -376,6 +384,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	before, _ := s.ledgerSettings(c, id) // for the audit record
 	if !s.ledgerUpdateEvent(c, id, u) {
 		return
 	}
@@ -398,6 +407,10 @@ func (s *Server) updateEvent(c *gin.Context) {
 		}
 	}
 	if !s.publishEventUpdated(c, id) {
+		return
+	}
+	after, _ := s.ledgerSettings(c, id)
+	if !s.audit(c, operators.ActionEventUpdate, id, "", only(before, req.fields()), only(after, req.fields())) {
 		return
 	}
 	c.JSON(http.StatusOK, viewOf(e))

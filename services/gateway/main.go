@@ -16,6 +16,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -24,6 +26,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/obs"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
@@ -75,6 +78,36 @@ type Config struct {
 	ChallengeMaxNumber int64 `env:"CHALLENGE_MAX_NUMBER" default:"100000"`
 	// ChallengeTTL is how long a challenge may be solved and used.
 	ChallengeTTL time.Duration `env:"CHALLENGE_TTL" default:"5m"`
+
+	// The operators' accounts, sessions and audit trail (docs/operators.md).
+	// AdminJWT lets a bearer JWT with the admin role open the admin API
+	// (development and bootstrap; turn it off once an admin account exists).
+	AdminJWT bool `env:"ADMIN_JWT" default:"true"`
+	// OperatorCookieSecure marks the session cookie Secure: "auto" when
+	// PUBLIC_URL is https, "true" or "false".
+	OperatorCookieSecure string        `env:"OPERATOR_COOKIE_SECURE" default:"auto"`
+	OperatorSession      time.Duration `env:"OPERATOR_SESSION_LIFETIME" default:"12h"`
+	OperatorSessionIdle  time.Duration `env:"OPERATOR_SESSION_IDLE" default:"1h"`
+	// OperatorLockoutAttempts wrong passwords within OperatorLockoutWindow
+	// lock an account for the window; OperatorSignInsPerIP failed sign-ins
+	// from one address within the window refuse it until the window ends.
+	OperatorLockoutAttempts int           `env:"OPERATOR_LOCKOUT_ATTEMPTS" default:"5"`
+	OperatorLockoutWindow   time.Duration `env:"OPERATOR_LOCKOUT_WINDOW" default:"15m"`
+	OperatorSignInsPerIP    int           `env:"OPERATOR_SIGNIN_FAILURES_PER_IP" default:"20"`
+	// AuditSweepInterval is how often operator_action facts that were not
+	// published with their action are published.
+	AuditSweepInterval time.Duration `env:"AUDIT_SWEEP_INTERVAL" default:"5s"`
+}
+
+// cookieSecure is whether the session cookie is Secure.
+func (c Config) cookieSecure() bool {
+	switch c.OperatorCookieSecure {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return strings.HasPrefix(strings.ToLower(c.PublicURL), "https://")
 }
 
 // Validate checks what Load cannot (service.LoadFrom calls it).
@@ -85,6 +118,15 @@ func (c Config) Validate() error {
 	}
 	if c.TicketPrice < 0 {
 		errs = append(errs, errors.New("TICKET_PRICE_CENTS: must be >= 0"))
+	}
+	if c.OperatorCookieSecure != "auto" && c.OperatorCookieSecure != "true" && c.OperatorCookieSecure != "false" {
+		errs = append(errs, errors.New(`OPERATOR_COOKIE_SECURE: must be "auto", "true" or "false"`))
+	}
+	if c.OperatorSession <= 0 || c.OperatorSessionIdle <= 0 || c.OperatorLockoutWindow <= 0 || c.AuditSweepInterval <= 0 {
+		errs = append(errs, errors.New("OPERATOR_SESSION_LIFETIME, OPERATOR_SESSION_IDLE, OPERATOR_LOCKOUT_WINDOW, AUDIT_SWEEP_INTERVAL: must be > 0"))
+	}
+	if c.OperatorLockoutAttempts < 1 || c.OperatorSignInsPerIP < 1 {
+		errs = append(errs, errors.New("OPERATOR_LOCKOUT_ATTEMPTS, OPERATOR_SIGNIN_FAILURES_PER_IP: must be >= 1"))
 	}
 	return errors.Join(append(errs, c.Common.Validate())...)
 }
@@ -97,7 +139,12 @@ func (c Config) abuseLimits() ratelimit.Config {
 	}
 }
 
-func main() { service.Main(name, run) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "operators" {
+		os.Exit(operatorsCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	service.Main(name, run)
+}
 
 func run(ctx context.Context, log *zap.Logger) error {
 	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
@@ -158,9 +205,21 @@ func run(ctx context.Context, log *zap.Logger) error {
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
 	}
+	// the operators: accounts, sessions, tokens, the audit trail
+	srv.Operators = operators.New(d.Ledger.Pool(), d.Redis, cfg.RedisPrefix, operators.WithLockout(operators.Lockout{
+		Attempts: cfg.OperatorLockoutAttempts, Window: cfg.OperatorLockoutWindow, PerIP: cfg.OperatorSignInsPerIP}))
+	srv.Sessions = operators.NewSessions(srv.Operators, operators.SessionConfig{Lifetime: cfg.OperatorSession,
+		IdleTimeout: cfg.OperatorSessionIdle, Secure: cfg.cookieSecure()})
+	defer srv.Sessions.Close()
+	srv.AuditPublisher = &operators.Publisher{Store: srv.Operators, Kafka: d.Kafka, Log: log}
+	srv.NoAdminJWT = !cfg.AdminJWT
+	if cfg.AdminJWT {
+		log.Info("ADMIN_JWT is on: a bearer JWT with the admin role opens the admin API (set ADMIN_JWT=false once admin accounts exist)")
+	}
 	httpSrv := srv.FastServer()
 	return service.RunAll(ctx,
 		d.Admin.Run,
+		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
 		func(ctx context.Context) error {
 			err := httpapi.ServeFast(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
 			// the requests are answered: publish what the relay holds

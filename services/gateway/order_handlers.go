@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
 // The ledger's routes (PostgreSQL, pkg/ledger): a user's orders, an
@@ -249,6 +250,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 	}
 	switch o.Status {
 	case ledger.StatusRefunded:
+		noChange(c) // a repeat: the first call was recorded
 		c.JSON(http.StatusOK, o)
 		return
 	case ledger.StatusCompleted:
@@ -265,9 +267,15 @@ func (s *Server) markRefunded(c *gin.Context) {
 			"the payment provider did not confirm the refund; retry (refunds are idempotent)")
 		return
 	}
+	prev := o
 	o, err = s.Ledger.MarkRefunded(ctx, id)
 	if err != nil {
 		httpapi.Fail(c, err)
+		return
+	}
+	if !s.audit(c, operators.ActionOrderRefund, o.EventID, o.OrderID,
+		gin.H{"status": prev.Status, "amount": prev.Amount, "currency": prev.Currency, "payment_id": prev.PaymentID},
+		gin.H{"status": o.Status, "amount": o.Amount, "currency": o.Currency, "payment_id": o.PaymentID, "refunded_at": o.RefundedAt}) {
 		return
 	}
 	c.JSON(http.StatusOK, o)
@@ -288,6 +296,10 @@ func (s *Server) restoreEvent(c *gin.Context) {
 		httpapi.Fail(c, ledgerErr(err))
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"event_id": id, "seats": res.Total, "sold": res.Sold, "skipped": res.Skipped,
-		"sequence_base": res.SeqBase})
+	out := gin.H{"event_id": id, "seats": res.Total, "sold": res.Sold, "skipped": res.Skipped, "sequence_base": res.SeqBase}
+	if !s.audit(c, operators.ActionEventRestore, id, "", nil,
+		gin.H{"seats": res.Total, "sold": res.Sold, "skipped": res.Skipped, "sequence_base": res.SeqBase}) {
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }

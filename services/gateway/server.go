@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
@@ -88,6 +90,21 @@ type Server struct {
 
 	challenges challengeCache
 
+	// Operators are the operator accounts, API tokens and the audit trail,
+	// Sessions the browser sessions, AuditPublisher publishes the trail's
+	// operator_action facts (operator_*.go). Nil without the ledger: the
+	// admin API then takes a bearer JWT with the admin role only and
+	// records nothing.
+	Operators      *operators.Store
+	Sessions       *operators.Sessions
+	AuditPublisher *operators.Publisher
+	// NoAdminJWT refuses bearer JWTs on the admin API (ADMIN_JWT=false):
+	// only sessions and API tokens of accounts open it.
+	NoAdminJWT bool
+	// unaudited counts admin changes answered without an audit record
+	// (auditGuard).
+	unaudited atomic.Int64
+
 	// ProgressMaxAge is how old a served progress document may be (0: 1s;
 	// progress.go).
 	ProgressMaxAge time.Duration
@@ -143,7 +160,8 @@ func (s *Server) Handler() http.Handler {
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)
 
-	adm := api.Group("/admin", httpapi.Authenticate(s.Auth), httpapi.RequireAdmin())
+	adm := s.adminGroup(api) // operator_auth.go: sessions, tokens, roles
+	s.operatorRoutes(api, adm)
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
