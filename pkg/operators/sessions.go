@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
@@ -195,6 +197,10 @@ func (ss *Sessions) End(ctx context.Context, w http.ResponseWriter, by string) e
 	if err := ss.m.Destroy(ctx); err != nil {
 		return wrap("end session", err)
 	}
+	// the cookie Resolve wrote for this request gives way to the clearing
+	h := w.Header()
+	h["Set-Cookie"] = slices.DeleteFunc(h["Set-Cookie"], func(c string) bool { return strings.HasPrefix(c, ss.m.Cookie.Name+"=") })
+	h.Del("Cache-Control")
 	ss.m.WriteSessionCookie(ctx, w, "", time.Time{})
 	return nil
 }

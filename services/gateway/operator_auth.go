@@ -145,7 +145,8 @@ func (s *Server) caller(c *gin.Context) (operators.Principal, bool) {
 // admin's; the audit trail is for operators and admins.
 var routeRoles = map[string]operators.Role{
 	"GET /api/admin/audit": operators.Operator,
-	// an operator's own account: any role
+	// signing in needs no caller; an operator's own account: any role
+	"POST /api/admin/sign-in":     operators.Viewer,
 	"POST /api/admin/sign-out":    operators.Viewer,
 	"POST /api/admin/me/password": operators.Viewer,
 }
