@@ -59,6 +59,7 @@ DATABASE_URL and REDIS_* as for the gateway. Without -password-stdin a password 
 		service.Common
 		DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
 	}
+	cfg.AdminAddr = defaultAdminAddr // not listened on: the command serves nothing
 	if err := service.Load(&cfg); err != nil {
 		return fail(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
@@ -44,15 +45,17 @@ type distJSON struct {
 	P99   int64 `json:"p99_ms"`
 }
 
-// TestReportPage is the operators' sale report page (/admin/report.html)
-// in a real browser, against every service as a process, the report
-// consumer (popularity) included: three fans buy a seat and a fourth joins
-// and leaves; once the consumer has counted those facts, the operator gets
-// a development admin token on the page, types the event id and loads the
-// report. Every figure shown must equal the endpoint's JSON, both charts
-// must be drawn (a bar per step and per minute with admissions), the CSV
-// link must download the endpoint's CSV, and axe-core must find no serious
-// or critical violation.
+// TestReportPage is the operators' pages in a real browser, against every
+// service as a process, the report consumer (popularity) included: three
+// fans buy a seat and a fourth joins and leaves; once the consumer has
+// counted those facts, an operator opens the report page, is sent to the
+// sign-in page, is refused a wrong password, signs in and comes back to
+// the report, types the event id and loads the report. Every figure shown
+// must equal the endpoint's JSON, both charts must be drawn (a bar per
+// step and per minute with admissions), the CSV link must download the
+// endpoint's CSV; signing out leaves the report page closed to the same
+// browser; and axe-core must find no serious or critical violation on any
+// of the pages.
 func TestReportPage(t *testing.T) {
 	chromium, axeJS, out := browserSetup(t, "browser-report")
 	downloads := filepath.Join(out, "downloads")
@@ -112,17 +115,34 @@ func TestReportPage(t *testing.T) {
 	p := b.tab(t, "")
 	gw := s.GatewayURL()
 
-	// 1. The empty form: token and event id, nothing loaded.
-	p.do("open the report page", chromedp.Navigate(gw+"/admin/report.html"))
-	p.waitFor("the form", 15*time.Second, fmt.Sprintf(
-		`document.body.dataset.ready === "1" && shown("#token") && shown("#event-id") && !shown("#report")
-		 && [...document.querySelectorAll("#event-list option")].some((o) => o.value === %q)`, ev))
+	// 1. Not signed in: the report page sends the browser to sign in.
+	pw := s.Operator(t, "ops-viewer", operators.Viewer)
+	p.do("open the report page", chromedp.Navigate(gw+"/admin/report.html?event_id="+ev))
+	p.waitFor("the sign-in page", 15*time.Second, `location.pathname === "/admin/sign-in.html" && document.body.dataset.ready === "1"
+		&& new URLSearchParams(location.search).get("next") === "/admin/report.html?event_id=`+ev+`" && document.activeElement === $("#account")`)
+	p.shot("r00-sign-in")
+
+	// 2. A wrong password is refused in words; the right one signs in and
+	// returns to the report, which loads the event of the link.
+	p.do("type the account", chromedp.SendKeys(chromedp.ID("account"), "ops-viewer"))
+	p.do("type a wrong password", chromedp.SendKeys(chromedp.ID("password"), "not the password"))
+	p.do("click Sign in", chromedp.Click(chromedp.ID("submit")))
+	p.waitFor("the refusal", 15*time.Second, `shown("#error") && text("#error") === "Wrong account or password." && $("#password").value === ""`)
+	p.shot("r00-sign-in-refused")
+	p.do("type the password", chromedp.SendKeys(chromedp.ID("password"), pw))
+	p.do("click Sign in", chromedp.Click(chromedp.ID("submit")))
+	p.waitFor("the report", 30*time.Second, fmt.Sprintf(
+		`location.pathname === "/admin/report.html" && document.body.dataset.ready === "1" && document.body.dataset.account === "ops-viewer"
+		 && text("#whoami") === "Signed in as ops-viewer (viewer)" && shown("#sign-out") && shown("#event-id")
+		 && document.body.dataset.loaded === %q && shown("#report") && !shown("#error")
+		 && [...document.querySelectorAll("#event-list option")].some((o) => o.value === %q)`, ev, ev))
+	if c := p.str(`document.cookie`); c != "" {
+		t.Errorf("the page's script can read cookies %q: the session cookie must be HttpOnly", c)
+	}
 	p.shot("r01-form")
 
-	// 2. A development admin token (POST /api/auth/dev-token, role admin),
-	// the event id typed, Show the report.
-	p.do("click Get a development admin token", chromedp.Click(chromedp.ID("dev-token")))
-	p.waitFor("the token filled in", 15*time.Second, `$("#token").value.split(".").length === 3 && $("#announce").textContent.includes("token set")`)
+	// The event id typed again, Show the report.
+	p.do("clear the event id", chromedp.Evaluate[chromedp.Void](`document.getElementById("event-id").value = ""`))
 	p.do("type the event id", chromedp.SendKeys(chromedp.ID("event-id"), ev))
 	p.do("click Show the report", chromedp.Click(chromedp.ID("show")))
 	p.waitFor("the report", 30*time.Second, fmt.Sprintf(
@@ -222,11 +242,20 @@ func TestReportPage(t *testing.T) {
 		return err == nil && string(b) == wantCSV
 	})
 
-	// 6. A refused token says so in words.
-	p.do("a bad token", chromedp.Evaluate[chromedp.Void](`document.querySelector("#token").value = "not-a-token"`))
-	p.do("click Refresh", chromedp.Click(chromedp.ID("refresh")))
-	p.waitFor("the refusal", 15*time.Second, `shown("#error") && text("#error").includes("token was refused")`)
-	p.shot("r05-bad-token")
+	// 6. Signing out: back on the sign-in page, which says so; the report
+	// page is closed to this browser again.
+	p.do("click Sign out", chromedp.Click(chromedp.ID("sign-out")))
+	p.waitFor("signed out", 15*time.Second, `location.pathname === "/admin/sign-in.html" && shown("#notice") && text("#notice") === "You are signed out."`)
+	p.shot("r05-signed-out")
+	p.do("open the report page again", chromedp.Navigate(gw+"/admin/report.html"))
+	p.waitFor("sent to sign in", 15*time.Second, `location.pathname === "/admin/sign-in.html" && document.body.dataset.ready === "1"`)
+	// the sign-in page sends the operator on only within the operator pages
+	p.do("sign in with a next of another site", chromedp.Navigate(gw+"/admin/sign-in.html?next=//evil.example/admin/"))
+	p.waitFor("the sign-in page", 15*time.Second, `document.body.dataset.ready === "1"`)
+	p.do("type the account", chromedp.SendKeys(chromedp.ID("account"), "ops-viewer"))
+	p.do("type the password", chromedp.SendKeys(chromedp.ID("password"), pw))
+	p.do("click Sign in", chromedp.Click(chromedp.ID("submit")))
+	p.waitFor("the report, not the other site", 30*time.Second, `location.pathname === "/admin/report.html" && document.body.dataset.ready === "1"`)
 	p.noExceptions()
 }
 

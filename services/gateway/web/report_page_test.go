@@ -56,19 +56,20 @@ func TestReportPageServed(t *testing.T) {
 			t.Errorf("GET %s: %d %v", m[1], w.Code, w.Header())
 		}
 	}
-	for _, want := range []string{`<html lang="en">`, `<label for="token">`, `<label for="event-id">`, `id="csv"`, `id="minutes-chart"`, `role="alert"`} {
+	for _, want := range []string{`<html lang="en">`, `id="sign-out"`, `<label for="event-id">`, `id="csv"`, `id="minutes-chart"`, `role="alert"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("report.html lacks %s", want)
 		}
 	}
 
 	js := get(r, "/static/report.js").Body.String()
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", ".style."} {
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", ".style.",
+		"Authorization", "sessionStorage", "localStorage", "dev-token"} {
 		if strings.Contains(js, bad) {
-			t.Errorf("report.js uses %s", bad)
+			t.Errorf("report.js uses %s (the session cookie is its only credential)", bad)
 		}
 	}
-	for _, want := range []string{"/api/admin/events/", "createElementNS", "URL.createObjectURL", "/api/auth/dev-token", "aria-label"} {
+	for _, want := range []string{"/api/admin/events/", "createElementNS", "URL.createObjectURL", "/api/admin/me", "/admin/sign-in.html", "aria-label"} {
 		if !strings.Contains(js, want) {
 			t.Errorf("report.js lacks %s", want)
 		}
@@ -76,5 +77,47 @@ func TestReportPageServed(t *testing.T) {
 	// the page is not also served as an immutable static file
 	if w := get(r, "/static/report.html"); w.Code != http.StatusNotFound {
 		t.Errorf("GET /static/report.html: %d, want 404", w.Code)
+	}
+}
+
+// The operators' sign-in page (/admin/sign-in.html) is served with the
+// same protections; its form names the fields for password managers, and
+// its script keeps no credential (the cookie is HttpOnly) and sends the
+// operator on only to a path of the operator pages.
+func TestSignInPageServed(t *testing.T) {
+	r := newEngine()
+	w := get(r, "/admin/sign-in.html")
+	h := w.Header()
+	csp := h.Get("Content-Security-Policy")
+	if w.Code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || h.Get("Cache-Control") != "no-cache" ||
+		!strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || h.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("GET /admin/sign-in.html: %d %v", w.Code, h)
+	}
+	body := w.Body.String()
+	for _, re := range []string{`<script(?:\s[^>]*)?>\s*[^<\s]`, `\son[a-z]+\s*=`, `\sstyle\s*=`, `<style`} {
+		if m := regexp.MustCompile(re).FindString(body); m != "" {
+			t.Errorf("sign-in.html has %q (matches %s), which the CSP blocks", m, re)
+		}
+	}
+	for _, want := range []string{`<html lang="en">`, `<label for="account">`, `autocomplete="username"`, `<label for="password">`,
+		`type="password"`, `autocomplete="current-password"`, `role="alert"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("sign-in.html lacks %s", want)
+		}
+	}
+	m := regexp.MustCompile(`"(/static/sign-in\.js\?v=[0-9a-f]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("sign-in.html does not name a versioned sign-in.js")
+	}
+	js := get(r, m[1]).Body.String()
+	for _, bad := range []string{"innerHTML", "localStorage", "sessionStorage", "document.cookie", "console.log"} {
+		if strings.Contains(js, bad) {
+			t.Errorf("sign-in.js uses %s", bad)
+		}
+	}
+	for _, want := range []string{"/api/admin/sign-in", `^\/admin\/`, "/admin/report.html"} {
+		if !strings.Contains(js, want) {
+			t.Errorf("sign-in.js lacks %s", want)
+		}
 	}
 }

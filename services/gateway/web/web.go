@@ -50,9 +50,10 @@ func Register(r *gin.Engine) {
 }
 
 // RegisterWith is Register with explicit options. It also serves the
-// operators' sale report page at /admin/report.html (report.html and
-// report.js: it reads GET /api/admin/events/{id}/report with an admin
-// token the operator gives it).
+// operators' pages: the sign-in page at /admin/sign-in.html (sign-in.js:
+// POST /api/admin/sign-in sets the session cookie) and the sale report
+// at /admin/report.html (report.js: GET /api/admin/events/{id}/report in
+// that session; to the sign-in page without one).
 //
 // Caching (docs/web.md): index.html names every static file with ?v=<its
 // content hash>, so /static/… is cached for a year (immutable) and a new
@@ -80,7 +81,8 @@ func RegisterWith(r *gin.Engine, o Options) {
 		panic(err)
 	}
 	page := newPage(sub, "index.html", files)
-	report := newPage(sub, "report.html", files) // the operator's sale report (report.js)
+	report := newPage(sub, "report.html", files)  // the operator's sale report (report.js)
+	signIn := newPage(sub, "sign-in.html", files) // the operators' sign-in (sign-in.js)
 	cfg, _ := json.Marshal(map[string]string{"notifierURL": o.NotifierURL})
 	configJS := newAsset([]byte("window.BOXOFFICE_CONFIG = "+string(cfg)+";\n"), "text/javascript; charset=utf-8", "no-cache")
 	favicon := newAsset(files["favicon.svg"].Body, "image/svg+xml", "public, max-age=86400")
@@ -93,6 +95,8 @@ func RegisterWith(r *gin.Engine, o Options) {
 	r.HEAD("/", sec, page.serve)
 	r.GET("/admin/report.html", sec, report.serve)
 	r.HEAD("/admin/report.html", sec, report.serve)
+	r.GET("/admin/sign-in.html", sec, signIn.serve)
+	r.HEAD("/admin/sign-in.html", sec, signIn.serve)
 	r.GET("/config.js", sec, configJS.serve)
 	r.GET("/favicon.svg", sec, favicon.serve)
 	r.GET("/favicon.ico", sec, favicon.serve) // browsers that ask without reading <link rel=icon>

@@ -1,14 +1,14 @@
 // The operators' sale report page (report.html, docs/web.md "The sale
-// report"): reads GET /api/admin/events/{id}/report with the admin token
-// the operator gives (or a development token from POST /api/auth/dev-token)
-// and shows the figures, a conversion funnel and the admissions per minute
-// as SVG charts built with DOM APIs (no HTML strings), each with a text
-// alternative. The CSV is fetched with the token and offered as a Blob URL.
+// report"): reads GET /api/admin/events/{id}/report with the operator's
+// session (the cookie of the sign-in page, /admin/sign-in.html, where an
+// operator who is not signed in is sent) and shows the figures, a
+// conversion funnel and the admissions per minute as SVG charts built with
+// DOM APIs (no HTML strings), each with a text alternative. The CSV is
+// fetched in the session and offered as a Blob URL.
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
-  const TOKEN_KEY = "boxoffice.adminToken";
 
   // The funnel's facts first, then the other sale facts, in this order;
   // any other type of the report follows under its own name.
@@ -109,38 +109,46 @@
 
   // --- API ---
 
-  const token = () => $("token").value.trim();
+  // toSignIn sends the browser to the sign-in page, back here afterwards.
+  const toSignIn = () => {
+    location.assign("/admin/sign-in.html?next=" + encodeURIComponent(location.pathname + location.search));
+  };
 
   async function api(path, accept) {
-    const res = await fetch(path, { headers: { Authorization: "Bearer " + token(), Accept: accept || "application/json" } });
+    const res = await fetch(path, { credentials: "same-origin", headers: { Accept: accept || "application/json" } });
     if (res.ok) return res;
     let msg = "";
     try { msg = (await res.json()).message || ""; } catch (e) { /* not JSON */ }
-    if (res.status === 401) throw new Error("The token was refused (expired or not valid). Paste a new admin token.");
-    if (res.status === 403) throw new Error("This token does not have the admin role.");
+    if (res.status === 401) {
+      toSignIn();
+      throw new Error("Your session has ended. Sign in again.");
+    }
+    if (res.status === 403) throw new Error("Your account may not read reports.");
     if (res.status === 404) throw new Error("No event with the id " + JSON.stringify(current) + ".");
     throw new Error("The report could not be loaded (" + res.status + (msg ? ": " + msg : "") + ").");
   }
 
-  async function devToken() {
-    showError("");
-    try {
-      const res = await fetch("/api/auth/dev-token", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ user_id: "operator", role: "admin" }),
-      });
-      if (res.status === 404) {
-        showError("Development tokens are off on this server (DEV_TOKENS). Paste an admin token.");
-        return;
-      }
-      if (!res.ok) throw new Error("status " + res.status);
-      $("token").value = (await res.json()).token;
-      sessionStorage.setItem(TOKEN_KEY, $("token").value);
-      announce("Development admin token set.");
-    } catch (e) {
-      showError("Could not get a development token (" + e.message + ").");
+  // whoami shows who is signed in, or sends the browser to sign in.
+  async function whoami() {
+    const res = await fetch("/api/admin/me", { credentials: "same-origin" });
+    if (res.status === 401) {
+      toSignIn();
+      return false;
     }
+    if (!res.ok) {
+      showError("Could not check your session (" + res.status + ").");
+      return false;
+    }
+    const me = await res.json();
+    $("whoami").textContent = "Signed in as " + me.account + " (" + me.role + ")";
+    $("sign-out").hidden = me.via !== "session";
+    document.body.dataset.account = me.account;
+    return true;
+  }
+
+  async function signOut() {
+    await fetch("/api/admin/sign-out", { method: "POST", credentials: "same-origin" });
+    location.assign("/admin/sign-in.html?signed_out=1");
   }
 
   async function loadEvents() {
@@ -157,17 +165,11 @@
   async function load() {
     const id = $("event-id").value.trim();
     showError("");
-    if (!token()) {
-      showError("Enter an admin token first.");
-      $("token").focus();
-      return;
-    }
     if (!id) {
       showError("Enter an event id.");
       $("event-id").focus();
       return;
     }
-    sessionStorage.setItem(TOKEN_KEY, token());
     current = id;
     $("show").disabled = true;
     $("refresh").disabled = true;
@@ -300,11 +302,10 @@
 
   // --- wiring ---
 
-  document.addEventListener("DOMContentLoaded", () => {
-    $("token").value = sessionStorage.getItem(TOKEN_KEY) || "";
+  document.addEventListener("DOMContentLoaded", async () => {
     const id = new URLSearchParams(location.search).get("event_id") || "";
     $("event-id").value = id;
-    $("dev-token").addEventListener("click", devToken);
+    $("sign-out").addEventListener("click", signOut);
     $("load").addEventListener("submit", async (e) => {
       e.preventDefault();
       await load();
@@ -325,8 +326,9 @@
       funnel(shownReport.counts || {});
       minutes(shownReport.admissions_per_minute || []);
     });
+    if (!(await whoami())) return;
     loadEvents();
-    if (id && token()) load();
+    if (id) load();
     document.body.dataset.ready = "1";
   });
 })();
