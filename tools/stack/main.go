@@ -118,6 +118,13 @@ const devJWTSecret = "dev-jwt-secret-not-for-production"
 // declare would fail with PRECONDITION_FAILED, docs/runbook.md).
 const devVhost = "boxoffice-dev"
 
+// The development admin account (never in production: anyone reading
+// this file knows its password).
+const (
+	devAdmin         = "dev-admin"
+	devAdminPassword = "dev-admin-password"
+)
+
 func main() {
 	bin := flag.String("bin", "bin", "directory of the service binaries (make build)")
 	logs := flag.String("logs", ".run", "directory of the services' logs")
@@ -217,6 +224,20 @@ func run(ctx context.Context, bin, logs string, wait, stopWait time.Duration, se
 		}
 	}
 
+	signIn := ""
+	if gw := procs[stacktest.Gateway]; gw != nil {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, stacktest.Gateway), "operators", "add", "-name", devAdmin, "-role", "admin",
+			"-password-stdin", "-reset")
+		cmd.Stdin = strings.NewReader(devAdminPassword + "\n")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil && ctx.Err() == nil {
+			say("development admin account not made (%v); the stack keeps running", err)
+		} else {
+			signIn = fmt.Sprintf("operators: sign in at %s/admin/sign-in.html as %s, password %s (development only)",
+				strings.Replace(gw.URL(), "127.0.0.1", "localhost", 1), devAdmin, devAdminPassword)
+		}
+	}
+
 	fmt.Println()
 	say("stack is up. Open:")
 	byPort := slices.SortedFunc(slices.Values(stacktest.Specs), func(a, b stacktest.Spec) int { return a.HTTPPort - b.HTTPPort })
@@ -224,6 +245,9 @@ func run(ctx context.Context, bin, logs string, wait, stopWait time.Duration, se
 		if p := procs[s.Name]; p != nil && s.HTTPPort != 0 {
 			fmt.Printf("    http://localhost:%d  %s\n", s.HTTPPort, s.Purpose)
 		}
+	}
+	if signIn != "" {
+		say("%s", signIn)
 	}
 	say("logs in %s/; Ctrl-C stops everything", logs)
 	fmt.Println()
