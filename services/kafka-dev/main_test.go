@@ -94,6 +94,9 @@ func TestRunServesEveryTopic(t *testing.T) {
 		e := events.PaymentLate("evt", "u1", "A1", "pay1", 1, at)
 		e.Type = typ
 		e.Reason = events.CancelledFromActive
+		if typ == events.TopicOperatorAction {
+			e.Action, e.Via, e.Role = "event.update", "session", "operator"
+		}
 		e.ID = events.ID(typ, e.EventID, e.UserID, e.Sequence, e.PaymentID)
 		sent = append(sent, e)
 	}
