@@ -60,6 +60,24 @@ func CheckName(name string) error {
 	return nil
 }
 
+// known reports whether name (normalized) could be an account's: a name
+// that could not is not looked up (PostgreSQL refuses some bytes, NUL).
+func known(name string) bool { return CheckName(name) == nil }
+
+// validID reports whether a session or token id could be one: printable
+// ASCII without spaces, at most 64 bytes.
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckPassword validates a new password's length (in characters).
 func CheckPassword(pw string) error {
 	n := len([]rune(pw))
@@ -124,6 +142,9 @@ func (s *Store) CreateAccount(ctx context.Context, name string, role Role, passw
 
 // Account returns one account, with LockedUntil from the sign-in counters.
 func (s *Store) Account(ctx context.Context, name string) (Account, error) {
+	if !known(NormalizeName(name)) {
+		return Account{}, ErrNotFound
+	}
 	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM operator_accounts WHERE name = $1`, NormalizeName(name)))
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -163,6 +184,9 @@ type AccountChange struct {
 // enabled admin cannot be disabled or demoted (ErrLastAdmin).
 func (s *Store) UpdateAccount(ctx context.Context, name string, c AccountChange, by string) (before, after Account, err error) {
 	name = NormalizeName(name)
+	if !known(name) {
+		return Account{}, Account{}, ErrNotFound
+	}
 	if c.Role != nil && c.Role.rank() == 0 {
 		return Account{}, Account{}, fmt.Errorf("%w: role must be viewer, operator or admin", ErrInvalid)
 	}
@@ -221,6 +245,9 @@ func (s *Store) SetPassword(ctx context.Context, name, password, by, keepSession
 	name = NormalizeName(name)
 	if err := CheckPassword(password); err != nil {
 		return Account{}, err
+	}
+	if !known(name) {
+		return Account{}, ErrNotFound
 	}
 	h, err := s.hash(password)
 	if err != nil {

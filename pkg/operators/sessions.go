@@ -222,6 +222,9 @@ func scanSessionRow(row pgx.Row, s *Session) error {
 // Sessions lists account's sessions that are open (neither revoked nor
 // expired), newest first.
 func (s *Store) Sessions(ctx context.Context, account string) ([]Session, error) {
+	if !known(NormalizeName(account)) {
+		return nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+` FROM operator_sessions
 		WHERE account = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC`, NormalizeName(account), s.now())
 	if err != nil {
@@ -236,6 +239,9 @@ func (s *Store) Sessions(ctx context.Context, account string) ([]Session, error)
 
 // Session returns one session row.
 func (s *Store) Session(ctx context.Context, id string) (Session, error) {
+	if !validID(id) {
+		return Session{}, ErrNotFound
+	}
 	var x Session
 	err := scanSessionRow(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM operator_sessions WHERE id = $1`, id), &x)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -247,6 +253,9 @@ func (s *Store) Session(ctx context.Context, id string) (Session, error) {
 // RevokeSession ends session id at its next request; revoking one already
 // revoked changes nothing and returns it as it is.
 func (s *Store) RevokeSession(ctx context.Context, id, by string) (Session, error) {
+	if !validID(id) {
+		return Session{}, ErrNotFound
+	}
 	var x Session
 	err := scanSessionRow(s.pool.QueryRow(ctx, `UPDATE operator_sessions SET revoked_at = coalesce(revoked_at, now()),
 		revoked_by = coalesce(revoked_by, $2) WHERE id = $1 RETURNING `+sessionColumns, id, by), &x)

@@ -21,6 +21,15 @@ func (s *Store) SignIn(ctx context.Context, name, password string, ip netip.Addr
 	if err := s.checkLocks(ctx, name, ip); err != nil {
 		return Account{}, err
 	}
+	if !known(name) {
+		// no account has such a name: the same work and answer as a
+		// wrong password, counted against the address only
+		s.matches(password, s.dummy())
+		if _, err := s.failAddress(ctx, ip); err != nil {
+			return Account{}, err
+		}
+		return Account{}, ErrBadCredentials
+	}
 	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM operator_accounts WHERE name = $1`, name))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Account{}, wrap("sign in", err)
@@ -110,6 +119,20 @@ func (s *Store) fail(ctx context.Context, name string, ip *netip.Addr) (*LockedE
 		return nil, wrap("lock account", err)
 	}
 	return &LockedError{Scope: "account", RetryAfter: w}, nil
+}
+
+// failAddress counts a failed sign-in of ip alone.
+func (s *Store) failAddress(ctx context.Context, ip netip.Addr) (bool, error) {
+	if !ip.IsValid() {
+		return false, nil
+	}
+	pipe := s.rdb.TxPipeline()
+	pipe.Incr(ctx, s.ipKey(ip))
+	pipe.ExpireNX(ctx, s.ipKey(ip), s.lockout.Window)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return false, wrap("count failed sign-in", err)
+	}
+	return true, nil
 }
 
 // lockState fills a.LockedUntil from the name's counter (best effort: a

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -63,8 +65,11 @@ const MaxTokenNameLen = 100
 // is stored (it is 256 random bits: a slow hash would add nothing).
 func (s *Store) IssueToken(ctx context.Context, account, name, by string, ttl time.Duration) (Token, string, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > MaxTokenNameLen {
-		return Token{}, "", fmt.Errorf("%w: name must be 1-%d characters", ErrInvalid, MaxTokenNameLen)
+	if name == "" || len(name) > MaxTokenNameLen || strings.ContainsFunc(name, unicode.IsControl) || !utf8.ValidString(name) {
+		return Token{}, "", fmt.Errorf("%w: name must be 1-%d characters, no control characters", ErrInvalid, MaxTokenNameLen)
+	}
+	if !known(NormalizeName(account)) {
+		return Token{}, "", ErrNotFound
 	}
 	if ttl < 0 {
 		return Token{}, "", fmt.Errorf("%w: ttl must not be negative", ErrInvalid)
@@ -112,6 +117,9 @@ func (s *Store) VerifyToken(ctx context.Context, secret string) (Principal, erro
 
 // Tokens lists account's tokens, revoked ones too, newest first.
 func (s *Store) Tokens(ctx context.Context, account string) ([]Token, error) {
+	if !known(NormalizeName(account)) {
+		return nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+tokenColumns+` FROM operator_tokens WHERE account = $1 ORDER BY created_at DESC, id`,
 		NormalizeName(account))
 	if err != nil {
@@ -123,6 +131,9 @@ func (s *Store) Tokens(ctx context.Context, account string) ([]Token, error) {
 
 // Token returns one token (never its secret).
 func (s *Store) Token(ctx context.Context, id string) (Token, error) {
+	if !validID(id) {
+		return Token{}, ErrNotFound
+	}
 	t, err := scanToken(s.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM operator_tokens WHERE id = $1`, id))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Token{}, wrap("token", err)
@@ -133,6 +144,9 @@ func (s *Store) Token(ctx context.Context, id string) (Token, error) {
 // RevokeToken revokes token id at once; revoking it again changes nothing
 // and returns it as it is.
 func (s *Store) RevokeToken(ctx context.Context, id, by string) (Token, error) {
+	if !validID(id) {
+		return Token{}, ErrNotFound
+	}
 	t, err := scanToken(s.pool.QueryRow(ctx, `UPDATE operator_tokens SET revoked_at = coalesce(revoked_at, now()),
 		revoked_by = coalesce(revoked_by, $2) WHERE id = $1 RETURNING `+tokenColumns, id, by))
 	if err != nil && !errors.Is(err, ErrNotFound) {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -98,8 +101,12 @@ func (s *Server) listAudit(c *gin.Context) {
 		f.EventID = "" // stored as none
 		f.NoEvent = true
 	}
-	if len(f.Actor) > 200 || len(f.Action) > 64 {
-		bad("actor and action are too long")
+	if len(f.Actor) > 200 || strings.ContainsFunc(f.Actor, unicode.IsControl) || !utf8.ValidString(f.Actor) {
+		bad("actor must be at most 200 characters, no control characters")
+		return
+	}
+	if len(f.Action) > 64 || strings.ContainsFunc(f.Action, unicode.IsControl) || !utf8.ValidString(f.Action) {
+		bad("action must be at most 64 characters, no control characters")
 		return
 	}
 	for _, t := range []struct {

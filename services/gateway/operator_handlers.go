@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -78,11 +80,15 @@ type signInRequest struct {
 }
 
 func (r signInRequest) Validate() error {
-	if strings.TrimSpace(r.Account) == "" || r.Password == "" {
-		return errf("account and password are required")
-	}
-	if len(r.Account) > 200 || len(r.Password) > operators.MaxPasswordLen {
-		return errf("account or password too long")
+	switch {
+	case strings.TrimSpace(r.Account) == "":
+		return errf("account is required")
+	case r.Password == "":
+		return errf("password is required")
+	case len(r.Account) > 200:
+		return errf("account must be at most 200 characters")
+	case len(r.Password) > operators.MaxPasswordLen:
+		return errf("password must be at most 256 characters")
 	}
 	return nil
 }
@@ -93,7 +99,7 @@ func (r signInRequest) Validate() error {
 // lockout.
 func (s *Server) signIn(c *gin.Context) {
 	var req signInRequest
-	if !httpapi.Bind(c, &req) {
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	ip := s.clientAddr(c)
@@ -151,8 +157,13 @@ type passwordChange struct {
 }
 
 func (r passwordChange) Validate() error {
-	if r.CurrentPassword == "" || r.NewPassword == "" {
-		return errf("current_password and new_password are required")
+	switch {
+	case r.CurrentPassword == "":
+		return errf("current_password is required")
+	case len(r.CurrentPassword) > operators.MaxPasswordLen:
+		return errf("current_password must be at most 256 characters")
+	case operators.CheckPassword(r.NewPassword) != nil:
+		return errf(fmt.Sprintf("new_password must be %d to %d characters", operators.MinPasswordLen, operators.MaxPasswordLen))
 	}
 	return nil
 }
@@ -167,11 +178,7 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 		return
 	}
 	var req passwordChange
-	if !httpapi.Bind(c, &req) {
-		return
-	}
-	if err := operators.CheckPassword(req.NewPassword); err != nil {
-		operatorErr(c, err)
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	ctx := c.Request.Context()
@@ -220,11 +227,21 @@ type newAccount struct {
 	Password string `json:"password"`
 }
 
+func (r newAccount) Validate() error {
+	if err := operators.CheckName(operators.NormalizeName(r.Name)); err != nil {
+		return err
+	}
+	if _, err := operators.ParseRole(r.Role); err != nil {
+		return err
+	}
+	return operators.CheckPassword(r.Password)
+}
+
 // createAccount: POST /api/admin/accounts (admin) — 201 with the account;
 // 409 account_exists.
 func (s *Server) createAccount(c *gin.Context) {
 	var req newAccount
-	if !httpapi.Bind(c, &req) {
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	role, err := operators.ParseRole(req.Role)
@@ -254,6 +271,11 @@ func (r accountChange) Validate() error {
 	if r.Role == nil && r.Disabled == nil {
 		return errf(`nothing to change: give "role" or "disabled"`)
 	}
+	if r.Role != nil {
+		if _, err := operators.ParseRole(*r.Role); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -262,7 +284,7 @@ func (r accountChange) Validate() error {
 // last_admin for the last enabled admin.
 func (s *Server) updateAccount(c *gin.Context) {
 	var req accountChange
-	if !httpapi.Bind(c, &req) {
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	var ch operators.AccountChange
@@ -292,11 +314,13 @@ type passwordReset struct {
 	Password string `json:"password"`
 }
 
+func (r passwordReset) Validate() error { return operators.CheckPassword(r.Password) }
+
 // resetPassword: POST /api/admin/accounts/{name}/password (admin) — a new
 // password; the account's sessions end and a lockout is lifted.
 func (s *Server) resetPassword(c *gin.Context) {
 	var req passwordReset
-	if !httpapi.Bind(c, &req) {
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	p := principal(c)
@@ -386,6 +410,9 @@ type newToken struct {
 const maxTokenTTL = 2 * 365 * 24 * time.Hour
 
 func (r newToken) Validate() error {
+	if n := strings.TrimSpace(r.Name); n == "" || len(n) > operators.MaxTokenNameLen || strings.ContainsFunc(n, unicode.IsControl) {
+		return errf("name must be 1-100 characters without control characters")
+	}
 	if r.TTLSeconds < 0 || time.Duration(r.TTLSeconds)*time.Second > maxTokenTTL {
 		return errf("ttl_seconds must be 0 (until revoked) to 63072000 (two years)")
 	}
@@ -396,7 +423,7 @@ func (r newToken) Validate() error {
 // the token and its secret, shown this once.
 func (s *Server) issueToken(c *gin.Context) {
 	var req newToken
-	if !httpapi.Bind(c, &req) {
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
 		return
 	}
 	t, secret, err := s.Operators.IssueToken(c.Request.Context(), c.Param("name"), req.Name, principal(c).Account,
