@@ -226,11 +226,17 @@ func (s *Sandbox) page(c *gin.Context) {
 		abortNotFound(c)
 		return
 	}
+	// Rendered in full before anything is sent: a template that fails
+	// half way is a 500, not a 200 with half a page.
+	var page bytes.Buffer
+	if err := pageTmpl.Execute(&page, map[string]any{"Req": r.Req, "Status": r.Status, "Reasons": DeclineReasons,
+		"Amount": formatCents(r.Req.Amount)}); err != nil {
+		s.o.Log.Error("render checkout page", zap.String("payment_id", r.Req.PaymentID), zap.Error(err))
+		httpapi.Abort(c, http.StatusInternalServerError, httpapi.CodeInternal, "the checkout page could not be rendered")
+		return
+	}
 	httpapi.SetSecurityHeaders(c, checkoutCSP(r.Req.ReturnURL))
-	c.Header("Content-Type", "text/html; charset=utf-8")
-	c.Status(http.StatusOK)
-	_ = pageTmpl.Execute(c.Writer, map[string]any{"Req": r.Req, "Status": r.Status, "Reasons": DeclineReasons,
-		"Amount": formatCents(r.Req.Amount)})
+	c.Data(http.StatusOK, "text/html; charset=utf-8", page.Bytes())
 }
 
 // formatCents shows an amount in cents with two decimals: 5000 → "50.00".

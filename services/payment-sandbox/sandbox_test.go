@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
@@ -220,5 +225,36 @@ func TestFormatCents(t *testing.T) {
 		if got := formatCents(n); got != want {
 			t.Errorf("formatCents(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A checkout page that fails to render is a 500 in the JSON error format,
+// logged, never a 200 with half a page.
+func TestCheckoutPageTemplateErrorIs500(t *testing.T) {
+	failing := template.Must(template.New("pay").Parse(`<p>{{.Req.EventID}}</p>{{.Req.NoSuchField}}`))
+	saved := pageTmpl
+	pageTmpl = failing
+	t.Cleanup(func() { pageTmpl = saved })
+
+	core, logs := observer.New(zapcore.ErrorLevel)
+	sb := New(Options{APIKey: "k", PublicURL: "http://sb.test", WebhookURL: "http://127.0.0.1:1", Secret: secret,
+		RetryMin: time.Millisecond, RetryMax: time.Millisecond, RetryAttempts: 1, Log: zap.New(core)})
+	t.Cleanup(sb.Close)
+	h := sb.Handler()
+	if w := call(h, "POST", "/v1/payments", "k", createBody, nil); w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	w := call(h, "GET", "/pay/p1", "", "", nil)
+	var e struct {
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &e); w.Code != http.StatusInternalServerError || err != nil || e.Code != "internal" {
+		t.Fatalf("page with a failing template: %d %q (%v), want 500 code internal", w.Code, w.Body, err)
+	}
+	if strings.Contains(w.Body.String(), "<p>") {
+		t.Errorf("half a page sent: %s", w.Body)
+	}
+	if logs.FilterMessage("render checkout page").Len() != 1 {
+		t.Errorf("error logs %v, want one render checkout page", logs.All())
 	}
 }
