@@ -3,6 +3,8 @@ package main
 import (
 	"debug/elf"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,4 +222,33 @@ func static(path string) error {
 		}
 	}
 	return nil
+}
+
+// TestDefinedMetricsReadsPromxFactories: a metric made with pkg/promx is
+// boxoffice_<subsystem>_<name>, the subsystem a literal argument of
+// promx.New or promx.Shared.
+func TestDefinedMetricsReadsPromxFactories(t *testing.T) {
+	src := `package x
+
+import "github.com/boxoffice/boxoffice/pkg/promx"
+
+func m() {
+	f := promx.New(nil, "demo")
+	f.CounterVec("things_total", "Things handled, by kind.", "kind")
+	promx.Shared(nil, "other").Gauge("level", "Level.")
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	fileMetrics(f, names)
+	for _, want := range []string{"boxoffice_demo_things_total", "boxoffice_other_level"} {
+		if !names[want] {
+			t.Errorf("%s not found in %v", want, names)
+		}
+	}
+	if !importsPrometheus(f) {
+		t.Error("a file importing pkg/promx is not read")
+	}
 }

@@ -20,8 +20,10 @@ var metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 // ways, each read from the syntax: a full name in a string literal; the
 // Namespace, Subsystem and Name of a prometheus *Opts literal (a Name that
 // is not a literal is taken to be any string literal of the file: the
-// helper's callers pass it); and a literal prefix joined to any literal of
-// the file ("boxoffice_event_" + name).
+// helper's callers pass it); a literal prefix joined to any literal of
+// the file ("boxoffice_event_" + name); and pkg/promx's factories, whose
+// literal subsystem (promx.New(reg, "amqp")) names
+// boxoffice_<subsystem>_<any literal of the file>.
 func definedMetrics(root string) (map[string]bool, error) {
 	names := map[string]bool{}
 	fset := token.NewFileSet()
@@ -55,7 +57,8 @@ func definedMetrics(root string) (map[string]bool, error) {
 
 func importsPrometheus(f *ast.File) bool {
 	for _, im := range f.Imports {
-		if strings.HasPrefix(strings.Trim(im.Path.Value, `"`), "github.com/prometheus/client_golang/") {
+		p := strings.Trim(im.Path.Value, `"`)
+		if strings.HasPrefix(p, "github.com/prometheus/client_golang/") || p == "github.com/boxoffice/boxoffice/pkg/promx" {
 			return true
 		}
 	}
@@ -114,6 +117,12 @@ func fileMetrics(f *ast.File, names map[string]bool) {
 					names[prometheus.BuildFQName(ns, sub, l)] = true
 				}
 			}
+		case *ast.CallExpr:
+			if sub, ok := promxSubsystem(x, lit); ok {
+				for _, l := range lits {
+					names[prometheus.BuildFQName("boxoffice", sub, l)] = true
+				}
+			}
 		case *ast.BinaryExpr:
 			if p, ok := lit(x.X); ok && x.Op == token.ADD && strings.HasSuffix(p, "_") {
 				for _, l := range lits {
@@ -123,6 +132,19 @@ func fileMetrics(f *ast.File, names map[string]bool) {
 		}
 		return true
 	})
+}
+
+// promxSubsystem is the literal subsystem of a call promx.New(reg, "sub")
+// or promx.Shared(reg, "sub").
+func promxSubsystem(call *ast.CallExpr, lit func(ast.Expr) (string, bool)) (string, bool) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || len(call.Args) != 2 || (sel.Sel.Name != "New" && sel.Sel.Name != "Shared") {
+		return "", false
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "promx" {
+		return "", false
+	}
+	return lit(call.Args[1])
 }
 
 func asExpr(n ast.Node) ast.Expr {

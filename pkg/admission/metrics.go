@@ -1,6 +1,10 @@
 package admission
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/boxoffice/boxoffice/pkg/promx"
+)
 
 // Metrics are the package's Prometheus collectors, shared by the Announcer,
 // Promoter and TimeoutHandler of one process.
@@ -20,33 +24,19 @@ type Metrics struct {
 // NewMetrics creates the collectors and registers them on reg when reg is
 // not nil (registering twice on one registry panics).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	c := func(name, help string) prometheus.Counter {
-		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "admission", Name: name, Help: help})
+	f := promx.New(reg, "admission")
+	return &Metrics{
+		Promotions:         f.Counter("promotions_total", "Users admitted from the queue to the booking room."),
+		ExpiredReclaimed:   f.Counter("expirations_reclaimed_total", "Expired holds reclaimed by promotions."),
+		AnnounceFailures:   f.Counter("announce_failures_total", "Announcements that failed and were left for a retry."),
+		OutboxSwept:        f.Counter("outbox_swept_total", "Stale outbox entries re-announced by the safety net or a retry."),
+		SafetyNetRuns:      f.Counter("safety_net_runs_total", "Safety-net ticks completed."),
+		SafetyNetPromoted:  f.Counter("safety_net_promotions_total", "Users admitted by the safety net rather than by a message."),
+		SoldOutBroadcasts:  f.Counter("sold_out_broadcasts_total", "sold_out notifications published."),
+		TimeoutOutcomes:    f.CounterVec("timeouts_total", "Timeout messages handled, by outcome.", "outcome"),
+		SlotReleasedEvents: f.CounterVec("slot_released_total", "slot-released messages handled, by reason.", "reason"),
+		RelayEntries: f.CounterVec("relay_entries_total",
+			"Outbox entries handed to the background relay, by result: announced, failed or left_to_sweep (queue full or closed); failed and left_to_sweep entries are announced by the safety net's outbox sweep.",
+			"result"),
 	}
-	m := &Metrics{
-		Promotions:        c("promotions_total", "Users admitted from the queue to the booking room."),
-		ExpiredReclaimed:  c("expirations_reclaimed_total", "Expired holds reclaimed by promotions."),
-		AnnounceFailures:  c("announce_failures_total", "Announcements that failed and were left for a retry."),
-		OutboxSwept:       c("outbox_swept_total", "Stale outbox entries re-announced by the safety net or a retry."),
-		SafetyNetRuns:     c("safety_net_runs_total", "Safety-net ticks completed."),
-		SafetyNetPromoted: c("safety_net_promotions_total", "Users admitted by the safety net rather than by a message."),
-		SoldOutBroadcasts: c("sold_out_broadcasts_total", "sold_out notifications published."),
-		TimeoutOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "boxoffice", Subsystem: "admission", Name: "timeouts_total",
-			Help: "Timeout messages handled, by outcome.",
-		}, []string{"outcome"}),
-		SlotReleasedEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "boxoffice", Subsystem: "admission", Name: "slot_released_total",
-			Help: "slot-released messages handled, by reason.",
-		}, []string{"reason"}),
-		RelayEntries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "boxoffice", Subsystem: "admission", Name: "relay_entries_total",
-			Help: "Outbox entries handed to the background relay, by result: announced, failed or left_to_sweep (queue full or closed); failed and left_to_sweep entries are announced by the safety net's outbox sweep.",
-		}, []string{"result"}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.Promotions, m.ExpiredReclaimed, m.AnnounceFailures, m.OutboxSwept,
-			m.SafetyNetRuns, m.SafetyNetPromoted, m.SoldOutBroadcasts, m.TimeoutOutcomes, m.SlotReleasedEvents, m.RelayEntries)
-	}
-	return m
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/boxoffice/boxoffice/pkg/promx"
 	"github.com/boxoffice/boxoffice/pkg/requestid"
 )
 
@@ -235,53 +236,14 @@ type producerMetrics struct {
 }
 
 func newProducerMetrics(r prometheus.Registerer) (*producerMetrics, error) {
+	f := promx.Shared(r, "events")
 	m := &producerMetrics{
-		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "boxoffice_events_published_total",
-			Help: "Events written to Kafka and acknowledged (acks=all), by topic.",
-		}, []string{"topic"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "boxoffice_events_publish_errors_total",
-			Help: "Events whose Kafka write failed and was returned to the caller, by topic.",
-		}, []string{"topic"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "boxoffice_events_publish_seconds",
-			Help:    "Duration of Publish calls, including batching and acks.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
-		}),
+		writes: f.CounterVec("published_total", "Events written to Kafka and acknowledged (acks=all), by topic.", "topic"),
+		errors: f.CounterVec("publish_errors_total", "Events whose Kafka write failed and was returned to the caller, by topic.", "topic"),
+		duration: f.Histogram("publish_seconds", "Duration of Publish calls, including batching and acks.",
+			prometheus.ExponentialBuckets(0.0005, 2, 14)),
 	}
-	if r == nil {
-		return m, nil
-	}
-	var err error
-	m.writes, err = register(r, m.writes)
-	if err != nil {
-		return nil, err
-	}
-	m.errors, err = register(r, m.errors)
-	if err != nil {
-		return nil, err
-	}
-	m.duration, err = register(r, m.duration)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// the same description.
-func register[C prometheus.Collector](r prometheus.Registerer, c C) (C, error) {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, fmt.Errorf("register metrics: %w", err)
-	}
-	return c, nil
+	return m, f.Err()
 }
 
 // Recorder is an in-memory Producer for the tests of packages that publish:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/boxoffice/boxoffice/pkg/promx"
 )
 
 // Metrics are the request metrics every HTTP service exports, labelled by
@@ -56,22 +58,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if err != nil {
 		// Only a conflicting collector of the same name can fail here: a
 		// programming error in the service's wiring.
-		panic(fmt.Sprintf("httpapi: register metrics: %v", err))
+		panic(fmt.Sprintf("httpapi: %v", err))
 	}
 	return m
-}
-
-// registerOrReuse registers c on reg, or returns the collector of the same
-// kind reg already holds under its name.
-func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
@@ -88,10 +77,10 @@ func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, labels),
 	}
 	var err error
-	if m.Duration, err = registerOrReuse(reg, m.Duration); err != nil {
+	if m.Duration, err = promx.RegisterOrReuse(reg, m.Duration); err != nil {
 		return nil, err
 	}
-	if m.Requests, err = registerOrReuse(reg, m.Requests); err != nil {
+	if m.Requests, err = promx.RegisterOrReuse(reg, m.Requests); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/boxoffice/boxoffice/pkg/promx"
 )
 
 // Metrics of the Restorer:
@@ -28,21 +30,14 @@ type Metrics struct {
 
 // NewMetrics registers the metrics with reg (nil: unregistered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		difference: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "boxoffice", Subsystem: "ledger",
-			Name: "reconcile_difference", Help: "Seats whose sale Redis and the ledger disagree on, at the last reconciliation."},
-			[]string{"event_id", "direction"}),
-		repaired: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "ledger",
-			Name: "repaired_seats_total", Help: "Seats sold in the ledger that reconciliation marked sold in Redis."}),
-		restores: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "ledger",
-			Name: "restores_total", Help: "Events whose Redis state was rebuilt from the ledger."}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "ledger",
-			Name: "errors_total", Help: "Failed restore or reconcile passes and event_restored publishes."}, []string{"stage"}),
+	f := promx.New(reg, "ledger")
+	return &Metrics{
+		difference: f.GaugeVec("reconcile_difference",
+			"Seats whose sale Redis and the ledger disagree on, at the last reconciliation.", "event_id", "direction"),
+		repaired: f.Counter("repaired_seats_total", "Seats sold in the ledger that reconciliation marked sold in Redis."),
+		restores: f.Counter("restores_total", "Events whose Redis state was rebuilt from the ledger."),
+		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes and event_restored publishes.", "stage"),
 	}
-	if reg != nil {
-		reg.MustRegister(m.difference, m.repaired, m.restores, m.errors)
-	}
-	return m
 }
 
 // keepOnly deletes the difference series of every event not in ids.

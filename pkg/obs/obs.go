@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/promx"
 )
 
 // EventLister is the part of booking.Store the collector reads.
@@ -61,9 +62,8 @@ func WithTimeout(d time.Duration) Option { return func(c *EventCollector) { c.ti
 
 // NewEventCollector returns a collector reading l on every scrape.
 func NewEventCollector(l EventLister, opts ...Option) *EventCollector {
-	ev := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc("boxoffice_event_"+name, help, []string{"event_id"}, nil)
-	}
+	f := promx.New(nil, "event")
+	ev := func(name, help string) *prometheus.Desc { return f.Desc(name, help, "event_id") }
 	c := &EventCollector{
 		lister:    l,
 		timeout:   DefaultTimeout,
@@ -76,10 +76,8 @@ func NewEventCollector(l EventLister, opts ...Option) *EventCollector {
 		capacity:  ev("capacity", "Booking room capacity: users who may hold a slot at once."),
 		seats:     ev("seats", "Seats in the event's seat map."),
 		paused:    ev("paused", "1 while the event's on-sale is paused by an operator."),
-		up: prometheus.NewDesc("boxoffice_event_collector_up",
-			"1 when the last read of the events from Redis succeeded, 0 otherwise.", nil, nil),
-		duration: prometheus.NewDesc("boxoffice_event_collector_duration_seconds",
-			"Time the last read of the events from Redis took.", nil, nil),
+		up:        f.Desc("collector_up", "1 when the last read of the events from Redis succeeded, 0 otherwise."),
+		duration:  f.Desc("collector_duration_seconds", "Time the last read of the events from Redis took."),
 	}
 	for _, o := range opts {
 		o(c)

@@ -52,7 +52,8 @@ func TestLayersImportOnlyBelow(t *testing.T) {
 		{"../redisfn", []string{"lua"}, true},
 		{"../booking", []string{"lua", "pkg/ids", "pkg/redisfn"}, true},
 		{"../messages", nil, true},
-		{"../admission", []string{"pkg/amqpx", "pkg/booking", "pkg/events", "pkg/ids", "pkg/messages", "pkg/pass", "pkg/requestid", "pkg/retry"}, true},
+		{"../admission", []string{"pkg/amqpx", "pkg/booking", "pkg/events", "pkg/ids", "pkg/messages", "pkg/pass", "pkg/promx", "pkg/requestid", "pkg/retry"}, true},
+		{"../promx", nil, true},
 	} {
 		for _, imp := range imports(t, tc.dir) {
 			if rest, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(tc.boxoffice, rest) {

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/promx"
 )
 
 // announcer publishes RabbitMQ messages with confirms (*admission.Announcer).
@@ -53,12 +54,7 @@ type Webhooks struct {
 // status contradicts the path), rejected (other 4xx), error (5xx: the
 // provider retries).
 func NewOutcomes(reg prometheus.Registerer) *prometheus.CounterVec {
-	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "webhook",
-		Name: "outcomes_total", Help: "Payment webhooks handled, by kind and outcome."}, []string{"kind", "outcome"})
-	if reg != nil {
-		reg.MustRegister(v)
-	}
-	return v
+	return promx.New(reg, "webhook").CounterVec("outcomes_total", "Payment webhooks handled, by kind and outcome.", "kind", "outcome")
 }
 
 // outcomeKey is the gin context key where a handler names its outcome.

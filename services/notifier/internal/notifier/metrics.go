@@ -1,6 +1,10 @@
 package notifier
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/boxoffice/boxoffice/pkg/promx"
+)
 
 // Metrics are the notifier's Prometheus collectors.
 type Metrics struct {
@@ -17,26 +21,15 @@ type Metrics struct {
 // NewMetrics creates the collectors and registers them on reg when it is
 // not nil.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		Connections: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "connections", Help: "Open WebSocket connections."}),
-		Accepted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "connections_accepted_total", Help: "WebSocket upgrades accepted."}),
-		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "connections_refused_total", Help: "WebSocket upgrades refused by a connection cap, by cap."}, []string{"reason"}),
-		Sent: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "messages_sent_total", Help: "Messages written to WebSocket connections."}),
-		SlowDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "slow_clients_dropped_total", Help: "Connections dropped because their send queue was full."}),
-		Received: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "notifications_received_total", Help: "Notifications received from the fanout exchange."}, []string{"type"}),
-		PositionTicks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "position_broadcasts_total", Help: "Per-event position broadcasts."}),
-		PresenceTouched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "boxoffice", Subsystem: "notifier",
-			Name: "presence_touched_total", Help: "Users reported present to the store."}),
+	f := promx.New(reg, "notifier")
+	return &Metrics{
+		Connections:     f.Gauge("connections", "Open WebSocket connections."),
+		Accepted:        f.Counter("connections_accepted_total", "WebSocket upgrades accepted."),
+		Refused:         f.CounterVec("connections_refused_total", "WebSocket upgrades refused by a connection cap, by cap.", "reason"),
+		Sent:            f.Counter("messages_sent_total", "Messages written to WebSocket connections."),
+		SlowDropped:     f.Counter("slow_clients_dropped_total", "Connections dropped because their send queue was full."),
+		Received:        f.CounterVec("notifications_received_total", "Notifications received from the fanout exchange.", "type"),
+		PositionTicks:   f.Counter("position_broadcasts_total", "Per-event position broadcasts."),
+		PresenceTouched: f.Counter("presence_touched_total", "Users reported present to the store."),
 	}
-	if reg != nil {
-		reg.MustRegister(m.Connections, m.Accepted, m.Refused, m.Sent, m.SlowDropped, m.Received, m.PositionTicks, m.PresenceTouched)
-	}
-	return m
 }
