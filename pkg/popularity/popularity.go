@@ -39,40 +39,29 @@ type Entry struct {
 	Bookings int64
 }
 
-// Counter counts completed bookings into the ranking.
-type Counter struct {
-	rdb     redis.Cmdable
-	prefix  string
-	seenTTL time.Duration
-}
-
-// NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
-// seenTTL <= 0 means DefaultSeenTTL.
-func NewCounter(rdb redis.Cmdable, prefix string, seenTTL time.Duration) *Counter {
-	if seenTTL <= 0 {
-		seenTTL = DefaultSeenTTL
-	}
-	return &Counter{rdb: rdb, prefix: orDefault(prefix), seenTTL: seenTTL}
-}
+// Counter counts completed bookings into the ranking (NewCounter).
+type Counter = redisfn.Counter[events.Event]
 
 // ErrNotBookingCompleted is returned by Count for any other event type.
 var ErrNotBookingCompleted = errors.New("popularity: not a booking_completed event")
 
-// Count adds e's booking to its concert's score, unless the message with
-// e.ID was counted before: one per seat sold (an order of several seats
-// carries them in seat_id joined by ','). It reports whether it counted.
-func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
-	if e.Type != events.TopicBookingCompleted {
-		return false, fmt.Errorf("%w: %s", ErrNotBookingCompleted, e.Type)
+// NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
+// seenTTL <= 0 means DefaultSeenTTL. Its Count adds a booking_completed
+// fact to its concert's score, unless the message with the fact's id was
+// counted before: one per seat sold (an order of several seats carries
+// them in seat_id joined by ',').
+func NewCounter(rdb redis.Cmdable, prefix string, seenTTL time.Duration) *Counter {
+	if seenTTL <= 0 {
+		seenTTL = DefaultSeenTTL
 	}
-	ttl := max(int64(c.seenTTL/time.Second), 1)
-	n, err := redisfn.Call(ctx, c.rdb, countFn,
-		[]string{RankingKey(c.prefix), SeenKey(c.prefix, e.ID)},
-		e.EventID, ttl, max(1, len(booking.SplitSeats(e.SeatID)))).Int64()
-	if err != nil {
-		return false, fmt.Errorf("count booking: %w", err)
-	}
-	return n == 1, nil
+	prefix = orDefault(prefix)
+	return redisfn.NewCounter(rdb, countFn, seenTTL, func(e events.Event, ttl int64) ([]string, []any, error) {
+		if e.Type != events.TopicBookingCompleted {
+			return nil, nil, fmt.Errorf("%w: %s", ErrNotBookingCompleted, e.Type)
+		}
+		return []string{RankingKey(prefix), SeenKey(prefix, e.ID)},
+			[]any{e.EventID, ttl, max(1, len(booking.SplitSeats(e.SeatID)))}, nil
+	})
 }
 
 // Top returns the n concerts with the most completed bookings, most first

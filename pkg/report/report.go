@@ -47,32 +47,19 @@ func keys(prefix, eventID, messageID string) []string {
 		base + "purchase", base + "minutes"}
 }
 
-// Counter adds facts to their sale's report.
-type Counter struct {
-	rdb     redis.Cmdable
-	prefix  string
-	seenTTL time.Duration
-}
+// Counter adds facts to their sale's report (NewCounter).
+type Counter = redisfn.Counter[events.Event]
 
 // NewCounter returns a counter on rdb under prefix ("" = DefaultPrefix);
-// seenTTL <= 0 means DefaultSeenTTL.
+// seenTTL <= 0 means DefaultSeenTTL. Its Count adds a fact to its sale's
+// report unless a message with the fact's id was counted before.
 func NewCounter(rdb redis.Cmdable, prefix string, seenTTL time.Duration) *Counter {
 	if seenTTL <= 0 {
 		seenTTL = DefaultSeenTTL
 	}
-	return &Counter{rdb: rdb, prefix: prefix, seenTTL: seenTTL}
-}
-
-// Count adds e to its sale's report unless a message with e.ID was
-// counted before; it reports whether it counted.
-func (c *Counter) Count(ctx context.Context, e events.Event) (bool, error) {
-	ttl := max(int64(c.seenTTL/time.Second), 1)
-	n, err := redisfn.Call(ctx, c.rdb, countFn, keys(c.prefix, e.EventID, e.ID),
-		e.Type, e.Sequence, e.OccurredAt.UnixMilli(), ttl, e.Amount, e.Currency).Int64()
-	if err != nil {
-		return false, fmt.Errorf("count %s: %w", e.Type, err)
-	}
-	return n == 1, nil
+	return redisfn.NewCounter(rdb, countFn, seenTTL, func(e events.Event, ttl int64) ([]string, []any, error) {
+		return keys(prefix, e.EventID, e.ID), []any{e.Type, e.Sequence, e.OccurredAt.UnixMilli(), ttl, e.Amount, e.Currency}, nil
+	})
 }
 
 // Distribution is a duration distribution in milliseconds, from buckets
