@@ -19,6 +19,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
 // Config is one on-sale.
@@ -282,27 +283,14 @@ type apiError struct {
 
 // seatIDs reads the event's seat ids from the seat map.
 func (s *sim) seatIDs() ([]string, error) {
-	var m struct {
-		Sections []struct {
-			Row    string   `json:"row"`
-			First  int      `json:"first"`
-			Seats  []string `json:"seats"`
-			Status string   `json:"status"`
-		} `json:"sections"`
-	}
+	var m stacktest.SeatMap
 	code, _, err := s.call("GET", "/api/seats/available?event_id="+url.QueryEscape(s.c.EventID), "", nil, nil, &m)
 	if err != nil || code != http.StatusOK {
 		return nil, fmt.Errorf("seat map: %d %v", code, err)
 	}
 	var ids []string
-	for _, sec := range m.Sections {
-		for i := range len(sec.Status) {
-			if sec.Seats != nil {
-				ids = append(ids, sec.Seats[i])
-			} else {
-				ids = append(ids, sec.Row+strconv.Itoa(sec.First+i))
-			}
-		}
+	for _, seat := range m.Seats() {
+		ids = append(ids, seat.SeatID)
 	}
 	return ids, nil
 }
