@@ -1,6 +1,6 @@
 // Package service is the process around a boxoffice service: its
 // configuration, filled from environment variables by
-// github.com/caarlos0/env ([LoadConfig], [Load], [Common]), checked by each
+// github.com/caarlos0/env ([Main], [LoadConfig], [Load], [Common]), checked by each
 // Config's Validate and logged with secrets masked ([Fields]); a zap logger
 // ([NewLogger]); a Redis client for one node or a cluster ([NewRedis]); the
 // admin listener with /metrics, /healthz and /readyz ([NewAdmin],
@@ -12,13 +12,12 @@
 //
 // A service's main is thin:
 //
-//	func main() { service.Main("gateway", run) }
+//	func main() {
+//		// the default admin port; Main loads the rest, runs cfg.Validate, logs cfg
+//		service.Main("gateway", &Config{Common: service.Common{AdminAddr: "127.0.0.1:9101"}}, run)
+//	}
 //
-//	func run(ctx context.Context, log *zap.Logger) error {
-//		cfg := Config{Common: service.Common{AdminAddr: "127.0.0.1:9101"}} // the default admin port
-//		if err := service.LoadConfig(&cfg, log); err != nil { // runs cfg.Validate, logs cfg
-//			return err
-//		}
+//	func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 //		...
 //		return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
 //			return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout) // service.Serve behind httpapi.Listener

@@ -19,10 +19,23 @@ import (
 // Main runs a service process: SIGINT and SIGTERM cancel the context given
 // to run (a second signal kills the process at once), the logger is built
 // from LOG_LEVEL and LOG_FORMAT (info and json when unset or invalid) and
-// carries a service field. Main exits 1 when run returns an error, 0 when it
-// returns nil or context.Canceled after a signal.
-func Main(name string, run func(ctx context.Context, log *zap.Logger) error) {
-	os.Exit(mainCode(name, run))
+// carries a service field, and cfg, the service's Config preset with the
+// defaults it gives in code (its own ADMIN_ADDR), is loaded from the
+// environment, validated and logged ([LoadConfig]) before run is given it.
+// Main exits 1 when the configuration is refused or run returns an error,
+// 0 when run returns nil or context.Canceled after a signal.
+func Main[C any](name string, cfg *C, run func(ctx context.Context, cfg *C, log *zap.Logger) error) {
+	os.Exit(mainCode(name, withConfig(cfg, run)))
+}
+
+// withConfig is run behind [LoadConfig].
+func withConfig[C any](cfg *C, run func(context.Context, *C, *zap.Logger) error) func(context.Context, *zap.Logger) error {
+	return func(ctx context.Context, log *zap.Logger) error {
+		if err := LoadConfig(cfg, log); err != nil {
+			return err
+		}
+		return run(ctx, cfg, log)
+	}
 }
 
 func mainCode(name string, run func(context.Context, *zap.Logger) error) int {

@@ -133,6 +133,25 @@ func TestMainCode(t *testing.T) {
 	}
 }
 
+// Main loads the configuration before run: a refused one is exit 1 and
+// run never starts; a loaded one is what run is given.
+func TestMainLoadsTheConfigFirst(t *testing.T) {
+	t.Setenv("LOG_LEVEL", "fatal")
+	type config struct {
+		Name string `env:"BOXOFFICE_TEST_NAME" required:"true"`
+	}
+	var got string
+	run := func(_ context.Context, cfg *config, _ *zap.Logger) error { got = cfg.Name; return nil }
+	t.Setenv("BOXOFFICE_TEST_NAME", "")
+	if code := mainCode("t", withConfig(&config{}, run)); code != 1 || got != "" {
+		t.Errorf("missing variable: exit %d, run given %q", code, got)
+	}
+	t.Setenv("BOXOFFICE_TEST_NAME", "box")
+	if code := mainCode("t", withConfig(&config{}, run)); code != 0 || got != "box" {
+		t.Errorf("loaded: exit %d, run given %q", code, got)
+	}
+}
+
 func TestSetGCDefault(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)

@@ -4,12 +4,8 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
-	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/pkg/service/configtest"
 )
-
-// newConfig is the Config as run presets it before loading.
-func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
 
 // minimalEnv is the least a valid configuration sets.
 var minimalEnv = map[string]string{"JWT_SECRET": "0123456789abcdef"}

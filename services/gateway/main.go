@@ -139,18 +139,18 @@ func (c Config) abuseLimits() ratelimit.Config {
 	}
 }
 
+// newConfig is the Config before loading: the defaults the service gives
+// in code rather than in a tag (its own ADMIN_ADDR).
+func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "operators" {
 		os.Exit(operatorsCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	service.Main(name, run)
+	service.Main(name, newConfig(), run)
 }
 
-func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.LoadConfig(&cfg, log); err != nil {
-		return err
-	}
+func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	authority, err := auth.New([]byte(cfg.JWTSecret))
 	if err != nil {
 		return fmt.Errorf("config: JWT_SECRET: %w", err)
@@ -170,7 +170,7 @@ func run(ctx context.Context, log *zap.Logger) error {
 	}
 	limits := cfg.abuseLimits()
 
-	challenger, err := newChallengerFrom(cfg, d.Redis)
+	challenger, err := newChallengerFrom(*cfg, d.Redis)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

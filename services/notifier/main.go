@@ -63,17 +63,17 @@ func (c Config) Validate() error {
 	return errors.Join(append(errs, c.Common.Validate())...)
 }
 
-func main() { service.Main(name, run) }
+// newConfig is the Config before loading: the defaults the service gives
+// in code rather than in a tag (its own ADMIN_ADDR).
+func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
 
-func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.Load(&cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
+func main() { service.Main(name, newConfig(), run) }
+
+func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = notifier.DefaultMaxConnections()
+		log.Info("connection cap from the file limit", zap.Int("max_connections", cfg.MaxConnections))
 	}
-	log.Info("config", service.Fields(cfg)...)
 
 	authority, err := auth.New([]byte(cfg.JWTSecret))
 	if err != nil {

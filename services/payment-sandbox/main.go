@@ -60,13 +60,13 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func main() { service.Main(name, run) }
+// newConfig is the Config before loading: the defaults the service gives
+// in code rather than in a tag (its own ADMIN_ADDR).
+func newConfig() *Config { return &Config{AdminAddr: defaultAdminAddr} }
 
-func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{AdminAddr: defaultAdminAddr}
-	if err := service.LoadConfig(&cfg, log); err != nil {
-		return err
-	}
+func main() { service.Main(name, newConfig(), run) }
+
+func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	admin := service.NewAdmin(cfg.AdminAddr, log, nil) // no pprof: a development sandbox
 	if err := admin.Listen(); err != nil {
 		return err

@@ -56,13 +56,13 @@ func (c Config) Validate() error {
 	return errors.Join(append(errs, c.Common.Validate())...)
 }
 
-func main() { service.Main(name, run) }
+// newConfig is the Config before loading: the defaults the service gives
+// in code rather than in a tag (its own ADMIN_ADDR).
+func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
 
-func run(ctx context.Context, log *zap.Logger) error {
-	cfg := Config{Common: service.Common{AdminAddr: defaultAdminAddr}}
-	if err := service.LoadConfig(&cfg, log); err != nil {
-		return err
-	}
+func main() { service.Main(name, newConfig(), run) }
+
+func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	d, err := platform.Dial(ctx, name, cfg.Common, log, platform.Ledger(cfg.DatabaseURL))
 	if err != nil {
 		return err

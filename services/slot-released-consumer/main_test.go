@@ -3,12 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/pkg/service/configtest"
 )
-
-// newConfig is the Config as run presets it before loading.
-func newConfig() *Config { return &Config{Common: service.Common{AdminAddr: defaultAdminAddr}} }
 
 func TestConfigDefaults(t *testing.T) {
 	cfg := configtest.Load(t, newConfig, nil)
