@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,23 +57,35 @@ func (p *pkgFiles) isMain() bool {
 	return len(p.files) > 0 && p.files[0].Name.Name == "main"
 }
 
-// structType finds the struct type declared as name.
-func (p *pkgFiles) structType(name string) *ast.StructType {
-	for _, f := range p.files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.TYPE {
-				continue
-			}
-			for _, s := range g.Specs {
-				ts := s.(*ast.TypeSpec)
-				if st, ok := ts.Type.(*ast.StructType); ok && ts.Name.Name == name {
-					return st
+// specs yields every spec of the package's tok declarations (token.TYPE,
+// token.CONST) with the file that declares it.
+func (p *pkgFiles) specs(tok token.Token) iter.Seq2[*ast.File, ast.Spec] {
+	return func(yield func(*ast.File, ast.Spec) bool) {
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != tok {
+					continue
+				}
+				for _, s := range g.Specs {
+					if !yield(f, s) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return nil
+}
+
+// structType finds the struct type declared as name, and its file.
+func (p *pkgFiles) structType(name string) (*ast.StructType, *ast.File) {
+	for f, s := range p.specs(token.TYPE) {
+		ts := s.(*ast.TypeSpec)
+		if st, ok := ts.Type.(*ast.StructType); ok && ts.Name.Name == name {
+			return st, f
+		}
+	}
+	return nil, nil
 }
 
 // importDir maps a selector's package name in file f to a directory of the
@@ -92,31 +105,14 @@ func importDir(root string, f *ast.File, pkgName string) string {
 	return ""
 }
 
-// fileOf returns the file of p declaring the struct type name.
-func (p *pkgFiles) fileOf(name string) *ast.File {
-	for _, f := range p.files {
-		for _, d := range f.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-				for _, s := range g.Specs {
-					if s.(*ast.TypeSpec).Name.Name == name {
-						return f
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // configVars collects the env-tagged fields of struct name in p, walking
 // into struct fields without an env tag (embedded or named, of this
 // package or another package of the repository), as the loader does.
 func configVars(root string, p *pkgFiles, name, prefix string, out map[string]EnvVar) error {
-	st := p.structType(name)
+	st, file := p.structType(name)
 	if st == nil {
 		return fmt.Errorf("%s: no struct type %s", p.dir, name)
 	}
-	file := p.fileOf(name)
 	for _, fld := range st.Fields.List {
 		var tag reflect.StructTag
 		if fld.Tag != nil {
@@ -136,7 +132,7 @@ func configVars(root string, p *pkgFiles, name, prefix string, out map[string]En
 			sub := prefix + tag.Get("envPrefix")
 			switch t := typ.(type) {
 			case *ast.Ident:
-				if p.structType(t.Name) != nil {
+				if st, _ := p.structType(t.Name); st != nil {
 					if err := configVars(root, p, t.Name, sub, out); err != nil {
 						return err
 					}
@@ -154,7 +150,7 @@ func configVars(root string, p *pkgFiles, name, prefix string, out map[string]En
 				if err != nil {
 					return err
 				}
-				if q.structType(t.Sel.Name) != nil {
+				if st, _ := q.structType(t.Sel.Name); st != nil {
 					if err := configVars(root, q, t.Sel.Name, sub, out); err != nil {
 						return err
 					}
@@ -278,19 +274,11 @@ func (p *pkgFiles) resolve(e ast.Expr) (string, bool) {
 
 // constValue is the expression of the package-level constant name.
 func (p *pkgFiles) constValue(name string) ast.Expr {
-	for _, f := range p.files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
-			}
-			for _, s := range g.Specs {
-				vs := s.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if n.Name == name && i < len(vs.Values) {
-						return vs.Values[i]
-					}
-				}
+	for _, s := range p.specs(token.CONST) {
+		vs := s.(*ast.ValueSpec)
+		for i, n := range vs.Names {
+			if n.Name == name && i < len(vs.Values) {
+				return vs.Values[i]
 			}
 		}
 	}
