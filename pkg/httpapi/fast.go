@@ -335,9 +335,9 @@ func ServeRequest(h fasthttp.RequestHandler, w http.ResponseWriter, r *http.Requ
 	var rc fasthttp.RequestCtx
 	rc.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}, nil)
 	h(&rc)
-	rc.Response.Header.VisitAll(func(k, v []byte) {
+	for k, v := range rc.Response.Header.All() {
 		w.Header().Add(string(k), string(v))
-	})
+	}
 	w.WriteHeader(rc.Response.StatusCode())
 	_, _ = w.Write(rc.Response.Body())
 }

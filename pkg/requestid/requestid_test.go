@@ -67,7 +67,7 @@ func TestMiddleware(t *testing.T) {
 			}
 		})
 	}
-	if New() == New() {
+	if a, b := New(), New(); a == b {
 		t.Error("two new ids are equal")
 	}
 }

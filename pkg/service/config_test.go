@@ -34,7 +34,8 @@ type testConfig struct {
 	Topics    []string      `env:"TOPICS" default:"a,b"`
 	NoDefault string        `env:"NO_DEFAULT"`
 	Nested    inner
-	ignored   string //nolint:unused // unexported fields are skipped
+	//lint:ignore U1000 the loader must skip unexported fields
+	ignored string
 }
 
 func defaults() testConfig {

@@ -19,7 +19,7 @@ func TestSeedReplaysFromTheEnvironment(t *testing.T) {
 }
 
 func TestFreshSeedsDiffer(t *testing.T) {
-	if Seed(t) == Seed(t) {
+	if a, b := Seed(t), Seed(t); a == b {
 		t.Fatal("two fresh seeds are equal")
 	}
 }

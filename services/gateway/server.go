@@ -203,16 +203,6 @@ func (e validationError) Error() string { return string(e) }
 
 func errf(s string) error { return validationError(s) }
 
-// queryEventID reads ?event_id= (400 when missing or malformed).
-func queryEventID(c *gin.Context) (string, bool) {
-	id, err := eventIDParam(c.Query("event_id"))
-	if err != nil {
-		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
-		return "", false
-	}
-	return id, true
-}
-
 func unixOrZero(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

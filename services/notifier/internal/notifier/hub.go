@@ -48,12 +48,6 @@ func NewHub(m *Metrics) *Hub {
 	return &Hub{events: map[string]*eventConns{}, m: m}
 }
 
-func (h *Hub) add(c *client) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.addLocked(c)
-}
-
 func (h *Hub) addLocked(c *client) {
 	ec := h.events[c.event]
 	if ec == nil {
