@@ -182,7 +182,7 @@ type wireEvent struct {
 	Source     string          `json:"source,omitempty" jsonschema:"minLength=1" jsonschema_description:"The deployment that published the fact: /boxoffice/ then DEPLOYMENT_ID (CloudEvents' source). Version 2."`
 	OccurredAt string          `json:"occurred_at" jsonschema:"format=date-time,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$" jsonschema_description:"When the fact happened, RFC 3339 in UTC with milliseconds; fixed when it happened, so every copy carries the same."`
 	UserID     string          `json:"user_id" jsonschema:"minLength=1" jsonschema_description:"The user; system for facts no user caused."`
-	EventID    string          `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (seed 002's naming); also the Kafka message key."`
+	EventID    string          `json:"event_id" jsonschema:"minLength=1" jsonschema_description:"The concert (the sale's event id); also the Kafka message key."`
 	SeatID     string          `json:"seat_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The seat, when one is involved; for an order of several seats, the seats joined by ',' (see seat_ids)."`
 	SeatIDs    []string        `json:"seat_ids,omitempty" jsonschema:"minItems=2" jsonschema_description:"The seats of an order of several seats, in the order selected; absent for one seat. Version 3."`
 	PaymentID  string          `json:"payment_id,omitempty" jsonschema:"minLength=1" jsonschema_description:"The payment id, for payment facts."`
@@ -197,7 +197,7 @@ type wireEvent struct {
 	RemoteAddr string          `json:"remote_addr,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: the client address the action came from (TRUSTED_PROXIES decide whether X-Forwarded-For is believed)."`
 	Before     json.RawMessage `json:"before,omitempty" jsonschema_description:"operator_action: the values the action changed, as they were before (an object; absent when there were none, e.g. a creation)."`
 	After      json.RawMessage `json:"after,omitempty" jsonschema_description:"operator_action: the values the action changed, as they are after it (an object; absent when there are none, e.g. a revocation's record has only before)."`
-	Timestamp  int64           `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds, as in seed 002."`
+	Timestamp  int64           `json:"timestamp" jsonschema:"minimum=1" jsonschema_description:"occurred_at in unix seconds."`
 }
 
 // Envelope is the JSON form of Event, field for field, for tools that
