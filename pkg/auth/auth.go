@@ -49,11 +49,10 @@ type claims struct {
 // Authority signs and verifies tokens with one secret. Safe for concurrent use.
 //
 // Every Verify checks the token in full: there is no cache of verified
-// tokens. A token from Issue takes the fast path (hs256.go, under 1 µs);
-// a cache of 150,000 tokens saved a poll 0.3 µs of that but cost every new
-// token (a join) 0.3 µs alone and about 1.7 µs in a loaded gateway's
-// profile, and the web page reads the exact position rarely (BenchmarkVerify;
-// docs/benchmarks.md "HS256 fast path").
+// tokens. A token from Issue takes the fast path (hs256.go); a cache of
+// verified tokens saved a poll less than it cost every new token (a join),
+// and the web page reads the exact position rarely (BenchmarkVerify, run
+// as its comment says; docs/benchmarks.md "HS256 fast path").
 type Authority struct {
 	secret []byte
 	now    func() time.Time

@@ -17,8 +17,9 @@ import (
 
 // BenchmarkCompression compresses what the gateway's relay sends to Kafka
 // (booking_request facts: keys, envelopes and headers) with each codec
-// KAFKA_COMPRESSION offers, in batches of 1, 8 and 64 facts (64 is what
-// kafka-go's writer gathered per produce request at 17,000 joins/s), and
+// KAFKA_COMPRESSION offers, in batches of 1, 8 and 64 facts (64 is about
+// what kafka-go's writer gathers per produce request when the gateway's
+// relay runs at its peak join rate), and
 // reports the cost per fact and the compression ratio. It is why the
 // default is lz4 (docs/benchmarks.md "Kafka compression"). Run with:
 //

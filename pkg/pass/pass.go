@@ -109,8 +109,9 @@ func (s *Signer) Sign(eventID, user string, seq int64, now, deadline time.Time) 
 // signingMethod is golang-jwt's EdDSA (alg "EdDSA", RFC 8037) whose
 // Ed25519 signature is made by curve25519-voi instead of crypto/ed25519:
 // the same deterministic signature (RFC 8032; TestSignaturesAreStdlibs)
-// in half the CPU (docs/benchmarks.md, "Signing the pass and the ticket":
-// every queued join signs a ticket, every poll in the room a pass).
+// in less CPU (BenchmarkEdDSA; docs/benchmarks.md, "Signing the pass and
+// the ticket": every queued join signs a ticket, every poll in the room a
+// pass).
 // Verification stays golang-jwt's, on crypto/ed25519.
 var signingMethod jwt.SigningMethod = voiEdDSA{}
 

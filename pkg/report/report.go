@@ -63,7 +63,8 @@ func NewCounter(rdb redis.Cmdable, prefix string, seenTTL time.Duration) *Counte
 }
 
 // Distribution is a duration distribution in milliseconds, from buckets
-// about 19% wide: each percentile is its bucket's upper bound.
+// whose bounds grow by a factor of 2^(1/4) (bucketUpper): each percentile
+// is its bucket's upper bound.
 type Distribution struct {
 	Count int64 `json:"count"`
 	P50MS int64 `json:"p50_ms"`

@@ -1,6 +1,6 @@
 // Package retry is boxoffice's one retry policy, on
 // github.com/cenkalti/backoff/v5: a delay starts at a minimum and doubles
-// up to a maximum, with ±20 % jitter so that many instances do not retry
+// up to a maximum, with [Jitter] so that many instances do not retry
 // in step, and an error marked [Permanent] is never retried. amqpx
 // (reconnects, nacked publishes, the delays of its retry wait queues), the
 // Kafka consumer of package events (fetches, handler retries) and the
@@ -17,7 +17,7 @@ import (
 )
 
 // Jitter is how far each delay of [Exponential] is spread either side of
-// its nominal value: ±20 %.
+// its nominal value, as a fraction of it.
 const Jitter = 0.2
 
 // Exponential returns the policy from minDelay doubling to maxDelay, with

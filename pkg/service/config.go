@@ -47,8 +47,8 @@ type Common struct {
 	KafkaBrokers           []string      `env:"KAFKA_BROKERS" default:"127.0.0.1:9092"`
 	// Kafka beyond the broker list (see events.ClientConfig): TLS with an
 	// optional CA and client certificate (PEM file paths), SASL, the
-	// producer's compression (lz4: a half to a quarter of zstd's CPU per
-	// batch, for half its ratio; BenchmarkCompression in pkg/events), and
+	// producer's compression (lz4: less CPU per batch than zstd, for a lower
+	// ratio; BenchmarkCompression in pkg/events), and
 	// a prefix for every topic name.
 	KafkaTLS           bool          `env:"KAFKA_TLS" default:"false"`
 	KafkaTLSCA         string        `env:"KAFKA_TLS_CA"`

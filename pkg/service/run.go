@@ -69,10 +69,11 @@ func mainCode(name string, run func(context.Context, *zap.Logger) error) int {
 
 // DefaultGOGC is the garbage collector's target percentage in boxoffice
 // services when the GOGC environment variable is not set. The Go default
-// of 100 collects twice as often as these services need: their live heap
-// is small (tens of MB) and request garbage dominates, so 400 trades a few
-// MB of memory for about a tenth less CPU per HTTP request
-// (docs/benchmarks.md). GOGC and GOMEMLIMIT set in the environment win.
+// of 100 collects more often than these services need: their live heap is
+// small (tens of MB) and request garbage dominates, so 400 trades a few MB
+// of memory for less CPU per HTTP request (scripts/bench-http.sh;
+// docs/benchmarks.md, "What moved the ratios"). GOGC and GOMEMLIMIT set in
+// the environment win.
 const DefaultGOGC = 400
 
 // setGCDefault applies DefaultGOGC unless GOGC is set, and returns the

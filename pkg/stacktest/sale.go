@@ -28,11 +28,11 @@ type Plan int
 
 // The plans, and how often [PlanOf] picks each.
 const (
-	PlanPay           Plan = iota // 60%: hold a seat, pay
-	PlanDecline                   // 12%: hold a seat, decline the payment
-	PlanCancelInRoom              // 10%: hold a seat, cancel
-	PlanLetExpire                 // 12%: hold a seat, do nothing
-	PlanCancelInQueue             // 6%: cancel while queued (pay if admitted at once)
+	PlanPay           Plan = iota // 60 users in 100: hold a seat, pay
+	PlanDecline                   // 12 in 100: hold a seat, decline the payment
+	PlanCancelInRoom              // 10 in 100: hold a seat, cancel
+	PlanLetExpire                 // 12 in 100: hold a seat, do nothing
+	PlanCancelInQueue             // 6 in 100: cancel while queued (pay if admitted at once)
 )
 
 // PlanOf picks a user's plan from a hash of seed and user (the same seed

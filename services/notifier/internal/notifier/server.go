@@ -278,8 +278,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // Buffer sizes of a hijacked connection. net/http hands the hijacker 4 KiB
 // for each direction; the notifier reads only control frames and writes
 // messages of a few hundred bytes, and keeps tens of thousands of
-// connections, so it swaps them for small ones (about 7 KiB saved per
-// connection). A larger message is written straight through.
+// connections, so it swaps them for the small ones below. A larger message
+// is written straight through.
 const (
 	hijackReadBuffer  = 256
 	hijackWriteBuffer = 512
