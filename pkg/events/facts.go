@@ -1,0 +1,193 @@
+package events
+
+import (
+	"crypto/sha1"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The facts, one constructor per type, and their deterministic ids: a
+// fact published twice carries the same id.
+
+// WithMoney returns e with the payment's amount, in the currency's minor
+// unit (cents), and ISO 4217 currency. An amount of 0 leaves both unset.
+func (e Event) WithMoney(amount int64, currency string) Event {
+	if amount > 0 {
+		e.Amount, e.Currency = amount, currency
+	}
+	return e
+}
+
+// WithSource returns e published by deployment source (SourceFor).
+func (e Event) WithSource(source string) Event {
+	e.Source = source
+	return e
+}
+
+// idNamespace is the UUIDv5 namespace of envelope ids. Changing it changes
+// every id and breaks consumers' dedupe: never change it.
+var idNamespace = uuid.MustParse("6f1e8a4c-3b2d-5e7f-9a0b-1c2d3e4f5a6b")
+
+// ID returns the envelope id of a fact: a UUIDv5 of
+// "type|event_id|user_id|sequence|payment_id". Publishing the same fact again
+// (a retry, a redelivered message that is handled twice) gives the same id,
+// which is what consumers dedupe on. Time is deliberately not part of it.
+func ID(typ, eventID, userID string, seq int64, paymentID string) string {
+	// uuid.NewSHA1(idNamespace, name) without its allocations (a fact
+	// goes to Kafka on every join): SHA-1 of the namespace and the name,
+	// then the version (5) and variant bits; TestIDIsStable pins the result
+	var stack [160]byte
+	b := append(stack[:0], idNamespace[:]...)
+	b = append(append(b, typ...), '|')
+	b = append(append(b, eventID...), '|')
+	b = append(append(b, userID...), '|')
+	b = append(strconv.AppendInt(b, seq, 10), '|')
+	b = append(b, paymentID...)
+	sum := sha1.Sum(b)
+	var u uuid.UUID
+	copy(u[:], sum[:])
+	u[6] = u[6]&0x0f | 5<<4
+	u[8] = u[8]&0x3f | 0x80
+	return u.String()
+}
+
+func newEvent(typ, eventID, userID, seatID, paymentID string, seq int64, reason string, at time.Time) Event {
+	at = at.UTC().Truncate(time.Millisecond)
+	var seats []string
+	if strings.Contains(seatID, ",") { // an order of several seats
+		seats = strings.Split(seatID, ",")
+	}
+	return Event{
+		ID:         ID(typ, eventID, userID, seq, paymentID),
+		Type:       typ,
+		Version:    SchemaVersion,
+		Source:     DefaultSource,
+		OccurredAt: at,
+		UserID:     userID,
+		EventID:    eventID,
+		SeatID:     seatID,
+		SeatIDs:    seats,
+		PaymentID:  paymentID,
+		Sequence:   seq,
+		Reason:     reason,
+		Timestamp:  at.Unix(),
+	}
+}
+
+// BookingRequested is the booking_request fact: userID joined the queue of
+// eventID with join sequence number seq.
+func BookingRequested(eventID, userID string, seq int64, at time.Time) Event {
+	return newEvent(TopicBookingRequest, eventID, userID, "", "", seq, "", at)
+}
+
+// UserPromoted is the user_promoted fact: the join seq of userID was
+// admitted to the booking room.
+func UserPromoted(eventID, userID string, seq int64, at time.Time) Event {
+	return newEvent(TopicUserPromoted, eventID, userID, "", "", seq, "", at)
+}
+
+// PaymentInitiated is the payment_initiated fact: paymentID was created for
+// the seat userID holds.
+func PaymentInitiated(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
+	return newEvent(TopicPaymentInitiated, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// BookingCompleted is the booking_completed fact: paymentID succeeded and
+// seatID is sold to userID.
+func BookingCompleted(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
+	return newEvent(TopicBookingCompleted, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// PaymentFailed is the payment_failed fact: the provider reported paymentID
+// failed for reason (insufficient_funds, timeout, cancelled, ...). seatID may
+// be empty.
+func PaymentFailed(eventID, userID, seatID, paymentID string, seq int64, reason string, at time.Time) Event {
+	return newEvent(TopicPaymentFailed, eventID, userID, seatID, paymentID, seq, reason, at)
+}
+
+// BookingCancelled is the booking_cancelled fact: userID left, from the
+// queue (CancelledFromQueue) or the booking room (CancelledFromActive),
+// releasing seatID if one was held, or was dropped from the queue for
+// absence (CancelledAbandoned). from is carried in the reason field.
+func BookingCancelled(eventID, userID, seatID string, seq int64, from string, at time.Time) Event {
+	return newEvent(TopicBookingCancelled, eventID, userID, seatID, "", seq, from, at)
+}
+
+// BookingExpired is the booking_expired fact: the booking-room hold of join
+// seq timed out, releasing seatID if one was held.
+func BookingExpired(eventID, userID, seatID string, seq int64, at time.Time) Event {
+	return newEvent(TopicBookingExpired, eventID, userID, seatID, "", seq, "", at)
+}
+
+// PaymentLate is the payment_late fact: paymentID succeeded after the hold
+// was released; no booking was made and the payment is to be refunded.
+func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.Time) Event {
+	return newEvent(TopicPaymentLate, eventID, userID, seatID, paymentID, seq, "", at)
+}
+
+// QueueRandomized is the queue_randomized fact: the pre-queue of eventID,
+// count users, was drawn; reason is "seed=<hex> commit=<hex>
+// digest=<hex>", digest the hex SHA-256 of the drawn order (each user id
+// followed by "\n"). user_id is RestoredBy (the system).
+func QueueRandomized(eventID string, count int64, seed, commit, digest string, at time.Time) Event {
+	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, "seed="+seed+" commit="+commit+" digest="+digest, at)
+}
+
+// RestoredBy is the user_id of an event_restored fact, and of every fact
+// about an event rather than a user (event_created, event_updated,
+// event_sold_out): the system did it.
+const RestoredBy = "system"
+
+// EventRestored is the event_restored fact: eventID's Redis state was
+// rebuilt from the ledger; new joins continue after join sequence seqBase
+// (unique per rebuild, so the fact's id is too). reason says what was
+// rebuilt: "seats=<n> sold=<n> completed_users=<n>".
+func EventRestored(eventID string, seqBase int64, reason string, at time.Time) Event {
+	return newEvent(TopicEventRestored, eventID, RestoredBy, "", "", seqBase, reason, at)
+}
+
+// EventCreated is the event_created fact: eventID was created with the
+// settings in reason ("seats=<n> capacity=<n> hold_seconds=<n> ...", keys
+// sorted). One per event: its id has no sequence.
+func EventCreated(eventID, settings string, at time.Time) Event {
+	return newEvent(TopicEventCreated, eventID, RestoredBy, "", "", 0, settings, at)
+}
+
+// EventUpdated is the event_updated fact: the settings change number
+// revision (1, 2, ...) of eventID, reason saying what changed with the new
+// values ("capacity=3 paused=true", keys sorted). One per change.
+func EventUpdated(eventID string, revision int64, change string, at time.Time) Event {
+	return newEvent(TopicEventUpdated, eventID, RestoredBy, "", "", revision, change, at)
+}
+
+// EventSoldOut is the event_sold_out fact: the last seat of eventID was
+// sold at at. One per event (sold seats are never freed).
+func EventSoldOut(eventID string, at time.Time) Event {
+	return newEvent(TopicEventSoldOut, eventID, RestoredBy, "", "", 0, "", at)
+}
+
+// NoEvent is the event_id (and Kafka key) of an operator_action that
+// concerns no concert (an account, a token): not a valid event id, so it
+// never names one.
+const NoEvent = "*"
+
+// OperatorAction is the operator_action fact of audit record number id:
+// operator (the account, or "jwt:SUB" for a development bearer JWT) did
+// action at at, via a session, token, jwt or cli, with role, from
+// remoteAddr; eventID is the concert (NoEvent for none), target what else
+// the action was done to, before and after the values it changed (JSON
+// objects, nil for none). One per record: its id is built from id, and
+// occurred_at is the record's time, so a republished copy is
+// byte-identical.
+func OperatorAction(id int64, at time.Time, operator, via, role, action, eventID, target, remoteAddr string, before, after json.RawMessage) Event {
+	if eventID == "" {
+		eventID = NoEvent
+	}
+	e := newEvent(TopicOperatorAction, eventID, operator, "", "", id, "", at)
+	e.Action, e.Target, e.Via, e.Role, e.RemoteAddr, e.Before, e.After = action, target, via, role, remoteAddr, before, after
+	return e
+}
