@@ -444,7 +444,12 @@ func pickSeat(ctx context.Context, c *stacktest.Client, rng *rand.Rand) (string,
 		case code == 200:
 			return seat, nil
 		case code == 409:
-			continue // taken meanwhile
+			// Taken meanwhile. The seat map is a snapshot refreshed about
+			// once a second, so the same seat may still look free: pause
+			// as a page would before the next try.
+			time.Sleep(time.Duration(50+rng.IntN(100)) * time.Millisecond)
+		case code == 429:
+			time.Sleep(time.Second) // over the per-user limit: Retry-After is at most a second
 		case code == 403:
 			return "", nil // the hold ended
 		default:
