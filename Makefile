@@ -43,8 +43,9 @@ build:
 # the build cache.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-## lint: gofmt, go vet, staticcheck, and the deployment checks (scripts/lint-deploy.sh: deployments/check, promtool, the Helm chart)
+## lint: nothing built is tracked (scripts/lint-tracked.sh), gofmt, go vet, staticcheck, and the deployment checks (scripts/lint-deploy.sh: deployments/check, promtool, the Helm chart)
 lint:
+	./scripts/lint-tracked.sh
 	@out=$$(gofmt -l lua pkg services tools deployments); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
