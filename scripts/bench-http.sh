@@ -3,8 +3,8 @@
 # a distinct user per request, JWTs made beforehand) at 50 and 500
 # connections, beside redis-benchmark FCALL of the very same Lua functions
 # (enqueue, get_position of the library the gateway loads, tools/luascript)
-# with the same client counts, in one sitting. Prints a
-# markdown table for docs/benchmarks.md "## HTTP".
+# with the same client counts, in the same run. Prints a
+# markdown table for docs/benchmarks.md ("Join", "Exact position").
 #
 # Starts its own kafka-dev (embedded Kafka) and gateway on spare ports, a
 # RabbitMQ vhost of its own and a Redis key prefix of its own, and removes

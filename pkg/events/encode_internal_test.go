@@ -43,7 +43,8 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 
 // BenchmarkEnvelope: the booking_request envelope (the gateway's relay
 // encodes one per join) by the hand-written encoder and by encoding/json
-// of the equivalent wireEvent (docs/benchmarks.md, "pkg/jsonobj").
+// of the equivalent wireEvent (docs/benchmarks.md, "pkg/jsonobj against
+// encoding/json").
 func BenchmarkEnvelope(b *testing.B) {
 	e := BookingRequested("stadium-tour", "user-000123456", 123456, time.Now()).WithSource("/boxoffice/prod")
 	b.Run("jsonobj", func(b *testing.B) {

@@ -1,6 +1,7 @@
 //go:build bench
 
-// The messaging benchmarks quoted in docs/benchmarks.md ("## Messaging").
+// The messaging benchmarks quoted in docs/benchmarks.md ("Promotion
+// announced").
 // They need the local Redis and RabbitMQ and start an embedded Kafka:
 //
 //	go test -tags bench -run 'TestBench' -v -count=1 ./services/slot-released-consumer/

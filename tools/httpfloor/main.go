@@ -1,7 +1,8 @@
 // Command httpfloor serves a trivial JSON answer (read one header, write 66
 // bytes) with one of four HTTP stacks, to measure what the server itself
 // costs per request and per idle connection on a machine, apart from any
-// handler work. docs/benchmarks.md ("HTTP") quotes it; run.sh drives it.
+// handler work. docs/benchmarks.md ("Where the profile goes") quotes it;
+// run.sh drives it.
 //
 //	httpfloor -mode std|adapt|fast|fastreduce|fastincr [-addr 127.0.0.1:18200]
 //

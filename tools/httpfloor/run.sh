@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh — the HTTP server floor of docs/benchmarks.md ("HTTP"): for each
+# run.sh — the HTTP server floor of docs/benchmarks.md ("Where the profile
+# goes"): for each
 # stack of httpfloor, CPU per request under wrk (50 connections, 8 s; server
 # CPU from /proc/<pid>/stat, machine CPU from /proc/stat, the server's
 # read and write calls from /proc/<pid>/io, the machine's context

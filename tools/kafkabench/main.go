@@ -12,8 +12,8 @@
 //	for c in kafka-go franz-go; do /tmp/kafkabench -client $c -rate 20000; done
 //
 // -client none only builds the messages (events.Message), the part both
-// clients share. It printed the figures of docs/benchmarks.md "Which
-// Kafka client".
+// clients share. It printed the kafka-go and franz-go figures of
+// docs/benchmarks.md "Kafka compression".
 package main
 
 import (
