@@ -12,7 +12,7 @@
 #
 # Each argument is NAME=GATEWAY_BINARY, then optionally ,VAR=value,... for
 # that build's environment. NAME=stand-in[,VAR=value,...] runs a stand-in
-# for the fastest peer issue 21 compares with (one counter, no dedupe, no
+# for the fastest open-source waiting room the performance page compares with (one counter, no dedupe, no
 # event) instead of a gateway: tools/httpfloor -mode fastincr, fasthttp
 # and one Redis INCR per join, under the same wrk load.
 # Each round ends with the floor: tools/httpfloor's fasthttp server (the
@@ -22,7 +22,7 @@
 # FLOOR_ENV="VAR=value ..." runs the floor with those settings
 # (FLOOR_ENV=GOMAXPROCS=1 beside builds run so). Then redis-benchmark
 # SET at 50 clients (SET_REQUESTS, 500,000): the joins/s ÷ SET column is
-# issue 21's ratio, in the same round. ALLOCS_DIR=<dir> keeps a heap
+# the ratio the performance page quotes, in the same round. ALLOCS_DIR=<dir> keeps a heap
 # profile from before and after each run (<dir>/NAME-ROUND-before.pprof,
 # -after.pprof; go tool pprof -sample_index=alloc_objects -base BEFORE
 # AFTER).

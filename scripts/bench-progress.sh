@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-progress.sh — the progress document (GET /api/events/{id}/progress)
 # over HTTP with wrk, beside `redis-benchmark -t set` with the same client
-# count, alternating, in one sitting; and the Redis commands it costs,
+# count, alternating, in one run; and the Redis commands it costs,
 # counted with MONITOR on the run's own key prefix during a separate run
 # (MONITOR slows Redis, so it never runs during a measured run). Prints a
 # markdown table for docs/benchmarks.md.

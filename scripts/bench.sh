@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Booking-engine throughput: the Go package (go test -bench) beside
 # redis-benchmark running FCALL of the very same scripts with the same
-# client count, in one sitting, so the ratio means something on a shared
+# client count, in one run, so the ratio means something on a shared
 # machine. Prints a markdown table for docs/benchmarks.md.
 #
 #   scripts/bench.sh            # defaults: 50 clients, 200k requests

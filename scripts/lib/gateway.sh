@@ -123,7 +123,7 @@ gateway_start() {
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # set_rate C N: redis-benchmark SET on 6379 at C clients for N requests,
-# in requests per second (issue 21's yardstick, run beside the gateway)
+# in requests per second (the yardstick the performance page uses, run beside the gateway)
 set_rate() {
 	redis-benchmark -h 127.0.0.1 -p 6379 -c "$1" -n "$2" -q -t set 2>/dev/null |
 		tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1

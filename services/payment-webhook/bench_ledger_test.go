@@ -29,7 +29,7 @@ import (
 func BenchmarkSuccessWebhookWithLedger(b *testing.B) { benchSuccess(b, true) }
 
 // BenchmarkSuccessWebhookRedisOnly is the same without the ledger: the
-// baseline of the same sitting.
+// baseline of the same run.
 func BenchmarkSuccessWebhookRedisOnly(b *testing.B) { benchSuccess(b, false) }
 
 func benchSuccess(b *testing.B, withLedger bool) {

@@ -85,7 +85,7 @@ func TestBenchPromotionRate(t *testing.T) {
 	// is written as joins leave it once their facts are published (one
 	// waiting entry per user, score = sequence; docs/booking-engine.md),
 	// 10,000 per pipelined ZADD: joining a million users one by one takes
-	// longer than a sitting on a loaded two-core machine allows.
+	// longer than a benchmark run on a loaded two-core machine should take.
 	joined := min(waiting, 20000)
 	var wg sync.WaitGroup
 	var next atomic.Int64

@@ -10,7 +10,7 @@
 // fasthttp with the gateway's 16 KiB read buffer. fastreduce: fast with
 // ReduceMemoryUsage. fastincr: fast plus one Redis INCR of -key (on
 // -redis) per request, answering the count: a stand-in for the fastest
-// open-source waiting room issue 21 compares with (one counter per join,
+// open-source waiting room the performance page compares with (one counter per join,
 // no dedupe, no event), which scripts/bench-join-ab.sh runs beside the
 // gateway.
 package main

@@ -7,7 +7,7 @@
 # raised, since each side holds one descriptor per connection).
 #
 # Environment: NOTIFIER_BIN (a prebuilt notifier, e.g. an older commit's, to
-# compare in the same sitting; default: build services/notifier),
+# compare in the same run; default: build services/notifier),
 # NOTIFIER_GOGC (100), NOTIFIER_GOMAXPROCS (unset: Go's default),
 # NOTIFIER_PORT (18082), NOTIFIER_ADMIN (19103),
 # REDIS_ADDR (127.0.0.1:6379), AMQP_URL (amqp://guest:guest@127.0.0.1:5672/).

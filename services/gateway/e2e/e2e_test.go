@@ -77,7 +77,7 @@ type outcome struct {
 
 var finalStatuses = map[string]bool{"completed": true, "failed": true, "cancelled": true, "expired": true, "sold_out": true}
 
-// TestJourney is the end-to-end test.
+// TestJourney is the end-to-end journey of every kind of user through the whole stack.
 func TestJourney(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
