@@ -1,150 +1,195 @@
 package lua
 
 import (
+	"fmt"
 	"io/fs"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// The booking scripts all receive the same 17 keys (lib.lua's header), but
-// each touches only some of them. Every script's header says which, in two
-// lines after "-- KEYS: the event key set (lib.lua)":
-//
-//	--   reads:  config, state
-//	--   writes: waiting, outbox
-//
-// TestScriptHeadersListTheirKeys derives both lists from the code: each
-// redis.call / bulk on a K_* key of the script or of a lib.lua function it
-// calls (transitively), a read or a write by the command.
-
-// writeCommands are the Redis commands the scripts use that change a key;
-// any other command on a key is a read.
-var writeCommands = map[string]bool{
-	"SET": true, "SETRANGE": true, "INCR": true, "INCRBY": true, "DEL": true,
-	"HSET": true, "HSETNX": true, "HMSET": true, "HDEL": true, "HINCRBY": true,
-	"ZADD": true, "ZREM": true, "ZINCRBY": true, "ZREMRANGEBYSCORE": true, "ZREMRANGEBYRANK": true, "ZPOPMIN": true,
-	"RPUSH": true, "LPUSH": true, "EXPIRE": true, "PEXPIRE": true,
-}
+// TestFunctionsTouchTheirDeclaredKeys holds the Lua code to the KEYS
+// table of ops.go: a booking function uses exactly the event keys
+// declared for it (each K_* it passes to redis.call or bulk, in its file
+// or in a library function it calls, transitively), reaches the
+// abuse-limit keys (NKEYS) exactly when it is declared with limits, and
+// never indexes KEYS by number; a function with keys of its own uses
+// KEYS[1..n] for exactly its n declared keys and no K_* name.
 
 var (
 	keyLocal = regexp.MustCompile(`(?m)^local K_[A-Z]+(?:,\s*K_[A-Z]+)*\s*$`)
 	funcDecl = regexp.MustCompile(`(?ms)^local function (\w+)\(.*?^end$`)
 	keyCall  = regexp.MustCompile(`(?:redis\.p?call|bulk)\(\s*'([A-Z]+)'\s*,\s*((?:K_[A-Z]+\s*,\s*)*K_[A-Z]+)`)
 	keyRef   = regexp.MustCompile(`\bK_[A-Z]+\b`)
+	keyIndex = regexp.MustCompile(`\bKEYS\[(\d+)\]`)
+	nkeys    = regexp.MustCompile(`\bNKEYS\b`)
 	comment  = regexp.MustCompile(`--.*`)
 )
 
-// access is what a piece of Lua does to the event's keys (by short name).
-type access struct{ reads, writes map[string]bool }
-
-func (a access) add(b access) {
-	maps.Copy(a.reads, b.reads)
-	maps.Copy(a.writes, b.writes)
-}
-
-// keyNames maps lib.lua's K_* locals to the keys' short names (config,
-// seats, ...) of its header: K_<NAME> is the key named name, as lua.go
-// binds them.
-func keyNames(t *testing.T, lib string) map[string]string {
+// keyNames maps the library's K_* locals to the event keys they name
+// (K_<NAME> is the key named name, as lua.go binds them), and fails
+// unless the library declares exactly those.
+func keyNames(t *testing.T, lib string) map[string]EventKey {
 	declared := map[string]bool{}
 	for _, l := range keyLocal.FindAllString(lib, -1) {
-		for _, v := range regexp.MustCompile(`K_[A-Z]+`).FindAllString(l, -1) {
+		for _, v := range keyRef.FindAllString(l, -1) {
 			declared[v] = true
 		}
 	}
-	out := map[string]string{}
-	for _, n := range eventKeyNames() {
+	out := map[string]EventKey{}
+	for i, n := range eventKeyNames {
 		v := "K_" + strings.ToUpper(n)
 		if !declared[v] {
-			t.Fatalf("lib.lua's header names key %s, but lib.lua declares no %s", n, v)
+			t.Fatalf("the library declares no %s for key %s", v, n)
 		}
-		out[v] = n
+		out[v] = EventKey(i)
 	}
-	if len(out) != 17 || len(declared) != 17 {
-		t.Fatalf("lib.lua names %d keys and declares %d K_ locals, want 17", len(out), len(declared))
+	if len(declared) != len(out) {
+		t.Fatalf("the library declares %d K_ locals, want the %d event keys", len(declared), len(out))
 	}
 	return out
 }
 
-// direct returns the key accesses written in code (comments stripped),
-// and fails on a K_* reference outside a recognised call.
-func direct(t *testing.T, where, code string, names map[string]string) access {
-	a := access{reads: map[string]bool{}, writes: map[string]bool{}}
+// direct returns the event keys code uses (comments stripped), and fails
+// on a K_* reference outside a recognised call.
+func direct(t *testing.T, where, code string, names map[string]EventKey) map[EventKey]bool {
+	used := map[EventKey]bool{}
 	seen := 0
 	for _, m := range keyCall.FindAllStringSubmatch(code, -1) {
 		for _, k := range keyRef.FindAllString(m[2], -1) {
 			seen++
-			if writeCommands[m[1]] {
-				a.writes[names[k]] = true
-			} else {
-				a.reads[names[k]] = true
-			}
+			used[names[k]] = true
 		}
 	}
 	if all := len(keyRef.FindAllString(code, -1)); all != seen {
 		t.Errorf("%s: %d K_* references, %d of them in redis.call/bulk: pass keys only to those", where, all, seen)
 	}
+	return used
+}
+
+func keyList(set map[EventKey]bool) string {
+	keys := slices.Sorted(maps.Keys(set))
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.String()
+	}
+	return "(" + strings.Join(out, ", ") + ")"
+}
+
+// usage is what a function's code does with its KEYS, through the
+// library functions it calls.
+type usage struct {
+	event   map[EventKey]bool
+	limits  bool         // reaches NKEYS: the keys after the event's
+	indexed map[int]bool // KEYS[n] by number
+}
+
+// analyser reads the library's code once.
+type analyser struct {
+	t     *testing.T
+	names map[string]EventKey
+	funcs map[string]string // library function -> its code
+}
+
+func newAnalyser(t *testing.T) *analyser {
+	lib := Source("lib")
+	a := &analyser{t: t, names: keyNames(t, lib), funcs: map[string]string{}}
+	code := keyLocal.ReplaceAllString(comment.ReplaceAllString(lib, ""), "")
+	for _, m := range funcDecl.FindAllStringSubmatch(code, -1) {
+		a.funcs[m[1]] = m[0]
+	}
+	if rest := funcDecl.ReplaceAllString(code, ""); keyRef.MatchString(rest) || keyIndex.MatchString(rest) {
+		t.Errorf("the library uses a key outside its functions")
+	}
 	return a
 }
 
-func sorted(set map[string]bool) string {
-	if len(set) == 0 {
-		return "(none)"
-	}
-	return strings.Join(slices.Sorted(maps.Keys(set)), ", ")
-}
-
-func TestScriptHeadersListTheirKeys(t *testing.T) {
-	lib := Source("lib")
-	names := keyNames(t, lib)
-	libCode := comment.ReplaceAllString(lib, "")
-	libCode = keyLocal.ReplaceAllString(libCode, "")
-	funcs := map[string]string{}
-	for _, m := range funcDecl.FindAllStringSubmatch(libCode, -1) {
-		funcs[m[1]] = m[0]
-	}
-	if rest := funcDecl.ReplaceAllString(libCode, ""); keyRef.MatchString(rest) {
-		t.Errorf("lib.lua uses a key outside its functions")
-	}
-	// touched returns what code does to the keys, through the lib
-	// functions it calls too.
-	touched := func(where, code string) access {
-		a := direct(t, where, code, names)
-		done := map[string]bool{}
-		for todo := []string{code}; len(todo) > 0; {
-			c := todo[0]
-			todo = todo[1:]
-			for name, body := range funcs {
-				if !done[name] && regexp.MustCompile(`\b`+name+`\(`).MatchString(c) {
-					done[name] = true
-					a.add(direct(t, "lib.lua "+name, body, names))
-					todo = append(todo, body)
-				}
+func (a *analyser) use(where, code string) usage {
+	u := usage{event: direct(a.t, where, code, a.names), indexed: map[int]bool{}}
+	done := map[string]bool{}
+	for todo := []string{code}; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		u.limits = u.limits || nkeys.MatchString(c)
+		for _, m := range keyIndex.FindAllStringSubmatch(c, -1) {
+			n, _ := strconv.Atoi(m[1])
+			u.indexed[n] = true
+		}
+		for name, body := range a.funcs {
+			if !done[name] && regexp.MustCompile(`\b`+name+`\(`).MatchString(c) {
+				done[name] = true
+				maps.Copy(u.event, direct(a.t, "library function "+name, body, a.names))
+				todo = append(todo, body)
 			}
 		}
-		return a
 	}
+	return u
+}
 
-	scripts, _ := fs.Glob(files, "*.lua")
+func TestFunctionsTouchTheirDeclaredKeys(t *testing.T) {
+	a := newAnalyser(t)
 	checked := 0
-	for _, file := range scripts {
-		name := strings.TrimSuffix(file, ".lua")
-		src := Source(name)
-		if name == "lib" || !strings.Contains(src, "-- KEYS: the event key set") {
-			continue // scripts with keys of their own list them by KEYS[n]
+	for _, f := range functions {
+		u := a.use(f.name+".lua", comment.ReplaceAllString(Source(f.name), ""))
+		if len(f.own) > 0 {
+			want := map[int]bool{}
+			for i := range f.own {
+				want[i+1] = true
+			}
+			if !maps.Equal(u.indexed, want) || len(u.event) > 0 || u.limits {
+				t.Errorf("%s: uses KEYS%v, event keys %s, limits %v; ops.go declares %d keys of its own %v",
+					f.name, slices.Sorted(maps.Keys(u.indexed)), keyList(u.event), u.limits, len(f.own), f.own)
+			}
+			continue
 		}
 		checked++
-		a := touched(file, comment.ReplaceAllString(src, ""))
-		want := "-- KEYS: the event key set (lib.lua)\n--   reads:  " + sorted(a.reads) + "\n--   writes: " + sorted(a.writes)
-		m := keysBlock.FindStringSubmatch(src)
-		if m == nil || m[1] != sorted(a.reads) || m[2] != sorted(a.writes) {
-			t.Errorf("%s: the header's KEYS must say what the script touches:\n%s", file, want)
+		declared := map[EventKey]bool{}
+		for _, k := range f.event {
+			declared[k] = true
+		}
+		if !maps.Equal(u.event, declared) {
+			t.Errorf("%s: touches %s, ops.go declares %s", f.name, keyList(u.event), keyList(declared))
+		}
+		if u.limits != f.limits {
+			t.Errorf("%s: reaches the abuse-limit keys: %v, ops.go says limits: %v", f.name, u.limits, f.limits)
+		}
+		if len(u.indexed) > 0 {
+			t.Errorf("%s: indexes KEYS by number %v: name event keys K_*", f.name, slices.Sorted(maps.Keys(u.indexed)))
 		}
 	}
 	if checked < 15 {
-		t.Fatalf("checked %d scripts, want the 15+ booking scripts", checked)
+		t.Fatalf("checked %d booking functions, want the 15+", checked)
+	}
+}
+
+// TestKeysCheckFindsMistakes: the analysis above sees a key used through
+// a library function, a limit key, and a key by number.
+func TestKeysCheckFindsMistakes(t *testing.T) {
+	a := newAnalyser(t)
+	u := a.use("x", "local s = user_state(ARGV[1]) return limited(2, 0)")
+	if got := keyList(u.event); got != "(waiting, state)" || !u.limits {
+		t.Errorf("user_state and limited: keys %s, limits %v", got, u.limits)
+	}
+	u = a.use("x", "return redis.call('GET', KEYS[3])")
+	if fmt.Sprint(slices.Sorted(maps.Keys(u.indexed))) != "[3]" {
+		t.Errorf("KEYS[3]: indexed %v", u.indexed)
+	}
+}
+
+// TestFunctionsTable: every file is one entry of ops.go, every entry a
+// file.
+func TestFunctionsTable(t *testing.T) {
+	scripts, _ := fs.Glob(files, "*.lua")
+	var names []string
+	for _, f := range functions {
+		names = append(names, f.name+".lua")
+	}
+	names = append(names, "lib.lua")
+	slices.Sort(names)
+	if !slices.Equal(names, scripts) {
+		t.Errorf("ops.go declares %v, the files are %v", names, scripts)
 	}
 }

@@ -1,8 +1,9 @@
 // Package lua embeds the project's Redis Lua scripts, one file per
 // operation: the booking engine's (pkg/booking wraps each one in a typed
 // Go function) and the counters of pkg/popularity and pkg/report, which
-// have keys of their own. Each file starts with a comment giving its KEYS,
-// ARGV and replies. lib.lua holds the helpers that several booking scripts
+// have keys of their own. Each file starts with a comment giving its
+// ARGV, replies and keys; the KEYS each function takes are declared in Go
+// (ops.go), which the registration below binds. lib.lua holds the helpers that several booking scripts
 // share, so a rule (how a hold expires, say) is written once.
 //
 // Redis runs every script as a function of one library (Redis 7
@@ -20,9 +21,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -47,50 +46,36 @@ var (
 	library    string
 	version    string // a hash of the scripts
 	operations []string
-	opKeys     map[string][]int // operation -> the event keys it takes (FunctionKeys)
+	byName     map[string]declaration
 )
 
-var (
-	// eventKeyLine is a line of lib.lua's header naming an event key:
-	// "--   4 waiting  zset ...".
-	eventKeyLine = regexp.MustCompile(`(?m)^--\s+(\d+) (\w+)\s`)
-	// keysBlock is a booking script's header line of the event keys it
-	// reads and writes (lua/keys_test.go checks them against the code).
-	keysBlock = regexp.MustCompile(`(?m)^-- KEYS: the event key set \(lib\.lua\)\.?\n--   reads:  (.*)\n--   writes: (.*)$`)
-)
-
-// eventKeyNames are lib.lua's event keys in order (config, seats, ...).
-func eventKeyNames() []string {
-	var names []string
-	for _, m := range eventKeyLine.FindAllStringSubmatch(Source("lib"), -1) {
-		if i, _ := strconv.Atoi(m[1]); i == len(names)+1 {
-			names = append(names, m[2])
+// check panics unless every operation's file has exactly one entry in
+// functions, with its event keys in EventKey order, and every entry a
+// file.
+func check(files []string) {
+	byName = map[string]declaration{}
+	for _, f := range functions {
+		if _, dup := byName[f.name]; dup {
+			panic(fmt.Sprintf("lua: function %q declared twice", f.name))
+		}
+		if !slices.Contains(files, f.name) {
+			panic(fmt.Sprintf("lua: function %q has no file %s.lua", f.name, f.name))
+		}
+		if (len(f.event) == 0) == (len(f.own) == 0) || (f.limits && len(f.event) == 0) {
+			panic(fmt.Sprintf("lua: function %q must take event keys or keys of its own", f.name))
+		}
+		for i := 1; i < len(f.event); i++ {
+			if f.event[i] <= f.event[i-1] {
+				panic(fmt.Sprintf("lua: function %q: event keys not in EventKey order", f.name))
+			}
+		}
+		byName[f.name] = f
+	}
+	for _, op := range files {
+		if _, ok := byName[op]; !ok {
+			panic(fmt.Sprintf("lua: %s.lua is in no entry of functions (ops.go)", op))
 		}
 	}
-	return names
-}
-
-// headerKeys returns the indexes (from 0, in lib.lua's order) of the
-// event keys src's header says it reads or writes; false for a script
-// without that header (keys of its own).
-func headerKeys(src string, names []string) ([]int, bool) {
-	m := keysBlock.FindStringSubmatch(src)
-	if m == nil {
-		return nil, false
-	}
-	used := map[string]bool{}
-	for _, list := range m[1:] {
-		for _, k := range strings.Split(list, ", ") {
-			used[strings.TrimSpace(k)] = true
-		}
-	}
-	var idx []int
-	for i, n := range names {
-		if used[n] {
-			idx = append(idx, i)
-		}
-	}
-	return idx, true
 }
 
 func build() {
@@ -101,52 +86,56 @@ func build() {
 		}
 	}
 	slices.Sort(operations)
+	check(operations)
 	h := sha1.New()
 	h.Write([]byte(Source("lib")))
 	for _, op := range operations {
 		fmt.Fprintf(h, "\x00%s\x00%s", op, Source(op))
 	}
 	version = hex.EncodeToString(h.Sum(nil))[:12]
-	names := eventKeyNames()
-	opKeys = map[string][]int{}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!lua name=%s%s\n%s\n", LibraryPrefix, version, Source("lib"))
 	for _, op := range operations {
-		src := Source(op)
-		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, src)
+		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, Source(op))
 		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv)\n", op, version)
-		idx, event := headerKeys(src, names)
-		if !event {
+		if f := byName[op]; len(f.event) == 0 {
 			// keys of its own: KEYS as given
 			fmt.Fprintf(&b, "  KEYS, ARGV, NKEYS = keys, argv, #keys\n")
 		} else {
-			// the event keys its header lists, in lib.lua's order, then
-			// the abuse-limit keys; every other K_ is nil
-			opKeys[op] = idx
-			vars, vals := make([]string, len(names)), make([]string, len(names))
-			for i, n := range names {
+			// the event keys it takes, in EventKey order, then the
+			// abuse-limit keys; every other K_ is nil
+			vars, vals := make([]string, len(eventKeyNames)), make([]string, len(eventKeyNames))
+			for i, n := range eventKeyNames {
 				vars[i], vals[i] = "K_"+strings.ToUpper(n), "nil"
 			}
-			for j, i := range idx {
+			for j, i := range f.event {
 				vals[i] = fmt.Sprintf("keys[%d]", j+1)
 			}
 			fmt.Fprintf(&b, "  KEYS, ARGV, NKEYS = keys, argv, %d\n  %s =\n    %s\n",
-				len(idx), strings.Join(vars, ", "), strings.Join(vals, ", "))
+				len(f.event), strings.Join(vars, ", "), strings.Join(vals, ", "))
 		}
 		fmt.Fprintf(&b, "  return op_%s()\nend)\n", op)
 	}
 	library = b.String()
 }
 
-// FunctionKeys returns the event keys an operation's function takes, as
-// indexes (from 0) into lib.lua's list of an event's keys
-// (booking.EventKeys), in that order: the ones its header says it reads
-// or writes. The abuse-limit keys follow them. false for a function
-// with keys of its own (the popularity and report counters).
+// FunctionKeys returns the event keys an operation's function takes
+// (declared in ops.go), as indexes (from 0) into the list of an event's
+// keys (EventKey, booking.EventKeys), in that order. The abuse-limit keys
+// follow them for the operations that check limits. false for a function
+// with keys of its own (the popularity and report counters) and for a
+// name that is no operation.
 func FunctionKeys(op string) ([]int, bool) {
 	libOnce.Do(build)
-	idx, ok := opKeys[op]
-	return slices.Clone(idx), ok
+	f, ok := byName[op]
+	if !ok || len(f.event) == 0 {
+		return nil, false
+	}
+	idx := make([]int, len(f.event))
+	for i, k := range f.event {
+		idx[i] = int(k)
+	}
+	return idx, true
 }
 
 // Library returns the text of the function library (FUNCTION LOAD).

@@ -50,12 +50,12 @@ func TestLibraryLoads(t *testing.T) {
 	}
 }
 
-// TestFunctionKeys: a booking function takes the event keys its header
-// lists, in lib.lua's order (a join: 12 of the 17); the counters take
-// keys of their own.
+// TestFunctionKeys: a booking function takes the event keys ops.go
+// declares for it, in EventKey order (a join: 12 of the 17); the counters
+// take keys of their own.
 func TestFunctionKeys(t *testing.T) {
-	names := eventKeyNames()
-	if len(names) != 17 || names[0] != "config" || names[16] != "seatidx" {
+	names := EventKeyNames()
+	if len(names) != 17 || names[Config] != "config" || names[Seatidx] != "seatidx" {
 		t.Fatalf("event keys %v", names)
 	}
 	byName := func(idx []int) string {

@@ -12,7 +12,7 @@ import (
 // called with FCALL (pkg/redisfn).
 type script struct {
 	fn   string // the name FCALL calls, lua.Function(op)
-	keys []int  // the event keys it takes, indexes into keysFor's (lua.FunctionKeys)
+	keys []int  // the event keys it takes, indexes into keysFor's (declared in lua/ops.go)
 	// batch, when set, takes many calls of this script for one event in
 	// one call (pipeline.go groupCalls); head is how many of a call's
 	// args come before its limits' intervals and bursts.

@@ -1,51 +1,41 @@
 package booking
 
-// keysFor returns the 17 keys every booking script takes, in the order
-// lua/lib.lua names them. They all carry the hash tag {eventID}, so one
-// event's keys live in one Redis Cluster slot and every script is
+import "github.com/boxoffice/boxoffice/lua"
+
+// keysFor returns the 17 keys every booking script may take, in the order
+// of lua.EventKey (the booking functions' KEYS are declared in lua/ops.go
+// as indexes into this list). They all carry the hash tag {eventID}, so
+// one event's keys live in one Redis Cluster slot and every script is
 // cluster-safe; different events spread over the cluster.
 func keysFor(prefix, eventID string) []string {
 	base := prefix + ":{" + eventID + "}:"
-	return []string{
-		base + "config",
-		base + "seats",
-		base + "seatmap",
-		base + "waiting",
-		base + "active",
-		base + "seq",
-		base + "seen",
-		base + "outbox",
-		base + "rate",
-		base + "state",
-		base + "useq",
-		base + "useat",
-		base + "upay",
-		base + "ugrace",
-		base + "pays",
-		base + "status",
-		base + "seatidx",
+	names := lua.EventKeyNames()
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = base + n
 	}
+	return out
 }
 
 // Indexes into keysFor's result.
 const (
-	kConfig = iota
-	kSeats
-	kSeatmap
-	kWaiting
-	kActive
-	kSeq
-	kSeen
-	kOutbox
-	kRate
-	kState
-	kUseq
-	kUseat
-	kUpay
-	kUgrace
-	kPays
-	kStatus
-	kSeatidx
+	kConfig  = lua.Config
+	kSeats   = lua.Seats
+	kSeatmap = lua.Seatmap
+	kWaiting = lua.Waiting
+	kActive  = lua.Active
+	kSeq     = lua.Seq
+	kSeen    = lua.Seen
+	kOutbox  = lua.Outbox
+	kRate    = lua.Rate
+	kState   = lua.State
+	kUseq    = lua.Useq
+	kUseat   = lua.Useat
+	kUpay    = lua.Upay
+	kUgrace  = lua.Ugrace
+	kPays    = lua.Pays
+	kStatus  = lua.Status
+	kSeatidx = lua.Seatidx
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

@@ -1,0 +1,94 @@
+package lua
+
+// The KEYS of every function of the library, declared here once, beside
+// its name. The library's registration of each function (build) binds
+// the event keys it takes to their K_* names, so what a function is given
+// is this table, not anything in the Lua files; keys_test.go checks that
+// each function touches exactly the keys declared for it.
+//
+// The table lives in this module, not in pkg/booking, because the library
+// text is built here and needs it (pkg/popularity, pkg/report and
+// pkg/redisfn load the same library without importing pkg/booking, and
+// this module imports nothing of the project's). pkg/booking reads it
+// through FunctionKeys and builds an event's keys from EventKeyNames.
+
+// EventKey is one of an event's keys: an index into the list of an
+// event's keys (booking.EventKeys), which has them in this order.
+type EventKey int
+
+// An event's keys (docs/booking-engine.md "Key layout").
+const (
+	Config EventKey = iota
+	Seats
+	Seatmap
+	Waiting
+	Active
+	Seq
+	Seen
+	Outbox
+	Rate
+	State
+	Useq
+	Useat
+	Upay
+	Ugrace
+	Pays
+	Status
+	Seatidx
+)
+
+// eventKeyNames are the keys' names, the last part of each key
+// ("<prefix>:{<event_id>}:<name>"), in EventKey order; the Lua code
+// names key n K_<NAME>.
+var eventKeyNames = [...]string{
+	"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
+	"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx",
+}
+
+// String returns the key's name ("config").
+func (k EventKey) String() string { return eventKeyNames[k] }
+
+// EventKeyNames returns the names of an event's keys in EventKey order.
+func EventKeyNames() []string { return eventKeyNames[:] }
+
+// declaration is one function of the library: its file's name, then its
+// KEYS. A booking operation takes event keys, in EventKey order (the
+// registration binds them to K_*), and, when limits is set, after them
+// one key per abuse limit (KEYS[NKEYS + 1..], booking.Limit). A function
+// with keys of its own (the counters of pkg/popularity and pkg/report)
+// takes own, KEYS[1..] as given.
+type declaration struct {
+	name   string
+	event  []EventKey
+	limits bool
+	own    []string
+}
+
+// ek is a list of event keys, for the table.
+func ek(keys ...EventKey) []EventKey { return keys }
+
+var functions = []declaration{
+	{name: "ack_outbox", event: ek(Outbox)},
+	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Ugrace, Status, Seatidx)},
+	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
+	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
+	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace), limits: true},
+	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace), limits: true},
+	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
+	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
+	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
+	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Pays, Seatidx)},
+	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx)},
+	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
+	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
+	{name: "payment_success", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
+	{name: "popularity_count", own: []string{"ranking", "seen"}},
+	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
+	{name: "rate_limit", event: ek(Config), limits: true},
+	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
+	{name: "report_count", own: []string{"counts", "seen", "times", "queue", "purchase", "minutes"}},
+	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
+	{name: "seat_status", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
+	{name: "touch", event: ek(Config, Waiting, Seen)},
+	{name: "update_event", event: ek(Config)},
+}
