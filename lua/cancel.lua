@@ -1,18 +1,11 @@
--- cancel.lua — the user gives up: a held seat is freed; refused while a
--- payment is pending. The cancellation is
--- written to the outbox ('c:<seq>:<user>' → 'seq|from|seat|at_ms') in the same
--- step, so its side effects (booking_cancelled, and slot-released when it
--- left the room) are announced even if the caller fails right after.
--- Cancelling again is idempotent: it answers the same, plus the outbox
--- entry if it is still unannounced.
--- KEYS: the event key set (lib.lua)
---   reads:  config, outbox, seatidx, seats, state, useat, useq, waiting
---   writes: active, config, outbox, seats, seen, state, status, ugrace, useq, waiting
+-- cancel: the user gives up; a held seat is freed and the cancellation
+-- written to the outbox ('c:<seq>:<user>'). Idempotent.
 -- ARGV: 1 user_id, 2 now_ms
--- Replies: {'ok', 'queue' | 'active', seat_id, sequence, duplicate (0|1), outbox_value}
---   from and outbox_value are '' on a repeat whose entry was announced already;
---   outbox_value may carry the 'r'/'k' progress part (lib.lua)
---   | {'cannot_cancel'} | {'not_found'} | {'invalid_state', state} | {'event_not_found'}
+-- Replies: {'ok', 'queue' | 'active', seat_ids, sequence, duplicate (0|1), outbox_value}
+--   (a repeat whose entry was announced: from and outbox_value '')
+--   | {'cannot_cancel'} (payment pending) | {'not_found'} | {'invalid_state', state}
+--   | {'event_not_found'}
+-- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, ugrace, status, seatidx (ops.go)
 local user, now = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = user_state(user)

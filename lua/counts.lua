@@ -1,10 +1,8 @@
--- counts.lua — an event's live numbers and configuration. Read-only.
--- KEYS: the event key set (lib.lua)
---   reads:  active, config, rate, waiting
---   writes: (none)
+-- counts: an event's live numbers and configuration. Read-only.
 -- ARGV: 1 now_ms
 -- Replies: {'ok', {config field, value, ...}, waiting, active, admitted_last_minute}
 --   | {'event_not_found'}
+-- KEYS: config, waiting, active, rate (ops.go)
 local now = tonumber(ARGV[1])
 local cfg = redis.call('HGETALL', K_CONFIG)
 if #cfg == 0 then return {'event_not_found'} end

@@ -1,14 +1,10 @@
--- create_event.lua — create an event with its seat map.
--- KEYS: the event key set (lib.lua)
---   reads:  config
---   writes: config, seatidx, seatmap, seats, status
+-- create_event: create an event with its seat map.
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
---       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
---       11 now_ms, 12 currency, 13 max_seats (per order), 14 prices
---       ('<len>:<cents>,...', the sections' runs of the seat map in order),
---       15 sections (JSON, read back by Go only),
---       16.. seat ids in display order (validated unique by the caller)
+--   6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
+--   11 now_ms, 12 currency, 13 max_seats, 14 prices ('<len>:<cents>,...'),
+--   15 sections (JSON, for Go), 16.. seat ids in display order (unique)
 -- Replies: {'ok', total_seats} | {'event_exists'}
+-- KEYS: config, seats, seatmap, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end

@@ -1,24 +1,12 @@
--- handle_timeout.lua — a hold's delayed timeout message arrived.
--- Idempotent; completed users are skipped; a hold in payment_pending gets
--- the grace period once instead of being released.
--- KEYS: the event key set (lib.lua)
---   reads:  active, config, outbox, seatidx, seats, state, ugrace, upay, useat, useq, waiting
---   writes: active, config, outbox, seats, state, status, ugrace
+-- handle_timeout: a hold's timeout message arrived. Idempotent.
 -- ARGV: 1 user_id, 2 now_ms
--- Replies: {'ok', outcome, sequence, seat_id, payment_id, deadline_ms, already_expired, expired_entry}
---   outcome 'released'  the hold ended: free the slot (publish slot-released)
---           'extended'  payment pending: grace given, deadline_ms is the new deadline
---                       ('released': the deadline that passed, booking_expired's time)
---           'not_due'   the deadline is later (extended meanwhile): schedule again
---           'no_hold'   not in the room; already_expired = 1 when the hold had
---                       been expired earlier (by a promotion's reclaim)
---   expired_entry: the hold's 'x:<seq>:<user>' outbox value ('' when none):
---     'released' writes it in the same step ('seq|deadline_ms|seat|now_ms',
---     lib.lua), so booking_expired and the expired notification are
---     announced through the outbox (the safety net repairs a failed
---     announcement); 'no_hold' with already_expired returns it while it is
---     not fully announced
+-- Replies: {'ok', outcome, sequence, seat_ids, payment_id, deadline_ms, already_expired, expired_entry}
+--   outcome 'released' (deadline_ms: the one that passed; writes the
+--   'x:<seq>:<user>' outbox entry, returned as expired_entry) | 'extended'
+--   (grace given; the new deadline) | 'not_due' | 'no_hold' (already_expired 1
+--   and the entry while unannounced when a promotion expired it)
 --   | {'event_not_found'}
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 local user, now_s = ARGV[1], ARGV[2]
 local now = tonumber(now_s)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end

@@ -1,20 +1,9 @@
--- initiate_payment.lua — move a held seat to payment.
--- A repeated call returns the payment id already recorded, so a retried
--- request never creates a second payment. A new payment id is registered
--- in the event's payment registry (K_PAYS, status 'pending') for the
--- event's lifetime, so its webhook is classifiable however late it comes.
--- KEYS: the event key set (lib.lua)
---   reads:  active, config, pays, seatidx, seatmap, state, upay, useat, useq, waiting
---   writes: pays, state, upay
--- ARGV: 1 user_id, 2 payment_id (new, used only on the first call), 3 now_ms
+-- initiate_payment: move a held selection to payment; a repeat returns the recorded payment.
+-- ARGV: 1 user_id, 2 payment_id (new; used on the first call only), 3 now_ms
 -- Replies: {'ok', payment_id, seat_ids, deadline_ms, created (0|1), sequence, at_ms,
---          amount_cents, currency}
---   at_ms: when the payment was initiated (payment_initiated's time: a
---   repeat republishes the same fact); 0 for a payment without a record
---   seat_ids joined by ','; amount_cents is the sum of the seats' section
---   prices (0 for an event made before sections: the caller prices it)
---   | {'not_found'} | {'invalid_state', state} | {'hold_expired'} | {'event_not_found'}
---   | {'invalid_argument'} the payment id was issued before (ids are never reused)
+--   amount_cents, currency} | {'not_found'} | {'invalid_state', state}
+--   | {'hold_expired'} | {'event_not_found'} | {'invalid_argument'} (id issued before)
+-- KEYS: config, seatmap, waiting, active, state, useq, useat, upay, pays, seatidx (ops.go)
 local user, pid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = user_state(user)

@@ -193,3 +193,35 @@ func TestFunctionsTable(t *testing.T) {
 		t.Errorf("ops.go declares %v, the files are %v", names, scripts)
 	}
 }
+
+// keysLine is the line of a script's header that names its KEYS, as
+// ops.go declares them.
+func keysLine(f declaration) string {
+	var names []string
+	if len(f.own) > 0 {
+		for i, n := range f.own {
+			names = append(names, fmt.Sprintf("%d %s", i+1, n))
+		}
+		return "-- KEYS: " + strings.Join(names, ", ") + " (ops.go)"
+	}
+	for _, k := range f.event {
+		names = append(names, k.String())
+	}
+	line := "-- KEYS: " + strings.Join(names, ", ")
+	if f.limits {
+		line += ", then one per limit"
+	}
+	return line + " (ops.go)"
+}
+
+// TestHeadersNameTheirKeys: a script's header names the keys ops.go
+// declares for it (the header is documentation: the table is what the
+// function is given).
+func TestHeadersNameTheirKeys(t *testing.T) {
+	for _, f := range functions {
+		want := keysLine(f)
+		if !slices.Contains(strings.Split(Source(f.name), "\n"), want) {
+			t.Errorf("%s.lua: the header must have the line\n%s", f.name, want)
+		}
+	}
+}

@@ -1,22 +1,9 @@
--- lock_seat.lua — hold seats for an admitted user: scoped by event, the
--- seats must exist, a sold seat stays sold, and a selection of several
--- seats is held all or none.
--- The selection is one or more seat ids (at most the event's max_seats,
--- default 4). Every seat is taken atomically or none is: when any of them
--- is held or sold by someone else nothing changes and the reply names the
--- taken seats. Selecting again while the hold lasts replaces the selection
--- atomically: seats of the old selection not in the new one are freed,
--- seats in both stay held. Selecting the same seats again is a no-op.
--- KEYS: the event key set (lib.lua)
---   reads:  active, config, seatidx, seats, state, useat, waiting
---   writes: config, seats, state, status, useat
--- ARGV: 1 user_id, 2 seat ids joined by ',' (one seat: its id; unique, the
---       caller checks), 3 now_ms
--- Replies: {'ok', seat_ids (joined by ','), deadline_ms}
---   | {'not_found'} | {'invalid_state', state} | {'hold_expired'}
---   | {'seat_unknown', seat_id} the first seat that is not in the map
---   | {'seat_unavailable', {taken seat ids}} | {'too_many_seats', max}
---   | {'invalid_argument'} no seat, or a seat given twice | {'event_not_found'}
+-- lock_seat: hold seats for an admitted user, all or none; selecting again replaces the selection.
+-- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 now_ms
+-- Replies: {'ok', seat_ids, deadline_ms} | {'not_found'} | {'invalid_state', state}
+--   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
+--   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
+-- KEYS: config, seats, waiting, active, state, useat, status, seatidx (ops.go)
 local user, csv, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local state = user_state(user)

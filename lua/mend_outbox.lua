@@ -1,17 +1,9 @@
--- mend_outbox.lua — rewrite outbox entries that an earlier version wrote
--- with the join sequence in Lua's exponent form ('x:1.795811857885e+15:u'
--- -> '1.795811857885e+15|...': %.14g, the digits past 14 lost; lib.lua
--- int) under their exact sequence, which the user's record still holds
--- while the user's last hold is the one the entry is about
--- (booking.Store.Outbox reads the record and matches it to the entry).
--- An entry changes only if it, the user's state and the user's sequence
--- are still as read; the exact field is not overwritten when present.
--- KEYS: the event key set (lib.lua)
---   reads:  outbox, state, useq
---   writes: outbox
--- ARGV: 7 per entry: field, value as read, user_id, state and sequence
---   (useq) as read, the exact field, the exact value
+-- mend_outbox: rewrite outbox entries written with a sequence in exponent
+-- form under their exact sequence, each only while entry, state and useq are as read.
+-- ARGV: 7 per entry: field, value as read, user_id, state and useq as read,
+--   the exact field, the exact value
 -- Replies: {'ok', {1 (mended) | 0 (changed since read), ...}}
+-- KEYS: outbox, state, useq (ops.go)
 local done = {}
 for i = 1, #ARGV - 6, 7 do
   local user = ARGV[i + 2]

@@ -1,25 +1,11 @@
--- promote.lua — admit waiting users into the booking room: reclaim expired
--- holds, then fill every free slot of the room in FIFO order, bounded by a
--- batch size. Idempotent in effect: running it twice never admits past
--- capacity, so duplicate or lost slot-released messages are harmless.
--- KEYS: the event key set (lib.lua)
---   reads:  active, config, rate, seatidx, seats, seen, state, ugrace, upay, useat, useq, waiting
---   writes: active, config, outbox, rate, seats, seen, state, status, ugrace, useq, waiting
+-- promote: reclaim expired holds, then admit waiting users in order into the room's free slots.
 -- ARGV: 1 now_ms, 2 max (0 = the event's batch size)
--- Replies:
---   {'ok', reason, promoted, expired, abandoned}
---     reason: 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch' |
---       'rate_capped' (admit_per_minute reached; the safety net's next tick
---       promotes again once the window frees) | 'not_started' (before
---       sales_start_ms: the pre-queue waits) | 'draw_pending' (after it,
---       until the pre-queue's draw is published and marked: config drawn)
---     promoted: flat {user, sequence, deadline_ms, ...}
---     expired:  flat {user, sequence, seat_id, payment_id, deadline_ms, ...} holds released
---     abandoned: flat {user, sequence, ...} waiting users dropped for absence
---       (each with a 'c:' outbox entry, from 'abandoned'); a user is absent
---       when last seen (presence entry, or abandon_since_ms when later)
---       more than abandon_ms ago
---   {'event_not_found'}
+-- Replies: {'ok', reason, promoted, expired, abandoned} | {'event_not_found'}
+--   reason 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
+--     | 'rate_capped' | 'not_started' | 'draw_pending'
+--   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
+--   seat_ids, payment_id, deadline_ms, ...}; abandoned {user, sequence, ...}
+-- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 local now_s, max = ARGV[1], tonumber(ARGV[2])
 local now = tonumber(now_s)
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',

@@ -1,16 +1,8 @@
--- repair_sold.lua — reconciliation's safe direction: seats the ledger
--- (PostgreSQL) has sold become sold in Redis. A seat free in Redis is
--- marked sold; a seat held by another user is taken from them (their hold
--- ends as expired: a payment of theirs that lands later is late and
--- refunded, never a second sale). A seat Redis sold to another user is
--- reported, not changed (an operator decides). The buyer's own booking
--- becomes completed unless they are waiting or in the room again.
--- KEYS: the event key set (lib.lua)
---   reads:  config, seatidx, seats, state, upay, useat, waiting
---   writes: active, config, seats, state, status, ugrace, upay, useat, useq
+-- repair_sold: seats the ledger sold become sold in Redis; a seat Redis sold to another is reported.
 -- ARGV: 1 now_ms, then 4 per seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', repaired, already, {conflicting seat ids}, {unknown seat ids}}
 --   | {'event_not_found'}
+-- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local repaired, already, conflicts, unknown = 0, 0, {}, {}
 for i = 2, #ARGV - 3, 4 do

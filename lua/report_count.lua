@@ -1,24 +1,8 @@
--- report_count: add one Kafka fact to its sale's report (pkg/report), at
--- most once per message id, so a redelivered or republished fact never
--- counts twice. Durations are counted when the second fact of a pair
--- arrives, whichever comes first (topics are not ordered among each other):
--- time in queue = user_promoted - booking_request, time to purchase =
--- booking_completed - user_promoted, of the same join sequence.
---
--- KEYS (all with the {report:<event_id>} hash tag: one Redis Cluster slot)
---   1 counts   hash  <type> -> facts; revenue:<currency> -> sum of amount
---   2 seen     string marker of the message id (EX ttl)
---   3 times    hash  j:<seq> / p:<seq> / c:<seq> -> occurred_ms of the
---                    join, admission, completion of join <seq>
---   4 queue    hash  bucket -> joins whose time in queue fell in it
---   5 purchase hash  bucket -> completions whose time to purchase fell in it
---   6 minutes  hash  unix minute -> admissions in it
--- ARGV
---   1 type, 2 sequence (0: none), 3 occurred_ms, 4 seen TTL seconds (> 0),
+-- report_count: add one Kafka fact to its sale's report, once per message id.
+-- ARGV: 1 type, 2 sequence (0: none), 3 occurred_ms, 4 seen TTL seconds (> 0),
 --   5 amount (0: none), 6 currency
--- Buckets: b = floor(4 * log2(ms + 1)), so bucket b spans
--- [2^(b/4) - 1, 2^((b+1)/4) - 1) ms (about 19% wide).
 -- Replies: 1 counted | 0 duplicate (nothing changed)
+-- KEYS: 1 counts, 2 seen, 3 times, 4 queue, 5 purchase, 6 minutes (ops.go)
 local typ, seq, at, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ttl) then return 0 end
 redis.call('HINCRBY', KEYS[1], typ, 1)

@@ -1,33 +1,11 @@
--- restore_event.lua — rebuild an event whose Redis state is gone, from its
--- definition and sold seats in the ledger (PostgreSQL, pkg/ledger): the
--- configuration, the seat map, every sold seat and every completed user.
--- Waiting users and open holds are not durable: whatever is left of the
--- event's other keys is deleted and those users join again. The payment
--- registry (pays) is kept; the seat status string is deleted here and
--- rebuilt whole from the seats hash by the next seat-map read
--- (seat_status.lua), once; an explicit map's seat index is rebuilt here
--- (seat prices need it). The join
--- sequence restarts above seq_base (and above any counter left), so no
--- join sequence, and no fact id built from one, repeats after a rebuild.
--- KEYS: the event key set (lib.lua)
---   reads:  config, seats, seq, upay, useat
---   writes: active, config, outbox, rate, seatidx, seatmap, seats, seen, seq, state, status, ugrace, upay, useat, useq, waiting
+-- restore_event: rebuild an event whose Redis state is gone from the ledger's definition and sold seats.
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
---       6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
---       11 paused (0|1), 12 now_ms, 13 seq_base, 14 n (number of seats),
---       15 currency, 16 max_seats, 17 prices, 18 sections (create_event.lua),
---       19..18+n seat ids in display order (validated unique by the caller),
---       then 4 per sold seat: user_id, seat_id, payment_id, join sequence
---       (an order of several seats: one entry per seat, same payment id;
---       the user's useat lists them all)
--- The event_restored fact is written to the outbox in the same step,
--- 'r:<seq_base>' -> '<seq_base>|<reason>||<now_ms>' (lib.lua), so a Kafka
--- outage at the rebuild cannot lose it: the restorer publishes and
--- acknowledges it, the safety net's sweep publishes what it could not.
--- Replies: {'ok', total_seats, sold, seq_base, skipped, reason}
---   skipped: sold seats not in the seat map, or a seat given twice
---   reason: 'seats=<n> sold=<n> completed_users=<n>' (the fact's reason)
---   | {'event_exists'}  the event's configuration is present: nothing changed
+--   6 sales_end_ms, 7 batch, 8 abandon_ms, 9 rows, 10 per_row, 11 paused,
+--   12 now_ms, 13 seq_base, 14 n, 15 currency, 16 max_seats, 17 prices,
+--   18 sections, 19..18+n seat ids, then 4 per sold seat: user_id, seat_id,
+--   payment_id, join sequence
+-- Replies: {'ok', total_seats, sold, seq_base, skipped, reason} | {'event_exists'}
+-- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end

@@ -1,15 +1,7 @@
--- seat_status.lua — (re)build an event's seat status string (status) and,
--- for an explicit seat map, its seat index (seatidx) from the seats hash.
--- O(seats), so it is never on a request path by design: the seat-map read
--- (Store.SeatStatuses) is a plain GET and runs this only when the string
--- is missing or damaged (wrong length, holes) — an event created before the
--- string existed — after which every script keeps it current with
--- set_seat_status (lib.lua). A second run finds it whole and returns it.
--- KEYS: the event key set (lib.lua)
---   reads:  config, seatidx, seatmap, seats, status
---   writes: seatidx, status
+-- seat_status: (re)build the seat status string and an explicit map's seat index from seats.
 -- ARGV: none
 -- Replies: {'ok', status} | {'event_not_found'}
+-- KEYS: config, seats, seatmap, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local total = num(redis.call('HGET', K_CONFIG, 'total'))
 local cur = redis.call('GET', K_STATUS)

@@ -1,13 +1,7 @@
--- touch.lua — waiting users are present (connected to the notifier): their
--- abandonment clock restarts at now. Only members of waiting are
--- touched, so a user who left the queue is never re-added, and one who
--- joined while abandonment was off gets a presence entry from the first
--- touch after it was switched on. Does nothing while abandonment is off.
--- KEYS: the event key set (lib.lua)
---   reads:  config, waiting
---   writes: seen
+-- touch: waiting users are present; their abandonment clock restarts at now.
 -- ARGV: 1 now_ms, 2.. user ids
 -- Replies: {'ok', touched} | {'event_not_found'}
+-- KEYS: config, waiting, seen (ops.go)
 local now = ARGV[1]
 local abandon = redis.call('HGET', K_CONFIG, 'abandon_ms')
 if not abandon then return {'event_not_found'} end

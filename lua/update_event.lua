@@ -1,21 +1,10 @@
--- update_event.lua — change a live event (pause/resume, capacity, hold,
--- abandonment, and any other setting an operator may need to repair).
--- Switching abandonment on (abandon_ms from 0 to more) records when, as
--- abandon_since_ms: a waiting user with no presence entry (joined while it
--- was off) counts as present from that moment (promote.lua).
--- KEYS: the event key set (lib.lua)
---   reads:  config
---   writes: config
--- ARGV: field, value pairs; fields limited to paused, capacity, hold_ms, abandon_ms,
---       name, grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
---       admit_per_minute (0 = no rate cap; takes effect at the next
---       admission), early_join_ms, draw_seed, draw_commit (the pre-queue;
---       draw_seed and draw_commit are set only when the event has no seed
---       yet: a seed once committed to is never replaced; drawn = 1
---       once the draw is published), challenge ('none' | 'pow') (the caller
---       validates values), and now_ms (the time of the change, not stored;
---       needed to switch abandonment on).
+-- update_event: change a live event's settings (not its seat map).
+-- ARGV: field, value pairs (paused, capacity, hold_ms, abandon_ms, name,
+--   grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
+--   admit_per_minute, early_join_ms, draw_seed, draw_commit, drawn,
+--   challenge), and now_ms (not stored)
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
+-- KEYS: config (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then
   return {'event_not_found'}
 end

@@ -131,11 +131,10 @@ func fill(b *testing.B, s *Store, ctx context.Context, event string, n int) {
 }
 
 // BenchmarkLimitArgs: the keys and arguments of a join with both abuse
-// limits on (limitArgs, ownLimit), built on every join and poll. With
-// the interval formatted per call, the user's key built to find its
-// limit and the arguments appended to a second slice it was 420-460 ns
-// and 10 allocations; now 230-250 ns and 4 (docs/benchmarks.md "Back on
-// the AMD EPYC host").
+// limits on (limitArgs, ownLimit), built on every join and poll: the
+// interval is not formatted per call, the user's key not built to find
+// its limit, the arguments not appended to a second slice
+// (docs/benchmarks.md "Back on the AMD EPYC host" has the figures).
 func BenchmarkLimitArgs(b *testing.B) {
 	s := &Store{prefix: "bo"}
 	limits := []Limit{{Subject: "ip:127.0.0.1", Rate: 100000000, Period: time.Minute}, {Subject: UserSubject("user-123456"), Rate: 100, Period: time.Second}}

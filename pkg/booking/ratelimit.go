@@ -113,7 +113,7 @@ func ownLimit(limits []Limit, user string) int {
 // limitPairs caches a limit's two script arguments, the interval in ms
 // (a decimal) and the burst, boxed, per rate and period: a deployment has
 // a handful, and formatting the interval per request cost more than the
-// rest of the arguments. The map is never changed once published (a new
+// rest of the arguments (BenchmarkLimitArgs). The map is never changed once published (a new
 // pair publishes a copy), so a lookup is one atomic load, with no lock
 // word for the gateway's cores to pass back and forth.
 var limitPairs atomic.Pointer[map[limitRate][2]any]
