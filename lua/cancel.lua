@@ -13,9 +13,7 @@ if not state then return {'not_found'} end
 local seq = user_seq(user)
 local s = int(seq)
 local function cancelled(from, seat)
-  local v = s .. '|' .. from .. '|' .. seat .. '|' .. now
-  redis.call('HSET', K_OUTBOX, 'c:' .. s .. ':' .. user, v)
-  return {'ok', from, seat, seq, 0, v}
+  return {'ok', from, seat, seq, 0, outbox_cancelled(s, user, from, seat, now)}
 end
 if state == 'waiting' then
   redis.call('ZREM', K_WAITING, user)

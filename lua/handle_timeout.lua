@@ -32,7 +32,5 @@ if outcome == 'extended' then
   return {'ok', 'extended', seq, seat, pay, until_ms, 0, ''}
 end
 -- as promote.lua's reclaim writes it: the deadline is booking_expired's time
-local s = int(seq)
-local entry = s .. '|' .. int(deadline) .. '|' .. released .. '|' .. now_s
-redis.call('HSET', K_OUTBOX, 'x:' .. s .. ':' .. user, entry)
+local entry = outbox_expired(int(seq), user, deadline, released, now_s)
 return {'ok', 'released', seq, released, pay, deadline, 0, entry}

@@ -95,7 +95,7 @@ type analyser struct {
 }
 
 func newAnalyser(t *testing.T) *analyser {
-	lib := Source("lib")
+	lib := libSource()
 	a := &analyser{t: t, names: keyNames(t, lib), funcs: map[string]string{}}
 	code := keyLocal.ReplaceAllString(comment.ReplaceAllString(lib, ""), "")
 	for _, m := range funcDecl.FindAllStringSubmatch(code, -1) {
@@ -179,18 +179,26 @@ func TestKeysCheckFindsMistakes(t *testing.T) {
 	}
 }
 
-// TestFunctionsTable: every file is one entry of ops.go, every entry a
-// file.
+// TestFunctionsTable: every operation's file is one entry of ops.go,
+// every entry a file, and every file of lib/ a part of the library.
 func TestFunctionsTable(t *testing.T) {
 	scripts, _ := fs.Glob(files, "*.lua")
 	var names []string
 	for _, f := range functions {
 		names = append(names, f.name+".lua")
 	}
-	names = append(names, "lib.lua")
 	slices.Sort(names)
 	if !slices.Equal(names, scripts) {
 		t.Errorf("ops.go declares %v, the files are %v", names, scripts)
+	}
+	parts, _ := fs.Glob(files, "lib/*.lua")
+	var want []string
+	for _, p := range libParts {
+		want = append(want, "lib/"+p+".lua")
+	}
+	slices.Sort(want)
+	if !slices.Equal(parts, want) {
+		t.Errorf("libParts %v, the files of lib/ are %v", want, parts)
 	}
 }
 

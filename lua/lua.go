@@ -3,16 +3,17 @@
 // Go function) and the counters of pkg/popularity and pkg/report, which
 // have keys of their own. Each file starts with a comment giving its
 // ARGV, replies and keys; the KEYS each function takes are declared in Go
-// (ops.go), which the registration below binds. lib.lua holds the helpers that several booking scripts
-// share, so a rule (how a hold expires, say) is written once.
+// (ops.go), which the registration below binds. The files of lib/ hold
+// the helpers that several booking scripts share, by concern, so a rule
+// (how a hold expires, say) is written once.
 //
 // Redis runs every script as a function of one library (Redis 7
 // FUNCTION LOAD, called with FCALL; pkg/redisfn loads and calls it):
-// lib.lua once, then each operation's file as the body of a function
-// registered as Function(name). The
-// library's code runs once when it is loaded, so a call pays neither for
-// its text nor for creating lib.lua's functions, which as an EVAL script
-// it did on every call (docs/benchmarks.md "Redis Functions").
+// lib/'s files once, in the order of libParts, then each operation's file
+// as the body of a function registered as Function(name). The library's
+// code runs once when it is loaded, so a call pays neither for its text
+// nor for creating the helpers, which as an EVAL script it did on every
+// call (docs/benchmarks.md "Redis Functions").
 package lua
 
 import (
@@ -26,10 +27,36 @@ import (
 	"sync"
 )
 
-//go:embed *.lua
+//go:embed *.lua lib/*.lua
 var files embed.FS
 
-// Source returns the text of lua/<name>.lua, exactly as stored.
+// libParts are the files of lib/, in the order the library has them: a
+// part uses only what the parts before it define (Lua locals).
+var libParts = []string{
+	"base",      // the frame (KEYS, ARGV, K_*), numbers as text, users' state
+	"seats",     // the seat map, a seat's position, status and price
+	"holds",     // how a hold ends, expires or gets its grace
+	"payments",  // the payment registry
+	"outbox",    // the outbox's entries
+	"room",      // admission into the room, the admission rate
+	"limits",    // the abuse limits
+	"requests",  // a join or position call's requests in ARGV
+	"draw",      // the pre-queue's draw
+	"join",      // enqueue_joins
+	"positions", // read_positions
+}
+
+// libSource is the library's shared code: lib/'s files in order.
+func libSource() string {
+	var b strings.Builder
+	for _, p := range libParts {
+		b.WriteString(Source("lib/" + p))
+	}
+	return b.String()
+}
+
+// Source returns the text of lua/<name>.lua ("enqueue", "lib/base"),
+// exactly as stored.
 func Source(name string) string {
 	b, err := files.ReadFile(name + ".lua")
 	if err != nil {
@@ -88,13 +115,13 @@ func build() {
 	slices.Sort(operations)
 	check(operations)
 	h := sha1.New()
-	h.Write([]byte(Source("lib")))
+	h.Write([]byte(libSource()))
 	for _, op := range operations {
 		fmt.Fprintf(h, "\x00%s\x00%s", op, Source(op))
 	}
 	version = hex.EncodeToString(h.Sum(nil))[:12]
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!lua name=%s%s\n%s\n", LibraryPrefix, version, Source("lib"))
+	fmt.Fprintf(&b, "#!lua name=%s%s\n%s\n", LibraryPrefix, version, libSource())
 	for _, op := range operations {
 		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, Source(op))
 		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv)\n", op, version)

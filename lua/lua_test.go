@@ -14,7 +14,7 @@ import (
 // TestLibraryLoads: Redis accepts the library and it registers one
 // function per operation, under the names Function gives (the booking
 // operations and the counters of pkg/popularity and pkg/report), and none
-// for lib.lua.
+// for lib/'s files.
 func TestLibraryLoads(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()

@@ -12,19 +12,19 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 )
 
-// TestNumbersBecomeTextThroughInt holds lib.lua's rule for writing numbers
+// TestNumbersBecomeTextThroughInt holds the library's rule for writing numbers
 // (docs/booking-engine.md "How numbers are written"): Lua's own
 // conversion of a number to text (.. and tostring print %.14g, which is
 // exponent form above 10^14 and loses the digits past 14: a rebuilt
 // event's join sequences start near 1.8e15) is never used, and
-// string.format only inside lib.lua's int(n), the one way a number
+// string.format only inside lib/base.lua's int(n), the one way a number
 // becomes part of a key, field or value.
 //
-// It parses the library as Redis loads it (lib.lua, then every script as
+// It parses the library as Redis loads it (lib/'s files, then every script as
 // the body of a function; gopher-lua's parser, Lua 5.1 like Redis's) and
 // infers what kind of value every expression may hold: strings, numbers,
 // nil, tables (with their fields and elements) and functions, following
-// locals, upvalues, the parameters of lib.lua's functions (from every
+// locals, upvalues, the parameters of lib/'s functions (from every
 // call), their results, and what each Redis command and library function
 // answers. An operand of .. (or tostring's argument) must be a string
 // (or nil, which fails loudly); one that may be a number, or whose kind
@@ -97,7 +97,7 @@ return 'x:' .. s .. ':' .. ARGV[1] .. v .. int(#ARGV)` + "\nend\n"
 
 // librarySource is the library as lua.go builds it, without its first
 // line (the #!lua shebang) and the registrations (no number in them):
-// lib.lua, then each script as the body of local function op_<name>.
+// lib/'s files, then each script as the body of local function op_<name>.
 // where names a line of it as file:line.
 func librarySource() (string, func(int) string) {
 	type part struct {
@@ -115,12 +115,13 @@ func librarySource() (string, func(int) string) {
 		b.WriteString("\n")
 		line += strings.Count(head, "\n") + strings.Count(text, "\n") + 1
 	}
-	add("lib.lua", "", Source("lib"))
+	for _, p := range libParts {
+		add("lib/"+p+".lua", "", strings.TrimSuffix(Source("lib/"+p), "\n"))
+	}
 	all, _ := fs.Glob(files, "*.lua")
 	for _, f := range all {
-		if op := strings.TrimSuffix(f, ".lua"); op != "lib" {
-			add(f, "local function op_"+op+"()\n", Source(op)+"\nend")
-		}
+		op := strings.TrimSuffix(f, ".lua")
+		add(f, "local function op_"+op+"()\n", Source(op)+"\nend")
 	}
 	return b.String(), func(n int) string {
 		for i := len(parts) - 1; i >= 0; i-- {
@@ -160,7 +161,7 @@ func (k kind) String() string {
 
 // shape is what an expression or variable may hold: its kinds and, for a
 // table, what its elements and named fields may hold; for a function, the
-// function (one of lib.lua's, or a built-in by name).
+// function (one of lib/'s, or a built-in by name).
 type shape struct {
 	k       kind
 	elem    *shape
@@ -320,7 +321,7 @@ func (a *analysis) stmt(st ast.Stmt, sc *scope) {
 			v := a.declare(sc, s, i, name)
 			a.widen(v, vals[i])
 			if len(s.Exprs) == 0 && (name == "KEYS" || name == "ARGV" || name == "NKEYS") {
-				// lib.lua's: the registration sets them to the call's
+				// the library's: the registration sets them to the call's
 				a.widen(v, global(name))
 			}
 		}
@@ -673,7 +674,7 @@ func (a *analysis) call(c *ast.FuncCallExpr, sc *scope) []*shape {
 		return []*shape{of(kStr)}
 	case "string.format":
 		if !inInt {
-			a.problem(c.Line(), "string.format outside lib.lua's int: numbers become text through int(n) only")
+			a.problem(c.Line(), "string.format outside lib/base.lua's int: numbers become text through int(n) only")
 		}
 		return []*shape{of(kStr)}
 	case "type", "string.sub", "string.rep", "string.lower", "string.upper", "string.char", "table.concat",

@@ -37,8 +37,7 @@ for i = 1, #due, 2 do
     -- the hold's deadline rides in the entry: booking_expired's time, the
     -- same the timeout path publishes (handle_timeout.lua)
     expired[#expired + 1] = deadline
-    local s = int(seq)
-    redis.call('HSET', K_OUTBOX, 'x:' .. s .. ':' .. user, s .. '|' .. int(deadline) .. '|' .. seat .. '|' .. now_s)
+    outbox_expired(int(seq), user, deadline, seat, now_s)
   end
 end
 
@@ -99,7 +98,7 @@ while admitted < want do
       redis.call('HSET', K_USEQ, user, s) -- out of the queue: the sequence moves to useq
       -- announced as a cancellation by the system (booking_cancelled,
       -- reason abandoned); there is no slot to release
-      redis.call('HSET', K_OUTBOX, 'c:' .. s .. ':' .. user, s .. '|abandoned||' .. now_s)
+      outbox_cancelled(s, user, 'abandoned', '', now_s)
       abandoned[#abandoned + 1] = user
       abandoned[#abandoned + 1] = seq
     else

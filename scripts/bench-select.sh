@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # select-seat with 4 seats: the Go package (BenchmarkLockSeats4)
 # beside redis-benchmark running FCALL of the very same lock_seat script
-# (lib.lua + lock_seat.lua) with the same keys, client count and
+# (the library's lua/lib/ + lock_seat.lua) with the same keys, client count and
 # distribution, in one run. 10,000 admitted users u<12 digits>, 40,000
 # seats S<12 digits><a|b|c|d>; each call: a random user selects
 # S<n1>a,S<n2>b,S<n3>c,S<n4>d (independent __rand_int__). Prints a markdown

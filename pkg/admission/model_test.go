@@ -173,7 +173,7 @@ func (m *model) active() []string {
 	})
 }
 
-// graceDeadline mirrors lib.lua grace_deadline.
+// graceDeadline mirrors lua/lib/holds.lua grace_deadline.
 func (m *model) graceDeadline(u *mUser) (int64, bool) {
 	if m.graceMS > 0 && u.deadline+m.graceMS > m.now && u.state == booking.StatePaymentPending && !u.graced {
 		return u.deadline + m.graceMS, true
@@ -192,7 +192,7 @@ func (m *model) live() int {
 	return n
 }
 
-// counted is what an admission counts against the room (lib.lua holds_counted).
+// counted is what an admission counts against the room (lua/lib/holds.lua holds_counted).
 func (m *model) counted() int {
 	n := 0
 	for _, name := range m.active() {
@@ -226,7 +226,7 @@ func (m *model) release(name string, final booking.State) string {
 	return seat
 }
 
-// expireDue mirrors lib.lua expire_due; it reports whether it released.
+// expireDue mirrors lua/lib/holds.lua expire_due; it reports whether it released.
 func (m *model) expireDue(name string) bool {
 	u := m.users[name]
 	if d, ok := m.graceDeadline(u); ok {

@@ -22,7 +22,7 @@ import (
 //
 // An event's seat map is made of sections, each a contiguous run of the
 // map with one price. The config hash keeps them twice: 'prices'
-// ('<len>:<cents>,...', read by lib.lua seat_price to price an order
+// ('<len>:<cents>,...', read by lua/lib/seats.lua seat_price to price an order
 // inside the scripts) and 'sections' (JSON, read back by GetEvent).
 
 // Bounds of the multi-seat settings.

@@ -120,7 +120,7 @@ func kindOrder(kind OutboxKind) int {
 // "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms",
 // "j:<seq>" → "seq|user||at_ms" and "r:<seq_base>" →
 // "seq_base|reason||at_ms", each value with an optional fifth part
-// "r" or "k" (the side announced already; lua/lib.lua has the table).
+// "r" or "k" (the side announced already; lua/lib/outbox.lua has the table).
 // Fields written before they carried the sequence ("p:<user>") still parse
 // (LegacyKey). The sequence, a deadline and the time must be decimal
 // integers (an expiry's deadline may be empty): false otherwise.

@@ -15,7 +15,7 @@ import (
 // Limit is an abuse limit that a script checks in the same atomic step as
 // the operation it guards, before the operation changes anything: at most
 // Rate requests per Period for Subject, in bursts of up to Rate (GCRA,
-// lua/lib.lua `limited`). A request that a limit refuses changes nothing
+// lua/lib/limits.lua `limited`). A request that a limit refuses changes nothing
 // and is not counted; the call returns a *RateLimitedError.
 //
 // A limit's key is '<prefix>:{<event_id>}:rl:<Subject>', in the event's

@@ -13,7 +13,7 @@ import (
 // The seat map's read model. Every seat's status is mirrored, one byte per
 // seat in seat-map order, in the event's status string (key 15), which
 // every script that changes a seat writes with SETRANGE
-// (set_seat_status in lua/lib.lua). Reading the whole map is then a GET of
+// (set_seat_status in lua/lib/seats.lua). Reading the whole map is then a GET of
 // one string of len(seats) bytes — no script, no loop over the seats — so
 // its cost in Redis is a memcpy, not 200,000 hash lookups. Selection stays
 // authoritative in the scripts (the seats hash): a map read a moment

@@ -1,5 +1,5 @@
 // Command luascript prints what Redis runs for the booking operations —
-// the function library (lib.lua, then each operation's script as a
+// the function library (lua/lib/'s files, then each operation's script as a
 // function), the name FCALL calls for one operation — or the keys an
 // operation's function takes for an event (its number of keys first, as
 // FCALL wants them), so shell tools (redis-cli FUNCTION LOAD,

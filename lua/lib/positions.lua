@@ -1,0 +1,61 @@
+-- positions.lua: a call's position reads (get_position.lua, get_position_batch.lua).
+
+-- read_positions answers the position reads reqs_at placed
+-- (get_position.lua's header says what one does and answers) and returns
+-- their replies in a list. It reads the event's config, waiting's size,
+-- the users' waiting scores and states and each limit key once, and writes
+-- the presence entries and each counted limit key once
+-- (get_position_batch.lua); a read changes nothing another read looks at.
+local function read_positions()
+  local replies = {}
+  local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms')
+  if not c[1] then
+    for i = 1, R_N do replies[i] = {'event_not_found'} end
+    return replies
+  end
+  reqs_read()
+  local sold_out = 0
+  if num(c[2]) >= num(c[1]) then sold_out = 1 end
+  local served, abandon, cap, start_ms = num(c[3]), num(c[4]), num(c[5]), num(c[6])
+  local waiting, rate_b, rate, nseen, seen
+
+  for i = 1, R_N do
+    local user = R_USERS[i]
+    local now_s, now, wait = req_now(i)
+    if wait > 0 then
+      replies[i] = {'rate_limited', wait}
+    else
+      if L_M > 0 then limits_take(now, 0) end
+      if not waiting then waiting = redis.call('ZCARD', K_WAITING) end
+      local b = math.floor(now / RATE_BUCKET_MS)
+      if b ~= rate_b then rate_b, rate = b, admitted_last_minute(now) end
+      -- a waiting user is only a member of waiting (base.lua): score = sequence
+      local score = tonumber(R_SCORE[i])
+      if not score then
+        local state = R_STATE[i]
+        -- (a state field 'waiting' without a waiting entry: none to report)
+        if not state or state == 'waiting' then
+          replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms}
+        else
+          replies[i] = {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
+            redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
+            waiting, rate, cap, start_ms}
+        end
+      else
+        if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
+        local position = 0
+        if now >= start_ms then position = redis.call('ZRANK', K_WAITING, user) + 1 end
+        if abandon > 0 then
+          if not seen then seen, nseen = {}, 0 end
+          seen[nseen + 1], seen[nseen + 2] = now_s, user
+          nseen = nseen + 2
+        end
+        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms}
+      end
+    end
+  end
+
+  if seen then bulk('ZADD', K_SEEN, seen, nseen) end
+  if L_M > 0 then limits_write() end
+  return replies
+end
