@@ -12,7 +12,7 @@ import (
 )
 
 // drawStore is the part of *booking.Store that publishes a pre-queue's
-// draw (booking/door.go).
+// draw (booking/prequeue.go).
 type drawStore interface {
 	ReadDraw(ctx context.Context, eventID string) (booking.Draw, error)
 	MarkDrawn(ctx context.Context, eventID string) error

@@ -1,13 +1,35 @@
 package booking
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
-// Typed errors: a sentinel of types.go with the data the caller needs to
+// Sentinel errors. Each one is a reply code of a script; callers map them to
+// HTTP statuses or ack decisions with errors.Is at the edge.
+var (
+	ErrEventNotFound    = errors.New("event not found")
+	ErrEventExists      = errors.New("event already exists")
+	ErrInvalidEvent     = errors.New("invalid event configuration")
+	ErrSalesNotStarted  = errors.New("sales have not started yet")
+	ErrSalesEnded       = errors.New("sales have ended")
+	ErrSoldOut          = errors.New("event is sold out")
+	ErrNotFound         = errors.New("user has no booking for this event")
+	ErrInvalidState     = errors.New("booking is not in the right state for this operation")
+	ErrHoldExpired      = errors.New("the hold has expired")
+	ErrSeatUnknown      = errors.New("seat does not exist in this event")
+	ErrSeatUnavailable  = errors.New("seat is not available")
+	ErrCannotCancel     = errors.New("cannot cancel during payment")
+	ErrPaymentMismatch  = errors.New("payment id does not match the booking")
+	ErrLatePayment      = errors.New("payment arrived after the hold was released; refund it")
+	ErrInvalidArgument  = errors.New("invalid argument")
+	ErrAlreadyCompleted = errors.New("booking already completed")
+)
+
+// Typed errors: a sentinel above with the data the caller needs to
 // act on it. Each has an Is method, so errors.Is(err, ErrX) holds, and the
 // data come out with errors.As. A method returning one of them returns
 // the zero value as its result.

@@ -316,3 +316,131 @@ func (s *Store) Counts(ctx context.Context, eventID string) (Counts, error) {
 	e, err := s.GetEvent(ctx, eventID)
 	return e.Counts, err
 }
+
+// EventConfig is what an operator gives to create an event.
+type EventConfig struct {
+	ID   string
+	Name string
+	// Seats lists explicit seat ids. When empty, Rows × SeatsPerRow gives
+	// A1…A<n>, B1… (rows lettered A–Z, then AA, AB…).
+	Seats       []string
+	Rows        int
+	SeatsPerRow int
+	// Capacity is the booking room's size: how many users may hold a slot at
+	// once. Default 1000.
+	Capacity int
+	// Hold is how long an admitted user has to pick a seat and pay. Default 600 s.
+	Hold time.Duration
+	// Grace is given once to a hold that times out while its payment is
+	// pending. Default 120 s.
+	Grace time.Duration
+	// SalesStart and SalesEnd bound when users may join. Zero start means
+	// open now; zero end means no end.
+	SalesStart time.Time
+	SalesEnd   time.Time
+	// BatchSize bounds how many users one promotion admits. Default 500.
+	BatchSize int
+	// Abandon drops a waiting user who has not been seen (joined, polled or
+	// connected) for this long when their turn comes. Zero disables it.
+	Abandon time.Duration
+	// Sections, instead of Seats or Rows × SeatsPerRow, give the seat map
+	// as priced sections (multiseat.go). The old forms are one section,
+	// DefaultSectionName, at PriceCents.
+	Sections   []Section
+	PriceCents int64
+	// Currency is the ISO 4217 code of the prices. Default DefaultCurrency.
+	Currency string
+	// MaxSeatsPerOrder bounds the seats of one hold: 1 to
+	// MaxSeatsPerOrderLimit, default DefaultMaxSeatsPerOrder.
+	MaxSeatsPerOrder int
+	// AdmitPerMinute caps admissions (promotions and immediate admissions)
+	// over any 60 s, on top of Capacity. Zero: no cap (frontdoor.go).
+	AdmitPerMinute int
+	// EarlyJoin opens the pre-queue this long before SalesStart (frontdoor.go, prequeue.go);
+	// zero: joins before the start are refused.
+	EarlyJoin time.Duration
+	// Challenge is ChallengePoW when a join must carry a solved
+	// proof-of-work challenge (checked by the gateway), or ChallengeNone
+	// (also the empty string).
+	Challenge string
+}
+
+// Event is an event's configuration and live counts.
+type Event struct {
+	ID         string        `json:"id"`
+	Name       string        `json:"name"`
+	Capacity   int           `json:"capacity"`
+	Hold       time.Duration `json:"-"`
+	Grace      time.Duration `json:"-"`
+	SalesStart time.Time     `json:"sales_start,omitzero"`
+	SalesEnd   time.Time     `json:"sales_end,omitzero"`
+	BatchSize  int           `json:"batch_size"`
+	Abandon    time.Duration `json:"-"`
+	Paused     bool          `json:"paused"`
+	Rows       int           `json:"rows,omitempty"`
+	PerRow     int           `json:"seats_per_row,omitempty"`
+	// Orders of several seats in priced sections (multiseat.go).
+	Currency         string         `json:"currency,omitempty"`
+	MaxSeatsPerOrder int            `json:"max_seats_per_order"`
+	Sections         []EventSection `json:"sections,omitempty"`
+	PriceMinCents    int64          `json:"price_min_cents"`
+	PriceMaxCents    int64          `json:"price_max_cents"`
+	// AdmitPerMinute is the rate cap (0 = none).
+	AdmitPerMinute int           `json:"admit_per_minute"`
+	EarlyJoin      time.Duration `json:"-"`
+	// DrawCommit is hex SHA-256 of the pre-queue's draw seed, published
+	// from creation; DrawSeed (hex) is revealed once the sale started.
+	DrawCommit string `json:"draw_commit,omitempty"`
+	DrawSeed   string `json:"draw_seed,omitempty"`
+	// Prequeued counts the joins into the pre-queue.
+	Prequeued int64 `json:"prequeued,omitempty"`
+	// Challenge: "pow" when joining needs a solved proof-of-work
+	// challenge, else "none".
+	Challenge string `json:"challenge"`
+	Counts    Counts `json:"counts"`
+}
+
+// EventUpdate changes a live event; nil fields are left alone.
+type EventUpdate struct {
+	Paused   *bool
+	Capacity *int
+	Hold     *time.Duration
+	Abandon  *time.Duration
+	// Every other setting can be repaired too (eventbounds.go has the bounds).
+	Name       *string
+	Grace      *time.Duration
+	BatchSize  *int
+	SalesStart *time.Time // the zero time: open now
+	SalesEnd   *time.Time // the zero time: no end
+	// MaxSeatsPerOrder applies to selections made after the change.
+	MaxSeatsPerOrder *int
+	// AdmitPerMinute changes the rate cap (0 = off), at once.
+	AdmitPerMinute *int
+	// EarlyJoin changes the pre-queue's opening for joins from now on
+	// (frontdoor.go: who is pre-queued stays, the committed seed never changes).
+	EarlyJoin *time.Duration
+	// Challenge switches the proof-of-work challenge ("pow" or "none").
+	Challenge *string
+}
+
+// Counts are an event's live numbers.
+type Counts struct {
+	Total     int64 `json:"total"`
+	Available int64 `json:"available"`
+	Held      int64 `json:"held"`
+	Sold      int64 `json:"sold"`
+	Waiting   int64 `json:"waiting"`
+	Active    int64 `json:"active"`
+	// Served is the highest join sequence admitted so far: a waiting user
+	// with sequence s has at most s-Served-1 users ahead.
+	Served int64 `json:"served"`
+	// AdmittedLastMinute is how many users were admitted in the last 60 s,
+	// the basis of the ETA.
+	AdmittedLastMinute int64 `json:"admitted_last_minute"`
+}
+
+// Seat is one seat and its status.
+type Seat struct {
+	ID     string     `json:"seat_id"`
+	Status SeatStatus `json:"status"`
+}

@@ -129,3 +129,96 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 	}
 	return res, nil
 }
+
+// PaymentHold is the result of InitiatePayment.
+type PaymentHold struct {
+	PaymentID string
+	SeatID    string // the seats' ids joined by ','
+	SeatIDs   []string
+	// AmountCents is the sum of the seats' section prices in Currency; 0
+	// for an event created before sections (the caller prices it).
+	AmountCents int64
+	Currency    string
+	Sequence    int64
+	ExpireAt    time.Time
+	// Created is false when the payment had already been initiated and the
+	// existing id is returned.
+	Created bool
+	// At is when the payment was first initiated, the same on a repeat
+	// (payment_initiated's time); zero for a payment without a registry
+	// record.
+	At time.Time
+}
+
+// Outcome of a payment webhook or a timeout.
+type Outcome string
+
+const (
+	OutcomeCompleted Outcome = "completed" // payment success took effect
+	OutcomeFailed    Outcome = "failed"    // payment failure released the hold
+	OutcomeDuplicate Outcome = "duplicate" // already applied: nothing changed
+	OutcomeReleased  Outcome = "released"  // timeout released the hold
+	OutcomeExtended  Outcome = "extended"  // timeout during payment: grace given
+	OutcomeNotDue    Outcome = "not_due"   // deadline is later than now
+	OutcomeNoHold    Outcome = "no_hold"   // user is not in the room (finished, never promoted)
+)
+
+// PaymentResult is the outcome of PaymentSuccess or PaymentFailure.
+type PaymentResult struct {
+	Outcome Outcome
+	SeatID  string // the seats' ids joined by ','
+	SeatIDs []string
+	// AmountCents is the order's amount (completed, or late: the whole
+	// amount to refund); 0 for an event created before sections.
+	// SeatPrices are the seats' prices, in SeatIDs order (PaymentSuccess).
+	AmountCents int64
+	SeatPrices  []int64
+	Sequence    int64
+	// At is when PaymentSuccess first classified the payment (completed, or
+	// late: refund), or PaymentFailure first recorded its failure, the same
+	// on every repeat; zero for a payment started before the payment
+	// registry existed.
+	At time.Time
+	// Duplicate is set with ErrLatePayment when the payment had been
+	// classified as a refund before.
+	Duplicate bool
+	// SoldOutAt (PaymentSuccess: completed or duplicate) is when the
+	// event's last seat was sold (event_sold_out's time); zero while seats
+	// remain.
+	SoldOutAt time.Time
+}
+
+// TimeoutResult is the outcome of HandleTimeout.
+type TimeoutResult struct {
+	Outcome   Outcome
+	Sequence  int64
+	SeatID    string
+	PaymentID string
+	// ExpireAt is the (new) deadline for OutcomeExtended and OutcomeNotDue,
+	// and the deadline that passed for OutcomeReleased.
+	ExpireAt time.Time
+	// AlreadyExpired is set with OutcomeNoHold when the hold had been
+	// expired earlier (by a promotion's reclaim): the caller republishes the
+	// expiry's side effects, which are idempotent.
+	AlreadyExpired bool
+	// Outbox holds the expiry's outbox entry (kind "expired"): written by
+	// OutcomeReleased, and returned with AlreadyExpired while some side of
+	// it is still unannounced. Announce it and then AckOutbox.
+	Outbox []OutboxEntry
+}
+
+// CancelResult is the outcome of Cancel.
+type CancelResult struct {
+	From     string // "queue" or "active"; "" on a repeat already announced
+	SeatID   string
+	Sequence int64
+	// Duplicate is set when the user had cancelled already.
+	Duplicate bool
+	// Outbox holds the cancellation's entry while it is unannounced:
+	// announce it (booking_cancelled, slot-released) and AckOutbox.
+	Outbox []OutboxEntry
+}
+
+// FromAbandoned is the From of a cancellation made by the system: a waiting
+// user absent when their turn came.
+const FromAbandoned = "abandoned"

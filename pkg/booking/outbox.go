@@ -296,3 +296,34 @@ func (s *Store) settleOutbox(ctx context.Context, eventID string, entries []Outb
 	}
 	return nil
 }
+
+// OutboxEntry is a side effect of a state change that still has to be
+// announced (timeout scheduled, user notified, event published, slot
+// released). See Store.Outbox.
+type OutboxEntry struct {
+	Kind     OutboxKind
+	UserID   string
+	Sequence int64
+	ExpireAt time.Time // promoted: the hold's deadline; expired: the deadline that passed (zero in older entries)
+	SeatID   string    // expired and cancelled
+	From     string    // cancelled only: "queue", "active" or FromAbandoned
+	// Reason: restored only, what was rebuilt ("seats=<n> sold=<n>
+	// completed_users=<n>"); Sequence is then the rebuild's sequence base.
+	Reason string
+	At     time.Time // when the entry was written
+	// RequestID is the id of the HTTP request that wrote the entry, when the
+	// writer passes it on (it is not stored in Redis): the Kafka event then
+	// carries it in its request_id header.
+	RequestID string
+	// RabbitDone and KafkaDone say which side of the entry was announced
+	// already (MarkOutbox): a retry does only the other one. At most one is
+	// set on a stored entry; an entry with both sides done is removed.
+	RabbitDone bool
+	KafkaDone  bool
+	// LegacyKey is set on an entry written before outbox fields carried the
+	// join sequence ('p:<user>' instead of 'p:<seq>:<user>'), so that its
+	// acknowledgement finds it.
+	LegacyKey bool
+	// Field and Value are a KindUnreadable entry as stored.
+	Field, Value string
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Enqueue joins a user to an event's queue, or admits them at once when the
@@ -150,4 +151,76 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 		return fmt.Errorf("touch: %w", err)
 	}
 	return nil
+}
+
+// JoinResult is the outcome of Enqueue.
+type JoinResult struct {
+	// State is waiting, or active when the room had free capacity, or the
+	// user's existing state on a repeated join.
+	State    State
+	Sequence int64
+	// Position is 1-based among waiting users; 0 when not waiting.
+	Position int64
+	// ExpireAt is the hold's deadline when State is in the room.
+	ExpireAt time.Time
+	// Created is false when the user had already joined (nothing changed).
+	Created bool
+	// PrequeuedUntil is the sales start when the user waits in the
+	// pre-queue (prequeue.go; Position is then 0).
+	PrequeuedUntil time.Time
+	// Outbox holds the entries a new join wrote (Created): the joined entry
+	// (the booking_request fact) and, when the user was admitted at once,
+	// the promoted entry after it. Announce them and then AckOutbox.
+	Outbox []OutboxEntry
+}
+
+// Status is what GetPosition reports.
+type Status struct {
+	State     State
+	Sequence  int64
+	Position  int64 // 1-based, waiting users only
+	SeatID    string
+	PaymentID string
+	ExpireAt  time.Time
+	// SoldOut is true when every seat is sold (a waiting user will not get one).
+	SoldOut bool
+	// Counts carries Served, Waiting and AdmittedLastMinute for the ETA.
+	Counts Counts
+	// AdmitPerMinute is the event's rate cap (0 = none), for the ETA.
+	AdmitPerMinute int64
+	// SalesStart is the event's; a waiting user before it is pre-queued
+	// (Position 0).
+	SalesStart time.Time
+}
+
+// Admission is a user let into the booking room.
+type Admission struct {
+	UserID   string
+	Sequence int64
+	ExpireAt time.Time
+}
+
+// Expiry is a hold that ended because its deadline passed.
+type Expiry struct {
+	UserID    string
+	Sequence  int64
+	SeatID    string
+	PaymentID string
+	// At is when the hold expired: its deadline (booking_expired's time,
+	// the same on every path that publishes the expiry).
+	At time.Time
+}
+
+// PromoteResult is what one promotion did. Reason says why it stopped:
+// "room_full", "no_waiting", "sold_out", "paused" or "batch" (the batch
+// bound was reached and more may follow).
+type PromoteResult struct {
+	Promoted  []Admission
+	Expired   []Expiry
+	Abandoned []string
+	Reason    string
+	// Outbox holds the entries written for Promoted, Expired and Abandoned
+	// (a cancelled entry, From FromAbandoned): announce them and then
+	// AckOutbox.
+	Outbox []OutboxEntry
 }

@@ -2,7 +2,7 @@
 // waiting queue, the capacity-limited booking room, seat holds, payments
 // and timeouts, all kept in Redis and changed only by the Lua scripts in
 // lua/ (one per operation, each atomic). Store has one typed method per
-// script; script reply codes become the sentinel errors in types.go.
+// script; script reply codes become the sentinel errors in errors.go.
 //
 // Every key of one event carries the hash tag {eventID} (keys.go), so the
 // scripts run unchanged on Redis Cluster. Time is taken from the Store's
