@@ -69,6 +69,29 @@ func TestSectionsCreate(t *testing.T) {
 	f.checkInvariants("mixed")
 }
 
+// TestSectionsUnreadable: an event whose sections cannot be read (its
+// config's JSON damaged) is an error, not an event of one section: one
+// section would price every seat at 0 and misplace the sections of the
+// seat map.
+func TestSectionsUnreadable(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Sections: twoSections()})
+	for _, bad := range []string{`[{"name":"Floor","len":10}`, `{"name":"Floor"}`, `[{"len":"ten"}]`} {
+		if err := f.rdb.HSet(f.ctx, f.s.eventKeys("evt")[kConfig], "sections", bad).Err(); err != nil {
+			t.Fatal(err)
+		}
+		e, err := f.s.GetEvent(f.ctx, "evt")
+		if err == nil {
+			t.Errorf("sections %s: no error, sections %+v", bad, e.Sections)
+		} else if errors.Is(err, ErrEventNotFound) || errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("sections %s: %v, want an error of the stored event", bad, err)
+		}
+		if _, err := f.s.ListEvents(f.ctx); err == nil {
+			t.Errorf("sections %s: ListEvents: no error", bad)
+		}
+	}
+}
+
 func TestSectionsInvalid(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
