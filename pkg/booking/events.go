@@ -229,7 +229,9 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		Waiting: live.Waiting, Active: live.Active, AdmittedLastMinute: live.AdmittedLastMinute,
 	}
 	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold
-	applyOrderConfig(&e, cfg)
+	if err := applyOrderConfig(&e, cfg); err != nil {
+		return Event{}, fmt.Errorf("get event: %w", err)
+	}
 	return e, nil
 }
 

@@ -261,16 +261,20 @@ func orderArgs(c EventConfig, total int) ([]any, error) {
 }
 
 // applyOrderConfig fills an event's multi-seat fields from its config hash.
-// An event created before sections has one section at price 0 (the
-// caller's default price applies) and the default maximum.
-func applyOrderConfig(e *Event, cfg map[string]string) {
+// An event created before sections (no sections field) has one section at
+// price 0 (the caller's default price applies) and the default maximum.
+// Sections that cannot be read are an error: one section would misprice
+// and misplace every seat.
+func applyOrderConfig(e *Event, cfg map[string]string) error {
 	e.Currency = cfg["currency"]
 	e.MaxSeatsPerOrder, _ = strconv.Atoi(cfg["max_seats"])
 	if e.MaxSeatsPerOrder == 0 {
 		e.MaxSeatsPerOrder = DefaultMaxSeatsPerOrder
 	}
 	if js := cfg["sections"]; js != "" {
-		_ = json.Unmarshal([]byte(js), &e.Sections)
+		if err := json.Unmarshal([]byte(js), &e.Sections); err != nil {
+			return fmt.Errorf("event %s: sections: %w", e.ID, err)
+		}
 	}
 	if len(e.Sections) == 0 {
 		e.Sections = []EventSection{{Name: DefaultSectionName, Len: int(e.Counts.Total)}}
@@ -283,6 +287,7 @@ func applyOrderConfig(e *Event, cfg map[string]string) {
 			e.PriceMaxCents = sec.PriceCents
 		}
 	}
+	return nil
 }
 
 // SectionAt returns the section of the seat at position i of the seat
