@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,6 +137,43 @@ func keysUnder(t *testing.T, rdb redis.UniversalClient, prefix string) map[strin
 	return out
 }
 
+// persistLimitKeys takes the abuse-limit keys under prefix out of Redis's
+// expiry, which runs on real time: the stores run on the test's clock,
+// and one store writes a key some real time after the other, so on a
+// slow machine a key of one store could expire before the same key of
+// the other (and a later call, or the comparison, see it gone in one
+// store only). expireLimitKeys expires them on the test's clock instead.
+func persistLimitKeys(t *testing.T, rdb redis.UniversalClient, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range rdb.Keys(ctx, prefix+"*:rl:*").Val() {
+		if err := rdb.Persist(ctx, k).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// expireLimitKeys deletes the abuse-limit keys under prefix that Redis
+// would have expired by now (unix ms, the test's clock): a key holds the
+// time its bucket is full again, and the script sets it to expire then,
+// rounded up to the ms (lua/lib/limits.lua limits_write: PX ceil(time -
+// now) from a whole now).
+func expireLimitKeys(t *testing.T, rdb redis.UniversalClient, prefix string, now int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range rdb.Keys(ctx, prefix+"*:rl:*").Val() {
+		v, err := rdb.Get(ctx, k).Float64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(math.Ceil(v)) <= now {
+			if err := rdb.Del(ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestPropertyBatchEqualsCallsInOrder: joins and position reads sent
 // together (the pipeliner's enqueue_batch and get_position_batch) answer
 // exactly what the same calls answer one at a time in the order they ran,
@@ -193,8 +231,8 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 					rdb.HSet(ctx, cfgKey(many), "draw_seed", draw[0], "draw_commit", draw[1])
 				}
 			}
-			// (intervals of seconds: a limit key expires in real time, and
-			// both stores' must still be there when they are compared)
+			// (a limit key's expiry is the test's, on the test's clock:
+			// persistLimitKeys, expireLimitKeys)
 			limits := func(u string) []Limit {
 				return []Limit{
 					{Subject: "ip:" + strconv.Itoa(int(u[1]-'0')%2), Rate: 12, Period: 24 * time.Second},
@@ -212,7 +250,9 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 						user: "u" + strconv.Itoa(rng.IntN(pool)), at: t0 + int64(i)*int64(rng.IntN(40))}
 				}
 				got, order := callTogether(t, many, set, ops, limits)
+				persistLimitKeys(t, rdb, base+"many")
 				want := callOneByOne(ctx, one, set, ops, order, limits)
+				persistLimitKeys(t, rdb, base+"one")
 				for i, o := range got {
 					switch {
 					case strings.Contains(o.Err, "rate limited"):
@@ -238,6 +278,8 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 
 				// between rounds, on both alike: time passes, someone cancels, the room promotes
 				clk.Advance(time.Duration(rng.IntN(2500)) * time.Millisecond)
+				expireLimitKeys(t, rdb, base+"one", clock().UnixMilli())
+				expireLimitKeys(t, rdb, base+"many", clock().UnixMilli())
 				quitter := "u" + strconv.Itoa(rng.IntN(pool))
 				for _, s := range []*Store{one, many} {
 					for _, e := range events {
