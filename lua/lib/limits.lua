@@ -14,10 +14,11 @@
 -- writes them with 17 significant digits): no string.format, no rounding.
 -- A batch's requests move the keys one after the other, exactly as
 -- separate calls would. Everything here lives for one call (a call runs
--- alone, like KEYS), in tables made once at load and reused: tables and
--- closures made per call cost a lone join more than the join itself did
--- (BenchmarkEnqueue and BenchmarkPosition in pkg/booking run this path;
--- docs/benchmarks.md "Joins and reads in batches" measures the tables).
+-- alone, like KEYS), in tables made once at load and reused: with a
+-- table per request and closures per call a lone join cost Redis
+-- markedly more (docs/benchmarks.md "Joins and reads in batches", "A lone
+-- call costs what it did"; BenchmarkEnqueue and BenchmarkPosition in
+-- pkg/booking run this path).
 local L_M, L_STEP, L_BURST = 0, {}, {}
 local L_TAT, L_COUNTED = {}, {} -- per limit key: its time (nil: no key), the now of its last count
 local L_NEW, L_KEY = {}, {}     -- the request limits_wait looked at, per slot: its new time, its key's number
