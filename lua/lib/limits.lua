@@ -16,8 +16,8 @@
 -- separate calls would. Everything here lives for one call (a call runs
 -- alone, like KEYS), in tables made once at load and reused: with a
 -- table per request and closures per call a lone join cost Redis
--- markedly more (docs/benchmarks.md "Joins and reads in batches", "A lone
--- call costs what it did"; BenchmarkEnqueue and BenchmarkPosition in
+-- markedly more (docs/benchmarks.md "Joins and reads in batches" has what
+-- a table and a closure cost; BenchmarkEnqueue and BenchmarkPosition in
 -- pkg/booking run this path).
 local L_M, L_STEP, L_BURST = 0, {}, {}
 local L_TAT, L_COUNTED = {}, {} -- per limit key: its time (nil: no key), the now of its last count

@@ -134,7 +134,7 @@ func fill(b *testing.B, s *Store, ctx context.Context, event string, n int) {
 // limits on (limitArgs, ownLimit), built on every join and poll: the
 // interval is not formatted per call, the user's key not built to find
 // its limit, the arguments not appended to a second slice
-// (docs/benchmarks.md "Back on the AMD EPYC host" has the figures).
+// (docs/benchmarks.md "The abuse limits inside the scripts" has the figures).
 func BenchmarkLimitArgs(b *testing.B) {
 	s := &Store{prefix: "bo"}
 	limits := []Limit{{Subject: "ip:127.0.0.1", Rate: 100000000, Period: time.Minute}, {Subject: UserSubject("user-123456"), Rate: 100, Period: time.Second}}
