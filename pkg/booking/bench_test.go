@@ -14,7 +14,7 @@ import (
 // Benchmarks of the hot scripts through the Go package, 50 concurrent
 // callers on a 50-connection pool: the same client count that
 // scripts/bench.sh gives redis-benchmark running the same scripts, so the
-// two are comparable in one sitting (docs/benchmarks.md).
+// two are comparable in one run (docs/benchmarks.md).
 
 const benchClients = 50
 
