@@ -75,6 +75,7 @@ func TestComposeFindsProblems(t *testing.T) {
 		"gateway: publishes container port 7000",
 		"gateway: healthcheck probes port 9999, admin port is 9101",
 		"gateway: RATE_REQUESTS_PER_SECOND_PER_USER=0 turns an abuse limit off",
+		"gateway: publishes port 8080 on every interface while DEV_TOKENS is on",
 		"payment-webhook: WEBHOOK_SECRET is required by services/payment-webhook and not set",
 		"payment-webhook: healthcheck needs a shell",
 		"payment-webhook: volume source ./deployments/no-such-file does not exist",

@@ -230,6 +230,16 @@ func checkCompose(root, path string) (*composeResult, problems) {
 				errs.add(where, "publishes container port %s, but the service listens on %q (ADMIN_ADDR) and %q (HTTP_ADDR)", t, admin, http)
 			}
 		}
+		// Development tokens let anyone who reaches the port mint an admin
+		// token: such a service is published on loopback only (README,
+		// "Ports"; PUBLISH_HOST opens it once DEV_TOKENS is off).
+		if dev, _ := strconv.ParseBool(strings.TrimSpace(effective("DEV_TOKENS"))); dev {
+			for _, p := range s.Ports {
+				if ip := strings.Trim(p.HostIP, "[]"); ip == "" || ip == "0.0.0.0" || ip == "::" {
+					errs.add(where, "publishes port %s on every interface while DEV_TOKENS is on (bind it to 127.0.0.1)", p.Published)
+				}
+			}
+		}
 		checkHealthcheck(&errs, where, s.HealthCheck, admin)
 		res.built[name] = built{svc: svc, dockerfile: df, adminPort: admin}
 	}
