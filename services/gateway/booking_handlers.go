@@ -14,10 +14,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/jsonobj"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // joinResponse is the answer of POST /api/booking/request: success and
@@ -78,8 +80,8 @@ func statusOf(st booking.State) string {
 // misses the safety net's outbox sweep publishes. An immediate admission
 // is announced before the answer (timeout scheduled, your_turn, the Kafka
 // events), and on failure left to the same sweep.
-func (s *Server) join(c *httpapi.FastCtx) {
-	id, ok := httpapi.FastIdentity(s.Auth, c)
+func (s *Server) join(c *fastserver.Ctx) {
+	id, ok := fastserver.Identity(s.Auth, c)
 	if !ok {
 		return
 	}
@@ -216,8 +218,8 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 }
 
 // position: GET /api/booking/position?event_id=.
-func (s *Server) position(c *httpapi.FastCtx) {
-	id, ok := httpapi.FastIdentity(s.Auth, c)
+func (s *Server) position(c *fastserver.Ctx) {
+	id, ok := fastserver.Identity(s.Auth, c)
 	if !ok {
 		return
 	}
@@ -342,21 +344,21 @@ func (s *Server) selectSeat(c *gin.Context) {
 	var unknown *booking.SeatUnknownError
 	switch {
 	case errors.As(err, &taken):
-		status, code := httpapi.Status(err)
+		status, code := bookinghttp.Status(err)
 		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
 			Code: code, Message: "seats already taken: " + strings.Join(taken.Seats, ", "),
 			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: taken.Seats})
 		return
 	case errors.As(err, &many):
-		status, code := httpapi.Status(err)
+		status, code := bookinghttp.Status(err)
 		httpapi.Abort(c, status, code, fmt.Sprintf("at most %d seats per order for this event", many.Max))
 		return
 	case errors.As(err, &unknown):
-		status, code := httpapi.Status(err)
+		status, code := bookinghttp.Status(err)
 		httpapi.Abort(c, status, code, "no seat "+unknown.Seat+" in this event")
 		return
 	case err != nil:
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	resp := gin.H{"success": true, "seat_ids": seats,
@@ -382,7 +384,7 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	ctx := c.Request.Context()
 	hold, err := s.Store.InitiatePayment(ctx, req.EventID, user, "pay_"+strings.ToLower(rand.Text()))
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	// the ledger knows every payment id before the provider does
@@ -409,7 +411,7 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	}
 	ev := events.PaymentInitiated(req.EventID, user, hold.SeatID, hold.PaymentID, hold.Sequence, at).WithMoney(amount, currency)
 	if err := s.Kafka.Publish(ctx, ev); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"success": true, "payment_id": hold.PaymentID, "payment_url": p.URL,
@@ -430,7 +432,7 @@ func (s *Server) cancel(c *gin.Context) {
 	ctx := c.Request.Context()
 	res, err := s.Store.Cancel(ctx, req.EventID, user)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	// booking_cancelled, and slot-released when the user left the room. The
@@ -438,7 +440,7 @@ func (s *Server) cancel(c *gin.Context) {
 	// may retry (a repeat cancel is idempotent and announces the same entry),
 	// and the slot-released consumer's safety net announces it anyway.
 	if err := s.Announcer.Announce(ctx, req.EventID, res.Outbox); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"success": true, "from": res.From, "seat_id": res.SeatID})

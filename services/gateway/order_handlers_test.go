@@ -11,10 +11,10 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 type fakeRefunder struct {
@@ -42,7 +42,7 @@ func ledgerHarness(t *testing.T) (*harness, *ledger.Ledger, *fakeRefunder) {
 	hs.srv.Ledger, hs.srv.Refunds, hs.srv.Currency = l, ref, "EUR"
 	// routes are registered when the handler is built: build it again
 	fh := hs.srv.FastHandler()
-	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.ServeRequest(fh, w, r) })
+	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
 	return hs, l, ref
 }
 
