@@ -19,7 +19,8 @@ import (
 // rejects them (malformed, headers too large, body too large), no Server
 // header, and service.DefaultHTTPLimits like every net/http server:
 // request line and headers up to 16 KiB (its read buffer: one byte more
-// is a 431), 10 s to read a request, 2 minutes for an idle
+// is a 431), 10 s to read a request, 30 s to write an answer (a client
+// that reads it slowly or never is dropped then), 2 minutes for an idle
 // keep-alive connection; bodies up to maxBody (the largest any route
 // accepts; each route bounds its own lower).
 func NewServer(handler fasthttp.RequestHandler, maxBody int) *fasthttp.Server {
@@ -31,6 +32,7 @@ func NewServer(handler fasthttp.RequestHandler, maxBody int) *fasthttp.Server {
 		ReadBufferSize:        service.DefaultHTTPLimits.MaxHeaderBytes,
 		MaxRequestBodySize:    maxBody,
 		ReadTimeout:           service.DefaultHTTPLimits.ReadTimeout,
+		WriteTimeout:          service.DefaultHTTPLimits.WriteTimeout,
 		IdleTimeout:           service.DefaultHTTPLimits.IdleTimeout,
 		CloseOnShutdown:       true,
 	}
