@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -202,18 +203,34 @@ func (s *Server) eventOrders(c *gin.Context) {
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Header("Content-Disposition", `attachment; filename="orders-`+id+`.csv"`)
 	c.Status(http.StatusOK)
-	w := csv.NewWriter(c.Writer)
-	_ = w.Write(csvHeader)
+	if err := writeOrdersCSV(c.Writer, orders); err != nil {
+		// the status is sent: a cut file must not pass for the whole, so
+		// the connection is closed without the rest (net/http's abort)
+		httpapi.Logger(c).Warn("orders CSV export failed", zap.String("event_id", id), zap.Error(err))
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// writeOrdersCSV writes orders as CSV (csvHeader, then a line each) and
+// returns the first error of writing them.
+func writeOrdersCSV(out io.Writer, orders []ledger.Order) error {
+	w := csv.NewWriter(out)
+	if err := w.Write(csvHeader); err != nil {
+		return err
+	}
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 	for _, o := range orders {
 		refunded := ""
 		if o.RefundedAt != nil {
 			refunded = ts(*o.RefundedAt)
 		}
-		_ = w.Write([]string{o.OrderID, o.PaymentID, o.EventID, o.UserID, o.SeatID, strconv.FormatInt(o.Sequence, 10),
-			strconv.FormatInt(o.Amount, 10), o.Currency, o.Status, o.RefundReason, ts(o.CreatedAt), ts(o.UpdatedAt), refunded})
+		if err := w.Write([]string{o.OrderID, o.PaymentID, o.EventID, o.UserID, o.SeatID, strconv.FormatInt(o.Sequence, 10),
+			strconv.FormatInt(o.Amount, 10), o.Currency, o.Status, o.RefundReason, ts(o.CreatedAt), ts(o.UpdatedAt), refunded}); err != nil {
+			return err
+		}
 	}
 	w.Flush()
+	return w.Error()
 }
 
 // refundsDue: GET /api/admin/refunds — orders due for a refund, oldest first.
