@@ -162,6 +162,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	httpapi.AdminErrors(d.Admin)
 	// per-event queue, room and seat gauges, read from Redis on each scrape
 	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
