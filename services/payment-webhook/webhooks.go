@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -124,6 +125,13 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 		if len(wh.Reason) > 200 {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, "reason must be at most 200 characters")
 			w.count(kind, "invalid_body")
+			return
+		}
+		if field := nulField(wh); field != "" {
+			// the ledger's text columns cannot hold it: refused before
+			// anything is written, not a 503 the provider retries for ever
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, field+" must not contain a NUL byte")
+			w.count(kind, "rejected")
 			return
 		}
 		h(c, wh)
@@ -281,6 +289,19 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 	httpapi.Logger(c).Info("payment failure", zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID),
 		zap.String("outcome", string(res.Outcome)), zap.String("reason", reason))
 	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID, "seat_ids": res.SeatIDs})
+}
+
+// nulField names the first of the webhook's free-text fields that reach
+// the ledger (reason, seat_id) holding a NUL byte; "" when none does. The
+// ids the booking engine reads are checked there (ids.Valid).
+func nulField(wh payment.Webhook) string {
+	switch {
+	case strings.IndexByte(wh.Reason, 0) >= 0:
+		return "reason"
+	case strings.IndexByte(wh.SeatID, 0) >= 0:
+		return "seat_id"
+	}
+	return ""
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
