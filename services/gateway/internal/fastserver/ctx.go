@@ -102,8 +102,9 @@ func (c *Ctx) Fail(err error) {
 	c.Abort(status, code, msg)
 }
 
-// Bind decodes and validates the JSON body into v, as httpapi.Bind does for gin
-// (400 on any problem, 413 above httpapi.MaxBody); false when it answered.
+// Bind decodes and validates the JSON body into v, as httpapi.Bind does
+// for gin (400 on any problem, 413 above httpapi.MaxBody); false when it
+// answered.
 func (c *Ctx) Bind(v any) bool {
 	body := c.PostBody()
 	if len(body) > httpapi.MaxBody {
