@@ -10,10 +10,11 @@ import (
 )
 
 // The transport side of pkg/auth: reading the bearer token of a gin
-// request (the gateway's fasthttp routes use BearerChallenge and
-// UnauthorizedMessage), answering 401/403 in the error format, and handing the
-// verified identity to handlers, which take the user id only from there,
-// never from a request body, so a user can act only as themselves.
+// request (the gateway's fasthttp routes share BearerChallenge and
+// UnauthorizedMessage), answering 401/403 in the error format, and
+// handing the verified identity to handlers, which take the user id only
+// from there, never from a request body, so a user can act only as
+// themselves.
 
 const ctxIdentity = "auth.identity"
 
