@@ -4,7 +4,8 @@
 // gin and fasthttp middleware that read the header and answer 401/403
 // (missing, malformed, wrongly signed, unsigned ("alg":"none") or expired
 // tokens; a valid token without the admin role on an admin route) are
-// httpapi.Authenticate, httpapi.FastIdentity and httpapi.RequireAdmin.
+// httpapi.Authenticate, httpapi.RequireAdmin, and the gateway's
+// fastserver.Identity.
 package auth
 
 import (

@@ -9,10 +9,12 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/auth"
 )
 
-// The transport side of pkg/auth: reading the bearer token of a gin or
-// fasthttp request, answering 401/403 in the error format, and handing the
-// verified identity to handlers, which take the user id only from there,
-// never from a request body, so a user can act only as themselves.
+// The transport side of pkg/auth: reading the bearer token of a gin
+// request (the gateway's fasthttp routes share BearerChallenge and
+// UnauthorizedMessage), answering 401/403 in the error format, and
+// handing the verified identity to handlers, which take the user id only
+// from there, never from a request body, so a user can act only as
+// themselves.
 
 const ctxIdentity = "auth.identity"
 
@@ -22,8 +24,8 @@ func Authenticate(a *auth.Authority) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := a.Verify(auth.BearerToken(c.GetHeader("Authorization")))
 		if err != nil {
-			c.Header("WWW-Authenticate", challenge)
-			Abort(c, http.StatusUnauthorized, CodeUnauthorized, unauthorized(err))
+			c.Header("WWW-Authenticate", BearerChallenge)
+			Abort(c, http.StatusUnauthorized, CodeUnauthorized, UnauthorizedMessage(err))
 			return
 		}
 		c.Set(ctxIdentity, id)
@@ -31,22 +33,11 @@ func Authenticate(a *auth.Authority) gin.HandlerFunc {
 	}
 }
 
-// FastIdentity is Authenticate for a fast route (FastRoute): the identity
-// of the bearer token, or a 401 written and false.
-func FastIdentity(a *auth.Authority, c *FastCtx) (auth.Identity, bool) {
-	id, err := a.Verify(auth.BearerToken(c.Header("Authorization")))
-	if err != nil {
-		c.Response.Header.Set("WWW-Authenticate", challenge)
-		c.Abort(http.StatusUnauthorized, CodeUnauthorized, unauthorized(err))
-		return auth.Identity{}, false
-	}
-	return id, true
-}
+// BearerChallenge is the WWW-Authenticate header of every 401.
+const BearerChallenge = `Bearer realm="boxoffice"`
 
-const challenge = `Bearer realm="boxoffice"`
-
-// unauthorized is the 401 message for a Verify error.
-func unauthorized(err error) string {
+// UnauthorizedMessage is the 401 message for a Verify error.
+func UnauthorizedMessage(err error) string {
 	if errors.Is(err, auth.ErrNoToken) {
 		return "missing bearer token (Authorization: Bearer <JWT>)"
 	}

@@ -165,7 +165,7 @@ func ReadBodyMax(c *gin.Context, max int64) ([]byte, bool) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			Abort(c, http.StatusRequestEntityTooLarge, CodeInvalidBody, tooLarge(max))
+			Abort(c, http.StatusRequestEntityTooLarge, CodeInvalidBody, TooLarge(max))
 			return nil, false
 		}
 		Abort(c, http.StatusBadRequest, CodeInvalidBody, "could not read request body")
@@ -174,5 +174,5 @@ func ReadBodyMax(c *gin.Context, max int64) ([]byte, bool) {
 	return body, true
 }
 
-// tooLarge is the 413 message for a body over max bytes.
-func tooLarge(max int64) string { return fmt.Sprintf("request body larger than %d bytes", max) }
+// TooLarge is the 413 message for a body over max bytes.
+func TooLarge(max int64) string { return fmt.Sprintf("request body larger than %d bytes", max) }

@@ -26,10 +26,11 @@ import (
 // and headers as they are read, answers a 431 itself as soon as they pass
 // service.MaxHeaderBytes, turns net/http's own error answers into the
 // JSON format as they are written, and keeps the request line that
-// fastError names.
+// fasthttp's error answer names (RequestPath).
 
 // Listener returns ln with every connection watched as above. Every
-// service listens through it: ServeHTTP and ServeFast.
+// service listens through it: ServeHTTP, and the gateway's fasthttp
+// server.
 func Listener(ln net.Listener) net.Listener { return listener{ln} }
 
 // ServeHTTP listens on srv.Addr through Listener and serves until ctx is
@@ -205,6 +206,18 @@ func (c *watchedConn) refuse() {
 	_, _ = io.Copy(io.Discard, io.LimitReader(c.Conn, 1<<20))
 }
 
+// RequestPath is the path of the latest request line read on c, a
+// connection Listener accepted, decoded as a handler sees it: a server
+// whose own error answer has lost the request line (fasthttp's
+// ErrorHandler) names the path with it. "" when none was read or c is
+// not Listener's.
+func RequestPath(c net.Conn) string {
+	if w, ok := c.(*watchedConn); ok {
+		return w.path()
+	}
+	return ""
+}
+
 // path is the path of the latest request line read, decoded as a
 // handler sees it; "" when none was read.
 func (c *watchedConn) path() string {
@@ -284,9 +297,9 @@ func netHTTPError(p []byte) (int, string, bool) {
 // rawErrorAnswer is a whole HTTP/1.1 answer with the JSON error of a
 // request refused before any handler, closing the connection.
 func rawErrorAnswer(status int, text, path string) []byte {
-	body := errorBody(status, CodeInvalidBody, preHandlerMessage(status, text), path)
+	body := ErrorBody(status, CodeInvalidBody, preHandlerMessage(status, text), path)
 	b := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: %d\r\n\r\n",
-		status, http.StatusText(status), jsonContentType, len(body))
+		status, http.StatusText(status), JSONContentType, len(body))
 	return append(b, body...)
 }
 
@@ -295,7 +308,7 @@ func rawErrorAnswer(status int, text, path string) []byte {
 func preHandlerMessage(status int, text string) string {
 	switch status {
 	case http.StatusRequestHeaderFieldsTooLarge:
-		return headersTooLarge
+		return HeadersTooLarge
 	case http.StatusNotImplemented:
 		return "unsupported transfer encoding"
 	}
@@ -305,5 +318,5 @@ func preHandlerMessage(status int, text string) string {
 	return "malformed HTTP request"
 }
 
-// headersTooLarge is the message of every 431.
-var headersTooLarge = fmt.Sprintf("request line and headers larger than %d bytes", service.MaxHeaderBytes)
+// HeadersTooLarge is the message of every 431, on every server.
+var HeadersTooLarge = fmt.Sprintf("request line and headers larger than %d bytes", service.MaxHeaderBytes)

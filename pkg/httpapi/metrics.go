@@ -20,7 +20,7 @@ import (
 // route (the route pattern, never the raw path: label values must stay
 // few), method and status code, so dashboards and alerts see every service
 // alike: [Metrics.Middleware] for gin, [Metrics.Handler] for net/http, and
-// the fasthttp routes of [NewFast] call [Metrics.Observe] themselves.
+// the gateway's fasthttp routes call [Metrics.Observe] themselves.
 type Metrics struct {
 	// Duration is http_request_duration_seconds{route,method,status}.
 	Duration *prometheus.HistogramVec

@@ -36,8 +36,8 @@ func imports(t *testing.T, dir string) []string {
 	return out
 }
 
-// A request walks downhill: the handler (gateway, httpapi's adapters for
-// gin and fasthttp) calls auth and the store, the store writes the outbox,
+// A request walks downhill: the handler (gateway, pkg/httpapi for gin, the
+// gateway's fastserver for fasthttp) calls auth and the store, the store writes the outbox,
 // the admission package announces it. Each lower package imports only what
 // lies below it, and the ones below the edge know no HTTP.
 func TestLayersImportOnlyBelow(t *testing.T) {
@@ -75,6 +75,17 @@ func TestBrokerPackagesDoNotImportService(t *testing.T) {
 			if imp == module+"pkg/service" {
 				t.Errorf("%s imports pkg/service", dir)
 			}
+		}
+	}
+}
+
+// pkg/httpapi is the error format and the middleware only: the booking
+// errors' statuses are pkg/bookinghttp's, the fasthttp server the
+// gateway's own.
+func TestHTTPAPIKnowsNeitherBookingNorFasthttp(t *testing.T) {
+	for _, imp := range imports(t, "../httpapi") {
+		if imp == module+"pkg/booking" || imp == "github.com/valyala/fasthttp" {
+			t.Errorf("pkg/httpapi imports %s", imp)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // so a client that sends its body slowly or never, keeps an idle
 // keep-alive open, or sends a megabyte of headers is cut off the same way
 // everywhere (docs/security.md). The gateway's fasthttp server has the
-// same numbers (httpapi.FastServer).
+// same numbers (the gateway's fastserver.NewServer).
 type HTTPLimits struct {
 	// ReadHeaderTimeout bounds receiving the request line and headers.
 	ReadHeaderTimeout time.Duration

@@ -112,8 +112,8 @@ func RunAll(ctx context.Context, fns ...func(context.Context) error) error {
 }
 
 // Server is what Serve runs: an *http.Server, or another server behind
-// these three methods (httpapi.ServeFast's fasthttp server). Serve returns
-// nil or http.ErrServerClosed once Shutdown was called.
+// these three methods (the gateway's fasthttp server, fastserver.Serve).
+// Serve returns nil or http.ErrServerClosed once Shutdown was called.
 type Server interface {
 	Serve(ln net.Listener) error
 	Shutdown(ctx context.Context) error

@@ -9,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // The abuse limits (pkg/ratelimit's policy, Server.Limits): every
@@ -19,10 +21,10 @@ import (
 // guard (booking.Limit), so a limit costs no round trip of its own; the
 // other booking routes count with one booking.Store.CheckLimits call.
 // Past a limit the answer is 429 with Retry-After in the JSON error
-// format, code rate_limited (httpapi.Fail).
+// format, code rate_limited (bookinghttp.Fail).
 
 // joinLimits are the limits a join of user from c's client counts against.
-func (s *Server) joinLimits(c *httpapi.FastCtx, user string) (ip, perUser booking.Limit) {
+func (s *Server) joinLimits(c *fastserver.Ctx, user string) (ip, perUser booking.Limit) {
 	if s.Limits.JoinsPerMinutePerIP > 0 {
 		ip = s.Limits.IP(s.fastClientIP(c))
 	}
@@ -41,7 +43,7 @@ func (s *Server) limitRequest(c *gin.Context, eventID string) bool {
 	err := s.Store.CheckLimits(c.Request.Context(), eventID, l)
 	switch {
 	case errors.Is(err, booking.ErrRateLimited), errors.Is(err, booking.ErrInvalidArgument):
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return false
 	case err != nil:
 		httpapi.Logger(c).Warn("rate limit check failed; request let through", zap.Error(err))
@@ -51,7 +53,7 @@ func (s *Server) limitRequest(c *gin.Context, eventID string) bool {
 
 // fastClientIP is the client's address (X-Forwarded-For only from a
 // trusted proxy).
-func (s *Server) fastClientIP(c *httpapi.FastCtx) netip.Addr {
+func (s *Server) fastClientIP(c *fastserver.Ctx) netip.Addr {
 	var peer netip.Addr
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		peer, _ = netip.AddrFromSlice(ta.IP)

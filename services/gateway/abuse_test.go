@@ -14,7 +14,7 @@ import (
 )
 
 // doHeaders is hs.do that also returns the response headers (the test
-// requests come from 127.0.0.1, as httpapi.ServeRequest sets the peer).
+// requests come from 127.0.0.1, as fastserver.ServeRequest sets the peer).
 func (hs *harness) doHeaders(method, path, token, body string, headers ...string) (resp, http.Header) {
 	hs.t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))

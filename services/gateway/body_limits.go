@@ -7,10 +7,11 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // FastServer is the gateway's fasthttp server: FastHandler with the
-// server's limits (httpapi.FastServer) and a body limit per request that
+// server's limits (fastserver.NewServer) and a body limit per request that
 // is decided from the request line and headers, before a byte of the
 // body is read: httpapi.MaxBody (64 KiB) for every route, adminMaxBody
 // only for POST /api/admin/events carrying the credentials of a caller
@@ -18,7 +19,7 @@ import (
 // Content-Length is answered 413 at once; an anonymous client can no
 // longer make the gateway buffer megabytes.
 func (s *Server) FastServer() *fasthttp.Server {
-	srv := httpapi.FastServer(s.FastHandler(), adminMaxBody)
+	srv := fastserver.NewServer(s.FastHandler(), adminMaxBody)
 	srv.HeaderReceived = s.bodyLimit
 	return srv
 }

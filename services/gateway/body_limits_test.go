@@ -21,7 +21,7 @@ func (hs *harness) serveReal(t *testing.T) string {
 		t.Fatal(err)
 	}
 	srv := hs.srv.FastServer()
-	go func() { _ = srv.Serve(httpapi.Listener(ln)) }() // as httpapi.ServeFast
+	go func() { _ = srv.Serve(httpapi.Listener(ln)) }() // as fastserver.Serve
 	t.Cleanup(func() { _ = srv.Shutdown() })
 	return ln.Addr().String()
 }

@@ -22,8 +22,10 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // The join challenge (event setting challenge: "pow"): before joining
@@ -305,7 +307,7 @@ func (s *Server) forgetChallenge(eventID string) {
 // joinChallenge checks the Altcha header of a join to an event with a
 // challenge; false when it answered (403, or 503 without a challenger or
 // Redis).
-func (s *Server) joinChallenge(c *httpapi.FastCtx, eventID string) bool {
+func (s *Server) joinChallenge(c *fastserver.Ctx, eventID string) bool {
 	setting, err := s.eventChallenge(c.Context(), eventID)
 	if err != nil {
 		c.Fail(err)
@@ -343,16 +345,16 @@ func (s *Server) joinChallenge(c *httpapi.FastCtx, eventID string) bool {
 func (s *Server) challenge(c *gin.Context) {
 	id := c.Param("id")
 	if !ids.ValidEvent(id) {
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	setting, err := s.eventChallenge(c.Request.Context(), id)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if setting == "" {
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	if s.Challenger == nil {
@@ -361,7 +363,7 @@ func (s *Server) challenge(c *gin.Context) {
 	}
 	ch, err := s.Challenger.New(id)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")

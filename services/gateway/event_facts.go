@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 // publishEventCreated publishes the event_created fact of a created event
@@ -25,7 +25,7 @@ func (s *Server) publishEventCreated(c *gin.Context, cfg booking.EventConfig, dr
 	if s.Ledger != nil {
 		def, err := s.Ledger.Event(ctx, cfg.ID)
 		if err != nil {
-			httpapi.Fail(c, ledgerErr(err))
+			bookinghttp.Fail(c, ledgerErr(err))
 			return false
 		}
 		cfg, at = def.Config, def.CreatedAt
@@ -37,7 +37,7 @@ func (s *Server) publishEventCreated(c *gin.Context, cfg booking.EventConfig, dr
 		settings += " draw_commit=" + drawCommit
 	}
 	if err := s.Kafka.Publish(ctx, events.EventCreated(cfg.ID, settings, at)); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return false
 	}
 	return true
@@ -55,14 +55,14 @@ func (s *Server) publishEventUpdated(c *gin.Context, id string) bool {
 	ctx := c.Request.Context()
 	def, err := s.Ledger.Event(ctx, id)
 	if err != nil {
-		httpapi.Fail(c, ledgerErr(err))
+		bookinghttp.Fail(c, ledgerErr(err))
 		return false
 	}
 	if def.Revision == 0 {
 		return true
 	}
 	if err := s.Kafka.Publish(ctx, events.EventUpdated(id, def.Revision, def.LastChange, def.ChangedAt)); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return false
 	}
 	return true

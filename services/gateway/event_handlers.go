@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
@@ -75,12 +76,12 @@ func (s *Server) currency() string {
 func (s *Server) getEvent(c *gin.Context) {
 	id := c.Param("id")
 	if !ids.ValidEvent(id) {
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	e, err := s.Store.GetEvent(c.Request.Context(), id)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, s.priced(viewOf(e)))
@@ -290,7 +291,7 @@ func (s *Server) createEvent(c *gin.Context) {
 		e, err = s.Store.GetEvent(ctx, cfg.ID)
 	}
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if !s.publishEventCreated(c, cfg, e.DrawCommit) {
@@ -376,11 +377,11 @@ func (s *Server) updateEvent(c *gin.Context) {
 	// every bound before the ledger's statement (int4 columns, text
 	// without NUL) and Redis: a 400 here, never a failed write
 	if err := u.Validate(); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if !ids.ValidEvent(id) {
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	ctx := c.Request.Context()
@@ -389,12 +390,12 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	if _, err := s.Store.GetEvent(ctx, id); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	e, err := s.Store.UpdateEvent(ctx, id, u)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if req.Challenge != nil {
@@ -402,7 +403,7 @@ func (s *Server) updateEvent(c *gin.Context) {
 	}
 	if (req.Paused != nil && !*req.Paused) || req.Capacity != nil || req.AdmitPerMinute != nil {
 		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		}
 	}

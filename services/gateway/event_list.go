@@ -15,6 +15,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // The event list (GET /api/events) and the ranking (GET
@@ -80,7 +81,7 @@ func (s *Server) eventListMaxAge() time.Duration {
 // listEvents: GET /api/events?limit=N&after=<event id>, by event id, one
 // page at a time: {"events":[…],"next":"<id>"} with next set when more
 // follow (pass it as after).
-func (s *Server) listEvents(c *httpapi.FastCtx) {
+func (s *Server) listEvents(c *fastserver.Ctx) {
 	limit, ok := fastLimit(c, eventsPageDefault, eventsPageMax)
 	if !ok {
 		return
@@ -196,7 +197,7 @@ type popularEntry struct {
 }
 
 // popularEvents: GET /api/events/popular?limit=N, by completed bookings.
-func (s *Server) popularEvents(c *httpapi.FastCtx) {
+func (s *Server) popularEvents(c *fastserver.Ctx) {
 	limit, ok := fastLimit(c, popularDefault, popularRankMax)
 	if !ok {
 		return
@@ -245,7 +246,7 @@ func (s *Server) popularEvents(c *httpapi.FastCtx) {
 }
 
 // fastLimit reads ?limit= (def when absent); false when it answered 400.
-func fastLimit(c *httpapi.FastCtx, def, most int) (int, bool) {
+func fastLimit(c *fastserver.Ctx, def, most int) (int, bool) {
 	n, err := parseLimit(c.Query("limit"), def, most)
 	if err != nil {
 		c.Abort(http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())

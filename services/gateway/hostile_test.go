@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // Hostile clients against the gateway, each bounded to finish in seconds
@@ -105,4 +107,26 @@ func TestGatewayHeaderBomb(t *testing.T) {
 	ct.CheckErrorAnswer("header bomb", resp, body, "/api/events")
 	ct.HeaderLimit(addr, "/api/events")
 	ct.Report()
+}
+
+// The gateway's real server drops a client that reads its answer slowly
+// or never after service.DefaultHTTPLimits' write timeout, as every
+// net/http server does (fastserver's TestSlowReaderIsDroppedAfterTheWriteTimeout
+// shows the drop); no route's limits replace it.
+func TestGatewayHasTheWriteTimeout(t *testing.T) {
+	hs := newHarness(t, false)
+	srv := hs.srv.FastServer()
+	if srv.WriteTimeout <= 0 || srv.WriteTimeout != service.DefaultHTTPLimits.WriteTimeout {
+		t.Fatalf("write timeout %v, want %v", srv.WriteTimeout, service.DefaultHTTPLimits.WriteTimeout)
+	}
+	for _, h := range []string{"POST /api/admin/events", "GET /api/events"} {
+		method, path, _ := strings.Cut(h, " ")
+		var hdr fasthttp.RequestHeader
+		hdr.SetMethod(method)
+		hdr.SetRequestURI(path)
+		hdr.Set("Authorization", "Bearer "+hs.token("admin", "admin"))
+		if wt := srv.HeaderReceived(&hdr).WriteTimeout; wt != 0 {
+			t.Errorf("%s: the per-request write timeout %v replaces the server's", h, wt)
+		}
+	}
 }

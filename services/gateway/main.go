@@ -31,6 +31,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 	"github.com/boxoffice/boxoffice/pkg/service"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 	"github.com/boxoffice/boxoffice/services/gateway/web"
 )
 
@@ -161,6 +162,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	httpapi.AdminErrors(d.Admin)
 	// per-event queue, room and seat gauges, read from Redis on each scrape
 	d.Admin.Registry().MustRegister(obs.NewEventCollector(d.Store))
 
@@ -221,7 +223,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		d.Admin.Run,
 		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
 		func(ctx context.Context) error {
-			err := httpapi.ServeFast(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
+			err := fastserver.Serve(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
 			// the requests are answered: publish what the relay holds
 			// before Kafka is closed (what it cannot, the sweep will)
 			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/operators"
@@ -56,7 +57,7 @@ func (s *Server) record(c *gin.Context, a operators.Action) bool {
 			zap.String("action", a.Action), zap.String("event_id", a.EventID), zap.String("target", a.Target),
 			zap.String("remote_addr", a.RemoteAddr), zap.ByteString("before", a.Before), zap.ByteString("after", a.After),
 			zap.Error(err))
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return false
 	}
 	if s.AuditPublisher != nil {
@@ -137,7 +138,7 @@ func (s *Server) listAudit(c *gin.Context) {
 	f.Limit = n
 	acts, next, err := s.Operators.Audit(c.Request.Context(), f)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if acts == nil {

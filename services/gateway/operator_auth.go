@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
@@ -107,7 +108,7 @@ func (s *Server) caller(c *gin.Context) (operators.Principal, bool) {
 				return unauthorized("invalid, expired or revoked API token")
 			}
 			if err != nil {
-				httpapi.Fail(c, err)
+				bookinghttp.Fail(c, err)
 				return operators.Principal{}, false
 			}
 			return p, true
@@ -128,7 +129,7 @@ func (s *Server) caller(c *gin.Context) (operators.Principal, bool) {
 	if s.Sessions != nil {
 		p, ctx, ok, err := s.Sessions.Resolve(c.Writer, c.Request)
 		if err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return operators.Principal{}, false
 		}
 		if ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
@@ -63,7 +64,7 @@ func operatorErr(c *gin.Context, err error) {
 	case errors.Is(err, operators.ErrNotFound):
 		httpapi.Abort(c, http.StatusNotFound, codeNotFound, "no such account, session or token")
 	default:
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 	}
 }
 
@@ -115,7 +116,7 @@ func (s *Server) signIn(c *gin.Context) {
 	}
 	ses, err := s.Sessions.Start(c.Request.Context(), c.Writer, a, addrString(ip), c.GetHeader("User-Agent"))
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	log.Info("operator signed in", zap.String("session_id", ses.ID))
@@ -129,7 +130,7 @@ func (s *Server) signOut(c *gin.Context) {
 	p := principal(c)
 	if p.Via == operators.ViaSession {
 		if err := s.Sessions.End(c.Request.Context(), c.Writer, p.Account); err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		}
 		httpapi.Logger(c).Info("operator signed out", zap.String("account", p.Account), zap.String("session_id", p.SessionID))
@@ -201,7 +202,7 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 func (s *Server) listAccounts(c *gin.Context) {
 	as, err := s.Operators.Accounts(c.Request.Context())
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if as == nil {
@@ -349,7 +350,7 @@ func (s *Server) accountSessions(c *gin.Context) {
 	}
 	ss, err := s.Operators.Sessions(ctx, c.Param("name"))
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if ss == nil {
@@ -391,7 +392,7 @@ func (s *Server) accountTokens(c *gin.Context) {
 	}
 	ts, err := s.Operators.Tokens(ctx, c.Param("name"))
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if ts == nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/operators"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // opHarness is the gateway with the ledger and the operators' accounts,
@@ -52,7 +53,7 @@ func operatorHarness(t *testing.T) *opHarness {
 // rebuild makes the handler again (routes are registered when it is built).
 func (hs *harness) rebuild() {
 	fh := hs.srv.FastHandler()
-	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.ServeRequest(fh, w, r) })
+	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
 }
 
 // account creates an account directly in the store.

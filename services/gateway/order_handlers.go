@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -54,7 +56,7 @@ func (s *Server) ledgerCreateEvent(c *gin.Context, cfg booking.EventConfig) (cre
 	}
 	_, created, err := s.Ledger.CreateEvent(c.Request.Context(), cfg)
 	if err != nil {
-		httpapi.Fail(c, ledgerErr(err))
+		bookinghttp.Fail(c, ledgerErr(err))
 		return false, false
 	}
 	return created, true
@@ -66,7 +68,7 @@ func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpd
 		return true
 	}
 	if _, err := s.Ledger.UpdateEvent(c.Request.Context(), id, u); err != nil {
-		httpapi.Fail(c, ledgerErr(err))
+		bookinghttp.Fail(c, ledgerErr(err))
 		return false
 	}
 	return true
@@ -83,7 +85,7 @@ func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hol
 	err := s.Ledger.RecordPayment(c.Request.Context(), ledger.Payment{PaymentID: hold.PaymentID, EventID: eventID,
 		UserID: userID, SeatID: hold.SeatID, Sequence: hold.Sequence, Amount: amount, Currency: cur})
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return false
 	}
 	return true
@@ -104,7 +106,7 @@ func (s *Server) paymentMoney(c *gin.Context, hold booking.PaymentHold) (int64, 
 		return amount, cur, true
 	}
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return 0, "", false
 	}
 	return p.Amount, p.Currency, true
@@ -141,7 +143,7 @@ func (s *Server) myOrders(c *gin.Context) {
 	}
 	orders, err := s.Ledger.UserOrders(c.Request.Context(), httpapi.Identity(c).UserID, n)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"orders": orders})
@@ -161,7 +163,7 @@ func (s *Server) myOrder(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, o)
@@ -181,17 +183,17 @@ func (s *Server) eventOrders(c *gin.Context) {
 		return
 	}
 	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	ctx := c.Request.Context()
 	if _, err := s.Ledger.Event(ctx, id); err != nil {
-		httpapi.Fail(c, ledgerErr(err))
+		bookinghttp.Fail(c, ledgerErr(err))
 		return
 	}
 	orders, err := s.Ledger.EventOrders(ctx, id)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if format == "json" {
@@ -201,18 +203,34 @@ func (s *Server) eventOrders(c *gin.Context) {
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Header("Content-Disposition", `attachment; filename="orders-`+id+`.csv"`)
 	c.Status(http.StatusOK)
-	w := csv.NewWriter(c.Writer)
-	_ = w.Write(csvHeader)
+	if err := writeOrdersCSV(c.Writer, orders); err != nil {
+		// the status is sent: a cut file must not pass for the whole, so
+		// the connection is closed without the rest (net/http's abort)
+		httpapi.Logger(c).Warn("orders CSV export failed", zap.String("event_id", id), zap.Error(err))
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// writeOrdersCSV writes orders as CSV (csvHeader, then a line each) and
+// returns the first error of writing them.
+func writeOrdersCSV(out io.Writer, orders []ledger.Order) error {
+	w := csv.NewWriter(out)
+	if err := w.Write(csvHeader); err != nil {
+		return err
+	}
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 	for _, o := range orders {
 		refunded := ""
 		if o.RefundedAt != nil {
 			refunded = ts(*o.RefundedAt)
 		}
-		_ = w.Write([]string{o.OrderID, o.PaymentID, o.EventID, o.UserID, o.SeatID, strconv.FormatInt(o.Sequence, 10),
-			strconv.FormatInt(o.Amount, 10), o.Currency, o.Status, o.RefundReason, ts(o.CreatedAt), ts(o.UpdatedAt), refunded})
+		if err := w.Write([]string{o.OrderID, o.PaymentID, o.EventID, o.UserID, o.SeatID, strconv.FormatInt(o.Sequence, 10),
+			strconv.FormatInt(o.Amount, 10), o.Currency, o.Status, o.RefundReason, ts(o.CreatedAt), ts(o.UpdatedAt), refunded}); err != nil {
+			return err
+		}
 	}
 	w.Flush()
+	return w.Error()
 }
 
 // refundsDue: GET /api/admin/refunds — orders due for a refund, oldest first.
@@ -223,7 +241,7 @@ func (s *Server) refundsDue(c *gin.Context) {
 	}
 	orders, err := s.Ledger.RefundsDue(c.Request.Context(), n)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"refunds": orders})
@@ -245,7 +263,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	switch o.Status {
@@ -270,7 +288,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 	prev := o
 	o, err = s.Ledger.MarkRefunded(ctx, id)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if !s.audit(c, operators.ActionOrderRefund, o.EventID, o.OrderID,
@@ -287,13 +305,13 @@ func (s *Server) markRefunded(c *gin.Context) {
 func (s *Server) restoreEvent(c *gin.Context) {
 	id := c.Param("id")
 	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	r := &ledger.Restorer{Ledger: s.Ledger, Store: s.Store, Kafka: s.Kafka, Log: s.Log}
 	res, err := r.Restore(c.Request.Context(), id)
 	if err != nil {
-		httpapi.Fail(c, ledgerErr(err))
+		bookinghttp.Fail(c, ledgerErr(err))
 		return
 	}
 	out := gin.H{"event_id": id, "seats": res.Total, "sold": res.Sold, "skipped": res.Skipped, "sequence_base": res.SeqBase}

@@ -4,17 +4,19 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 type fakeRefunder struct {
@@ -42,7 +44,7 @@ func ledgerHarness(t *testing.T) (*harness, *ledger.Ledger, *fakeRefunder) {
 	hs.srv.Ledger, hs.srv.Refunds, hs.srv.Currency = l, ref, "EUR"
 	// routes are registered when the handler is built: build it again
 	fh := hs.srv.FastHandler()
-	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.ServeRequest(fh, w, r) })
+	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
 	return hs, l, ref
 }
 
@@ -229,4 +231,62 @@ func TestRefundOfAnImpossibleOrderID(t *testing.T) {
 	if len(ref.calls) != 0 {
 		t.Fatalf("refunds asked for: %v", ref.calls)
 	}
+}
+
+// errBrokenPipe is a write the client no longer receives.
+var errBrokenPipe = errors.New("write: broken pipe")
+
+// cutWriter is a response whose writes fail after its first n bytes.
+type cutWriter struct {
+	n      int
+	header http.Header
+}
+
+func (w *cutWriter) Header() http.Header {
+	if w.header == nil {
+		w.header = http.Header{}
+	}
+	return w.header
+}
+func (w *cutWriter) WriteHeader(int) {}
+func (w *cutWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		n := w.n
+		w.n = 0
+		return n, errBrokenPipe
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// The orders' CSV export checks its writes: a failed write is reported,
+// and the handler aborts the answer (net/http closes the connection)
+// rather than let a cut file pass for the whole.
+func TestOrdersCSVWriteErrorAbortsTheAnswer(t *testing.T) {
+	t.Parallel()
+	orders := make([]ledger.Order, 100)
+	for i := range orders {
+		orders[i] = ledger.Order{OrderID: "ord_" + strings.Repeat("x", 40), EventID: "e1", Status: ledger.StatusCompleted}
+	}
+	if err := writeOrdersCSV(io.Discard, orders); err != nil {
+		t.Fatalf("a working writer: %v", err)
+	}
+	for _, n := range []int{0, 10, 5000} {
+		if err := writeOrdersCSV(&cutWriter{n: n}, orders); !errors.Is(err, errBrokenPipe) {
+			t.Errorf("writes failing after %d bytes: %v, want %v", n, err, errBrokenPipe)
+		}
+	}
+
+	hs, l, _ := ledgerHarness(t)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 4})
+	pay(t, hs, l, "alice", "A1")
+	req := httptest.NewRequest("GET", "/api/admin/events/e1/orders?format=csv", nil)
+	req.Header.Set("Authorization", "Bearer "+hs.admin)
+	defer func() {
+		if v := recover(); v != http.ErrAbortHandler {
+			t.Fatalf("recovered %v, want http.ErrAbortHandler", v)
+		}
+	}()
+	hs.srv.Handler().ServeHTTP(&cutWriter{n: 20}, req)
+	t.Fatal("the export answered as if the failed write had gone through")
 }

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // The admission pass (pkg/pass): the join of an admitted user and the
@@ -18,7 +19,7 @@ import (
 // carries "ticket", the queue ticket signed with the same key.
 
 // fastPass signs the pass into *dst; false when it answered (an error).
-func (s *Server) fastPass(c *httpapi.FastCtx, eventID, user string, seq int64, deadline time.Time, dst *string) bool {
+func (s *Server) fastPass(c *fastserver.Ctx, eventID, user string, seq int64, deadline time.Time, dst *string) bool {
 	if s.Pass == nil || deadline.IsZero() {
 		return true
 	}
@@ -34,7 +35,7 @@ func (s *Server) fastPass(c *httpapi.FastCtx, eventID, user string, seq int64, d
 
 // fastTicket signs the queue ticket into *dst; false when it answered
 // (an error).
-func (s *Server) fastTicket(c *httpapi.FastCtx, eventID, user string, seq int64, dst *string) bool {
+func (s *Server) fastTicket(c *fastserver.Ctx, eventID, user string, seq int64, dst *string) bool {
 	t, err := s.Pass.SignTicket(eventID, user, seq, s.Store.Now())
 	if err != nil {
 		c.Logger().Error("sign queue ticket", zap.Error(err))

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // The progress document (GET /api/events/{id}/progress) is what every
@@ -49,7 +49,7 @@ func progressOf(e booking.Event) progressResponse {
 }
 
 // progress: GET /api/events/{id}/progress, anonymous.
-func (s *Server) progress(c *httpapi.FastCtx) {
+func (s *Server) progress(c *fastserver.Ctx) {
 	eventID := c.Param()
 	if !ids.ValidEvent(eventID) {
 		c.Fail(booking.ErrEventNotFound)

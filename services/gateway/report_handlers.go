@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/report"
@@ -24,16 +25,16 @@ func (s *Server) eventReport(c *gin.Context) {
 	id := c.Param("id")
 	ctx := c.Request.Context()
 	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
-		httpapi.Fail(c, booking.ErrEventNotFound)
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
 		return
 	}
 	if _, err := s.Store.GetEvent(ctx, id); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	r, err := report.Read(ctx, s.Redis, s.Prefix, id)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	switch f := c.Query("format"); {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // The seat map (GET /api/seats/available) is anonymous and the largest
@@ -124,7 +125,7 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 
 // seatsAvailable: GET /api/seats/available?event_id= — the event's seat
 // map, compact: per section a string of one status byte per seat.
-func (s *Server) seatsAvailable(c *httpapi.FastCtx) {
+func (s *Server) seatsAvailable(c *fastserver.Ctx) {
 	eventID, err := eventIDParam(c.Query("event_id"))
 	if err != nil {
 		c.Abort(http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())

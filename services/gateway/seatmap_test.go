@@ -15,8 +15,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // countCmds counts the commands named name a client sends (the seat map's
@@ -154,6 +154,6 @@ func (hs *harness) raw(method, path string, headers map[string]string) *httptest
 func (hs *harness) rawVia(h fasthttp.RequestHandler, method, path string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, nil)
 	w := httptest.NewRecorder()
-	httpapi.ServeRequest(h, w, req)
+	fastserver.ServeRequest(h, w, req)
 	return w
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // announcer publishes the side effects of admissions and releases
@@ -131,13 +132,13 @@ func (s *Server) FastHandler() fasthttp.RequestHandler {
 		s.Log = zap.NewNop()
 	}
 	s.eventPages.limit = maxEventPages
-	return httpapi.NewFast(s.Log, s.Metrics, s.Handler(),
-		httpapi.FastRoute{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
-		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
-		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
-		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events/{id}/progress", Handle: s.progress},
-		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events", Handle: s.listEvents},
-		httpapi.FastRoute{Method: http.MethodGet, Path: "/api/events/popular", Handle: s.popularEvents},
+	return fastserver.New(s.Log, s.Metrics, s.Handler(),
+		fastserver.Route{Method: http.MethodPost, Path: "/api/booking/request", Handle: s.join},
+		fastserver.Route{Method: http.MethodGet, Path: "/api/booking/position", Handle: s.position},
+		fastserver.Route{Method: http.MethodGet, Path: "/api/seats/available", Handle: s.seatsAvailable},
+		fastserver.Route{Method: http.MethodGet, Path: "/api/events/{id}/progress", Handle: s.progress},
+		fastserver.Route{Method: http.MethodGet, Path: "/api/events", Handle: s.listEvents},
+		fastserver.Route{Method: http.MethodGet, Path: "/api/events/popular", Handle: s.popularEvents},
 	)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // cancellations returns the cancelled outbox entries announced so far.
@@ -101,7 +102,7 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 		SeatMapMaxAge: time.Nanosecond, EventListMaxAge: time.Nanosecond} // every read sees the last change (seatmap_test.go and events_snapshot_test.go test the caches)
 	// the production handler: fast routes natively, the rest through gin
 	fh := hs.srv.FastHandler()
-	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.ServeRequest(fh, w, r) })
+	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
 	hs.admin = hs.token("root", auth.RoleAdmin)
 	return hs
 }

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 // Anonymous reads that every client repeats (the seat map, the queue's
@@ -16,7 +16,7 @@ import (
 // client. Each gateway instance keeps one snapshot per key and kind: it
 // is rebuilt at most once per maxAge, with one read in flight per key
 // however many clients ask (singleflight); every reader in between gets
-// the same prepared bytes (httpapi.Encoded: the JSON, its gzip encoding
+// the same prepared bytes (fastserver.Encoded: the JSON, its gzip encoding
 // and their ETags, made once per snapshot), so a read costs neither Redis
 // nor encoding. The answer carries an ETag and Cache-Control, so browsers
 // revalidate with a 304 and a CDN in front absorbs the rest
@@ -32,7 +32,7 @@ import (
 const maxSnapshotEvents = 10_000
 
 // snapshotGzipLevel is the compression of every snapshot: gzip.BestSpeed
-// (httpapi.Encode; BenchmarkEncodeSeatMap).
+// (fastserver.Encode; BenchmarkEncodeSeatMap).
 const snapshotGzipLevel = gzip.BestSpeed
 
 // snapshot is one refresh's result: when it was read, what the next
@@ -40,7 +40,7 @@ const snapshotGzipLevel = gzip.BestSpeed
 // itself (doc; nil for a kind that is only a part of other answers).
 type snapshot[V any] struct {
 	at  time.Time
-	doc *httpapi.Encoded
+	doc *fastserver.Encoded
 	v   V
 }
 
@@ -48,7 +48,7 @@ type snapshot[V any] struct {
 // hash of the bytes, so an unchanged document keeps its ETag across
 // refreshes and instances) and its gzip encoding.
 func newSnapshot[V any](at time.Time, body []byte, v V) *snapshot[V] {
-	return &snapshot[V]{at: at, doc: httpapi.Encode(body, snapshotGzipLevel), v: v}
+	return &snapshot[V]{at: at, doc: fastserver.Encode(body, snapshotGzipLevel), v: v}
 }
 
 // snapshotCache holds one kind of snapshot of a gateway instance, by key
@@ -137,6 +137,6 @@ func (m *snapshotCache[V]) size() int {
 // for maxAge (at least a second), Vary: Accept-Encoding, gzip-compressed
 // for a client that accepts it, and a bodiless 304 when If-None-Match
 // names the ETag.
-func serveSnapshot[V any](c *httpapi.FastCtx, snap *snapshot[V], maxAge time.Duration) {
+func serveSnapshot[V any](c *fastserver.Ctx, snap *snapshot[V], maxAge time.Duration) {
 	c.ServeEncoded(snap.doc, max(1, int(maxAge/time.Second)))
 }

@@ -85,6 +85,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	httpapi.AdminErrors(d.Admin)
 
 	srv := notifier.NewServer(notifier.Config{
 		PositionInterval: cfg.PositionInterval, PresenceInterval: cfg.PresenceInterval,

@@ -68,6 +68,7 @@ func main() { service.Main(name, newConfig(), run) }
 
 func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	admin := service.NewAdmin(cfg.AdminAddr, log, nil) // no pprof: a development sandbox
+	httpapi.AdminErrors(admin)
 	if err := admin.Listen(); err != nil {
 		return err
 	}

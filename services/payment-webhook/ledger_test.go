@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
@@ -163,5 +164,39 @@ func TestSuccessAfterRebuildAndRejoinIsRefundDue(t *testing.T) {
 	// the new hold is untouched and completes
 	if r := hs.signed(payment.PathSuccess, body("fay", "A2", "pay_fay_2", "")); r.code != 200 || r.body["outcome"] != "completed" {
 		t.Fatalf("new payment: %d %s", r.code, r.raw)
+	}
+}
+
+// A reason the ledger cannot store (a NUL byte: PostgreSQL's text refuses
+// it) is the provider's bad input, a 400 invalid_argument before anything
+// is written, never a 503 it would retry for ever; the booking, Redis and
+// the ledger are unchanged, and a good webhook afterwards goes through.
+func TestNULInReasonIs4xx(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := newLedgerHarness(t)
+	pid := hs.issued(l, "erin", "A2")
+	for _, reason := range []string{"card\x00declined", "\x00"} {
+		for _, path := range []string{payment.PathFailure, payment.PathSuccess} {
+			b := failBody("erin", "A2", pid, reason)
+			if path == payment.PathSuccess {
+				b = body("erin", "A2", pid, reason)
+			}
+			r := hs.signed(path, b)
+			if r.code != 400 || r.body["code"] != "invalid_argument" {
+				t.Fatalf("%s, reason %q: %d %s, want 400 invalid_argument", path, reason, r.code, r.raw)
+			}
+		}
+	}
+	if r := hs.signed(payment.PathSuccess, body("erin", "A\x002", pid, "")); r.code != 400 || r.body["code"] != "invalid_argument" {
+		t.Fatalf("a NUL in seat_id: %d %s, want 400 invalid_argument", r.code, r.raw)
+	}
+	if st := hs.state("erin"); st.State != booking.StatePaymentPending {
+		t.Fatalf("state changed: %+v", st)
+	}
+	if p, err := l.Payment(context.Background(), pid); err != nil || p.Outcome != ledger.OutcomeInitiated {
+		t.Fatalf("payment %+v %v", p, err)
+	}
+	if r := hs.signed(payment.PathFailure, failBody("erin", "A2", pid, "card_declined")); r.code != 200 {
+		t.Fatalf("a good failure afterwards: %d %s", r.code, r.raw)
 	}
 }

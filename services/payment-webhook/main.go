@@ -68,6 +68,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		return err
 	}
 	defer d.Close()
+	httpapi.AdminErrors(d.Admin)
 	wh := &Webhooks{
 		Store: d.Store, Announcer: d.Announcer, Kafka: d.Kafka,
 		Secret: []byte(cfg.WebhookSecret), Tolerance: cfg.WebhookTolerance,

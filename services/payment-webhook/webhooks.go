@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -125,6 +127,13 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 			w.count(kind, "invalid_body")
 			return
 		}
+		if field := nulField(wh); field != "" {
+			// the ledger's text columns cannot hold it: refused before
+			// anything is written, not a 503 the provider retries for ever
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, field+" must not contain a NUL byte")
+			w.count(kind, "rejected")
+			return
+		}
 		h(c, wh)
 		outcome := c.GetString(outcomeKey)
 		switch st := c.Writer.Status(); {
@@ -152,7 +161,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	if errors.Is(err, booking.ErrNotFound) || errors.Is(err, booking.ErrEventNotFound) || errors.Is(err, booking.ErrPaymentMismatch) {
 		// Redis lost the booking: a payment id the ledger issued is a refund
 		if known, kerr := w.knownPayment(ctx, wh); kerr != nil {
-			httpapi.Fail(c, kerr)
+			bookinghttp.Fail(c, kerr)
 			return
 		} else if known {
 			log.Warn("payment for a booking Redis does not have (state lost); recorded for refund")
@@ -169,12 +178,12 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		}
 		order, err := w.recordSale(ctx, wh, seat, res.SeatPrices, res.Sequence, refund)
 		if err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		}
 		ev := events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency)
 		if err := w.Kafka.Publish(ctx, ev); err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		}
 		log.Warn("late payment: hold already released; published for refund")
@@ -184,7 +193,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		return
 	}
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if wh.SeatID != "" && wh.SeatID != res.SeatID {
@@ -198,7 +207,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	// the retry of a call that failed there).
 	order, err := w.recordSale(ctx, wh, res.SeatID, res.SeatPrices, res.Sequence, "")
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	seq := itoa(res.Sequence)
@@ -207,23 +216,23 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	}
 	ev := events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency)
 	if err := w.Kafka.Publish(ctx, ev); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if !res.SoldOutAt.IsZero() {
 		// every completion after the last seat's republishes it as it was
 		if err := w.Kafka.Publish(ctx, events.EventSoldOut(wh.EventID, res.SoldOutAt)); err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		}
 	}
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentSuccess, wh.UserID+"|"+seq); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if err := w.Announcer.Notify(ctx, messages.Notification{Type: messages.NotifyBookingCompleted, EventID: wh.EventID,
 		UserID: wh.UserID, Sequence: res.Sequence, SeatID: res.SeatID, PaymentID: wh.PaymentID, Timestamp: now.Unix()}); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	log.Info("payment success", zap.String("outcome", string(res.Outcome)), zap.String("seat_id", res.SeatID))
@@ -236,11 +245,11 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 	ctx := c.Request.Context()
 	res, err := w.Store.PaymentFailure(ctx, wh.EventID, wh.UserID, wh.PaymentID)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if err := w.recordFailure(ctx, wh, res.SeatID, failureReason(wh.Reason)); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	c.Set(outcomeKey, string(res.Outcome))
@@ -259,27 +268,40 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 	}
 	amount, currency, err := w.paymentMoney(ctx, wh.PaymentID)
 	if err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	ev := events.PaymentFailed(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, reason, now).WithMoney(amount, currency)
 	if err := w.Kafka.Publish(ctx, ev); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentFailure, wh.UserID+"|"+itoa(res.Sequence)); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	if err := w.Announcer.Notify(ctx, messages.Notification{Type: messages.NotifyPaymentFailed, EventID: wh.EventID,
 		UserID: wh.UserID, Sequence: res.Sequence, SeatID: res.SeatID, PaymentID: wh.PaymentID, Reason: reason,
 		Timestamp: now.Unix()}); err != nil {
-		httpapi.Fail(c, err)
+		bookinghttp.Fail(c, err)
 		return
 	}
 	httpapi.Logger(c).Info("payment failure", zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID),
 		zap.String("outcome", string(res.Outcome)), zap.String("reason", reason))
 	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID, "seat_ids": res.SeatIDs})
+}
+
+// nulField names the first of the webhook's free-text fields that reach
+// the ledger (reason, seat_id) holding a NUL byte; "" when none does. The
+// ids the booking engine reads are checked there (ids.Valid).
+func nulField(wh payment.Webhook) string {
+	switch {
+	case strings.IndexByte(wh.Reason, 0) >= 0:
+		return "reason"
+	case strings.IndexByte(wh.SeatID, 0) >= 0:
+		return "seat_id"
+	}
+	return ""
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

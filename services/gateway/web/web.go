@@ -31,6 +31,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
 //go:embed static
@@ -126,7 +127,7 @@ func newPage(sub fs.FS, name string, files map[string]*asset) *asset {
 
 // asset is one file in memory, with its ETag and gzip encoding.
 type asset struct {
-	*httpapi.Encoded
+	*fastserver.Encoded
 	ctype, cache string
 }
 
@@ -138,7 +139,7 @@ func newAsset(b []byte, ctype, cache string) *asset {
 	if len(b) > 512 && (strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "javascript") || strings.Contains(ctype, "svg")) {
 		level = gzip.BestCompression // once, at start
 	}
-	return &asset{Encoded: httpapi.Encode(b, level), ctype: ctype, cache: cache}
+	return &asset{Encoded: fastserver.Encode(b, level), ctype: ctype, cache: cache}
 }
 
 func (a *asset) serve(c *gin.Context) {

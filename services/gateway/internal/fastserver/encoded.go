@@ -1,4 +1,4 @@
-package httpapi
+package fastserver
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 // An answer that many clients fetch unchanged (a per-event snapshot of the
@@ -121,7 +123,7 @@ func AcceptsGzip(header string) bool {
 // come gzip-compressed), a bodiless 304 when If-None-Match names its ETag,
 // otherwise the prepared bytes of the representation the client accepts,
 // sent without a copy.
-func (c *FastCtx) ServeEncoded(doc *Encoded, maxAgeSeconds int) {
+func (c *Ctx) ServeEncoded(doc *Encoded, maxAgeSeconds int) {
 	body, etag, coding := doc.Select(string(c.Request.Header.Peek("Accept-Encoding")))
 	h := &c.Response.Header
 	h.Set("ETag", etag)
@@ -135,6 +137,6 @@ func (c *FastCtx) ServeEncoded(doc *Encoded, maxAgeSeconds int) {
 		h.Set("Content-Encoding", coding)
 	}
 	c.SetStatusCode(http.StatusOK)
-	c.SetContentType(jsonContentType)
+	c.SetContentType(httpapi.JSONContentType)
 	c.Response.SetBodyRaw(body)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package fastserver
 
 import (
 	"bufio"
@@ -20,18 +20,19 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/requestid"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // fastFixture: fast routes /b (POST, Bind), /panic, /fail, /id (GET), and
 // a gin engine behind them with /slow (GET).
-func fastFixture(m *Metrics) fasthttp.RequestHandler { return fastFixtureKeeping(m, nil) }
+func fastFixture(m *httpapi.Metrics) fasthttp.RequestHandler { return fastFixtureKeeping(m, nil) }
 
 // fastFixtureKeeping: kept receives the method and X-Keep header of each
 // GET /keep.
-func fastFixtureKeeping(m *Metrics, kept chan<- [2]string) fasthttp.RequestHandler {
-	engine := New(nil, m)
+func fastFixtureKeeping(m *httpapi.Metrics, kept chan<- [2]string) fasthttp.RequestHandler {
+	engine := httpapi.New(nil, m)
 	engine.GET("/slow", func(c *gin.Context) { c.JSON(200, gin.H{"via": "gin"}) })
 	engine.GET("/abort", func(*gin.Context) { panic(http.ErrAbortHandler) })
 	engine.GET("/plain", func(c *gin.Context) { _, _ = c.Writer.Write([]byte("<html>hi</html>")) })
@@ -40,21 +41,21 @@ func fastFixtureKeeping(m *Metrics, kept chan<- [2]string) fasthttp.RequestHandl
 		c.Header("X-Out", "1")
 		c.Status(204)
 	})
-	return NewFast(nil, m, engine,
-		FastRoute{Method: "POST", Path: "/b", Handle: func(c *FastCtx) {
+	return New(nil, m, engine,
+		Route{Method: "POST", Path: "/b", Handle: func(c *Ctx) {
 			var b body
 			if c.Bind(&b) {
 				out, _ := json.Marshal(b)
 				c.WriteJSON(200, out)
 			}
 		}},
-		FastRoute{Method: "GET", Path: "/panic", Handle: func(c *FastCtx) {
+		Route{Method: "GET", Path: "/panic", Handle: func(c *Ctx) {
 			c.WriteJSON(200, []byte(`{"half":`))
 			panic("boom")
 		}},
-		FastRoute{Method: "GET", Path: "/fail", Handle: func(c *FastCtx) { c.Fail(fmt.Errorf("x: %w", booking.ErrSoldOut)) }},
-		FastRoute{Method: "GET", Path: "/unavailable", Handle: func(c *FastCtx) { c.Fail(errors.New("redis: connection refused")) }},
-		FastRoute{Method: "GET", Path: "/id", Handle: func(c *FastCtx) {
+		Route{Method: "GET", Path: "/fail", Handle: func(c *Ctx) { c.Fail(fmt.Errorf("x: %w", booking.ErrSoldOut)) }},
+		Route{Method: "GET", Path: "/unavailable", Handle: func(c *Ctx) { c.Fail(errors.New("redis: connection refused")) }},
+		Route{Method: "GET", Path: "/id", Handle: func(c *Ctx) {
 			c.WriteJSON(200, []byte(`"`+requestid.From(c.Context())+`"`))
 		}},
 	)
@@ -73,23 +74,23 @@ func doFast(h fasthttp.RequestHandler, method, path, payload string, headers ...
 // Fast routes answer like gin routes: the same binding rules, the same
 // JSON errors (a panic is a 500, whatever the handler had written), a 405
 // for a fast path with another method; other paths reach the gin engine.
-func TestFastRoutes(t *testing.T) {
-	h := fastFixture(NewMetrics(nil))
+func TestRoutes(t *testing.T) {
+	h := fastFixture(httpapi.NewMetrics(nil))
 	cases := append(routeCases[:len(routeCases):len(routeCases)],
-		routeCase{"GET", "/unavailable", ``, 503, CodeUnavailable},
-		routeCase{"GET", "/slow", ``, 200, ""},            // the engine's
-		routeCase{"GET", "/abort", ``, 500, CodeInternal}, // escaped gin's recovery
+		routeCase{"GET", "/unavailable", ``, 503, httpapi.CodeUnavailable},
+		routeCase{"GET", "/slow", ``, 200, ""},                    // the engine's
+		routeCase{"GET", "/abort", ``, 500, httpapi.CodeInternal}, // escaped gin's recovery
 	)
 	for _, tc := range cases {
 		w := doFast(h, tc.method, tc.path, tc.payload)
-		var e Error
+		var e httpapi.Error
 		_ = json.Unmarshal(w.Body.Bytes(), &e)
 		tc.check(t, w.Code, e)
 		if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
 			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, ct)
 		}
-		if w.Header().Get(HeaderRequestID) == "" {
-			t.Errorf("%s %s: no %s", tc.method, tc.path, HeaderRequestID)
+		if w.Header().Get(httpapi.HeaderRequestID) == "" {
+			t.Errorf("%s %s: no %s", tc.method, tc.path, httpapi.HeaderRequestID)
 		}
 	}
 	if w := doFast(h, "GET", "/unavailable", ""); strings.Contains(w.Body.String(), "refused") {
@@ -100,15 +101,15 @@ func TestFastRoutes(t *testing.T) {
 // The request id of a fast route: the client's when well formed, else a
 // new one; echoed, and in the Context handed to the store and publishers.
 func TestFastRequestID(t *testing.T) {
-	h := fastFixture(NewMetrics(nil))
+	h := fastFixture(httpapi.NewMetrics(nil))
 	for _, tc := range []struct{ sent, want string }{
 		{"client-id-1", "client-id-1"},
 		{"", ""},
 		{"bad id with spaces", ""},
 		{strings.Repeat("x", 100), ""},
 	} {
-		w := doFast(h, "GET", "/id", "", HeaderRequestID, tc.sent)
-		echoed := w.Header().Get(HeaderRequestID)
+		w := doFast(h, "GET", "/id", "", httpapi.HeaderRequestID, tc.sent)
+		echoed := w.Header().Get(httpapi.HeaderRequestID)
 		var inCtx string
 		_ = json.Unmarshal(w.Body.Bytes(), &inCtx)
 		if echoed == "" || echoed != inCtx || (tc.want != "" && inCtx != tc.want) || (tc.want == "" && inCtx == tc.sent) {
@@ -120,7 +121,7 @@ func TestFastRequestID(t *testing.T) {
 // Fast routes are counted in the same metrics as gin routes, under their
 // path, with the status they answered.
 func TestFastMetrics(t *testing.T) {
-	m := NewMetrics(nil)
+	m := httpapi.NewMetrics(nil)
 	h := fastFixture(m)
 	doFast(h, "POST", "/b", `{"name":"x"}`)
 	doFast(h, "POST", "/b", `{}`)
@@ -139,7 +140,7 @@ func TestFastMetrics(t *testing.T) {
 // What fasthttp itself rejects (malformed, headers or body too large) is
 // answered in the JSON error format too, over a real connection.
 func TestFastServerErrors(t *testing.T) {
-	addr := startFast(t, FastServer(fastFixture(NewMetrics(nil)), 1<<20))
+	addr := startFast(t, NewServer(fastFixture(httpapi.NewMetrics(nil)), 1<<20))
 	// path: the request's path, also when fasthttp could not read its
 	// headers (Listener), and empty when there is none (not "/", a path
 	// the client never asked for)
@@ -176,8 +177,8 @@ func TestFastServerErrors(t *testing.T) {
 				t.Errorf("Server header %q", resp.Header.Get("Server"))
 			}
 			if tc.code >= 400 {
-				var e Error
-				if err := json.Unmarshal(b, &e); err != nil || e.StatusCode != tc.code || e.Code != CodeInvalidBody || e.Message == "" {
+				var e httpapi.Error
+				if err := json.Unmarshal(b, &e); err != nil || e.StatusCode != tc.code || e.Code != httpapi.CodeInvalidBody || e.Message == "" {
 					t.Errorf("not the JSON error format: %s", b)
 				}
 				if e.Path != tc.path {
@@ -188,9 +189,9 @@ func TestFastServerErrors(t *testing.T) {
 	}
 }
 
-// ServeFast lets a request in flight finish after ctx is done, and closes
+// Serve lets a request in flight finish after ctx is done, and closes
 // the listener.
-func TestServeFastGracefulShutdown(t *testing.T) {
+func TestServeGracefulShutdown(t *testing.T) {
 	started := make(chan struct{})
 	h := func(rc *fasthttp.RequestCtx) {
 		close(started)
@@ -203,7 +204,9 @@ func TestServeFastGracefulShutdown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- service.Serve(ctx, fastServer{FastServer(h, MaxBody)}, Listener(ln), 5*time.Second) }()
+	go func() {
+		served <- service.Serve(ctx, fastServer{NewServer(h, httpapi.MaxBody)}, httpapi.Listener(ln), 5*time.Second)
+	}()
 	got := make(chan error, 1)
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String())
@@ -222,7 +225,7 @@ func TestServeFastGracefulShutdown(t *testing.T) {
 		t.Fatalf("in-flight request: %v", err)
 	}
 	if err := <-served; err != nil {
-		t.Fatalf("ServeFast: %v", err)
+		t.Fatalf("Serve: %v", err)
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		c.Close()
@@ -230,9 +233,9 @@ func TestServeFastGracefulShutdown(t *testing.T) {
 	}
 }
 
-func TestServeFastBadAddr(t *testing.T) {
-	if err := ServeFast(context.Background(), FastServer(nil, MaxBody), "256.0.0.1:1", time.Second); err == nil {
-		t.Fatal("ServeFast on a bad address returned nil")
+func TestServeBadAddr(t *testing.T) {
+	if err := Serve(context.Background(), NewServer(nil, httpapi.MaxBody), "256.0.0.1:1", time.Second); err == nil {
+		t.Fatal("Serve on a bad address returned nil")
 	}
 }
 
@@ -242,7 +245,7 @@ func TestServeFastBadAddr(t *testing.T) {
 // and a sniffed Content-Type come back as net/http would send them.
 func TestNetHTTPCopies(t *testing.T) {
 	kept := make(chan [2]string, 2)
-	addr := startFast(t, FastServer(fastFixtureKeeping(NewMetrics(nil), kept), MaxBody))
+	addr := startFast(t, NewServer(fastFixtureKeeping(httpapi.NewMetrics(nil), kept), httpapi.MaxBody))
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +261,7 @@ func TestNetHTTPCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != 204 || resp.Header.Get("X-Out") != "1" || resp.Header.Get(HeaderRequestID) == "" {
+		if resp.StatusCode != 204 || resp.Header.Get("X-Out") != "1" || resp.Header.Get(httpapi.HeaderRequestID) == "" {
 			t.Fatalf("%s %v", resp.Status, resp.Header)
 		}
 	}
@@ -287,7 +290,7 @@ func startFast(t *testing.T, srv *fasthttp.Server) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- service.Serve(ctx, fastServer{srv}, Listener(ln), time.Second) }()
+	go func() { served <- service.Serve(ctx, fastServer{srv}, httpapi.Listener(ln), time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {
@@ -302,19 +305,19 @@ func startFast(t *testing.T, srv *fasthttp.Server) string {
 // nothing of the long one left over, and an error written after taking
 // the buffer is the error alone.
 func TestBodyBuffer(t *testing.T) {
-	h := NewFast(nil, NewMetrics(nil), New(nil, nil),
-		FastRoute{Method: "GET", Path: "/n", Handle: func(c *FastCtx) {
+	h := New(nil, httpapi.NewMetrics(nil), httpapi.New(nil, nil),
+		Route{Method: "GET", Path: "/n", Handle: func(c *Ctx) {
 			n, _ := strconv.Atoi(c.Query("n"))
 			b := append(c.BodyBuffer(), '"')
 			b = append(b, strings.Repeat("x", n)...)
 			c.WriteJSONBuffer(200, append(b, '"'))
 		}},
-		FastRoute{Method: "GET", Path: "/taken", Handle: func(c *FastCtx) {
+		Route{Method: "GET", Path: "/taken", Handle: func(c *Ctx) {
 			_ = append(c.BodyBuffer(), "lost"...)
-			c.Abort(http.StatusNotFound, CodeNotFound, "taken")
+			c.Abort(http.StatusNotFound, httpapi.CodeNotFound, "taken")
 		}},
 	)
-	addr := startFast(t, FastServer(h, MaxBody))
+	addr := startFast(t, NewServer(h, httpapi.MaxBody))
 	client := &fasthttp.HostClient{Addr: addr, MaxConns: 1}
 	for i, n := range []int{5000, 3, 0, 700, 1, 5000, 2} {
 		status, body, err := client.Get(nil, fmt.Sprintf("http://%s/n?n=%d", addr, n))
@@ -322,8 +325,8 @@ func TestBodyBuffer(t *testing.T) {
 			t.Fatalf("request %d (n=%d): %d %.40q… %v, want %d bytes", i, n, status, body, err, len(want))
 		}
 		status, body, err = client.Get(nil, "http://"+addr+"/taken")
-		var e Error
-		if err != nil || status != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != CodeNotFound || strings.Contains(string(body), "lost") {
+		var e httpapi.Error
+		if err != nil || status != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != httpapi.CodeNotFound || strings.Contains(string(body), "lost") {
 			t.Fatalf("request %d, the error: %d %q %v", i, status, body, err)
 		}
 	}
@@ -339,7 +342,7 @@ func BenchmarkBodyBuffer(b *testing.B) {
 		return buf
 	}
 	var rc fasthttp.RequestCtx
-	c := &FastCtx{RequestCtx: &rc}
+	c := &Ctx{RequestCtx: &rc}
 	b.Run("nil", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -1,9 +1,11 @@
-package httpapi
+package fastserver
 
 import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
 
 // A fast route with a {name} segment matches one non-empty segment and
@@ -11,13 +13,13 @@ import (
 // shapes (empty, nested, another suffix) reach the engine, and another
 // method is a 405.
 func TestFastPatternRoutes(t *testing.T) {
-	engine := New(nil, nil)
+	engine := httpapi.New(nil, nil)
 	engine.NoRoute(func(c *gin.Context) { c.String(200, "engine") })
-	h := NewFast(nil, nil, engine,
-		FastRoute{Method: "GET", Path: "/api/events/{id}/progress", Handle: func(c *FastCtx) {
+	h := New(nil, nil, engine,
+		Route{Method: "GET", Path: "/api/events/{id}/progress", Handle: func(c *Ctx) {
 			c.WriteJSON(200, []byte(`"`+c.Param()+`"`))
 		}},
-		FastRoute{Method: "GET", Path: "/api/events/popular/progress", Handle: func(c *FastCtx) {
+		Route{Method: "GET", Path: "/api/events/popular/progress", Handle: func(c *Ctx) {
 			c.WriteJSON(200, []byte(`"exact"`))
 		}},
 	)

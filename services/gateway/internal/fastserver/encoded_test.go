@@ -1,4 +1,4 @@
-package httpapi
+package fastserver
 
 import (
 	"bytes"
