@@ -122,6 +122,8 @@ type Server struct {
 	eventPages   snapshotCache[listPage]
 	ranking      snapshotCache[[]popularity.Entry]
 	popularPages snapshotCache[listPage]
+	// the console's live documents (console_live.go)
+	liveDocs snapshotCache[struct{}]
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -139,6 +141,8 @@ func (s *Server) FastHandler() fasthttp.RequestHandler {
 		fastserver.Route{Method: http.MethodGet, Path: "/api/events/{id}/progress", Handle: s.progress},
 		fastserver.Route{Method: http.MethodGet, Path: "/api/events", Handle: s.listEvents},
 		fastserver.Route{Method: http.MethodGet, Path: "/api/events/popular", Handle: s.popularEvents},
+		// streams (SSE): gin buffers whole answers (console_live.go)
+		fastserver.Route{Method: http.MethodGet, Path: "/api/admin/events/{id}/live", Handle: s.eventLive},
 	)
 }
 
