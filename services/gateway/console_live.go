@@ -43,13 +43,14 @@ const (
 	// liveInterval is how often a stream sends a document, and how old a
 	// live snapshot may be.
 	liveInterval = time.Second
-	// liveRecheck is how often a stream checks that its caller may still
-	// read it.
-	liveRecheck = 15 * time.Second
 	// liveMaxStream ends a stream after this long; EventSource connects
 	// again at once (and the caller is checked anew).
 	liveMaxStream = 10 * time.Minute
 )
+
+// liveRecheck is how often a stream checks that its caller may still
+// read it (a variable for the tests).
+var liveRecheck = 15 * time.Second
 
 // liveDoc is the body of GET /api/admin/events/{id}/live and of each
 // event of its stream.

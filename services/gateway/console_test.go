@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
+	"github.com/boxoffice/boxoffice/pkg/operators"
+)
+
+// TestConsoleLiveContract: GET /api/admin/events/{id}/live for every
+// role, and its refusals (no caller 401, a fan's JWT 403, unknown and
+// malformed ids 404), against docs/openapi.yaml; and a viewer, who reads
+// everything, is refused every control of the console (403).
+func TestConsoleLiveContract(t *testing.T) {
+	t.Parallel()
+	h := operatorHarness(t)
+	ct := contracttest.Load(t)
+	h.h = ct.Wrap(h.h, nil)
+	h.account("ada", operators.Admin)
+	h.account("otto", operators.Operator)
+	h.account("vera", operators.Viewer)
+	admin, otto, vera := h.signIn("ada", opPassword), h.signIn("otto", opPassword), h.signIn("vera", opPassword)
+	h.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 1, "hold_seconds": 60,
+		"admit_per_minute": 30})
+
+	for _, c := range []*http.Cookie{admin, otto, vera} {
+		r, hdr := h.send("GET", "/api/admin/events/e1/live", c, nil)
+		if r.code != http.StatusOK || r.str("event_id") != "e1" || r.str("name") != "Show" || r.num("capacity") != 1 ||
+			r.num("admit_per_minute") != 30 || r.body["hold_seconds"] != 60.0 || hdr.Get("Cache-Control") != "no-store" {
+			t.Fatalf("live as %s: %d %s %v", c.Value[:4], r.code, r.raw, hdr)
+		}
+	}
+	// a fan joins: the next snapshot (at most a second later) shows them
+	if r := h.do("POST", "/api/booking/request", h.token("fan", ""), map[string]string{"event_id": "e1"}); r.code != http.StatusOK {
+		t.Fatalf("join: %d %s", r.code, r.raw)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r, _ := h.send("GET", "/api/admin/events/e1/live", vera, nil)
+		seats, _ := r.body["seats"].(map[string]any)
+		if r.num("in_room") == 1 && r.num("admitted_last_minute") == 1 && seats["total"] == 4.0 && seats["available"] == 4.0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the join is not in the live document: %s", r.raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// an API token and the admin JWT read it too
+	if r := h.do("GET", "/api/admin/events/e1/live", h.admin, nil); r.code != http.StatusOK {
+		t.Fatalf("live with the admin JWT: %d %s", r.code, r.raw)
+	}
+
+	// the refusals
+	r, hdr := h.send("GET", "/api/admin/events/e1/live", nil, nil)
+	want(t, r, http.StatusUnauthorized, "unauthorized")
+	if hdr.Get("WWW-Authenticate") == "" {
+		t.Error("401 without WWW-Authenticate")
+	}
+	want(t, h.do("GET", "/api/admin/events/e1/live", h.token("fan", ""), nil), http.StatusForbidden, "forbidden")
+	want(t, h.do("GET", "/api/admin/events/e1/live", operators.TokenPrefix+"made-up", nil), http.StatusUnauthorized, "unauthorized")
+	r, _ = h.send("GET", "/api/admin/events/e1/live", &http.Cookie{Name: operators.CookieName, Value: "stolen"}, nil)
+	want(t, r, http.StatusUnauthorized, "unauthorized")
+	r, _ = h.send("GET", "/api/admin/events/nope/live", vera, nil)
+	want(t, r, http.StatusNotFound, "event_not_found")
+	r, _ = h.send("GET", "/api/admin/events/a%00b/live", vera, nil)
+	want(t, r, http.StatusNotFound, "event_not_found")
+	r, _ = h.send("POST", "/api/admin/events/e1/live", admin, nil)
+	want(t, r, http.StatusMethodNotAllowed, "")
+
+	// the console's controls, as a viewer: 403, nothing changes
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"PATCH", "/api/admin/events/e1", map[string]any{"paused": true}},
+		{"PATCH", "/api/admin/events/e1", map[string]any{"capacity": 3}},
+		{"PATCH", "/api/admin/events/e1", map[string]any{"admit_per_minute": 5}},
+		{"PATCH", "/api/admin/events/e1", map[string]any{"hold_seconds": 30}},
+		{"POST", "/api/admin/events", map[string]any{"id": "e2", "rows": 1, "seats_per_row": 2}},
+		{"POST", "/api/admin/refunds/ord_1", nil},
+		{"GET", "/api/admin/audit", nil},
+	} {
+		r, _ := h.send(c.method, c.path, vera, c.body)
+		want(t, r, http.StatusForbidden, "forbidden")
+	}
+	r, _ = h.send("GET", "/api/admin/events/e1/live", vera, nil)
+	if r.body["paused"] != false || r.num("capacity") != 1 || r.num("admit_per_minute") != 30 {
+		t.Errorf("a viewer's refused controls changed the event: %s", r.raw)
+	}
+	// the same controls as an operator act at once
+	if r, _ := h.send("PATCH", "/api/admin/events/e1", otto, map[string]any{"paused": true, "admit_per_minute": 5}); r.code != http.StatusOK {
+		t.Fatalf("operator pauses: %d %s", r.code, r.raw)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		r, _ = h.send("GET", "/api/admin/events/e1/live", otto, nil)
+		if r.body["paused"] == true && r.num("admit_per_minute") == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pause is not in the live document: %s", r.raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ct.Report()
+}
+
+// TestConsoleLiveStream: with Accept: text/event-stream the live document
+// comes every second over one connection, the same bytes for every
+// viewer of the event, and the stream ends with a signed_out event once
+// the viewer signs out.
+func TestConsoleLiveStream(t *testing.T) {
+	liveRecheck = 200 * time.Millisecond // not parallel: no other test streams
+	t.Cleanup(func() { liveRecheck = 15 * time.Second })
+	h := operatorHarness(t)
+	h.account("vera", operators.Viewer)
+	vera := h.signIn("vera", opPassword)
+	h.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2})
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := h.srv.FastServer()
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+
+	open := func(c *http.Cookie) (*http.Response, *bufio.Reader) {
+		req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/api/admin/events/e1/live", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.AddCookie(c)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res, bufio.NewReader(res.Body)
+	}
+	// next reads one event: its type ("" for data) and data
+	next := func(rd *bufio.Reader) (string, string) {
+		t.Helper()
+		typ, data := "", ""
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read the stream: %v (so far %q %q)", err, typ, data)
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case line == "" && data != "":
+				return typ, data
+			case strings.HasPrefix(line, "event: "):
+				typ = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}
+	res, rd := open(vera)
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %d %v", res.StatusCode, res.Header)
+	}
+	_, rd2 := open(vera)
+	var docs []liveDoc
+	start := time.Now()
+	for range 3 {
+		typ, data := next(rd)
+		var d liveDoc
+		if err := json.Unmarshal([]byte(data), &d); err != nil || typ != "" || d.EventID != "e1" {
+			t.Fatalf("event %q %q: %v", typ, data, err)
+		}
+		docs = append(docs, d)
+	}
+	if el := time.Since(start); el < 1500*time.Millisecond || el > 5*time.Second {
+		t.Errorf("three documents in %v, want about two seconds", el)
+	}
+	// the second viewer is sent the same snapshot's bytes
+	_, d2 := next(rd2)
+	_, d2 = next(rd2)
+	var got liveDoc
+	_ = json.Unmarshal([]byte(d2), &got)
+	if got.EventID != "e1" {
+		t.Errorf("second viewer: %s", d2)
+	}
+
+	// signing out ends both streams (the same session)
+	if r, _ := h.send("POST", "/api/admin/sign-out", vera, nil); r.code != http.StatusNoContent {
+		t.Fatalf("sign out: %d %s", r.code, r.raw)
+	}
+	var wg sync.WaitGroup
+	for _, r := range []*bufio.Reader{rd, rd2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					t.Errorf("the stream ended without signed_out: %v", err)
+					return
+				}
+				if line == "event: signed_out\n" {
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the streams go on after sign-out")
+	}
+}
