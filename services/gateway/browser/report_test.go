@@ -255,7 +255,7 @@ func TestReportPage(t *testing.T) {
 	p.do("type the account", chromedp.SendKeys(chromedp.ID("account"), "ops-viewer"))
 	p.do("type the password", chromedp.SendKeys(chromedp.ID("password"), pw))
 	p.do("click Sign in", chromedp.Click(chromedp.ID("submit")))
-	p.waitFor("the report, not the other site", 30*time.Second, `location.pathname === "/admin/report.html" && document.body.dataset.ready === "1"`)
+	p.waitFor("the console, not the other site", 30*time.Second, `location.pathname === "/admin/" && document.body.dataset.ready === "1"`)
 	p.noExceptions()
 }
 

@@ -115,7 +115,7 @@ func TestSignInPageServed(t *testing.T) {
 			t.Errorf("sign-in.js uses %s", bad)
 		}
 	}
-	for _, want := range []string{"/api/admin/sign-in", `^\/admin\/`, "/admin/report.html"} {
+	for _, want := range []string{"/api/admin/sign-in", `^\/admin\/`, `: "/admin/"`} { // the console by default
 		if !strings.Contains(js, want) {
 			t.Errorf("sign-in.js lacks %s", want)
 		}

@@ -54,7 +54,9 @@ func Register(r *gin.Engine) {
 // operators' pages: the sign-in page at /admin/sign-in.html (sign-in.js:
 // POST /api/admin/sign-in sets the session cookie) and the sale report
 // at /admin/report.html (report.js: GET /api/admin/events/{id}/report in
-// that session; to the sign-in page without one).
+// that session; to the sign-in page without one), and the console at
+// /admin/ (console.js: events, the live view and its controls, orders and
+// the audit trail, through the admin API in that session).
 //
 // Caching (docs/web.md): index.html names every static file with ?v=<its
 // content hash>, so /static/… is cached for a year (immutable) and a new
@@ -82,8 +84,9 @@ func RegisterWith(r *gin.Engine, o Options) {
 		panic(err)
 	}
 	page := newPage(sub, "index.html", files)
-	report := newPage(sub, "report.html", files)  // the operator's sale report (report.js)
-	signIn := newPage(sub, "sign-in.html", files) // the operators' sign-in (sign-in.js)
+	report := newPage(sub, "report.html", files)   // the operator's sale report (report.js)
+	signIn := newPage(sub, "sign-in.html", files)  // the operators' sign-in (sign-in.js)
+	console := newPage(sub, "console.html", files) // the operators' console (console.js)
 	cfg, _ := json.Marshal(map[string]string{"notifierURL": o.NotifierURL})
 	configJS := newAsset([]byte("window.BOXOFFICE_CONFIG = "+string(cfg)+";\n"), "text/javascript; charset=utf-8", "no-cache")
 	favicon := newAsset(files["favicon.svg"].Body, "image/svg+xml", "public, max-age=86400")
@@ -98,6 +101,8 @@ func RegisterWith(r *gin.Engine, o Options) {
 	r.HEAD("/admin/report.html", sec, report.serve)
 	r.GET("/admin/sign-in.html", sec, signIn.serve)
 	r.HEAD("/admin/sign-in.html", sec, signIn.serve)
+	r.GET("/admin/", sec, console.serve)
+	r.HEAD("/admin/", sec, console.serve)
 	r.GET("/config.js", sec, configJS.serve)
 	r.GET("/favicon.svg", sec, favicon.serve)
 	r.GET("/favicon.ico", sec, favicon.serve) // browsers that ask without reading <link rel=icon>

@@ -2,7 +2,7 @@
 // the account and password to POST /api/admin/sign-in as JSON (the
 // gateway sets the session cookie: HttpOnly, SameSite=Strict, so this
 // script never sees it) and goes on to the page that sent the operator
-// here (?next=, a path of the operator pages only) or the sale report.
+// here (?next=, a path of the operator pages only) or the console.
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
@@ -11,7 +11,7 @@
   // never another site (an open redirect would help a phishing page).
   const next = () => {
     const n = new URLSearchParams(location.search).get("next") || "";
-    return /^\/admin\/[A-Za-z0-9._\-\/]*(\?[^#\s]*)?$/.test(n) && !n.startsWith("//") ? n : "/admin/report.html";
+    return /^\/admin\/[A-Za-z0-9._\-\/]*(\?[^#\s]*)?$/.test(n) && !n.startsWith("//") ? n : "/admin/";
   };
 
   const showError = (msg) => {

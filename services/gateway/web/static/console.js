@@ -1,0 +1,715 @@
+// The operator console (console.html at /admin/, docs/operators.md): one
+// page with views chosen by the URL's fragment — #/events (the list),
+// #/new and #/edit/<id> (the event form), #/live/<id> (the live view and
+// its controls), #/orders and #/audit. It calls the admin API in the
+// operator's session (the cookie of /admin/sign-in.html, where an
+// operator who is not signed in is sent) and shows the API's own error
+// messages. The live view reads GET /api/admin/events/{id}/live as
+// Server-Sent Events and keeps the last hour of it in the page for the
+// chart (an SVG drawn with DOM APIs, with a text summary). A viewer sees
+// everything with every control disabled (the API answers 403 anyway).
+(() => {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const SVG = "http://www.w3.org/2000/svg";
+  const HOUR = 3600;
+
+  let me = null; // GET /api/admin/me
+  let live = null; // the EventSource of the live view
+  let liveID = ""; // its event
+  let doc = null; // the latest live document
+  let samples = []; // [{t, waiting, in_room, rate}] of liveID, the last hour
+  let auditCursor = "";
+  let editing = null; // the event being edited (GET /api/admin/events/{id})
+
+  const canAct = () => !!me && me.role !== "viewer";
+
+  // --- formatting ---
+
+  const int = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const minorDigits = (cur) => {
+    try {
+      return new Intl.NumberFormat("en", { style: "currency", currency: cur }).resolvedOptions().maximumFractionDigits;
+    } catch (e) {
+      return 2;
+    }
+  };
+  // money: minor units as "1,234.50 EUR", in integers (no rounding).
+  const money = (minor, cur) => {
+    const d = minorDigits(cur);
+    const s = String(Math.abs(minor)).padStart(d + 1, "0");
+    const whole = d > 0 ? s.slice(0, -d) : s;
+    return (minor < 0 ? "-" : "") + int(whole) + (d > 0 ? "." + s.slice(-d) : "") + " " + cur;
+  };
+  // toMinor: "12.50" in cur as minor units (NaN when not a price).
+  const toMinor = (text, cur) => {
+    const d = minorDigits(cur || "EUR");
+    const m = /^\s*(\d+)(?:\.(\d+))?\s*$/.exec(text);
+    if (!m || (m[2] || "").length > d) return NaN;
+    return Number(m[1]) * 10 ** d + Number((m[2] || "").padEnd(d, "0") || 0);
+  };
+  // local datetime-local values are read as UTC (the form says so)
+  const toUTC = (v) => (v ? v + (v.length === 16 ? ":00" : "") + "Z" : "");
+  const fromUTC = (iso) => (iso ? iso.slice(0, 16) : "");
+
+  // --- DOM helpers ---
+
+  const el = (tag, attrs, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    for (const k of kids) e.append(k);
+    return e;
+  };
+  const svg = (tag, attrs, text) => {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const announce = (msg) => {
+    $("announce").textContent = "";
+    setTimeout(() => { $("announce").textContent = msg; }, 50);
+  };
+  const showError = (id, msg) => {
+    $(id).textContent = msg || "";
+    $(id).hidden = !msg;
+  };
+
+  // --- API ---
+
+  const toSignIn = () => {
+    location.assign("/admin/sign-in.html?next=" + encodeURIComponent("/admin/" + location.search));
+  };
+
+  // api calls the admin API; it throws an Error with the API's message.
+  async function api(method, path, body) {
+    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await fetch(path, opts);
+    } catch (e) {
+      throw new Error("The server could not be reached. Try again.");
+    }
+    let out = null;
+    try { out = await res.json(); } catch (e) { /* no body */ }
+    if (res.ok) return out;
+    if (res.status === 401) {
+      toSignIn();
+      throw new Error("Your session has ended. Sign in again.");
+    }
+    const msg = (out && out.message) || res.statusText;
+    if (res.status === 403) throw new Error("Refused: " + msg + ".");
+    throw new Error(msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!]$/.test(msg) ? "" : "."));
+  }
+
+  async function whoami() {
+    const res = await fetch("/api/admin/me", { credentials: "same-origin" });
+    if (res.status === 401) {
+      toSignIn();
+      return false;
+    }
+    if (!res.ok) {
+      showError("events-error", "Could not check your session (" + res.status + ").");
+      return false;
+    }
+    me = await res.json();
+    $("whoami").textContent = "Signed in as " + me.account + " (" + me.role + ")";
+    $("sign-out").hidden = me.via !== "session";
+    $("viewer-note").hidden = canAct();
+    document.body.dataset.account = me.account;
+    document.body.dataset.role = me.role;
+    for (const e of document.querySelectorAll("[data-acts]")) e.disabled = !canAct();
+    return true;
+  }
+
+  async function signOut() {
+    stopLive();
+    await fetch("/api/admin/sign-out", { method: "POST", credentials: "same-origin" });
+    location.assign("/admin/sign-in.html?signed_out=1");
+  }
+
+  // disableControls disables every control a viewer may not use (the
+  // page's buttons that change something).
+  function disableControls(root) {
+    if (canAct()) return;
+    for (const e of root.querySelectorAll("input, select, button[type=submit], button.act")) e.disabled = true;
+  }
+
+  // --- events ---
+
+  async function allEvents() {
+    const out = [];
+    let after = "";
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch("/api/events?limit=100" + (after ? "&after=" + encodeURIComponent(after) : ""));
+      if (!res.ok) throw new Error("The event list could not be loaded (" + res.status + ").");
+      const body = await res.json();
+      out.push(...(body.events || []));
+      if (!body.next) break;
+      after = body.next;
+    }
+    return out;
+  }
+
+  async function showEvents() {
+    showError("events-error", "");
+    $("new-event").hidden = !canAct();
+    try {
+      const list = await allEvents();
+      $("event-ids").replaceChildren(...list.map((e) => el("option", { value: e.id }, e.name || e.id)));
+      $("events").tBodies[0].replaceChildren(...list.map((e) => {
+        const c = e.counts || {};
+        const state = e.paused ? "Paused" : c.total > 0 && c.sold >= c.total ? "Sold out" : "On sale";
+        const open = el("td", { class: "links" }, el("a", { href: "#/live/" + encodeURIComponent(e.id), "data-live-link": e.id }, "Live"));
+        if (canAct()) open.append(" ", el("a", { href: "#/edit/" + encodeURIComponent(e.id) }, "Edit"));
+        return el("tr", { "data-event": e.id },
+          el("th", { scope: "row" }, el("span", { class: "ev-name" }, e.name || e.id), el("br"), el("span", { class: "muted" }, e.id)),
+          el("td", {}, state),
+          el("td", { class: "num" }, int(c.sold || 0) + " / " + int(c.total || 0)),
+          el("td", { class: "num" }, int(c.waiting || 0)),
+          open);
+      }));
+      $("events").hidden = list.length === 0;
+      $("events-none").hidden = list.length > 0;
+      document.body.dataset.events = String(list.length);
+    } catch (e) {
+      showError("events-error", e.message);
+    }
+  }
+
+  // --- the event form ---
+
+  function sectionRow(s, i, locked) {
+    const id = (k) => "s" + i + "-" + k;
+    const field = (k, label, attrs, value) => el("div", { class: "field" }, el("label", { for: id(k) }, label),
+      Object.assign(el("input", Object.assign({ id: id(k), "data-k": k, autocomplete: "off" }, attrs)), { value: value ?? "" }));
+    const row = el("div", { class: "section-row", "data-section": String(i) },
+      field("name", "Section " + (i + 1) + " name", { spellcheck: "false" }, s.name),
+      field("rows", "Rows", { type: "number", min: "1", inputmode: "numeric" }, s.rows),
+      field("seats_per_row", "Seats per row", { type: "number", min: "1", inputmode: "numeric" }, s.seats_per_row),
+      field("price", "Price", { inputmode: "decimal" }, s.price));
+    if (!locked) {
+      const rm = el("button", { type: "button", class: "secondary small", "aria-label": "Remove section " + (i + 1) }, "Remove");
+      rm.addEventListener("click", () => { row.remove(); renumber(); });
+      row.append(rm);
+    }
+    return row;
+  }
+  function renumber() {
+    [...$("section-rows").children].forEach((r, i) => {
+      r.dataset.section = String(i);
+      r.querySelector("label").textContent = "Section " + (i + 1) + " name";
+      const b = r.querySelector("button");
+      if (b) b.setAttribute("aria-label", "Remove section " + (i + 1));
+    });
+  }
+  let sectionSeq = 0;
+  function addSection(s, locked) {
+    $("section-rows").append(sectionRow(s || {}, sectionSeq++, locked));
+    renumber();
+  }
+
+  async function showForm(id) {
+    showError("form-error", "");
+    const f = $("event-form");
+    f.reset();
+    $("section-rows").replaceChildren();
+    editing = null;
+    if (!id) {
+      $("form-title").textContent = "New event";
+      $("f-submit").textContent = "Create the event";
+      $("f-id").disabled = false;
+      $("f-sections").disabled = false;
+      $("add-section").hidden = false;
+      addSection({ name: "Stalls", rows: 10, seats_per_row: 20, price: "40.00" });
+      $("f-hold").value = "300";
+      $("f-challenge").value = "none";
+    } else {
+      $("form-title").textContent = "Edit " + id;
+      $("f-submit").textContent = "Save the changes";
+      try {
+        editing = await api("GET", "/api/admin/events/" + encodeURIComponent(id));
+      } catch (e) {
+        showError("form-error", e.message);
+        return;
+      }
+      const e = editing;
+      $("f-id").value = e.id;
+      $("f-id").disabled = true;
+      $("f-name").value = e.name || "";
+      $("f-currency").value = e.currency || "";
+      for (const s of e.sections || []) addSection({ name: s.name, price: money(s.price_cents, e.currency).split(" ")[0].replace(/,/g, "") }, true);
+      for (const r of $("section-rows").querySelectorAll("[data-k=rows],[data-k=seats_per_row]")) r.closest(".field").hidden = true;
+      $("f-sections").disabled = true; // the seat map and prices stay
+      $("add-section").hidden = true;
+      $("f-capacity").value = e.capacity;
+      $("f-rate").value = e.admit_per_minute || 0;
+      $("f-hold").value = e.hold_seconds;
+      $("f-max").value = e.max_seats_per_order || "";
+      $("f-start").value = fromUTC(e.sales_start);
+      $("f-end").value = fromUTC(e.sales_end);
+      $("f-challenge").value = e.challenge || "none";
+    }
+    disableControls(f);
+  }
+
+  // formBody reads the form: the creation's body, or the PATCH's (only
+  // what changed). It throws for what the page can tell at once; the API
+  // checks everything else and its message is shown.
+  function formBody() {
+    const num = (id) => ($(id).value.trim() === "" ? undefined : Number($(id).value));
+    const body = {};
+    const name = $("f-name").value.trim();
+    const cap = num("f-capacity"), rate = num("f-rate"), hold = num("f-hold"), max = num("f-max");
+    const start = toUTC($("f-start").value), end = toUTC($("f-end").value);
+    const challenge = $("f-challenge").value;
+    if (!editing) {
+      body.id = $("f-id").value.trim();
+      if (!body.id) throw new Error("Enter an event id.");
+      if (name) body.name = name;
+      const cur = $("f-currency").value.trim().toUpperCase();
+      if (cur) body.currency = cur;
+      body.sections = [...$("section-rows").children].map((r, i) => {
+        const v = (k) => r.querySelector("[data-k=" + k + "]").value.trim();
+        const price = toMinor(v("price"), cur);
+        if (Number.isNaN(price)) throw new Error("Section " + (i + 1) + ": the price must be a number such as 40.00.");
+        return { name: v("name"), rows: Number(v("rows")), seats_per_row: Number(v("seats_per_row")), price_cents: price };
+      });
+      if (body.sections.length === 0) throw new Error("Add at least one section.");
+      if (cap !== undefined) body.capacity = cap;
+      if (rate !== undefined) body.admit_per_minute = rate;
+      if (hold !== undefined) body.hold_seconds = hold;
+      if (max !== undefined) body.max_seats_per_order = max;
+      if (start) body.sales_start = start;
+      if (end) body.sales_end = end;
+      body.challenge = challenge;
+      return body;
+    }
+    const e = editing;
+    if (name !== (e.name || "")) body.name = name;
+    if (cap !== undefined && cap !== e.capacity) body.capacity = cap;
+    if (rate !== undefined && rate !== (e.admit_per_minute || 0)) body.admit_per_minute = rate;
+    if (hold !== undefined && hold !== e.hold_seconds) body.hold_seconds = hold;
+    if (max !== undefined && max !== e.max_seats_per_order) body.max_seats_per_order = max;
+    if (start !== (e.sales_start ? toUTC(fromUTC(e.sales_start)) : "")) body.sales_start = start;
+    if (end !== (e.sales_end ? toUTC(fromUTC(e.sales_end)) : "")) body.sales_end = end;
+    if (challenge !== (e.challenge || "none")) body.challenge = challenge;
+    return body;
+  }
+
+  async function submitForm(ev) {
+    ev.preventDefault();
+    showError("form-error", "");
+    let body;
+    try {
+      body = formBody();
+    } catch (e) {
+      showError("form-error", e.message);
+      return;
+    }
+    if (editing && Object.keys(body).length === 0) {
+      showError("form-error", "Nothing changed.");
+      return;
+    }
+    $("f-submit").disabled = true;
+    try {
+      if (editing) {
+        await api("PATCH", "/api/admin/events/" + encodeURIComponent(editing.id), body);
+        announce("Event " + editing.id + " saved.");
+        location.hash = "#/live/" + encodeURIComponent(editing.id);
+      } else {
+        const e = await api("POST", "/api/admin/events", body);
+        announce("Event " + e.id + " created.");
+        location.hash = "#/live/" + encodeURIComponent(e.id);
+      }
+    } catch (e) {
+      showError("form-error", e.message);
+    } finally {
+      $("f-submit").disabled = !canAct();
+    }
+  }
+
+  // --- the live view ---
+
+  function stopLive() {
+    if (live) live.close();
+    live = null;
+  }
+
+  function setConn(mode, text) {
+    $("live-conn").dataset.mode = mode;
+    $("live-conn").textContent = text;
+  }
+
+  function showLive(id) {
+    showError("live-error", "");
+    showError("control-error", "");
+    if (id !== liveID) {
+      samples = [];
+      doc = null;
+      liveID = id;
+      for (const e of document.querySelectorAll("[data-live]")) e.textContent = "–";
+      $("live-money").tBodies[0].replaceChildren();
+      $("c-capacity").value = $("c-rate").value = $("c-hold").value = "";
+      drawChart();
+    }
+    $("live-title").textContent = "Live: " + id;
+    $("live-edit").href = "#/edit/" + encodeURIComponent(id);
+    $("live-edit").hidden = !canAct();
+    $("live-orders").href = "#/orders?event_id=" + encodeURIComponent(id);
+    $("live-report").href = "/admin/report.html?event_id=" + encodeURIComponent(id);
+    stopLive();
+    setConn("connecting", "Connecting…");
+    live = new EventSource("/api/admin/events/" + encodeURIComponent(id) + "/live");
+    live.onopen = () => setConn("live", "Live");
+    live.onmessage = (m) => {
+      try {
+        render(JSON.parse(m.data));
+      } catch (e) {
+        showError("live-error", "A live update could not be read.");
+      }
+    };
+    live.addEventListener("problem", (m) => {
+      let msg = "";
+      try { msg = JSON.parse(m.data).message; } catch (e) { /* none */ }
+      setConn("offline", "Not updating: " + msg);
+    });
+    live.addEventListener("signed_out", () => {
+      stopLive();
+      toSignIn();
+    });
+    live.onerror = async () => {
+      if (live && live.readyState === EventSource.CLOSED) {
+        // refused (401, 403, 404): say why, or go to sign in
+        stopLive();
+        setConn("offline", "Stopped");
+        try {
+          await api("GET", "/api/admin/events/" + encodeURIComponent(id));
+          showError("live-error", "The live view stopped. Reload the page to start it again.");
+        } catch (e) {
+          showError("live-error", e.message);
+        }
+        return;
+      }
+      setConn("offline", "Reconnecting…");
+    };
+    disableControls($("view-live"));
+  }
+
+  function render(d) {
+    if (d.event_id !== liveID) return;
+    const first = !doc;
+    doc = d;
+    $("live-title").textContent = "Live: " + (d.name || d.event_id);
+    document.title = "Live: " + (d.name || d.event_id) + " · boxoffice console";
+    const state = d.paused ? "Paused" : d.sold_out ? "Sold out" : "On sale";
+    $("live-state").textContent = state;
+    $("live-state").dataset.state = state.toLowerCase().replace(" ", "-");
+    $("live-at").textContent = "Figures of " + d.at.slice(11, 19) + " UTC";
+    const set = (k, v) => { document.querySelector('[data-live="' + k + '"]').textContent = int(v); };
+    set("waiting", d.waiting);
+    set("in_room", d.in_room);
+    set("admitted_last_minute", d.admitted_last_minute);
+    set("sold", d.seats.sold);
+    set("held", d.seats.held);
+    set("available", d.seats.available);
+    document.body.dataset.liveWaiting = String(d.waiting);
+    document.body.dataset.liveInRoom = String(d.in_room);
+    document.body.dataset.liveSold = String(d.seats.sold);
+    document.body.dataset.livePaused = String(d.paused);
+    document.body.dataset.liveRate = String(d.admit_per_minute);
+    document.body.dataset.liveAt = d.at;
+
+    const rows = [];
+    const curs = [...new Set(Object.keys(d.revenue).concat(Object.keys(d.refunds)))].sort();
+    for (const c of curs) {
+      rows.push(["Revenue " + c, money(d.revenue[c] || 0, c), "revenue:" + c]);
+      if (d.refunds[c]) rows.push(["Refunds " + c, money(d.refunds[c], c), "refunds:" + c]);
+    }
+    if (curs.length === 0) rows.push(["Revenue", "none yet", "revenue"]);
+    rows.push(["Payments started", int(d.payments.started), "payments.started"],
+      ["Payments completed", int(d.payments.completed), "payments.completed"],
+      ["Payments failed", int(d.payments.failed), "payments.failed"],
+      ["Late payments (refunded)", int(d.payments.late), "payments.late"]);
+    $("live-money").tBodies[0].replaceChildren(...rows.map(([k, v, key]) =>
+      el("tr", {}, el("th", { scope: "row" }, k), el("td", { class: "num", "data-money": key }, v))));
+
+    // the controls show the current settings, unless the operator is typing
+    $("c-pause").textContent = d.paused ? "Resume the sale" : "Pause the sale";
+    $("c-pause").classList.toggle("danger", !d.paused);
+    for (const [id, v] of [["c-capacity", d.capacity], ["c-rate", d.admit_per_minute], ["c-hold", d.hold_seconds]]) {
+      if (document.activeElement !== $(id) && ($(id).dataset.shown !== String(v) || first)) {
+        $(id).value = v;
+        $(id).dataset.shown = String(v);
+      }
+    }
+
+    const t = Date.parse(d.at) / 1000;
+    if (!samples.length || samples[samples.length - 1].t < t) samples.push({ t, waiting: d.waiting, in_room: d.in_room, rate: d.admitted_last_minute });
+    while (samples.length && samples[0].t < t - HOUR) samples.shift();
+    drawChart();
+  }
+
+  // drawChart draws the samples of the last hour: waiting, in the room and
+  // admitted per minute as three lines on one scale, with an aria-label
+  // that says the same in words.
+  function drawChart() {
+    const box = $("live-chart");
+    if (samples.length === 0) {
+      box.replaceChildren(el("p", { class: "muted" }, "The chart starts with the first figures."));
+      return;
+    }
+    const W = Math.round(Math.min(960, Math.max(300, box.clientWidth - 18))), H = 220, left = 48, right = 12, top = 12, bottom = 30;
+    const pw = W - left - right, ph = H - top - bottom;
+    const t1 = samples[samples.length - 1].t, t0 = Math.min(samples[0].t, t1 - 60);
+    const max = Math.max(1, ...samples.map((s) => Math.max(s.waiting, s.in_room, s.rate)));
+    const x = (t) => left + (pw * (t - t0)) / Math.max(1, t1 - t0);
+    const y = (v) => top + ph - (ph * v) / max;
+    const last = samples[samples.length - 1];
+    const mins = Math.max(1, Math.round((t1 - samples[0].t) / 60));
+    const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", id: "live-chart-svg" });
+    s.setAttribute("aria-label", `The last ${mins} minute${mins === 1 ? "" : "s"}: now ${last.waiting} waiting, ${last.in_room} in the room, ` +
+      `${last.rate} admitted in the last minute; at most ${max} on the chart.`);
+    for (const v of [0, Math.ceil(max / 2), max]) {
+      s.append(svg("line", { class: v ? "grid" : "axis", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
+      s.append(svg("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end" }, int(v)));
+    }
+    for (const [k, cls] of [["waiting", "l-waiting"], ["in_room", "l-room"], ["rate", "l-rate"]]) {
+      const pts = samples.map((p) => x(p.t).toFixed(1) + "," + y(p[k]).toFixed(1)).join(" ");
+      s.append(svg("polyline", { class: "line " + cls, points: pts, "data-series": k }));
+    }
+    const hm = (t) => new Date(t * 1000).toISOString().slice(11, 16);
+    s.append(svg("text", { x: left, y: H - 8, "text-anchor": "start" }, hm(t0)));
+    s.append(svg("text", { x: W - right, y: H - 8, "text-anchor": "end" }, hm(t1) + " UTC"));
+    box.replaceChildren(s);
+  }
+
+  // confirm asks in a modal dialog; true when confirmed.
+  function confirmAction(title, text, yes) {
+    const d = $("confirm");
+    $("confirm-title").textContent = title;
+    $("confirm-text").textContent = text;
+    $("confirm-yes").textContent = yes;
+    return new Promise((resolve) => {
+      d.addEventListener("close", () => resolve(d.returnValue === "yes"), { once: true });
+      d.returnValue = "";
+      d.showModal();
+      $("confirm-no").focus();
+    });
+  }
+
+  async function change(body, title, text, yes, done) {
+    showError("control-error", "");
+    if (!doc || !canAct()) return;
+    if (!(await confirmAction(title, text, yes))) return;
+    try {
+      await api("PATCH", "/api/admin/events/" + encodeURIComponent(liveID), body);
+      announce(done);
+      document.body.dataset.lastChange = JSON.stringify(body);
+    } catch (e) {
+      showError("control-error", e.message);
+    }
+  }
+
+  function wireControls() {
+    $("c-pause").addEventListener("click", () => {
+      if (!doc) return;
+      const name = doc.name || doc.event_id;
+      if (doc.paused) {
+        change({ paused: false }, "Resume the sale?", `Users waiting for ${name} are let in again at once.`, "Resume", "The sale is resumed.");
+      } else {
+        change({ paused: true }, "Pause the sale?", `Nobody more is let in to ${name} until you resume; users in the room keep their turn.`, "Pause", "The sale is paused.");
+      }
+    });
+    const numberControl = (form, input, key, label, unit, min) => {
+      $(form).addEventListener("submit", (e) => {
+        e.preventDefault();
+        const v = Number($(input).value);
+        if ($(input).value.trim() === "" || !Number.isFinite(v) || v < min) {
+          showError("control-error", label + " must be a number of at least " + min + ".");
+          $(input).focus();
+          return;
+        }
+        const now = key === "hold_seconds" ? doc.hold_seconds : doc[key];
+        change({ [key]: v }, "Change " + label.toLowerCase() + "?", `${label}: from ${now} to ${v}${unit}. It applies at once.`, "Change",
+          label + " is now " + v + unit + ".");
+      });
+    };
+    numberControl("c-capacity-form", "c-capacity", "capacity", "Capacity", " users", 0);
+    numberControl("c-rate-form", "c-rate", "admit_per_minute", "Admit per minute", "", 0);
+    numberControl("c-hold-form", "c-hold", "hold_seconds", "Hold time", " s", 1);
+  }
+
+  // --- orders ---
+
+  let orders = [];
+  async function searchOrders(e) {
+    if (e) e.preventDefault();
+    showError("orders-error", "");
+    const id = $("o-event").value.trim();
+    if (!id) {
+      showError("orders-error", "Enter an event id.");
+      $("o-event").focus();
+      return;
+    }
+    $("o-search").disabled = true;
+    try {
+      const body = await api("GET", "/api/admin/events/" + encodeURIComponent(id) + "/orders");
+      orders = body.orders || [];
+      $("o-csv").href = "/api/admin/events/" + encodeURIComponent(id) + "/orders?format=csv";
+      $("o-csv").hidden = false;
+      renderOrders();
+      history.replaceState(null, "", "#/orders?event_id=" + encodeURIComponent(id));
+    } catch (err) {
+      showError("orders-error", err.message);
+    } finally {
+      $("o-search").disabled = false;
+    }
+  }
+
+  function renderOrders() {
+    const q = $("o-query").value.trim();
+    const shown = q ? orders.filter((o) => o.user_id === q || o.payment_id === q || o.order_id === q) : orders;
+    $("orders").tBodies[0].replaceChildren(...shown.map((o) => {
+      const act = el("td", {});
+      if (o.status === "refund_due") {
+        const b = el("button", { type: "button", class: "secondary small act" }, "Refund");
+        b.disabled = !canAct();
+        b.addEventListener("click", () => refund(o));
+        act.append(b);
+      }
+      return el("tr", { "data-order": o.order_id },
+        el("th", { scope: "row" }, o.order_id), el("td", {}, o.user_id), el("td", {}, o.payment_id), el("td", {}, o.seat_id),
+        el("td", { class: "num" }, money(o.amount, o.currency)), el("td", {}, o.status.replace("_", " ")), act);
+    }));
+    $("orders").hidden = shown.length === 0;
+    $("orders-summary").textContent = shown.length + " of " + orders.length + " order" + (orders.length === 1 ? "" : "s") + (q ? " match " + q : "") + ".";
+  }
+
+  async function refund(o) {
+    if (!(await confirmAction("Refund this order?", `Refund ${money(o.amount, o.currency)} to ${o.user_id} (payment ${o.payment_id}) with the payment provider.`, "Refund"))) return;
+    try {
+      await api("POST", "/api/admin/refunds/" + encodeURIComponent(o.order_id));
+      announce("Order " + o.order_id + " refunded.");
+      await searchOrders();
+    } catch (e) {
+      showError("orders-error", e.message);
+    }
+  }
+
+  // --- the audit trail ---
+
+  const change2text = (b, a) => {
+    const keys = [...new Set(Object.keys(b || {}).concat(Object.keys(a || {})))].sort();
+    return keys.map((k) => {
+      const v = (x) => (x === undefined ? "–" : JSON.stringify(x));
+      return b ? `${k}: ${v(b[k])} → ${v((a || {})[k])}` : `${k}: ${v((a || {})[k])}`;
+    }).join("; ");
+  };
+
+  async function loadAudit(more) {
+    showError("audit-error", "");
+    const p = new URLSearchParams();
+    if ($("a-actor").value.trim()) p.set("actor", $("a-actor").value.trim());
+    if ($("a-event").value.trim()) p.set("event_id", $("a-event").value.trim());
+    if ($("a-action").value) p.set("action", $("a-action").value);
+    p.set("limit", "50");
+    if (more && auditCursor) p.set("cursor", auditCursor);
+    try {
+      const body = await api("GET", "/api/admin/audit?" + p);
+      const rows = (body.actions || []).map((a) => el("tr", { "data-audit": String(a.id) },
+        el("td", { class: "nowrap" }, a.at.slice(0, 19).replace("T", " ")),
+        el("td", {}, a.actor + " (" + a.role + ", " + a.via + ")"),
+        el("td", {}, a.action),
+        el("td", {}, a.event_id || "–"),
+        el("td", { class: "change" }, (a.target ? a.target + ": " : "") + change2text(a.before, a.after))));
+      if (more) $("audit").tBodies[0].append(...rows);
+      else $("audit").tBodies[0].replaceChildren(...rows);
+      auditCursor = body.next_cursor || "";
+      $("audit-more").hidden = !auditCursor;
+      document.body.dataset.audit = String($("audit").tBodies[0].rows.length);
+    } catch (e) {
+      showError("audit-error", e.message);
+    }
+  }
+
+  // --- routing ---
+
+  async function route() {
+    const h = location.hash || "#/events";
+    const [path, query] = h.slice(1).split("?");
+    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+    const view = parts[0] || "events";
+    if (view !== "live") stopLive();
+    for (const s of document.querySelectorAll(".view")) s.hidden = true;
+    for (const a of document.querySelectorAll("[data-nav]")) {
+      if (a.dataset.nav === (view === "new" || view === "edit" || view === "live" ? "events" : view)) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    }
+    let shown = "view-events", title = "Events";
+    document.body.dataset.view = "";
+    if (view === "new" || view === "edit") {
+      shown = "view-form";
+      title = view === "new" ? "New event" : "Edit " + parts[1];
+      await showForm(view === "edit" ? parts[1] : "");
+    } else if (view === "live" && parts[1]) {
+      shown = "view-live";
+      title = "Live: " + parts[1];
+      showLive(parts[1]);
+    } else if (view === "orders") {
+      shown = "view-orders";
+      title = "Orders";
+      const id = new URLSearchParams(query || "").get("event_id");
+      if (id && id !== $("o-event").value) {
+        $("o-event").value = id;
+        searchOrders();
+      }
+      disableControls($("view-orders"));
+      $("o-event").disabled = $("o-query").disabled = false;
+    } else if (view === "audit") {
+      shown = "view-audit";
+      title = "Audit trail";
+      if (me.role === "viewer") {
+        showError("audit-error", "The audit trail is for operators and admins.");
+        $("audit-form").hidden = true;
+      } else {
+        loadAudit(false);
+      }
+    } else {
+      await showEvents();
+    }
+    $(shown).hidden = false;
+    document.title = title + " · boxoffice console";
+    document.body.dataset.view = shown.slice(5);
+  }
+
+  document.addEventListener("DOMContentLoaded", async () => {
+    $("sign-out").addEventListener("click", signOut);
+    $("events-refresh").addEventListener("click", showEvents);
+    $("add-section").addEventListener("click", () => addSection({}, false));
+    $("event-form").addEventListener("submit", submitForm);
+    $("orders-form").addEventListener("submit", searchOrders);
+    $("o-query").addEventListener("input", () => { if (orders.length) renderOrders(); });
+    $("audit-form").addEventListener("submit", (e) => { e.preventDefault(); loadAudit(false); });
+    $("audit-more").addEventListener("click", () => loadAudit(true));
+    wireControls();
+    let lastWidth = window.innerWidth;
+    window.addEventListener("resize", () => {
+      if (window.innerWidth === lastWidth) return;
+      lastWidth = window.innerWidth;
+      drawChart();
+    });
+    window.addEventListener("hashchange", async () => {
+      await route();
+      const h1 = document.querySelector(".view:not([hidden]) h1");
+      if (h1) h1.focus();
+    });
+    if (!(await whoami())) return;
+    await route();
+    document.body.dataset.ready = "1";
+  });
+})();
