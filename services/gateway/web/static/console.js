@@ -218,6 +218,7 @@
     const f = $("event-form");
     f.reset();
     $("section-rows").replaceChildren();
+    sectionSeq = 0;
     editing = null;
     if (!id) {
       $("form-title").textContent = "New event";

@@ -1,0 +1,257 @@
+package browser
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/boxoffice/boxoffice/pkg/operators"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/pkg/stacktest"
+)
+
+// TestConsole is an on-sale run from the operator console (/admin/) in a
+// real browser, against every service it needs as a process: an operator
+// signs in, creates an event with two priced sections, watches the live
+// view while fans join (the numbers move by themselves), pauses the sale
+// and sees the queue stop while a seat in the room frees up, resumes it
+// and sees the waiting fan let in, changes the admission rate, reads the
+// audit trail and the orders, and signs out. A viewer sees the live view
+// with every control disabled, and the API refuses the viewer's change
+// (403). axe-core must find no serious or critical violation in any
+// state. With BOXOFFICE_DOC_SCREENSHOTS=1 the desktop and phone
+// screenshots of docs/operators.md are written to docs/img/.
+func TestConsole(t *testing.T) {
+	chromium, axeJS, out := browserSetup(t, "browser-console")
+	s := stacktest.Start(t, stacktest.Options{
+		LogDir:   filepath.Join(out, "logs"),
+		Services: []string{stacktest.SlotReleasedConsumer, stacktest.Popularity, stacktest.Gateway},
+	})
+	const ev = "console-show"
+	opPW := s.Operator(t, "ops-lead", operators.Operator)
+	viewPW := s.Operator(t, "ops-watch", operators.Viewer)
+	gw := s.GatewayURL()
+	b := newBrowser(t, chromium, out, axeJS)
+	p := b.tab(t, "")
+
+	// 1. Not signed in: the console sends the browser to sign in, and
+	// back to the console afterwards.
+	p.do("open the console", chromedp.Navigate(gw+"/admin/"))
+	p.waitFor("the sign-in page", 15*time.Second, `location.pathname === "/admin/sign-in.html" && document.body.dataset.ready === "1"`)
+	consoleSignIn(p, "ops-lead", opPW)
+	p.waitFor("the event list", 30*time.Second, `location.pathname === "/admin/" && document.body.dataset.ready === "1"
+		&& document.body.dataset.view === "events" && text("#whoami") === "Signed in as ops-lead (operator)"
+		&& shown("#new-event") && !shown("#viewer-note") && !shown("#events-error")`)
+	p.shot("c00-events")
+
+	// 2. A new event with two sections; a mistake first, refused with the
+	// API's own words.
+	p.do("click New event", chromedp.Click(chromedp.ID("new-event")))
+	p.waitFor("the form", 10*time.Second, `document.body.dataset.view === "form" && text("#form-title") === "New event"
+		&& document.querySelectorAll("#section-rows .section-row").length === 1`)
+	p.do("type the id", chromedp.SendKeys(chromedp.ID("f-id"), ev))
+	p.do("type the name", chromedp.SendKeys(chromedp.ID("f-name"), "Console Test Live"))
+	setValue(p, "#s0-rows", "2")
+	setValue(p, "#s0-seats_per_row", "5")
+	p.do("add a section", chromedp.Click(chromedp.ID("add-section")))
+	p.waitFor("two sections", 5*time.Second, `document.querySelectorAll("#section-rows .section-row").length === 2`)
+	setValue(p, "#s1-name", "Balcony")
+	setValue(p, "#s1-rows", "1")
+	setValue(p, "#s1-seats_per_row", "5")
+	setValue(p, "#s1-price", "25.50")
+	setValue(p, "#f-capacity", "999999999") // beyond the bound: refused
+	setValue(p, "#f-rate", "60")
+	setValue(p, "#f-hold", "600")
+	p.do("click Create", chromedp.Click(chromedp.ID("f-submit")))
+	p.waitFor("the refusal", 15*time.Second, `shown("#form-error") && text("#form-error").startsWith("Capacity must be from 0 to ")
+		&& document.body.dataset.view === "form"`)
+	p.shot("c01-new-event-refused")
+	setValue(p, "#f-capacity", "2")
+	p.do("click Create", chromedp.Click(chromedp.ID("f-submit")))
+	p.waitFor("the live view of the new event", 30*time.Second, fmt.Sprintf(`document.body.dataset.view === "live"
+		&& location.hash === "#/live/%s" && document.body.dataset.liveWaiting === "0" && text("#live-title") === "Live: Console Test Live"
+		&& text("#live-state") === "On sale" && $("#live-conn").dataset.mode === "live" && $("#c-capacity").value === "2"
+		&& $("#c-rate").value === "60" && $("#c-hold").value === "600" && !$("#c-pause").disabled`, ev))
+	admin := s.Client(t, "console-test-admin", "admin")
+	var got struct {
+		Sections []struct {
+			Name       string `json:"name"`
+			PriceCents int64  `json:"price_cents"`
+		} `json:"sections"`
+		Counts struct {
+			Total int64 `json:"total"`
+		} `json:"counts"`
+		Capacity       int `json:"capacity"`
+		AdmitPerMinute int `json:"admit_per_minute"`
+	}
+	if code, err := admin.Do("GET", "/api/admin/events/"+ev, nil, &got); err != nil || code != http.StatusOK || len(got.Sections) != 2 ||
+		got.Sections[0].PriceCents != 4000 || got.Sections[1].Name != "Balcony" || got.Sections[1].PriceCents != 2550 ||
+		got.Counts.Total != 15 || got.Capacity != 2 || got.AdmitPerMinute != 60 {
+		t.Fatalf("the created event: %d %v %+v", code, err, got)
+	}
+
+	// 3. Fans join: the numbers move without a reload (two in the room,
+	// three waiting), and the chart draws them.
+	fans := make([]*stacktest.Client, 5)
+	for i := range fans {
+		fans[i] = s.Client(t, fmt.Sprintf("console-fan-%d", i), "")
+		if code, err := fans[i].Do("POST", "/api/booking/request", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("fan %d joins: %d %v", i, code, err)
+		}
+	}
+	p.waitFor("the joins in the live view", 20*time.Second, `document.body.dataset.liveInRoom === "2" && document.body.dataset.liveWaiting === "3"
+		&& text('[data-live="in_room"]') === "2" && text('[data-live="waiting"]') === "3" && text('[data-live="available"]') === "15"
+		&& $("#live-chart-svg") && $('#live-chart-svg polyline[data-series="waiting"]').points.length >= 2`)
+	p.shot("c02-live")
+	p.phone("c03-live-phone")
+	docShots(t, p, "console-live")
+
+	// 4. Pause, confirmed in a dialog: the sale stops at once. A fan in the
+	// room leaves, and nobody waiting is let in while paused.
+	p.do("click Pause", chromedp.Click(chromedp.ID("c-pause")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Pause the sale?" && document.activeElement === $("#confirm-no")`)
+	p.shot("c04-confirm-pause")
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("paused", 15*time.Second, `!$("#confirm").open && document.body.dataset.livePaused === "true" && text("#live-state") === "Paused"
+		&& text("#c-pause") === "Resume the sale"`)
+	if code, err := fans[0].Do("POST", "/api/booking/cancel", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+		t.Fatalf("fan 0 leaves: %d %v", code, err)
+	}
+	p.waitFor("the room down to one", 15*time.Second, `document.body.dataset.liveInRoom === "1"`)
+	time.Sleep(2 * time.Second) // the queue stays stopped
+	if w := p.str(`document.body.dataset.liveWaiting + "/" + document.body.dataset.liveInRoom`); w != "3/1" {
+		t.Errorf("while paused, waiting/in the room is %s, want 3/1 (nobody let in)", w)
+	}
+	p.shot("c05-paused")
+
+	// 5. Resume: the waiting fan is let in to the free place.
+	p.do("click Resume", chromedp.Click(chromedp.ID("c-pause")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Resume the sale?"`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("resumed and a fan let in", 20*time.Second, `document.body.dataset.livePaused === "false" && text("#live-state") === "On sale"
+		&& document.body.dataset.liveInRoom === "2" && document.body.dataset.liveWaiting === "2"`)
+
+	// 6. The rate: cancelling the dialog changes nothing; confirming
+	// applies it at once.
+	setValue(p, "#c-rate", "30")
+	p.do("click Apply", chromedp.Click(chromedp.ID("c-rate-apply")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-text").includes("from 60 to 30")`)
+	p.do("cancel", chromedp.Click(chromedp.ID("confirm-no")))
+	time.Sleep(1500 * time.Millisecond)
+	if r := p.str(`document.body.dataset.liveRate`); r != "60" {
+		t.Fatalf("a cancelled change applied: rate %s", r)
+	}
+	setValue(p, "#c-rate", "30")
+	p.do("click Apply", chromedp.Click(chromedp.ID("c-rate-apply")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the new rate", 15*time.Second, `document.body.dataset.liveRate === "30" && $("#c-rate").value === "30" && !shown("#control-error")`)
+	if code, err := admin.Do("GET", "/api/admin/events/"+ev, nil, &got); err != nil || code != http.StatusOK || got.AdmitPerMinute != 30 {
+		t.Fatalf("the rate after the change: %d %v %+v", code, err, got)
+	}
+
+	// 7. The audit trail: the creation and the three changes, by ops-lead,
+	// filtered by event and action.
+	p.do("open the audit trail", chromedp.Navigate(gw+"/admin/#/audit"))
+	p.waitFor("the audit trail", 15*time.Second, `document.body.dataset.view === "audit" && Number(document.body.dataset.audit) >= 4`)
+	setValue(p, "#a-event", ev)
+	p.do("pick an action", chromedp.SetValue(chromedp.ID("a-action"), "event.update"))
+	p.do("click Show", chromedp.Click(chromedp.ID("a-filter")))
+	p.waitFor("three updates", 15*time.Second, `document.body.dataset.audit === "3"
+		&& [...document.querySelectorAll("#audit tbody tr")].every((r) => r.innerText.includes("ops-lead") && r.innerText.includes("event.update"))
+		&& text("#audit tbody tr:first-child .change") === "admit_per_minute: 60 → 30"`)
+	p.shot("c06-audit")
+
+	// 8. Orders of the event (none sold yet), with the CSV link.
+	p.do("open the orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+ev))
+	p.waitFor("the orders", 15*time.Second, fmt.Sprintf(`document.body.dataset.view === "orders" && text("#orders-summary") === "0 of 0 orders."
+		&& shown("#o-csv") && $("#o-csv").getAttribute("href") === "/api/admin/events/%s/orders?format=csv"`, ev))
+	p.shot("c07-orders")
+
+	// 9. The edit form: the seat map locked, the settings filled in.
+	p.do("open the edit form", chromedp.Navigate(gw+"/admin/#/edit/"+ev))
+	p.waitFor("the edit form", 15*time.Second, `document.body.dataset.view === "form" && $("#f-id").disabled && $("#f-sections").disabled
+		&& $("#f-rate").value === "30" && $("#s1-name").value === "Balcony" && $("#s1-price").value === "25.50"`)
+	setValue(p, "#f-name", "Console Test Live (late show)")
+	p.do("click Save", chromedp.Click(chromedp.ID("f-submit")))
+	p.waitFor("saved, back to live", 15*time.Second, `document.body.dataset.view === "live" && text("#live-title") === "Live: Console Test Live (late show)"`)
+
+	// 10. A viewer sees it all, every control disabled; the API refuses
+	// the viewer's change.
+	v := b.tab(t, "")
+	v.do("open the live view", chromedp.Navigate(gw+"/admin/#/live/"+ev))
+	v.waitFor("the sign-in page", 15*time.Second, `location.pathname === "/admin/sign-in.html" && document.body.dataset.ready === "1"`)
+	consoleSignIn(v, "ops-watch", viewPW)
+	v.waitFor("the console", 30*time.Second, `location.pathname === "/admin/" && document.body.dataset.ready === "1"
+		&& document.body.dataset.role === "viewer" && !shown("#new-event")`)
+	v.shot("c08-viewer-events")
+	v.do("open the live view", chromedp.Navigate(gw+"/admin/#/live/"+ev))
+	v.waitFor("the viewer's live view", 30*time.Second, `document.body.dataset.view === "live" && document.body.dataset.role === "viewer"
+		&& shown("#viewer-note") && document.body.dataset.liveInRoom === "2" && $("#c-pause").disabled && $("#c-rate").disabled
+		&& $("#c-capacity-apply").disabled && $("#c-hold").disabled && !shown("#live-edit")`)
+	v.shot("c09-viewer-live")
+	if st := v.str(`(() => { const x = new XMLHttpRequest(); x.open("PATCH", "/api/admin/events/` + ev + `", false);
+		x.setRequestHeader("Content-Type", "application/json"); x.send('{"paused":true}'); return x.status + " " + JSON.parse(x.responseText).code; })()`); st != "403 forbidden" {
+		t.Errorf("a viewer's PATCH from the console: %s, want 403 forbidden", st)
+	}
+	v.noExceptions()
+
+	// 11. Sign out: the live view stops and the console is closed to this
+	// browser.
+	p.do("click Sign out", chromedp.Click(chromedp.ID("sign-out")))
+	p.waitFor("signed out", 15*time.Second, `location.pathname === "/admin/sign-in.html" && text("#notice") === "You are signed out."`)
+	p.do("open the console again", chromedp.Navigate(gw+"/admin/#/live/"+ev))
+	p.waitFor("sent to sign in", 15*time.Second, `location.pathname === "/admin/sign-in.html" && document.body.dataset.ready === "1"`)
+	p.noExceptions()
+}
+
+// consoleSignIn signs in on the sign-in page p shows.
+func consoleSignIn(p *page, account, password string) {
+	p.t.Helper()
+	p.do("type the account", chromedp.SendKeys(chromedp.ID("account"), account))
+	p.do("type the password", chromedp.SendKeys(chromedp.ID("password"), password))
+	p.do("click Sign in", chromedp.Click(chromedp.ID("submit")))
+}
+
+// setValue replaces an input's value as if typed (input events fire).
+func setValue(p *page, sel, v string) {
+	p.t.Helper()
+	p.do("set "+sel, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q);
+		e.value = %q; e.dispatchEvent(new Event("input", { bubbles: true })); e.dispatchEvent(new Event("change", { bubbles: true })); })()`, sel, v)))
+}
+
+// docShots writes the viewport on a desktop and on a phone to
+// docs/img/<name>-desktop.png and -phone.png when
+// BOXOFFICE_DOC_SCREENSHOTS=1 (docs/operators.md shows them).
+func docShots(t *testing.T, p *page, name string) {
+	t.Helper()
+	if os.Getenv("BOXOFFICE_DOC_SCREENSHOTS") != "1" {
+		return
+	}
+	root, err := redistest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := func(suffix string) {
+		b, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			p.fail("screenshot for the docs", err)
+		}
+		path := filepath.Join(root, "docs", "img", name+"-"+suffix+".png")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("docs screenshot: %s", path)
+	}
+	save("desktop")
+	p.do("phone viewport", chromedp.EmulateViewport(phoneW, phoneH, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateScale(1)))
+	p.waitFor("laid out for a phone", 5*time.Second, fmt.Sprintf(`window.innerWidth === %d`, phoneW))
+	time.Sleep(1200 * time.Millisecond) // the chart redrawn at the phone's width
+	save("phone")
+	p.do("desktop viewport", chromedp.Steps(chromedp.EmulateReset(), chromedp.EmulateViewport(desktopW, desktopH)))
+}
