@@ -109,7 +109,6 @@ func TestConsole(t *testing.T) {
 		&& $("#live-chart-svg") && $('#live-chart-svg polyline[data-series="waiting"]').points.length >= 2`)
 	p.shot("c02-live")
 	p.phone("c03-live-phone")
-	docShots(t, p, "console-live")
 
 	// 4. Pause, confirmed in a dialog: the sale stops at once. A fan in the
 	// room leaves, and nobody waiting is let in while paused.
@@ -154,6 +153,7 @@ func TestConsole(t *testing.T) {
 	if code, err := admin.Do("GET", "/api/admin/events/"+ev, nil, &got); err != nil || code != http.StatusOK || got.AdmitPerMinute != 30 {
 		t.Fatalf("the rate after the change: %d %v %+v", code, err, got)
 	}
+	docShots(t, p, "console-live")
 
 	// 7. The audit trail: the creation and the three changes, by ops-lead,
 	// filtered by event and action.

@@ -466,16 +466,18 @@
     }
     const W = Math.round(Math.min(960, Math.max(300, box.clientWidth - 18))), H = 220, left = 48, right = 12, top = 12, bottom = 30;
     const pw = W - left - right, ph = H - top - bottom;
-    const t1 = samples[samples.length - 1].t, t0 = Math.min(samples[0].t, t1 - 60);
+    // from the first sample, at least a minute wide: the lines grow from
+    // the left until they span the hour, which then slides
+    const t0 = samples[0].t, t1 = Math.max(samples[samples.length - 1].t, t0 + 60);
     const max = Math.max(1, ...samples.map((s) => Math.max(s.waiting, s.in_room, s.rate)));
     const x = (t) => left + (pw * (t - t0)) / Math.max(1, t1 - t0);
     const y = (v) => top + ph - (ph * v) / max;
     const last = samples[samples.length - 1];
-    const mins = Math.max(1, Math.round((t1 - samples[0].t) / 60));
+    const mins = Math.max(1, Math.round((last.t - t0) / 60));
     const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", id: "live-chart-svg" });
     s.setAttribute("aria-label", `The last ${mins} minute${mins === 1 ? "" : "s"}: now ${last.waiting} waiting, ${last.in_room} in the room, ` +
       `${last.rate} admitted in the last minute; at most ${max} on the chart.`);
-    for (const v of [0, Math.ceil(max / 2), max]) {
+    for (const v of new Set([0, Math.ceil(max / 2), max])) {
       s.append(svg("line", { class: v ? "grid" : "axis", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
       s.append(svg("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end" }, int(v)));
     }
