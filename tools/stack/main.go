@@ -233,7 +233,7 @@ func run(ctx context.Context, bin, logs string, wait, stopWait time.Duration, se
 		if err := cmd.Run(); err != nil && ctx.Err() == nil {
 			say("development admin account not made (%v); the stack keeps running", err)
 		} else {
-			signIn = fmt.Sprintf("operators: sign in at %s/admin/sign-in.html as %s, password %s (development only)",
+			signIn = fmt.Sprintf("operators: the console at %s/admin/ (sign in as %s, password %s; development only)",
 				strings.Replace(gw.URL(), "127.0.0.1", "localhost", 1), devAdmin, devAdminPassword)
 		}
 	}
