@@ -84,6 +84,10 @@ func TestOperatorsOpenAPIContract(t *testing.T) {
 	}
 	bad("POST", "/api/admin/sign-in", nil, map[string]any{"account": "ghost", "password": "wrong password!"}, 429, codeSignInLocked)
 	bad("GET", "/api/admin/me", nil, nil, 401, "unauthorized")
+	// the console's live document (console_test.go has the rest)
+	bad("GET", "/api/admin/events/e1/live", nil, nil, 401, "unauthorized")
+	bad("GET", "/api/admin/events/nope/live", admin, nil, 404, "event_not_found")
+	bad("GET", "/api/admin/events/e1/live", nil, nil, 403, "forbidden", "Authorization", "Bearer "+h.token("fan", ""))
 	bad("GET", "/api/admin/me", viewer, nil, 401, "unauthorized") // signed out
 	bad("GET", "/api/admin/accounts", otto, nil, 401, "unauthorized")
 	otto = h.signIn("otto", "otto's own passphrase")
