@@ -171,6 +171,7 @@ func (s *Server) Handler() http.Handler {
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
 	s.ledgerRoutes(api, adm)
+	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)
 
 	if s.Web != nil {
