@@ -30,7 +30,8 @@ func TestConsole(t *testing.T) {
 	chromium, axeJS, out := browserSetup(t, "browser-console")
 	s := stacktest.Start(t, stacktest.Options{
 		LogDir:   filepath.Join(out, "logs"),
-		Services: []string{stacktest.SlotReleasedConsumer, stacktest.Popularity, stacktest.Gateway},
+		Services: []string{stacktest.SlotReleasedConsumer, stacktest.PaymentWebhook, stacktest.PaymentSandbox, stacktest.Popularity,
+			stacktest.Gateway},
 	})
 	const ev = "console-show"
 	opPW := s.Operator(t, "ops-lead", operators.Operator)
@@ -153,9 +154,19 @@ func TestConsole(t *testing.T) {
 	if code, err := admin.Do("GET", "/api/admin/events/"+ev, nil, &got); err != nil || code != http.StatusOK || got.AdmitPerMinute != 30 {
 		t.Fatalf("the rate after the change: %d %v %+v", code, err, got)
 	}
+
+	// 7. A fan in the room buys a Balcony seat: sold and the revenue move.
+	payURL := startPaying(t, fans[1], ev, "C1")
+	if code, err := fans[1].Do("POST", payURL+"/pay", nil, nil); err != nil || code != http.StatusSeeOther {
+		t.Fatalf("fan 1 pays at the sandbox: %d %v", code, err)
+	}
+	p.waitFor("the sale in the live view", 20*time.Second, `document.body.dataset.liveSold === "1" && text('[data-live="sold"]') === "1"
+		&& document.body.dataset.liveInRoom === "2" && document.body.dataset.liveWaiting === "1"`)
+	// the report consumer counts it (its group may still be joining)
+	p.waitFor("the revenue", 90*time.Second, `text('[data-money="revenue:EUR"]') === "25.50 EUR" && text('[data-money="payments.completed"]') === "1"`)
 	docShots(t, p, "console-live")
 
-	// 7. The audit trail: the creation and the three changes, by ops-lead,
+	// 8. The audit trail: the creation and the three changes, by ops-lead,
 	// filtered by event and action.
 	p.do("open the audit trail", chromedp.Navigate(gw+"/admin/#/audit"))
 	p.waitFor("the audit trail", 15*time.Second, `document.body.dataset.view === "audit" && Number(document.body.dataset.audit) >= 4`)
@@ -167,13 +178,20 @@ func TestConsole(t *testing.T) {
 		&& text("#audit tbody tr:first-child .change") === "admit_per_minute: 60 → 30"`)
 	p.shot("c06-audit")
 
-	// 8. Orders of the event (none sold yet), with the CSV link.
+	// 9. Orders: the event's, with the CSV link; then a user's in every
+	// event.
 	p.do("open the orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+ev))
-	p.waitFor("the orders", 15*time.Second, fmt.Sprintf(`document.body.dataset.view === "orders" && text("#orders-summary") === "0 of 0 orders."
-		&& shown("#o-csv") && $("#o-csv").getAttribute("href") === "/api/admin/events/%s/orders?format=csv"`, ev))
+	p.waitFor("the orders", 15*time.Second, fmt.Sprintf(`document.body.dataset.view === "orders" && text("#orders-summary") === "1 of 1 order of %s."
+		&& shown("#o-csv") && $("#o-csv").getAttribute("href") === "/api/admin/events/%s/orders?format=csv"
+		&& text("#orders tbody tr td:nth-of-type(2)") === "console-fan-1" && text("#orders tbody tr td:nth-of-type(5)") === "25.50 EUR"`, ev, ev))
 	p.shot("c07-orders")
+	setValue(p, "#o-event", "")
+	setValue(p, "#o-query", "console-fan-1")
+	p.do("click Search", chromedp.Click(chromedp.ID("o-search")))
+	p.waitFor("the user's orders", 15*time.Second, `text("#orders-summary") === "1 order in every event match console-fan-1."
+		&& text("#orders tbody tr td:nth-of-type(1)") === "console-show" && !shown("#o-csv")`)
 
-	// 9. The edit form: the seat map locked, the settings filled in.
+	// 10. The edit form: the seat map locked, the settings filled in.
 	p.do("open the edit form", chromedp.Navigate(gw+"/admin/#/edit/"+ev))
 	p.waitFor("the edit form", 15*time.Second, `document.body.dataset.view === "form" && $("#f-id").disabled && $("#f-sections").disabled
 		&& $("#f-rate").value === "30" && $("#s1-name").value === "Balcony" && $("#s1-price").value === "25.50"`)
@@ -181,7 +199,7 @@ func TestConsole(t *testing.T) {
 	p.do("click Save", chromedp.Click(chromedp.ID("f-submit")))
 	p.waitFor("saved, back to live", 15*time.Second, `document.body.dataset.view === "live" && text("#live-title") === "Live: Console Test Live (late show)"`)
 
-	// 10. A viewer sees it all, every control disabled; the API refuses
+	// 11. A viewer sees it all, every control disabled; the API refuses
 	// the viewer's change.
 	v := b.tab(t, "")
 	v.do("open the live view", chromedp.Navigate(gw+"/admin/#/live/"+ev))
@@ -201,7 +219,7 @@ func TestConsole(t *testing.T) {
 	}
 	v.noExceptions()
 
-	// 11. Sign out: the live view stops and the console is closed to this
+	// 12. Sign out: the live view stops and the console is closed to this
 	// browser.
 	p.do("click Sign out", chromedp.Click(chromedp.ID("sign-out")))
 	p.waitFor("signed out", 15*time.Second, `location.pathname === "/admin/sign-in.html" && text("#notice") === "You are signed out."`)

@@ -77,8 +77,12 @@
 
   // --- API ---
 
+  // toSignIn sends the browser to sign in, and back to this view after
+  // (the sign-in page follows a path and query, not a fragment: the view
+  // travels as ?view=).
   const toSignIn = () => {
-    location.assign("/admin/sign-in.html?next=" + encodeURIComponent("/admin/" + location.search));
+    const view = location.hash.slice(1);
+    location.assign("/admin/sign-in.html?next=" + encodeURIComponent("/admin/" + (view ? "?view=" + encodeURIComponent(view) : "")));
   };
 
   // api calls the admin API; it throws an Error with the API's message.
@@ -413,6 +417,8 @@
     $("live-at").textContent = "Figures of " + d.at.slice(11, 19) + " UTC";
     const set = (k, v) => { document.querySelector('[data-live="' + k + '"]').textContent = int(v); };
     set("waiting", d.waiting);
+    set("prequeued", d.prequeued);
+    document.querySelector('[data-live="prequeued"]').parentElement.hidden = !d.prequeued;
     set("in_room", d.in_room);
     set("admitted_last_minute", d.admitted_last_minute);
     set("sold", d.seats.sold);
@@ -550,23 +556,36 @@
   // --- orders ---
 
   let orders = [];
+  let ordersEvent = ""; // the event of the orders shown ("": found in every event)
   async function searchOrders(e) {
     if (e) e.preventDefault();
     showError("orders-error", "");
-    const id = $("o-event").value.trim();
-    if (!id) {
-      showError("orders-error", "Enter an event id.");
+    const id = $("o-event").value.trim(), q = $("o-query").value.trim();
+    if (!id && !q) {
+      showError("orders-error", "Enter an event id, or a user or payment id.");
       $("o-event").focus();
       return;
     }
     $("o-search").disabled = true;
     try {
-      const body = await api("GET", "/api/admin/events/" + encodeURIComponent(id) + "/orders");
-      orders = body.orders || [];
-      $("o-csv").href = "/api/admin/events/" + encodeURIComponent(id) + "/orders?format=csv";
-      $("o-csv").hidden = false;
+      if (id) {
+        const body = await api("GET", "/api/admin/events/" + encodeURIComponent(id) + "/orders");
+        orders = body.orders || [];
+        ordersEvent = id;
+        $("o-csv").href = "/api/admin/events/" + encodeURIComponent(id) + "/orders?format=csv";
+        history.replaceState(null, "", "#/orders?event_id=" + encodeURIComponent(id));
+      } else {
+        // every event: the user's orders and the payment's order
+        const [byUser, byPayment] = await Promise.all([
+          api("GET", "/api/admin/orders?user_id=" + encodeURIComponent(q)),
+          api("GET", "/api/admin/orders?payment_id=" + encodeURIComponent(q))]);
+        const seen = new Set();
+        orders = (byUser.orders || []).concat(byPayment.orders || []).filter((o) => !seen.has(o.order_id) && seen.add(o.order_id));
+        ordersEvent = "";
+        history.replaceState(null, "", "#/orders");
+      }
+      $("o-csv").hidden = !id;
       renderOrders();
-      history.replaceState(null, "", "#/orders?event_id=" + encodeURIComponent(id));
     } catch (err) {
       showError("orders-error", err.message);
     } finally {
@@ -576,7 +595,7 @@
 
   function renderOrders() {
     const q = $("o-query").value.trim();
-    const shown = q ? orders.filter((o) => o.user_id === q || o.payment_id === q || o.order_id === q) : orders;
+    const shown = q && ordersEvent ? orders.filter((o) => o.user_id === q || o.payment_id === q || o.order_id === q) : orders;
     $("orders").tBodies[0].replaceChildren(...shown.map((o) => {
       const act = el("td", {});
       if (o.status === "refund_due") {
@@ -586,11 +605,13 @@
         act.append(b);
       }
       return el("tr", { "data-order": o.order_id },
-        el("th", { scope: "row" }, o.order_id), el("td", {}, o.user_id), el("td", {}, o.payment_id), el("td", {}, o.seat_id),
+        el("th", { scope: "row" }, o.order_id), el("td", {}, o.event_id), el("td", {}, o.user_id), el("td", {}, o.payment_id), el("td", {}, o.seat_id),
         el("td", { class: "num" }, money(o.amount, o.currency)), el("td", {}, o.status.replace("_", " ")), act);
     }));
     $("orders").hidden = shown.length === 0;
-    $("orders-summary").textContent = shown.length + " of " + orders.length + " order" + (orders.length === 1 ? "" : "s") + (q ? " match " + q : "") + ".";
+    $("orders-summary").textContent = ordersEvent
+      ? shown.length + " of " + orders.length + " order" + (orders.length === 1 ? "" : "s") + " of " + ordersEvent + (q ? " match " + q : "") + "."
+      : orders.length + " order" + (orders.length === 1 ? "" : "s") + " in every event match " + q + ".";
   }
 
   async function refund(o) {
@@ -696,7 +717,7 @@
     $("add-section").addEventListener("click", () => addSection({}, false));
     $("event-form").addEventListener("submit", submitForm);
     $("orders-form").addEventListener("submit", searchOrders);
-    $("o-query").addEventListener("input", () => { if (orders.length) renderOrders(); });
+    $("o-query").addEventListener("input", () => { if (ordersEvent) renderOrders(); });
     $("audit-form").addEventListener("submit", (e) => { e.preventDefault(); loadAudit(false); });
     $("audit-more").addEventListener("click", () => loadAudit(true));
     wireControls();
@@ -711,6 +732,8 @@
       const h1 = document.querySelector(".view:not([hidden]) h1");
       if (h1) h1.focus();
     });
+    const back = new URLSearchParams(location.search).get("view");
+    if (back !== null) history.replaceState(null, "", "/admin/" + (back.startsWith("/") ? "#" + back : ""));
     if (!(await whoami())) return;
     await route();
     document.body.dataset.ready = "1";
