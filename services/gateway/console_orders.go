@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -47,7 +48,7 @@ func (s *Server) findOrders(c *gin.Context) {
 	if user != "" {
 		found, err := s.Ledger.UserOrders(ctx, user, n)
 		if err != nil {
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		}
 		orders = append(orders, found...)
@@ -56,7 +57,7 @@ func (s *Server) findOrders(c *gin.Context) {
 		switch {
 		case errors.Is(err, ledger.ErrOrderNotFound):
 		case err != nil:
-			httpapi.Fail(c, err)
+			bookinghttp.Fail(c, err)
 			return
 		default:
 			orders = append(orders, o)

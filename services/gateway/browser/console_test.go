@@ -29,7 +29,7 @@ import (
 func TestConsole(t *testing.T) {
 	chromium, axeJS, out := browserSetup(t, "browser-console")
 	s := stacktest.Start(t, stacktest.Options{
-		LogDir:   filepath.Join(out, "logs"),
+		LogDir: filepath.Join(out, "logs"),
 		Services: []string{stacktest.SlotReleasedConsumer, stacktest.PaymentWebhook, stacktest.PaymentSandbox, stacktest.Popularity,
 			stacktest.Gateway},
 	})
