@@ -20,8 +20,9 @@ import (
 // signs in, creates an event with two priced sections, watches the live
 // view while fans join (the numbers move by themselves), pauses the sale
 // and sees the queue stop while a seat in the room frees up, resumes it
-// and sees the waiting fan let in, changes the admission rate, reads the
-// audit trail and the orders, and signs out. A viewer sees the live view
+// and sees the waiting fan let in, changes the admission rate, sees a
+// sale's seat and revenue, reads the audit trail and the orders, refunds a
+// late payment, edits the event, and signs out. A viewer sees the live view
 // with every control disabled, and the API refuses the viewer's change
 // (403). axe-core must find no serious or critical violation in any
 // state. With BOXOFFICE_DOC_SCREENSHOTS=1 the desktop and phone
@@ -30,8 +31,8 @@ func TestConsole(t *testing.T) {
 	chromium, axeJS, out := browserSetup(t, "browser-console")
 	s := stacktest.Start(t, stacktest.Options{
 		LogDir: filepath.Join(out, "logs"),
-		Services: []string{stacktest.SlotReleasedConsumer, stacktest.PaymentWebhook, stacktest.PaymentSandbox, stacktest.Popularity,
-			stacktest.Gateway},
+		Services: []string{stacktest.SlotReleasedConsumer, stacktest.TimeoutConsumer, stacktest.PaymentWebhook, stacktest.PaymentSandbox,
+			stacktest.Popularity, stacktest.Gateway},
 	})
 	const ev = "console-show"
 	opPW := s.Operator(t, "ops-lead", operators.Operator)
@@ -191,7 +192,36 @@ func TestConsole(t *testing.T) {
 	p.waitFor("the user's orders", 15*time.Second, `text("#orders-summary") === "1 order in every event match console-fan-1."
 		&& text("#orders tbody tr td:nth-of-type(1)") === "console-show" && !shown("#o-csv")`)
 
-	// 10. The edit form: the seat map locked, the settings filled in.
+	// 10. A refund due (a payment that came after the hold expired) is
+	// refunded from the orders, after a confirmation.
+	const late = "console-late"
+	s.CreateEvent(t, stacktest.Event{ID: late, Name: "Console Late", Rows: 1, SeatsPerRow: 2, Capacity: 1, HoldSeconds: 5, GraceSeconds: 1})
+	lateFan := s.Client(t, "console-late-fan", "")
+	latePay := startPaying(t, lateFan, late, "A1")
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var pos position
+		if code, err := lateFan.Do("GET", "/api/booking/position?event_id="+late, nil, &pos); err == nil && code == 200 && pos.Status == "expired" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the late fan's hold did not expire within 90 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code, err := lateFan.Do("POST", latePay+"/pay", nil, nil); err != nil || code != http.StatusSeeOther {
+		t.Fatalf("the late fan pays: %d %v", code, err)
+	}
+	p.do("open the late event's orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+late))
+	p.waitFor("the refund due", 30*time.Second, `document.body.dataset.view === "orders" && text("#orders tbody tr td:nth-of-type(6)") === "refund due"
+		&& shown("#orders tbody tr button") && !$("#orders tbody tr button").disabled`)
+	p.shot("c08-refund-due")
+	p.do("click Refund", chromedp.Click(chromedp.CSS("#orders tbody tr button")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Refund this order?" && text("#confirm-text").includes("console-late-fan")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("refunded", 20*time.Second, `text("#orders tbody tr td:nth-of-type(6)") === "refunded" && !shown("#orders tbody tr button") && !shown("#orders-error")`)
+
+	// 11. The edit form: the seat map locked, the settings filled in.
 	p.do("open the edit form", chromedp.Navigate(gw+"/admin/#/edit/"+ev))
 	p.waitFor("the edit form", 15*time.Second, `document.body.dataset.view === "form" && $("#f-id").disabled && $("#f-sections").disabled
 		&& $("#f-rate").value === "30" && $("#s1-name").value === "Balcony" && $("#s1-price").value === "25.50"`)
@@ -199,7 +229,7 @@ func TestConsole(t *testing.T) {
 	p.do("click Save", chromedp.Click(chromedp.ID("f-submit")))
 	p.waitFor("saved, back to live", 15*time.Second, `document.body.dataset.view === "live" && text("#live-title") === "Live: Console Test Live (late show)"`)
 
-	// 11. A viewer sees it all, every control disabled; the API refuses
+	// 12. A viewer sees it all, every control disabled; the API refuses
 	// the viewer's change.
 	v := b.tab(t, "")
 	v.do("open the live view", chromedp.Navigate(gw+"/admin/#/live/"+ev))
@@ -219,7 +249,7 @@ func TestConsole(t *testing.T) {
 	}
 	v.noExceptions()
 
-	// 12. Sign out: the live view stops and the console is closed to this
+	// 13. Sign out: the live view stops and the console is closed to this
 	// browser.
 	p.do("click Sign out", chromedp.Click(chromedp.ID("sign-out")))
 	p.waitFor("signed out", 15*time.Second, `location.pathname === "/admin/sign-in.html" && text("#notice") === "You are signed out."`)

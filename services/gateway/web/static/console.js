@@ -690,6 +690,7 @@
       const id = new URLSearchParams(query || "").get("event_id");
       if (id && id !== $("o-event").value) {
         $("o-event").value = id;
+        $("o-query").value = ""; // a link names an event's every order
         searchOrders();
       }
       disableControls($("view-orders"));
