@@ -85,6 +85,7 @@ var functions = []declaration{
 	{name: "popularity_count", own: []string{"ranking", "seen"}},
 	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
 	{name: "rate_limit", event: ek(Config), limits: true},
+	{name: "release_sold", event: ek(Config, Seats, Useat, Upay, Status, Seatidx)},
 	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
 	{name: "report_count", own: []string{"counts", "seen", "times", "queue", "purchase", "minutes"}},
 	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
