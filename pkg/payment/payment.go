@@ -108,6 +108,32 @@ func (s *SandboxClient) Create(ctx context.Context, r Request) (Payment, error) 
 // decodes a 2xx answer into out; it returns the raw answer. Every failure
 // wraps ErrProvider.
 func (s *SandboxClient) post(ctx context.Context, path string, body, out any) ([]byte, error) {
+	return s.postWith(ctx, path, nil, body, out)
+}
+
+// Error is a provider's answer other than 2xx: its status and, from the
+// JSON error format, its code and message. It wraps ErrProvider.
+type Error struct {
+	Path    string
+	Status  int
+	Code    string // e.g. not_refundable ("" when the body had none)
+	Message string
+	Body    []byte
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%v: %s: status %d: %s", ErrProvider, e.Path, e.Status, bytes.TrimSpace(e.Body))
+}
+
+// Unwrap makes errors.Is(err, ErrProvider) hold.
+func (e *Error) Unwrap() error { return ErrProvider }
+
+// Refused: the provider answered and said no (a 4xx); a retry with the
+// same request gets the same answer until something changes there.
+func (e *Error) Refused() bool { return e.Status >= 400 && e.Status < 500 }
+
+// postWith is post with extra headers.
+func (s *SandboxClient) postWith(ctx context.Context, path string, h http.Header, body, out any) ([]byte, error) {
 	js, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -118,6 +144,9 @@ func (s *SandboxClient) post(ctx context.Context, path string, body, out any) ([
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	for k, v := range h {
+		req.Header[k] = v
+	}
 	hc := s.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
@@ -129,7 +158,12 @@ func (s *SandboxClient) post(ctx context.Context, path string, body, out any) ([
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode/100 != 2 {
-		return b, fmt.Errorf("%w: %s: status %d: %s", ErrProvider, path, resp.StatusCode, bytes.TrimSpace(b))
+		pe := &Error{Path: path, Status: resp.StatusCode, Body: b}
+		var e struct{ Code, Message string }
+		if json.Unmarshal(b, &e) == nil {
+			pe.Code, pe.Message = e.Code, e.Message
+		}
+		return b, pe
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return b, fmt.Errorf("%w: bad answer %q", ErrProvider, b)

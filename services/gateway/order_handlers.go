@@ -279,7 +279,7 @@ func (s *Server) markRefunded(c *gin.Context) {
 		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable", "no payment provider for refunds is configured")
 		return
 	}
-	if _, err := s.Refunds.Refund(ctx, o.PaymentID, o.Amount); err != nil {
+	if _, err := s.Refunds.Refund(ctx, o.PaymentID, o.Amount, ""); err != nil {
 		httpapi.Logger(c).Warn("refund failed", zap.String("order_id", id), zap.String("payment_id", o.PaymentID), zap.Error(err))
 		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable",
 			"the payment provider did not confirm the refund; retry (refunds are idempotent)")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,18 +22,40 @@ import (
 
 type fakeRefunder struct {
 	mu    sync.Mutex
-	calls []string
+	calls []string // the payment ids of the refunds made (a key's repeat is not one)
+	keys  map[string]int64
 	fail  error
 }
 
-func (f *fakeRefunder) Refund(_ context.Context, id string, amount int64) (payment.Refund, error) {
+func (f *fakeRefunder) Refund(_ context.Context, id string, amount int64, key string) (payment.Refund, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail != nil {
 		return payment.Refund{}, f.fail
 	}
+	if key != "" {
+		if prev, ok := f.keys[key]; ok {
+			return payment.Refund{PaymentID: id, Status: "paid", Amount: prev, RefundID: key}, nil
+		}
+		if f.keys == nil {
+			f.keys = map[string]int64{}
+		}
+		f.keys[key] = amount
+	}
 	f.calls = append(f.calls, id)
-	return payment.Refund{PaymentID: id, Status: "refunded", Amount: amount}, nil
+	return payment.Refund{PaymentID: id, Status: "refunded", Amount: amount, RefundID: key}, nil
+}
+
+func (f *fakeRefunder) made() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeRefunder) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
 }
 
 // ledgerHarness is the gateway harness with a ledger on a schema of the

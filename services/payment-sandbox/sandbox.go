@@ -56,6 +56,10 @@ type record struct {
 	Delivered bool
 	Attempts  int
 	LastError string
+	// Refunded is how much of the payment was given back, Refunds each
+	// refund's amount by its idempotency key (refund.go).
+	Refunded int64
+	Refunds  map[string]int64
 }
 
 // Sandbox is the provider: an in-memory payment book and a webhook
