@@ -54,6 +54,12 @@ const (
 	// settings, a refund, an account): one fact per record of the audit
 	// trail (pkg/operators, docs/operators.md).
 	TopicOperatorAction = "operator_action"
+	// TopicOrderCancelled: an operator cancelled seats of a sold order;
+	// they are back on sale.
+	TopicOrderCancelled = "order_cancelled"
+	// TopicRefundIssued: the provider confirmed the refund of a
+	// cancellation.
+	TopicRefundIssued = "refund_issued"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -72,6 +78,8 @@ var AllTopics = []string{
 	TopicEventSoldOut,
 	TopicQueueRandomized,
 	TopicOperatorAction,
+	TopicOrderCancelled,
+	TopicRefundIssued,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

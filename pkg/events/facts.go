@@ -191,3 +191,19 @@ func OperatorAction(id int64, at time.Time, operator, via, role, action, eventID
 	e.Action, e.Target, e.Via, e.Role, e.RemoteAddr, e.Before, e.After = action, target, via, role, remoteAddr, before, after
 	return e
 }
+
+// OrderCancelled is the order_cancelled fact of cancellation number id:
+// seatIDs (joined by ',') of userID's order paid with paymentID were
+// cancelled for reason and are back on sale; amount in currency is to be
+// refunded (refund_issued follows). One per cancellation: its id is
+// built from the cancellation's number, so a republished copy dedupes.
+func OrderCancelled(id int64, eventID, userID, seatIDs, paymentID, reason string, amount int64, currency string, at time.Time) Event {
+	return newEvent(TopicOrderCancelled, eventID, userID, seatIDs, paymentID, id, reason, at).WithMoney(amount, currency)
+}
+
+// RefundIssued is the refund_issued fact of cancellation number id: the
+// provider confirmed the refund of amount in currency for the cancelled
+// seatIDs of userID's order paid with paymentID. One per cancellation.
+func RefundIssued(id int64, eventID, userID, seatIDs, paymentID, reason string, amount int64, currency string, at time.Time) Event {
+	return newEvent(TopicRefundIssued, eventID, userID, seatIDs, paymentID, id, reason, at).WithMoney(amount, currency)
+}

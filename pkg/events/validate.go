@@ -29,6 +29,8 @@ var required = map[string]requirements{
 	TopicEventSoldOut:     {},
 	TopicQueueRandomized:  {sequence: true, reason: true},
 	TopicOperatorAction:   {sequence: true, operator: true},
+	TopicOrderCancelled:   {seat: true, payment: true, sequence: true, reason: true},
+	TopicRefundIssued:     {seat: true, payment: true, sequence: true, reason: true},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current

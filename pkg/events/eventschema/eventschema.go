@@ -34,6 +34,8 @@ var moneyTypes = map[string]bool{
 	events.TopicBookingCompleted: true,
 	events.TopicPaymentFailed:    true,
 	events.TopicPaymentLate:      true,
+	events.TopicOrderCancelled:   true,
+	events.TopicRefundIssued:     true,
 }
 
 // descriptions say what each type's fact is (docs/events-kafka.md has more).
@@ -50,6 +52,10 @@ var descriptions = map[string]string{
 	events.TopicEventCreated:     "An event (a concert's sale) was created; reason lists its settings (key=value, keys sorted).",
 	events.TopicEventUpdated:     "An event's settings changed; sequence numbers the change, reason says what changed with the new values (key=value, keys sorted).",
 	events.TopicEventSoldOut:     "The last seat of an event was sold.",
+	events.TopicOrderCancelled: "An operator cancelled seats of a sold order (seat_id, seat_ids), for reason; the seats are back on sale " +
+		"and amount is to be refunded (refund_issued follows). sequence numbers the cancellation.",
+	events.TopicRefundIssued: "The payment provider confirmed the refund of a cancellation: amount was given back for the cancelled seats. " +
+		"sequence is the cancellation's number (its order_cancelled has the same).",
 	events.TopicOperatorAction: "An operator changed something: one fact per record of the audit trail (docs/operators.md). user_id is the operator, " +
 		"sequence the record's number, event_id the concert or * for none; before and after hold the values the action changed.",
 }
@@ -104,6 +110,13 @@ func schemaOf(typ string) (*jsonschema.Schema, error) {
 	if typ == events.TopicEventRestored || typ == events.TopicEventCreated || typ == events.TopicEventUpdated ||
 		typ == events.TopicEventSoldOut {
 		set("user_id", func(p *jsonschema.Schema) { p.Const = events.RestoredBy })
+	}
+	if typ == events.TopicOrderCancelled || typ == events.TopicRefundIssued {
+		set("user_id", func(p *jsonschema.Schema) { p.Description = "The buyer: the order's user." })
+		set("sequence", func(p *jsonschema.Schema) {
+			p.Description = "The cancellation's number (cancellation_id in the admin API), unique within the deployment."
+		})
+		set("reason", func(p *jsonschema.Schema) { p.Description = "Why the operator cancelled (their words)." })
 	}
 	if typ == events.TopicOperatorAction {
 		set("user_id", func(p *jsonschema.Schema) {

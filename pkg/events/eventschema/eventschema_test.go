@@ -71,6 +71,8 @@ func oneOfEach() []events.Event {
 		events.QueueRandomized("event_456", 1000, "5eed", "c0ffee", "d19e57", at),
 		events.OperatorAction(42, at, "alice", "session", "operator", "event.update", "event_456", "", "203.0.113.7",
 			[]byte(`{"capacity":100,"paused":false}`), []byte(`{"capacity":150,"paused":true}`)),
+		events.OrderCancelled(7, "event_456", "user_123", "A12,A13", "pay_789", "double charge", 10000, "EUR", at),
+		events.RefundIssued(7, "event_456", "user_123", "A12,A13", "pay_789", "double charge", 10000, "EUR", at),
 	}
 }
 
