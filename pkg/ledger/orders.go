@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,9 @@ const (
 	StatusCompleted = "completed"  // a sold ticket
 	StatusRefundDue = "refund_due" // money taken, no ticket: to be refunded
 	StatusRefunded  = "refunded"   // the refund was made
+	// StatusCancelled: every seat of a sold ticket was cancelled
+	// (cancel.go); a partly cancelled order stays completed.
+	StatusCancelled = "cancelled"
 )
 
 // Payment outcomes (payments.outcome).
@@ -69,6 +73,11 @@ type Order struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	UpdatedAt    time.Time  `json:"updated_at"`
 	RefundedAt   *time.Time `json:"refunded_at,omitempty"`
+	// CancelledSeatIDs are the seats of the order that were cancelled
+	// (all of them when Status is cancelled), Cancellations what each
+	// cancellation and its refund became (cancel.go), oldest first.
+	CancelledSeatIDs []string       `json:"cancelled_seat_ids,omitempty"`
+	Cancellations    []Cancellation `json:"cancellations,omitempty"`
 }
 
 // ErrPaymentNotFound is returned by Payment for an id never issued.
@@ -237,6 +246,9 @@ func perSeat(orders []Order) []Order {
 			ids = booking.SplitSeats(o.SeatID)
 		}
 		for _, id := range ids {
+			if slices.Contains(o.CancelledSeatIDs, id) {
+				continue // back on sale: not the order's any more
+			}
 			x := o
 			x.SeatID, x.SeatIDs, x.SeatPrices = id, []string{id}, nil
 			out = append(out, x)
@@ -250,12 +262,13 @@ func newOrderID() string { return "ord_" + strings.ToLower(rand.Text()) }
 const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
 	refund_reason, created_at, updated_at, refunded_at,
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
-	ARRAY(SELECT os.price_cents FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position)`
+	ARRAY(SELECT os.price_cents FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
+	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id AND os.status = 'cancelled' ORDER BY os.position)`
 
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.PaymentID, &o.EventID, &o.UserID, &o.SeatID, &o.Sequence, &o.Amount, &o.Currency,
-		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.SeatIDs, &o.SeatPrices)
+		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
 	if err == nil && len(o.SeatIDs) == 0 {
 		o.SeatIDs = booking.SplitSeats(o.SeatID)
 	}
@@ -275,7 +288,11 @@ func (l *Ledger) orders(ctx context.Context, op, where string, args ...any) ([]O
 
 // UserOrders returns a user's orders, newest first, at most limit.
 func (l *Ledger) UserOrders(ctx context.Context, userID string, limit int) ([]Order, error) {
-	return l.orders(ctx, "user orders", `WHERE user_id = $1 ORDER BY created_at DESC, order_id LIMIT $2`, userID, limit)
+	out, err := l.orders(ctx, "user orders", `WHERE user_id = $1 ORDER BY created_at DESC, order_id LIMIT $2`, userID, limit)
+	if err == nil {
+		err = l.withCancellations(ctx, out)
+	}
+	return out, err
 }
 
 // UserOrder returns one of a user's orders; ErrOrderNotFound when there is
@@ -284,6 +301,9 @@ func (l *Ledger) UserOrder(ctx context.Context, userID, orderID string) (Order, 
 	o, err := scanOrder(l.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1 AND user_id = $2`, orderID, userID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, ErrOrderNotFound
+	}
+	if err == nil {
+		return l.oneWithCancellations(ctx, o)
 	}
 	return o, wrap("user order", err)
 }
@@ -299,7 +319,18 @@ func (l *Ledger) OrderByPayment(ctx context.Context, paymentID string) (Order, e
 
 // EventOrders returns every order of an event, oldest first.
 func (l *Ledger) EventOrders(ctx context.Context, eventID string) ([]Order, error) {
-	return l.orders(ctx, "event orders", `WHERE event_id = $1 ORDER BY created_at, order_id`, eventID)
+	out, err := l.orders(ctx, "event orders", `WHERE event_id = $1 ORDER BY created_at, order_id`, eventID)
+	if err == nil {
+		err = l.withCancellations(ctx, out)
+	}
+	return out, err
+}
+
+// oneWithCancellations is o with its cancellations.
+func (l *Ledger) oneWithCancellations(ctx context.Context, o Order) (Order, error) {
+	one := []Order{o}
+	err := l.withCancellations(ctx, one)
+	return one[0], err
 }
 
 // SoldOrders returns an event's completed orders (its sold seats).
@@ -341,6 +372,9 @@ func (l *Ledger) Order(ctx context.Context, orderID string) (Order, error) {
 	o, err := scanOrder(l.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, ErrOrderNotFound
+	}
+	if err == nil {
+		return l.oneWithCancellations(ctx, o)
 	}
 	return o, wrap("order", err)
 }
