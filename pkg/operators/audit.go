@@ -42,6 +42,7 @@ const (
 	ActionEventUpdate     = "event.update"
 	ActionEventRestore    = "event.restore"
 	ActionOrderRefund     = "order.refund"
+	ActionOrderCancel     = "order.cancel"
 	ActionAccountCreate   = "account.create"
 	ActionAccountUpdate   = "account.update"
 	ActionAccountPassword = "account.password"

@@ -98,6 +98,10 @@ type Config struct {
 	// AuditSweepInterval is how often operator_action facts that were not
 	// published with their action are published.
 	AuditSweepInterval time.Duration `env:"AUDIT_SWEEP_INTERVAL" default:"5s"`
+	// CancelSweepInterval is how often cancellations of sold tickets
+	// left unfinished (seats not released, a refund pending, a fact not
+	// published) are carried on (ledger.Canceller).
+	CancelSweepInterval time.Duration `env:"CANCEL_SWEEP_INTERVAL" default:"5s"`
 }
 
 // cookieSecure is whether the session cookie is Secure.
@@ -123,8 +127,9 @@ func (c Config) Validate() error {
 	if c.OperatorCookieSecure != "auto" && c.OperatorCookieSecure != "true" && c.OperatorCookieSecure != "false" {
 		errs = append(errs, errors.New(`OPERATOR_COOKIE_SECURE: must be "auto", "true" or "false"`))
 	}
-	if c.OperatorSession <= 0 || c.OperatorSessionIdle <= 0 || c.OperatorLockoutWindow <= 0 || c.AuditSweepInterval <= 0 {
-		errs = append(errs, errors.New("OPERATOR_SESSION_LIFETIME, OPERATOR_SESSION_IDLE, OPERATOR_LOCKOUT_WINDOW, AUDIT_SWEEP_INTERVAL: must be > 0"))
+	if c.OperatorSession <= 0 || c.OperatorSessionIdle <= 0 || c.OperatorLockoutWindow <= 0 || c.AuditSweepInterval <= 0 ||
+		c.CancelSweepInterval <= 0 {
+		errs = append(errs, errors.New("OPERATOR_SESSION_LIFETIME, OPERATOR_SESSION_IDLE, OPERATOR_LOCKOUT_WINDOW, AUDIT_SWEEP_INTERVAL, CANCEL_SWEEP_INTERVAL: must be > 0"))
 	}
 	if c.OperatorLockoutAttempts < 1 || c.OperatorSignInsPerIP < 1 {
 		errs = append(errs, errors.New("OPERATOR_LOCKOUT_ATTEMPTS, OPERATOR_SIGNIN_FAILURES_PER_IP: must be >= 1"))
@@ -222,6 +227,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	return service.RunAll(ctx,
 		d.Admin.Run,
 		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
+		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
 			err := fastserver.Serve(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
 			// the requests are answered: publish what the relay holds

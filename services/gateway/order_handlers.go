@@ -34,6 +34,7 @@ func (s *Server) ledgerRoutes(api, adm *gin.RouterGroup) {
 	adm.POST("/events/:id/restore", s.restoreEvent)
 	adm.GET("/refunds", s.refundsDue)
 	adm.POST("/refunds/:order_id", s.markRefunded)
+	adm.POST("/orders/:order_id/cancel", s.cancelOrder) // order_cancel.go
 }
 
 // ledgerErr maps the ledger's sentinels to the booking ones the JSON
@@ -146,6 +147,9 @@ func (s *Server) myOrders(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
+	for i := range orders {
+		fanView(&orders[i])
+	}
 	c.JSON(http.StatusOK, gin.H{"orders": orders})
 }
 
@@ -166,7 +170,16 @@ func (s *Server) myOrder(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
+	fanView(&o)
 	c.JSON(http.StatusOK, o)
+}
+
+// fanView leaves out of a fan's order what only operators see: who
+// cancelled it.
+func fanView(o *ledger.Order) {
+	for i := range o.Cancellations {
+		o.Cancellations[i].Actor = ""
+	}
 }
 
 // csvHeader is the first line of GET /api/admin/events/{id}/orders?format=csv.
@@ -272,7 +285,11 @@ func (s *Server) markRefunded(c *gin.Context) {
 		c.JSON(http.StatusOK, o)
 		return
 	case ledger.StatusCompleted:
-		httpapi.Abort(c, http.StatusConflict, "not_refundable", "the order is a sold ticket, not a refund due")
+		httpapi.Abort(c, http.StatusConflict, "not_refundable",
+			"the order is a sold ticket, not a refund due: cancel it (POST /api/admin/orders/{order_id}/cancel)")
+		return
+	case ledger.StatusCancelled:
+		httpapi.Abort(c, http.StatusConflict, "not_refundable", "the order was cancelled: its refunds are its cancellations'")
 		return
 	}
 	if s.Refunds == nil {
