@@ -299,3 +299,80 @@ func TestAdminBodiesTheDocumentRefuses(t *testing.T) {
 	}
 	ct.Report()
 }
+
+// TestOrderCancelOpenAPIContract: cancelling sold tickets and the orders
+// that show it, with their error cases and every body the document
+// refuses, against docs/openapi.yaml; refused requests change nothing.
+func TestOrderCancelOpenAPIContract(t *testing.T) {
+	t.Parallel()
+	hs, l, ref := ledgerHarness(t)
+	ct := contracttest.Load(t)
+	invalid := map[*http.Request]bool{}
+	var mu sync.Mutex
+	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !invalid[r]
+	})
+	bad := func(method, path, token string, body any, status int, code string, headers ...string) {
+		t.Helper()
+		orig := hs.h
+		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			invalid[r] = true
+			mu.Unlock()
+			orig.ServeHTTP(w, r)
+		})
+		want(t, hs.do(method, path, token, body, headers...), status, code)
+		hs.h = orig
+	}
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2, "max_seats_per_order": 3})
+	o := payMany(t, hs, l, "e1", "alice", "A1", "A2", "A3")
+	alice := hs.token("alice", "")
+	path := "/api/admin/orders/" + o.OrderID + "/cancel"
+
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"reason": "double charge", "seat_ids": []string{"A2"}}), 200, "")
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"reason": "double charge", "seat_ids": []string{"A2"}}), 200, "")
+	want(t, hs.do("GET", "/api/orders", alice, nil), 200, "")
+	want(t, hs.do("GET", "/api/orders/"+o.OrderID, alice, nil), 200, "")
+	want(t, hs.do("GET", "/api/admin/events/e1/orders", hs.admin, nil), 200, "")
+	want(t, hs.do("GET", "/api/seats/available?event_id=e1", "", nil), 200, "")
+
+	// the error cases: nothing changes
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"reason": "x", "seat_ids": []string{"A1", "A2"}}), 409, "seat_already_cancelled")
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"reason": "x", "seat_ids": []string{"B9"}}), 400, "seat_not_in_order")
+	want(t, hs.do("POST", "/api/admin/orders/ord_nope/cancel", hs.admin, map[string]any{"reason": "x"}), 404, "order_not_found")
+	bad("POST", path, alice, map[string]any{"reason": "x"}, 403, "forbidden")
+	bad("POST", path, "", map[string]any{"reason": "x"}, 401, "unauthorized")
+	bad("POST", path, hs.admin, map[string]any{}, 400, "invalid_body")
+	bad("POST", path, hs.admin, `{"reason":`, 400, "invalid_body")
+	for _, rf := range ct.Refusals("POST", path, func() map[string]any { return map[string]any{"reason": "x", "seat_ids": []string{"A1"}} }) {
+		req := httptest.NewRequest("POST", path, bytes.NewReader(rf.Body))
+		if rf.ContentType != "" {
+			req.Header.Set("Content-Type", rf.ContentType)
+		}
+		req.Header.Set("Authorization", "Bearer "+hs.admin)
+		w := httptest.NewRecorder()
+		mu.Lock()
+		invalid[req] = true
+		mu.Unlock()
+		hs.h.ServeHTTP(w, req)
+		status := http.StatusBadRequest
+		if rf.Field == "" {
+			status = http.StatusUnsupportedMediaType
+		}
+		if w.Code != status || (rf.Field != "" && !strings.Contains(w.Body.String(), rf.Leaf())) {
+			t.Errorf("%s: %d %s; want %d naming %q", rf.Name, w.Code, w.Body, status, rf.Leaf())
+		}
+	}
+	if got := seatRow(t, hs, "e1"); got != "sasa" {
+		t.Fatalf("refused requests changed the seats: %s", got)
+	}
+	if made := ref.made(); len(made) != 1 {
+		t.Fatalf("refunds %v", made)
+	}
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"reason": "show cancelled"}), 200, "")
+	want(t, hs.do("POST", "/api/admin/refunds/"+o.OrderID, hs.admin, nil), 409, "not_refundable")
+	want(t, hs.do("GET", "/api/orders", alice, nil), 200, "")
+	ct.Report()
+}

@@ -496,6 +496,17 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	if n := len(h.auditOf(operators.ActionOrderRefund)); n != 1 {
 		t.Errorf("%d refund records, want 1", n)
 	}
+	sold, err := h.l.RecordSale(ctx, ledger.Sale{PaymentID: "pay_carol", EventID: "e1", UserID: "carol", SeatID: "A3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(operator, "POST", "/api/admin/orders/:order_id/cancel", "/api/admin/orders/"+sold.OrderID+"/cancel", map[string]any{"reason": "fraud"}, http.StatusOK)
+	call(operator, "POST", "/api/admin/orders/:order_id/cancel", "/api/admin/orders/"+sold.OrderID+"/cancel", map[string]any{"reason": "fraud"}, http.StatusOK) // a repeat: no record
+	check(operators.ActionOrderCancel, "otto", "e1", sold.OrderID, map[string]any{"status": "completed"},
+		map[string]any{"status": "cancelled", "reason": "fraud", "seat_ids": []any{"A3"}})
+	if n := len(h.auditOf(operators.ActionOrderCancel)); n != 1 {
+		t.Errorf("%d cancellation records, want 1", n)
+	}
 
 	call(admin, "POST", "/api/admin/accounts", "/api/admin/accounts", map[string]string{"name": "vera", "role": "viewer", "password": opPassword}, http.StatusCreated)
 	check(operators.ActionAccountCreate, "ada", "", "vera", nil, map[string]any{"role": "viewer"})
