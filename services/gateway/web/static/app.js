@@ -1237,7 +1237,9 @@
   }
 
   // The user's tickets, from the ledger (GET /api/orders): shown after a
-  // payment and on the event list; a refund due or made is listed too.
+  // payment and on the event list; a refund due or made is listed too, and
+  // a cancelled order, or its cancelled seats, with each refund: made, or
+  // pending with the provider's reason.
   // Text only, never HTML from the server. With wantPayment, the list is
   // read again (every 2 s, up to 5 times) until that payment's order is in it.
   async function tickets(view, onlyEvent, wantPayment, tries = 0) {
@@ -1254,8 +1256,21 @@
       li.dataset.order = o.order_id;
       li.dataset.status = o.status;
       const seats = o.seat_ids && o.seat_ids.length > 1 ? `seats ${o.seat_ids.join(", ")}` : `seat ${o.seat_id}`;
-      const what = o.status === "completed" ? seats[0].toUpperCase() + seats.slice(1) : `Refund ${o.status === "refunded" ? "made" : "due"} (${seats})`;
-      li.textContent = `${o.event_id} · ${what} · ${money(o.amount)} ${o.currency} · order ${o.order_id}`;
+      const cancelled = o.cancelled_seat_ids || [];
+      const left = (o.seat_ids || [o.seat_id]).filter((id) => !cancelled.includes(id));
+      let what;
+      if (o.status === "cancelled") what = `Cancelled (${seats})`;
+      else if (o.status === "completed" && cancelled.length) {
+        what = `${left.length > 1 ? "Seats" : "Seat"} ${left.join(", ")} (cancelled: ${cancelled.join(", ")})`;
+      } else if (o.status === "completed") what = seats[0].toUpperCase() + seats.slice(1);
+      else what = `Refund ${o.status === "refunded" ? "made" : "due"} (${seats})`;
+      let text = `${o.event_id} · ${what} · ${money(o.amount)} ${o.currency} · order ${o.order_id}`;
+      for (const c of o.cancellations || []) {
+        text += c.refund_status === "refunded"
+          ? ` · Refund made: ${money(c.amount)} ${c.currency}`
+          : ` · Refund pending: ${money(c.amount)} ${c.currency}${c.refund_error ? ` (${c.refund_error})` : ""}`;
+      }
+      li.textContent = text;
       ul.appendChild(li);
     }
     ul.hidden = view.querySelector(".tickets-title").hidden = !orders.length;
