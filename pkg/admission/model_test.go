@@ -423,6 +423,34 @@ func (m *model) success(name, pid string) (out booking.Outcome, dup bool, p *mPa
 	return "", false, p, booking.ErrLatePayment
 }
 
+// releaseSold mirrors release_sold.lua (an operator's cancellation of
+// sold seats): each seat still sold to name, whose payment is pid,
+// becomes available; the user keeps the other seats.
+func (m *model) releaseSold(name, pid string, seats []string) (released int64, left []string) {
+	u := m.user(name)
+	gone := map[string]bool{}
+	for _, id := range seats {
+		if u.pid == pid && m.seats[id] == "s:"+name {
+			m.seats[id] = ""
+			m.sold--
+			released++
+			gone[id] = true
+		} else {
+			left = append(left, id)
+		}
+	}
+	if released > 0 {
+		var keep []string
+		for _, id := range booking.SplitSeats(u.seat) {
+			if !gone[id] {
+				keep = append(keep, id)
+			}
+		}
+		u.seat = strings.Join(keep, ",")
+	}
+	return released, left
+}
+
 func (m *model) failure(name, pid string) (booking.Outcome, error) {
 	p, err := m.record(name, pid)
 	if err != nil {
@@ -952,6 +980,35 @@ func (r *modelRun) randomStep() {
 				r.kafka.FailWith(errors.New("kafka unavailable"))
 			}
 			r.logf("kafka up=%v", r.kafkaUp)
+		}
+	case op < 98: // an operator cancels sold seats: the whole order, some of it, again, or not the buyer's
+		name = r.userIn(false, booking.StateCompleted)
+		u := m.user(name)
+		pid := u.pid
+		if pid == "" || r.rng.IntN(6) == 0 {
+			pid = r.anyPid(name)
+		}
+		seats := booking.SplitSeats(u.seat)
+		if len(seats) > 1 && r.rng.IntN(2) == 0 {
+			seats = seats[:1+r.rng.IntN(len(seats)-1)]
+		}
+		if len(seats) == 0 || r.rng.IntN(6) == 0 {
+			seats = append(seats, booking.SeatIDs(1, modelSeats)[r.rng.IntN(modelSeats)])
+		}
+		before := u.seat
+		released, left := m.releaseSold(name, pid, seats)
+		res, err := r.store.ReleaseSold(ctx, ev, name, pid, seats)
+		r.logf("release sold %s %s %v -> %d left %v %v", name, pid, seats, res.Released, res.Left, err)
+		if err != nil || res.Released != released || !slices.Equal(res.Left, left) {
+			r.fatalf("release sold %s %s %v: got %+v %v, model %d left %v", name, pid, seats, res, err, released, left)
+		}
+		if released > 0 {
+			// the seats may be sold again; the order keeps the others
+			delete(r.soldTo, ev+"|"+before)
+			if u.seat != "" {
+				r.soldTo[ev+"|"+u.seat] = pid
+			}
+			r.stats["release sold"]++
 		}
 	default: // safety-net sweep of the outbox
 		_, err := r.ann.SweepOutbox(ctx, ev, 0)
