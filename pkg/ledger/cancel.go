@@ -251,11 +251,13 @@ func (l *Ledger) OrderCancellations(ctx context.Context, orderID string) ([]Canc
 }
 
 // OpenCancellations returns cancellations with a step left whose last
-// change is older than age, oldest first, at most limit.
+// change is older than age, oldest first, at most limit. The age doubles
+// with each failed refund attempt, up to 64 times: a refund the provider
+// keeps refusing is asked again less and less often.
 func (l *Ledger) OpenCancellations(ctx context.Context, age time.Duration, limit int) ([]Cancellation, error) {
 	rows, err := l.pool.Query(ctx, `SELECT `+cancellationColumns+` FROM cancellations
 		WHERE (released_at IS NULL OR refund_status <> 'refunded' OR NOT cancelled_published OR NOT refund_published)
-			AND updated_at < now() - make_interval(secs => $1)
+			AND updated_at < now() - make_interval(secs => $1 * power(2, LEAST(refund_attempts, 6)))
 		ORDER BY updated_at, id LIMIT $2`, age.Seconds(), limit)
 	out, err := rowsOf(rows, err, scanCancellationRow)
 	return out, wrap("open cancellations", err)
