@@ -314,6 +314,9 @@ func (l *Ledger) OrderByPayment(ctx context.Context, paymentID string) (Order, e
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, ErrOrderNotFound
 	}
+	if err == nil {
+		return l.oneWithCancellations(ctx, o)
+	}
 	return o, wrap("order by payment", err)
 }
 
