@@ -132,6 +132,9 @@ type CancelResult struct {
 // ticket; a *SeatError of ErrSeatNotInOrder or ErrSeatCancelled (some of
 // the seats named cancelled, others not).
 func (l *Ledger) CancelOrder(ctx context.Context, req CancelRequest) (CancelResult, error) {
+	if strings.TrimSpace(req.Reason) == "" {
+		return CancelResult{}, errors.New("ledger: cancel order: a reason is required") // the facts carry it
+	}
 	var res CancelResult
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		// the lock first, then the order's lines in a statement of their
@@ -309,8 +312,10 @@ func (l *Ledger) MarkReleased(ctx context.Context, id int64) (Cancellation, erro
 // MarkRefundFailed records a refund the provider refused or did not
 // confirm: it stays pending, with the reason.
 func (l *Ledger) MarkRefundFailed(ctx context.Context, id int64, reason string) (Cancellation, error) {
+	// text PostgreSQL takes whatever the provider said: valid UTF-8, no NUL
+	reason = strings.ToValidUTF8(strings.ReplaceAll(reason, "\x00", ""), "")
 	if len(reason) > 500 {
-		reason = reason[:500]
+		reason = strings.ToValidUTF8(reason[:500], "")
 	}
 	return l.cancellationStep(ctx, "mark refund failed", id,
 		`refund_attempts = refund_attempts + 1, refund_error = CASE WHEN refund_status = 'pending' THEN $2 ELSE refund_error END`, reason)

@@ -349,3 +349,23 @@ func TestConcurrentCancellationsOfOneSeatRecordOne(t *testing.T) {
 		t.Fatalf("%d created, %d recorded (%v)", n, len(cs), err)
 	}
 }
+
+// TestCancellationRecordsAnyProviderReason: a provider's answer with a NUL
+// byte, invalid UTF-8 or too long is recorded (PostgreSQL's text takes
+// neither of the first two), and a cancellation needs a reason.
+func TestCancellationRecordsAnyProviderReason(t *testing.T) {
+	t.Parallel()
+	g, o, _, _ := cancelRig(t)
+	ctx := context.Background()
+	if _, err := g.led.CancelOrder(ctx, ledger.CancelRequest{OrderID: o.OrderID, Reason: " ", Actor: "ada"}); err == nil {
+		t.Fatal("a cancellation without a reason was recorded")
+	}
+	res, err := g.led.CancelOrder(ctx, ledger.CancelRequest{OrderID: o.OrderID, Reason: "x", Actor: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := g.led.MarkRefundFailed(ctx, res.Cancellation.ID, "refused: a\x00b \xff"+strings.Repeat("é", 400))
+	if err != nil || !strings.HasPrefix(x.RefundError, "refused: ab ") || len(x.RefundError) > 500 || x.RefundAttempts != 1 {
+		t.Fatalf("%q %v", x.RefundError, err)
+	}
+}

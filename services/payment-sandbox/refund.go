@@ -61,10 +61,14 @@ func (s *Sandbox) refund(c *gin.Context) {
 		httpapi.Abort(c, http.StatusConflict, "not_refundable", "the payment is "+rec.Status+", not paid")
 		return
 	}
-	if key == "" { // the whole payment (what is left of it)
+	if key == "" { // the whole payment (what is left of it; all of it again for a refunded one)
+		amount := rec.Req.Amount - rec.Refunded
+		if rec.Status == StatusRefunded {
+			amount = rec.Req.Amount
+		}
 		rec.Refunded = rec.Req.Amount
 		rec.Status = StatusRefunded
-		c.JSON(http.StatusOK, payment.Refund{PaymentID: id, Status: StatusRefunded, Amount: rec.Req.Amount, RefundedTotal: rec.Refunded})
+		c.JSON(http.StatusOK, payment.Refund{PaymentID: id, Status: StatusRefunded, Amount: amount, RefundedTotal: rec.Refunded})
 		return
 	}
 	if prev, ok := rec.Refunds[key]; ok {
