@@ -87,7 +87,7 @@ func TestReportMatchesAKnownJourney(t *testing.T) {
 			events.TopicBookingCompleted: 1, events.TopicPaymentFailed: 1, events.TopicBookingCancelled: 1,
 			events.TopicBookingExpired: 1, events.TopicPaymentLate: 1, events.TopicEventRestored: 0,
 			events.TopicEventCreated: 0, events.TopicEventUpdated: 0, events.TopicEventSoldOut: 1,
-			events.TopicQueueRandomized: 0,
+			events.TopicQueueRandomized: 0, events.TopicOrderCancelled: 0, events.TopicRefundIssued: 0,
 		},
 		Revenue: map[string]int64{"EUR": 5000},
 		Refunds: map[string]int64{"EUR": 5000},
