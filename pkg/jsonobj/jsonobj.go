@@ -9,6 +9,7 @@ package jsonobj
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 )
 
@@ -75,6 +76,22 @@ func (o *Object) IntPtr(k string, v *int64) {
 		return
 	}
 	o.Int(k, *v)
+}
+
+// FloatPtrOmitNil adds "k":v unless v is nil (a *float64 field with
+// omitempty), as encoding/json writes it; NaN and infinities, which
+// encoding/json refuses, are left out.
+func (o *Object) FloatPtrOmitNil(k string, v *float64) {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return
+	}
+	o.key(k)
+	if a := math.Abs(*v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		q, _ := json.Marshal(*v)
+		o.b = append(o.b, q...)
+		return
+	}
+	o.b = strconv.AppendFloat(o.b, *v, 'f', -1, 64)
 }
 
 // StrOmitEmpty adds "k":"v" unless v is empty (a string field with

@@ -48,3 +48,22 @@ func TestOmitMatchesOmitempty(t *testing.T) {
 		}
 	}
 }
+
+func TestFloatPtrMatchesEncodingJSON(t *testing.T) {
+	type f struct {
+		F *float64 `json:"f,omitempty"`
+	}
+	for _, x := range []float64{0, 1, 0.57, 0.01, 0.1 + 0.2, -3.5, 1e-7, 123456789, 1e21, 2.5e-300} {
+		o := New(nil)
+		o.FloatPtrOmitNil("f", &x)
+		want, _ := json.Marshal(f{&x})
+		if got := o.Bytes(); string(got) != string(want) {
+			t.Errorf("%v:\n got %s\nwant %s", x, got, want)
+		}
+	}
+	o := New(nil)
+	o.FloatPtrOmitNil("f", nil)
+	if got := o.Bytes(); string(got) != "{}" {
+		t.Errorf("nil: %s", got)
+	}
+}
