@@ -96,10 +96,11 @@ func TestProgressSoldOut(t *testing.T) {
 	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "one"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "one", "seat_id": "A1"}), 200, "")
 	pid := hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "one"}).str("payment_id")
+	hs.do("POST", "/api/booking/request", hs.token("bob", ""), map[string]any{"event_id": "one"}) // waits
 	if _, err := hs.store.PaymentSuccess(context.Background(), "one", "alice", pid); err != nil {
 		t.Fatal(err)
 	}
-	hs.do("POST", "/api/booking/request", hs.token("bob", ""), map[string]any{"event_id": "one"})
+	hs.do("POST", "/api/booking/request", hs.token("carol", ""), map[string]any{"event_id": "one"})
 	p := hs.do("GET", "/api/events/one/progress", "", nil)
 	if p.body["sold_out"] != true {
 		t.Fatalf("sold out event: %s", p.raw)
