@@ -76,8 +76,8 @@ func (c *calibration) polled(doc *progressDoc, seqs []atomic.Int64) {
 type Calibration struct {
 	Users int     // users shown a chance whose wait ended (admitted or not)
 	Brier float64 // mean of (chance - outcome)²
-	// Uncertain are the users told neither 0 nor 1, and BrierUncertain
-	// the score over them alone.
+	// Uncertain are the users told 10 % to 90 %, and BrierUncertain the
+	// score over them alone.
 	Uncertain      int
 	BrierUncertain float64
 	Bins           [10]CalibrationBin
@@ -120,7 +120,7 @@ func (r *Report) Calibration() Calibration {
 		b.Admitted += int(got)
 		sq += (p - got) * (p - got)
 		out.Users++
-		if p > 0 && p < 1 {
+		if p >= 0.1 && p <= 0.9 {
 			sqU += (p - got) * (p - got)
 			out.Uncertain++
 		}
@@ -136,7 +136,7 @@ func (r *Report) Calibration() Calibration {
 
 // Print writes the calibration table.
 func (c Calibration) Print(w io.Writer) {
-	fmt.Fprintf(w, "  chance       %d users shown a chance at their first poll (%d already served by then, %d still waiting in an unfinished run); Brier score %.4f (%.4f over the %d told neither 0 nor 1)\n",
+	fmt.Fprintf(w, "  chance       %d users shown a chance at their first poll (%d already served by then, %d still waiting in an unfinished run); Brier score %.4f (%.4f over the %d told 10-90%%)\n",
 		c.Users, c.Passed, c.Unknown, c.Brier, c.BrierUncertain, c.Uncertain)
 	for i, b := range c.Bins {
 		if b.Users == 0 {
