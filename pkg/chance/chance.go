@@ -12,15 +12,18 @@
 // of several seats). Its mean, seats per place, is measured on the places
 // already settled (served and out of the booking room: sold seats divided
 // by them); it is the product of admission (one minus abandonment),
-// conversion per admission and seats per order, measured together. The
+// conversion per admission and seats per order. Seats per order (its mean
+// and spread) comes from the orders seen (Counts.Orders, from one seat
+// before any). The
 // seats the fans ahead can still take are the unsold ones less what the
 // booking room will still need (its holds, or seats per place for each
 // user in it, whichever is more). The seats the n fans ahead take are
 // approximately normal: mean n × seats per place, variance n × the
-// variance of one place (at most per_place × (max_per_place − per_place),
-// a place taking 0 to max_per_place seats) plus (n × the error of seats
-// per place)², the error of a mean measured on few places and a floor for
-// a crowd whose habits drift. The chance is the probability that at least
+// variance of one place (a place buys an order of K seats with
+// probability q: q·E[K²] − per_place², never more than the bound of a
+// place taking 0 to max_per_place seats) plus (n × the error of seats per
+// place)², the error of a mean measured on few places (and of the prior
+// before) and a floor for a crowd whose habits drift. The chance is the probability that at least
 // one seat is left for the fan after them.
 //
 // Limits: it assumes the fans ahead behave like those already served;
@@ -38,6 +41,9 @@ const (
 	// settled, worth PriorPlaces settled places.
 	PriorPerPlace = 0.5
 	PriorPlaces   = 10
+	// PriorOrders is the weight, in orders, of the assumption that an
+	// order takes one seat, before orders are seen.
+	PriorOrders = 5
 	// PriorError is the error of PriorPerPlace (it shrinks as settled
 	// places outweigh the prior's).
 	PriorError = 0.2
@@ -55,6 +61,9 @@ type Counts struct {
 	Active, Served int64
 	// MaxPerOrder is the most seats one order may take (0: 1).
 	MaxPerOrder int
+	// Orders seen so far (payments started), their seats and the sum of
+	// each order's seats squared: the spread of the seats per order.
+	Orders, OrderSeats, OrderSeatsSquared int64
 }
 
 // Params are an event's estimate, the same for every waiting fan
@@ -78,7 +87,14 @@ func Estimate(c Counts) Params {
 	settled := float64(max(0, c.Served-c.Active))
 	rho := (float64(max(0, c.Sold)) + PriorPerPlace*PriorPlaces) / (settled + PriorPlaces)
 	rho = min(rho, float64(m))
-	v := max(rho*(float64(m)-rho), 0.01)
+	// A place buys (with probability q) an order of K seats: per place
+	// mean q·E[K] = rho, variance q·E[K²] − rho²; E[K] and E[K²] from the
+	// orders seen, starting from one seat.
+	orders := float64(max(0, c.Orders)) + PriorOrders
+	k := min(float64(m), max(1, (float64(max(0, c.OrderSeats))+PriorOrders)/orders))
+	k2 := min(k*float64(m), max(k*k, (float64(max(0, c.OrderSeatsSquared))+PriorOrders)/orders))
+	q := min(1, rho/k)
+	v := min(max(q*k2-rho*rho, 0.01), max(rho*(float64(m)-rho), 0.01))
 	prior := PriorError * PriorPlaces / (settled + PriorPlaces)
 	se := math.Sqrt(v/(settled+PriorPlaces) + prior*prior + (Drift*rho)*(Drift*rho))
 	room := max(float64(max(0, c.Held)), float64(max(0, c.Active))*rho)

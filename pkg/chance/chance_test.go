@@ -158,3 +158,27 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+// Seats per order set the spread: with up to four seats per order, a sale
+// whose orders take one seat each is told sharper chances than one whose
+// orders take one or four; before any order, one seat is assumed.
+func TestOrdersSetTheSpread(t *testing.T) {
+	base := Counts{Total: 2000, Sold: 700, Served: 1000, MaxPerOrder: 4}
+	ones, mixed := base, base
+	ones.Orders, ones.OrderSeats, ones.OrderSeatsSquared = 700, 700, 700
+	mixed.Orders, mixed.OrderSeats, mixed.OrderSeatsSquared = 280, 700, 140*1+140*16 // half 1, half 4 seats
+	p1, pm, p0 := Estimate(ones), Estimate(mixed), Estimate(base)
+	if p1.PerPlace != pm.PerPlace || p1.Variance >= pm.Variance {
+		t.Fatalf("one seat %+v, mixed %+v: same mean, the mixed one wider", p1, pm)
+	}
+	if want := 0.7 * 0.3; math.Abs(p1.Variance-want) > 0.01 {
+		t.Errorf("one-seat orders: variance %v, want about %v (Bernoulli)", p1.Variance, want)
+	}
+	if p0.Variance != p1.Variance {
+		t.Errorf("no orders seen: variance %v, want the one-seat %v", p0.Variance, p1.Variance)
+	}
+	// a fan just past the expected line: sharper means lower
+	if a, b := p1.Chance(1900), pm.Chance(1900); a >= b {
+		t.Errorf("past the line: one-seat chance %v, mixed %v", a, b)
+	}
+}

@@ -424,6 +424,9 @@ func (s *Server) initiatePayment(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
+	if hold.Created { // seats per order, for the chance of a ticket (progress.go)
+		s.orderSizes.add(req.EventID, len(booking.SplitSeats(hold.SeatID)))
+	}
 	// the ledger knows every payment id before the provider does
 	if !s.ledgerRecordPayment(c, req.EventID, user, hold) {
 		return

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
@@ -50,19 +51,66 @@ type progressResponse struct {
 	SalesStart string `json:"sales_start,omitempty"`
 }
 
-func progressOf(e booking.Event) progressResponse {
+func progressOf(e booking.Event, o orderStat) progressResponse {
 	c := e.Counts
 	return progressResponse{EventID: e.ID, Served: c.Served, Waiting: c.Waiting,
 		RatePerMin: etaRate(c.AdmittedLastMinute, int64(e.AdmitPerMinute)),
-		Paused:     e.Paused, SoldOut: c.Total > 0 && c.Sold >= c.Total, Chance: chanceOf(e),
+		Paused:     e.Paused, SoldOut: c.Total > 0 && c.Sold >= c.Total, Chance: chanceOf(e, o),
 		SalesStart: rfc3339OrEmpty(e.SalesStart)}
 }
 
-// chanceOf is the event's estimate of a waiting fan's chance of a ticket.
-func chanceOf(e booking.Event) chance.Params {
+// chanceOf is the event's estimate of a waiting fan's chance of a ticket,
+// with the orders this instance saw (seats per order).
+func chanceOf(e booking.Event, o orderStat) chance.Params {
 	c := e.Counts
 	return chance.Estimate(chance.Counts{Total: c.Total, Sold: c.Sold, Held: c.Held, Active: c.Active,
-		Served: c.Served, MaxPerOrder: e.MaxSeatsPerOrder})
+		Served: c.Served, MaxPerOrder: e.MaxSeatsPerOrder,
+		Orders: o.orders, OrderSeats: o.seats, OrderSeatsSquared: o.squares})
+}
+
+// orderStat is what one gateway instance saw of an event's orders: the
+// payments it started, their seats, and the sum of each one's seats
+// squared. Every instance sees a share of the same crowd, which is all
+// seats per order needs; nothing is kept in Redis.
+type orderStat struct{ orders, seats, squares int64 }
+
+// orderSizes holds orderStat by event, for at most maxSnapshotEvents
+// events (events are created by admins: a backstop).
+type orderSizes struct {
+	mu sync.Mutex
+	m  map[string]*orderStat
+}
+
+// add counts a started payment of seats seats for eventID.
+func (o *orderSizes) add(eventID string, seats int) {
+	if seats <= 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st := o.m[eventID]
+	if st == nil {
+		if len(o.m) >= maxSnapshotEvents {
+			return
+		}
+		if o.m == nil {
+			o.m = map[string]*orderStat{}
+		}
+		st = &orderStat{}
+		o.m[eventID] = st
+	}
+	n := int64(seats)
+	st.orders, st.seats, st.squares = st.orders+1, st.seats+n, st.squares+n*n
+}
+
+// of is eventID's orderStat (zero when none were seen).
+func (o *orderSizes) of(eventID string) orderStat {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if st := o.m[eventID]; st != nil {
+		return *st
+	}
+	return orderStat{}
 }
 
 // progress: GET /api/events/{id}/progress, anonymous.
@@ -93,7 +141,7 @@ func (s *Server) progressSnapshot(ctx context.Context, eventID string) (*snapsho
 		if err != nil {
 			return nil, err
 		}
-		doc := progressOf(e)
+		doc := progressOf(e, s.orderSizes.of(eventID))
 		body, err := json.Marshal(doc)
 		if err != nil {
 			return nil, err

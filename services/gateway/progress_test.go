@@ -215,8 +215,8 @@ func TestChanceOnProgressAndPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc.Chance != chanceOf(e) || doc.Chance.Seats <= 0 || doc.Chance.MaxPerPlace < 1 {
-		t.Fatalf("progress chance %+v, want %+v", doc.Chance, chanceOf(e))
+	if doc.Chance != chanceOf(e, orderStat{}) || doc.Chance.Seats <= 0 || doc.Chance.MaxPerPlace < 1 {
+		t.Fatalf("progress chance %+v, want %+v", doc.Chance, chanceOf(e, orderStat{}))
 	}
 	counter := &countCmds{}
 	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
@@ -247,5 +247,24 @@ func TestChanceOnProgressAndPosition(t *testing.T) {
 	// the admitted user's position has no chance
 	if r := hs.do("GET", "/api/booking/position?event_id=e1", hs.token("alice", ""), nil); r.body["chance"] != nil {
 		t.Errorf("admitted: %s", r.raw)
+	}
+}
+
+// Seats per order come from the payments this instance started: each
+// counted once (a repeated initiate reuses the payment), with its seats.
+func TestChanceCountsStartedOrders(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2})
+	alice := hs.token("alice", "")
+	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_ids": []string{"A1", "A2"}}), 200, "")
+	for range 2 {
+		want(t, hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "e1"}), 200, "")
+	}
+	if got := hs.srv.orderSizes.of("e1"); got != (orderStat{orders: 1, seats: 2, squares: 4}) {
+		t.Fatalf("orders seen %+v, want one of two seats", got)
+	}
+	if got := hs.srv.orderSizes.of("e2"); got != (orderStat{}) {
+		t.Fatalf("another event: %+v", got)
 	}
 }

@@ -117,6 +117,7 @@ type Server struct {
 
 	seatMaps     seatMapCache
 	progressDocs snapshotCache[chance.Params]
+	orderSizes   orderSizes // seats per order, for the chance of a ticket
 	// the event list and the ranking (event_list.go)
 	eventIndex   snapshotCache[[]string]
 	eventEntries snapshotCache[listedEvent]
