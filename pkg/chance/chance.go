@@ -10,14 +10,14 @@
 // The model: every place in the queue that is passed takes some seats
 // (none when its fan left the queue or did not buy, several for an order
 // of several seats). Its mean, seats per place, is measured on the places
-// already settled (served and out of the booking room: sold seats divided
-// by them); it is the product of admission (one minus abandonment),
+// already settled (served and out of the booking room, or holding seats in
+// it: sold and held seats divided by them); it is the product of admission (one minus abandonment),
 // conversion per admission and seats per order. Seats per order (its mean
 // and spread) comes from the orders seen (Counts.Orders, from one seat
 // before any). The
 // seats the fans ahead can still take are the unsold ones less what the
-// booking room will still need (its holds, or seats per place for each
-// user in it, whichever is more). The seats the n fans ahead take are
+// booking room will still need (its holds, and seats per place for each
+// user in it who holds none yet). The seats the n fans ahead take are
 // approximately normal: mean n × seats per place, variance n × the
 // variance of one place (a place buys an order of K seats with
 // probability q: q·E[K²] − per_place², never more than the bound of a
@@ -84,21 +84,31 @@ type Params struct {
 // Estimate turns the event's counts into Params.
 func Estimate(c Counts) Params {
 	m := max(1, c.MaxPerOrder)
-	settled := float64(max(0, c.Served-c.Active))
-	rho := (float64(max(0, c.Sold)) + PriorPerPlace*PriorPlaces) / (settled + PriorPlaces)
-	rho = min(rho, float64(m))
 	// A place buys (with probability q) an order of K seats: per place
 	// mean q·E[K] = rho, variance q·E[K²] − rho²; E[K] and E[K²] from the
 	// orders seen, starting from one seat.
 	orders := float64(max(0, c.Orders)) + PriorOrders
 	k := min(float64(m), max(1, (float64(max(0, c.OrderSeats))+PriorOrders)/orders))
 	k2 := min(k*float64(m), max(k*k, (float64(max(0, c.OrderSeatsSquared))+PriorOrders)/orders))
+	// Settled places: served and out of the room, and the room's users
+	// who hold seats (about held / E[K]), counted with their seats. A fan
+	// who leaves without buying settles sooner than one who pays, so
+	// leaving the holders out would measure too few seats per place while
+	// the room is full of payers.
+	served, active := float64(max(0, c.Served)), float64(max(0, c.Active))
+	held := float64(max(0, c.Held))
+	holders := min(active, held/k)
+	settled := max(0, min(served, served-active+holders))
+	rho := (float64(max(0, c.Sold)) + held + PriorPerPlace*PriorPlaces) / (settled + PriorPlaces)
+	rho = min(rho, float64(m))
 	q := min(1, rho/k)
 	v := min(max(q*k2-rho*rho, 0.01), max(rho*(float64(m)-rho), 0.01))
 	prior := PriorError * PriorPlaces / (settled + PriorPlaces)
 	se := math.Sqrt(v/(settled+PriorPlaces) + prior*prior + (Drift*rho)*(Drift*rho))
-	room := max(float64(max(0, c.Held)), float64(max(0, c.Active))*rho)
-	seats := float64(c.Total-c.Sold) - room
+	// the room still needs its holds, and seats per place for each of its
+	// users who holds none yet
+	room := held + max(0, active-holders)*rho
+	seats := float64(c.Total-max(0, c.Sold)) - room
 	return Params{Seats: round(max(0, seats), 1), PerPlace: round(rho, 4), Variance: round(v, 4),
 		Error: round(se, 4), MaxPerPlace: m}
 }
