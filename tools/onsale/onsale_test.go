@@ -120,7 +120,8 @@ func BenchmarkOnsale(b *testing.B) {
 
 // BenchmarkChanceCalibration is the chance of a ticket against what
 // happened (docs/benchmarks.md, "Chance of a ticket"): ONSALE_USERS users
-// (default 100,000) for 2,000 seats, on a stack of its own. Each queued
+// (default 100,000) for ONSALE_ROWS rows of 50 seats (default 40: 2,000
+// seats), on a stack of its own. Each queued
 // user's chance is the one its page shows at the first progress poll
 // after the join; the run fails when users told under 10 % were admitted
 // more than 20 % of the time, or users told over 90 % less than 80 %.
@@ -129,9 +130,13 @@ func BenchmarkChanceCalibration(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("ONSALE_USERS")); err == nil && v > 0 {
 		users = v
 	}
+	rows := 40
+	if v, err := strconv.Atoi(os.Getenv("ONSALE_ROWS")); err == nil && v > 0 {
+		rows = v
+	}
 	s := stack(b, "", nil)
 	c := configFor(s, users)
-	c.Rows, c.PerRow, c.Capacity = 40, 50, 200
+	c.Rows, c.PerRow, c.Capacity = rows, 50, 200
 	c.Duration, c.Buyers, c.FreeSeats = 15*time.Minute, 128, true
 	for b.Loop() {
 		r, err := Run(context.Background(), c)
