@@ -182,3 +182,14 @@ func TestOrdersSetTheSpread(t *testing.T) {
 		t.Errorf("past the line: one-seat chance %v, mixed %v", a, b)
 	}
 }
+
+// BenchmarkChance is the per-poll work: one fan's chance from the event's
+// parameters.
+func BenchmarkChance(b *testing.B) {
+	p := Estimate(midSale)
+	var sink float64
+	for i := int64(0); b.Loop(); i++ {
+		sink += p.Chance(600 + i%400)
+	}
+	_ = sink
+}

@@ -2,6 +2,7 @@ package jsonobj
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -53,7 +54,11 @@ func TestFloatPtrMatchesEncodingJSON(t *testing.T) {
 	type f struct {
 		F *float64 `json:"f,omitempty"`
 	}
-	for _, x := range []float64{0, 1, 0.57, 0.01, 0.1 + 0.2, -3.5, 1e-7, 123456789, 1e21, 2.5e-300} {
+	xs := []float64{0, 1, 0.57, 0.01, 0.1 + 0.2, -3.5, 1e-7, 123456789, 1e21, 2.5e-300, 0.005, 1.01, -0.01, math.Copysign(0, -1)}
+	for n := range 101 {
+		xs = append(xs, math.Round(float64(n)/100*100)/100, float64(n)/100)
+	}
+	for _, x := range xs {
 		o := New(nil)
 		o.FloatPtrOmitNil("f", &x)
 		want, _ := json.Marshal(f{&x})
