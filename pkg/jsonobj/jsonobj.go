@@ -9,6 +9,7 @@ package jsonobj
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 )
 
@@ -75,6 +76,44 @@ func (o *Object) IntPtr(k string, v *int64) {
 		return
 	}
 	o.Int(k, *v)
+}
+
+// FloatPtrOmitNil adds "k":v unless v is nil (a *float64 field with
+// omitempty), as encoding/json writes it; NaN and infinities, which
+// encoding/json refuses, are left out.
+func (o *Object) FloatPtrOmitNil(k string, v *float64) {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return
+	}
+	o.key(k)
+	// hundredths from 0 to 1 (a chance), without strconv's float search:
+	// the float nearest n/100 prints as n/100 (TestFloatPtrMatchesEncodingJSON)
+	if n := math.Round(*v * 100); !math.Signbit(*v) && n <= 100 && n/100 == *v {
+		o.b = appendHundredths(o.b, int(n))
+		return
+	}
+	if a := math.Abs(*v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		q, _ := json.Marshal(*v)
+		o.b = append(o.b, q...)
+		return
+	}
+	o.b = strconv.AppendFloat(o.b, *v, 'f', -1, 64)
+}
+
+// appendHundredths appends n/100, 0 <= n <= 100, as strconv's shortest
+// form: 0, 0.05, 0.5, 0.57, 1.
+func appendHundredths(b []byte, n int) []byte {
+	switch {
+	case n == 0:
+		return append(b, '0')
+	case n == 100:
+		return append(b, '1')
+	}
+	b = append(b, '0', '.', byte('0'+n/10))
+	if n%10 != 0 {
+		b = append(b, byte('0'+n%10))
+	}
+	return b
 }
 
 // StrOmitEmpty adds "k":"v" unless v is empty (a string field with

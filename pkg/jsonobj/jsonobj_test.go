@@ -2,6 +2,7 @@ package jsonobj
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -46,5 +47,28 @@ func TestOmitMatchesOmitempty(t *testing.T) {
 		if got := o.Bytes(); string(got) != string(want) {
 			t.Errorf("%+v:\n got %s\nwant %s", v, got, want)
 		}
+	}
+}
+
+func TestFloatPtrMatchesEncodingJSON(t *testing.T) {
+	type f struct {
+		F *float64 `json:"f,omitempty"`
+	}
+	xs := []float64{0, 1, 0.57, 0.01, 0.1 + 0.2, -3.5, 1e-7, 123456789, 1e21, 2.5e-300, 0.005, 1.01, -0.01, math.Copysign(0, -1)}
+	for n := range 101 {
+		xs = append(xs, math.Round(float64(n)/100*100)/100, float64(n)/100)
+	}
+	for _, x := range xs {
+		o := New(nil)
+		o.FloatPtrOmitNil("f", &x)
+		want, _ := json.Marshal(f{&x})
+		if got := o.Bytes(); string(got) != string(want) {
+			t.Errorf("%v:\n got %s\nwant %s", x, got, want)
+		}
+	}
+	o := New(nil)
+	o.FloatPtrOmitNil("f", nil)
+	if got := o.Bytes(); string(got) != "{}" {
+		t.Errorf("nil: %s", got)
 	}
 }

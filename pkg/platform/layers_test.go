@@ -54,6 +54,7 @@ func TestLayersImportOnlyBelow(t *testing.T) {
 		{"../messages", nil, true},
 		{"../admission", []string{"pkg/amqpx", "pkg/booking", "pkg/events", "pkg/ids", "pkg/messages", "pkg/pass", "pkg/promx", "pkg/requestid", "pkg/retry"}, true},
 		{"../promx", nil, true},
+		{"../chance", nil, true},
 	} {
 		for _, imp := range imports(t, tc.dir) {
 			if rest, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(tc.boxoffice, rest) {

@@ -172,6 +172,10 @@ type positionResponse struct {
 	// no more than the event's admit_per_minute; null while nobody was
 	// admitted in the last minute.
 	ETASeconds *int64 `json:"eta_seconds"`
+	// Chance is the estimated probability that seats are left at the
+	// user's turn (pkg/chance), to the hundredth: queued and sold_out
+	// only.
+	Chance *float64 `json:"chance,omitempty"`
 	// SeatID is set for a one-seat selection; SeatIDs lists every seat.
 	SeatID     string   `json:"seat_id,omitempty"`
 	SeatIDs    []string `json:"seat_ids,omitempty"`
@@ -206,6 +210,7 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o.Int("served", r.Served)
 	o.Int("waiting", r.Waiting)
 	o.IntPtr("eta_seconds", r.ETASeconds)
+	o.FloatPtrOmitNil("chance", r.Chance)
 	o.StrOmitEmpty("seat_id", r.SeatID)
 	o.StrsOmitEmpty("seat_ids", r.SeatIDs)
 	o.StrOmitEmpty("payment_id", r.PaymentID)
@@ -249,10 +254,13 @@ func (s *Server) position(c *fastserver.Ctx) {
 		if s.Store.Now().Before(st.SalesStart) {
 			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
 		} else if st.SoldOut {
-			resp.Status = "sold_out"
-		} else if rate := etaRate(st.Counts.AdmittedLastMinute, st.AdmitPerMinute); rate > 0 {
-			eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
-			resp.ETASeconds = &eta
+			resp.Status, resp.Chance = "sold_out", new(float64)
+		} else {
+			if rate := etaRate(st.Counts.AdmittedLastMinute, st.AdmitPerMinute); rate > 0 {
+				eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
+				resp.ETASeconds = &eta
+			}
+			resp.Chance = s.chanceAt(c, eventID, st.Position-1)
 		}
 	case st.State.InRoom():
 		resp.PaymentID = st.PaymentID
@@ -266,6 +274,20 @@ func (s *Server) position(c *fastserver.Ctx) {
 		resp.setSeats(st.SeatID)
 	}
 	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
+}
+
+// chanceAt is the chance of a ticket of a user with ahead users ahead,
+// from the event's progress snapshot (read from Redis at most once per
+// ProgressMaxAge per event, not per user); nil when the snapshot cannot
+// be read (the position answers without it).
+func (s *Server) chanceAt(c *fastserver.Ctx, eventID string, ahead int64) *float64 {
+	snap, _, err := s.progressSnapshot(c.Context(), eventID)
+	if err != nil {
+		c.Logger().Warn("chance of a ticket unavailable", zap.String("event_id", eventID), zap.Error(err))
+		return nil
+	}
+	p := snap.v.Chance(ahead)
+	return &p
 }
 
 // etaRate is the admissions per minute the ETA assumes: the last
@@ -401,6 +423,9 @@ func (s *Server) initiatePayment(c *gin.Context) {
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
+	}
+	if hold.Created { // seats per order, for the chance of a ticket (progress.go)
+		s.orderSizes.add(req.EventID, len(booking.SplitSeats(hold.SeatID)))
 	}
 	// the ledger knows every payment id before the provider does
 	if !s.ledgerRecordPayment(c, req.EventID, user, hold) {

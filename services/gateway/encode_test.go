@@ -24,6 +24,10 @@ func TestResponsesEncodeLikeEncodingJSON(t *testing.T) {
 			check(t, &p, p.appendJSON(nil))
 			p.ETASeconds = &eta
 			check(t, &p, p.appendJSON(nil))
+			for _, c := range []float64{0, 0.01, 0.57, 0.99, 1} {
+				p.Chance = &c
+				check(t, &p, p.appendJSON(nil))
+			}
 		}
 	}
 }
@@ -50,7 +54,7 @@ func BenchmarkJoinResponse(b *testing.B) {
 func BenchmarkPositionResponse(b *testing.B) {
 	eta := int64(912)
 	r := positionResponse{Status: "queued", State: "waiting", EventID: "stadium-tour", Position: 48213,
-		Sequence: 1048213, Served: 1000000, Waiting: 912345, ETASeconds: &eta}
+		Sequence: 1048213, Served: 1000000, Waiting: 912345, ETASeconds: &eta, Chance: new(0.57)}
 	benchEncode(b, &r, r.appendJSON)
 }
 

@@ -96,13 +96,20 @@ func TestProgressSoldOut(t *testing.T) {
 	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "one"}), 200, "")
 	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "one", "seat_id": "A1"}), 200, "")
 	pid := hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "one"}).str("payment_id")
+	hs.do("POST", "/api/booking/request", hs.token("bob", ""), map[string]any{"event_id": "one"}) // waits
 	if _, err := hs.store.PaymentSuccess(context.Background(), "one", "alice", pid); err != nil {
 		t.Fatal(err)
 	}
-	hs.do("POST", "/api/booking/request", hs.token("bob", ""), map[string]any{"event_id": "one"})
+	hs.do("POST", "/api/booking/request", hs.token("carol", ""), map[string]any{"event_id": "one"})
 	p := hs.do("GET", "/api/events/one/progress", "", nil)
 	if p.body["sold_out"] != true {
 		t.Fatalf("sold out event: %s", p.raw)
+	}
+	if c, _ := p.body["chance"].(map[string]any); c["seats"] != 0.0 {
+		t.Errorf("sold out event's chance: %s", p.raw)
+	}
+	if r := hs.do("GET", "/api/booking/position?event_id=one", hs.token("bob", ""), nil); r.str("status") != "sold_out" || r.body["chance"] != 0.0 {
+		t.Errorf("sold out position: %s", r.raw)
 	}
 }
 
@@ -179,8 +186,85 @@ func TestProgressReadsRedisOncePerMaxAge(t *testing.T) {
 		return true
 	})
 	want := []progressResponse{{EventID: "e1", Served: c.Served, Waiting: c.Waiting, RatePerMin: c.AdmittedLastMinute,
-		SalesStart: got[0].SalesStart}}
+		Chance: got[0].Chance, SalesStart: got[0].SalesStart}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("documents (-want +got):\n%s", diff)
+	}
+}
+
+// The chance of a ticket: the progress document carries the event's
+// parameters (pkg/chance, from the counts it reads anyway), and a queued
+// user's exact position carries its chance, the document's parameters at
+// position - 1 users ahead: 1 at the front (more seats than anyone ahead
+// could take), falling with the place. Once the snapshot is read, a
+// position poll costs its one script, as before.
+func TestChanceOnProgressAndPosition(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 2, "capacity": 1})
+	users := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace"}
+	for _, u := range users {
+		want(t, hs.do("POST", "/api/booking/request", hs.token(u, ""), map[string]any{"event_id": "e1"}), 200, "")
+	}
+	p := hs.do("GET", "/api/events/e1/progress", "", nil)
+	want(t, p, 200, "")
+	var doc progressResponse
+	if err := json.Unmarshal([]byte(p.raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	e, err := hs.store.GetEvent(context.Background(), "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Chance != chanceOf(e, orderStat{}) || doc.Chance.Seats <= 0 || doc.Chance.MaxPerPlace < 1 {
+		t.Fatalf("progress chance %+v, want %+v", doc.Chance, chanceOf(e, orderStat{}))
+	}
+	counter := &countCmds{}
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	rdb.AddHook(counter)
+	hs.srv.Store = booking.New(rdb, booking.WithPrefix(hs.store.Prefix()))
+	hs.srv.ProgressMaxAge = time.Hour // the snapshot read above stays fresh
+	prev := 2.0
+	for _, u := range users[1:] {
+		r := hs.do("GET", "/api/booking/position?event_id=e1", hs.token(u, ""), nil)
+		want(t, r, 200, "")
+		got, ok := r.body["chance"].(float64)
+		if r.str("status") != "queued" || !ok {
+			t.Fatalf("%s: %s", u, r.raw)
+		}
+		pos := r.num("position")
+		if w := doc.Chance.Chance(pos - 1); got != w || got > prev || (pos == 1 && got != 1) {
+			t.Fatalf("%s at %d: chance %v, want %v (no more than %v before)", u, pos, got, w, prev)
+		}
+		prev = got
+	}
+	if prev >= 0.5 {
+		t.Errorf("the last of six waiting for two seats: chance %v", prev)
+	}
+	if n := counter.n.Load(); n != int64(len(users)-1) {
+		t.Errorf("%d position polls sent %d Redis commands, want one each", len(users)-1, n)
+	}
+	// the admitted user's position has no chance
+	if r := hs.do("GET", "/api/booking/position?event_id=e1", hs.token("alice", ""), nil); r.body["chance"] != nil {
+		t.Errorf("admitted: %s", r.raw)
+	}
+}
+
+// Seats per order come from the payments this instance started: each
+// counted once (a repeated initiate reuses the payment), with its seats.
+func TestChanceCountsStartedOrders(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2})
+	alice := hs.token("alice", "")
+	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_ids": []string{"A1", "A2"}}), 200, "")
+	for range 2 {
+		want(t, hs.do("POST", "/api/booking/payment/initiate", alice, map[string]any{"event_id": "e1"}), 200, "")
+	}
+	if got := hs.srv.orderSizes.of("e1"); got != (orderStat{orders: 1, seats: 2, squares: 4}) {
+		t.Fatalf("orders seen %+v, want one of two seats", got)
+	}
+	if got := hs.srv.orderSizes.of("e2"); got != (orderStat{}) {
+		t.Fatalf("another event: %+v", got)
 	}
 }

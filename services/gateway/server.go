@@ -14,6 +14,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/chance"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
@@ -115,7 +116,8 @@ type Server struct {
 	EventListMaxAge time.Duration
 
 	seatMaps     seatMapCache
-	progressDocs snapshotCache[struct{}]
+	progressDocs snapshotCache[chance.Params]
+	orderSizes   orderSizes // seats per order, for the chance of a ticket
 	// the event list and the ranking (event_list.go)
 	eventIndex   snapshotCache[[]string]
 	eventEntries snapshotCache[listedEvent]

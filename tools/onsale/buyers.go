@@ -53,10 +53,13 @@ func (s *sim) serve(ctx context.Context, rng *rand.Rand, i int) {
 	}
 	switch p.Status {
 	case "active":
+		s.cal.outcome[i].Store(outcomeAdmitted)
 	case "sold_out":
+		s.cal.outcome[i].Store(outcomeMissed)
 		s.r.SoldOut.Add(1)
 		return
 	default: // expired, cancelled, abandoned before anyone got to it
+		s.cal.outcome[i].Store(outcomeMissed)
 		s.r.TurnLost.Add(1)
 		return
 	}
@@ -87,8 +90,19 @@ func (s *sim) serve(ctx context.Context, rng *rand.Rand, i int) {
 // pays for it in the sandbox; false when no seat could be held.
 func (s *sim) pay(rng *rand.Rand, tok string) bool {
 	held := false
-	for range 5 {
+	for try := range 5 {
 		seat := s.seats[rng.IntN(len(s.seats))]
+		if try > 0 && s.c.FreeSeats {
+			free, err := s.freeSeatIDs()
+			if err != nil {
+				s.r.fail("seat map", 0, "", err)
+				return false
+			}
+			if len(free) == 0 {
+				return false
+			}
+			seat = free[rng.IntN(len(free))]
+		}
 		var e apiError
 		code, err := s.retried("POST", "/api/booking/select-seat", tok, map[string]any{"event_id": s.c.EventID, "seat_id": seat}, &e)
 		if err == nil && code == http.StatusOK {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/boxoffice/boxoffice/pkg/chance"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 )
 
@@ -45,6 +46,7 @@ func (s *sim) join(i int) string {
 		if j.Sequence > 0 && j.Sequence < int64(len(s.bySeq)) {
 			s.bySeq[j.Sequence].Store(int32(i + 1))
 		}
+		s.cal.queued(i)
 		// the dispatcher may have passed this sequence before it was known
 		if j.Sequence <= s.cursor.Load() {
 			s.handOver(i)
@@ -73,9 +75,10 @@ func (s *sim) poll(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		var p struct {
-			Served  int64 `json:"served"`
-			Waiting int64 `json:"waiting"`
-			SoldOut bool  `json:"sold_out"`
+			Served  int64         `json:"served"`
+			Waiting int64         `json:"waiting"`
+			SoldOut bool          `json:"sold_out"`
+			Chance  chance.Params `json:"chance"`
 		}
 		hdr := map[string]string{}
 		if etag != "" {
@@ -98,9 +101,11 @@ func (s *sim) poll(ctx context.Context) {
 			if p.SoldOut {
 				s.soldOut.Store(true)
 			}
+			s.cal.polled(&progressDoc{Served: p.Served, Chance: p.Chance}, s.seqs)
 		case err == nil && code == http.StatusNotModified:
 			s.r.ProgressPolls.Add(1)
 			s.r.Progress304.Add(1)
+			s.cal.polled(nil, s.seqs)
 		default:
 			s.r.fail("progress", code, "", err)
 		}

@@ -112,6 +112,22 @@ func (s *sim) seatIDs() ([]string, error) {
 	return ids, nil
 }
 
+// freeSeatIDs reads the ids of the seats the seat map shows available.
+func (s *sim) freeSeatIDs() ([]string, error) {
+	var m stacktest.SeatMap
+	code, _, err := s.call("GET", "/api/seats/available?event_id="+url.QueryEscape(s.c.EventID), "", nil, nil, &m)
+	if err != nil || code != http.StatusOK {
+		return nil, fmt.Errorf("seat map: %d %v", code, err)
+	}
+	var ids []string
+	for _, seat := range m.Seats() {
+		if seat.Status == "available" {
+			ids = append(ids, seat.SeatID)
+		}
+	}
+	return ids, nil
+}
+
 // eventCounts reads the event's counts at the end.
 func (s *sim) eventCounts() (EventCounts, error) {
 	var e struct {

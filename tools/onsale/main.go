@@ -50,6 +50,7 @@ func main() {
 	flag.IntVar(&c.Buyers, "buyers", c.Buyers, "admitted users served at once")
 	flag.Float64Var(&c.PayShare, "pay", c.PayShare, "share of the admitted users who pay (the others abandon)")
 	flag.DurationVar(&c.Think, "think", c.Think, "an admitted user's time to pick a seat and pay (up to)")
+	flag.BoolVar(&c.FreeSeats, "free-seats", c.FreeSeats, "a buyer whose seat was taken picks among the seat map's available seats")
 	flag.Parse()
 	if c.EventID == "" {
 		c.EventID = fmt.Sprintf("onsale-%d-%d", c.Seed, time.Now().Unix())

@@ -118,6 +118,44 @@ func BenchmarkOnsale(b *testing.B) {
 	}
 }
 
+// BenchmarkChanceCalibration is the chance of a ticket against what
+// happened (docs/benchmarks.md, "Chance of a ticket"): ONSALE_USERS users
+// (default 100,000) for ONSALE_ROWS rows of 50 seats (default 40: 2,000
+// seats), on a stack of its own. Each queued
+// user's chance is the one its page shows at the first progress poll
+// after the join; the run fails when users told under 10 % were admitted
+// more than 20 % of the time, or users told over 90 % less than 80 %.
+func BenchmarkChanceCalibration(b *testing.B) {
+	users := 100_000
+	if v, err := strconv.Atoi(os.Getenv("ONSALE_USERS")); err == nil && v > 0 {
+		users = v
+	}
+	rows := 40
+	if v, err := strconv.Atoi(os.Getenv("ONSALE_ROWS")); err == nil && v > 0 {
+		rows = v
+	}
+	s := stack(b, "", nil)
+	c := configFor(s, users)
+	c.Rows, c.PerRow, c.Capacity = rows, 50, 200
+	c.Duration, c.Buyers, c.FreeSeats = 15*time.Minute, 128, true
+	for b.Loop() {
+		r, err := Run(context.Background(), c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Print(os.Stdout)
+		cal := r.Calibration()
+		low, high := cal.Bins[0], cal.Bins[9]
+		if low.Users > 0 && float64(low.Admitted) > 0.2*float64(low.Users) {
+			b.Errorf("told under 10%%: %d of %d admitted", low.Admitted, low.Users)
+		}
+		if high.Users > 0 && float64(high.Admitted) < 0.8*float64(high.Users) {
+			b.Errorf("told over 90%%: %d of %d admitted", high.Admitted, high.Users)
+		}
+		b.ReportMetric(cal.Brier, "brier")
+	}
+}
+
 type testWriter []byte
 
 func (w *testWriter) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }

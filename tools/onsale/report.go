@@ -209,6 +209,7 @@ func (r *Report) Print(w io.Writer) {
 		r.RedisOpsPerSec, r.RedisCPU*100, r.RedisCommands, float64(r.RedisMemory)/(1<<20), float64(r.RedisMemory)/float64(max(1, r.Joined.Load())))
 	e := r.Event
 	fmt.Fprintf(w, "  event        sold %d/%d, held %d, waiting %d, in the room %d, served up to %d\n", e.Sold, e.Total, e.Held, e.Waiting, e.Active, e.Served)
+	r.Calibration().Print(w)
 	r.mu.Lock()
 	keys := make([]string, 0, len(r.Errors))
 	for k := range r.Errors {

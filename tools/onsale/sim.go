@@ -49,6 +49,10 @@ type Config struct {
 	Buyers   int     // admitted users served at once
 	PayShare float64 // share of admitted users who pay; the others abandon
 	Think    time.Duration
+	// FreeSeats: a buyer whose seat was taken picks the next among the
+	// seats the seat map shows available, as the page does (otherwise at
+	// random among all, so that the last few seats may stay unsold).
+	FreeSeats bool
 }
 
 // DefaultConfig is a small on-sale.
@@ -95,6 +99,7 @@ type sim struct {
 	joinsDone  atomic.Bool
 	busy       atomic.Int64 // users handed to buyers and not finished
 	exact      chan int
+	cal        *calibration
 }
 
 // Run plays the on-sale and returns its report.
@@ -108,7 +113,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		hc: &fasthttp.Client{MaxConnsPerHost: conns, ReadTimeout: 30 * time.Second, WriteTimeout: 10 * time.Second,
 			MaxIdleConnDuration: time.Minute, NoDefaultUserAgentHeader: true},
 		seqs: make([]atomic.Int64, c.Users), bySeq: make([]atomic.Int32, c.Users+1),
-		dispatched: make([]atomic.Bool, c.Users), exact: make(chan int, c.Users)}
+		dispatched: make([]atomic.Bool, c.Users), exact: make(chan int, c.Users), cal: newCalibration(c.Users)}
 	s.r.sim = s
 	if c.Create {
 		if err := s.createEvent(); err != nil {

@@ -56,6 +56,7 @@ func TestJourney(t *testing.T) {
 	ok := t.Run("websocket", func(t *testing.T) { journeyWebSocket(t, s, b) })
 	t.Run("http-only", func(t *testing.T) { journeyHTTPOnly(t, s, b) })
 	t.Run("progress-polling", func(t *testing.T) { progressPolling(t, s, b) })
+	t.Run("chance", func(t *testing.T) { chanceOfATicket(t, s, b) })
 	if ok {
 		t.Run("stale-token", func(t *testing.T) { staleToken(t, s, b) })
 	}

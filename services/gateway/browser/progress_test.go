@@ -74,3 +74,55 @@ func progressPolling(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.shot("61-progress-your-turn")
 	p.noExceptions()
 }
+
+// chanceOfATicket: the waiting page shows the chance of a ticket in words
+// (from the progress document's chance parameters and the fan's place),
+// tells a fan who is unlikely to get a seat that it may leave, and
+// announces a change of words through the polite live region; axe-core
+// finds nothing on either state. Two seats, a room of one and twenty fans
+// ahead: "Unlikely". As admitted fans leave without buying, the places
+// passed take no seats, the estimate of seats per place falls and the
+// words rise to "Slim chance".
+func chanceOfATicket(t *testing.T, s *stacktest.Stack, b *browser) {
+	const ev = "show-chance"
+	s.CreateEvent(t, stacktest.Event{ID: ev, Name: "Browser Test Chance", Rows: 1, SeatsPerRow: 2,
+		Capacity: 1, HoldSeconds: holdSecs, GraceSeconds: 5})
+	ahead := make([]*stacktest.Client, 20) // ahead[0] admitted, the others waiting
+	for i := range ahead {
+		ahead[i] = s.Client(t, "chance-"+strconv.Itoa(i), "")
+		if code, err := ahead[i].Do("POST", "/api/booking/request", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("join %d: %d %v", i, code, err)
+		}
+	}
+	p := b.tab(t, `window.BOXOFFICE_TIMING = { pollMinMS: 300, pollMaxMS: 600, exactEveryMS: 600000 };
+	(() => {
+		const Real = window.WebSocket;
+		window.WebSocket = function (url, protocols) { return new Real("ws://127.0.0.1:9/ws", protocols); };
+		window.__said = [];
+		document.addEventListener("DOMContentLoaded", () => {
+			const r = document.querySelector("#announce");
+			new MutationObserver(() => { if (r.textContent) window.__said.push(r.textContent); })
+				.observe(r, { childList: true, characterData: true, subtree: true });
+		});
+	})();`)
+	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
+	p.waitFor("event page, polling", 15*time.Second, `shown("#panel-join") && document.body.dataset.mode === "polling"`)
+	p.do("click Join", chromedp.Click(chromedp.ID("join")))
+	p.waitFor("waiting, told a ticket is unlikely and that it may leave", 10*time.Second,
+		`shown("#panel-waiting") && text("#position") === "20" && shown("#chance-row") &&
+		text("#chance") === "Unlikely: most seats will be gone before your turn" &&
+		text("#chance-note").includes("leave the queue") && shown("#leave")`)
+	p.shot("62-chance-unlikely")
+	for i := 0; i < 8; i++ {
+		// the admitted fan leaves without buying: the next one is admitted
+		if code, err := ahead[i].Do("POST", "/api/booking/cancel", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("cancel %d: %d %v", i, code, err)
+		}
+		p.waitFor("place "+strconv.Itoa(19-i), 20*time.Second, `text("#position") === "`+strconv.Itoa(19-i)+`"`)
+	}
+	p.waitFor("the words rose and were announced", 20*time.Second,
+		`text("#chance") === "Slim chance" && /^\(about \d+ %\)$/.test(text("#chance-note")) &&
+		window.__said.some((s) => s.includes("Chance of a ticket: Slim chance."))`)
+	p.shot("63-chance-slim")
+	p.noExceptions()
+}

@@ -3,7 +3,9 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -12,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/boxoffice/boxoffice/pkg/chance"
 )
 
 func newEngine() *gin.Engine {
@@ -120,6 +124,44 @@ func TestYourTurnWhilePaying(t *testing.T) {
 	}
 	out, err := exec.Command(node, "testdata/your_turn.js", "static/app.js").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// TestChanceAgreesWithGo runs the page's chance of a ticket (static/app.js's
+// chanceOf and chanceWords, under Node: testdata/chance.js) on estimates
+// from pkg/chance over random counts: the page shows what the exact
+// position would say, in the same words. Skipped without node.
+func TestChanceAgreesWithGo(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	type tc struct {
+		P      chance.Params `json:"p"`
+		Ahead  int64         `json:"ahead"`
+		Chance float64       `json:"chance"`
+		Words  string        `json:"words"`
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	var cases []tc
+	for range 20_000 {
+		total := rng.Int64N(5000) + 1
+		sold := rng.Int64N(total + 1)
+		p := chance.Estimate(chance.Counts{Total: total, Sold: sold, Held: rng.Int64N(total - sold + 1),
+			Active: rng.Int64N(300), Served: sold + rng.Int64N(20_000), MaxPerOrder: rng.IntN(6)})
+		ahead := rng.Int64N(3 * total)
+		c := p.Chance(ahead)
+		cases = append(cases, tc{p, ahead, c, chance.Words(c)})
+	}
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "testdata/chance.js", "static/app.js")
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ok") {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }

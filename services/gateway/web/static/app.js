@@ -53,6 +53,9 @@
     drawAtMS: 0,
     // etaSecs: the last ETA shown (null: none), which paces progress polls.
     etaSecs: null,
+    // chance: the progress document's chance parameters (pkg/chance) and
+    // when they were read; chanceWords: the words last shown.
+    chance: null, chanceAt: 0, chanceFetching: false, chanceWords: "",
   };
 
   function notifierURL() {
@@ -382,7 +385,7 @@
       }
       const r = await api("POST", "/api/booking/request", { event_id: eventID }, opts);
       S.seq = r.sequence || S.seq;
-      S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now();
+      S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now(); S.chanceWords = "";
       // The join's answer has the position's fields; the open socket needs
       // no reconnect (the notifier sends to the user's connections
       // whatever their state).
@@ -531,6 +534,7 @@
     }
     if (S.lastWS > asked || S.lastLocal > asked || S.state !== "waiting") return false;
     $("#paused").hidden = !g.paused;
+    if (g.chance) { S.chance = g.chance; S.chanceAt = Date.now(); }
     if (g.served >= S.seq || g.sold_out) return check("progress");
     const shown = $("#position").textContent;
     onMessage({ type: "position", served: g.served, waiting: g.waiting, rate_per_min: g.rate_per_min });
@@ -579,7 +583,7 @@
     switch (p.status) {
       case "queued":
         return { type: "position", state: "waiting", sequence: p.sequence, position: p.position,
-          served: p.served, waiting: p.waiting, eta_seconds: p.eta_seconds, exact: true };
+          served: p.served, waiting: p.waiting, eta_seconds: p.eta_seconds, chance: p.chance, exact: true };
       case "prequeued":
         return { type: "position", state: "waiting", sequence: p.sequence, prequeued: p.sales_start,
           served: p.served, waiting: p.waiting };
@@ -722,12 +726,76 @@
     else if (m.rate_per_min > 0) secs = Math.ceil(pos * 60 / m.rate_per_min);
     S.etaSecs = secs;
     $("#eta").textContent = etaText(secs);
+    const chanceChanged = showChance(m.chance != null ? m.chance : chanceOf(S.chance, pos - 1));
+    const chance = $("#chance-row").hidden ? "" : ` Chance of a ticket: ${S.chanceWords}.`;
     const now = Date.now(), last = S.lastAnnounced;
     if (last.pos === null || (pos !== last.pos && now - last.at > 20000)) {
       S.lastAnnounced = { pos, at: now };
-      announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}.`);
-    }
+      announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}.${chance}`);
+    } else if (chanceChanged) announce(chance.trim());
     if (arriving) restoreTitle();
+  }
+
+  // ---- the chance of a ticket (docs/http-api.md, "Chance of a ticket") ----
+
+  // chanceOf is pkg/chance's Params.Chance in the browser: the chance that
+  // seats are left when a fan with ahead users ahead gets its turn, from
+  // the progress document's parameters (null: none yet).
+  function chanceOf(p, ahead) {
+    if (!p) return null;
+    const n = Math.max(0, ahead);
+    if (!(p.seats >= 1)) return 0;
+    if (p.seats >= n * Math.max(1, p.max_per_place) + 1) return 1;
+    const mean = n * p.per_place, sd = Math.sqrt(n * p.variance + (n * p.error) ** 2);
+    if (!(sd > 0)) return p.seats - mean >= 1 ? 0.99 : 0.01;
+    const z = (p.seats - 0.5 - mean) / sd;
+    return Math.min(0.99, Math.max(0.01, Math.round(normalCDF(z) * 100) / 100));
+  }
+  // normalCDF: Φ(z) from erf (Abramowitz and Stegun 7.1.26, within 2e-7).
+  function normalCDF(z) {
+    const x = Math.abs(z) / Math.SQRT2, t = 1 / (1 + 0.3275911 * x);
+    const erf = 1 - t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
+    return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
+  }
+  // chanceWords: pkg/chance's Words.
+  function chanceWords(c) {
+    if (c >= 0.9) return "Good chance";
+    if (c >= 0.5) return "Fair chance";
+    if (c >= 0.1) return "Slim chance";
+    return "Unlikely: most seats will be gone before your turn";
+  }
+  // showChance shows the chance in words (and roughly in numbers); a fan
+  // unlikely to get a seat is told it may leave. It returns true when the
+  // words changed since the last ones shown (the caller announces them).
+  // The parameters come from the progress document, read here when the
+  // page has none or they are older than 15 s (the socket's broadcasts
+  // carry none).
+  function showChance(c) {
+    if (c == null || Date.now() - S.chanceAt > 15000) refreshChance();
+    if (c == null) { $("#chance-row").hidden = true; return false; }
+    const words = chanceWords(c);
+    $("#chance-row").hidden = false;
+    $("#chance").textContent = words;
+    $("#chance-note").textContent = c >= 1 ? "(there are more seats than people ahead of you)"
+      : c < 0.1 ? "You may stay in case seats come back, or leave the queue below."
+        : `(about ${Math.max(1, Math.min(99, Math.round(c * 100)))} %)`;
+    const changed = words !== S.chanceWords;
+    S.chanceWords = words;
+    return changed;
+  }
+  async function refreshChance() {
+    if (S.chanceFetching || S.state !== "waiting" || Date.now() - S.chanceAt < 2000) return;
+    S.chanceFetching = true;
+    try {
+      const g = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/progress", undefined, { cache: "no-cache", anonymous: true });
+      S.chanceAt = Date.now();
+      if (!g || !g.chance || S.state !== "waiting") return;
+      S.chance = g.chance;
+      if (!S.drawAtMS) {
+        const pos = parseInt($("#position").textContent, 10);
+        if (pos > 0 && showChance(chanceOf(S.chance, pos - 1))) announce(`Chance of a ticket: ${S.chanceWords}.`);
+      }
+    } catch (_) { /* shown at the next update */ } finally { S.chanceFetching = false; }
   }
 
   // drawCountdown: a pre-queued user's place is drawn at the sales start
@@ -737,6 +805,7 @@
     const h = Math.floor(left / 3600), mi = Math.floor(left / 60) % 60, se = left % 60;
     const pad = (n) => String(n).padStart(2, "0");
     $("#position").textContent = "drawn at the start";
+    $("#chance-row").hidden = true;
     $("#eta").textContent = `the draw is in ${h ? h + ":" : ""}${pad(mi)}:${pad(se)} (at ` +
       new Date(S.drawAtMS).toLocaleTimeString([], { timeStyle: "short" }) + "); everyone who joined before it gets a random place";
     if (arriving) {
