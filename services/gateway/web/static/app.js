@@ -732,7 +732,7 @@
     if (last.pos === null || (pos !== last.pos && now - last.at > 20000)) {
       S.lastAnnounced = { pos, at: now };
       announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}.${chance}`);
-    } else if (chanceChanged) announce(chance.trim());
+    } else if (chanceChanged) announceChance(pos);
     if (arriving) restoreTitle();
   }
 
@@ -783,6 +783,16 @@
     S.chanceWords = words;
     return changed;
   }
+  // announceChance says the new chance. Within a few seconds of the
+  // position's announcement it says both again: the live region holds one
+  // message, and the chance alone would replace the position before a
+  // screen reader has read it.
+  function announceChance(pos) {
+    const chance = `Chance of a ticket: ${S.chanceWords}.`;
+    if (Date.now() - S.lastAnnounced.at < 5000) {
+      announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}. ${chance}`);
+    } else announce(chance);
+  }
   async function refreshChance() {
     if (S.chanceFetching || S.state !== "waiting" || Date.now() - S.chanceAt < 2000) return;
     S.chanceFetching = true;
@@ -793,7 +803,7 @@
       S.chance = g.chance;
       if (!S.drawAtMS) {
         const pos = parseInt($("#position").textContent, 10);
-        if (pos > 0 && showChance(chanceOf(S.chance, pos - 1))) announce(`Chance of a ticket: ${S.chanceWords}.`);
+        if (pos > 0 && showChance(chanceOf(S.chance, pos - 1))) announceChance(pos);
       }
     } catch (_) { /* shown at the next update */ } finally { S.chanceFetching = false; }
   }
