@@ -2,6 +2,7 @@
 -- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 now_ms
 -- Replies: {'ok', seat_ids, deadline_ms} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
+--   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, state, useat, status, seatidx (ops.go)
 local user, csv, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -17,15 +18,21 @@ if #want == 0 then return {'invalid_argument'} end
 local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
 if #want > max then return {'too_many_seats', max} end
 local mine = 'h:' .. user
-local wanted, vals, taken = {}, {}, {}
+local wanted, vals, taken, kept = {}, {}, {}, {}
 for i, seat in ipairs(want) do
   if wanted[seat] then return {'invalid_argument'} end
   wanted[seat] = true
   local v = redis.call('HGET', K_SEATS, seat)
   if not v then return {'seat_unknown', seat} end
-  if v ~= '' and v ~= mine then taken[#taken + 1] = seat end
+  local p = string.sub(v, 1, 2)
+  if p == 'r:' or p == 'k:' then
+    kept[#kept + 1] = seat
+  elseif v ~= '' and v ~= mine then
+    taken[#taken + 1] = seat
+  end
   vals[i] = v
 end
+if #kept > 0 then return {'seat_not_for_sale', kept} end
 if #taken > 0 then return {'seat_unavailable', taken} end
 
 local delta = 0

@@ -79,6 +79,7 @@ var functions = []declaration{
 	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
 	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Pays, Seatidx)},
 	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx)},
+	{name: "mark_seats", event: ek(Config, Seats, Status, Seatidx)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
 	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
 	{name: "payment_success", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},

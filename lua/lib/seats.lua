@@ -44,7 +44,8 @@ local function seat_index(seat)
 end
 
 -- Every change of a seat's value in K_SEATS calls this with the new status
--- ('a', 'h' or 's') so the status string stays the seats hash's mirror.
+-- ('a', 'h' or 's'; 'r' or 'k' for a seat operators hold or killed,
+-- mark_seats.lua) so the status string stays the seats hash's mirror.
 -- On an event created before the string existed the write may leave a
 -- string with holes ('\0'); its next read rebuilds it whole from the
 -- seats hash (seat_status.lua).

@@ -1,0 +1,58 @@
+-- mark_seats: operators hold seats for a purpose, kill them (never for sale) or release them to sale, all or none.
+-- ARGV: 1 action ('hold' | 'kill' | 'release'), 2 purpose (hold; '' otherwise), 3.. seat ids
+-- Replies: {'ok', changed, {changed seat ids}} | {'seat_unknown', {seat ids}}
+--   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
+-- KEYS: config, seats, status, seatidx (ops.go)
+-- A seat's value in seats is 'r:<purpose>' while held for a purpose and
+-- 'k:' while killed; its status byte 'r' or 'k'. A hold or kill takes a
+-- free seat or one operators hold or killed already (its purpose or kind
+-- changes); a release takes seats operators hold or killed. A seat a fan
+-- holds or bought (or, for a release, a free one) is refused with its
+-- status and nothing changes. A seat already as asked is left as it is,
+-- so a repeat changes nothing (changed 0).
+local action, purpose = ARGV[1], ARGV[2]
+if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local target, code
+if action == 'hold' and purpose ~= '' then
+  target, code = 'r:' .. purpose, 'r'
+elseif action == 'kill' then
+  target, code = 'k:', 'k'
+elseif action == 'release' then
+  target, code = '', 'a'
+else
+  return {'invalid_argument'}
+end
+local seen, unknown, refused, todo = {}, {}, {}, {}
+for i = 3, #ARGV do
+  local seat = ARGV[i]
+  if not seen[seat] then
+    seen[seat] = true
+    local v = redis.call('HGET', K_SEATS, seat)
+    local p = v and string.sub(v, 1, 2)
+    if not v then
+      unknown[#unknown + 1] = seat
+    elseif p == 'h:' or p == 's:' then
+      refused[#refused + 1] = seat
+      refused[#refused + 1] = p == 'h:' and 'held' or 'sold'
+    elseif v == '' and action == 'release' then
+      refused[#refused + 1] = seat
+      refused[#refused + 1] = 'available'
+    elseif v ~= target then
+      todo[#todo + 1] = {seat, p}
+    end
+  end
+end
+if #unknown > 0 then return {'seat_unknown', unknown} end
+if #refused > 0 then return {'seat_refused', refused} end
+local changed, reserved, killed = {}, 0, 0
+for _, t in ipairs(todo) do
+  local seat, p = t[1], t[2]
+  if p == 'r:' then reserved = reserved - 1 elseif p == 'k:' then killed = killed - 1 end
+  if code == 'r' then reserved = reserved + 1 elseif code == 'k' then killed = killed + 1 end
+  redis.call('HSET', K_SEATS, seat, target)
+  set_seat_status(seat, code)
+  changed[#changed + 1] = seat
+end
+if reserved ~= 0 then redis.call('HINCRBY', K_CONFIG, 'reserved', reserved) end
+if killed ~= 0 then redis.call('HINCRBY', K_CONFIG, 'killed', killed) end
+return {'ok', #changed, changed}
