@@ -7,9 +7,9 @@
 -- 'k:' while killed; its status byte 'r' or 'k'. A hold or kill takes a
 -- free seat or one operators hold or killed already (its purpose or kind
 -- changes); a release takes seats operators hold or killed. A seat a fan
--- holds or bought (or, for a release, a free one) is refused with its
--- status and nothing changes. A seat already as asked is left as it is,
--- so a repeat changes nothing (changed 0).
+-- holds or bought is refused with its status and nothing changes. A seat
+-- already as asked (for a release: on sale) is left as it is, so a
+-- repeat changes nothing (changed 0).
 local action, purpose = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local target, code
@@ -34,9 +34,6 @@ for i = 3, #ARGV do
     elseif p == 'h:' or p == 's:' then
       refused[#refused + 1] = seat
       refused[#refused + 1] = p == 'h:' and 'held' or 'sold'
-    elseif v == '' and action == 'release' then
-      refused[#refused + 1] = seat
-      refused[#refused + 1] = 'available'
     elseif v ~= target then
       todo[#todo + 1] = {seat, p}
     end

@@ -226,9 +226,10 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 	}
 	e.Counts = Counts{
 		Total: n("total"), Held: n("held"), Sold: n("sold"), Served: n("served"),
+		Reserved: n("reserved"), Killed: n("killed"),
 		Waiting: live.Waiting, Active: live.Active, AdmittedLastMinute: live.AdmittedLastMinute,
 	}
-	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold
+	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold - e.Counts.Reserved - e.Counts.Killed
 	if err := applyOrderConfig(&e, cfg); err != nil {
 		return Event{}, fmt.Errorf("get event: %w", err)
 	}
@@ -431,8 +432,12 @@ type Counts struct {
 	Available int64 `json:"available"`
 	Held      int64 `json:"held"`
 	Sold      int64 `json:"sold"`
-	Waiting   int64 `json:"waiting"`
-	Active    int64 `json:"active"`
+	// Reserved and Killed are the seats operators hold for a purpose and
+	// took off sale (MarkSeats).
+	Reserved int64 `json:"reserved"`
+	Killed   int64 `json:"killed"`
+	Waiting  int64 `json:"waiting"`
+	Active   int64 `json:"active"`
 	// Served is the highest join sequence admitted so far: a waiting user
 	// with sequence s has at most s-Served-1 users ahead.
 	Served int64 `json:"served"`

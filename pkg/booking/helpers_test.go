@@ -149,10 +149,18 @@ func (f *fixture) checkInvariants(event string) {
 	}
 	states, _ := f.rdb.HGetAll(f.ctx, k[kState]).Result()
 	useat, _ := f.rdb.HGetAll(f.ctx, k[kUseat]).Result()
-	var held, sold int64
+	var held, sold, reserved, killed int64
 	kind := map[string]string{} // user → "h:" or "s:": one hold or one order
 	for seat, v := range seats {
 		if v == "" {
+			continue
+		}
+		switch v[:2] { // operators' marks name no user
+		case "r:":
+			reserved++
+			continue
+		case "k:":
+			killed++
 			continue
 		}
 		user := v[2:]
@@ -195,8 +203,12 @@ func (f *fixture) checkInvariants(event string) {
 	if c.Held != held || c.Sold != sold {
 		f.t.Errorf("counters held=%d sold=%d, seat map held=%d sold=%d", c.Held, c.Sold, held, sold)
 	}
-	if c.Available != c.Total-held-sold || c.Available < 0 {
-		f.t.Errorf("available %d of %d with %d held %d sold", c.Available, c.Total, held, sold)
+	if c.Reserved != reserved || c.Killed != killed {
+		f.t.Errorf("counters reserved=%d killed=%d, seat map reserved=%d killed=%d", c.Reserved, c.Killed, reserved, killed)
+	}
+	if c.Available != c.Total-held-sold-reserved-killed || c.Available < 0 {
+		f.t.Errorf("available %d of %d with %d held %d sold %d reserved %d killed", c.Available, c.Total, held, sold,
+			reserved, killed)
 	}
 	ev, _ := f.s.GetEvent(f.ctx, event)
 	live, _ := f.rdb.ZCount(f.ctx, k[kActive], fmt.Sprintf("(%d", f.clock.Now().UnixMilli()), "+inf").Result()
@@ -258,7 +270,7 @@ func (f *fixture) checkSeatStatus(event string, seats map[string]string) {
 	for i, id := range ids {
 		want := SeatCodeAvailable
 		if v := seats[id]; len(v) >= 2 {
-			want = map[string]byte{"h:": SeatCodeHeld, "s:": SeatCodeSold}[v[:2]]
+			want = map[string]byte{"h:": SeatCodeHeld, "s:": SeatCodeSold, "r:": SeatCodeReserved, "k:": SeatCodeKilled}[v[:2]]
 		}
 		if status[i] != want {
 			f.t.Errorf("seat %s: status byte %q, seats hash %q", id, status[i], seats[id])

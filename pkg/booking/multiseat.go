@@ -78,6 +78,7 @@ func SplitSeats(csv string) []string {
 // naming them and nothing changed. Selecting again while the hold lasts
 // replaces the selection atomically. Errors: ErrNotFound, ErrInvalidState,
 // ErrHoldExpired, ErrSeatUnknown (*SeatUnknownError), ErrSeatUnavailable,
+// ErrSeatNotForSale (*SeatsNotForSaleError: seats operators hold or killed),
 // ErrTooManySeats (*TooManySeatsError), ErrInvalidArgument (no seat, or
 // one twice), ErrEventNotFound.
 func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs []string) (time.Time, error) {
@@ -103,6 +104,10 @@ func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs [
 	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","), s.nowMS())
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrSeatNotForSale):
+			var kept SeatsNotForSaleError
+			r.scan(&kept.Seats)
+			return time.Time{}, &kept
 		case errors.Is(err, ErrSeatUnavailable):
 			var taken SeatsTakenError
 			r.scan(&taken.Seats)

@@ -18,6 +18,8 @@ var codeErrors = map[string]error{
 	"hold_expired":      ErrHoldExpired,
 	"seat_unknown":      ErrSeatUnknown,
 	"seat_unavailable":  ErrSeatUnavailable,
+	"seat_refused":      ErrSeatUnavailable,
+	"seat_not_for_sale": ErrSeatNotForSale,
 	"cannot_cancel":     ErrCannotCancel,
 	"payment_mismatch":  ErrPaymentMismatch,
 	"late":              ErrLatePayment,

@@ -62,13 +62,15 @@ func checkSold(x SoldSeat) error {
 
 // RestoreInput is what RestoreEvent rebuilds: a normalised definition
 // (NormalizeEvent), whether admission is paused, the seat sold to each
-// completed user, and SeqBase, a join sequence above every one the event
-// ever gave out (new joins continue after it).
+// completed user, SeqBase, a join sequence above every one the event
+// ever gave out (new joins continue after it), and the seats operators
+// hold or killed (Marks).
 type RestoreInput struct {
 	Config  EventConfig
 	Paused  bool
 	SeqBase int64
 	Sold    []SoldSeat
+	Marks   []MarkedSeat
 }
 
 // RestoreResult is what RestoreEvent rebuilt.
@@ -78,6 +80,8 @@ type RestoreResult struct {
 	SeqBase int64 // where the join sequence continues
 	// Skipped counts sold seats that were not in the seat map or given twice.
 	Skipped int64
+	// Unmarked are seats of Marks left on sale: sold, or not in the map.
+	Unmarked []string
 	// Restored is the rebuild's outbox entry (KindRestored), written in the
 	// same step: the event_restored fact, to publish and acknowledge
 	// (AckOutbox); the safety net's sweep publishes it otherwise.
@@ -87,7 +91,9 @@ type RestoreResult struct {
 // RestoreEvent rebuilds an event whose configuration is gone from Redis
 // (lua/restore_event.lua), atomically: configuration, seat map, sold seats
 // and completed users; waiting users and open holds are dropped and may
-// join again. ErrEventExists when the event's configuration is present
+// join again. The seats operators hold or killed (Marks) are marked by a
+// second call right after, before any fan can have been admitted again
+// (admission needs a promotion and a selection in between). ErrEventExists when the event's configuration is present
 // (nothing changed). Errors: ErrInvalidEvent, ErrInvalidArgument.
 func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResult, error) {
 	c := in.Config
@@ -127,6 +133,10 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
 	}
+	unmarked, err := s.applyMarks(ctx, c.ID, in.Marks)
+	if err != nil {
+		return RestoreResult{}, fmt.Errorf("restore event: marks: %w", err)
+	}
 	if err := s.setDoor(ctx, c); err != nil {
 		return RestoreResult{}, err
 	}
@@ -135,6 +145,7 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	}
 	var res RestoreResult
 	r.scan(&res.Total, &res.Sold, &res.SeqBase, &res.Skipped, &res.Restored.Reason)
+	res.Unmarked = unmarked
 	res.Restored.Kind, res.Restored.Sequence, res.Restored.At = KindRestored, res.SeqBase, ms(now)
 	return res, nil
 }

@@ -24,12 +24,16 @@ const (
 	SeatCodeAvailable byte = 'a'
 	SeatCodeHeld      byte = 'h'
 	SeatCodeSold      byte = 's'
+	// A seat operators hold for a purpose or killed (marks.go).
+	SeatCodeReserved byte = 'r'
+	SeatCodeKilled   byte = 'k'
 )
 
 var scriptSeatStatus = newScript("seat_status")
 
 // SeatStatuses returns the event's seat status string: byte i is the
-// status (SeatCodeAvailable, SeatCodeHeld, SeatCodeSold) of seat i of
+// status (SeatCodeAvailable, SeatCodeHeld, SeatCodeSold, SeatCodeReserved,
+// SeatCodeKilled) of seat i of
 // SeatMapIDs. It is one pipelined GET and HGET; only an event whose string
 // is missing or damaged (created before the string existed) is rebuilt
 // once by seat_status.lua. Errors: ErrEventNotFound.
@@ -89,6 +93,10 @@ func SeatStatusOf(code byte) SeatStatus {
 		return SeatHeld
 	case SeatCodeSold:
 		return SeatSold
+	case SeatCodeReserved:
+		return SeatReserved
+	case SeatCodeKilled:
+		return SeatKilled
 	}
 	return SeatAvailable
 }

@@ -46,4 +46,8 @@ const (
 	SeatAvailable SeatStatus = "available"
 	SeatHeld      SeatStatus = "held"
 	SeatSold      SeatStatus = "sold"
+	// SeatReserved: operators hold the seat for a purpose (MarkSeats).
+	SeatReserved SeatStatus = "reserved"
+	// SeatKilled: operators took the seat off sale (MarkSeats).
+	SeatKilled SeatStatus = "killed"
 )

@@ -1,0 +1,149 @@
+package booking
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// mark is MarkSeats that must succeed; it returns the seats changed.
+func (f *fixture) mark(event string, m SeatMark, purpose string, seats ...string) []string {
+	f.t.Helper()
+	changed, err := f.s.MarkSeats(f.ctx, event, m, purpose, seats)
+	if err != nil {
+		f.t.Fatalf("%s %v: %v", m, seats, err)
+	}
+	return changed
+}
+
+func TestMarkSeatsHoldKillRelease(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{}) // A1…B5
+	if got := f.mark("evt", MarkHold, "sponsor", "A1", "A2"); !slices.Equal(got, []string{"A1", "A2"}) {
+		t.Fatalf("hold changed %v", got)
+	}
+	if got := f.mark("evt", MarkHold, "sponsor", "A2", "A1", "A1"); len(got) != 0 {
+		t.Fatalf("a repeated hold changed %v", got)
+	}
+	// a kill takes a held seat as well as a free one
+	if got := f.mark("evt", MarkKill, "", "A2", "A3"); !slices.Equal(got, []string{"A2", "A3"}) {
+		t.Fatalf("kill changed %v", got)
+	}
+	c := f.counts("evt")
+	if c.Reserved != 1 || c.Killed != 2 || c.Available != 7 {
+		t.Fatalf("counts %+v", c)
+	}
+	st := f.seats("evt")
+	if st["A1"] != SeatReserved || st["A2"] != SeatKilled || st["A3"] != SeatKilled || st["A4"] != SeatAvailable {
+		t.Fatalf("seats %v", st)
+	}
+	f.checkInvariants("evt")
+
+	// fans cannot select them, alone or among free seats
+	if r := f.join("evt", "u1"); r.State != StateActive {
+		t.Fatalf("join: %+v", r)
+	}
+	for _, want := range [][]string{{"A1"}, {"A4", "A3"}} {
+		_, err := f.s.LockSeats(f.ctx, "evt", "u1", want)
+		var kept *SeatsNotForSaleError
+		if !errors.As(err, &kept) || !errors.Is(err, ErrSeatNotForSale) || kept.Seats[0] != want[len(want)-1] {
+			t.Fatalf("lock %v: %v", want, err)
+		}
+	}
+	if st := f.seats("evt"); st["A4"] != SeatAvailable {
+		t.Fatalf("a refused selection locked A4: %v", st)
+	}
+
+	// a release puts them on sale at once
+	if got := f.mark("evt", MarkRelease, "", "A1", "A2", "A3"); len(got) != 3 {
+		t.Fatalf("release changed %v", got)
+	}
+	if got := f.mark("evt", MarkRelease, "", "A1"); len(got) != 0 {
+		t.Fatalf("a repeated release changed %v", got)
+	}
+	f.buy("evt", "u1", "A1")
+	f.join("evt", "u2")
+	if _, err := f.s.LockSeats(f.ctx, "evt", "u2", []string{"A2"}); err != nil {
+		t.Fatalf("lock released A2: %v", err)
+	}
+	f.checkInvariants("evt")
+
+	// a seat a fan holds or bought is refused, each named, nothing changed
+	before := f.seats("evt")
+	_, err := f.s.MarkSeats(f.ctx, "evt", MarkKill, "", []string{"A5", "A1", "A2"})
+	var refused *SeatsRefusedError
+	if !errors.As(err, &refused) || !errors.Is(err, ErrSeatUnavailable) {
+		t.Fatalf("kill over sold and held seats: %v", err)
+	}
+	want := []SeatRefusal{{"A1", SeatSold}, {"A2", SeatHeld}}
+	if diff := cmp.Diff(want, refused.Seats); diff != "" {
+		t.Fatalf("refused (-want +got):\n%s", diff)
+	}
+	if _, err := f.s.MarkSeats(f.ctx, "evt", MarkRelease, "", []string{"A5", "A1"}); !errors.As(err, &refused) ||
+		len(refused.Seats) != 1 || refused.Seats[0] != (SeatRefusal{"A1", SeatSold}) {
+		t.Fatalf("release of a sold seat: %v", err)
+	}
+	if diff := cmp.Diff(before, f.seats("evt")); diff != "" {
+		t.Fatalf("a refused mark changed seats (-before +after):\n%s", diff)
+	}
+	f.checkInvariants("evt")
+}
+
+func TestMarkSeatsBadInput(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{})
+	var unknown *SeatsUnknownError
+	if _, err := f.s.MarkSeats(f.ctx, "evt", MarkKill, "", []string{"A1", "Z9", "Q1"}); !errors.As(err, &unknown) ||
+		!slices.Equal(unknown.Seats, []string{"Z9", "Q1"}) || !errors.Is(err, ErrSeatUnknown) {
+		t.Fatalf("unknown seats: %v", err)
+	}
+	for _, c := range []struct {
+		m       SeatMark
+		purpose string
+		seats   []string
+	}{
+		{MarkHold, "", []string{"A1"}},
+		{MarkHold, "  ", []string{"A1"}},
+		{MarkHold, strings.Repeat("x", MaxPurposeLen+1), []string{"A1"}},
+		{MarkHold, "a\nb", []string{"A1"}},
+		{"sell", "", []string{"A1"}},
+		{MarkKill, "", nil},
+		{MarkKill, "", []string{"bad id"}},
+	} {
+		if _, err := f.s.MarkSeats(f.ctx, "evt", c.m, c.purpose, c.seats); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	if _, err := f.s.MarkSeats(f.ctx, "nope", MarkKill, "", []string{"A1"}); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("unknown event: %v", err)
+	}
+	if c := f.counts("evt"); c.Available != c.Total {
+		t.Fatalf("bad input changed seats: %+v", c)
+	}
+}
+
+func TestRestoreKeepsMarks(t *testing.T) {
+	f := newFixture(t)
+	c, err := NormalizeEvent(EventConfig{ID: "evt", Name: "x", Rows: 2, SeatsPerRow: 5, Capacity: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c,
+		Sold: []SoldSeat{{UserID: "u1", SeatID: "B1", PaymentID: "p1", Sequence: 1}},
+		Marks: []MarkedSeat{{SeatID: "A1", Mark: MarkHold, Purpose: "artist"}, {SeatID: "A2", Mark: MarkKill},
+			{SeatID: "B1", Mark: MarkKill}, {SeatID: "A3", Mark: MarkHold, Purpose: "production"}, {SeatID: "Z9", Mark: MarkKill}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Sort(res.Unmarked); !slices.Equal(res.Unmarked, []string{"B1", "Z9"}) {
+		t.Fatalf("unmarked %v", res.Unmarked)
+	}
+	st := f.seats("evt")
+	if st["A1"] != SeatReserved || st["A2"] != SeatKilled || st["A3"] != SeatReserved || st["B1"] != SeatSold {
+		t.Fatalf("seats %v", st)
+	}
+	f.checkInvariants("evt")
+}
