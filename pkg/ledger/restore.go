@@ -98,14 +98,20 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
-	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold))}
+	marks, err := r.Ledger.SeatMarks(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
+	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold)),
+		Marks: markedSeats(marks)}
 	res, err := r.Store.RestoreEvent(ctx, in)
 	if err != nil {
 		return Restored{}, err
 	}
 	out := Restored{EventID: eventID, RestoreResult: res}
 	r.log().Warn("event restored from the ledger", zap.String("event_id", eventID), zap.Int64("seats", res.Total),
-		zap.Int64("sold", res.Sold), zap.Int64("skipped", res.Skipped), zap.Int64("seq_base", res.SeqBase))
+		zap.Int64("sold", res.Sold), zap.Int64("skipped", res.Skipped), zap.Int64("seq_base", res.SeqBase),
+		zap.Int("marked", len(marks)-len(res.Unmarked)), zap.Strings("unmarked", res.Unmarked))
 	if r.Metrics != nil {
 		r.Metrics.restores.Inc()
 	}

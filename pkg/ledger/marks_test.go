@@ -1,0 +1,101 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+)
+
+// mark records and applies a mark as the admin API does: the ledger's
+// transaction around the Redis change.
+func (g *rig) mark(m booking.SeatMark, purpose string, seats ...string) ([]string, error) {
+	var changed []string
+	err := g.led.MarkSeats(context.Background(), g.event, m, purpose, "ops@example.com", seats, func(ctx context.Context) error {
+		var err error
+		changed, err = g.store.MarkSeats(ctx, g.event, m, purpose, seats)
+		return err
+	})
+	return changed, err
+}
+
+func (g *rig) marks() map[string]string {
+	g.t.Helper()
+	ms, err := g.led.SeatMarks(context.Background(), g.event)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range ms {
+		if m.Actor != "ops@example.com" || m.MarkedAt.IsZero() {
+			g.t.Fatalf("mark without who or when: %+v", m)
+		}
+		out[m.SeatID] = string(m.Mark) + ":" + m.Purpose
+	}
+	return out
+}
+
+func TestSeatMarksRecordedAndRestored(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "marks", Name: "Marks", Rows: 2, SeatsPerRow: 5, Capacity: 5})
+	ctx := context.Background()
+	g.join("u1")
+	if ok, err := g.buy("u1", "B5"); !ok || err != nil {
+		t.Fatalf("buy: %v %v", ok, err)
+	}
+	if _, err := g.mark(booking.MarkHold, "artist", "A1", "A2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.mark(booking.MarkKill, "", "A3", "B1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.mark(booking.MarkRelease, "", "B1"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"A1": "hold:artist", "A2": "hold:artist", "A3": "kill:"}
+	if got := g.marks(); len(got) != 3 || got["A1"] != want["A1"] || got["A3"] != want["A3"] {
+		t.Fatalf("ledger marks %v", got)
+	}
+	// refused in Redis (a sold seat): nothing recorded either
+	var refused *booking.SeatsRefusedError
+	if _, err := g.mark(booking.MarkKill, "", "A4", "B5"); !errors.As(err, &refused) {
+		t.Fatalf("kill over a sold seat: %v", err)
+	}
+	if got := g.marks(); len(got) != 3 {
+		t.Fatalf("a refused kill was recorded: %v", got)
+	}
+	if err := g.led.MarkSeats(ctx, "nope", booking.MarkKill, "", "ops", []string{"A1"}, func(context.Context) error {
+		t.Fatal("applied for an unknown event")
+		return nil
+	}); !errors.Is(err, ledger.ErrEventNotFound) {
+		t.Fatalf("unknown event: %v", err)
+	}
+
+	// a rebuild from the ledger keeps them
+	g.flush()
+	res, err := g.r.Restore(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unmarked) != 0 {
+		t.Fatalf("unmarked %v", res.Unmarked)
+	}
+	all, err := g.store.Seats(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := map[string]booking.SeatStatus{}
+	for _, s := range all {
+		st[s.ID] = s.Status
+	}
+	if st["A1"] != booking.SeatReserved || st["A2"] != booking.SeatReserved || st["A3"] != booking.SeatKilled ||
+		st["B1"] != booking.SeatAvailable || st["B5"] != booking.SeatSold {
+		t.Fatalf("after the rebuild: %v", st)
+	}
+	g.join("u2")
+	if _, err := g.store.LockSeat(ctx, g.event, "u2", "A3"); !errors.Is(err, booking.ErrSeatNotForSale) {
+		t.Fatalf("a killed seat after the rebuild: %v", err)
+	}
+}
