@@ -20,15 +20,26 @@ type SeatMark struct {
 	MarkedAt time.Time        `json:"marked_at"`
 }
 
+// MarkChange is one MarkSeats call that changed seats (table
+// seat_mark_changes): its number ID, the seats Changed, and when.
+type MarkChange struct {
+	ID      int64
+	Changed []string
+	At      time.Time
+}
+
 // MarkSeats records that actor held seatIDs of the event for purpose
 // (booking.MarkHold), killed them (MarkKill) or released them
 // (MarkRelease: their rows go), and calls apply (the change in Redis,
-// booking.Store.MarkSeats) inside the same transaction: the record is
-// committed only when apply succeeds, so a refusal leaves nothing. A seat
-// marked as asked keeps its first who and when, so a repeat writes
-// nothing new. ErrEventNotFound when the event is not in the ledger.
+// booking.Store.MarkSeats, which returns the seats it changed) inside the
+// same transaction: the record is committed only when apply succeeds, so
+// a refusal leaves nothing. When seats changed the change is numbered
+// (MarkChange.ID, its facts' sequence); a repeat changes none (ID 0) and
+// a seat marked as asked keeps its first who and when. ErrEventNotFound
+// when the event is not in the ledger.
 func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
-	seatIDs []string, apply func(context.Context) error) error {
+	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
+	var res MarkChange
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
@@ -51,12 +62,22 @@ func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.Sea
 		if err != nil {
 			return err
 		}
-		return apply(ctx)
+		changed, err := apply(ctx)
+		if err != nil || len(changed) == 0 {
+			return err
+		}
+		res.Changed = changed
+		return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, string(mark), purpose, changed, actor).
+			Scan(&res.ID, &res.At)
 	})
 	if errors.Is(err, ErrEventNotFound) {
-		return err
+		return MarkChange{}, err
 	}
-	return wrap("mark seats", err) // apply's errors stay visible to errors.Is and As
+	if err != nil {
+		return MarkChange{}, wrap("mark seats", err) // apply's errors stay visible to errors.Is and As
+	}
+	return res, nil
 }
 
 // SeatMarks returns the event's held and killed seats, by seat id.

@@ -11,14 +11,11 @@ import (
 
 // mark records and applies a mark as the admin API does: the ledger's
 // transaction around the Redis change.
-func (g *rig) mark(m booking.SeatMark, purpose string, seats ...string) ([]string, error) {
-	var changed []string
-	err := g.led.MarkSeats(context.Background(), g.event, m, purpose, "ops@example.com", seats, func(ctx context.Context) error {
-		var err error
-		changed, err = g.store.MarkSeats(ctx, g.event, m, purpose, seats)
-		return err
-	})
-	return changed, err
+func (g *rig) mark(m booking.SeatMark, purpose string, seats ...string) (ledger.MarkChange, error) {
+	return g.led.MarkSeats(context.Background(), g.event, m, purpose, "ops@example.com", seats,
+		func(ctx context.Context) ([]string, error) {
+			return g.store.MarkSeats(ctx, g.event, m, purpose, seats)
+		})
 }
 
 func (g *rig) marks() map[string]string {
@@ -45,11 +42,15 @@ func TestSeatMarksRecordedAndRestored(t *testing.T) {
 	if ok, err := g.buy("u1", "B5"); !ok || err != nil {
 		t.Fatalf("buy: %v %v", ok, err)
 	}
-	if _, err := g.mark(booking.MarkHold, "artist", "A1", "A2"); err != nil {
-		t.Fatal(err)
+	first, err := g.mark(booking.MarkHold, "artist", "A1", "A2")
+	if err != nil || first.ID == 0 || len(first.Changed) != 2 || first.At.IsZero() {
+		t.Fatalf("hold: %+v %v", first, err)
 	}
-	if _, err := g.mark(booking.MarkKill, "", "A3", "B1"); err != nil {
-		t.Fatal(err)
+	if again, err := g.mark(booking.MarkHold, "artist", "A2", "A1"); err != nil || again.ID != 0 || len(again.Changed) != 0 {
+		t.Fatalf("a repeated hold: %+v %v", again, err)
+	}
+	if kill, err := g.mark(booking.MarkKill, "", "A3", "B1"); err != nil || kill.ID <= first.ID {
+		t.Fatalf("kill: %+v %v", kill, err)
 	}
 	if _, err := g.mark(booking.MarkRelease, "", "B1"); err != nil {
 		t.Fatal(err)
@@ -66,9 +67,9 @@ func TestSeatMarksRecordedAndRestored(t *testing.T) {
 	if got := g.marks(); len(got) != 3 {
 		t.Fatalf("a refused kill was recorded: %v", got)
 	}
-	if err := g.led.MarkSeats(ctx, "nope", booking.MarkKill, "", "ops", []string{"A1"}, func(context.Context) error {
+	if _, err := g.led.MarkSeats(ctx, "nope", booking.MarkKill, "", "ops", []string{"A1"}, func(context.Context) ([]string, error) {
 		t.Fatal("applied for an unknown event")
-		return nil
+		return nil, nil
 	}); !errors.Is(err, ledger.ErrEventNotFound) {
 		t.Fatalf("unknown event: %v", err)
 	}

@@ -1,9 +1,11 @@
 -- Seats operators keep off sale (docs/ledger.md, "Holds and kills"): held
 -- for a purpose (production, artist, sponsor, accessibility) or killed,
--- never for sale. One row per seat so marked, with who marked it and
--- when; a release deletes the row (the audit trail, operator_actions,
--- keeps the history). A rebuild of the event from the ledger marks these
--- seats again (ledger.Restorer).
+-- never for sale. seat_marks has one row per seat so marked, with who
+-- marked it and when; a release deletes the row. seat_mark_changes has
+-- one row per call that changed seats (a repeat changes none): its id
+-- numbers the change's Kafka fact (seats_held, seats_killed,
+-- seats_released). A rebuild of the event from the ledger marks the
+-- seats of seat_marks again (ledger.Restorer).
 
 -- +goose Up
 CREATE TABLE seat_marks (
@@ -16,5 +18,17 @@ CREATE TABLE seat_marks (
     PRIMARY KEY (event_id, seat_id)
 );
 
+CREATE TABLE seat_mark_changes (
+    id         bigserial PRIMARY KEY,
+    event_id   text        NOT NULL REFERENCES events (id),
+    mark       text        NOT NULL CHECK (mark IN ('hold', 'kill', 'release')),
+    purpose    text        NOT NULL DEFAULT '',
+    seat_ids   text[]      NOT NULL, -- the seats that changed
+    actor      text        NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX seat_mark_changes_event ON seat_mark_changes (event_id, id);
+
 -- +goose Down
+DROP TABLE seat_mark_changes;
 DROP TABLE seat_marks;
