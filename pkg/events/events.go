@@ -60,6 +60,14 @@ const (
 	// TopicRefundIssued: the provider confirmed the refund of a
 	// cancellation.
 	TopicRefundIssued = "refund_issued"
+	// TopicSeatsHeld: an operator held seats for a purpose; they are off
+	// sale until released.
+	TopicSeatsHeld = "seats_held"
+	// TopicSeatsKilled: an operator killed seats: never for sale.
+	TopicSeatsKilled = "seats_killed"
+	// TopicSeatsReleased: an operator released held or killed seats to
+	// sale.
+	TopicSeatsReleased = "seats_released"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -80,6 +88,9 @@ var AllTopics = []string{
 	TopicOperatorAction,
 	TopicOrderCancelled,
 	TopicRefundIssued,
+	TopicSeatsHeld,
+	TopicSeatsKilled,
+	TopicSeatsReleased,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

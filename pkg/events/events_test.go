@@ -41,6 +41,9 @@ func oneOfEach(eventID string) []events.Event {
 			[]byte(`{"paused":false}`), []byte(`{"paused":true}`)),
 		events.OrderCancelled(3, eventID, "user_1", "A12", "pay_789", "show cancelled", 5000, "EUR", at),
 		events.RefundIssued(3, eventID, "user_1", "A12", "pay_789", "show cancelled", 5000, "EUR", at),
+		events.SeatsHeld(4, eventID, "alice", "A1,A2", "sponsor", at),
+		events.SeatsKilled(5, eventID, "alice", "Z9", at),
+		events.SeatsReleased(6, eventID, "alice", "A1,A2", at),
 	}
 }
 

@@ -207,3 +207,22 @@ func OrderCancelled(id int64, eventID, userID, seatIDs, paymentID, reason string
 func RefundIssued(id int64, eventID, userID, seatIDs, paymentID, reason string, amount int64, currency string, at time.Time) Event {
 	return newEvent(TopicRefundIssued, eventID, userID, seatIDs, paymentID, id, reason, at).WithMoney(amount, currency)
 }
+
+// SeatsHeld, SeatsKilled and SeatsReleased are the facts of change number
+// id of the seats operators keep off sale (pkg/ledger's seat marks):
+// operator held seatIDs (joined by ',') for purpose, killed them, or
+// released them to sale. One per change: its id is built from the
+// change's number, so a republished copy dedupes.
+func SeatsHeld(id int64, eventID, operator, seatIDs, purpose string, at time.Time) Event {
+	return newEvent(TopicSeatsHeld, eventID, operator, seatIDs, "", id, purpose, at)
+}
+
+// SeatsKilled is the seats_killed fact (SeatsHeld).
+func SeatsKilled(id int64, eventID, operator, seatIDs string, at time.Time) Event {
+	return newEvent(TopicSeatsKilled, eventID, operator, seatIDs, "", id, "", at)
+}
+
+// SeatsReleased is the seats_released fact (SeatsHeld).
+func SeatsReleased(id int64, eventID, operator, seatIDs string, at time.Time) Event {
+	return newEvent(TopicSeatsReleased, eventID, operator, seatIDs, "", id, "", at)
+}

@@ -31,6 +31,9 @@ var required = map[string]requirements{
 	TopicOperatorAction:   {sequence: true, operator: true},
 	TopicOrderCancelled:   {seat: true, payment: true, sequence: true, reason: true},
 	TopicRefundIssued:     {seat: true, payment: true, sequence: true, reason: true},
+	TopicSeatsHeld:        {seat: true, sequence: true, reason: true},
+	TopicSeatsKilled:      {seat: true, sequence: true},
+	TopicSeatsReleased:    {seat: true, sequence: true},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current

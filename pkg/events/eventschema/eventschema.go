@@ -56,6 +56,12 @@ var descriptions = map[string]string{
 		"and amount is to be refunded (refund_issued follows). sequence numbers the cancellation.",
 	events.TopicRefundIssued: "The payment provider confirmed the refund of a cancellation: amount was given back for the cancelled seats. " +
 		"sequence is the cancellation's number (its order_cancelled has the same).",
+	events.TopicSeatsHeld: "An operator held seats (seat_id, seat_ids) for a purpose (reason): they are off sale until released. " +
+		"user_id is the operator, sequence numbers the change.",
+	events.TopicSeatsKilled: "An operator killed seats (seat_id, seat_ids): never for sale unless released. " +
+		"user_id is the operator, sequence numbers the change.",
+	events.TopicSeatsReleased: "An operator released held or killed seats (seat_id, seat_ids) to sale. " +
+		"user_id is the operator, sequence numbers the change.",
 	events.TopicOperatorAction: "An operator changed something: one fact per record of the audit trail (docs/operators.md). user_id is the operator, " +
 		"sequence the record's number, event_id the concert or * for none; before and after hold the values the action changed.",
 }

@@ -73,6 +73,9 @@ func oneOfEach() []events.Event {
 			[]byte(`{"capacity":100,"paused":false}`), []byte(`{"capacity":150,"paused":true}`)),
 		events.OrderCancelled(7, "event_456", "user_123", "A12,A13", "pay_789", "double charge", 10000, "EUR", at),
 		events.RefundIssued(7, "event_456", "user_123", "A12,A13", "pay_789", "double charge", 10000, "EUR", at),
+		events.SeatsHeld(8, "event_456", "alice", "A1,A2", "sponsor", at),
+		events.SeatsKilled(9, "event_456", "alice", "K1", at),
+		events.SeatsReleased(10, "event_456", "alice", "A1,A2", at),
 	}
 }
 
