@@ -39,6 +39,7 @@ var bookingErrors = []struct {
 	{booking.ErrHoldExpired, http.StatusForbidden, "hold_expired"},
 	{booking.ErrSeatUnknown, http.StatusNotFound, "seat_not_found"},
 	{booking.ErrSeatUnavailable, http.StatusConflict, "seat_unavailable"},
+	{booking.ErrSeatNotForSale, http.StatusConflict, "seat_not_for_sale"},
 	{booking.ErrCannotCancel, http.StatusConflict, "cannot_cancel"},
 	{booking.ErrPaymentMismatch, http.StatusConflict, "payment_mismatch"},
 	{booking.ErrLatePayment, http.StatusConflict, "late_payment"},

@@ -49,6 +49,9 @@ const (
 	ActionTokenIssue      = "token.issue"
 	ActionTokenRevoke     = "token.revoke"
 	ActionSessionRevoke   = "session.revoke"
+	ActionSeatsHold       = "seats.hold"
+	ActionSeatsKill       = "seats.kill"
+	ActionSeatsRelease    = "seats.release"
 )
 
 // Object marshals v (a map or struct) for Before and After.

@@ -370,7 +370,8 @@ func (s *Server) bookingRequest(c *gin.Context, req bookingBody) (user string, o
 // selectSeat: POST /api/booking/select-seat {"event_id","seat_ids":[…]}
 // (or "seat_id"): all the seats are held or none; selecting again
 // replaces the selection. A 409 seat_unavailable names the taken seats
-// in "seat_ids".
+// in "seat_ids"; a 409 seat_not_for_sale the seats operators hold or
+// killed (seat_marks.go).
 func (s *Server) selectSeat(c *gin.Context) {
 	var req selectSeatRequest
 	user, ok := s.bookingRequest(c, &req)
@@ -380,9 +381,16 @@ func (s *Server) selectSeat(c *gin.Context) {
 	seats := req.seats()
 	deadline, err := s.Store.LockSeats(c.Request.Context(), req.EventID, user, seats)
 	var taken *booking.SeatsTakenError
+	var kept *booking.SeatsNotForSaleError
 	var many *booking.TooManySeatsError
 	var unknown *booking.SeatUnknownError
 	switch {
+	case errors.As(err, &kept):
+		status, code := bookinghttp.Status(err)
+		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
+			Code: code, Message: "seats not for sale: " + strings.Join(kept.Seats, ", "),
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: kept.Seats})
+		return
 	case errors.As(err, &taken):
 		status, code := bookinghttp.Status(err)
 		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),

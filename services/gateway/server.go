@@ -175,6 +175,7 @@ func (s *Server) Handler() http.Handler {
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)
+	s.seatMarksRoutes(adm) // seat_marks.go
 
 	if s.Web != nil {
 		s.Web(r)

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/operators"
+)
+
+// Holds and kills (docs/http-api.md "Holds and kills"): operators keep
+// seats off sale, held for a purpose or killed, and release them, live.
+// The change is recorded in the ledger (who, when) in the transaction
+// that applies it in Redis (booking.Store.MarkSeats), so a refused change
+// leaves nothing; then audited and published (seats_held, seats_killed,
+// seats_released).
+
+// seatMarksRoutes registers the routes of holds and kills.
+func (s *Server) seatMarksRoutes(adm *gin.RouterGroup) {
+	adm.POST("/events/:id/seat-marks", s.markSeats)
+	if s.Ledger != nil {
+		adm.GET("/events/:id/seat-marks", s.seatMarks)
+	}
+}
+
+// seatRange is an inclusive run of the seat map, in display order.
+type seatRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// markSeatsRequest names the seats one of three ways: seat_ids, a row
+// (every seat <row><n>), or a range of the seat map.
+type markSeatsRequest struct {
+	Action  booking.SeatMark `json:"action"`
+	Purpose string           `json:"purpose"`
+	SeatIDs []string         `json:"seat_ids"`
+	Row     string           `json:"row"`
+	Range   *seatRange       `json:"range"`
+}
+
+func (r markSeatsRequest) Validate() error {
+	switch r.Action {
+	case booking.MarkHold:
+		if err := booking.CheckPurpose(r.Purpose); err != nil {
+			return errf("purpose must be 1-64 characters without control characters")
+		}
+	case booking.MarkKill, booking.MarkRelease:
+		if r.Purpose != "" {
+			return errf("purpose is only for action hold")
+		}
+	default:
+		return errf("action must be hold, kill or release")
+	}
+	n := 0
+	for _, set := range []bool{r.SeatIDs != nil, r.Row != "", r.Range != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return errf("name the seats one way: seat_ids, row or range")
+	}
+	if r.SeatIDs != nil {
+		if len(r.SeatIDs) == 0 || len(r.SeatIDs) > booking.MaxMarkSeats {
+			return errf("seat_ids must list 1-5000 seats")
+		}
+		seen := make(map[string]bool, len(r.SeatIDs))
+		for _, id := range r.SeatIDs {
+			if !ids.Valid(id) || strings.IndexByte(id, ',') >= 0 {
+				return errf("seat_ids must be seat ids: 1-128 printable ASCII characters without spaces, commas, braces or |")
+			}
+			if seen[id] {
+				return errf("seat_ids must not repeat a seat")
+			}
+			seen[id] = true
+		}
+	}
+	if r.Row != "" && (len(r.Row) > 9 || strings.Trim(r.Row, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "") {
+		return errf("row must be a row's capital letters (A, B, …, AA)")
+	}
+	if r.Range != nil && (!ids.Valid(r.Range.From) || !ids.Valid(r.Range.To)) {
+		return errf("range must name two seat ids, from and to")
+	}
+	return nil
+}
+
+// errNoSuchSeats is a row or range bound that names no seat of the map.
+var errNoSuchSeats = errors.New("no such seats")
+
+// seats resolves the request's seats against the event's map (ids in
+// display order): a row's seats, or the range's, inclusive.
+func (r markSeatsRequest) seats(ids []string) ([]string, error) {
+	if r.SeatIDs != nil {
+		return r.SeatIDs, nil
+	}
+	if r.Row != "" {
+		var out []string
+		for _, sec := range booking.SeatSections(ids) {
+			if sec.IDs == nil && sec.Row == r.Row {
+				out = append(out, ids[sec.Start:sec.Start+sec.Len]...)
+			}
+		}
+		if len(out) == 0 {
+			return nil, errNoSuchSeats
+		}
+		return out, nil
+	}
+	from, to := slices.Index(ids, r.Range.From), slices.Index(ids, r.Range.To)
+	if from < 0 || to < 0 {
+		return nil, errNoSuchSeats
+	}
+	if from > to {
+		from, to = to, from
+	}
+	return ids[from : to+1], nil
+}
+
+// markSeats: POST /api/admin/events/{id}/seat-marks (operator)
+// {action: hold|kill|release, purpose (hold), and seat_ids, row or
+// range {from, to}}: all the seats or none. 200 {changed, action,
+// purpose, seat_ids (those that changed), change_id}: changed false for
+// a repeat, which changes nothing and records nothing. Errors: 400
+// invalid_argument (a bad body, more than 5000 seats), 404
+// event_not_found, 404 seat_not_found (seat_ids: the unknown ones; or a
+// row or range not in the map), 409 seat_unavailable (refused: each seat
+// a fan holds or bought, with its status; nothing changed).
+func (s *Server) markSeats(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	var req markSeatsRequest
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+		return
+	}
+	ctx := c.Request.Context()
+	seats := req.SeatIDs
+	if seats == nil {
+		all, err := s.Store.SeatMapIDs(ctx, id)
+		if err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+		if seats, err = req.seats(all); err != nil {
+			httpapi.Abort(c, http.StatusNotFound, "seat_not_found", "the row or range names no seat of this event")
+			return
+		}
+		if len(seats) > booking.MaxMarkSeats {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "at most 5000 seats per call")
+			return
+		}
+	}
+	apply := func(ctx context.Context) ([]string, error) {
+		return s.Store.MarkSeats(ctx, id, req.Action, req.Purpose, seats)
+	}
+	p := principal(c)
+	var res ledger.MarkChange
+	var err error
+	if s.Ledger != nil {
+		res, err = s.Ledger.MarkSeats(ctx, id, req.Action, req.Purpose, p.Account, seats, apply)
+	} else {
+		res.Changed, err = apply(ctx)
+		res.At = time.Now()
+	}
+	var unknown *booking.SeatsUnknownError
+	var refused *booking.SeatsRefusedError
+	switch {
+	case errors.As(err, &unknown):
+		c.AbortWithStatusJSON(http.StatusNotFound, seatsTakenBody{Error: httpapi.Error{StatusCode: http.StatusNotFound,
+			Error: http.StatusText(http.StatusNotFound), Code: "seat_not_found",
+			Message:   "no such seats in this event: " + strings.Join(unknown.Seats, ", "),
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: unknown.Seats})
+		return
+	case errors.As(err, &refused):
+		c.AbortWithStatusJSON(http.StatusConflict, seatsRefusedBody{Error: httpapi.Error{StatusCode: http.StatusConflict,
+			Error: http.StatusText(http.StatusConflict), Code: "seat_unavailable",
+			Message:   "seats a fan holds or bought cannot be " + pastTense(req.Action) + "; nothing changed",
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, Refused: refused.Seats})
+		return
+	case err != nil:
+		bookinghttp.Fail(c, ledgerErr(err))
+		return
+	}
+	out := gin.H{"changed": len(res.Changed) > 0, "action": req.Action, "purpose": req.Purpose,
+		"seat_ids": nonNil(res.Changed), "change_id": res.ID}
+	if len(res.Changed) == 0 {
+		noChange(c)
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	if !s.audit(c, seatMarkAction[req.Action], id, "", nil,
+		gin.H{"seat_ids": res.Changed, "purpose": req.Purpose, "change_id": res.ID}) {
+		return
+	}
+	s.publishMarks(c, id, p.Account, req, res)
+	c.JSON(http.StatusOK, out)
+}
+
+// seatMarkAction is each mark's audit action.
+var seatMarkAction = map[booking.SeatMark]string{
+	booking.MarkHold: operators.ActionSeatsHold, booking.MarkKill: operators.ActionSeatsKill,
+	booking.MarkRelease: operators.ActionSeatsRelease,
+}
+
+// publishMarks publishes the change's fact; a failure is logged (the
+// audit trail's operator_action, published through its outbox, carries
+// the same change).
+func (s *Server) publishMarks(c *gin.Context, eventID, actor string, req markSeatsRequest, res ledger.MarkChange) {
+	if s.Kafka == nil {
+		return
+	}
+	csv := strings.Join(res.Changed, ",")
+	var f events.Event
+	switch req.Action {
+	case booking.MarkHold:
+		f = events.SeatsHeld(res.ID, eventID, actor, csv, req.Purpose, res.At)
+	case booking.MarkKill:
+		f = events.SeatsKilled(res.ID, eventID, actor, csv, res.At)
+	default:
+		f = events.SeatsReleased(res.ID, eventID, actor, csv, res.At)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 10*time.Second)
+	defer cancel()
+	if err := s.Kafka.Publish(ctx, f); err != nil {
+		httpapi.Logger(c).Warn("seat marks fact not published", zap.String("type", f.Type), zap.Int64("change_id", res.ID),
+			zap.Error(err))
+	}
+}
+
+// seatsRefusedBody is the 409 of a mark refused: the project's error with
+// each refused seat and its status.
+type seatsRefusedBody struct {
+	httpapi.Error
+	Refused []booking.SeatRefusal `json:"refused"`
+}
+
+func pastTense(m booking.SeatMark) string {
+	switch m {
+	case booking.MarkHold:
+		return "held"
+	case booking.MarkKill:
+		return "killed"
+	}
+	return "released"
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// seatMarks: GET /api/admin/events/{id}/seat-marks (viewer): the seats
+// operators hold or killed, with who and when (the ledger's). 404
+// event_not_found.
+func (s *Server) seatMarks(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.ValidEvent(id) {
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	ctx := c.Request.Context()
+	if _, err := s.Ledger.Event(ctx, id); err != nil {
+		bookinghttp.Fail(c, ledgerErr(err))
+		return
+	}
+	marks, err := s.Ledger.SeatMarks(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	if marks == nil {
+		marks = []ledger.SeatMark{}
+	}
+	c.JSON(http.StatusOK, gin.H{"event_id": id, "seat_marks": marks})
+}
