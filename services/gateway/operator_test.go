@@ -508,6 +508,20 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 		t.Errorf("%d cancellation records, want 1", n)
 	}
 
+	seatMarks := "/api/admin/events/e1/seat-marks"
+	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "kill", "seat_ids": []string{"A4"}}, http.StatusOK)
+	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "kill", "seat_ids": []string{"A4"}}, http.StatusOK) // a repeat: no record
+	check(operators.ActionSeatsKill, "otto", "e1", "", nil, map[string]any{"seat_ids": []any{"A4"}, "purpose": ""})
+	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "hold", "purpose": "artist", "seat_ids": []string{"A4"}}, http.StatusOK)
+	check(operators.ActionSeatsHold, "otto", "e1", "", nil, map[string]any{"seat_ids": []any{"A4"}, "purpose": "artist"})
+	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "release", "seat_ids": []string{"A4"}}, http.StatusOK)
+	check(operators.ActionSeatsRelease, "otto", "e1", "", nil, map[string]any{"seat_ids": []any{"A4"}})
+	for _, act := range []string{operators.ActionSeatsKill, operators.ActionSeatsHold, operators.ActionSeatsRelease} {
+		if n := len(h.auditOf(act)); n != 1 {
+			t.Errorf("%d %s records, want 1", n, act)
+		}
+	}
+
 	call(admin, "POST", "/api/admin/accounts", "/api/admin/accounts", map[string]string{"name": "vera", "role": "viewer", "password": opPassword}, http.StatusCreated)
 	check(operators.ActionAccountCreate, "ada", "", "vera", nil, map[string]any{"role": "viewer"})
 	call(admin, "PATCH", "/api/admin/accounts/:name", "/api/admin/accounts/vera", map[string]any{"role": "operator"}, http.StatusOK)

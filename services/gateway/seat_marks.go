@@ -47,7 +47,7 @@ type markSeatsRequest struct {
 	Action  booking.SeatMark `json:"action"`
 	Purpose string           `json:"purpose"`
 	SeatIDs []string         `json:"seat_ids"`
-	Row     string           `json:"row"`
+	Row     *string          `json:"row"`
 	Range   *seatRange       `json:"range"`
 }
 
@@ -65,7 +65,7 @@ func (r markSeatsRequest) Validate() error {
 		return errf("action must be hold, kill or release")
 	}
 	n := 0
-	for _, set := range []bool{r.SeatIDs != nil, r.Row != "", r.Range != nil} {
+	for _, set := range []bool{r.SeatIDs != nil, r.Row != nil, r.Range != nil} {
 		if set {
 			n++
 		}
@@ -88,7 +88,7 @@ func (r markSeatsRequest) Validate() error {
 			seen[id] = true
 		}
 	}
-	if r.Row != "" && (len(r.Row) > 9 || strings.Trim(r.Row, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "") {
+	if r.Row != nil && (*r.Row == "" || len(*r.Row) > 9 || strings.Trim(*r.Row, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "") {
 		return errf("row must be a row's capital letters (A, B, …, AA)")
 	}
 	if r.Range != nil && (!ids.Valid(r.Range.From) || !ids.Valid(r.Range.To)) {
@@ -106,10 +106,10 @@ func (r markSeatsRequest) seats(ids []string) ([]string, error) {
 	if r.SeatIDs != nil {
 		return r.SeatIDs, nil
 	}
-	if r.Row != "" {
+	if r.Row != nil {
 		var out []string
 		for _, sec := range booking.SeatSections(ids) {
-			if sec.IDs == nil && sec.Row == r.Row {
+			if sec.IDs == nil && sec.Row == *r.Row {
 				out = append(out, ids[sec.Start:sec.Start+sec.Len]...)
 			}
 		}

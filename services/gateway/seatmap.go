@@ -47,12 +47,16 @@ type seatMapPrice struct {
 
 // seatMapResponse is the body of GET /api/seats/available (docs/http-api.md).
 type seatMapResponse struct {
-	EventID   string           `json:"event_id"`
-	Total     int              `json:"total"`
-	Available int              `json:"available"`
-	Held      int              `json:"held"`
-	Sold      int              `json:"sold"`
-	Sections  []seatMapSection `json:"sections"`
+	EventID   string `json:"event_id"`
+	Total     int    `json:"total"`
+	Available int    `json:"available"`
+	Held      int    `json:"held"`
+	Sold      int    `json:"sold"`
+	// Reserved and Killed are the seats operators hold for a purpose or
+	// took off sale (seat_marks.go).
+	Reserved int              `json:"reserved"`
+	Killed   int              `json:"killed"`
+	Sections []seatMapSection `json:"sections"`
 	// The priced sections, once each (not per seat), and the
 	// currency of their prices.
 	Currency string         `json:"currency"`
@@ -61,7 +65,8 @@ type seatMapResponse struct {
 
 // seatMapSection: seat i of the section is Row+(First+i), or Seats[i]
 // when the ids do not follow that pattern; Status[i] is its status byte
-// ('a' available, 'h' held, 's' sold).
+// ('a' available, 'h' held, 's' sold, 'r' held for a purpose by the
+// operators, 'k' killed: never for sale).
 type seatMapSection struct {
 	Row    string   `json:"row,omitempty"`
 	First  int      `json:"first,omitempty"`
@@ -106,9 +111,13 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 			resp.Held++
 		case booking.SeatCodeSold:
 			resp.Sold++
+		case booking.SeatCodeReserved:
+			resp.Reserved++
+		case booking.SeatCodeKilled:
+			resp.Killed++
 		}
 	}
-	resp.Available = resp.Total - resp.Held - resp.Sold
+	resp.Available = resp.Total - resp.Held - resp.Sold - resp.Reserved - resp.Killed
 	for i, sec := range snap.sections {
 		out := seatMapSection{Row: sec.Row, First: sec.First, Seats: sec.IDs, Section: priceIndex(snap.prices, sec.Start)}
 		if sec.Start+sec.Len <= len(status) {
