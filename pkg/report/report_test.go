@@ -50,6 +50,9 @@ func TestReportMatchesAKnownJourney(t *testing.T) {
 		events.BookingExpired(ev, "dan", "", 4, s(121)),
 		events.PaymentLate(ev, "bob", "A2", "pb", 2, s(200)).WithMoney(5000, "EUR"),
 		events.EventSoldOut(ev, s(70)),
+		events.SeatsHeld(1, ev, "otto", "B1,B2", "sponsor", s(5)),
+		events.SeatsKilled(2, ev, "otto", "B3", s(6)),
+		events.SeatsReleased(3, ev, "otto", "B1", s(90)),
 		// another sale
 		events.BookingRequested("other", "ann", 1, s(0)),
 	}
@@ -88,6 +91,7 @@ func TestReportMatchesAKnownJourney(t *testing.T) {
 			events.TopicBookingExpired: 1, events.TopicPaymentLate: 1, events.TopicEventRestored: 0,
 			events.TopicEventCreated: 0, events.TopicEventUpdated: 0, events.TopicEventSoldOut: 1,
 			events.TopicQueueRandomized: 0, events.TopicOrderCancelled: 0, events.TopicRefundIssued: 0,
+			events.TopicSeatsHeld: 1, events.TopicSeatsKilled: 1, events.TopicSeatsReleased: 1,
 		},
 		Revenue: map[string]int64{"EUR": 5000},
 		Refunds: map[string]int64{"EUR": 5000},
