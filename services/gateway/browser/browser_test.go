@@ -65,6 +65,7 @@ func TestJourney(t *testing.T) {
 	t.Run("leave-and-release", func(t *testing.T) { leaveAndRelease(t, s, b) })
 	t.Run("large-map-phone", func(t *testing.T) { largeMapPhone(t, s, b) })
 	t.Run("multi-seat", func(t *testing.T) { multiSeat(t, s, b) })
+	t.Run("held-and-killed", func(t *testing.T) { heldAndKilled(t, s, b) })
 	t.Run("prequeue", func(t *testing.T) { prequeueCountdown(t, s, b) })
 }
 

@@ -135,6 +135,7 @@
     hold_expired: "Your time to pick a seat and pay has run out.",
     seat_not_found: "That seat does not exist.",
     seat_unavailable: "That seat was just taken. Please pick another.",
+    seat_not_for_sale: "That seat is not for sale. Please pick another.",
     cannot_cancel: "This booking can no longer be cancelled.",
     payment_mismatch: "That payment does not belong to this booking.",
     late_payment: "The payment arrived after your hold expired; it was not used and will be refunded.",
@@ -917,7 +918,8 @@
   }
 
   // The seat map comes in sections (docs/http-api.md): seat i of a section
-  // is row + (first + i), or seats[i]; status[i] is 'a', 'h' or 's'. Each
+  // is row + (first + i), or seats[i]; status[i] is 'a', 'h', 's', 'r' or
+  // 'k' (held back by the organiser, or never for sale). Each
   // gateway serves a snapshot up to a second old with an ETag, so the map
   // is revalidated (cache "no-cache": a 304 when nothing changed), and when
   // the counts the notifier announced are not yet in it, it is read again a
@@ -935,8 +937,10 @@
     renderSeats(r);
   }
 
-  const SEAT_STATUS = { a: "available", h: "held", s: "sold" };
-  const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat" };
+  // r and k: seats the organiser holds back or took off sale (never pickable)
+  const SEAT_STATUS = { a: "available", h: "held", s: "sold", r: "reserved", k: "killed" };
+  const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat",
+    reserved: "not for sale, held back by the organiser", killed: "not for sale" };
   // Rows kept in the DOM above and below the visible ones.
   const ROW_BUFFER = 15;
 
@@ -1198,10 +1202,12 @@
       announce(`${ids.length === 1 ? "Seat " + ids[0] + " is" : "Seats " + ids.join(", ") + " are"} held for you. ${totalText()} Press Tab to reach Pay.`);
     } catch (e) {
       const taken = e.seatIDs && e.seatIDs.length ? e.seatIDs : [ids[ids.length - 1]];
+      const still = S.held.length ? ` Your seats ${S.held.join(", ")} are still held.` : "";
       error(e.code === "seat_unavailable"
-        ? (taken.length === 1 ? `Seat ${taken[0]} was just taken. Please pick another.` : `Seats ${taken.join(", ")} were just taken. Please pick others.`)
-          + (S.held.length ? ` Your seats ${S.held.join(", ")} are still held.` : "")
-        : friendly(e));
+        ? (taken.length === 1 ? `Seat ${taken[0]} was just taken. Please pick another.` : `Seats ${taken.join(", ")} were just taken. Please pick others.`) + still
+        : e.code === "seat_not_for_sale"
+          ? (taken.length === 1 ? `Seat ${taken[0]} is not for sale. Please pick another.` : `Seats ${taken.join(", ")} are not for sale. Please pick others.`) + still
+          : friendly(e));
       if (e.code === "hold_expired" || e.code === "invalid_state" || e.code === "booking_not_found") check("select-failed");
     }
     loadSeats();
