@@ -333,15 +333,21 @@ func (m *model) lockSeat(name string, want []string) error {
 	case len(want) > booking.DefaultMaxSeatsPerOrder:
 		return booking.ErrTooManySeats
 	}
-	taken := false
+	taken, kept := false, false
 	for _, seat := range want {
 		v, ok := m.seats[seat]
 		if !ok {
 			return booking.ErrSeatUnknown
 		}
-		if v != "" && v != "h:"+name {
+		switch {
+		case strings.HasPrefix(v, "r:") || strings.HasPrefix(v, "k:"):
+			kept = true
+		case v != "" && v != "h:"+name:
 			taken = true
 		}
+	}
+	if kept {
+		return booking.ErrSeatNotForSale
 	}
 	if taken {
 		return booking.ErrSeatUnavailable
@@ -360,6 +366,33 @@ func (m *model) lockSeat(name string, want []string) error {
 	}
 	u.seat, u.state = strings.Join(want, ","), booking.StateSeatSelected
 	return nil
+}
+
+// mark is an operator's hold ("r:<purpose>"), kill ("k:") or release
+// (""): all the seats or none; a seat a fan holds or bought refuses the
+// whole call. It returns the seats that changed.
+func (m *model) mark(action booking.SeatMark, purpose string, seats []string) ([]string, error) {
+	target := map[booking.SeatMark]string{booking.MarkHold: "r:" + purpose, booking.MarkKill: "k:", booking.MarkRelease: ""}[action]
+	var todo []string
+	refused := false
+	for _, id := range seats {
+		v, ok := m.seats[id]
+		if !ok {
+			return nil, booking.ErrSeatUnknown
+		}
+		if strings.HasPrefix(v, "h:") || strings.HasPrefix(v, "s:") {
+			refused = true
+		} else if v != target && !slices.Contains(todo, id) {
+			todo = append(todo, id)
+		}
+	}
+	if refused {
+		return nil, booking.ErrSeatUnavailable
+	}
+	for _, id := range todo {
+		m.seats[id] = target
+	}
+	return todo, nil
 }
 
 func (m *model) initiate(name, pid string) (string, error) {
@@ -831,6 +864,9 @@ func (r *modelRun) randomStep() {
 		if !sameErr(err, want) {
 			r.fatalf("lock %s %s: got %v, model %v", name, seat, err, want)
 		}
+		if errors.Is(err, booking.ErrSeatNotForSale) {
+			r.stats["lock refused: not for sale"]++
+		}
 	case op < 44: // initiate payment (now and then with a reused id)
 		name = r.userIn(false, booking.StateSeatSelected)
 		pid := "p" + strconv.Itoa(r.step)
@@ -920,7 +956,7 @@ func (r *modelRun) randomStep() {
 			r.fatalf("touch: %v", err)
 		}
 		r.logf("touch %v", names)
-	case op < 90: // time passes
+	case op < 88: // time passes
 		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, modelHold + time.Second,
 			modelHold + modelGrace + time.Second}[r.rng.IntN(5)]
 		if room := m.active(); len(room) > 0 && r.rng.IntN(3) > 0 {
@@ -938,6 +974,23 @@ func (r *modelRun) randomStep() {
 		}
 		r.advance(d)
 		r.logf("advance %s", d)
+	case op < 90: // an operator holds, kills or releases seats (now and then one a fan holds or bought, or unknown)
+		action := []booking.SeatMark{booking.MarkHold, booking.MarkKill, booking.MarkRelease, booking.MarkRelease}[r.rng.IntN(4)]
+		purpose := ""
+		if action == booking.MarkHold {
+			purpose = []string{"production", "sponsor"}[r.rng.IntN(2)]
+		}
+		var seats []string
+		for _, n := range r.rng.Perm(modelSeats + 1)[:1+r.rng.IntN(3)] {
+			seats = append(seats, "A"+strconv.Itoa(1+n))
+		}
+		want, wantErr := m.mark(action, purpose, seats)
+		got, err := r.store.MarkSeats(ctx, ev, action, purpose, seats)
+		r.logf("mark %s %q %v -> %v %s", action, purpose, seats, got, errKey(err))
+		if !sameErr(err, wantErr) || !slices.Equal(got, want) {
+			r.fatalf("mark %s %v: got %v %v, model %v %v", action, seats, got, err, want, wantErr)
+		}
+		r.stats["mark "+string(action)+" "+errKey(err)]++
 	case op < 93: // capacity raised or lowered live
 		c := 1 + r.rng.IntN(modelMaxCap)*r.rng.IntN(2)
 		if r.rng.IntN(8) == 0 {
@@ -1200,7 +1253,8 @@ func (r *modelRun) checkNumbers(keys []string) {
 	for i, id := range booking.SeatIDs(1, modelSeats) {
 		want := byte(booking.SeatCodeAvailable)
 		if v := m.seats[id]; v != "" {
-			want = map[byte]byte{'h': booking.SeatCodeHeld, 's': booking.SeatCodeSold}[v[0]]
+			want = map[byte]byte{'h': booking.SeatCodeHeld, 's': booking.SeatCodeSold, 'r': booking.SeatCodeReserved,
+				'k': booking.SeatCodeKilled}[v[0]]
 		}
 		if status[i] != want {
 			r.fatalf("seat map: %s is %q, model %q", id, status[i], m.seats[id])
