@@ -23,6 +23,9 @@ for i = 2, #ARGV - 3, 4 do
       else
         redis.call('HINCRBY', K_CONFIG, 'held', -1)
       end
+    elseif string.sub(v, 1, 2) == 'r:' or string.sub(v, 1, 2) == 'k:' then
+      -- the ledger's sale wins over an operator's hold or kill (mark_seats)
+      redis.call('HINCRBY', K_CONFIG, string.sub(v, 1, 1) == 'r' and 'reserved' or 'killed', -1)
     end
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
     set_seat_status(seat, 's')

@@ -147,3 +147,20 @@ func TestRestoreKeepsMarks(t *testing.T) {
 	}
 	f.checkInvariants("evt")
 }
+
+// A sale the ledger has wins over a mark Redis has (repair after a loss).
+func TestRepairSoldOverAMark(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{})
+	f.mark("evt", MarkKill, "", "A1")
+	f.mark("evt", MarkHold, "artist", "A2")
+	res, err := f.s.RepairSold(f.ctx, "evt", []SoldSeat{{UserID: "u9", SeatID: "A1", PaymentID: "p9", Sequence: 1},
+		{UserID: "u8", SeatID: "A2", PaymentID: "p8", Sequence: 2}})
+	if err != nil || res.Repaired != 2 {
+		t.Fatalf("repair: %+v %v", res, err)
+	}
+	if c := f.counts("evt"); c.Killed != 0 || c.Reserved != 0 || c.Sold != 2 {
+		t.Fatalf("counts %+v", c)
+	}
+	f.checkInvariants("evt")
+}
