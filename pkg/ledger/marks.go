@@ -3,11 +3,15 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
 )
 
 // SeatMark is a seat operators hold for a purpose or killed (table
@@ -21,11 +25,29 @@ type SeatMark struct {
 }
 
 // MarkChange is one MarkSeats call that changed seats (table
-// seat_mark_changes): its number ID, the seats Changed, and when.
+// seat_mark_changes): its number ID, what was done to which seats
+// (Changed), by whom and when, and whether Kafka acknowledged its fact.
 type MarkChange struct {
-	ID      int64
-	Changed []string
-	At      time.Time
+	ID        int64
+	EventID   string
+	Mark      booking.SeatMark
+	Purpose   string
+	Changed   []string
+	Actor     string
+	At        time.Time
+	Published bool
+}
+
+// Fact is the change's seats_held, seats_killed or seats_released fact.
+func (m MarkChange) Fact() events.Event {
+	csv := strings.Join(m.Changed, ",")
+	switch m.Mark {
+	case booking.MarkHold:
+		return events.SeatsHeld(m.ID, m.EventID, m.Actor, csv, m.Purpose, m.At)
+	case booking.MarkKill:
+		return events.SeatsKilled(m.ID, m.EventID, m.Actor, csv, m.At)
+	}
+	return events.SeatsReleased(m.ID, m.EventID, m.Actor, csv, m.At)
 }
 
 // MarkSeats records that actor held seatIDs of the event for purpose
@@ -39,7 +61,7 @@ type MarkChange struct {
 // when the event is not in the ledger.
 func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
-	var res MarkChange
+	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
@@ -78,6 +100,90 @@ func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.Sea
 		return MarkChange{}, wrap("mark seats", err) // apply's errors stay visible to errors.Is and As
 	}
 	return res, nil
+}
+
+// UnpublishedMarkChanges returns the changes whose fact Kafka has not
+// acknowledged, oldest first, at most limit, older than age (a change
+// younger is left to the request that made it).
+func (l *Ledger) UnpublishedMarkChanges(ctx context.Context, age time.Duration, limit int) ([]MarkChange, error) {
+	rows, err := l.pool.Query(ctx, `SELECT id, event_id, mark, purpose, seat_ids, actor, created_at FROM seat_mark_changes
+		WHERE NOT published AND created_at < now() - make_interval(secs => $1) ORDER BY id LIMIT $2`, age.Seconds(), limit)
+	out, err := rowsOf(rows, err, func(r pgx.CollectableRow) (MarkChange, error) {
+		var m MarkChange
+		err := r.Scan(&m.ID, &m.EventID, &m.Mark, &m.Purpose, &m.Changed, &m.Actor, &m.At)
+		return m, err
+	})
+	return out, wrap("unpublished mark changes", err)
+}
+
+// MarkChangePublished records that Kafka acknowledged change id's fact.
+func (l *Ledger) MarkChangePublished(ctx context.Context, id int64) error {
+	_, err := l.pool.Exec(ctx, `UPDATE seat_mark_changes SET published = true WHERE id = $1`, id)
+	return wrap("mark change published", err)
+}
+
+// MarkPublisher publishes the facts of seat mark changes: at once
+// (Publish, by the request that made the change) and, on a tick (Run),
+// every fact a crash or a Kafka outage left (Sweep). A fact published
+// twice has the same id (built from the change's number).
+type MarkPublisher struct {
+	Ledger *Ledger
+	Kafka  publisher
+	Log    *zap.Logger
+	// Age is how long a change is left to its request before a sweep
+	// takes it (default 5 s).
+	Age time.Duration
+}
+
+// Publish publishes m's fact and records Kafka's acknowledgement.
+func (p *MarkPublisher) Publish(ctx context.Context, m MarkChange) error {
+	if err := p.Kafka.Publish(ctx, m.Fact()); err != nil {
+		return fmt.Errorf("ledger: publish %s: %w", m.Fact().Type, err)
+	}
+	return p.Ledger.MarkChangePublished(ctx, m.ID)
+}
+
+// Sweep publishes every fact not acknowledged yet; it returns how many.
+func (p *MarkPublisher) Sweep(ctx context.Context) (int, error) {
+	age := p.Age
+	if age <= 0 {
+		age = 5 * time.Second
+	}
+	n := 0
+	for {
+		todo, err := p.Ledger.UnpublishedMarkChanges(ctx, age, 100)
+		if err != nil || len(todo) == 0 {
+			return n, err
+		}
+		for _, m := range todo {
+			if err := p.Publish(ctx, m); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}
+
+// Run sweeps every interval until ctx ends.
+func (p *MarkPublisher) Run(ctx context.Context, interval time.Duration) error {
+	log := p.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if n, err := p.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("seat mark facts left unpublished; retried at the next tick", zap.Int("published", n), zap.Error(err))
+		} else if n > 0 {
+			log.Info("seat mark facts published by the sweep", zap.Int("published", n))
+		}
+	}
 }
 
 // SeatMarks returns the event's held and killed seats, by seat id.

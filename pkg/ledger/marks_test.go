@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 )
 
@@ -98,5 +100,44 @@ func TestSeatMarksRecordedAndRestored(t *testing.T) {
 	g.join("u2")
 	if _, err := g.store.LockSeat(ctx, g.event, "u2", "A3"); !errors.Is(err, booking.ErrSeatNotForSale) {
 		t.Fatalf("a killed seat after the rebuild: %v", err)
+	}
+}
+
+// A fact Kafka did not take is published by the sweep, once, with the
+// change's own id; an acknowledged one is not published again.
+func TestSeatMarkFactsSurviveAKafkaOutage(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "marksk", Name: "Marks", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	p := &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec, Age: time.Nanosecond}
+	held, err := g.mark(booking.MarkHold, "production", "A1", "A2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	g.rec.FailWith(errors.New("kafka down"))
+	killed, err := g.mark(booking.MarkKill, "", "A3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(ctx, killed); err == nil {
+		t.Fatal("published with Kafka down")
+	}
+	if n, err := p.Sweep(ctx); err == nil || n != 0 {
+		t.Fatalf("sweep with Kafka down: %d %v", n, err)
+	}
+	g.rec.FailWith(nil)
+	if n, err := p.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if n, err := p.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d %v", n, err)
+	}
+	hs, ks := g.rec.Topic(events.TopicSeatsHeld), g.rec.Topic(events.TopicSeatsKilled)
+	if len(hs) != 1 || len(ks) != 1 || hs[0].Reason != "production" || hs[0].SeatID != "A1,A2" || hs[0].UserID != "ops@example.com" ||
+		ks[0].Sequence != killed.ID || ks[0].ID != killed.Fact().ID || !ks[0].OccurredAt.Equal(killed.At.UTC().Truncate(time.Millisecond)) {
+		t.Fatalf("facts held %+v killed %+v", hs, ks)
 	}
 }

@@ -100,7 +100,9 @@ type Config struct {
 	AuditSweepInterval time.Duration `env:"AUDIT_SWEEP_INTERVAL" default:"5s"`
 	// CancelSweepInterval is how often cancellations of sold tickets
 	// left unfinished (seats not released, a refund pending, a fact not
-	// published) are carried on (ledger.Canceller).
+	// published) are carried on (ledger.Canceller), and the facts of
+	// seat mark changes Kafka did not take are published
+	// (ledger.MarkPublisher).
 	CancelSweepInterval time.Duration `env:"CANCEL_SWEEP_INTERVAL" default:"5s"`
 }
 
@@ -228,6 +230,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		d.Admin.Run,
 		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
 		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
+		func(ctx context.Context) error { return srv.markPublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
 			err := fastserver.Serve(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
 			// the requests are answered: publish what the relay holds

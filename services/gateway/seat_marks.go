@@ -13,7 +13,6 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
-	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -25,7 +24,8 @@ import (
 // The change is recorded in the ledger (who, when) in the transaction
 // that applies it in Redis (booking.Store.MarkSeats), so a refused change
 // leaves nothing; then audited and published (seats_held, seats_killed,
-// seats_released).
+// seats_released; a fact Kafka did not take is published by the sweep
+// main runs, ledger.MarkPublisher).
 
 // seatMarksRoutes registers the routes of holds and kills.
 func (s *Server) seatMarksRoutes(adm *gin.RouterGroup) {
@@ -173,8 +173,8 @@ func (s *Server) markSeats(c *gin.Context) {
 	if s.Ledger != nil {
 		res, err = s.Ledger.MarkSeats(ctx, id, req.Action, req.Purpose, p.Account, seats, apply)
 	} else {
+		res = ledger.MarkChange{EventID: id, Mark: req.Action, Purpose: req.Purpose, Actor: p.Account, At: time.Now()}
 		res.Changed, err = apply(ctx)
-		res.At = time.Now()
 	}
 	var unknown *booking.SeatsUnknownError
 	var refused *booking.SeatsRefusedError
@@ -206,7 +206,7 @@ func (s *Server) markSeats(c *gin.Context) {
 		gin.H{"seat_ids": res.Changed, "purpose": req.Purpose, "change_id": res.ID}) {
 		return
 	}
-	s.publishMarks(c, id, p.Account, req, res)
+	s.publishMarks(c, res)
 	c.JSON(http.StatusOK, out)
 }
 
@@ -216,28 +216,29 @@ var seatMarkAction = map[booking.SeatMark]string{
 	booking.MarkRelease: operators.ActionSeatsRelease,
 }
 
-// publishMarks publishes the change's fact; a failure is logged (the
-// audit trail's operator_action, published through its outbox, carries
-// the same change).
-func (s *Server) publishMarks(c *gin.Context, eventID, actor string, req markSeatsRequest, res ledger.MarkChange) {
+// markPublisher publishes the facts of seat mark changes (and, run by
+// main, sweeps what a crash or a Kafka outage left).
+func (s *Server) markPublisher() *ledger.MarkPublisher {
+	return &ledger.MarkPublisher{Ledger: s.Ledger, Kafka: s.Kafka, Log: s.Log}
+}
+
+// publishMarks publishes the change's fact; a failure is logged and the
+// sweep publishes it later (without a ledger, of the Redis path's tests,
+// it is published once).
+func (s *Server) publishMarks(c *gin.Context, res ledger.MarkChange) {
 	if s.Kafka == nil {
 		return
 	}
-	csv := strings.Join(res.Changed, ",")
-	var f events.Event
-	switch req.Action {
-	case booking.MarkHold:
-		f = events.SeatsHeld(res.ID, eventID, actor, csv, req.Purpose, res.At)
-	case booking.MarkKill:
-		f = events.SeatsKilled(res.ID, eventID, actor, csv, res.At)
-	default:
-		f = events.SeatsReleased(res.ID, eventID, actor, csv, res.At)
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 10*time.Second)
 	defer cancel()
-	if err := s.Kafka.Publish(ctx, f); err != nil {
-		httpapi.Logger(c).Warn("seat marks fact not published", zap.String("type", f.Type), zap.Int64("change_id", res.ID),
-			zap.Error(err))
+	var err error
+	if s.Ledger != nil {
+		err = s.markPublisher().Publish(ctx, res)
+	} else {
+		err = s.Kafka.Publish(ctx, res.Fact())
+	}
+	if err != nil {
+		httpapi.Logger(c).Warn("seat mark fact left to the sweep", zap.Int64("change_id", res.ID), zap.Error(err))
 	}
 }
 

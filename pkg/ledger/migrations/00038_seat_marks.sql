@@ -4,7 +4,8 @@
 -- marked it and when; a release deletes the row. seat_mark_changes has
 -- one row per call that changed seats (a repeat changes none): its id
 -- numbers the change's Kafka fact (seats_held, seats_killed,
--- seats_released). A rebuild of the event from the ledger marks the
+-- seats_released), and published records Kafka's acknowledgement (the
+-- gateway's sweep publishes what a crash or an outage left). A rebuild of the event from the ledger marks the
 -- seats of seat_marks again (ledger.Restorer).
 
 -- +goose Up
@@ -25,9 +26,12 @@ CREATE TABLE seat_mark_changes (
     purpose    text        NOT NULL DEFAULT '',
     seat_ids   text[]      NOT NULL, -- the seats that changed
     actor      text        NOT NULL,
+    published  boolean     NOT NULL DEFAULT false, -- its fact acknowledged by Kafka
     created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX seat_mark_changes_event ON seat_mark_changes (event_id, id);
+-- the sweep's work: facts not acknowledged yet
+CREATE INDEX seat_mark_changes_unpublished ON seat_mark_changes (id) WHERE NOT published;
 
 -- +goose Down
 DROP TABLE seat_mark_changes;
