@@ -133,7 +133,8 @@ func (r markSeatsRequest) seats(ids []string) ([]string, error) {
 // range {from, to}}: all the seats or none. 200 {changed, action,
 // purpose, seat_ids (those that changed), change_id}: changed false for
 // a repeat, which changes nothing and records nothing. Errors: 400
-// invalid_argument (a bad body, more than 5000 seats), 404
+// invalid_body (a bad body), invalid_argument (a row or range of more
+// than 5000 seats), 404
 // event_not_found, 404 seat_not_found (seat_ids: the unknown ones; or a
 // row or range not in the map), 409 seat_unavailable (refused: each seat
 // a fan holds or bought, with its status; nothing changed).
