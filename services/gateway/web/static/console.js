@@ -6,19 +6,22 @@
 // operator who is not signed in is sent) and shows the API's own error
 // messages. The live view reads GET /api/admin/events/{id}/live as
 // Server-Sent Events and keeps the last hour of it in the page for the
-// chart (an SVG drawn with DOM APIs, with a text summary). A viewer sees
+// chart (an SVG drawn with DOM APIs, with a text summary) and for the
+// estimated time to sell out (sellOut). A viewer sees
 // everything with every control disabled (the API answers 403 anyway).
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
   const HOUR = 3600;
+  const ETA_WINDOW = 300; // the sale rate of the sell-out estimate: over the last 5 minutes
+  const ETA_MIN_SPAN = 60; // ... and over at least a minute, however recently the view opened
 
   let me = null; // GET /api/admin/me
   let live = null; // the EventSource of the live view
   let liveID = ""; // its event
   let doc = null; // the latest live document
-  let samples = []; // [{t, waiting, in_room, rate}] of liveID, the last hour
+  let samples = []; // [{t, waiting, in_room, rate, sold}] of liveID, the last hour
   let auditCursor = "";
   let editing = null; // the event being edited (GET /api/admin/events/{id})
 
@@ -359,6 +362,8 @@
       liveID = id;
       for (const e of document.querySelectorAll("[data-live]")) e.textContent = "–";
       $("live-money").tBodies[0].replaceChildren();
+      $("live-eta").textContent = "—";
+      $("live-eta-note").textContent = "Not selling";
       $("c-capacity").value = $("c-rate").value = $("c-hold").value = "";
       drawChart();
     }
@@ -456,9 +461,50 @@
     }
 
     const t = Date.parse(d.at) / 1000;
-    if (!samples.length || samples[samples.length - 1].t < t) samples.push({ t, waiting: d.waiting, in_room: d.in_room, rate: d.admitted_last_minute });
+    if (!samples.length || samples[samples.length - 1].t < t) {
+      samples.push({ t, waiting: d.waiting, in_room: d.in_room, rate: d.admitted_last_minute, sold: d.seats.sold });
+    }
     while (samples.length && samples[0].t < t - HOUR) samples.shift();
+    const eta = sellOut(d, samples);
+    $("live-eta").textContent = eta.text;
+    $("live-eta-note").textContent = eta.note;
+    document.body.dataset.liveEta = eta.text;
     drawChart();
+  }
+
+  // duration: minutes as words ("under a minute", "about 12 min",
+  // "about 3 h 20 min", "more than 2 days").
+  const duration = (min) => {
+    if (min < 1) return "under a minute";
+    if (min < 90) return "about " + Math.round(min) + " min";
+    if (min > 48 * 60) return "more than 2 days";
+    const r = Math.round(min / 10) * 10; // to ten minutes
+    const h = Math.floor(r / 60), m = r % 60;
+    return "about " + h + " h" + (m ? " " + m + " min" : "");
+  };
+
+  // sellOut estimates when the seats left (not sold yet, held ones
+  // included) are sold at the rate of the samples' last ETA_WINDOW
+  // seconds: the seats sold over that time (at least ETA_MIN_SPAN, so
+  // that one sale just after the view opened does not read as a rush),
+  // from the live documents the page has received since it opened. "—"
+  // when paused, or when nothing sold in the window (or cancellations
+  // outnumbered the sales).
+  function sellOut(d, ss) {
+    if (d.sold_out || (d.seats.total > 0 && d.seats.sold >= d.seats.total)) return { text: "Sold out", note: "No seats left" };
+    if (d.paused) return { text: "—", note: "The sale is paused" };
+    const last = ss[ss.length - 1];
+    let from = ss[0];
+    for (const x of ss) if (x.t <= last.t - ETA_WINDOW) from = x;
+    const span = last.t - from.t;
+    const over = span >= ETA_WINDOW - 1 ? "the last 5 min" : "the last " + (span < 60 ? Math.round(span) + " s" : Math.round(span / 60) + " min");
+    const sold = last.sold - from.sold;
+    if (span < 1) return { text: "—", note: "Not selling yet" };
+    if (sold <= 0) return { text: "—", note: "Not selling: no sales over " + over };
+    const perMin = (sold * 60) / Math.max(span, ETA_MIN_SPAN);
+    const left = d.seats.total - d.seats.sold;
+    const rate = perMin >= 10 ? String(Math.round(perMin)) : perMin.toFixed(1);
+    return { text: "Sells out in " + duration(left / perMin), note: int(left) + " seats left; " + rate + " sold a minute over " + over };
   }
 
   // drawChart draws the samples of the last hour: waiting, in the room and
@@ -560,6 +606,7 @@
   async function searchOrders(e) {
     if (e) e.preventDefault();
     showError("orders-error", "");
+    $("cancel-result").hidden = true;
     const id = $("o-event").value.trim(), q = $("o-query").value.trim();
     if (!id && !q) {
       showError("orders-error", "Enter an event id, or a user or payment id.");
@@ -604,14 +651,118 @@
         b.addEventListener("click", () => refund(o));
         act.append(b);
       }
+      if (o.status === "completed" && seatsLeft(o).length > 0) {
+        const b = el("button", { type: "button", class: "secondary small act", "data-cancel": o.order_id,
+          "aria-label": "Cancel order " + o.order_id }, "Cancel");
+        b.disabled = !canAct();
+        b.addEventListener("click", () => openCancel(o, b));
+        act.append(b);
+      }
       return el("tr", { "data-order": o.order_id },
         el("th", { scope: "row" }, o.order_id), el("td", {}, o.event_id), el("td", {}, o.user_id), el("td", {}, o.payment_id), el("td", {}, o.seat_id),
-        el("td", { class: "num" }, money(o.amount, o.currency)), el("td", {}, o.status.replace("_", " ")), act);
+        el("td", { class: "num" }, money(o.amount, o.currency)), el("td", { "data-status": o.status }, orderStatus(o)), act);
     }));
     $("orders").hidden = shown.length === 0;
     $("orders-summary").textContent = ordersEvent
       ? shown.length + " of " + orders.length + " order" + (orders.length === 1 ? "" : "s") + " of " + ordersEvent + (q ? " match " + q : "") + "."
       : orders.length + " order" + (orders.length === 1 ? "" : "s") + " in every event match " + q + ".";
+  }
+
+  // seatsLeft: the order's seats not cancelled yet.
+  const seatsLeft = (o) => {
+    const gone = new Set(o.cancelled_seat_ids || []);
+    return (o.seat_ids && o.seat_ids.length ? o.seat_ids : String(o.seat_id || "").split(",").filter(Boolean)).filter((s) => !gone.has(s));
+  };
+  // refundText: a cancellation's refund in words.
+  const refundText = (x) => x.refund_status === "refunded"
+    ? money(x.amount, x.currency) + " refunded"
+    : "refund of " + money(x.amount, x.currency) + " pending" + (x.refund_error ? " (" + x.refund_error + ")" : "") + ", retried by the gateway";
+  // orderStatus: the status column, with the cancellations' seats and
+  // refunds ("cancelled: A1, A2, 80.00 EUR refunded").
+  const orderStatus = (o) => {
+    const st = o.status.replace("_", " ");
+    const xs = o.cancellations || [];
+    if (!xs.length) return st;
+    return st + ": " + xs.map((x) => (o.status === "cancelled" && xs.length === 1 ? "" : x.seat_ids.join(", ") + " cancelled, ") + refundText(x)).join("; ");
+  };
+
+  // openCancel opens the cancellation dialog for a sold order: a reason
+  // (required) and the seats (every seat left, or some of them).
+  let cancelling = null, cancelOpener = null, cancelDone = false;
+  function openCancel(o, opener) {
+    if (!canAct()) return;
+    cancelling = o;
+    cancelOpener = opener;
+    cancelDone = false;
+    const left = seatsLeft(o);
+    showError("cancel-error", "");
+    $("cancel-title").textContent = "Cancel order " + o.order_id + "?";
+    $("cancel-text").textContent = `${o.user_id} bought ${o.seat_id} of ${o.event_id} for ${money(o.amount, o.currency)} (payment ${o.payment_id}). ` +
+      "The seats cancelled go back on sale at once and their price is refunded with the payment provider.";
+    $("cancel-reason").value = "";
+    $("cancel-all").checked = true;
+    $("cancel-some").disabled = left.length < 2;
+    $("cancel-seat-list").replaceChildren(...left.map((s, i) => el("div", { class: "check" },
+      Object.assign(el("input", { type: "checkbox", id: "cancel-seat-" + i, value: s, "data-seat": s }), { checked: true, disabled: true }),
+      el("label", { for: "cancel-seat-" + i }, s))));
+    $("cancel-yes").disabled = false;
+    $("cancel-dialog").showModal();
+    $("cancel-reason").focus();
+  }
+
+  function cancelWhich() {
+    const some = $("cancel-some").checked;
+    for (const c of $("cancel-seat-list").querySelectorAll("input")) {
+      c.disabled = !some;
+      if (!some) c.checked = true;
+    }
+  }
+
+  async function submitCancel(ev) {
+    ev.preventDefault();
+    const o = cancelling;
+    if (!o) return;
+    showError("cancel-error", "");
+    const reason = $("cancel-reason").value.trim();
+    if (!reason) {
+      showError("cancel-error", "Enter the reason for the cancellation.");
+      $("cancel-reason").focus();
+      return;
+    }
+    const body = { reason };
+    if ($("cancel-some").checked) {
+      const seats = [...$("cancel-seat-list").querySelectorAll("input:checked")].map((c) => c.value);
+      if (seats.length === 0) {
+        showError("cancel-error", "Choose at least one seat, or every seat left.");
+        return;
+      }
+      if (seats.length < seatsLeft(o).length) body.seat_ids = seats;
+    }
+    $("cancel-yes").disabled = true;
+    let res;
+    try {
+      res = await api("POST", "/api/admin/orders/" + encodeURIComponent(o.order_id) + "/cancel", body);
+    } catch (e) {
+      showError("cancel-error", e.message);
+      $("cancel-yes").disabled = false;
+      return;
+    }
+    cancelling = null;
+    cancelDone = true;
+    $("cancel-dialog").close();
+    const x = res.cancellation;
+    const what = res.changed ? "Order " + o.order_id + ": " + x.seat_ids.join(", ") + " cancelled; "
+      : "Nothing changed: order " + o.order_id + " was cancelled already (" + x.seat_ids.join(", ") + "); ";
+    const msg = what + refundText(x) + ".";
+    const r = $("cancel-result");
+    r.textContent = msg;
+    r.hidden = false;
+    r.dataset.refund = x.refund_status;
+    r.dataset.changed = String(res.changed);
+    // the row shows the order as it is now
+    orders = orders.map((y) => (y.order_id === res.order.order_id ? res.order : y));
+    renderOrders();
+    r.focus();
   }
 
   async function refund(o) {
@@ -721,6 +872,14 @@
     $("o-query").addEventListener("input", () => { if (ordersEvent) renderOrders(); });
     $("audit-form").addEventListener("submit", (e) => { e.preventDefault(); loadAudit(false); });
     $("audit-more").addEventListener("click", () => loadAudit(true));
+    $("cancel-form").addEventListener("submit", submitCancel);
+    $("cancel-no").addEventListener("click", () => $("cancel-dialog").close());
+    $("cancel-all").addEventListener("change", cancelWhich);
+    $("cancel-some").addEventListener("change", cancelWhich);
+    $("cancel-dialog").addEventListener("close", () => {
+      cancelling = null;
+      if (!cancelDone && cancelOpener && cancelOpener.isConnected) cancelOpener.focus();
+    });
     wireControls();
     let lastWidth = window.innerWidth;
     window.addEventListener("resize", () => {
