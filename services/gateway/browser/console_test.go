@@ -21,10 +21,11 @@ import (
 // view while fans join (the numbers move by themselves), pauses the sale
 // and sees the queue stop while a seat in the room frees up, resumes it
 // and sees the waiting fan let in, changes the admission rate, sees a
-// sale's seat and revenue, reads the audit trail and the orders, refunds a
-// late payment, edits the event, and signs out. A viewer sees the live view
-// with every control disabled, and the API refuses the viewer's change
-// (403). axe-core must find no serious or critical violation in any
+// sale's seat, revenue and sell-out estimate, reads the audit trail and
+// the orders, refunds a late payment, edits the event, cancels the sold
+// order with its refund, and signs out. A viewer sees the live view and
+// the orders with every control disabled, and the API refuses the
+// viewer's change (403). axe-core must find no serious or critical violation in any
 // state. With BOXOFFICE_DOC_SCREENSHOTS=1 the desktop and phone
 // screenshots of docs/operators.md are written to docs/img/.
 func TestConsole(t *testing.T) {
@@ -108,7 +109,8 @@ func TestConsole(t *testing.T) {
 	}
 	p.waitFor("the joins in the live view", 20*time.Second, `document.body.dataset.liveInRoom === "2" && document.body.dataset.liveWaiting === "3"
 		&& text('[data-live="in_room"]') === "2" && text('[data-live="waiting"]') === "3" && text('[data-live="available"]') === "15"
-		&& $("#live-chart-svg") && $('#live-chart-svg polyline[data-series="waiting"]').points.length >= 2`)
+		&& $("#live-chart-svg") && $('#live-chart-svg polyline[data-series="waiting"]').points.length >= 2
+		&& text("#live-eta") === "—" && text("#live-eta-note").startsWith("Not selling")`)
 	p.shot("c02-live")
 	p.phone("c03-live-phone")
 
@@ -162,7 +164,8 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("fan 1 pays at the sandbox: %d %v", code, err)
 	}
 	p.waitFor("the sale in the live view", 20*time.Second, `document.body.dataset.liveSold === "1" && text('[data-live="sold"]') === "1"
-		&& document.body.dataset.liveInRoom === "2" && document.body.dataset.liveWaiting === "1"`)
+		&& document.body.dataset.liveInRoom === "2" && document.body.dataset.liveWaiting === "1"
+		&& text("#live-eta").startsWith("Sells out in ") && text("#live-eta-note").startsWith("14 seats left; ")`)
 	// the report consumer counts it (its group may still be joining)
 	p.waitFor("the revenue", 90*time.Second, `text('[data-money="revenue:EUR"]') === "25.50 EUR" && text('[data-money="payments.completed"]') === "1"`)
 	docShots(t, p, "console-live")
@@ -243,13 +246,44 @@ func TestConsole(t *testing.T) {
 		&& shown("#viewer-note") && document.body.dataset.liveInRoom === "2" && $("#c-pause").disabled && $("#c-rate").disabled
 		&& $("#c-capacity-apply").disabled && $("#c-hold").disabled && !shown("#live-edit")`)
 	v.shot("c09-viewer-live")
+	v.do("open the orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+ev))
+	v.waitFor("the viewer's orders", 15*time.Second, `document.body.dataset.view === "orders" && shown("#orders tbody tr button[data-cancel]")
+		&& $("#orders tbody tr button[data-cancel]").disabled`)
 	if st := v.str(`(() => { const x = new XMLHttpRequest(); x.open("PATCH", "/api/admin/events/` + ev + `", false);
 		x.setRequestHeader("Content-Type", "application/json"); x.send('{"paused":true}'); return x.status + " " + JSON.parse(x.responseText).code; })()`); st != "403 forbidden" {
 		t.Errorf("a viewer's PATCH from the console: %s, want 403 forbidden", st)
 	}
 	v.noExceptions()
 
-	// 13. Sign out: the live view stops and the console is closed to this
+	// 13. The sold order is cancelled from the orders: a reason is
+	// required; every seat by default; the seat is back on sale and the
+	// refund made.
+	p.do("open the orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+ev))
+	p.waitFor("the sold order", 15*time.Second, `document.body.dataset.view === "orders" && text("#orders tbody tr td:nth-of-type(6)") === "completed"
+		&& shown("#orders tbody tr button[data-cancel]") && !$("#orders tbody tr button[data-cancel]").disabled`)
+	p.do("click Cancel", chromedp.Click(chromedp.CSS("#orders tbody tr button[data-cancel]")))
+	p.waitFor("the cancellation dialog", 5*time.Second, `$("#cancel-dialog").open && document.activeElement === $("#cancel-reason")
+		&& text("#cancel-text").includes("console-fan-1 bought C1") && $("#cancel-all").checked && $("#cancel-some").disabled`)
+	p.do("confirm without a reason", chromedp.Click(chromedp.ID("cancel-yes")))
+	p.waitFor("the reason asked for", 5*time.Second, `$("#cancel-dialog").open && text("#cancel-error") === "Enter the reason for the cancellation."`)
+	p.shot("c10-cancel-dialog")
+	setValue(p, "#cancel-reason", "show moved, fan cannot come")
+	p.do("confirm", chromedp.Click(chromedp.ID("cancel-yes")))
+	p.waitFor("cancelled and refunded", 20*time.Second, `!$("#cancel-dialog").open && shown("#cancel-result") && $("#cancel-result").dataset.refund === "refunded"
+		&& text("#cancel-result").includes("C1 cancelled; 25.50 EUR refunded") && text("#orders tbody tr td:nth-of-type(6)") === "cancelled: 25.50 EUR refunded"
+		&& !$("#orders tbody tr button[data-cancel]") && !shown("#orders-error") && document.activeElement === $("#cancel-result")`)
+	p.shot("c11-cancelled")
+	var after struct {
+		Counts struct {
+			Available int64 `json:"available"`
+			Sold      int64 `json:"sold"`
+		} `json:"counts"`
+	}
+	if code, err := admin.Do("GET", "/api/admin/events/"+ev, nil, &after); err != nil || code != http.StatusOK || after.Counts.Sold != 0 {
+		t.Errorf("the event after the cancellation: %d %v %+v, want nothing sold", code, err, after)
+	}
+
+	// 14. Sign out: the live view stops and the console is closed to this
 	// browser.
 	p.do("click Sign out", chromedp.Click(chromedp.ID("sign-out")))
 	p.waitFor("signed out", 15*time.Second, `location.pathname === "/admin/sign-in.html" && text("#notice") === "You are signed out."`)
