@@ -215,6 +215,17 @@ func TestConsole(t *testing.T) {
 	if code, err := lateFan.Do("POST", latePay+"/pay", nil, nil); err != nil || code != http.StatusSeeOther {
 		t.Fatalf("the late fan pays: %d %v", code, err)
 	}
+	// the sandbox sends the webhook after the redirect: the ledger
+	// records the refund due a moment later
+	waitAPI(t, "the late payment recorded as a refund due", func() bool {
+		var lo struct {
+			Orders []struct {
+				Status string `json:"status"`
+			} `json:"orders"`
+		}
+		code, err := admin.Do("GET", "/api/admin/events/"+late+"/orders", nil, &lo)
+		return err == nil && code == http.StatusOK && len(lo.Orders) == 1 && lo.Orders[0].Status == "refund_due"
+	})
 	p.do("open the late event's orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+late))
 	p.waitFor("the refund due", 30*time.Second, `document.body.dataset.view === "orders" && text("#orders tbody tr td:nth-of-type(6)") === "refund due"
 		&& shown("#orders tbody tr button") && !$("#orders tbody tr button").disabled`)
