@@ -658,6 +658,14 @@
         b.addEventListener("click", () => openCancel(o, b));
         act.append(b);
       }
+      const pending = (o.cancellations || []).find((x) => x.refund_status !== "refunded");
+      if (pending) {
+        const b = el("button", { type: "button", class: "secondary small act", "data-retry": o.order_id,
+          "aria-label": "Retry the refund of order " + o.order_id }, "Retry the refund");
+        b.disabled = !canAct();
+        b.addEventListener("click", () => retryRefund(o, pending));
+        act.append(b);
+      }
       return el("tr", { "data-order": o.order_id },
         el("th", { scope: "row" }, o.order_id), el("td", {}, o.event_id), el("td", {}, o.user_id), el("td", {}, o.payment_id), el("td", {}, o.seat_id),
         el("td", { class: "num" }, money(o.amount, o.currency)), el("td", { "data-status": o.status }, orderStatus(o)), act);
@@ -718,6 +726,38 @@
     }
   }
 
+  // showCancelled says what a cancellation (or its repeat) left, and
+  // shows the order as it is now.
+  function showCancelled(res, retried) {
+    const o = res.order, x = res.cancellation;
+    const what = res.changed ? "Order " + o.order_id + ": " + x.seat_ids.join(", ") + " cancelled; "
+      : retried ? "Order " + o.order_id + ", " + x.seat_ids.join(", ") + ": "
+        : "Nothing changed: order " + o.order_id + " was cancelled already (" + x.seat_ids.join(", ") + "); ";
+    const r = $("cancel-result");
+    r.textContent = what + refundText(x) + ".";
+    r.hidden = false;
+    r.dataset.refund = x.refund_status;
+    r.dataset.changed = String(res.changed);
+    orders = orders.map((y) => (y.order_id === o.order_id ? o : y));
+    renderOrders();
+    r.focus();
+  }
+
+  // retryRefund asks for a cancellation's pending refund again: the
+  // cancellation repeated, which changes nothing else.
+  async function retryRefund(o, x) {
+    showError("orders-error", "");
+    if (!canAct()) return;
+    if (!(await confirmAction("Retry the refund?", `Ask the payment provider again to refund ${money(x.amount, x.currency)} to ${o.user_id} ` +
+      `for ${x.seat_ids.join(", ")} (${x.refund_error || "not confirmed yet"}).`, "Retry"))) return;
+    try {
+      showCancelled(await api("POST", "/api/admin/orders/" + encodeURIComponent(o.order_id) + "/cancel",
+        { reason: x.reason, seat_ids: x.seat_ids }), true);
+    } catch (e) {
+      showError("orders-error", e.message);
+    }
+  }
+
   async function submitCancel(ev) {
     ev.preventDefault();
     const o = cancelling;
@@ -750,19 +790,7 @@
     cancelling = null;
     cancelDone = true;
     $("cancel-dialog").close();
-    const x = res.cancellation;
-    const what = res.changed ? "Order " + o.order_id + ": " + x.seat_ids.join(", ") + " cancelled; "
-      : "Nothing changed: order " + o.order_id + " was cancelled already (" + x.seat_ids.join(", ") + "); ";
-    const msg = what + refundText(x) + ".";
-    const r = $("cancel-result");
-    r.textContent = msg;
-    r.hidden = false;
-    r.dataset.refund = x.refund_status;
-    r.dataset.changed = String(res.changed);
-    // the row shows the order as it is now
-    orders = orders.map((y) => (y.order_id === res.order.order_id ? res.order : y));
-    renderOrders();
-    r.focus();
+    showCancelled(res, false);
   }
 
   async function refund(o) {
