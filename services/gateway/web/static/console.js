@@ -497,14 +497,14 @@
     let from = ss[0];
     for (const x of ss) if (x.t <= last.t - ETA_WINDOW) from = x;
     const span = last.t - from.t;
-    const over = span >= ETA_WINDOW - 1 ? "the last 5 min" : "the last " + (span < 60 ? Math.round(span) + " s" : Math.round(span / 60) + " min");
+    const over = from === ss[0] && span < ETA_WINDOW - 1 ? "since the view opened" : "over the last 5 min";
     const sold = last.sold - from.sold;
     if (span < 1) return { text: "—", note: "Not selling yet" };
-    if (sold <= 0) return { text: "—", note: "Not selling: no sales over " + over };
+    if (sold <= 0) return { text: "—", note: "Not selling: no sales " + over };
     const perMin = (sold * 60) / Math.max(span, ETA_MIN_SPAN);
     const left = d.seats.total - d.seats.sold;
     const rate = perMin >= 10 ? String(Math.round(perMin)) : perMin.toFixed(1);
-    return { text: "Sells out in " + duration(left / perMin), note: int(left) + " seats left; " + rate + " sold a minute over " + over };
+    return { text: "Sells out in " + duration(left / perMin), note: int(left) + " seats left; " + rate + " sold a minute " + over };
   }
 
   // drawChart draws the samples of the last hour: waiting, in the room and
