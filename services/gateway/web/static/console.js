@@ -483,15 +483,16 @@
     return "about " + h + " h" + (m ? " " + m + " min" : "");
   };
 
-  // sellOut estimates when the seats left (not sold yet, held ones
-  // included) are sold at the rate of the samples' last ETA_WINDOW
+  // sellOut estimates when the seats left (available, or held in a
+  // fan's cart; not the ones operators hold back or took off sale) are sold at the rate of the samples' last ETA_WINDOW
   // seconds: the seats sold over that time (at least ETA_MIN_SPAN, so
   // that one sale just after the view opened does not read as a rush),
   // from the live documents the page has received since it opened. "—"
   // when paused, or when nothing sold in the window (or cancellations
   // outnumbered the sales).
   function sellOut(d, ss) {
-    if (d.sold_out || (d.seats.total > 0 && d.seats.sold >= d.seats.total)) return { text: "Sold out", note: "No seats left" };
+    const left = d.seats.available + d.seats.held;
+    if (d.sold_out || (d.seats.total > 0 && left <= 0)) return { text: "Sold out", note: "No seats left" };
     if (d.paused) return { text: "—", note: "The sale is paused" };
     const last = ss[ss.length - 1];
     let from = ss[0];
@@ -502,7 +503,6 @@
     if (span < 1) return { text: "—", note: "Not selling yet" };
     if (sold <= 0) return { text: "—", note: "Not selling: no sales " + over };
     const perMin = (sold * 60) / Math.max(span, ETA_MIN_SPAN);
-    const left = d.seats.total - d.seats.sold;
     const rate = perMin >= 10 ? String(Math.round(perMin)) : perMin.toFixed(1);
     return { text: "Sells out in " + duration(left / perMin), note: int(left) + " seats left; " + rate + " sold a minute " + over };
   }
