@@ -1,5 +1,5 @@
 -- handle_timeout: a hold's timeout message arrived. Idempotent.
--- ARGV: 1 user_id, 2 now_ms
+-- ARGV: 1 user_id
 -- Replies: {'ok', outcome, sequence, seat_ids, payment_id, deadline_ms, already_expired, expired_entry}
 --   outcome 'released' (deadline_ms: the one that passed; writes the
 --   'x:<seq>:<user>' outbox entry, returned as expired_entry) | 'extended'
@@ -7,9 +7,9 @@
 --   and the entry while unannounced when a promotion expired it)
 --   | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
-local user, now_s = ARGV[1], ARGV[2]
-local now = tonumber(now_s)
+local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local now, now_s = clock()
 local state = user_state(user)
 local seq = user_seq(user)
 local seat = redis.call('HGET', K_USEAT, user) or ''

@@ -1,12 +1,13 @@
 -- lock_seat: hold seats for an admitted user, all or none; selecting again replaces the selection.
--- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 now_ms
+-- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats)
 -- Replies: {'ok', seat_ids, deadline_ms} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, state, useat, status, seatidx (ops.go)
-local user, csv, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local user, csv = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local now = clock()
 local state = user_state(user)
 if not state then return {'not_found'} end
 if state ~= 'active' and state ~= 'seat_selected' then return {'invalid_state', state} end

@@ -80,7 +80,7 @@ local function j_present(now_s, user)
   end
 end
 
--- One join: request i, user at now (now_s as given). enqueue.lua's header
+-- One join: request i, user at now (now_s: int(now)). enqueue.lua's header
 -- says what it does and answers.
 local function j_join(i, user, now, now_s)
   local score, state
@@ -201,17 +201,23 @@ local function enqueue_joins()
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
   J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, false, nil, nil, nil
   reqs_read()
+  local now, now_s = clock()
 
   for i = 1, R_N do
-    local now_s, now, wait = req_now(i)
+    local wait = req_wait(i, now)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
       local r = j_join(i, R_USERS[i], now, now_s)
       replies[i] = r
+      if r[1] == 'ok' then
+        -- the sales start (0 unless pre-queued), then the call's time
+        r[7] = r[7] or 0
+        r[8] = now
+      end
       if L_M > 0 then
         local spare = 0
-        if r[6] == 1 then spare = num(ARGV[R_FIRST + (i - 1) * R_STRIDE + 2]) end
+        if r[6] == 1 then spare = num(ARGV[R_FIRST + (i - 1) * R_STRIDE + 1]) end
         limits_take(now, spare)
       end
     end

@@ -18,10 +18,11 @@ local function read_positions()
   if num(c[2]) >= num(c[1]) then sold_out = 1 end
   local served, abandon, cap, start_ms = num(c[3]), num(c[4]), num(c[5]), num(c[6])
   local waiting, rate_b, rate, nseen, seen
+  local now, now_s = clock()
 
   for i = 1, R_N do
     local user = R_USERS[i]
-    local now_s, now, wait = req_now(i)
+    local wait = req_wait(i, now)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
@@ -39,7 +40,7 @@ local function read_positions()
         else
           replies[i] = {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
             redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
-            waiting, rate, cap, start_ms}
+            waiting, rate, cap, start_ms, now}
         end
       else
         if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
@@ -50,7 +51,7 @@ local function read_positions()
           seen[nseen + 1], seen[nseen + 2] = now_s, user
           nseen = nseen + 2
         end
-        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms}
+        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms, now}
       end
     end
   end

@@ -22,7 +22,7 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentHold{}, err
 	}
-	r, err := s.run(ctx, scriptInitiatePayment, eventID, userID, paymentID, s.nowMS())
+	r, err := s.run(ctx, scriptInitiatePayment, eventID, userID, paymentID)
 	if err != nil {
 		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentResult{}, err
 	}
-	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
+	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID)
 	var res PaymentResult
 	var prices string
 	if errors.Is(err, ErrLatePayment) {
@@ -70,7 +70,7 @@ func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID s
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentResult{}, err
 	}
-	r, err := s.run(ctx, scriptPaymentFailure, eventID, userID, paymentID, s.nowMS())
+	r, err := s.run(ctx, scriptPaymentFailure, eventID, userID, paymentID)
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment failure: %w", err)
 	}
@@ -91,7 +91,7 @@ func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (Time
 	if err := checkIDs(eventID, userID); err != nil {
 		return TimeoutResult{}, err
 	}
-	r, err := s.run(ctx, scriptHandleTimeout, eventID, userID, s.nowMS())
+	r, err := s.run(ctx, scriptHandleTimeout, eventID, userID)
 	if err != nil {
 		return TimeoutResult{}, fmt.Errorf("handle timeout: %w", err)
 	}
@@ -117,7 +117,7 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 	if err := checkIDs(eventID, userID); err != nil {
 		return CancelResult{}, err
 	}
-	r, err := s.run(ctx, scriptCancel, eventID, userID, s.nowMS())
+	r, err := s.run(ctx, scriptCancel, eventID, userID)
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel: %w", err)
 	}
