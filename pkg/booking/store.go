@@ -69,7 +69,7 @@ type Store struct {
 	// read now (setTestClock)
 	testClock bool
 	keys      sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
-	cached atomic.Int64
+	cached    atomic.Int64
 
 	flushers int
 }
