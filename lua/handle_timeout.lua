@@ -1,6 +1,6 @@
 -- handle_timeout: a hold's timeout message arrived. Idempotent.
 -- ARGV: 1 user_id
--- Replies: {'ok', outcome, sequence, seat_ids, payment_id, deadline_ms, already_expired, expired_entry}
+-- Replies: {'ok', outcome, sequence, seat_ids, payment_id, deadline_ms, already_expired, expired_entry, now_ms}
 --   outcome 'released' (deadline_ms: the one that passed; writes the
 --   'x:<seq>:<user>' outbox entry, returned as expired_entry) | 'extended'
 --   (grace given; the new deadline) | 'not_due' | 'no_hold' (already_expired 1
@@ -22,15 +22,15 @@ if not state or not deadline then
     again = 1
     entry = redis.call('HGET', K_OUTBOX, 'x:' .. int(seq) .. ':' .. user) or ''
   end
-  return {'ok', 'no_hold', seq, seat, pay, 0, again, entry}
+  return {'ok', 'no_hold', seq, seat, pay, 0, again, entry, now}
 end
 if deadline > now then
-  return {'ok', 'not_due', seq, seat, pay, deadline, 0, ''}
+  return {'ok', 'not_due', seq, seat, pay, deadline, 0, '', now}
 end
 local outcome, until_ms, released = expire_due(user, deadline, now)
 if outcome == 'extended' then
-  return {'ok', 'extended', seq, seat, pay, until_ms, 0, ''}
+  return {'ok', 'extended', seq, seat, pay, until_ms, 0, '', now}
 end
 -- as promote.lua's reclaim writes it: the deadline is booking_expired's time
 local entry = outbox_expired(int(seq), user, deadline, released, now_s)
-return {'ok', 'released', seq, released, pay, deadline, 0, entry}
+return {'ok', 'released', seq, released, pay, deadline, 0, entry, now}

@@ -97,7 +97,7 @@ func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (Time
 	}
 	var res TimeoutResult
 	var outbox string
-	r.scan(&res.Outcome, &res.Sequence, &res.SeatID, &res.PaymentID, &res.ExpireAt, &res.AlreadyExpired, &outbox)
+	r.scan(&res.Outcome, &res.Sequence, &res.SeatID, &res.PaymentID, &res.ExpireAt, &res.AlreadyExpired, &outbox, &res.At)
 	if outbox != "" {
 		if e, ok := parseOutbox(outboxField('x', res.Sequence, userID), outbox); ok {
 			res.Outbox = []OutboxEntry{e}
@@ -201,6 +201,9 @@ type TimeoutResult struct {
 	// expired earlier (by a promotion's reclaim): the caller republishes the
 	// expiry's side effects, which are idempotent.
 	AlreadyExpired bool
+	// At is the call's time, Redis's clock: a timeout message for
+	// ExpireAt is due ExpireAt.Sub(At) from now.
+	At time.Time
 	// Outbox holds the expiry's outbox entry (kind "expired"): written by
 	// OutcomeReleased, and returned with AlreadyExpired while some side of
 	// it is still unannounced. Announce it and then AckOutbox.
