@@ -65,9 +65,9 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
-	// testClock: a test binary's Store given WithClock, whose scripts
-	// read now (setTestClock)
-	testClock bool
+	// testNow: in a test binary, the clock this Store's scripts read
+	// (WithClock; setTestClock); nil: Redis's
+	testNow func() time.Time
 	keys      sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
 	cached    atomic.Int64
 
@@ -93,7 +93,12 @@ func WithAutoPipeline(flushers int) Option { return func(s *Store) { s.flushers 
 // clock, which only a test binary's library reads (lua.ReadsTestClock,
 // docs/booking-engine.md "One clock").
 func WithClock(now func() time.Time) Option {
-	return func(s *Store) { s.now, s.testClock = now, lua.ReadsTestClock() }
+	return func(s *Store) {
+		s.now, s.testNow = now, nil
+		if lua.ReadsTestClock() {
+			s.testNow = now
+		}
+	}
 }
 
 // New returns a Store over a go-redis client (*redis.Client,
@@ -128,8 +133,8 @@ func (s *Store) Now() time.Time { return s.now() }
 // on the master of the event's keys), or in a test binary the Store's test
 // clock (WithClock).
 func (s *Store) Clock(ctx context.Context, eventID string) (time.Time, error) {
-	if s.testClock {
-		return s.now(), nil
+	if s.testNow != nil {
+		return s.testNow(), nil
 	}
 	var c redis.Cmdable = s.rdb
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
@@ -151,7 +156,7 @@ func (s *Store) Clock(ctx context.Context, eventID string) (time.Time, error) {
 // a call of a Store given WithClock in a test binary.
 func (s *Store) setTestClock(ctx context.Context, eventID string) error {
 	key := s.prefix + ":{" + eventID + "}:clock"
-	if err := s.rdb.Set(ctx, key, s.now().UnixMilli(), 0).Err(); err != nil {
+	if err := s.rdb.Set(ctx, key, s.testNow().UnixMilli(), 0).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
 	return nil
@@ -174,7 +179,7 @@ func (s *Store) run(ctx context.Context, sc *script, eventID string, args ...any
 func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extra []string, args ...any) (reply, error) {
 	var v any
 	var err error
-	if s.testClock {
+	if s.testNow != nil {
 		if err := s.setTestClock(ctx, eventID); err != nil {
 			return nil, err
 		}
