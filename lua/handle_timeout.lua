@@ -8,8 +8,10 @@
 --   | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 local user = ARGV[1]
-if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local now, now_s = clock()
+local hnow = event_hold_clock(now)
+if not hnow then return {'event_not_found'} end
+local shift = now - hnow
 local state = user_state(user)
 local seq = user_seq(user)
 local seat = redis.call('HGET', K_USEAT, user) or ''
@@ -24,13 +26,16 @@ if not state or not deadline then
   end
   return {'ok', 'no_hold', seq, seat, pay, 0, again, entry, now}
 end
-if deadline > now then
-  return {'ok', 'not_due', seq, seat, pay, deadline, 0, '', now}
+-- deadlines are on the hold clock (holds.lua hold_clock); replies give
+-- them on Redis's
+if deadline > hnow then
+  return {'ok', 'not_due', seq, seat, pay, deadline + shift, 0, '', now}
 end
-local outcome, until_ms, released = expire_due(user, deadline, now)
+local outcome, until_ms, released = expire_due(user, deadline, hnow)
 if outcome == 'extended' then
-  return {'ok', 'extended', seq, seat, pay, until_ms, 0, '', now}
+  return {'ok', 'extended', seq, seat, pay, until_ms + shift, 0, '', now}
 end
+deadline = deadline + shift
 -- as promote.lua's reclaim writes it: the deadline is booking_expired's time
 local entry = outbox_expired(int(seq), user, deadline, released, now_s)
 return {'ok', 'released', seq, released, pay, deadline, 0, entry, now}

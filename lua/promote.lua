@@ -2,18 +2,21 @@
 -- ARGV: 1 max (0 = the event's batch size)
 -- Replies: {'ok', reason, promoted, expired, abandoned, now_ms} | {'event_not_found'}
 --   reason 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
---     | 'rate_capped' | 'not_started' | 'draw_pending'
+--     | 'rate_capped' | 'not_started' | 'draw_pending' | 'provider_degraded'
+--     (hold clocks paused: nothing expires, nobody is admitted)
 --   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
 --   seat_ids, payment_id, deadline_ms, ...}; abandoned {user, sequence, ...}
 -- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 local max = tonumber(ARGV[1])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
-  'prequeued', 'drawn')
+  'prequeued', 'drawn', 'hold_pause_ms', 'hold_paused_at')
 if not c[1] then
   return {'event_not_found'}
 end
 local now, now_s = clock()
+local hnow, held = hold_clock(now, c[13], c[14])
+local shift = now - hnow
 local total, capacity, hold_ms, batch, abandon_ms, paused, abandon_since =
   num(c[1]), num(c[3]), num(c[4]), num(c[5]), num(c[6]), c[7], num(c[8])
 if max <= 0 then max = batch end
@@ -22,11 +25,12 @@ if max <= 0 then max = 500 end
 -- 1. Reclaim holds whose deadline passed (a lost timeout message never
 --    leaks a slot). Payment-pending holds get their grace period instead.
 local expired = {}
-local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LIMIT', 0, max)
+local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', hnow, 'WITHSCORES', 'LIMIT', 0, max)
 for i = 1, #due, 2 do
   local user = due[i]
   local deadline = tonumber(due[i + 1])
-  local outcome, _, seat = expire_due(user, deadline, now)
+  local outcome, _, seat = expire_due(user, deadline, hnow)
+  deadline = deadline + shift -- on Redis's clock
   if outcome == 'released' then
     local seq = num(redis.call('HGET', K_USEQ, user)) -- in the room: not waiting
     local pay = redis.call('HGET', K_UPAY, user) or ''
@@ -48,6 +52,9 @@ if sold >= total then
 end
 if paused == '1' then
   return {'ok', 'paused', promoted, expired, abandoned, now}
+end
+if held then
+  return {'ok', 'provider_degraded', promoted, expired, abandoned, now}
 end
 if now < num(c[10]) then
   -- before the sales start only pre-queued users wait (enqueue.lua)
@@ -107,7 +114,7 @@ while admitted < want do
     end
   end
 end
-local deadline = admit_all(users, seqs, now, hold_ms)
+local deadline = admit_all(users, seqs, now, hold_ms, shift)
 for i = 1, admitted do
   promoted[#promoted + 1] = users[i]
   promoted[#promoted + 1] = seqs[i]
