@@ -221,6 +221,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		AdmitPerMinute: int(n("admit_per_minute")),
 		EarlyJoin:      time.Duration(n("early_join_ms")) * time.Millisecond,
 		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), Challenge: challengeOf(cfg),
+		HoldsPausedSince: ms(n("hold_paused_at")),
 	}
 	if e.DrawCommit != "" && !now.Before(e.SalesStart) {
 		e.DrawSeed = cfg["draw_seed"] // revealed once the sale started
@@ -399,6 +400,9 @@ type Event struct {
 	// challenge, else "none".
 	Challenge string `json:"challenge"`
 	Counts    Counts `json:"counts"`
+	// HoldsPausedSince is when the payment provider was declared degraded
+	// and the hold clocks stopped (provider.go); zero while they run.
+	HoldsPausedSince time.Time `json:"-"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.

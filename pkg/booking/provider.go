@@ -24,6 +24,9 @@ type ProviderState struct {
 	Holds int64
 	// At is the change's time, Redis's clock.
 	At time.Time
+	// Ended is when the pause this call ended had begun (recovered and
+	// Changed), zero otherwise.
+	Ended time.Time
 }
 
 // SetProviderDegraded stops (degraded) or restarts (recovered) the hold
@@ -47,7 +50,7 @@ func (s *Store) SetProviderDegraded(ctx context.Context, eventID string, degrade
 	}
 	var st ProviderState
 	var pausedMS int64
-	r.scan(&st.Changed, &st.PausedSince, &pausedMS, &st.Holds, &st.At)
+	r.scan(&st.Changed, &st.PausedSince, &pausedMS, &st.Holds, &st.At, &st.Ended)
 	st.Paused = time.Duration(pausedMS) * time.Millisecond
 	return st, nil
 }

@@ -63,7 +63,7 @@ func TestProviderOutagePausesHoldClocks(t *testing.T) {
 
 	outage := f.clock.Now().Sub(down)
 	st, err = f.s.SetProviderDegraded(f.ctx, "evt", false)
-	if err != nil || !st.Changed || !st.PausedSince.IsZero() || st.Paused != outage {
+	if err != nil || !st.Changed || !st.PausedSince.IsZero() || st.Paused != outage || st.Ended != down {
 		t.Fatalf("recovered: %+v %v, want paused %v", st, err, outage)
 	}
 	if again, err := f.s.SetProviderDegraded(f.ctx, "evt", false); err != nil || again.Changed || again.Paused != outage {

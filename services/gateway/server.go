@@ -172,6 +172,7 @@ func (s *Server) Handler() http.Handler {
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
+	adm.PUT("/provider", s.setProvider) // provider.go
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)
