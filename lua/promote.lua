@@ -3,7 +3,8 @@
 -- Replies: {'ok', reason, promoted, expired, abandoned, now_ms} | {'event_not_found'}
 --   reason 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
 --     | 'rate_capped' | 'not_started' | 'draw_pending' | 'provider_degraded'
---     (hold clocks paused: nothing expires, nobody is admitted)
+--     (hold clocks paused: nothing expires, nobody is admitted; the reply
+--     then ends with paused_since_ms, when they stopped)
 --   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
 --   seat_ids, payment_id, deadline_ms, ...}; abandoned {user, sequence, ...}
 -- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
@@ -54,7 +55,7 @@ if paused == '1' then
   return {'ok', 'paused', promoted, expired, abandoned, now}
 end
 if held then
-  return {'ok', 'provider_degraded', promoted, expired, abandoned, now}
+  return {'ok', 'provider_degraded', promoted, expired, abandoned, now, num(c[14])}
 end
 if now < num(c[10]) then
   -- before the sales start only pre-queued users wait (enqueue.lua)

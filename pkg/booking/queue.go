@@ -105,7 +105,7 @@ func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteRe
 	}
 	var res PromoteResult
 	var promoted, expired, abandonedUsers reply
-	r.scan(&res.Reason, &promoted, &expired, &abandonedUsers, &res.At)
+	r.scan(&res.Reason, &promoted, &expired, &abandonedUsers, &res.At, &res.HoldsPausedSince)
 	promoted.records(3, func(rec reply) {
 		var a Admission
 		rec.values(&a.UserID, &a.Sequence, &a.ExpireAt)
@@ -221,6 +221,9 @@ type PromoteResult struct {
 	Reason    string
 	// At is the promotion's time, Redis's clock when the script ran.
 	At time.Time
+	// HoldsPausedSince is when the hold clocks stopped, for Reason
+	// "provider_degraded" (provider.go).
+	HoldsPausedSince time.Time
 	// Outbox holds the entries written for Promoted, Expired and Abandoned
 	// (a cancelled entry, From FromAbandoned): announce them and then
 	// AckOutbox.
