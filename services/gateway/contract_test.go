@@ -194,6 +194,8 @@ func TestOpenAPIContract(t *testing.T) {
 	// a payment provider outage declared and ended (provider.go)
 	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": true}), 200, "")
 	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": true}), 200, "")
+	want(t, hs.do("GET", "/api/events/e1/progress", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/admin/events/e1", hs.admin, nil), 200, "")
 	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": false}), 200, "")
 	bad("PUT", "/api/admin/provider", hs.admin, `{}`, 400, "invalid_argument")
 	bad("PUT", "/api/admin/provider", hs.admin, `{"degraded":1}`, 400, "invalid_body")
