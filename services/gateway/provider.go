@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/gin-gonic/gin"
 
@@ -58,50 +62,10 @@ func (s *Server) setProvider(c *gin.Context) {
 		return
 	}
 	degraded := *req.Degraded
-	ctx := c.Request.Context()
-	list, err := s.Store.ListEvents(ctx)
+	resp, err := s.declareProvider(c.Request.Context(), degraded, "operator")
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
-	}
-	resp := providerResponse{Degraded: degraded, Events: []providerEvent{}}
-	var facts []events.Event
-	var resumed []string
-	for _, e := range list {
-		st, err := s.Store.SetProviderDegraded(ctx, e.ID, degraded)
-		if errors.Is(err, booking.ErrEventNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			bookinghttp.Fail(c, err)
-			return
-		}
-		pe := providerEvent{EventID: e.ID, Changed: st.Changed, Holds: st.Holds,
-			PausedSince: rfc3339OrEmpty(st.PausedSince), PausedSeconds: st.Paused.Seconds()}
-		resp.Events = append(resp.Events, pe)
-		switch {
-		case degraded:
-			facts = append(facts, events.ProviderDegraded(e.ID, st.PausedSince, st.Holds, "operator"))
-		case st.Changed:
-			facts = append(facts, events.ProviderRecovered(e.ID, st.Ended, st.Holds, "operator", st.At))
-			resumed = append(resumed, e.ID)
-		}
-		if st.Changed {
-			resp.Changed++
-		}
-	}
-	if len(facts) > 0 {
-		if err := s.Kafka.Publish(ctx, facts...); err != nil {
-			bookinghttp.Fail(c, err)
-			return
-		}
-	}
-	for _, id := range resumed {
-		// admissions resume at once, not at the next safety-net tick
-		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {
-			bookinghttp.Fail(c, err)
-			return
-		}
 	}
 	if resp.Changed == 0 {
 		noChange(c)
@@ -110,4 +74,75 @@ func (s *Server) setProvider(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, resp)
+}
+
+// declareProvider stops (degraded) or restarts the hold clocks of every
+// event, publishes a fact per event (by: who found it) and, on recovery,
+// promotes.
+func (s *Server) declareProvider(ctx context.Context, degraded bool, by string) (providerResponse, error) {
+	resp := providerResponse{Degraded: degraded, Events: []providerEvent{}}
+	list, err := s.Store.ListEvents(ctx)
+	if err != nil {
+		return resp, err
+	}
+	var facts []events.Event
+	var resumed []string
+	for _, e := range list {
+		st, err := s.Store.SetProviderDegraded(ctx, e.ID, degraded)
+		if errors.Is(err, booking.ErrEventNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return resp, err
+		}
+		resp.Events = append(resp.Events, providerEvent{EventID: e.ID, Changed: st.Changed, Holds: st.Holds,
+			PausedSince: rfc3339OrEmpty(st.PausedSince), PausedSeconds: st.Paused.Seconds()})
+		switch {
+		case degraded:
+			facts = append(facts, events.ProviderDegraded(e.ID, st.PausedSince, st.Holds, by))
+		case st.Changed:
+			facts = append(facts, events.ProviderRecovered(e.ID, st.Ended, st.Holds, by, st.At))
+			resumed = append(resumed, e.ID)
+		}
+		if st.Changed {
+			resp.Changed++
+		}
+	}
+	if len(facts) > 0 {
+		if err := s.Kafka.Publish(ctx, facts...); err != nil {
+			return resp, err
+		}
+	}
+	for _, id := range resumed {
+		// admissions resume at once, not at the next safety-net tick
+		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonCapacity, ""); err != nil {
+			return resp, err
+		}
+	}
+	return resp, nil
+}
+
+// onBreaker is the payment provider breaker's change of state
+// (payment.Breaker, PROVIDER_BREAKER_DECLARES): open declares the
+// provider degraded (by=breaker); closed again recovers it, only when
+// this process's breaker declared it, so it never ends an outage an
+// operator declared. It runs on its own goroutine: the breaker calls it
+// holding its lock.
+func (s *Server) onBreaker(open bool) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if !open && !s.breakerDeclared.CompareAndSwap(true, false) {
+			return
+		}
+		resp, err := s.declareProvider(ctx, open, "breaker")
+		if err != nil {
+			s.Log.Error("payment provider breaker: declaration failed", zap.Bool("degraded", open), zap.Error(err))
+			return
+		}
+		if open && resp.Changed > 0 {
+			s.breakerDeclared.Store(true)
+		}
+		s.Log.Warn("payment provider breaker: declared", zap.Bool("degraded", open), zap.Int("events_changed", resp.Changed))
+	}()
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
 // TestAdminProvider: an operator declares the payment provider degraded:
@@ -61,5 +65,50 @@ func TestAdminProvider(t *testing.T) {
 	}
 	if r := hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": false}); r.code != 200 || r.num("changed") != 0 {
 		t.Fatalf("recovered again: %s", r.raw)
+	}
+}
+
+// TestBreakerDeclaresTheProvider: provider calls failing in a row open the
+// breaker, which declares the provider degraded (by=breaker); after the
+// open time a successful probe closes it and recovers.
+func TestBreakerDeclaresTheProvider(t *testing.T) {
+	hs := newHarness(t, false)
+	hs.srv.Provider = payment.NewBreaker(hs.prov, nil, payment.BreakerSettings{Failures: 2, Open: 50 * time.Millisecond, Probes: 1,
+		OnChange: hs.srv.onBreaker})
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 2, "hold_seconds": 300})
+	u := hs.token("u1", "")
+	hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "e1"})
+	want(t, hs.do("POST", "/api/booking/select-seat", u, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+	paused := func() bool {
+		e, err := hs.store.GetEvent(context.Background(), "e1")
+		return err == nil && !e.HoldsPausedSince.IsZero()
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	hs.prov.mu.Lock()
+	hs.prov.fail = payment.ErrProvider
+	hs.prov.mu.Unlock()
+	for range 2 {
+		want(t, hs.do("POST", "/api/booking/payment/initiate", u, map[string]any{"event_id": "e1"}), 503, "payment_provider_unavailable")
+	}
+	waitFor("degradation", paused)
+	if f := hs.rec.Topic(events.TopicProviderDegraded); len(f) != 1 || f[0].Reason != "holds=1 by=breaker" {
+		t.Fatalf("provider_degraded: %+v", f)
+	}
+	hs.prov.mu.Lock()
+	hs.prov.fail = nil
+	hs.prov.mu.Unlock()
+	time.Sleep(60 * time.Millisecond)
+	want(t, hs.do("POST", "/api/booking/payment/initiate", u, map[string]any{"event_id": "e1"}), 200, "")
+	waitFor("recovery", func() bool { return !paused() })
+	if f := hs.rec.Topic(events.TopicProviderRecovered); len(f) != 1 || !strings.HasSuffix(f[0].Reason, "by=breaker") {
+		t.Fatalf("provider_recovered: %+v", f)
 	}
 }
