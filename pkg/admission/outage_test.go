@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
@@ -37,16 +39,23 @@ func TestPromoterEndsAnOutageLongerThanTheMaximum(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &events.Recorder{}
-	ann := admission.New(store, &recordingPublisher{}, rec, nil, admission.WithClock(clock))
+	metrics := admission.NewMetrics(nil)
+	ann := admission.New(store, &recordingPublisher{}, rec, nil, admission.WithClock(clock), admission.WithMetrics(metrics))
 	p := admission.NewPromoter(store, ann, nil, admission.WithMaxOutage(10*time.Minute))
 
 	advance(10*time.Minute - time.Millisecond)
 	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 0 || len(rec.Topic(events.TopicProviderRecovered)) != 0 {
 		t.Fatalf("within the maximum: admitted %d %v, facts %+v", n, err, rec.Topic(events.TopicProviderRecovered))
 	}
+	if g := testutil.ToFloat64(metrics.ProviderDegraded.WithLabelValues("e1")); g != 1 {
+		t.Fatalf("gauge during the outage: %v", g)
+	}
 	advance(time.Millisecond)
 	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 0 {
 		t.Fatalf("at the maximum: admitted %d %v (the room is full)", n, err)
+	}
+	if g := testutil.ToFloat64(metrics.ProviderDegraded.WithLabelValues("e1")); g != 0 {
+		t.Fatalf("gauge after the outage: %v", g)
 	}
 	facts := rec.Topic(events.TopicProviderRecovered)
 	if len(facts) != 1 || facts[0].Sequence != down.PausedSince.UnixMilli() || facts[0].Reason != "holds=1 paused_ms=600000 by=max_outage" {

@@ -140,6 +140,11 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 		}
 		admitted += len(res.Promoted)
 		p.m.Promotions.Add(float64(len(res.Promoted)))
+		if res.Reason == "provider_degraded" {
+			p.m.ProviderDegraded.WithLabelValues(eventID).Set(1)
+		} else {
+			p.m.ProviderDegraded.WithLabelValues(eventID).Set(0)
+		}
 		p.m.ExpiredReclaimed.Add(float64(len(res.Expired)))
 		if err := p.ann.Announce(ctx, eventID, res.Outbox); errors.Is(err, ErrKafkaPending) {
 			pending = err
