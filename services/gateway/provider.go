@@ -126,7 +126,8 @@ func (s *Server) declareProvider(ctx context.Context, degraded bool, by string) 
 // (payment.Breaker, PROVIDER_BREAKER_DECLARES): open declares the
 // provider degraded (by=breaker); closed again recovers it, only when
 // this process's breaker declared it, so it never ends an outage an
-// operator declared. It runs on its own goroutine: the breaker calls it
+// operator declared. Each change is recorded in the audit trail (actor
+// breaker, via system) like an operator's declaration. It runs on its own goroutine: the breaker calls it
 // holding its lock.
 func (s *Server) onBreaker(open bool) {
 	go func() {
@@ -144,5 +145,20 @@ func (s *Server) onBreaker(open bool) {
 			s.breakerDeclared.Store(true)
 		}
 		s.Log.Warn("payment provider breaker: declared", zap.Bool("degraded", open), zap.Int("events_changed", resp.Changed))
+		if resp.Changed > 0 && s.Operators != nil {
+			// in the audit trail with the operators' declarations
+			rec, err := s.Operators.Record(ctx, operators.Action{Actor: "breaker", Via: operators.ViaSystem, Role: operators.Operator,
+				Action: operators.ActionProviderDeclare, Before: operators.Object(map[string]any{"degraded": !open}),
+				After: operators.Object(map[string]any{"degraded": open, "events_changed": resp.Changed})})
+			if err != nil {
+				s.Log.Error("payment provider breaker: declaration not recorded", zap.Bool("degraded", open), zap.Error(err))
+				return
+			}
+			if s.AuditPublisher != nil {
+				if err := s.AuditPublisher.Publish(ctx, rec.ID); err != nil {
+					s.Log.Warn("operator_action left to the sweep", zap.Int64("id", rec.ID), zap.Error(err))
+				}
+			}
+		}
 	}()
 }

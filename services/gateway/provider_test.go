@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/messages"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
@@ -72,7 +73,8 @@ func TestAdminProvider(t *testing.T) {
 // breaker, which declares the provider degraded (by=breaker); after the
 // open time a successful probe closes it and recovers.
 func TestBreakerDeclaresTheProvider(t *testing.T) {
-	hs := newHarness(t, false)
+	h := operatorHarness(t)
+	hs := h.harness
 	hs.srv.Provider = payment.NewBreaker(hs.prov, nil, payment.BreakerSettings{Failures: 2, Open: 50 * time.Millisecond, Probes: 1,
 		OnChange: hs.srv.onBreaker})
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 2, "hold_seconds": 300})
@@ -110,5 +112,13 @@ func TestBreakerDeclaresTheProvider(t *testing.T) {
 	waitFor("recovery", func() bool { return !paused() })
 	if f := hs.rec.Topic(events.TopicProviderRecovered); len(f) != 1 || !strings.HasSuffix(f[0].Reason, "by=breaker") {
 		t.Fatalf("provider_recovered: %+v", f)
+	}
+	// both changes are in the audit trail, by the system (newest first)
+	waitFor("the audit records", func() bool { return len(h.auditOf(operators.ActionProviderDeclare)) == 2 })
+	for i, a := range h.auditOf(operators.ActionProviderDeclare) {
+		if a.Actor != "breaker" || a.Via != operators.ViaSystem || string(a.After) != map[int]string{
+			0: `{"degraded": false, "events_changed": 1}`, 1: `{"degraded": true, "events_changed": 1}`}[i] {
+			t.Errorf("record %d: %+v after %s", i, a, a.After)
+		}
 	}
 }
