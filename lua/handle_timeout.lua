@@ -3,13 +3,14 @@
 -- Replies: {'ok', outcome, sequence, seat_ids, payment_id, deadline_ms, already_expired, expired_entry, now_ms}
 --   outcome 'released' (deadline_ms: the one that passed; writes the
 --   'x:<seq>:<user>' outbox entry, returned as expired_entry) | 'extended'
---   (grace given; the new deadline) | 'not_due' | 'no_hold' (already_expired 1
+--   (grace given; the new deadline) | 'not_due' (while hold clocks are paused: a
+--   time at least a minute on to look again) | 'no_hold' (already_expired 1
 --   and the entry while unannounced when a promotion expired it)
 --   | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 local user = ARGV[1]
 local now, now_s = clock()
-local hnow = event_hold_clock(now)
+local hnow, held = event_hold_clock(now)
 if not hnow then return {'event_not_found'} end
 local shift = now - hnow
 local state = user_state(user)
@@ -29,7 +30,12 @@ end
 -- deadlines are on the hold clock (holds.lua hold_clock); replies give
 -- them on Redis's
 if deadline > hnow then
-  return {'ok', 'not_due', seq, seat, pay, deadline + shift, 0, '', now}
+  local due = deadline + shift
+  -- while the clocks stand still the time left does not run out: the
+  -- caller looks again no sooner than a minute on (its message would
+  -- otherwise come back every time left, however short)
+  if held and due < now + PAUSED_RECHECK_MS then due = now + PAUSED_RECHECK_MS end
+  return {'ok', 'not_due', seq, seat, pay, due, 0, '', now}
 end
 local outcome, until_ms, released = expire_due(user, deadline, hnow)
 if outcome == 'extended' then

@@ -17,6 +17,10 @@ local function hold_clock(now, pause_ms, paused_at)
   return now - num(pause_ms), false
 end
 
+-- How soon a timeout looks again at a hold whose clock is paused
+-- (handle_timeout.lua).
+local PAUSED_RECHECK_MS = 60000
+
 -- The event's hold clock at now (hold_clock) and whether holds are
 -- paused; nil when the event does not exist.
 local function event_hold_clock(now)
