@@ -1,13 +1,14 @@
 -- cancel: the user gives up; a held seat is freed and the cancellation
 -- written to the outbox ('c:<seq>:<user>'). Idempotent.
--- ARGV: 1 user_id, 2 now_ms
+-- ARGV: 1 user_id
 -- Replies: {'ok', 'queue' | 'active', seat_ids, sequence, duplicate (0|1), outbox_value}
 --   (a repeat whose entry was announced: from and outbox_value '')
 --   | {'cannot_cancel'} (payment pending) | {'not_found'} | {'invalid_state', state}
 --   | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, ugrace, status, seatidx (ops.go)
-local user, now = ARGV[1], ARGV[2]
+local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local _, now = clock()
 local state = user_state(user)
 if not state then return {'not_found'} end
 local seq = user_seq(user)

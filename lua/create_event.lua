@@ -1,20 +1,21 @@
 -- create_event: create an event with its seat map.
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --   6 sales_end_ms (0 = none), 7 batch, 8 abandon_ms, 9 rows, 10 per_row,
---   11 now_ms, 12 currency, 13 max_seats, 14 prices ('<len>:<cents>,...'),
---   15 sections (JSON, for Go), 16.. seat ids in display order (unique)
+--   11 currency, 12 max_seats, 13 prices ('<len>:<cents>,...'),
+--   14 sections (JSON, for Go), 15.. seat ids in display order (unique)
 -- Replies: {'ok', total_seats} | {'event_exists'}
 -- KEYS: config, seats, seatmap, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
-local FIRST = 16
+local FIRST = 15
+local _, now = clock()
 local total = #ARGV - FIRST + 1
 redis.call('HSET', K_CONFIG,
   'name', ARGV[1], 'capacity', ARGV[2], 'hold_ms', ARGV[3], 'grace_ms', ARGV[4],
   'sales_start_ms', ARGV[5], 'sales_end_ms', ARGV[6], 'batch', ARGV[7],
-  'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[11],
-  'currency', ARGV[12], 'max_seats', ARGV[13], 'prices', ARGV[14], 'sections', ARGV[15],
+  'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', now,
+  'currency', ARGV[11], 'max_seats', ARGV[12], 'prices', ARGV[13], 'sections', ARGV[14],
   'paused', 0, 'total', total, 'held', 0, 'sold', 0, 'served', 0)
 write_seatmap(FIRST, #ARGV)
 redis.call('SET', K_STATUS, string.rep('a', total))

@@ -1,17 +1,19 @@
 -- lock_seat: hold seats for an admitted user, all or none; selecting again replaces the selection.
--- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 now_ms
+-- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats)
 -- Replies: {'ok', seat_ids, deadline_ms} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, state, useat, status, seatidx (ops.go)
-local user, csv, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local user, csv = ARGV[1], ARGV[2]
+local now = clock()
+local hnow = event_hold_clock(now)
+if not hnow then return {'event_not_found'} end
 local state = user_state(user)
 if not state then return {'not_found'} end
 if state ~= 'active' and state ~= 'seat_selected' then return {'invalid_state', state} end
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
-if not deadline or deadline <= now then return {'hold_expired'} end
+if not deadline or deadline <= hnow then return {'hold_expired'} end
 
 local want = split_seats(csv)
 if #want == 0 then return {'invalid_argument'} end
@@ -53,4 +55,4 @@ end
 if delta ~= 0 then redis.call('HINCRBY', K_CONFIG, 'held', delta) end
 redis.call('HSET', K_USEAT, user, csv)
 redis.call('HSET', K_STATE, user, 'seat_selected')
-return {'ok', csv, deadline}
+return {'ok', csv, deadline + now - hnow}

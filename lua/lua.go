@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 )
 
 //go:embed *.lua lib/*.lua
@@ -46,14 +47,54 @@ var libParts = []string{
 	"positions", // read_positions
 }
 
-// libSource is the library's shared code: lib/'s files in order.
-func libSource() string {
+// libSource is the library's shared code: lib/'s files in order, and in
+// a test binary the test clock after base (testClockSource).
+func libSource() string { return libText(testClock) }
+
+// libText is lib/'s files in order, with the test clock after base when
+// test is set.
+func libText(test bool) string {
 	var b strings.Builder
 	for _, p := range libParts {
 		b.WriteString(Source("lib/" + p))
+		if p == "base" && test {
+			b.WriteString(testClockSource)
+		}
 	}
 	return b.String()
 }
+
+// testClock: the library is built for a test binary (testing.Testing()),
+// whose scripts read the test clock.
+var testClock = testing.Testing()
+
+// testClockSource replaces base.lua's clock in the library of a test
+// binary only: a call's time is then the event's test clock when a test
+// set one, the key "<prefix>:{<event_id>}:clock" (unix ms; its name is
+// config's with "clock" for "config", so it shares the event's hash slot
+// and works on Redis Cluster), else Redis's. booking.WithClock sets it
+// in tests. Production's library has no such code and a different
+// version (the name hashes the text), so no key, request or setting can
+// move the time its scripts read (docs/booking-engine.md "One clock").
+const testClockSource = `-- test library only (lua/lua.go testClockSource)
+do
+  local redis_clock = clock
+  clock = function()
+    if K_CONFIG then
+      local v = redis.call('GET', string.sub(K_CONFIG, 1, -7) .. 'clock')
+      if v then
+        local now = tonumber(v)
+        return now, int(now)
+      end
+    end
+    return redis_clock()
+  end
+end
+`
+
+// ReadsTestClock reports whether this binary's library reads the test clock
+// (a test binary: testing.Testing()).
+func ReadsTestClock() bool { return testClock }
 
 // Source returns the text of lua/<name>.lua ("enqueue", "lib/base"),
 // exactly as stored.

@@ -84,6 +84,7 @@ var functions = []declaration{
 	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
 	{name: "payment_success", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
 	{name: "popularity_count", own: []string{"ranking", "seen"}},
+	{name: "provider_state", event: ek(Config, Active)},
 	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
 	{name: "rate_limit", event: ek(Config), limits: true},
 	{name: "release_sold", event: ek(Config, Seats, Useat, Upay, Status, Seatidx)},

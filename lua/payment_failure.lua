@@ -1,11 +1,12 @@
 -- payment_failure: the provider declined a payment; its hold is released
 -- while payment_pending with this id. Classified by the payment registry, then the state.
--- ARGV: 1 user_id, 2 payment_id, 3 now_ms
+-- ARGV: 1 user_id, 2 payment_id
 -- Replies: {'ok', 'failed' | 'duplicate' | 'no_hold', seat_ids, sequence, at_ms}
 --   | {'not_found'} | {'payment_mismatch'} | {'already_completed'} | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, pays, status, seatidx (ops.go)
-local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
+local user, pid = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local _, now = clock()
 local p, refused = user_payment(user, pid)
 if not p then return refused end
 if p.status == 'completed' then return {'already_completed'} end

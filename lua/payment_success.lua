@@ -1,12 +1,13 @@
 -- payment_success: the provider confirmed a payment: its seats are sold,
 -- or, for a hold already ended, the payment is late (refund).
--- ARGV: 1 user_id, 2 payment_id, 3 now_ms
+-- ARGV: 1 user_id, 2 payment_id
 -- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, sold_out_ms, amount_cents, seat_prices}
 --   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents, seat_prices}
 --   | {'not_found'} | {'payment_mismatch'} | {'event_not_found'}
 -- KEYS: config, seats, seatmap, waiting, active, state, useq, useat, upay, ugrace, pays, status, seatidx (ops.go)
-local user, pid, now = ARGV[1], ARGV[2], ARGV[3]
+local user, pid = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local _, now = clock()
 local p, refused = user_payment(user, pid)
 if not p then return refused end
 if p.status == 'completed' then

@@ -1,19 +1,23 @@
 -- promote: reclaim expired holds, then admit waiting users in order into the room's free slots.
--- ARGV: 1 now_ms, 2 max (0 = the event's batch size)
--- Replies: {'ok', reason, promoted, expired, abandoned} | {'event_not_found'}
+-- ARGV: 1 max (0 = the event's batch size)
+-- Replies: {'ok', reason, promoted, expired, abandoned, now_ms} | {'event_not_found'}
 --   reason 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
---     | 'rate_capped' | 'not_started' | 'draw_pending'
+--     | 'rate_capped' | 'not_started' | 'draw_pending' | 'provider_degraded'
+--     (hold clocks paused: nothing expires, nobody is admitted; the reply
+--     then ends with paused_since_ms, when they stopped)
 --   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
 --   seat_ids, payment_id, deadline_ms, ...}; abandoned {user, sequence, ...}
 -- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
-local now_s, max = ARGV[1], tonumber(ARGV[2])
-local now = tonumber(now_s)
+local max = tonumber(ARGV[1])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
-  'prequeued', 'drawn')
+  'prequeued', 'drawn', 'hold_pause_ms', 'hold_paused_at')
 if not c[1] then
   return {'event_not_found'}
 end
+local now, now_s = clock()
+local hnow, held = hold_clock(now, c[13], c[14])
+local shift = now - hnow
 local total, capacity, hold_ms, batch, abandon_ms, paused, abandon_since =
   num(c[1]), num(c[3]), num(c[4]), num(c[5]), num(c[6]), c[7], num(c[8])
 if max <= 0 then max = batch end
@@ -22,11 +26,12 @@ if max <= 0 then max = 500 end
 -- 1. Reclaim holds whose deadline passed (a lost timeout message never
 --    leaks a slot). Payment-pending holds get their grace period instead.
 local expired = {}
-local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'WITHSCORES', 'LIMIT', 0, max)
+local due = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', hnow, 'WITHSCORES', 'LIMIT', 0, max)
 for i = 1, #due, 2 do
   local user = due[i]
   local deadline = tonumber(due[i + 1])
-  local outcome, _, seat = expire_due(user, deadline, now)
+  local outcome, _, seat = expire_due(user, deadline, hnow)
+  deadline = deadline + shift -- on Redis's clock
   if outcome == 'released' then
     local seq = num(redis.call('HGET', K_USEQ, user)) -- in the room: not waiting
     local pay = redis.call('HGET', K_UPAY, user) or ''
@@ -44,33 +49,36 @@ end
 local sold = num(redis.call('HGET', K_CONFIG, 'sold'))
 local promoted, abandoned = {}, {}
 if sold >= total then
-  return {'ok', 'sold_out', promoted, expired, abandoned}
+  return {'ok', 'sold_out', promoted, expired, abandoned, now}
 end
 if paused == '1' then
-  return {'ok', 'paused', promoted, expired, abandoned}
+  return {'ok', 'paused', promoted, expired, abandoned, now}
+end
+if held then
+  return {'ok', 'provider_degraded', promoted, expired, abandoned, now, num(c[14])}
 end
 if now < num(c[10]) then
   -- before the sales start only pre-queued users wait (enqueue.lua)
-  return {'ok', 'not_started', promoted, expired, abandoned}
+  return {'ok', 'not_started', promoted, expired, abandoned, now}
 end
 if num(c[11]) > 0 and c[12] ~= '1' then
   -- the pre-queue's draw is published first (booking.Store.Draw)
-  return {'ok', 'draw_pending', promoted, expired, abandoned}
+  return {'ok', 'draw_pending', promoted, expired, abandoned, now}
 end
 
 -- 2. Fill free capacity, at most max users, skipping absent users.
 local free = room_capacity(capacity, total, sold) - redis.call('ZCARD', K_ACTIVE)
 if free <= 0 then
-  return {'ok', 'room_full', promoted, expired, abandoned}
+  return {'ok', 'room_full', promoted, expired, abandoned, now}
 end
 local want = math.min(free, max)
 local capped = cap_left(now, num(c[9]))
 if capped and capped < want then
   if capped == 0 then
     if redis.call('ZCARD', K_WAITING) == 0 then
-      return {'ok', 'no_waiting', promoted, expired, abandoned}
+      return {'ok', 'no_waiting', promoted, expired, abandoned, now}
     end
-    return {'ok', 'rate_capped', promoted, expired, abandoned}
+    return {'ok', 'rate_capped', promoted, expired, abandoned, now}
   end
   want = capped
 end
@@ -107,7 +115,7 @@ while admitted < want do
     end
   end
 end
-local deadline = admit_all(users, seqs, now, hold_ms)
+local deadline = admit_all(users, seqs, now, hold_ms, shift)
 for i = 1, admitted do
   promoted[#promoted + 1] = users[i]
   promoted[#promoted + 1] = seqs[i]
@@ -120,4 +128,4 @@ if admitted == want and capped and want == capped and reason ~= 'batch' and want
 elseif admitted == want and reason ~= 'batch' then
   if redis.call('ZCARD', K_WAITING) == 0 then reason = 'no_waiting' else reason = 'room_full' end
 end
-return {'ok', reason, promoted, expired, abandoned}
+return {'ok', reason, promoted, expired, abandoned, now}

@@ -1,5 +1,5 @@
 -- release_sold: the cancelled seats of a sold order go back on sale, each seat sold to the order's buyer becoming available.
--- ARGV: 1 user_id, 2 payment_id, 3 now_ms, then the seat ids
+-- ARGV: 1 user_id, 2 payment_id, then the seat ids
 -- Replies: {'ok', released, {seat ids left as they were}} | {'event_not_found'}
 -- KEYS: config, seats, useat, upay, status, seatidx (ops.go)
 -- A seat is released only while it is sold to user and user's payment is
@@ -7,11 +7,10 @@
 -- changes nothing: the seat is listed as left. The buyer stays completed,
 -- with the seats not released as their selection.
 local user, pid = ARGV[1], ARGV[2]
-local now = ARGV[3] -- unused: every script takes the time in ARGV
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local mine = redis.call('HGET', K_UPAY, user) == pid
 local released, left, gone = 0, {}, {}
-for i = 4, #ARGV do
+for i = 3, #ARGV do
   local seat = ARGV[i]
   if mine and redis.call('HGET', K_SEATS, seat) == 's:' .. user then
     redis.call('HSET', K_SEATS, seat, '')

@@ -1,11 +1,11 @@
 -- repair_sold: seats the ledger sold become sold in Redis; a seat Redis sold to another is reported.
--- ARGV: 1 now_ms, then 4 per seat: user_id, seat_id, payment_id, join sequence
+-- ARGV: 4 per seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', repaired, already, {conflicting seat ids}, {unknown seat ids}}
 --   | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local repaired, already, conflicts, unknown = 0, 0, {}, {}
-for i = 2, #ARGV - 3, 4 do
+for i = 1, #ARGV - 3, 4 do
   local user, seat, pid, seq = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local v = redis.call('HGET', K_SEATS, seat)
   if not v then

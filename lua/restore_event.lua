@@ -1,21 +1,22 @@
 -- restore_event: rebuild an event whose Redis state is gone from the ledger's definition and sold seats.
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --   6 sales_end_ms, 7 batch, 8 abandon_ms, 9 rows, 10 per_row, 11 paused,
---   12 now_ms, 13 seq_base, 14 n, 15 currency, 16 max_seats, 17 prices,
---   18 sections, 19..18+n seat ids, then 4 per sold seat: user_id, seat_id,
+--   12 seq_base, 13 n, 14 currency, 15 max_seats, 16 prices,
+--   17 sections, 18..17+n seat ids, then 4 per sold seat: user_id, seat_id,
 --   payment_id, join sequence
--- Replies: {'ok', total_seats, sold, seq_base, skipped, reason} | {'event_exists'}
+-- Replies: {'ok', total_seats, sold, seq_base, skipped, reason, now_ms} | {'event_exists'}
 -- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
-local n = tonumber(ARGV[14])
-local base = num(ARGV[13])
+local n = tonumber(ARGV[13])
+local base = num(ARGV[12])
+local _, now = clock()
 local left = num(redis.call('GET', K_SEQ))
 if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX)
-local FIRST = 19
+local FIRST = 18
 write_seatmap(FIRST, FIRST - 1 + n)
 local sold, skipped, users = 0, 0, 0
 for i = FIRST + n, #ARGV - 3, 4 do
@@ -42,9 +43,9 @@ redis.call('SET', K_SEQ, b)
 redis.call('HSET', K_CONFIG,
   'name', ARGV[1], 'capacity', ARGV[2], 'hold_ms', ARGV[3], 'grace_ms', ARGV[4],
   'sales_start_ms', ARGV[5], 'sales_end_ms', ARGV[6], 'batch', ARGV[7],
-  'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', ARGV[12],
+  'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', now,
   'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', b,
-  'currency', ARGV[15], 'max_seats', ARGV[16], 'prices', ARGV[17], 'sections', ARGV[18])
+  'currency', ARGV[14], 'max_seats', ARGV[15], 'prices', ARGV[16], 'sections', ARGV[17])
 local reason = 'seats=' .. int(n) .. ' sold=' .. int(sold) .. ' completed_users=' .. int(users)
-redis.call('HSET', K_OUTBOX, 'r:' .. b, b .. '|' .. reason .. '||' .. ARGV[12])
-return {'ok', n, sold, base, skipped, reason}
+redis.call('HSET', K_OUTBOX, 'r:' .. b, b .. '|' .. reason .. '||' .. now)
+return {'ok', n, sold, base, skipped, reason, now}

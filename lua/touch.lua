@@ -1,13 +1,13 @@
 -- touch: waiting users are present; their abandonment clock restarts at now.
--- ARGV: 1 now_ms, 2.. user ids
+-- ARGV: user ids
 -- Replies: {'ok', touched} | {'event_not_found'}
 -- KEYS: config, waiting, seen (ops.go)
-local now = ARGV[1]
 local abandon = redis.call('HGET', K_CONFIG, 'abandon_ms')
 if not abandon then return {'event_not_found'} end
 if num(abandon) <= 0 then return {'ok', 0} end
+local _, now = clock()
 local touched = 0
-for i = 2, #ARGV, 1000 do
+for i = 1, #ARGV, 1000 do
   local last = math.min(i + 999, #ARGV)
   local scores = redis.call('ZMSCORE', K_WAITING, unpack(ARGV, i, last))
   local z = {}

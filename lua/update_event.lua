@@ -2,7 +2,7 @@
 -- ARGV: field, value pairs (paused, capacity, hold_ms, abandon_ms, name,
 --   grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
 --   admit_per_minute, early_join_ms, draw_seed, draw_commit, drawn,
---   challenge), and now_ms (not stored)
+--   challenge)
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then
@@ -13,13 +13,11 @@ local allowed = {paused = true, capacity = true, hold_ms = true, abandon_ms = tr
   max_seats = true, admit_per_minute = true, early_join_ms = true, draw_seed = true, draw_commit = true,
   drawn = true, challenge = true}
 local seeded = redis.call('HEXISTS', K_CONFIG, 'draw_seed') == 1
-local set, now, abandon = {}, nil, nil
+local set, abandon = {}, nil
 for i = 1, #ARGV, 2 do
   local f, v = ARGV[i], ARGV[i + 1]
   if v == nil then return {'invalid_argument'} end
-  if f == 'now_ms' then
-    now = v
-  elseif (f == 'draw_seed' or f == 'draw_commit') and seeded then
+  if (f == 'draw_seed' or f == 'draw_commit') and seeded then
     -- keep the seed (and commitment) already published
   elseif allowed[f] then
     set[#set + 1] = f
@@ -29,8 +27,9 @@ for i = 1, #ARGV, 2 do
     return {'invalid_argument'}
   end
 end
-if abandon and abandon > 0 and now and num(redis.call('HGET', K_CONFIG, 'abandon_ms')) <= 0 then
+if abandon and abandon > 0 and num(redis.call('HGET', K_CONFIG, 'abandon_ms')) <= 0 then
   set[#set + 1] = 'abandon_since_ms'
+  local _, now = clock()
   set[#set + 1] = now
 end
 if #set > 0 then

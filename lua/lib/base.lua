@@ -7,8 +7,9 @@
 -- (lua/lua.go), from the keys lua/ops.go declares for it: K_<NAME> is the
 -- event key <name>, nil when the function does not take it. A call runs
 -- alone, so they are the call's own until it returns. An event's keys and
--- what they hold: docs/booking-engine.md "Key layout". Time is never read
--- from Redis: every script takes now (unix ms) in ARGV.
+-- what they hold: docs/booking-engine.md "Key layout". Time is Redis's:
+-- a script that needs it calls clock() once (below); no script takes a
+-- time from its caller.
 local KEYS, ARGV, NKEYS
 local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX
 local K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS, K_STATUS, K_SEATIDX
@@ -34,6 +35,19 @@ local function int(n)
     if string.format('%d', 9007199254740992) ~= '9007199254740992' then INT_FORMAT = '%.0f' end
   end
   return string.format(INT_FORMAT, n)
+end
+
+-- clock(): the call's time, Redis's clock (TIME) in unix ms, as a number
+-- and as int's text. A script reads it once and judges everything by that
+-- one instant, whichever process called it: deadlines, the rate cap's
+-- seconds, the abuse limits' buckets and every time written. TIME is
+-- safe in a function under effects replication (the default since Redis
+-- 7): replicas and the AOF get the writes, never the call.
+-- docs/booking-engine.md "One clock".
+local function clock()
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return now, int(now)
 end
 
 -- Run a variadic command over a long argument list in chunks (Lua's

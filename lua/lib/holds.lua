@@ -1,5 +1,34 @@
 -- holds.lua: how a hold ends, expires or gets its grace, and what the room counts.
 
+-- The hold clock: the time holds are judged by, Redis's clock less the
+-- time the event's holds have been paused (a payment-provider outage,
+-- provider_state.lua). config holds the pauses that ended as their sum
+-- (hold_pause_ms) and a pause in progress as its start (hold_paused_at,
+-- absent: running): the clock is now - hold_pause_ms while running and
+-- stands at hold_paused_at - hold_pause_ms while paused, so pausing and
+-- resuming are O(1) whatever the number of holds. Deadlines in active
+-- are on this clock; a reply gives a deadline on Redis's clock, the
+-- stored one plus the shift (now - the hold clock), which during a pause
+-- moves with now: the time left stands still. With no pause ever, the
+-- hold clock is now.
+local function hold_clock(now, pause_ms, paused_at)
+  local since = num(paused_at)
+  if since > 0 then return since - num(pause_ms), true end
+  return now - num(pause_ms), false
+end
+
+-- How soon a timeout looks again at a hold whose clock is paused
+-- (handle_timeout.lua).
+local PAUSED_RECHECK_MS = 60000
+
+-- The event's hold clock at now (hold_clock) and whether holds are
+-- paused; nil when the event does not exist.
+local function event_hold_clock(now)
+  local c = redis.call('HMGET', K_CONFIG, 'total', 'hold_pause_ms', 'hold_paused_at')
+  if not c[1] then return nil end
+  return hold_clock(now, c[2], c[3])
+end
+
 -- Free the user's seats that they hold, take them out of the room and
 -- give them their final state. Returns the seat ids as kept in useat
 -- ('' when none).
@@ -50,7 +79,8 @@ local function expire_due(user, deadline, now)
   return 'released', deadline, release_hold(user, 'expired')
 end
 
--- Live holds that count against the room's capacity at now: holds whose
+-- Live holds that count against the room's capacity at now (the hold
+-- clock's): holds whose
 -- deadline has not passed, plus overdue payment_pending holds that the next
 -- promotion will extend by the grace period instead of releasing (promotion
 -- counts those, so immediate admission must too). Looks at no more than

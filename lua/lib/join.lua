@@ -12,6 +12,9 @@
 local J_WAIT, J_SEEN, J_OUT, J_USEQ, J_TOUCHED = {}, {}, {}, {}, {}
 local J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED
 local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON
+-- the hold clock at the call's time and its shift (holds.lua hold_clock),
+-- and whether holds are paused (no admission at once then)
+local J_HNOW, J_SHIFT, J_HELD
 
 -- Writes the sequence counter when the batch handed out numbers since it
 -- last did: before anything that uses them is written, so that no
@@ -80,7 +83,7 @@ local function j_present(now_s, user)
   end
 end
 
--- One join: request i, user at now (now_s as given). enqueue.lua's header
+-- One join: request i, user at now (now_s: int(now)). enqueue.lua's header
 -- says what it does and answers.
 local function j_join(i, user, now, now_s)
   local score, state
@@ -106,7 +109,9 @@ local function j_join(i, user, now, now_s)
     return {'ok', state, s, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
   end
   if state == 'active' or state == 'seat_selected' or state == 'payment_pending' or state == 'completed' then
-    return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, num(redis.call('ZSCORE', K_ACTIVE, user)), 0}
+    local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
+    if deadline then deadline = deadline + J_SHIFT else deadline = 0 end
+    return {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, deadline, 0}
   end
 
   local early = false
@@ -147,11 +152,11 @@ local function j_join(i, user, now, now_s)
   -- that will get their grace; other overdue holds are reclaimed by the next
   -- promotion. Undecided (many overdue holds): the user waits for promotion.
   local q = j_waiting_count()
-  if J_PAUSED ~= '1' and q == 0 then
+  if J_PAUSED ~= '1' and not J_HELD and q == 0 then
     local room = room_capacity(J_CAPACITY, J_TOTAL, J_SOLD)
     local admit = redis.call('ZCARD', K_ACTIVE) < room
     if not admit and room > 0 then
-      local held = holds_counted(now, 64)
+      local held = holds_counted(J_HNOW, 64)
       admit = held ~= nil and held < room
     end
     local cap = num(J_C[9])
@@ -161,7 +166,7 @@ local function j_join(i, user, now, now_s)
     end
     if admit then
       j_seq_write()
-      local deadline = admit_all({user}, {seq}, now, J_HOLD)
+      local deadline = admit_all({user}, {seq}, now, J_HOLD, J_SHIFT)
       return {'ok', 'active', seq, 0, deadline, 1}
     end
   end
@@ -192,7 +197,8 @@ end
 local function enqueue_joins()
   local replies = {}
   J_C = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
-    'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed')
+    'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed',
+    'hold_pause_ms', 'hold_paused_at')
   if not J_C[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -201,17 +207,25 @@ local function enqueue_joins()
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
   J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, false, nil, nil, nil
   reqs_read()
+  local now, now_s = clock()
+  J_HNOW, J_HELD = hold_clock(now, J_C[12], J_C[13])
+  J_SHIFT = now - J_HNOW
 
   for i = 1, R_N do
-    local now_s, now, wait = req_now(i)
+    local wait = req_wait(i, now)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
       local r = j_join(i, R_USERS[i], now, now_s)
       replies[i] = r
+      if r[1] == 'ok' then
+        -- the sales start (0 unless pre-queued), then the call's time
+        r[7] = r[7] or 0
+        r[8] = now
+      end
       if L_M > 0 then
         local spare = 0
-        if r[6] == 1 then spare = num(ARGV[R_FIRST + (i - 1) * R_STRIDE + 2]) end
+        if r[6] == 1 then spare = num(ARGV[R_FIRST + (i - 1) * R_STRIDE + 1]) end
         limits_take(now, spare)
       end
     end

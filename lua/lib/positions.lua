@@ -8,7 +8,8 @@
 -- (get_position_batch.lua); a read changes nothing another read looks at.
 local function read_positions()
   local replies = {}
-  local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms')
+  local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms',
+    'hold_pause_ms', 'hold_paused_at')
   if not c[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -18,10 +19,12 @@ local function read_positions()
   if num(c[2]) >= num(c[1]) then sold_out = 1 end
   local served, abandon, cap, start_ms = num(c[3]), num(c[4]), num(c[5]), num(c[6])
   local waiting, rate_b, rate, nseen, seen
+  local now, now_s = clock()
+  local shift = now - hold_clock(now, c[7], c[8]) -- deadlines are on the hold clock
 
   for i = 1, R_N do
     local user = R_USERS[i]
-    local now_s, now, wait = req_now(i)
+    local wait = req_wait(i, now)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
@@ -37,9 +40,11 @@ local function read_positions()
         if not state or state == 'waiting' then
           replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms}
         else
+          local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
+          if deadline then deadline = deadline + shift else deadline = 0 end
           replies[i] = {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
-            redis.call('HGET', K_UPAY, user) or '', num(redis.call('ZSCORE', K_ACTIVE, user)), sold_out, served,
-            waiting, rate, cap, start_ms}
+            redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served,
+            waiting, rate, cap, start_ms, now}
         end
       else
         if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
@@ -50,7 +55,7 @@ local function read_positions()
           seen[nseen + 1], seen[nseen + 2] = now_s, user
           nseen = nseen + 2
         end
-        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms}
+        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms, now}
       end
     end
   end

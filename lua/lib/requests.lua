@@ -5,7 +5,7 @@
 -- reading what they share once and writing what they defer once. A
 -- request's values are read from ARGV where the calling script put them
 -- (reqs_at): request i's start at ARGV[R_FIRST + (i - 1) * R_STRIDE] with
--- the user id, then now_ms, then (joins) own, then, when R_KEYED, the
+-- the user id, then (joins) own, then, when R_KEYED, the
 -- number (from 1, among the keys after the event's) of its key per limit
 -- slot; without R_KEYED slot s's key is the s-th after the event's.
 local R_N, R_FIRST, R_STRIDE, R_KEYED, R_HEAD
@@ -56,13 +56,10 @@ local function reqs_read()
   end
 end
 
--- Request i's now, as given and as a number, and the ms until its limits
--- allow it (0: now).
-local function req_now(i)
-  local at = R_FIRST + (i - 1) * R_STRIDE
-  local now_s = ARGV[at + 1]
-  local now = tonumber(now_s)
-  if L_M == 0 then return now_s, now, 0 end
-  if R_KEYED then return now_s, now, limits_wait(now, at + R_HEAD - 1) end
-  return now_s, now, limits_wait(now)
+-- The ms until request i's limits allow it at now, the call's time (0:
+-- now).
+local function req_wait(i, now)
+  if L_M == 0 then return 0 end
+  if R_KEYED then return limits_wait(now, R_FIRST + (i - 1) * R_STRIDE + R_HEAD - 1) end
+  return limits_wait(now)
 end

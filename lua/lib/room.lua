@@ -18,16 +18,20 @@ end
 -- caller dies before doing it; the served counter and the rate bucket move
 -- once for the batch. One command per structure, not per user: this is the
 -- hot loop of promotion. (A user's seat, payment and grace fields are
--- already clear: a new join clears what a previous hold left.)
-local function admit_all(users, seqs, now, hold_ms)
+-- already clear: a new join clears what a previous hold left.) The
+-- deadline is kept on the hold clock (now - shift, holds.lua hold_clock)
+-- and returned, and announced in the outbox, on Redis's.
+local function admit_all(users, seqs, now, hold_ms, shift)
   local deadline = now + hold_ms
   -- numbers are written as strings made once (int), not converted per use
   local d, tail = int(deadline), '||' .. int(now)
+  local dh = d
+  if shift ~= 0 then dh = int(deadline - shift) end
   local zadd, states, useq, outbox, max_seq = {}, {}, {}, {}, 0
   for i = 1, #users do
     local user, seq = users[i], seqs[i]
     local s = int(seq)
-    zadd[#zadd + 1] = d
+    zadd[#zadd + 1] = dh
     zadd[#zadd + 1] = user
     states[#states + 1] = user
     states[#states + 1] = 'active'

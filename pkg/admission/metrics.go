@@ -19,6 +19,9 @@ type Metrics struct {
 	TimeoutOutcomes    *prometheus.CounterVec // outcome (released|extended|not_due|no_hold|stale)
 	SlotReleasedEvents *prometheus.CounterVec // reason of consumed slot-released messages
 	RelayEntries       *prometheus.CounterVec // Relay entries by result (announced|failed|left_to_sweep)
+	// ProviderDegraded: per event, 1 while its hold clocks are stopped for
+	// a payment provider outage, as the last promotion found them
+	ProviderDegraded *prometheus.GaugeVec
 }
 
 // NewMetrics creates the collectors and registers them on reg when reg is
@@ -38,5 +41,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		RelayEntries: f.CounterVec("relay_entries_total",
 			"Outbox entries handed to the background relay, by result: announced, failed or left_to_sweep (queue full or closed); failed and left_to_sweep entries are announced by the safety net's outbox sweep.",
 			"result"),
+		ProviderDegraded: f.GaugeVec("provider_degraded",
+			"1 while an event's hold clocks are stopped for a payment provider outage (admissions paused), as the last promotion found them; 0 otherwise.",
+			"event_id"),
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/requestid"
@@ -32,6 +33,9 @@ type Promoter struct {
 	log      *zap.Logger
 	m        *Metrics
 	sweepAge time.Duration
+	// maxOutage ends a payment provider outage (hold clocks stopped)
+	// that lasted longer (WithMaxOutage)
+	maxOutage time.Duration
 
 	mu      sync.Mutex
 	soldOut map[string]bool // events whose sold_out broadcast this process sent
@@ -45,6 +49,18 @@ type PromoterOption func(*Promoter)
 // announced by the instance that wrote them.
 func WithSweepAge(d time.Duration) PromoterOption { return func(p *Promoter) { p.sweepAge = d } }
 
+// WithMaxOutage sets how long an event's hold clocks may stay stopped
+// for a payment provider outage (default 30 minutes; 0: no limit): a
+// promotion that finds them stopped longer restarts them
+// (booking.Store.SetProviderDegraded), publishes provider_recovered with
+// "by=max_outage", and the holds run out the time they had left and are
+// released by the normal rules (docs/runbook.md "Payment provider
+// outage").
+func WithMaxOutage(d time.Duration) PromoterOption { return func(p *Promoter) { p.maxOutage = d } }
+
+// DefaultMaxOutage is the default of WithMaxOutage.
+const DefaultMaxOutage = 30 * time.Minute
+
 // DefaultSweepAge is the default of WithSweepAge.
 const DefaultSweepAge = 30 * time.Second
 
@@ -54,7 +70,7 @@ func NewPromoter(store PromoteStore, ann *Announcer, log *zap.Logger, opts ...Pr
 		log = zap.NewNop()
 	}
 	p := &Promoter{store: store, ann: ann, log: log, m: ann.metrics, sweepAge: DefaultSweepAge,
-		soldOut: map[string]bool{}}
+		maxOutage: DefaultMaxOutage, soldOut: map[string]bool{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -124,6 +140,11 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 		}
 		admitted += len(res.Promoted)
 		p.m.Promotions.Add(float64(len(res.Promoted)))
+		if res.Reason == "provider_degraded" {
+			p.m.ProviderDegraded.WithLabelValues(eventID).Set(1)
+		} else {
+			p.m.ProviderDegraded.WithLabelValues(eventID).Set(0)
+		}
 		p.m.ExpiredReclaimed.Add(float64(len(res.Expired)))
 		if err := p.ann.Announce(ctx, eventID, res.Outbox); errors.Is(err, ErrKafkaPending) {
 			pending = err
@@ -140,10 +161,42 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 			}
 			continue
 		}
+		if res.Reason == "provider_degraded" && p.maxOutage > 0 && !res.HoldsPausedSince.IsZero() &&
+			res.At.Sub(res.HoldsPausedSince) >= p.maxOutage {
+			if ended, err := p.endOutage(ctx, eventID); err != nil || !ended {
+				return admitted, errors.Join(err, pending)
+			}
+			continue
+		}
 		if res.Reason != "batch" {
 			return admitted, pending
 		}
 	}
+}
+
+// providerStore is the part of *booking.Store that ends an outage.
+type providerStore interface {
+	SetProviderDegraded(ctx context.Context, eventID string, degraded bool) (booking.ProviderState, error)
+}
+
+// endOutage restarts the hold clocks of an event stopped for longer than
+// the maximum outage and publishes provider_recovered (by=max_outage).
+// false when the store cannot, or another process did it first.
+func (p *Promoter) endOutage(ctx context.Context, eventID string) (bool, error) {
+	ps, ok := p.store.(providerStore)
+	if !ok {
+		return false, nil
+	}
+	st, err := ps.SetProviderDegraded(ctx, eventID, false)
+	if err != nil || !st.Changed {
+		return false, err
+	}
+	p.log.Warn("payment provider outage longer than the maximum: hold clocks restarted", zap.String("event_id", eventID),
+		zap.Duration("outage", st.At.Sub(st.Ended)), zap.Int64("holds", st.Holds))
+	if err := p.ann.kafka.Publish(ctx, events.ProviderRecovered(eventID, st.Ended, st.Holds, "max_outage", st.At)); err != nil {
+		return false, fmt.Errorf("publish provider_recovered: %w", err)
+	}
+	return true, nil
 }
 
 // soldOutTransition broadcasts sold_out once per transition into the sold

@@ -62,7 +62,10 @@ func (a *Announcer) publishEntries(ctx context.Context, eventID string, entries 
 			e := entries[i]
 			holds[k] = booking.Admission{UserID: e.UserID, Sequence: e.Sequence, ExpireAt: e.ExpireAt}
 		}
-		m, err := a.timeoutMessage(eventID, holds, now)
+		// the deadline less the time Redis wrote the entry at (the
+		// promotion's): an entry announced late schedules its message as
+		// late, and promotion's reclaim releases the hold on time anyway
+		m, err := a.timeoutMessage(eventID, holds, now, entries[idx[0]].At)
 		if err != nil {
 			for _, i := range idx {
 				errs[i] = errors.Join(errs[i], err)
@@ -107,11 +110,14 @@ func publishErr(o amqpx.Outgoing, err error) error {
 }
 
 // ScheduleTimeout publishes the delayed timeout message of a hold, to be
-// delivered at adm.ExpireAt (at once if the deadline has passed). The
-// message id is derived from the hold and its deadline, so scheduling the
-// same deadline twice publishes the same message id.
-func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm booking.Admission) error {
-	o, err := a.timeoutMessage(eventID, []booking.Admission{adm}, a.now())
+// delivered at adm.ExpireAt by Redis's clock, which read at (a script's
+// reply time, e.g. booking.TimeoutResult.At): the delay is ExpireAt − at,
+// a duration, so no process's clock decides it (at once if the deadline
+// has passed; at zero: the process's clock). The message id is derived
+// from the hold and its deadline, so scheduling the same deadline twice
+// publishes the same message id.
+func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm booking.Admission, at time.Time) error {
+	o, err := a.timeoutMessage(eventID, []booking.Admission{adm}, a.now(), at)
 	if err != nil {
 		return err
 	}
@@ -121,8 +127,12 @@ func (a *Announcer) ScheduleTimeout(ctx context.Context, eventID string, adm boo
 // timeoutMessage is the delayed timeout message of holds that share one
 // deadline (holds[0]'s): a single hold's message (ScheduleTimeout), or a
 // batch naming every hold (a promotion's), whose id is derived from its
-// holds and the deadline.
-func (a *Announcer) timeoutMessage(eventID string, holds []booking.Admission, now time.Time) (amqpx.Outgoing, error) {
+// holds and the deadline. Its delay is the deadline less at, the time
+// Redis gave with it (zero: now, the process's).
+func (a *Announcer) timeoutMessage(eventID string, holds []booking.Admission, now, at time.Time) (amqpx.Outgoing, error) {
+	if at.IsZero() {
+		at = now
+	}
 	deadline := holds[0].ExpireAt
 	parts := []string{eventID}
 	for _, h := range holds {
@@ -142,7 +152,7 @@ func (a *Announcer) timeoutMessage(eventID string, holds []booking.Admission, no
 		return amqpx.Outgoing{}, fmt.Errorf("encode timeout: %w", err)
 	}
 	msg := amqpx.Message{ID: messageID("timeout", parts...), Type: "timeout", Body: body, Timestamp: now}
-	return amqpx.Outgoing{Exchange: amqpx.TimeoutExchange, Key: amqpx.TimeoutRoutingKey, Msg: msg, Delay: deadline.Sub(now)}, nil
+	return amqpx.Outgoing{Exchange: amqpx.TimeoutExchange, Key: amqpx.TimeoutRoutingKey, Msg: msg, Delay: deadline.Sub(at)}, nil
 }
 
 // AnnounceExpiry publishes the effects of a hold that expired outside the

@@ -113,13 +113,13 @@ func (h *TimeoutHandler) handleHold(ctx context.Context, d amqpx.Delivery, m mes
 		return h.expired(ctx, m.EventID, x.UserID, res)
 	case booking.OutcomeExtended:
 		log.Info("hold in payment extended by the grace period", zap.Time("expire_at", res.ExpireAt))
-		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: x.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
+		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: x.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}, res.At)
 	case booking.OutcomeNotDue:
 		if stale {
 			outcome = "stale"
 			return nil // the current hold has its own timeout message
 		}
-		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: x.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt})
+		return h.ann.ScheduleTimeout(ctx, m.EventID, booking.Admission{UserID: x.UserID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}, res.At)
 	case booking.OutcomeNoHold:
 		if !res.AlreadyExpired || stale {
 			return nil

@@ -67,7 +67,7 @@ func (u EventUpdate) Validate() error {
 }
 
 // args validates an update and returns it as update_event's field/value
-// pairs (without now_ms).
+// pairs.
 func (u EventUpdate) args() ([]any, error) {
 	var args []any
 	bad := func(err error) ([]any, error) { return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err) }

@@ -46,7 +46,7 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	}
 	args := []any{c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
-		c.Rows, c.SeatsPerRow, s.nowMS()}
+		c.Rows, c.SeatsPerRow}
 	more, err := orderArgs(c, len(seats))
 	if err != nil {
 		return Event{}, fmt.Errorf("create event: %w", err)
@@ -200,13 +200,14 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 	if err := checkIDs(eventID); err != nil {
 		return Event{}, err
 	}
-	r, err := s.run(ctx, scriptCounts, eventID, s.nowMS())
+	r, err := s.run(ctx, scriptCounts, eventID)
 	if err != nil {
 		return Event{}, fmt.Errorf("get event: %w", err)
 	}
 	var kv reply
 	var live Counts
-	r.scan(&kv, &live.Waiting, &live.Active, &live.AdmittedLastMinute)
+	var now time.Time // Redis's clock
+	r.scan(&kv, &live.Waiting, &live.Active, &live.AdmittedLastMinute, &now)
 	cfg := map[string]string{}
 	kv.records(2, func(f reply) { cfg[f.str(0)] = f.str(1) })
 	n := func(k string) int64 { v, _ := strconv.ParseInt(cfg[k], 10, 64); return v }
@@ -220,8 +221,9 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		AdmitPerMinute: int(n("admit_per_minute")),
 		EarlyJoin:      time.Duration(n("early_join_ms")) * time.Millisecond,
 		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), Challenge: challengeOf(cfg),
+		HoldsPausedSince: ms(n("hold_paused_at")),
 	}
-	if e.DrawCommit != "" && !s.now().Before(e.SalesStart) {
+	if e.DrawCommit != "" && !now.Before(e.SalesStart) {
 		e.DrawSeed = cfg["draw_seed"] // revealed once the sale started
 	}
 	e.Counts = Counts{
@@ -282,9 +284,6 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 		if err := s.checkSalesWindow(ctx, eventID, u); err != nil {
 			return Event{}, err
 		}
-	}
-	if len(args) > 0 {
-		args = append(args, "now_ms", s.nowMS())
 	}
 	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return Event{}, fmt.Errorf("update event: %w", err)
@@ -401,6 +400,9 @@ type Event struct {
 	// challenge, else "none".
 	Challenge string `json:"challenge"`
 	Counts    Counts `json:"counts"`
+	// HoldsPausedSince is when the payment provider was declared degraded
+	// and the hold clocks stopped (provider.go); zero while they run.
+	HoldsPausedSince time.Time `json:"-"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.

@@ -161,7 +161,6 @@ func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
 	if len(args) == 0 {
 		return nil
 	}
-	args = append(args, "now_ms", s.nowMS())
 	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, args...); err != nil {
 		return fmt.Errorf("create event: door settings: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,7 +212,14 @@ func (f *fixture) checkInvariants(event string) {
 			reserved, killed)
 	}
 	ev, _ := f.s.GetEvent(f.ctx, event)
-	live, _ := f.rdb.ZCount(f.ctx, k[kActive], fmt.Sprintf("(%d", f.clock.Now().UnixMilli()), "+inf").Result()
+	// deadlines are on the hold clock (lua/lib/holds.lua hold_clock)
+	pause := f.rdb.HMGet(f.ctx, k[kConfig], "hold_pause_ms", "hold_paused_at").Val()
+	num := func(v any) int64 { s, _ := v.(string); n, _ := strconv.ParseInt(s, 10, 64); return n }
+	hnow := f.clock.Now().UnixMilli() - num(pause[0])
+	if since := num(pause[1]); since > 0 {
+		hnow = since - num(pause[0])
+	}
+	live, _ := f.rdb.ZCount(f.ctx, k[kActive], fmt.Sprintf("(%d", hnow), "+inf").Result()
 	// The room is sized in users, bounded at admission by the seats left;
 	// with orders of several seats a sale may leave fewer seats
 	// than users inside, so only the configured capacity bounds it.

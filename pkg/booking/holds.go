@@ -22,7 +22,7 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentHold{}, err
 	}
-	r, err := s.run(ctx, scriptInitiatePayment, eventID, userID, paymentID, s.nowMS())
+	r, err := s.run(ctx, scriptInitiatePayment, eventID, userID, paymentID)
 	if err != nil {
 		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentResult{}, err
 	}
-	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID, s.nowMS())
+	r, err := s.run(ctx, scriptPaymentSuccess, eventID, userID, paymentID)
 	var res PaymentResult
 	var prices string
 	if errors.Is(err, ErrLatePayment) {
@@ -70,7 +70,7 @@ func (s *Store) PaymentFailure(ctx context.Context, eventID, userID, paymentID s
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentResult{}, err
 	}
-	r, err := s.run(ctx, scriptPaymentFailure, eventID, userID, paymentID, s.nowMS())
+	r, err := s.run(ctx, scriptPaymentFailure, eventID, userID, paymentID)
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment failure: %w", err)
 	}
@@ -91,13 +91,13 @@ func (s *Store) HandleTimeout(ctx context.Context, eventID, userID string) (Time
 	if err := checkIDs(eventID, userID); err != nil {
 		return TimeoutResult{}, err
 	}
-	r, err := s.run(ctx, scriptHandleTimeout, eventID, userID, s.nowMS())
+	r, err := s.run(ctx, scriptHandleTimeout, eventID, userID)
 	if err != nil {
 		return TimeoutResult{}, fmt.Errorf("handle timeout: %w", err)
 	}
 	var res TimeoutResult
 	var outbox string
-	r.scan(&res.Outcome, &res.Sequence, &res.SeatID, &res.PaymentID, &res.ExpireAt, &res.AlreadyExpired, &outbox)
+	r.scan(&res.Outcome, &res.Sequence, &res.SeatID, &res.PaymentID, &res.ExpireAt, &res.AlreadyExpired, &outbox, &res.At)
 	if outbox != "" {
 		if e, ok := parseOutbox(outboxField('x', res.Sequence, userID), outbox); ok {
 			res.Outbox = []OutboxEntry{e}
@@ -117,7 +117,7 @@ func (s *Store) Cancel(ctx context.Context, eventID, userID string) (CancelResul
 	if err := checkIDs(eventID, userID); err != nil {
 		return CancelResult{}, err
 	}
-	r, err := s.run(ctx, scriptCancel, eventID, userID, s.nowMS())
+	r, err := s.run(ctx, scriptCancel, eventID, userID)
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel: %w", err)
 	}
@@ -201,6 +201,9 @@ type TimeoutResult struct {
 	// expired earlier (by a promotion's reclaim): the caller republishes the
 	// expiry's side effects, which are idempotent.
 	AlreadyExpired bool
+	// At is the call's time, Redis's clock: a timeout message for
+	// ExpireAt is due ExpireAt.Sub(At) from now.
+	At time.Time
 	// Outbox holds the expiry's outbox entry (kind "expired"): written by
 	// OutcomeReleased, and returned with AlreadyExpired while some side of
 	// it is still unannounced. Announce it and then AckOutbox.

@@ -101,7 +101,7 @@ func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs [
 		}
 		seen[id] = true
 	}
-	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","), s.nowMS())
+	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","))
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrSeatNotForSale):

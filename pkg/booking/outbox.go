@@ -52,7 +52,15 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 		return nil, err
 	}
 	key := s.eventKeys(eventID)[kOutbox]
-	cutoff := s.now().Add(-olderThan)
+	var cutoff time.Time
+	if olderThan > 0 {
+		// ages by Redis's clock, the one that wrote the entries' times
+		now, err := s.Clock(ctx, eventID)
+		if err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
+		cutoff = now.Add(-olderThan)
+	}
 	var out, bad []OutboxEntry
 	var cursor uint64
 	for {
@@ -245,8 +253,7 @@ func (e OutboxEntry) value() string {
 // outboxFor returns the outbox entries a promotion (or an immediate
 // admission) wrote at now, so the caller can announce and acknowledge them
 // without reading the outbox back.
-func outboxFor(promoted []Admission, expired []Expiry, nowMS int64) []OutboxEntry {
-	at := ms(nowMS)
+func outboxFor(promoted []Admission, expired []Expiry, at time.Time) []OutboxEntry {
 	var out []OutboxEntry
 	for _, a := range promoted {
 		out = append(out, OutboxEntry{Kind: KindPromoted, UserID: a.UserID, Sequence: a.Sequence, ExpireAt: a.ExpireAt, At: at})

@@ -122,7 +122,7 @@ func (s *Store) MarkDrawn(ctx context.Context, eventID string) error {
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
-	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "drawn", 1, "now_ms", s.nowMS()); err != nil {
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "drawn", 1); err != nil {
 		return fmt.Errorf("mark drawn: %w", err)
 	}
 	return nil

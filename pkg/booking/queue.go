@@ -14,41 +14,38 @@ import (
 // ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument,
 // ErrRateLimited (a *RateLimitedError).
 func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...Limit) (JoinResult, error) {
-	lkeys, args, now, err := s.enqueueArgs(eventID, userID, limits)
+	lkeys, args, err := s.enqueueArgs(eventID, userID, limits)
 	if err != nil {
 		return JoinResult{}, err
 	}
 	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, args...)
-	return joinResult(r, err, userID, now)
+	return joinResult(r, err, userID)
 }
 
-// enqueueArgs are a join's limit keys and enqueue.lua's ARGV (user, now,
-// own, then per limit its interval and burst), and the time it joins at.
-// Concurrent joins of one event go to Redis together as one
-// enqueue_batch (pipeline.go groupCalls).
-func (s *Store) enqueueArgs(eventID, userID string, limits []Limit) (lkeys []string, args []any, now int64, err error) {
+// enqueueArgs are a join's limit keys and enqueue.lua's ARGV (user, own,
+// then per limit its interval and burst). Concurrent joins of one event
+// go to Redis together as one enqueue_batch (pipeline.go groupCalls).
+func (s *Store) enqueueArgs(eventID, userID string, limits []Limit) (lkeys []string, args []any, err error) {
 	if err := checkIDs(eventID, userID); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, err
 	}
 	// the number of the user's own limit among those on (0: none), which
 	// the join that places them does not count
 	own := ownLimit(limits, userID)
-	now = s.nowMS()
-	lkeys, args, err = s.limitArgs(eventID, limits, userID, now, own)
-	return lkeys, args, now, err
+	return s.limitArgs(eventID, limits, userID, own)
 }
 
-// joinResult decodes enqueue.lua's reply (or its error) for userID's join at now.
-func joinResult(r reply, err error, userID string, now int64) (JoinResult, error) {
+// joinResult decodes enqueue.lua's reply (or its error) for userID's join.
+func joinResult(r reply, err error, userID string) (JoinResult, error) {
 	if err != nil {
 		return JoinResult{}, fmt.Errorf("enqueue: %w", err)
 	}
 	var res JoinResult
-	r.scan(&res.State, &res.Sequence, &res.Position, &res.ExpireAt, &res.Created, &res.PrequeuedUntil)
+	r.scan(&res.State, &res.Sequence, &res.Position, &res.ExpireAt, &res.Created, &res.PrequeuedUntil, &res.At)
 	if res.Created {
-		res.Outbox = []OutboxEntry{{Kind: KindJoined, UserID: userID, Sequence: res.Sequence, At: ms(now)}}
+		res.Outbox = []OutboxEntry{{Kind: KindJoined, UserID: userID, Sequence: res.Sequence, At: res.At}}
 		if res.State == StateActive {
-			res.Outbox = append(res.Outbox, outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, now)...)
+			res.Outbox = append(res.Outbox, outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, res.At)...)
 		}
 	}
 	return res, nil
@@ -68,14 +65,14 @@ func (s *Store) Position(ctx context.Context, eventID, userID string, limits ...
 }
 
 // positionArgs are a read's limit keys and get_position.lua's ARGV (user,
-// now, then per limit its interval and burst). Concurrent reads of one
+// then per limit its interval and burst). Concurrent reads of one
 // event go to Redis together as one get_position_batch (pipeline.go
 // groupCalls).
 func (s *Store) positionArgs(eventID, userID string, limits []Limit) ([]string, []any, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return nil, nil, err
 	}
-	return s.limitArgs(eventID, limits, userID, s.nowMS())
+	return s.limitArgs(eventID, limits, userID)
 }
 
 // positionStatus decodes get_position.lua's reply (or its error).
@@ -90,7 +87,7 @@ func positionStatus(r reply, err error) (Status, error) {
 		return Status{}, fmt.Errorf("position: %w", err)
 	}
 	r.scan(&st.State, &st.Sequence, &st.Position, &st.SeatID, &st.PaymentID, &st.ExpireAt, &st.SoldOut,
-		&st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute, &st.AdmitPerMinute, &st.SalesStart)
+		&st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute, &st.AdmitPerMinute, &st.SalesStart, &st.At)
 	return st, nil
 }
 
@@ -102,14 +99,13 @@ func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteRe
 	if err := checkIDs(eventID); err != nil {
 		return PromoteResult{}, err
 	}
-	now := s.nowMS()
-	r, err := s.run(ctx, scriptPromote, eventID, now, max)
+	r, err := s.run(ctx, scriptPromote, eventID, max)
 	if err != nil {
 		return PromoteResult{}, fmt.Errorf("promote: %w", err)
 	}
 	var res PromoteResult
 	var promoted, expired, abandonedUsers reply
-	r.scan(&res.Reason, &promoted, &expired, &abandonedUsers)
+	r.scan(&res.Reason, &promoted, &expired, &abandonedUsers, &res.At, &res.HoldsPausedSince)
 	promoted.records(3, func(rec reply) {
 		var a Admission
 		rec.values(&a.UserID, &a.Sequence, &a.ExpireAt)
@@ -122,12 +118,12 @@ func (s *Store) Promote(ctx context.Context, eventID string, max int) (PromoteRe
 	})
 	var abandoned []OutboxEntry
 	abandonedUsers.records(2, func(rec reply) {
-		e := OutboxEntry{Kind: KindCancelled, From: FromAbandoned, At: ms(now)}
+		e := OutboxEntry{Kind: KindCancelled, From: FromAbandoned, At: res.At}
 		rec.values(&e.UserID, &e.Sequence)
 		res.Abandoned = append(res.Abandoned, e.UserID)
 		abandoned = append(abandoned, e)
 	})
-	res.Outbox = append(outboxFor(res.Promoted, res.Expired, now), abandoned...)
+	res.Outbox = append(outboxFor(res.Promoted, res.Expired, res.At), abandoned...)
 	return res, nil
 }
 
@@ -142,8 +138,7 @@ func (s *Store) Touch(ctx context.Context, eventID string, userIDs ...string) er
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
-	args := make([]any, 0, len(userIDs)+1)
-	args = append(args, s.nowMS())
+	args := make([]any, 0, len(userIDs))
 	for _, u := range userIDs {
 		args = append(args, u)
 	}
@@ -168,6 +163,8 @@ type JoinResult struct {
 	// PrequeuedUntil is the sales start when the user waits in the
 	// pre-queue (prequeue.go; Position is then 0).
 	PrequeuedUntil time.Time
+	// At is the join's time, Redis's clock when the script ran.
+	At time.Time
 	// Outbox holds the entries a new join wrote (Created): the joined entry
 	// (the booking_request fact) and, when the user was admitted at once,
 	// the promoted entry after it. Announce them and then AckOutbox.
@@ -191,6 +188,9 @@ type Status struct {
 	// SalesStart is the event's; a waiting user before it is pre-queued
 	// (Position 0).
 	SalesStart time.Time
+	// At is the read's time, Redis's clock when the script ran: compare
+	// SalesStart and ExpireAt with it, not with a process's clock.
+	At time.Time
 }
 
 // Admission is a user let into the booking room.
@@ -219,6 +219,11 @@ type PromoteResult struct {
 	Expired   []Expiry
 	Abandoned []string
 	Reason    string
+	// At is the promotion's time, Redis's clock when the script ran.
+	At time.Time
+	// HoldsPausedSince is when the hold clocks stopped, for Reason
+	// "provider_degraded" (provider.go).
+	HoldsPausedSince time.Time
 	// Outbox holds the entries written for Promoted, Expired and Abandoned
 	// (a cancelled entry, From FromAbandoned): announce them and then
 	// AckOutbox.

@@ -20,7 +20,7 @@ func TestEnqueue(t *testing.T) {
 	t.Run("admitted at once while the room has room", func(t *testing.T) {
 		for i, u := range []string{"a", "b"} {
 			r := f.join("evt", u)
-			want := JoinResult{State: StateActive, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), Created: true,
+			want := JoinResult{State: StateActive, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), Created: true, At: now,
 				Outbox: []OutboxEntry{{Kind: KindJoined, UserID: u, Sequence: int64(i + 1), At: now},
 					{Kind: KindPromoted, UserID: u, Sequence: int64(i + 1), ExpireAt: now.Add(DefaultHold), At: now}}}
 			if diff := cmp.Diff(want, r); diff != "" {
@@ -115,7 +115,7 @@ func TestPosition(t *testing.T) {
 		f.s.InitiatePayment(f.ctx, "evt", "a", "p1")
 		st, err := f.s.Position(f.ctx, "evt", "a")
 		want := Status{State: StatePaymentPending, Sequence: 1, SeatID: "B2", PaymentID: "p1",
-			ExpireAt: f.clock.Now().Add(DefaultHold), Counts: Counts{Served: 1, Waiting: 2, AdmittedLastMinute: 1}}
+			ExpireAt: f.clock.Now().Add(DefaultHold), Counts: Counts{Served: 1, Waiting: 2, AdmittedLastMinute: 1}, At: f.clock.Now()}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -162,7 +162,7 @@ func (s *Store) CheckLimits(ctx context.Context, eventID string, limits ...Limit
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
-	keys, args, err := s.limitArgs(eventID, limits, s.nowMS())
+	keys, args, err := s.limitArgs(eventID, limits)
 	if err != nil || len(keys) == 0 {
 		return err
 	}

@@ -26,8 +26,8 @@ func (s *Store) ReleaseSold(ctx context.Context, eventID, userID, paymentID stri
 	if err := checkIDs(append([]string{eventID, userID, paymentID}, seatIDs...)...); err != nil {
 		return ReleaseResult{}, err
 	}
-	args := make([]any, 0, 3+len(seatIDs))
-	args = append(args, userID, paymentID, s.nowMS())
+	args := make([]any, 0, 2+len(seatIDs))
+	args = append(args, userID, paymentID)
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}

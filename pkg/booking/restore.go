@@ -110,11 +110,10 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if in.Paused {
 		paused = 1
 	}
-	now := s.nowMS()
-	args := make([]any, 0, 14+len(c.Seats)+4*len(in.Sold))
+	args := make([]any, 0, 13+len(c.Seats)+4*len(in.Sold))
 	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
-		c.Rows, c.SeatsPerRow, paused, now, in.SeqBase, len(c.Seats))
+		c.Rows, c.SeatsPerRow, paused, in.SeqBase, len(c.Seats))
 	more, err := orderArgs(c, len(c.Seats))
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
@@ -144,9 +143,9 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 		return RestoreResult{}, fmt.Errorf("index event: %w", err)
 	}
 	var res RestoreResult
-	r.scan(&res.Total, &res.Sold, &res.SeqBase, &res.Skipped, &res.Restored.Reason)
+	r.scan(&res.Total, &res.Sold, &res.SeqBase, &res.Skipped, &res.Restored.Reason, &res.Restored.At)
 	res.Unmarked = unmarked
-	res.Restored.Kind, res.Restored.Sequence, res.Restored.At = KindRestored, res.SeqBase, ms(now)
+	res.Restored.Kind, res.Restored.Sequence = KindRestored, res.SeqBase
 	return res, nil
 }
 
@@ -213,8 +212,7 @@ func (s *Store) RepairSold(ctx context.Context, eventID string, seats []SoldSeat
 	if len(seats) == 0 {
 		return RepairResult{}, nil
 	}
-	args := make([]any, 0, 1+4*len(seats))
-	args = append(args, s.nowMS())
+	args := make([]any, 0, 4*len(seats))
 	for _, x := range seats {
 		if err := checkSold(x); err != nil {
 			return RepairResult{}, err

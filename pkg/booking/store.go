@@ -5,9 +5,11 @@
 // script; script reply codes become the sentinel errors in errors.go.
 //
 // Every key of one event carries the hash tag {eventID} (keys.go), so the
-// scripts run unchanged on Redis Cluster. Time is taken from the Store's
-// clock and passed to the scripts, never read inside Redis, so tests
-// control it. docs/booking-engine.md describes the key layout, the state
+// scripts run unchanged on Redis Cluster. Time is Redis's: every script
+// reads it there (TIME) and answers with it where Go needs it, so every
+// process judges a hold, a limit or an age by the same clock, whatever
+// its own says (docs/booking-engine.md "One clock"; tests move it with
+// WithClock). docs/booking-engine.md describes the key layout, the state
 // machine and each script's contract.
 package booking
 
@@ -20,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/boxoffice/boxoffice/lua"
 	"github.com/boxoffice/boxoffice/pkg/redisfn"
 )
 
@@ -29,8 +32,8 @@ import (
 var (
 	scriptCreateEvent     = newScript("create_event")
 	scriptUpdateEvent     = newScript("update_event")
-	scriptEnqueue         = newScript("enqueue").batchedAs("enqueue_batch", 3)           // user, now, own
-	scriptGetPosition     = newScript("get_position").batchedAs("get_position_batch", 2) // user, now
+	scriptEnqueue         = newScript("enqueue").batchedAs("enqueue_batch", 2)           // user, own
+	scriptGetPosition     = newScript("get_position").batchedAs("get_position_batch", 1) // user
 	scriptPromote         = newScript("promote")
 	scriptLockSeat        = newScript("lock_seat")
 	scriptInitiatePayment = newScript("initiate_payment")
@@ -62,8 +65,11 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
-	keys   sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
-	cached atomic.Int64
+	// testNow: in a test binary, the clock this Store's scripts read
+	// (WithClock; setTestClock); nil: Redis's
+	testNow func() time.Time
+	keys    sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
+	cached  atomic.Int64
 
 	flushers int
 }
@@ -80,8 +86,20 @@ func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
 // one round trip saves most of the client's and Redis's syscalls.
 func WithAutoPipeline(flushers int) Option { return func(s *Store) { s.flushers = flushers } }
 
-// WithClock sets the clock the Store passes to the scripts.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+// WithClock sets the Store's clock, Now. The scripts read Redis's clock,
+// never a process's, so in production it changes no booking decision. In
+// a test binary (testing.Testing()) the scripts of this Store's calls read
+// it too: before each call the Store writes now() as the event's test
+// clock, which only a test binary's library reads (lua.ReadsTestClock,
+// docs/booking-engine.md "One clock").
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		s.now, s.testNow = now, nil
+		if lua.ReadsTestClock() {
+			s.testNow = now
+		}
+	}
+}
 
 // New returns a Store over a go-redis client (*redis.Client,
 // *redis.ClusterClient or a UniversalClient).
@@ -107,8 +125,42 @@ func (s *Store) Close() {
 // Prefix returns the key prefix.
 func (s *Store) Prefix() string { return s.prefix }
 
-// Now returns the Store's clock reading.
+// Now returns the Store's clock reading, the process's: what the scripts
+// decided by is Redis's clock (the At of a reply, Clock).
 func (s *Store) Now() time.Time { return s.now() }
+
+// Clock returns the time the scripts of eventID read: Redis's clock (TIME
+// on the master of the event's keys), or in a test binary the Store's test
+// clock (WithClock).
+func (s *Store) Clock(ctx context.Context, eventID string) (time.Time, error) {
+	if s.testNow != nil {
+		return s.testNow(), nil
+	}
+	var c redis.Cmdable = s.rdb
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, s.eventKeys(eventID)[kConfig])
+		if err != nil {
+			return time.Time{}, fmt.Errorf("redis: %w", err)
+		}
+		c = m
+	}
+	t, err := c.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redis: %w", err)
+	}
+	return t, nil
+}
+
+// setTestClock writes the Store's clock as the event's test clock, the
+// time a test binary's library reads (lua/lua.go testClockSource), before
+// a call of a Store given WithClock in a test binary.
+func (s *Store) setTestClock(ctx context.Context, eventID string) error {
+	key := s.prefix + ":{" + eventID + "}:clock"
+	if err := s.rdb.Set(ctx, key, s.testNow().UnixMilli(), 0).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
 
 // Load loads every script into Redis (every master on a cluster) so the
 // first requests do not pay for EVAL. Optional: Run falls back anyway.
@@ -127,6 +179,11 @@ func (s *Store) run(ctx context.Context, sc *script, eventID string, args ...any
 func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extra []string, args ...any) (reply, error) {
 	var v any
 	var err error
+	if s.testNow != nil {
+		if err := s.setTestClock(ctx, eventID); err != nil {
+			return nil, err
+		}
+	}
 	ks := s.eventKeySet(eventID)
 	if s.pipe != nil {
 		v, err = s.pipe.do(ctx, sc, ks, extra, args)
@@ -148,8 +205,6 @@ func decodeReply(v any, err error) (reply, error) {
 	}
 	return r, r.err()
 }
-
-func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
 
 // eventKeys returns keysFor(prefix, eventID), cached. Callers must not
 // modify the slice. Only ids that passed ids.Valid reach here, and unknown

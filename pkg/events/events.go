@@ -50,6 +50,12 @@ const (
 	// TopicQueueRandomized: the pre-queue of an event was drawn at its
 	// sales start.
 	TopicQueueRandomized = "queue_randomized"
+	// TopicProviderDegraded: the payment provider was found or declared
+	// degraded; the event's hold clocks stopped and admissions paused.
+	TopicProviderDegraded = "provider_degraded"
+	// TopicProviderRecovered: the payment provider recovered; the event's
+	// hold clocks restarted with the time each hold had left.
+	TopicProviderRecovered = "provider_recovered"
 	// TopicOperatorAction: an operator changed something (an event's
 	// settings, a refund, an account): one fact per record of the audit
 	// trail (pkg/operators, docs/operators.md).
@@ -85,6 +91,8 @@ var AllTopics = []string{
 	TopicEventUpdated,
 	TopicEventSoldOut,
 	TopicQueueRandomized,
+	TopicProviderDegraded,
+	TopicProviderRecovered,
 	TopicOperatorAction,
 	TopicOrderCancelled,
 	TopicRefundIssued,

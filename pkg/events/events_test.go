@@ -37,6 +37,8 @@ func oneOfEach(eventID string) []events.Event {
 		events.EventUpdated(eventID, 1, "capacity=150", at),
 		events.EventSoldOut(eventID, at),
 		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", at),
+		events.ProviderDegraded(eventID, at, 12, "operator"),
+		events.ProviderRecovered(eventID, at, 12, "breaker", at.Add(time.Minute)),
 		events.OperatorAction(17, at, "alice", "session", "operator", "event.update", eventID, "", "203.0.113.7",
 			[]byte(`{"paused":false}`), []byte(`{"paused":true}`)),
 		events.OrderCancelled(3, eventID, "user_1", "A12", "pay_789", "show cancelled", 5000, "EUR", at),

@@ -170,6 +170,24 @@ func EventSoldOut(eventID string, at time.Time) Event {
 	return newEvent(TopicEventSoldOut, eventID, RestoredBy, "", "", 0, "", at)
 }
 
+// ProviderDegraded is the provider_degraded fact: the hold clocks of
+// eventID stopped at pausedSince (also the fact's sequence, in unix ms, so
+// one outage has one id) with holds users in the room; reason is
+// "holds=<n> by=<who>" (by: operator, breaker or webhooks).
+func ProviderDegraded(eventID string, pausedSince time.Time, holds int64, by string) Event {
+	return newEvent(TopicProviderDegraded, eventID, RestoredBy, "", "", pausedSince.UnixMilli(),
+		"holds="+strconv.FormatInt(holds, 10)+" by="+by, pausedSince)
+}
+
+// ProviderRecovered is the provider_recovered fact: the hold clocks of
+// eventID, stopped at pausedSince (the sequence, as in ProviderDegraded),
+// restarted at at with holds users in the room, each hold's deadline
+// moved by the pause; reason is "holds=<n> paused_ms=<n> by=<who>".
+func ProviderRecovered(eventID string, pausedSince time.Time, holds int64, by string, at time.Time) Event {
+	return newEvent(TopicProviderRecovered, eventID, RestoredBy, "", "", pausedSince.UnixMilli(),
+		"holds="+strconv.FormatInt(holds, 10)+" paused_ms="+strconv.FormatInt(at.Sub(pausedSince).Milliseconds(), 10)+" by="+by, at)
+}
+
 // NoEvent is the event_id (and Kafka key) of an operator_action that
 // concerns no concert (an account, a token): not a valid event id, so it
 // never names one.

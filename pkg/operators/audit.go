@@ -52,6 +52,9 @@ const (
 	ActionSeatsHold       = "seats.hold"
 	ActionSeatsKill       = "seats.kill"
 	ActionSeatsRelease    = "seats.release"
+	// ActionProviderDeclare: the payment provider declared degraded or
+	// recovered for the deployment (PUT /api/admin/provider).
+	ActionProviderDeclare = "provider.declare"
 )
 
 // Object marshals v (a map or struct) for Before and After.

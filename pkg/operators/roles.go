@@ -53,6 +53,9 @@ const (
 	ViaToken   = "token"   // an API token of the account
 	ViaJWT     = "jwt"     // a bearer JWT with the admin role (development and bootstrap)
 	ViaCLI     = "cli"     // the gateway's operators command, on the server
+	// ViaSystem: no operator; the system acted on its own (the gateway's
+	// payment provider breaker declaring an outage: actor "breaker")
+	ViaSystem = "system"
 )
 
 // Principal is who makes a request: an account (or, for a bearer JWT,

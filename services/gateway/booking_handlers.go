@@ -124,11 +124,11 @@ func (s *Server) join(c *fastserver.Ctx) {
 	if !res.PrequeuedUntil.IsZero() {
 		resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(res.PrequeuedUntil)
 	}
-	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.ExpireAt, &resp.Pass) {
+	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.At, res.ExpireAt, &resp.Pass) {
 		return
 	}
 	// a pre-queued user's place is drawn at the start: no ticket until then
-	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastTicket(c, req.EventID, user, res.Sequence, &resp.Ticket) {
+	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastTicket(c, req.EventID, user, res.Sequence, res.At, &resp.Ticket) {
 		return
 	}
 	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
@@ -251,7 +251,7 @@ func (s *Server) position(c *fastserver.Ctx) {
 	switch {
 	case st.State == booking.StateWaiting:
 		resp.Position = st.Position
-		if s.Store.Now().Before(st.SalesStart) {
+		if st.At.Before(st.SalesStart) { // by Redis's clock, the script's
 			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
 		} else if st.SoldOut {
 			resp.Status, resp.Chance = "sold_out", new(float64)
@@ -266,7 +266,7 @@ func (s *Server) position(c *fastserver.Ctx) {
 		resp.PaymentID = st.PaymentID
 		resp.setSeats(st.SeatID)
 		resp.ExpireTime, resp.ExpireAt = unixOrZero(st.ExpireAt), rfc3339OrEmpty(st.ExpireAt)
-		if !s.fastPass(c, eventID, id.UserID, st.Sequence, st.ExpireAt, &resp.Pass) {
+		if !s.fastPass(c, eventID, id.UserID, st.Sequence, st.At, st.ExpireAt, &resp.Pass) {
 			return
 		}
 	case st.State == booking.StateCompleted:

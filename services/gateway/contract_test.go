@@ -191,6 +191,14 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("GET", "/api/events/nope/challenge", "", nil), 404, "event_not_found")
 	want(t, hs.do("PATCH", "/api/admin/events/guarded", hs.admin, map[string]any{"challenge": "none", "early_join_seconds": 60}), 200, "")
 	bad("PATCH", "/api/admin/events/guarded", hs.admin, `{"challenge":"captcha"}`, 400, "invalid_argument")
+	// a payment provider outage declared and ended (provider.go)
+	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": true}), 200, "")
+	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": true}), 200, "")
+	want(t, hs.do("GET", "/api/events/e1/progress", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/admin/events/e1", hs.admin, nil), 200, "")
+	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": false}), 200, "")
+	bad("PUT", "/api/admin/provider", hs.admin, `{}`, 400, "invalid_argument")
+	bad("PUT", "/api/admin/provider", hs.admin, `{"degraded":1}`, 400, "invalid_body")
 	ct.Report()
 }
 

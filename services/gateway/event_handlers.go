@@ -31,11 +31,14 @@ type eventView struct {
 	// the event has one section); the event's price_min_cents,
 	// price_max_cents and sections give the range.
 	PriceCents int64 `json:"price_cents,omitempty"`
+	// ProviderDegraded: the payment provider is declared degraded
+	// (provider.go): hold clocks stopped, admissions paused.
+	ProviderDegraded bool `json:"provider_degraded,omitempty"`
 }
 
 func viewOf(e booking.Event) eventView {
 	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds(),
-		EarlyJoinSeconds: e.EarlyJoin.Seconds()}
+		EarlyJoinSeconds: e.EarlyJoin.Seconds(), ProviderDegraded: !e.HoldsPausedSince.IsZero()}
 }
 
 // priced fills in the prices of an event created before sections (no

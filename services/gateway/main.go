@@ -53,6 +53,17 @@ type Config struct {
 	// PaymentProviderURL is the sandbox payment provider's base URL.
 	PaymentProviderURL string `env:"PAYMENT_PROVIDER_URL" default:"http://127.0.0.1:8083"`
 	SandboxAPIKey      string `env:"SANDBOX_API_KEY" default:"sandbox-dev-key" secret:"true"`
+	// ProviderBreakerFailures is how many provider calls failing in a row
+	// open its circuit breaker (calls then fail fast);
+	// ProviderBreakerOpen how long it stays open before probe calls go
+	// through; ProviderBreakerProbes how many must succeed to close it.
+	ProviderBreakerFailures int           `env:"PROVIDER_BREAKER_FAILURES" default:"5"`
+	ProviderBreakerOpen     time.Duration `env:"PROVIDER_BREAKER_OPEN" default:"30s"`
+	ProviderBreakerProbes   int           `env:"PROVIDER_BREAKER_PROBES" default:"3"`
+	// ProviderBreakerDeclares: the breaker opening declares the provider
+	// degraded for the deployment (hold clocks stop, admissions pause) and
+	// closing again recovers it (docs/runbook.md "Payment provider outage").
+	ProviderBreakerDeclares bool `env:"PROVIDER_BREAKER_DECLARES" default:"true"`
 	// PublicURL is where users reach the gateway (the provider's return URL).
 	PublicURL string `env:"PUBLIC_URL" default:"http://127.0.0.1:8080"`
 	// TicketPrice is the amount charged per seat, in cents.
@@ -126,6 +137,9 @@ func (c Config) Validate() error {
 	if c.TicketPrice < 0 {
 		errs = append(errs, errors.New("TICKET_PRICE_CENTS: must be >= 0"))
 	}
+	if c.ProviderBreakerFailures < 1 || c.ProviderBreakerProbes < 1 || c.ProviderBreakerOpen <= 0 {
+		errs = append(errs, errors.New("PROVIDER_BREAKER_FAILURES, PROVIDER_BREAKER_PROBES: must be >= 1; PROVIDER_BREAKER_OPEN: must be positive"))
+	}
 	if c.OperatorCookieSecure != "auto" && c.OperatorCookieSecure != "true" && c.OperatorCookieSecure != "false" {
 		errs = append(errs, errors.New(`OPERATOR_COOKIE_SECURE: must be "auto", "true" or "false"`))
 	}
@@ -186,15 +200,25 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 
 	relay := admission.NewRelay(d.Announcer)
 	sandbox := &payment.SandboxClient{BaseURL: cfg.PaymentProviderURL, APIKey: cfg.SandboxAPIKey}
-	srv := &Server{
+	// every call to the provider goes through one breaker (provider.go)
+	var srv *Server
+	breaker := payment.NewBreaker(sandbox, sandbox, payment.BreakerSettings{
+		Failures: uint32(cfg.ProviderBreakerFailures), Open: cfg.ProviderBreakerOpen, Probes: uint32(cfg.ProviderBreakerProbes),
+		OnChange: func(open bool) {
+			log.Warn("payment provider breaker", zap.Bool("open", open))
+			if cfg.ProviderBreakerDeclares && srv != nil {
+				srv.onBreaker(open)
+			}
+		}})
+	srv = &Server{
 		Store:       d.Store,
 		Redis:       d.Redis,
 		Prefix:      cfg.RedisPrefix,
 		Announcer:   d.Announcer,
 		Relay:       relay,
 		Kafka:       d.Kafka,
-		Provider:    sandbox,
-		Refunds:     sandbox,
+		Provider:    breaker,
+		Refunds:     breaker,
 		Auth:        authority,
 		DevTokens:   cfg.DevTokens,
 		DevTokenTTL: cfg.DevTokenTTL,

@@ -486,6 +486,15 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	call(admin, "POST", "/api/admin/events/:id/restore", "/api/admin/events/e1/restore", nil, http.StatusOK)
 	check(operators.ActionEventRestore, "ada", "e1", "", nil, map[string]any{"seats": 4, "sold": 0})
 
+	// a payment provider outage declared and ended; a repeat changes nothing
+	call(operator, "PUT", "/api/admin/provider", "/api/admin/provider", map[string]any{"degraded": true}, http.StatusOK)
+	call(operator, "PUT", "/api/admin/provider", "/api/admin/provider", map[string]any{"degraded": true}, http.StatusOK)
+	check(operators.ActionProviderDeclare, "otto", "", "", map[string]any{"degraded": false}, map[string]any{"degraded": true, "events_changed": 1})
+	if n := len(h.auditOf(operators.ActionProviderDeclare)); n != 1 {
+		t.Errorf("%d provider records after a repeat, want 1", n)
+	}
+	call(operator, "PUT", "/api/admin/provider", "/api/admin/provider", map[string]any{"degraded": false}, http.StatusOK)
+
 	late, err := h.l.RecordSale(ctx, ledger.Sale{PaymentID: "pay_late", EventID: "e1", UserID: "bob", SeatID: "A2", RefundReason: ledger.RefundLate})
 	if err != nil {
 		t.Fatal(err)

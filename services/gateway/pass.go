@@ -19,11 +19,12 @@ import (
 // carries "ticket", the queue ticket signed with the same key.
 
 // fastPass signs the pass into *dst; false when it answered (an error).
-func (s *Server) fastPass(c *fastserver.Ctx, eventID, user string, seq int64, deadline time.Time, dst *string) bool {
+// now is the reply's time (Redis's clock, as the deadline), the pass's iat.
+func (s *Server) fastPass(c *fastserver.Ctx, eventID, user string, seq int64, now, deadline time.Time, dst *string) bool {
 	if s.Pass == nil || deadline.IsZero() {
 		return true
 	}
-	p, err := s.Pass.Sign(eventID, user, seq, s.Store.Now(), deadline)
+	p, err := s.Pass.Sign(eventID, user, seq, now, deadline)
 	if err != nil {
 		c.Logger().Error("sign admission pass", zap.Error(err))
 		c.Abort(http.StatusInternalServerError, httpapi.CodeInternal, "could not sign the admission pass")
@@ -34,9 +35,9 @@ func (s *Server) fastPass(c *fastserver.Ctx, eventID, user string, seq int64, de
 }
 
 // fastTicket signs the queue ticket into *dst; false when it answered
-// (an error).
-func (s *Server) fastTicket(c *fastserver.Ctx, eventID, user string, seq int64, dst *string) bool {
-	t, err := s.Pass.SignTicket(eventID, user, seq, s.Store.Now())
+// (an error). now is the join's time (Redis's clock), the ticket's iat.
+func (s *Server) fastTicket(c *fastserver.Ctx, eventID, user string, seq int64, now time.Time, dst *string) bool {
+	t, err := s.Pass.SignTicket(eventID, user, seq, now)
 	if err != nil {
 		c.Logger().Error("sign queue ticket", zap.Error(err))
 		c.Abort(http.StatusInternalServerError, httpapi.CodeInternal, "could not sign the queue ticket")

@@ -49,6 +49,9 @@ type progressResponse struct {
 	Chance chance.Params `json:"chance"`
 	// SalesStart is when the sale opens (the pre-queue's draw).
 	SalesStart string `json:"sales_start,omitempty"`
+	// ProviderDegraded: the payment provider has a problem; admissions
+	// are paused (provider.go).
+	ProviderDegraded bool `json:"provider_degraded,omitempty"`
 }
 
 func progressOf(e booking.Event, o orderStat) progressResponse {
@@ -56,7 +59,7 @@ func progressOf(e booking.Event, o orderStat) progressResponse {
 	return progressResponse{EventID: e.ID, Served: c.Served, Waiting: c.Waiting,
 		RatePerMin: etaRate(c.AdmittedLastMinute, int64(e.AdmitPerMinute)),
 		Paused:     e.Paused, SoldOut: c.Total > 0 && c.Sold >= c.Total, Chance: chanceOf(e, o),
-		SalesStart: rfc3339OrEmpty(e.SalesStart)}
+		SalesStart: rfc3339OrEmpty(e.SalesStart), ProviderDegraded: !e.HoldsPausedSince.IsZero()}
 }
 
 // chanceOf is the event's estimate of a waiting fan's chance of a ticket,

@@ -106,6 +106,9 @@ type Server struct {
 	// unaudited counts admin changes answered without an audit record
 	// (auditGuard).
 	unaudited atomic.Int64
+	// breakerDeclared: this process's payment provider breaker declared
+	// the provider degraded (provider.go onBreaker)
+	breakerDeclared atomic.Bool
 
 	// ProgressMaxAge is how old a served progress document may be (0: 1s;
 	// progress.go).
@@ -172,6 +175,7 @@ func (s *Server) Handler() http.Handler {
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
+	adm.PUT("/provider", s.setProvider) // provider.go
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)

@@ -44,6 +44,9 @@ type Config struct {
 	// OutboxSweepAge is how old an unannounced outbox entry must be before
 	// the safety net announces it in place of the instance that wrote it.
 	OutboxSweepAge time.Duration `env:"OUTBOX_SWEEP_AGE" default:"30s"`
+	// ProviderOutageMax is how long a payment provider outage may stop an
+	// event's hold clocks before a promotion restarts them (0: no limit).
+	ProviderOutageMax time.Duration `env:"PROVIDER_OUTAGE_MAX" default:"30m"`
 	// Workers is the number of slot-released messages handled at once.
 	Workers int `env:"WORKERS" default:"4"`
 	// MaxRetries is how often a failing message is retried before it is
@@ -62,6 +65,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReconcileInterval <= 0 {
 		errs = append(errs, errors.New("RECONCILE_INTERVAL: must be positive"))
+	}
+	if c.ProviderOutageMax < 0 {
+		errs = append(errs, errors.New("PROVIDER_OUTAGE_MAX: must not be negative"))
 	}
 	if c.Workers <= 0 {
 		errs = append(errs, errors.New("WORKERS: must be positive"))
@@ -84,7 +90,8 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	restorer := &ledger.Restorer{Ledger: d.Ledger, Store: d.Store, Kafka: d.Kafka, Log: log,
 		Metrics: ledger.NewMetrics(d.Admin.Registry()), ReconcileEvery: cfg.ReconcileInterval}
 
-	p := admission.NewPromoter(d.Store, d.Announcer, log, admission.WithSweepAge(cfg.OutboxSweepAge))
+	p := admission.NewPromoter(d.Store, d.Announcer, log, admission.WithSweepAge(cfg.OutboxSweepAge),
+		admission.WithMaxOutage(cfg.ProviderOutageMax))
 
 	return service.RunAll(ctx,
 		d.Admin.Run,

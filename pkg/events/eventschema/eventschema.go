@@ -62,6 +62,10 @@ var descriptions = map[string]string{
 		"user_id is the operator, sequence numbers the change.",
 	events.TopicSeatsReleased: "An operator released held or killed seats (seat_id, seat_ids) to sale. " +
 		"user_id is the operator, sequence numbers the change.",
+	events.TopicProviderDegraded: "The payment provider was found or declared degraded: the concert's hold clocks stopped (no hold expires) and admissions paused; " +
+		"sequence is when they stopped (unix ms), reason holds=<users in the room> by=<operator|breaker|webhooks>.",
+	events.TopicProviderRecovered: "The payment provider recovered: the concert's hold clocks restarted with the time each hold had left; " +
+		"sequence is when they had stopped (unix ms), reason holds=<users in the room> paused_ms=<the pause> by=<who>.",
 	events.TopicOperatorAction: "An operator changed something: one fact per record of the audit trail (docs/operators.md). user_id is the operator, " +
 		"sequence the record's number, event_id the concert or * for none; before and after hold the values the action changed.",
 }
@@ -114,7 +118,7 @@ func schemaOf(typ string) (*jsonschema.Schema, error) {
 		})
 	}
 	if typ == events.TopicEventRestored || typ == events.TopicEventCreated || typ == events.TopicEventUpdated ||
-		typ == events.TopicEventSoldOut {
+		typ == events.TopicEventSoldOut || typ == events.TopicProviderDegraded || typ == events.TopicProviderRecovered {
 		set("user_id", func(p *jsonschema.Schema) { p.Const = events.RestoredBy })
 	}
 	if typ == events.TopicOrderCancelled || typ == events.TopicRefundIssued {

@@ -69,6 +69,8 @@ func oneOfEach() []events.Event {
 		events.EventUpdated("event_456", 2, "capacity=150 paused=false", at),
 		events.EventSoldOut("event_456", at),
 		events.QueueRandomized("event_456", 1000, "5eed", "c0ffee", "d19e57", at),
+		events.ProviderDegraded("event_456", at, 12, "operator"),
+		events.ProviderRecovered("event_456", at, 12, "breaker", at.Add(time.Minute)),
 		events.OperatorAction(42, at, "alice", "session", "operator", "event.update", "event_456", "", "203.0.113.7",
 			[]byte(`{"capacity":100,"paused":false}`), []byte(`{"capacity":150,"paused":true}`)),
 		events.OrderCancelled(7, "event_456", "user_123", "A12,A13", "pay_789", "double charge", 10000, "EUR", at),

@@ -29,6 +29,7 @@
     pollMinMS: 2000, pollMaxMS: 15000, pollErrorMaxMS: 30000, // HTTP polling while the socket is down
     wsMinMS: 1000, wsMaxMS: 15000, // socket reconnect backoff
     eventRefreshMS: 60000, // event details while waiting (a pause also comes with the socket's position broadcast)
+    roomEventRefreshMS: 5000, // event details in the room: a payment provider outage pauses the timer
     exactEveryMS: 600000, // the exact position while polling the progress document (abandonment: sooner)
   }, window.BOXOFFICE_TIMING || {});
 
@@ -294,6 +295,30 @@
     $("#event-name").textContent = eventName();
     $("#event-meta").textContent = eventFacts(S.event).filter((f) => f !== "sales paused").join(" · ");
     $("#paused").hidden = !S.event.paused;
+    providerState(!!S.event.provider_degraded);
+  }
+
+  // providerState shows what a payment provider outage means for this fan
+  // (PUT /api/admin/provider): in the room the hold timer stands still,
+  // the seats stay theirs; in the queue admissions are paused. The notice
+  // is a polite live region; the change is also announced. On recovery
+  // the exact position gives the moved deadline.
+  function providerState(degraded) {
+    const was = !!S.providerDown;
+    S.providerDown = degraded;
+    const box = $("#provider");
+    const text = inRoom(S.state)
+      ? "The payment provider has a problem. Your seats are kept for you; the timer is paused."
+      : "The payment provider has a problem: admissions paused. Your place in the queue is kept.";
+    box.hidden = !degraded;
+    if (degraded && box.textContent !== text) box.textContent = text;
+    if (degraded && !was) {
+      S.pausedLeftMS = Math.max(0, S.expireAtMS - Date.now());
+      announce(text, false);
+    } else if (!degraded && was) {
+      announce(inRoom(S.state) ? "The payment provider is back. Your timer runs again." : "Admissions resumed.", false);
+      if (inRoom(S.state)) check("provider");
+    }
   }
 
   // confirmStep: the button opens an inline confirmation; yes runs action.
@@ -536,6 +561,7 @@
     if (S.lastWS > asked || S.lastLocal > asked || S.state !== "waiting") return false;
     $("#paused").hidden = !g.paused;
     if (g.chance) { S.chance = g.chance; S.chanceAt = Date.now(); }
+    providerState(!!g.provider_degraded);
     if (g.served >= S.seq || g.sold_out) return check("progress");
     const shown = $("#position").textContent;
     onMessage({ type: "position", served: g.served, waiting: g.waiting, rate_per_min: g.rate_per_min });
@@ -616,8 +642,10 @@
       S.lastLiveness = now + Math.random() * T.livenessJitterMS;
       check("liveness");
     }
-    // The socket says nothing about a pause: re-read the event now and then.
-    if (S.state === "waiting" && now - S.lastEventFetch > T.eventRefreshMS) {
+    // The socket says nothing about a pause: re-read the event now and then
+    // (in the room often: a payment provider outage stops its timer).
+    if ((S.state === "waiting" && now - S.lastEventFetch > T.eventRefreshMS) ||
+        (inRoom(S.state) && now - S.lastEventFetch > T.roomEventRefreshMS)) {
       S.lastEventFetch = now;
       loadEvent().catch(() => { /* next time */ });
     }
@@ -889,6 +917,10 @@
   function restoreTitle() { if (S.title) document.title = S.title; }
 
   function countdown() {
+    if (S.providerDown) { // the timer stands still: the hold's clock is stopped
+      $("#countdown").textContent = duration(Math.round((S.pausedLeftMS || 0) / 1000)) + " (paused)";
+      return;
+    }
     const left = Math.max(0, Math.round((S.expireAtMS - Date.now()) / 1000));
     $("#countdown").textContent = duration(left);
     // The last minute is announced: at 60, 30 and 10 seconds.

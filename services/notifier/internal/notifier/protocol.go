@@ -101,7 +101,11 @@ func initialMessage(eventID string, st booking.Status, err error, now time.Time)
 		p := InitialPosition{Type: messages.NotifyPosition, EventID: eventID, Served: c.Served,
 			Waiting: c.Waiting, RatePerMin: c.AdmittedLastMinute, Timestamp: now.Unix(),
 			State: string(st.State), Sequence: st.Sequence, Position: st.Position}
-		if now.Before(st.SalesStart) {
+		at := st.At // Redis's clock, the one the read was made by
+		if at.IsZero() {
+			at = now
+		}
+		if at.Before(st.SalesStart) {
 			p.Prequeued = st.SalesStart.UTC().Format(time.RFC3339Nano)
 		} else if c.AdmittedLastMinute > 0 {
 			eta := (st.Position*60 + c.AdmittedLastMinute - 1) / c.AdmittedLastMinute
