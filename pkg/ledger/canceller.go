@@ -12,6 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // Canceller carries out the cancellations CancelOrder records, step by
@@ -168,18 +169,5 @@ func (c *Canceller) Sweep(ctx context.Context) (int, error) {
 // Run sweeps every interval until ctx ends; what a sweep could not
 // finish is logged and tried again at the next tick.
 func (c *Canceller) Run(ctx context.Context, interval time.Duration) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if n, err := c.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			c.log().Warn("cancellations left unfinished; retried at the next tick", zap.Int("finished", n), zap.Error(err))
-		} else if n > 0 {
-			c.log().Info("cancellations finished by the sweep", zap.Int("finished", n))
-		}
-	}
+	return retry.Every(ctx, interval, c.log(), "cancellations", c.Sweep)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // SeatMark is a seat operators hold for a purpose or killed (table
@@ -166,24 +167,7 @@ func (p *MarkPublisher) Sweep(ctx context.Context) (int, error) {
 
 // Run sweeps every interval until ctx ends.
 func (p *MarkPublisher) Run(ctx context.Context, interval time.Duration) error {
-	log := p.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if n, err := p.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Warn("seat mark facts left unpublished; retried at the next tick", zap.Int("published", n), zap.Error(err))
-		} else if n > 0 {
-			log.Info("seat mark facts published by the sweep", zap.Int("published", n))
-		}
-	}
+	return retry.Every(ctx, interval, p.Log, "seat mark facts", p.Sweep)
 }
 
 // SeatMarks returns the event's held and killed seats, by seat id.

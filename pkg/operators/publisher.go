@@ -2,7 +2,6 @@ package operators
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // publisher writes Kafka events with acks=all (*events.KafkaProducer).
@@ -99,22 +99,5 @@ func (p *Publisher) publish(ctx context.Context, cond string, arg any) (int, err
 // Run sweeps every interval until ctx ends; a failed sweep is logged and
 // tried again at the next tick.
 func (p *Publisher) Run(ctx context.Context, interval time.Duration) error {
-	log := p.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if n, err := p.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Warn("operator_action facts not published; retried at the next tick", zap.Int("published", n), zap.Error(err))
-		} else if n > 0 {
-			log.Info("operator_action facts published by the sweep", zap.Int("published", n))
-		}
-	}
+	return retry.Every(ctx, interval, p.Log, "operator_action facts", p.Sweep)
 }
