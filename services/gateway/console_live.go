@@ -13,6 +13,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/operators"
@@ -76,12 +77,22 @@ type liveDoc struct {
 	InRoom             int64 `json:"in_room"`
 	AdmittedLastMinute int64 `json:"admitted_last_minute"`
 	Served             int64 `json:"served"`
-	Seats              struct {
+	// Seats: Held are in fans' carts; Reserved and Killed are the seats
+	// operators hold for a purpose or took off sale (seat_marks.go).
+	Seats struct {
 		Total     int64 `json:"total"`
 		Available int64 `json:"available"`
 		Held      int64 `json:"held"`
 		Sold      int64 `json:"sold"`
+		Reserved  int64 `json:"reserved"`
+		Killed    int64 `json:"killed"`
 	} `json:"seats"`
+	// Provider is the payment provider as this event's hold clocks see
+	// it: degraded since the declaration stopped them (provider.go).
+	Provider struct {
+		Degraded bool   `json:"degraded"`
+		Since    string `json:"since,omitempty"`
+	} `json:"provider"`
 	// Revenue and refunds per currency in minor units, and the payments,
 	// as the report consumer has counted them (a few seconds behind).
 	Revenue  map[string]int64 `json:"revenue"`
@@ -92,7 +103,21 @@ type liveDoc struct {
 		Failed    int64 `json:"failed"`
 		Late      int64 `json:"late"`
 	} `json:"payments"`
+	// Cancellations of sold orders and the refunds the provider confirmed
+	// for them (order_cancelled, refund_issued), as the report consumer
+	// counted them: the difference is refunds still pending.
+	Cancellations struct {
+		Cancelled int64 `json:"cancelled"`
+		Refunded  int64 `json:"refunded"`
+	} `json:"cancellations"`
+	// AdmissionsPerMinute is the report consumer's admissions of each
+	// minute of the last hour that had any, oldest first.
+	AdmissionsPerMinute []report.Minute `json:"admissions_per_minute"`
 }
+
+// liveHistory is how far back the live document's admissions per minute
+// go.
+const liveHistory = time.Hour
 
 func liveOf(e booking.Event, r report.Report, at time.Time) liveDoc {
 	c := e.Counts
@@ -102,6 +127,16 @@ func liveOf(e booking.Event, r report.Report, at time.Time) liveDoc {
 		Challenge: e.Challenge, Waiting: c.Waiting, Prequeued: e.Prequeued, InRoom: c.Active,
 		AdmittedLastMinute: c.AdmittedLastMinute, Served: c.Served, Revenue: r.Revenue, Refunds: r.Refunds}
 	d.Seats.Total, d.Seats.Available, d.Seats.Held, d.Seats.Sold = c.Total, c.Available, c.Held, c.Sold
+	d.Seats.Reserved, d.Seats.Killed = c.Reserved, c.Killed
+	d.Provider.Degraded, d.Provider.Since = !e.HoldsPausedSince.IsZero(), rfc3339OrEmpty(e.HoldsPausedSince)
+	d.Cancellations.Cancelled, d.Cancellations.Refunded = r.Counts[events.TopicOrderCancelled], r.Counts[events.TopicRefundIssued]
+	d.AdmissionsPerMinute = []report.Minute{}
+	from := at.Add(-liveHistory).Truncate(time.Minute)
+	for _, m := range r.AdmissionsPerMinute {
+		if !m.Minute.Before(from) {
+			d.AdmissionsPerMinute = append(d.AdmissionsPerMinute, m)
+		}
+	}
 	d.Payments.Started, d.Payments.Completed = r.Counts["payment_initiated"], r.Counts["booking_completed"]
 	d.Payments.Failed, d.Payments.Late = r.Counts["payment_failed"], r.Counts["payment_late"]
 	if d.Revenue == nil {

@@ -10,8 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/operators"
+	"github.com/boxoffice/boxoffice/pkg/report"
 )
 
 // TestConsoleLiveContract: GET /api/admin/events/{id}/live for every
@@ -86,13 +91,20 @@ func TestConsoleLiveContract(t *testing.T) {
 		{"PATCH", "/api/admin/events/e1", map[string]any{"hold_seconds": 30}},
 		{"POST", "/api/admin/events", map[string]any{"id": "e2", "rows": 1, "seats_per_row": 2}},
 		{"POST", "/api/admin/refunds/ord_1", nil},
+		{"POST", "/api/admin/orders/ord_1/cancel", map[string]any{"reason": "test"}},
+		{"POST", "/api/admin/events/e1/seat-marks", map[string]any{"action": "hold", "purpose": "sponsor", "seat_ids": []string{"A1"}}},
+		{"POST", "/api/admin/events/e1/seat-marks", map[string]any{"action": "kill", "row": "A"}},
+		{"PUT", "/api/admin/provider", map[string]any{"degraded": true}},
 		{"GET", "/api/admin/audit", nil},
 	} {
 		r, _ := h.send(c.method, c.path, vera, c.body)
 		want(t, r, http.StatusForbidden, "forbidden")
 	}
 	r, _ = h.send("GET", "/api/admin/events/e1/live", vera, nil)
-	if r.body["paused"] != false || r.num("capacity") != 1 || r.num("admit_per_minute") != 30 {
+	seats, _ := r.body["seats"].(map[string]any)
+	provider, _ := r.body["provider"].(map[string]any)
+	if r.body["paused"] != false || r.num("capacity") != 1 || r.num("admit_per_minute") != 30 ||
+		seats["reserved"] != 0.0 || seats["killed"] != 0.0 || provider["degraded"] != false || provider["since"] != nil {
 		t.Errorf("a viewer's refused controls changed the event: %s", r.raw)
 	}
 	// the same controls as an operator act at once
@@ -110,6 +122,48 @@ func TestConsoleLiveContract(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// holds, kills and the provider's state: in the next document
+	for _, body := range []map[string]any{
+		{"action": "hold", "purpose": "sponsor", "seat_ids": []string{"A1", "A2"}},
+		{"action": "kill", "seat_ids": []string{"A3"}},
+	} {
+		if r, _ := h.send("POST", "/api/admin/events/e1/seat-marks", otto, body); r.code != http.StatusOK || r.body["changed"] != true {
+			t.Fatalf("operator marks %v: %d %s", body, r.code, r.raw)
+		}
+	}
+	if r, _ := h.send("PUT", "/api/admin/provider", otto, map[string]any{"degraded": true}); r.code != http.StatusOK || r.num("changed") != 1 {
+		t.Fatalf("operator declares the provider degraded: %d %s", r.code, r.raw)
+	}
+	liveWait := func(what string, ok func(seats, provider map[string]any) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r, _ := h.send("GET", "/api/admin/events/e1/live", vera, nil)
+			seats, _ := r.body["seats"].(map[string]any)
+			provider, _ := r.body["provider"].(map[string]any)
+			if r.code == http.StatusOK && ok(seats, provider) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is not in the live document: %s", what, r.raw)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	liveWait("the marks and the outage", func(seats, provider map[string]any) bool {
+		since, _ := provider["since"].(string)
+		_, err := time.Parse(time.RFC3339Nano, since)
+		return seats["reserved"] == 2.0 && seats["killed"] == 1.0 && seats["available"] == 1.0 && provider["degraded"] == true && err == nil
+	})
+	if r, _ := h.send("POST", "/api/admin/events/e1/seat-marks", otto, map[string]any{"action": "release", "row": "A"}); r.code != http.StatusOK {
+		t.Fatalf("operator releases row A: %d %s", r.code, r.raw)
+	}
+	if r, _ := h.send("PUT", "/api/admin/provider", otto, map[string]any{"degraded": false}); r.code != http.StatusOK || r.num("changed") != 1 {
+		t.Fatalf("operator declares the provider recovered: %d %s", r.code, r.raw)
+	}
+	liveWait("the release and the recovery", func(seats, provider map[string]any) bool {
+		return seats["reserved"] == 0.0 && seats["killed"] == 0.0 && seats["available"] == 4.0 && provider["degraded"] == false && provider["since"] == nil
+	})
 	ct.Report()
 }
 
@@ -281,4 +335,44 @@ func TestConsoleFindsOrders(t *testing.T) {
 	bad("/api/admin/orders?user_id=alice", nil, 401, "unauthorized")
 	bad("/api/admin/orders?user_id=alice", nil, 403, "forbidden", "Authorization", "Bearer "+h.token("fan", ""))
 	ct.Report()
+}
+
+// TestLiveDocumentFigures: the live document takes the errors panel's and
+// the chart's figures from what the gateway already read: the hold
+// clocks' stop as the provider's state, operators' holds and kills, the
+// cancellations and their confirmed refunds, and only the last hour of
+// admissions per minute.
+func TestLiveDocumentFigures(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 5, 1, 12, 30, 20, 0, time.UTC)
+	e := booking.Event{ID: "e1", HoldsPausedSince: at.Add(-90 * time.Second),
+		Counts: booking.Counts{Total: 10, Available: 5, Reserved: 2, Killed: 1, Sold: 2}}
+	r := report.Report{Counts: map[string]int64{events.TopicOrderCancelled: 3, events.TopicRefundIssued: 1, events.TopicPaymentFailed: 4},
+		AdmissionsPerMinute: []report.Minute{
+			{Minute: at.Add(-2 * time.Hour).Truncate(time.Minute), Admissions: 7},
+			{Minute: at.Add(-time.Hour).Truncate(time.Minute), Admissions: 8},
+			{Minute: at.Truncate(time.Minute), Admissions: 9},
+		}}
+	d := liveOf(e, r, at)
+	got := map[string]any{"provider": d.Provider, "reserved": d.Seats.Reserved, "killed": d.Seats.Killed,
+		"cancellations": d.Cancellations, "failed": d.Payments.Failed, "minutes": d.AdmissionsPerMinute}
+	wantDoc := map[string]any{
+		"provider": struct {
+			Degraded bool   `json:"degraded"`
+			Since    string `json:"since,omitempty"`
+		}{true, "2026-05-01T12:28:50Z"},
+		"reserved": int64(2), "killed": int64(1),
+		"cancellations": struct {
+			Cancelled int64 `json:"cancelled"`
+			Refunded  int64 `json:"refunded"`
+		}{3, 1},
+		"failed":  int64(4),
+		"minutes": r.AdmissionsPerMinute[1:],
+	}
+	if diff := cmp.Diff(wantDoc, got); diff != "" {
+		t.Errorf("live document (-want +got):\n%s", diff)
+	}
+	if d := liveOf(booking.Event{ID: "e1"}, report.Report{}, at); d.Provider.Degraded || d.Provider.Since != "" || d.AdmissionsPerMinute == nil {
+		t.Errorf("a sale without facts and a working provider: %+v", d)
+	}
 }
