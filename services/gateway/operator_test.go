@@ -163,11 +163,17 @@ func TestViewerCannotChangeAnything(t *testing.T) {
 		}
 	}
 	changes := 0
+	// the console's controls among them, whatever else is added
+	console := map[string]bool{"PATCH /api/admin/events/:id": false, "POST /api/admin/events/:id/seat-marks": false,
+		"PUT /api/admin/provider": false, "POST /api/admin/orders/:order_id/cancel": false, "POST /api/admin/refunds/:order_id": false}
 	for _, rt := range h.adminRoutes() {
 		path := fill(rt.Path, params)
 		need := requiredRole(rt.Method, rt.Path)
 		if isChange(rt.Method) && need != operators.Viewer {
 			changes++
+			if _, ok := console[rt.Method+" "+rt.Path]; ok {
+				console[rt.Method+" "+rt.Path] = true
+			}
 			r, _ := h.send(rt.Method, path, viewer, map[string]any{"paused": true, "role": "admin", "password": opPassword + "x"})
 			if r.code != http.StatusForbidden || r.str("code") != httpapi.CodeForbidden {
 				t.Errorf("viewer %s %s: %d %s, want 403", rt.Method, path, r.code, r.raw)
@@ -182,6 +188,11 @@ func TestViewerCannotChangeAnything(t *testing.T) {
 	}
 	if changes < 10 {
 		t.Fatalf("only %d change routes found", changes)
+	}
+	for rt, seen := range console {
+		if !seen {
+			t.Errorf("the console's control %s is not among the change routes tried", rt)
+		}
 	}
 	if acts, _, _ := h.srv.Operators.Audit(context.Background(), operators.AuditFilter{Actor: "vera"}); len(acts) != 0 {
 		t.Errorf("refused calls recorded: %+v", acts)
@@ -207,17 +218,26 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 		"a form from a sibling":     {"Sec-Fetch-Site", "same-site", "Origin", "https://other.gw.test"},
 		"old browser, other origin": {"Origin", "https://evil.example"},
 	} {
-		r, _ := h.send("PATCH", "/api/admin/events/e1", c, map[string]any{"paused": true}, hdr...)
-		if r.code != http.StatusForbidden || r.str("code") != codeCrossOrigin {
-			t.Errorf("%s: %d %s, want 403 cross_origin", name, r.code, r.raw)
+		for _, rq := range []struct {
+			method, path string
+			body         any
+		}{
+			{"PATCH", "/api/admin/events/e1", map[string]any{"paused": true}},
+			{"POST", "/api/admin/events/e1/seat-marks", map[string]any{"action": "kill", "seat_ids": []string{"A1"}}},
+			{"PUT", "/api/admin/provider", map[string]any{"degraded": true}},
+		} {
+			r, _ := h.send(rq.method, rq.path, c, rq.body, hdr...)
+			if r.code != http.StatusForbidden || r.str("code") != codeCrossOrigin {
+				t.Errorf("%s %s, %s: %d %s, want 403 cross_origin", rq.method, rq.path, name, r.code, r.raw)
+			}
 		}
-		r, _ = h.send("POST", "/api/admin/sign-in", nil, map[string]string{"account": "otto", "password": opPassword}, hdr...)
+		r, _ := h.send("POST", "/api/admin/sign-in", nil, map[string]string{"account": "otto", "password": opPassword}, hdr...)
 		if r.code != http.StatusForbidden || r.str("code") != codeCrossOrigin {
 			t.Errorf("sign-in, %s: %d %s", name, r.code, r.raw)
 		}
 	}
-	if e, _ := h.store.GetEvent(context.Background(), "e1"); e.Paused {
-		t.Fatal("a cross-site request paused the event")
+	if e, _ := h.store.GetEvent(context.Background(), "e1"); e.Paused || e.Counts.Killed != 0 || !e.HoldsPausedSince.IsZero() {
+		t.Fatalf("a cross-site request changed the event: paused %v, killed %d, provider degraded since %v", e.Paused, e.Counts.Killed, e.HoldsPausedSince)
 	}
 	for name, hdr := range map[string][]string{
 		"same origin":         {"Sec-Fetch-Site", "same-origin", "Origin", "http://example.com"},
