@@ -168,7 +168,73 @@ func TestConsole(t *testing.T) {
 		&& text("#live-eta").startsWith("Sells out in ") && text("#live-eta-note").startsWith("14 seats left; ")`)
 	// the report consumer counts it (its group may still be joining)
 	p.waitFor("the revenue", 90*time.Second, `text('[data-money="revenue:EUR"]') === "25.50 EUR" && text('[data-money="payments.completed"]') === "1"`)
-	docShots(t, p, "console-live")
+	p.waitFor("the admissions of the last hour", 30*time.Second, `$("#live-minutes-svg") && document.querySelectorAll("#live-minutes-svg rect.chart-bar").length >= 1
+		&& $("#live-minutes-svg").getAttribute("aria-label").startsWith("Admissions per minute over the last hour: 4 in all")
+		&& document.body.dataset.liveErrors === "0" && text("#errors-summary") === "Nothing needs attention."
+		&& text('[data-error-value="payments-failed"]') === "0" && text("#live-provider") === "Payment provider: working"`)
+	docShots(t, p, "console-live", "")
+
+	// 7b. Seats held back and killed: a hold for a purpose (confirmed
+	// first), a kill, a refusal for a sold seat, then both released.
+	p.do("pick Hold", chromedp.SetValue(chromedp.ID("m-action"), "hold"))
+	setValue(p, "#m-seats", "A1-A2")
+	setValue(p, "#m-purpose", "sponsor")
+	p.do("click Apply to the seats", chromedp.Click(chromedp.ID("m-apply")))
+	p.waitFor("the hold's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Hold these seats?"
+		&& text("#confirm-text").startsWith("Hold A1 to A2 for sponsor")`)
+	p.shot("c05a-confirm-hold")
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the seats held", 15*time.Second, `document.body.dataset.liveReserved === "2" && text('[data-live="reserved"]') === "2"
+		&& text("#marks-result") === "Held A1, A2 (sponsor)." && document.body.dataset.marks === "1"
+		&& text('#marks tr[data-purpose="sponsor"] th') === "A1, A2" && text('#marks tr[data-purpose="sponsor"] td:nth-of-type(2)').startsWith("ops-lead, ")
+		&& !shown("#marks-error") && $("#m-seats").value === ""`)
+	p.do("pick Kill", chromedp.SetValue(chromedp.ID("m-action"), "kill"))
+	p.do("the purpose hides", chromedp.Evaluate[chromedp.Void](`document.getElementById("m-action").dispatchEvent(new Event("change"))`))
+	setValue(p, "#m-seats", "B5")
+	p.do("click Apply to the seats", chromedp.Click(chromedp.ID("m-apply")))
+	p.waitFor("the kill's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Kill these seats?" && !shown("#m-purpose")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the seat killed", 15*time.Second, `document.body.dataset.liveKilled === "1" && document.body.dataset.marks === "2"
+		&& text('#marks tr[data-mark="kill"] th') === "B5"`)
+	setValue(p, "#m-seats", "C1") // sold: refused, nothing changes
+	p.do("click Apply to the seats", chromedp.Click(chromedp.ID("m-apply")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the refusal", 15*time.Second, `shown("#marks-error") && text("#marks-error").includes("cannot be killed; nothing changed")
+		&& text("#marks-error").endsWith("C1 (sold).") && document.body.dataset.liveKilled === "1"`)
+	p.shot("c05b-marks")
+	docShots(t, p, "console-marks", "#marks-title")
+	p.do("click Release of the hold", chromedp.Click(chromedp.CSS(`#marks tr[data-purpose="sponsor"] button`)))
+	p.waitFor("the release's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Release these seats?"
+		&& text("#confirm-text").startsWith("Put A1, A2 (held: sponsor) back on sale")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the hold released", 15*time.Second, `document.body.dataset.liveReserved === "0" && text("#marks-result") === "Released A1, A2."
+		&& document.body.dataset.marks === "1" && !shown("#marks-error")`)
+	p.do("pick Release", chromedp.SetValue(chromedp.ID("m-action"), "release"))
+	setValue(p, "#m-seats", "row B")
+	p.do("click Apply to the seats", chromedp.Click(chromedp.ID("m-apply")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-text").startsWith("Put row B back on sale")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("every seat on sale again", 15*time.Second, `document.body.dataset.liveKilled === "0" && text("#marks-result") === "Released B5."
+		&& document.body.dataset.marks === "0" && shown("#marks-none") && !shown("#marks")`)
+
+	// 7c. The payment provider declared degraded: the live view and its
+	// errors panel say so; then recovered.
+	p.do("click Declare it degraded", chromedp.Click(chromedp.ID("c-provider")))
+	p.waitFor("the declaration's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Declare the payment provider degraded?"
+		&& document.activeElement === $("#confirm-no")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the provider degraded", 15*time.Second, `document.body.dataset.liveProvider === "degraded"
+		&& text("#live-provider").startsWith("Payment provider: degraded since ") && text("#c-provider") === "Declare it recovered"
+		&& $('[data-error="provider"]').dataset.level === "warn" && document.body.dataset.liveErrors === "1"
+		&& text("#errors-summary") === "1 thing needs attention." && !shown("#control-error")`)
+	p.shot("c05c-provider-degraded")
+	docShots(t, p, "console-errors", "#errors-title")
+	p.do("click Declare it recovered", chromedp.Click(chromedp.ID("c-provider")))
+	p.waitFor("the recovery's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Declare the payment provider recovered?"`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the provider working", 15*time.Second, `document.body.dataset.liveProvider === "working" && text("#c-provider") === "Declare it degraded"
+		&& document.body.dataset.liveErrors === "0" && $('[data-error="provider"]').dataset.level === "ok"`)
 
 	// 8. The audit trail: the creation and the three changes, by ops-lead,
 	// filtered by event and action.
@@ -255,7 +321,8 @@ func TestConsole(t *testing.T) {
 	v.do("open the live view", chromedp.Navigate(gw+"/admin/#/live/"+ev))
 	v.waitFor("the viewer's live view", 30*time.Second, `document.body.dataset.view === "live" && document.body.dataset.role === "viewer"
 		&& shown("#viewer-note") && document.body.dataset.liveInRoom === "2" && $("#c-pause").disabled && $("#c-rate").disabled
-		&& $("#c-capacity-apply").disabled && $("#c-hold").disabled && !shown("#live-edit")`)
+		&& $("#c-capacity-apply").disabled && $("#c-hold").disabled && !shown("#live-edit")
+		&& $("#c-provider").disabled && $("#m-apply").disabled && $("#m-seats").disabled && $("#m-action").disabled`)
 	v.shot("c09-viewer-live")
 	v.do("open the orders", chromedp.Navigate(gw+"/admin/#/orders?event_id="+ev))
 	v.waitFor("the viewer's orders", 15*time.Second, `document.body.dataset.view === "orders" && shown("#orders tbody tr button[data-cancel]")
@@ -263,6 +330,13 @@ func TestConsole(t *testing.T) {
 	if st := v.str(`(() => { const x = new XMLHttpRequest(); x.open("PATCH", "/api/admin/events/` + ev + `", false);
 		x.setRequestHeader("Content-Type", "application/json"); x.send('{"paused":true}'); return x.status + " " + JSON.parse(x.responseText).code; })()`); st != "403 forbidden" {
 		t.Errorf("a viewer's PATCH from the console: %s, want 403 forbidden", st)
+	}
+	for _, c := range [][3]string{{"PUT", "/api/admin/provider", `{"degraded":true}`},
+		{"POST", "/api/admin/events/" + ev + "/seat-marks", `{"action":"kill","seat_ids":["A1"]}`}} {
+		if st := v.str(`(() => { const x = new XMLHttpRequest(); x.open("` + c[0] + `", "` + c[1] + `", false);
+		x.setRequestHeader("Content-Type", "application/json"); x.send('` + c[2] + `'); return x.status + " " + JSON.parse(x.responseText).code; })()`); st != "403 forbidden" {
+			t.Errorf("a viewer's %s %s from the console: %s, want 403 forbidden", c[0], c[1], st)
+		}
 	}
 	v.noExceptions()
 
@@ -320,8 +394,9 @@ func setValue(p *page, sel, v string) {
 
 // docShots writes the viewport on a desktop and on a phone to
 // docs/img/<name>-desktop.png and -phone.png when
-// BOXOFFICE_DOC_SCREENSHOTS=1 (docs/operators.md shows them).
-func docShots(t *testing.T, p *page, name string) {
+// BOXOFFICE_DOC_SCREENSHOTS=1 (docs/operators.md shows them), scrolled
+// to the element top ("": the top of the page).
+func docShots(t *testing.T, p *page, name, top string) {
 	t.Helper()
 	if os.Getenv("BOXOFFICE_DOC_SCREENSHOTS") != "1" {
 		return
@@ -331,6 +406,11 @@ func docShots(t *testing.T, p *page, name string) {
 		t.Fatal(err)
 	}
 	save := func(suffix string) {
+		scroll := `window.scrollTo(0, 0)`
+		if top != "" {
+			scroll = fmt.Sprintf(`document.querySelector(%q).scrollIntoView()`, top)
+		}
+		p.do("scroll for the docs", chromedp.Evaluate[chromedp.Void](scroll))
 		b, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			p.fail("screenshot for the docs", err)

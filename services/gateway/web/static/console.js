@@ -7,7 +7,13 @@
 // messages. The live view reads GET /api/admin/events/{id}/live as
 // Server-Sent Events and keeps the last hour of it in the page for the
 // chart (an SVG drawn with DOM APIs, with a text summary) and for the
-// estimated time to sell out (sellOut). A viewer sees
+// estimated time to sell out (sellOut); the document's own admissions
+// per minute of the last hour are a second chart (drawMinutes), and its
+// counts of what went wrong the errors panel (renderErrors). The seats
+// operators hold back or killed are listed under the controls
+// (loadMarks) and changed there (POST /api/admin/events/{id}/seat-marks);
+// the payment provider is declared degraded or recovered there too (PUT
+// /api/admin/provider). A viewer sees
 // everything with every control disabled (the API answers 403 anyway).
 (() => {
   "use strict";
@@ -21,7 +27,9 @@
   let live = null; // the EventSource of the live view
   let liveID = ""; // its event
   let doc = null; // the latest live document
-  let samples = []; // [{t, waiting, in_room, rate, sold}] of liveID, the last hour
+  let samples = []; // [{t, waiting, in_room, rate, sold, failed}] of liveID, the last hour
+  let liveProblem = ""; // the stream's last "problem" ("" once a document came after it)
+  let marksShown = ""; // reserved/killed counts the marks list was loaded for
   let auditCursor = "";
   let editing = null; // the event being edited (GET /api/admin/events/{id})
 
@@ -109,8 +117,9 @@
       throw new Error("Your session has ended. Sign in again.");
     }
     const msg = (out && out.message) || res.statusText;
-    if (res.status === 403) throw new Error("Refused: " + msg + ".");
-    throw new Error(msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!]$/.test(msg) ? "" : "."));
+    const err = new Error(res.status === 403 ? "Refused: " + msg + "." : msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!]$/.test(msg) ? "" : "."));
+    err.body = out; // the API's error, with its details (a seat-marks refusal's seats)
+    throw err;
   }
 
   async function whoami() {
@@ -362,6 +371,15 @@
       liveID = id;
       for (const e of document.querySelectorAll("[data-live]")) e.textContent = "–";
       $("live-money").tBodies[0].replaceChildren();
+      $("live-errors").tBodies[0].replaceChildren();
+      $("errors-summary").textContent = "–";
+      $("live-provider").textContent = "Payment provider: –";
+      $("live-provider").dataset.provider = "unknown";
+      liveProblem = "";
+      marksShown = "";
+      showError("marks-error", "");
+      $("marks-result").hidden = true;
+      drawMinutes();
       $("live-eta").textContent = "—";
       $("live-eta-note").textContent = "Not selling";
       $("c-capacity").value = $("c-rate").value = $("c-hold").value = "";
@@ -378,6 +396,7 @@
     live.onopen = () => setConn("live", "Live");
     live.onmessage = (m) => {
       try {
+        liveProblem = "";
         render(JSON.parse(m.data));
       } catch (e) {
         showError("live-error", "A live update could not be read.");
@@ -387,6 +406,8 @@
       let msg = "";
       try { msg = JSON.parse(m.data).message; } catch (e) { /* none */ }
       setConn("offline", "Not updating: " + msg);
+      liveProblem = msg || "the figures could not be read";
+      if (doc) renderErrors(doc);
     });
     live.addEventListener("signed_out", () => {
       stopLive();
@@ -429,6 +450,14 @@
     set("sold", d.seats.sold);
     set("held", d.seats.held);
     set("available", d.seats.available);
+    set("reserved", d.seats.reserved);
+    set("killed", d.seats.killed);
+    const prov = d.provider.degraded ? "degraded" : "working";
+    $("live-provider").textContent = "Payment provider: " + (d.provider.degraded ? "degraded since " + hms(d.provider.since) + " UTC" : "working");
+    $("live-provider").dataset.provider = prov;
+    document.body.dataset.liveProvider = prov;
+    document.body.dataset.liveReserved = String(d.seats.reserved);
+    document.body.dataset.liveKilled = String(d.seats.killed);
     document.body.dataset.liveWaiting = String(d.waiting);
     document.body.dataset.liveInRoom = String(d.in_room);
     document.body.dataset.liveSold = String(d.seats.sold);
@@ -453,6 +482,8 @@
     // the controls show the current settings, unless the operator is typing
     $("c-pause").textContent = d.paused ? "Resume the sale" : "Pause the sale";
     $("c-pause").classList.toggle("danger", !d.paused);
+    $("c-provider").textContent = d.provider.degraded ? "Declare it recovered" : "Declare it degraded";
+    $("c-provider").classList.toggle("danger", !d.provider.degraded);
     for (const [id, v] of [["c-capacity", d.capacity], ["c-rate", d.admit_per_minute], ["c-hold", d.hold_seconds]]) {
       if (document.activeElement !== $(id) && ($(id).dataset.shown !== String(v) || first)) {
         $(id).value = v;
@@ -462,7 +493,7 @@
 
     const t = Date.parse(d.at) / 1000;
     if (!samples.length || samples[samples.length - 1].t < t) {
-      samples.push({ t, waiting: d.waiting, in_room: d.in_room, rate: d.admitted_last_minute, sold: d.seats.sold });
+      samples.push({ t, waiting: d.waiting, in_room: d.in_room, rate: d.admitted_last_minute, sold: d.seats.sold, failed: d.payments.failed });
     }
     while (samples.length && samples[0].t < t - HOUR) samples.shift();
     const eta = sellOut(d, samples);
@@ -470,6 +501,195 @@
     $("live-eta-note").textContent = eta.note;
     document.body.dataset.liveEta = eta.text;
     drawChart();
+    drawMinutes();
+    renderErrors(d);
+    // another operator's hold or release: the list follows the counts
+    const marks = d.seats.reserved + "/" + d.seats.killed;
+    if (marks !== marksShown) {
+      marksShown = marks;
+      loadMarks();
+    }
+  }
+
+  const hms = (iso) => (iso ? iso.slice(11, 19) : "–");
+
+  // renderErrors fills the errors panel from the live document: the
+  // provider's state, payments failed (and over the last 5 minutes, from
+  // the page's samples), late payments, refunds of cancellations still
+  // pending, and whether the figures are up to date. Each row says its
+  // state in words ("OK" or "Check"), not only in colour.
+  function renderErrors(d) {
+    const last = samples[samples.length - 1];
+    let from = samples[0];
+    for (const x of samples) if (last && x.t <= last.t - ETA_WINDOW) from = x;
+    const recent = last && from ? last.failed - from.failed : 0;
+    const pending = Math.max(0, d.cancellations.cancelled - d.cancellations.refunded);
+    const rows = [
+      ["provider", "Payment provider", d.provider.degraded, d.provider.degraded ? "degraded" : "working",
+        d.provider.degraded
+          ? "Declared degraded at " + hms(d.provider.since) + " UTC: hold clocks stopped, nobody more let in. Declare it recovered when payments work again."
+          : "Working: hold clocks run and the queue moves."],
+      ["payments-failed", "Payments failed", recent > 0, int(d.payments.failed),
+        recent > 0 ? int(recent) + " in the last 5 min: the provider may be in trouble." : "None in the last 5 min."],
+      ["payments-late", "Late payments", d.payments.late > 0, int(d.payments.late),
+        "Paid after the hold ended: refund due (Orders shows each and its refund)."],
+      ["refunds-pending", "Refunds pending", pending > 0, int(pending),
+        "Cancellations whose refund the provider has not confirmed yet (" + int(d.cancellations.cancelled) + " cancelled, " + int(d.cancellations.refunded) + " refunded); the gateway retries them."],
+      ["live", "Live figures", !!liveProblem, liveProblem ? "stale" : "up to date",
+        liveProblem ? "Not updating: " + liveProblem + "." : "Figures of " + hms(d.at) + " UTC."],
+    ];
+    const bad = rows.filter((r) => r[2]).length;
+    $("live-errors").tBodies[0].replaceChildren(...rows.map(([key, label, warn, value, note]) =>
+      el("tr", { "data-error": key, "data-level": warn ? "warn" : "ok" },
+        el("th", { scope: "row" }, label),
+        el("td", {}, el("span", { class: "flag " + (warn ? "flag-warn" : "flag-ok") }, warn ? "Check" : "OK"), " ",
+          el("span", { class: "error-value", "data-error-value": key }, value),
+          el("span", { class: "error-note muted", "data-error-note": key }, note)))));
+    $("errors-summary").textContent = bad === 0 ? "Nothing needs attention." : bad + (bad === 1 ? " thing needs" : " things need") + " attention.";
+    $("errors-summary").dataset.level = bad === 0 ? "ok" : "warn";
+    document.body.dataset.liveErrors = String(bad);
+  }
+
+  // drawMinutes draws the live document's admissions per minute over the
+  // last hour as bars (a minute without admissions has none), with an
+  // aria-label that says the same in words.
+  function drawMinutes() {
+    const box = $("live-minutes");
+    const ms = (doc && doc.admissions_per_minute) || [];
+    if (!doc || ms.length === 0) {
+      box.replaceChildren(el("p", { class: "muted" }, "No admissions in the last hour."));
+      return;
+    }
+    const W = Math.round(Math.min(960, Math.max(300, box.clientWidth - 18))), H = 160, left = 48, right = 12, top = 12, bottom = 30;
+    const pw = W - left - right, ph = H - top - bottom;
+    const now = Math.floor(Date.parse(doc.at) / 60000), first = now - 59; // minutes since the epoch
+    const max = Math.max(1, ...ms.map((m) => m.admissions));
+    const bw = pw / 60;
+    const total = ms.reduce((a, m) => a + m.admissions, 0);
+    const peak = ms.reduce((a, m) => (m.admissions > a.admissions ? m : a), ms[0]);
+    const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", id: "live-minutes-svg" });
+    s.setAttribute("aria-label", `Admissions per minute over the last hour: ${total} in all, at most ${peak.admissions} ` +
+      `(the minute of ${peak.minute.slice(11, 16)} UTC).`);
+    const y = (v) => top + ph - (ph * v) / max;
+    for (const v of new Set([0, Math.ceil(max / 2), max])) {
+      s.append(svg("line", { class: v ? "grid" : "axis", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
+      s.append(svg("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end" }, int(v)));
+    }
+    for (const m of ms) {
+      const i = Math.floor(Date.parse(m.minute) / 60000) - first;
+      if (i < 0 || i > 59) continue;
+      s.append(svg("rect", { class: "chart-bar", x: (left + i * bw + 1).toFixed(1), y: y(m.admissions).toFixed(1),
+        width: Math.max(1, bw - 2).toFixed(1), height: (top + ph - y(m.admissions)).toFixed(1), "data-minute": m.minute }));
+    }
+    const hm = (min) => new Date(min * 60000).toISOString().slice(11, 16);
+    s.append(svg("text", { x: left, y: H - 8, "text-anchor": "start" }, hm(first)));
+    s.append(svg("text", { x: W - right, y: H - 8, "text-anchor": "end" }, hm(now + 1) + " UTC"));
+    box.replaceChildren(s);
+  }
+
+  // --- seats held back and killed ---
+
+  // marksBody reads the seats as the API names them: seat_ids ("A1, A2"),
+  // a row ("row B") or a range ("A1-A10", "A1 to A10").
+  function marksBody(text) {
+    const t = text.trim();
+    let m = /^row\s+([A-Za-z]+)$/i.exec(t);
+    if (m) return { row: m[1].toUpperCase() };
+    m = /^([^\s,]+)\s*(?:-|–|\bto\b)\s*([^\s,]+)$/i.exec(t);
+    if (m) return { range: { from: m[1], to: m[2] } };
+    const ids = t.split(/[\s,]+/).filter(Boolean);
+    if (ids.length === 0) throw new Error("Name the seats: seat ids (A1, A2), a row (row B) or a range (A1-A10).");
+    return { seat_ids: [...new Set(ids)] };
+  }
+  const seatsText = (b) => (b.row ? "row " + b.row : b.range ? b.range.from + " to " + b.range.to : b.seat_ids.join(", "));
+
+  // loadMarks lists the seats operators hold or killed, one row per
+  // purpose (or kill), from the ledger.
+  async function loadMarks() {
+    const id = liveID;
+    try {
+      const body = await api("GET", "/api/admin/events/" + encodeURIComponent(id) + "/seat-marks");
+      if (id !== liveID) return;
+      const groups = new Map();
+      for (const m of body.seat_marks || []) {
+        const k = m.mark + ":" + (m.purpose || "");
+        if (!groups.has(k)) groups.set(k, { mark: m.mark, purpose: m.purpose || "", seats: [], by: new Set(), at: m.marked_at });
+        const g = groups.get(k);
+        g.seats.push(m.seat_id);
+        g.by.add(m.actor);
+        if (m.marked_at > g.at) g.at = m.marked_at;
+      }
+      $("marks").tBodies[0].replaceChildren(...[...groups.values()].map((g) => {
+        const what = g.mark === "hold" ? "held: " + g.purpose : "killed";
+        const b = el("button", { type: "button", class: "secondary small act", "data-release": g.mark + ":" + g.purpose,
+          "aria-label": "Release " + g.seats.join(", ") + " (" + what + ")" }, "Release");
+        b.disabled = !canAct();
+        b.addEventListener("click", () => markSeats("release", { seat_ids: g.seats }, "", what));
+        return el("tr", { "data-mark": g.mark, "data-purpose": g.purpose },
+          el("th", { scope: "row", class: "seats" }, g.seats.join(", ")), el("td", {}, what),
+          el("td", {}, [...g.by].join(", ") + ", " + g.at.slice(0, 16).replace("T", " ")), el("td", {}, b));
+      }));
+      $("marks").hidden = groups.size === 0;
+      $("marks-none").hidden = groups.size > 0;
+      document.body.dataset.marks = String(groups.size);
+    } catch (e) {
+      showError("marks-error", e.message);
+    }
+  }
+
+  // markSeats holds, kills or releases seats after a confirmation, and
+  // says what changed (or why nothing did).
+  async function markSeats(action, seats, purpose, was) {
+    showError("marks-error", "");
+    $("marks-result").hidden = true;
+    if (!canAct() || !liveID) return false;
+    const which = seatsText(seats);
+    const [title, text, yes] = {
+      hold: ["Hold these seats?", `Hold ${which} for ${purpose}: they go off sale at once and fans cannot pick them until released.`, "Hold"],
+      kill: ["Kill these seats?", `Take ${which} off sale at once: fans cannot pick them until released.`, "Kill"],
+      release: ["Release these seats?", `Put ${which}${was ? " (" + was + ")" : ""} back on sale at once: the next fan in line can pick them.`, "Release"],
+    }[action];
+    if (!(await confirmAction(title, text, yes))) return false;
+    const body = Object.assign({ action }, seats);
+    if (action === "hold") body.purpose = purpose;
+    try {
+      const res = await api("POST", "/api/admin/events/" + encodeURIComponent(liveID) + "/seat-marks", body);
+      const done = { hold: "Held", kill: "Killed", release: "Released" }[action];
+      const msg = res.changed ? done + " " + res.seat_ids.join(", ") + (action === "hold" ? " (" + purpose + ")" : "") + "."
+        : "Nothing changed: " + which + " " + (action === "release" ? "were on sale already." : "were " + done.toLowerCase() + " already.");
+      $("marks-result").textContent = msg;
+      $("marks-result").hidden = false;
+      $("marks-result").dataset.changed = String(res.changed);
+      document.body.dataset.lastMarks = JSON.stringify(body);
+      await loadMarks();
+      return true;
+    } catch (e) {
+      const refused = (e.body && e.body.refused) || [];
+      const unknown = (e.body && e.body.code === "seat_not_found" && e.body.seat_ids) || [];
+      showError("marks-error", e.message + (refused.length ? " " + refused.map((r) => r.seat_id + " (" + r.status + ")").join(", ") + "." : "") +
+        (unknown.length && !e.message.includes(unknown[0]) ? " " + unknown.join(", ") + "." : ""));
+      return false;
+    }
+  }
+
+  async function submitMarks(ev) {
+    ev.preventDefault();
+    showError("marks-error", "");
+    const action = $("m-action").value, purpose = $("m-purpose").value.trim();
+    let seats;
+    try {
+      seats = marksBody($("m-seats").value);
+    } catch (e) {
+      showError("marks-error", e.message);
+      $("m-seats").focus();
+      return;
+    }
+    if (action === "hold" && !purpose) {
+      showError("marks-error", "A hold needs its purpose, e.g. sponsor.");
+      $("m-purpose").focus();
+      return;
+    }
+    if (await markSeats(action, seats, action === "hold" ? purpose : "", "")) $("m-seats").value = "";
   }
 
   // duration: minutes as words ("under a minute", "about 12 min",
@@ -597,6 +817,28 @@
     numberControl("c-capacity-form", "c-capacity", "capacity", "Capacity", " users", 0);
     numberControl("c-rate-form", "c-rate", "admit_per_minute", "Admit per minute", "", 0);
     numberControl("c-hold-form", "c-hold", "hold_seconds", "Hold time", " s", 1);
+    $("c-provider").addEventListener("click", async () => {
+      showError("control-error", "");
+      if (!doc || !canAct()) return;
+      const degraded = !doc.provider.degraded;
+      const [title, text, yes] = degraded
+        ? ["Declare the payment provider degraded?", "For every event: the hold clocks stop (nobody in the room loses their turn while payments fail) " +
+          "and nobody more is let in; joins keep queueing. Declare it recovered when payments work again.", "Declare degraded"]
+        : ["Declare the payment provider recovered?", "For every event: each hold's clock runs again with the time it had left, and the queue moves again at once.",
+          "Declare recovered"];
+      if (!(await confirmAction(title, text, yes))) return;
+      try {
+        const res = await api("PUT", "/api/admin/provider", { degraded });
+        announce("The payment provider is declared " + (degraded ? "degraded" : "recovered") + " (" + res.changed + " event" + (res.changed === 1 ? "" : "s") + " changed).");
+        document.body.dataset.lastChange = JSON.stringify({ degraded });
+      } catch (e) {
+        showError("control-error", e.message);
+      }
+    });
+    $("marks-form").addEventListener("submit", submitMarks);
+    const purposeShown = () => { $("m-purpose").closest(".field").hidden = $("m-action").value !== "hold"; };
+    $("m-action").addEventListener("change", purposeShown);
+    purposeShown();
   }
 
   // --- orders ---
@@ -914,6 +1156,7 @@
       if (window.innerWidth === lastWidth) return;
       lastWidth = window.innerWidth;
       drawChart();
+      drawMinutes();
     });
     window.addEventListener("hashchange", async () => {
       await route();
