@@ -433,6 +433,13 @@
 
   function render(d) {
     if (d.event_id !== liveID) return;
+    // a gateway of the previous version (during a rolling deploy) sends
+    // the document without these
+    d.provider = d.provider || { degraded: false };
+    d.cancellations = d.cancellations || { cancelled: 0, refunded: 0 };
+    d.admissions_per_minute = d.admissions_per_minute || [];
+    d.seats.reserved = d.seats.reserved || 0;
+    d.seats.killed = d.seats.killed || 0;
     const first = !doc;
     doc = d;
     $("live-title").textContent = "Live: " + (d.name || d.event_id);
