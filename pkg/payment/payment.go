@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -134,15 +135,45 @@ func (e *Error) Refused() bool { return e.Status >= 400 && e.Status < 500 }
 
 // postWith is post with extra headers.
 func (s *SandboxClient) postWith(ctx context.Context, path string, h http.Header, body, out any) ([]byte, error) {
-	js, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
+	return s.send(ctx, http.MethodPost, path, h, body, out)
+}
+
+// Status asks the provider for a payment's status (GET
+// /v1/payments/{id}): "pending" while the fan has not paid, "paid" or
+// "declined" once they did. An unknown id is an *Error (404).
+func (s *SandboxClient) Status(ctx context.Context, paymentID string) (string, error) {
+	var p struct {
+		Status string `json:"status"`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.BaseURL, "/")+path, bytes.NewReader(js))
+	b, err := s.send(ctx, http.MethodGet, "/v1/payments/"+url.PathEscape(paymentID), nil, nil, &p)
+	if err != nil {
+		return "", err
+	}
+	if p.Status == "" {
+		return "", fmt.Errorf("%w: bad answer %q", ErrProvider, b)
+	}
+	return p.Status, nil
+}
+
+// send sends a request (body as JSON unless nil) to the provider's path
+// with the API key and decodes a 2xx answer into out; it returns the raw
+// answer. Every failure wraps ErrProvider.
+func (s *SandboxClient) send(ctx context.Context, method, path string, h http.Header, body, out any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		js, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(js)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(s.BaseURL, "/")+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProvider, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Authorization", "Bearer "+s.APIKey)
 	for k, v := range h {
 		req.Header[k] = v

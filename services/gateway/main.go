@@ -30,6 +30,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
+	"github.com/boxoffice/boxoffice/pkg/retry"
 	"github.com/boxoffice/boxoffice/pkg/service"
 	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 	"github.com/boxoffice/boxoffice/services/gateway/web"
@@ -64,6 +65,12 @@ type Config struct {
 	// degraded for the deployment (hold clocks stop, admissions pause) and
 	// closing again recovers it (docs/runbook.md "Payment provider outage").
 	ProviderBreakerDeclares bool `env:"PROVIDER_BREAKER_DECLARES" default:"true"`
+	// ProviderConfirmTimeout: a payment started this long ago whose
+	// webhook has not come, with none since, while the provider says the
+	// money moved or does not answer, declares the provider degraded;
+	// PROVIDER_BREAKER_PROBES answered probes recover it
+	// (provider_confirm.go; 0: off).
+	ProviderConfirmTimeout time.Duration `env:"PROVIDER_CONFIRM_TIMEOUT" default:"2m"`
 	// PublicURL is where users reach the gateway (the provider's return URL).
 	PublicURL string `env:"PUBLIC_URL" default:"http://127.0.0.1:8080"`
 	// TicketPrice is the amount charged per seat, in cents.
@@ -139,6 +146,9 @@ func (c Config) Validate() error {
 	}
 	if c.ProviderBreakerFailures < 1 || c.ProviderBreakerProbes < 1 || c.ProviderBreakerOpen <= 0 {
 		errs = append(errs, errors.New("PROVIDER_BREAKER_FAILURES, PROVIDER_BREAKER_PROBES: must be >= 1; PROVIDER_BREAKER_OPEN: must be positive"))
+	}
+	if c.ProviderConfirmTimeout < 0 {
+		errs = append(errs, errors.New("PROVIDER_CONFIRM_TIMEOUT: must be >= 0"))
 	}
 	if c.OperatorCookieSecure != "auto" && c.OperatorCookieSecure != "true" && c.OperatorCookieSecure != "false" {
 		errs = append(errs, errors.New(`OPERATOR_COOKIE_SECURE: must be "auto", "true" or "false"`))
@@ -250,8 +260,16 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		log.Info("ADMIN_JWT is on: a bearer JWT with the admin role opens the admin API (set ADMIN_JWT=false once admin accounts exist)")
 	}
 	httpSrv := srv.FastServer()
+	confirms := func(context.Context) error { return nil }
+	if cfg.ProviderConfirmTimeout > 0 {
+		w := srv.confirmWatch(d.Ledger, sandbox.Status, cfg.ProviderConfirmTimeout, cfg.ProviderBreakerProbes, breaker.Open)
+		confirms = func(ctx context.Context) error {
+			return retry.Every(ctx, confirmInterval(cfg.ProviderConfirmTimeout), log, "payment provider confirmations", w.Check)
+		}
+	}
 	return service.RunAll(ctx,
 		d.Admin.Run,
+		confirms,
 		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
 		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.markPublisher().Run(ctx, cfg.CancelSweepInterval) },

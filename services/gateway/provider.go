@@ -145,20 +145,28 @@ func (s *Server) onBreaker(open bool) {
 			s.breakerDeclared.Store(true)
 		}
 		s.Log.Warn("payment provider breaker: declared", zap.Bool("degraded", open), zap.Int("events_changed", resp.Changed))
-		if resp.Changed > 0 && s.Operators != nil {
-			// in the audit trail with the operators' declarations
-			rec, err := s.Operators.Record(ctx, operators.Action{Actor: "breaker", Via: operators.ViaSystem, Role: operators.Operator,
-				Action: operators.ActionProviderDeclare, Before: operators.Object(map[string]any{"degraded": !open}),
-				After: operators.Object(map[string]any{"degraded": open, "events_changed": resp.Changed})})
-			if err != nil {
-				s.Log.Error("payment provider breaker: declaration not recorded", zap.Bool("degraded", open), zap.Error(err))
-				return
-			}
-			if s.AuditPublisher != nil {
-				if err := s.AuditPublisher.Publish(ctx, rec.ID); err != nil {
-					s.Log.Warn("operator_action left to the sweep", zap.Int64("id", rec.ID), zap.Error(err))
-				}
-			}
-		}
+		s.recordDeclaration(ctx, "breaker", open, resp.Changed)
 	}()
+}
+
+// recordDeclaration puts a declaration the system made (actor: breaker,
+// unconfirmed) in the audit trail (PostgreSQL, then an operator_action
+// fact) with the operators' declarations; a call that changed no event
+// is not recorded.
+func (s *Server) recordDeclaration(ctx context.Context, actor string, degraded bool, changed int) {
+	if changed == 0 || s.Operators == nil {
+		return
+	}
+	rec, err := s.Operators.Record(ctx, operators.Action{Actor: actor, Via: operators.ViaSystem, Role: operators.Operator,
+		Action: operators.ActionProviderDeclare, Before: operators.Object(map[string]any{"degraded": !degraded}),
+		After: operators.Object(map[string]any{"degraded": degraded, "events_changed": changed})})
+	if err != nil {
+		s.Log.Error("payment provider declaration not recorded", zap.String("actor", actor), zap.Bool("degraded", degraded), zap.Error(err))
+		return
+	}
+	if s.AuditPublisher != nil {
+		if err := s.AuditPublisher.Publish(ctx, rec.ID); err != nil {
+			s.Log.Warn("operator_action left to the sweep", zap.Int64("id", rec.ID), zap.Error(err))
+		}
+	}
 }

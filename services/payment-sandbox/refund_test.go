@@ -80,3 +80,34 @@ func TestPartialRefundsOncePerKey(t *testing.T) {
 		t.Fatalf("payment after its refunds: %s", w.Body)
 	}
 }
+
+// SandboxClient.Status reads a payment's status: pending until the fan
+// pays; an unknown id is refused (404), which still says the provider
+// answers.
+func TestClientStatus(t *testing.T) {
+	_, h, _ := setup(t, 0)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	client := &payment.SandboxClient{BaseURL: srv.URL, APIKey: "k"}
+	ctx := context.Background()
+	var pe *payment.Error
+	if _, err := client.Status(ctx, "nope"); !errors.As(err, &pe) || pe.Status != http.StatusNotFound || !pe.Refused() {
+		t.Fatalf("unknown payment: %v", err)
+	}
+	if w := call(h, "POST", "/v1/payments", "k", createBody, nil); w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	if st, err := client.Status(ctx, "p1"); err != nil || st != StatusPending {
+		t.Fatalf("created: %q %v", st, err)
+	}
+	if w := call(h, "POST", "/pay/p1/pay", "", "", url.Values{}); w.Code != http.StatusSeeOther {
+		t.Fatalf("pay: %d", w.Code)
+	}
+	if st, err := client.Status(ctx, "p1"); err != nil || st != StatusPaid {
+		t.Fatalf("paid: %q %v", st, err)
+	}
+	srv.Close()
+	if _, err := client.Status(ctx, "p1"); !errors.Is(err, payment.ErrProvider) || errors.As(err, &pe) {
+		t.Fatalf("provider down: %v", err)
+	}
+}
