@@ -173,7 +173,7 @@ func EventSoldOut(eventID string, at time.Time) Event {
 // ProviderDegraded is the provider_degraded fact: the hold clocks of
 // eventID stopped at pausedSince (also the fact's sequence, in unix ms, so
 // one outage has one id) with holds users in the room; reason is
-// "holds=<n> by=<who>" (by: operator, breaker or webhooks).
+// "holds=<n> by=<who>" (by: operator, breaker or unconfirmed).
 func ProviderDegraded(eventID string, pausedSince time.Time, holds int64, by string) Event {
 	return newEvent(TopicProviderDegraded, eventID, RestoredBy, "", "", pausedSince.UnixMilli(),
 		"holds="+strconv.FormatInt(holds, 10)+" by="+by, pausedSince)
