@@ -63,7 +63,7 @@ var descriptions = map[string]string{
 	events.TopicSeatsReleased: "An operator released held or killed seats (seat_id, seat_ids) to sale. " +
 		"user_id is the operator, sequence numbers the change.",
 	events.TopicProviderDegraded: "The payment provider was found or declared degraded: the concert's hold clocks stopped (no hold expires) and admissions paused; " +
-		"sequence is when they stopped (unix ms), reason holds=<users in the room> by=<operator|breaker|webhooks>.",
+		"sequence is when they stopped (unix ms), reason holds=<users in the room> by=<operator|breaker|unconfirmed>.",
 	events.TopicProviderRecovered: "The payment provider recovered: the concert's hold clocks restarted with the time each hold had left; " +
 		"sequence is when they had stopped (unix ms), reason holds=<users in the room> paused_ms=<the pause> by=<who>.",
 	events.TopicOperatorAction: "An operator changed something: one fact per record of the audit trail (docs/operators.md). user_id is the operator, " +
