@@ -11,12 +11,15 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // A payment provider outage longer than the maximum ends at the next
-// promotion: the hold clocks restart (provider_recovered, by=max_outage),
-// the holds keep the time they had left, and admissions resume.
+// promotion: the hold clocks restart (provider_recovered, by=max_outage,
+// recorded in the ledger on the real PostgreSQL, and the event says so
+// for the page), the holds keep the time they had left, are released by
+// the normal rules when it runs out, and admissions resume.
 func TestPromoterEndsAnOutageLongerThanTheMaximum(t *testing.T) {
 	ctx := context.Background()
 	now := time.UnixMilli(1_800_000_000_000)
@@ -41,7 +44,8 @@ func TestPromoterEndsAnOutageLongerThanTheMaximum(t *testing.T) {
 	rec := &events.Recorder{}
 	metrics := admission.NewMetrics(nil)
 	ann := admission.New(store, &recordingPublisher{}, rec, nil, admission.WithClock(clock), admission.WithMetrics(metrics))
-	p := admission.NewPromoter(store, ann, nil, admission.WithMaxOutage(10*time.Minute))
+	l := ledgertest.New(t)
+	p := admission.NewPromoter(store, ann, nil, admission.WithMaxOutage(10*time.Minute), admission.WithOutageLedger(l))
 
 	advance(10*time.Minute - time.Millisecond)
 	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 0 || len(rec.Topic(events.TopicProviderRecovered)) != 0 {
@@ -61,6 +65,14 @@ func TestPromoterEndsAnOutageLongerThanTheMaximum(t *testing.T) {
 	if len(facts) != 1 || facts[0].Sequence != down.PausedSince.UnixMilli() || facts[0].Reason != "holds=1 paused_ms=600000 by=max_outage" {
 		t.Fatalf("provider_recovered: %+v", facts)
 	}
+	recs, err := l.ProviderOutages(ctx, "e1")
+	if err != nil || len(recs) != 1 || !recs[0].PausedSince.Equal(down.PausedSince) || !recs[0].RecoveredAt.Equal(clock()) ||
+		recs[0].RecoveredBy != "max_outage" || recs[0].HoldsResumed != 1 {
+		t.Fatalf("ledger: %+v %v", recs, err)
+	}
+	if e, err := store.GetEvent(ctx, "e1"); err != nil || !e.ProviderOutageEnded.Equal(clock()) {
+		t.Fatalf("the event does not say the outage was ended: %+v %v", e.ProviderOutageEnded, err)
+	}
 	st, err := store.Position(ctx, "e1", "a")
 	if err != nil || st.ExpireAt != clock().Add(40*time.Second) {
 		t.Fatalf("a after the outage: %+v %v, want its 40 s left", st, err)
@@ -68,5 +80,8 @@ func TestPromoterEndsAnOutageLongerThanTheMaximum(t *testing.T) {
 	advance(40 * time.Second)
 	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 1 {
 		t.Fatalf("after a's hold: admitted %d %v", n, err)
+	}
+	if exp := rec.Topic(events.TopicBookingExpired); len(exp) != 1 || exp[0].UserID != "a" {
+		t.Fatalf("a's hold released: %+v", exp)
 	}
 }

@@ -36,6 +36,7 @@ type Promoter struct {
 	// maxOutage ends a payment provider outage (hold clocks stopped)
 	// that lasted longer (WithMaxOutage)
 	maxOutage time.Duration
+	outages   OutageLedger // records the end of such an outage (WithOutageLedger)
 
 	mu      sync.Mutex
 	soldOut map[string]bool // events whose sold_out broadcast this process sent
@@ -52,11 +53,22 @@ func WithSweepAge(d time.Duration) PromoterOption { return func(p *Promoter) { p
 // WithMaxOutage sets how long an event's hold clocks may stay stopped
 // for a payment provider outage (default 30 minutes; 0: no limit): a
 // promotion that finds them stopped longer restarts them
-// (booking.Store.SetProviderDegraded), publishes provider_recovered with
+// (booking.Store.EndProviderOutage), records it in the ledger
+// (WithOutageLedger), publishes provider_recovered with
 // "by=max_outage", and the holds run out the time they had left and are
 // released by the normal rules (docs/runbook.md "Payment provider
 // outage").
 func WithMaxOutage(d time.Duration) PromoterOption { return func(p *Promoter) { p.maxOutage = d } }
+
+// OutageLedger records the end of a payment provider outage in the system
+// of record (*ledger.Ledger).
+type OutageLedger interface {
+	RecordProviderRecovered(ctx context.Context, eventID string, pausedSince, at time.Time, holds int64, by string) error
+}
+
+// WithOutageLedger records every outage a promotion ends for lasting
+// longer than the maximum in l (PostgreSQL) before its fact is published.
+func WithOutageLedger(l OutageLedger) PromoterOption { return func(p *Promoter) { p.outages = l } }
 
 // DefaultMaxOutage is the default of WithMaxOutage.
 const DefaultMaxOutage = 30 * time.Minute
@@ -176,23 +188,32 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 
 // providerStore is the part of *booking.Store that ends an outage.
 type providerStore interface {
-	SetProviderDegraded(ctx context.Context, eventID string, degraded bool) (booking.ProviderState, error)
+	EndProviderOutage(ctx context.Context, eventID string) (booking.ProviderState, error)
 }
 
 // endOutage restarts the hold clocks of an event stopped for longer than
-// the maximum outage and publishes provider_recovered (by=max_outage).
-// false when the store cannot, or another process did it first.
+// the maximum outage (the event then says so to the page), records it in
+// the ledger and publishes provider_recovered (by=max_outage). false when
+// the store cannot, or another process did it first. A failure after the
+// Redis step leaves the record and the fact undone (the step is not
+// repeated): the error is returned and logged.
 func (p *Promoter) endOutage(ctx context.Context, eventID string) (bool, error) {
 	ps, ok := p.store.(providerStore)
 	if !ok {
 		return false, nil
 	}
-	st, err := ps.SetProviderDegraded(ctx, eventID, false)
+	st, err := ps.EndProviderOutage(ctx, eventID)
 	if err != nil || !st.Changed {
 		return false, err
 	}
 	p.log.Warn("payment provider outage longer than the maximum: hold clocks restarted", zap.String("event_id", eventID),
 		zap.Duration("outage", st.At.Sub(st.Ended)), zap.Int64("holds", st.Holds))
+	if p.outages != nil {
+		if err := p.outages.RecordProviderRecovered(ctx, eventID, st.Ended, st.At, st.Holds, "max_outage"); err != nil {
+			p.log.Error("payment provider outage end not recorded", zap.String("event_id", eventID), zap.Error(err))
+			return false, fmt.Errorf("record provider recovered: %w", err)
+		}
+	}
 	if err := p.ann.kafka.Publish(ctx, events.ProviderRecovered(eventID, st.Ended, st.Holds, "max_outage", st.At)); err != nil {
 		return false, fmt.Errorf("publish provider_recovered: %w", err)
 	}

@@ -221,7 +221,8 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		AdmitPerMinute: int(n("admit_per_minute")),
 		EarlyJoin:      time.Duration(n("early_join_ms")) * time.Millisecond,
 		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), Challenge: challengeOf(cfg),
-		HoldsPausedSince: ms(n("hold_paused_at")),
+		HoldsPausedSince:    ms(n("hold_paused_at")),
+		ProviderOutageEnded: ms(n("hold_outage_ended_at")),
 	}
 	if e.DrawCommit != "" && !now.Before(e.SalesStart) {
 		e.DrawSeed = cfg["draw_seed"] // revealed once the sale started
@@ -403,6 +404,10 @@ type Event struct {
 	// HoldsPausedSince is when the payment provider was declared degraded
 	// and the hold clocks stopped (provider.go); zero while they run.
 	HoldsPausedSince time.Time `json:"-"`
+	// ProviderOutageEnded is when the hold clocks restarted because the
+	// outage lasted longer than the maximum (Store.EndProviderOutage),
+	// zero unless that was the last change.
+	ProviderOutageEnded time.Time `json:"-"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.

@@ -37,14 +37,26 @@ type ProviderState struct {
 // deadline moved by the pause's length. Cost O(1) whatever the number of
 // holds. Idempotent. Errors: ErrEventNotFound.
 func (s *Store) SetProviderDegraded(ctx context.Context, eventID string, degraded bool) (ProviderState, error) {
-	if err := checkIDs(eventID); err != nil {
-		return ProviderState{}, err
-	}
 	want := "recovered"
 	if degraded {
 		want = "degraded"
 	}
-	r, err := s.run(ctx, scriptProviderState, eventID, want)
+	return s.providerState(ctx, eventID, want)
+}
+
+// EndProviderOutage restarts an event's hold clocks like
+// SetProviderDegraded(false), for an outage that lasted longer than the
+// maximum: the provider may still be down, and the event says so
+// (Event.ProviderOutageEnded) until its next change. Idempotent.
+func (s *Store) EndProviderOutage(ctx context.Context, eventID string) (ProviderState, error) {
+	return s.providerState(ctx, eventID, "recovered", "max_outage")
+}
+
+func (s *Store) providerState(ctx context.Context, eventID string, args ...any) (ProviderState, error) {
+	if err := checkIDs(eventID); err != nil {
+		return ProviderState{}, err
+	}
+	r, err := s.run(ctx, scriptProviderState, eventID, args...)
 	if err != nil {
 		return ProviderState{}, fmt.Errorf("provider state: %w", err)
 	}

@@ -100,3 +100,39 @@ func TestProviderOutagePausesHoldClocks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// EndProviderOutage restarts the clocks like a recovery and leaves the
+// event saying so until its next change of provider state.
+func TestEndProviderOutageMarksTheEvent(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 3, Hold: time.Minute})
+	f.join("evt", "a")
+	f.clock.Advance(20 * time.Second) // a has 40 s left
+	down, err := f.s.SetProviderDegraded(f.ctx, "evt", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Hour)
+	st, err := f.s.EndProviderOutage(f.ctx, "evt")
+	if err != nil || !st.Changed || st.Ended != down.PausedSince || st.Paused != time.Hour {
+		t.Fatalf("end: %+v %v", st, err)
+	}
+	e, err := f.s.GetEvent(f.ctx, "evt")
+	if err != nil || !e.ProviderOutageEnded.Equal(f.clock.Now()) || !e.HoldsPausedSince.IsZero() {
+		t.Fatalf("event after the end: %+v %v", e, err)
+	}
+	if p, err := f.s.Position(f.ctx, "evt", "a"); err != nil || p.ExpireAt != f.clock.Now().Add(40*time.Second) {
+		t.Fatalf("a: %+v %v, want its 40 s left", p, err)
+	}
+	if again, err := f.s.EndProviderOutage(f.ctx, "evt"); err != nil || again.Changed {
+		t.Fatalf("again: %+v %v", again, err)
+	}
+	for _, degraded := range []bool{true, false} { // the next change clears it
+		if _, err := f.s.SetProviderDegraded(f.ctx, "evt", degraded); err != nil {
+			t.Fatal(err)
+		}
+		if e, err := f.s.GetEvent(f.ctx, "evt"); err != nil || !e.ProviderOutageEnded.IsZero() {
+			t.Fatalf("after degraded=%v: %+v %v", degraded, e.ProviderOutageEnded, err)
+		}
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 )
@@ -57,5 +60,44 @@ func TestOldestUnconfirmed(t *testing.T) {
 	}
 	if _, err := l.OldestUnconfirmed(ctx, time.Minute, time.Time{}); !errors.Is(err, ledger.ErrNoUnconfirmed) {
 		t.Fatalf("all confirmed: %v", err)
+	}
+}
+
+// An outage's start and end are recorded once each, whichever comes
+// first (a recovery whose start was not recorded makes the row).
+func TestRecordProviderOutages(t *testing.T) {
+	t.Parallel()
+	l := ledgertest.New(t)
+	ctx := context.Background()
+	t0 := time.UnixMilli(1_800_000_000_000).UTC()
+	for range 2 {
+		if err := l.RecordProviderDegraded(ctx, "e1", t0, 4, "breaker"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, by := range []string{"max_outage", "operator"} { // the first recovery stays
+		if err := l.RecordProviderRecovered(ctx, "e1", t0, t0.Add(30*time.Minute), 3, by); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.RecordProviderRecovered(ctx, "e1", t0.Add(time.Hour), t0.Add(2*time.Hour), 1, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RecordProviderDegraded(ctx, "e2", t0, 1, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.ProviderOutages(ctx, "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ledger.ProviderOutage{
+		{EventID: "e1", PausedSince: t0, DegradedBy: "breaker", HoldsPaused: 4, RecoveredAt: t0.Add(30 * time.Minute), RecoveredBy: "max_outage", HoldsResumed: 3},
+		{EventID: "e1", PausedSince: t0.Add(time.Hour), RecoveredAt: t0.Add(2 * time.Hour), RecoveredBy: "operator", HoldsResumed: 1},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApproxTime(0)); diff != "" {
+		t.Fatalf("outages (-want +got):\n%s", diff)
+	}
+	if got, err := l.ProviderOutages(ctx, "e2"); err != nil || len(got) != 1 || !got[0].RecoveredAt.IsZero() {
+		t.Fatalf("e2: %+v %v, want one running outage", got, err)
 	}
 }

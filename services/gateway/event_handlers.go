@@ -34,11 +34,16 @@ type eventView struct {
 	// ProviderDegraded: the payment provider is declared degraded
 	// (provider.go): hold clocks stopped, admissions paused.
 	ProviderDegraded bool `json:"provider_degraded,omitempty"`
+	// ProviderOutageEnded: the hold clocks restarted because the outage
+	// lasted longer than PROVIDER_OUTAGE_MAX, not because the provider
+	// recovered: unpaid holds are released when their time runs out.
+	ProviderOutageEnded bool `json:"provider_outage_ended,omitempty"`
 }
 
 func viewOf(e booking.Event) eventView {
 	return eventView{Event: e, HoldSeconds: e.Hold.Seconds(), GraceSeconds: e.Grace.Seconds(), AbandonSeconds: e.Abandon.Seconds(),
-		EarlyJoinSeconds: e.EarlyJoin.Seconds(), ProviderDegraded: !e.HoldsPausedSince.IsZero()}
+		EarlyJoinSeconds: e.EarlyJoin.Seconds(), ProviderDegraded: !e.HoldsPausedSince.IsZero(),
+		ProviderOutageEnded: !e.ProviderOutageEnded.IsZero()}
 }
 
 // priced fills in the prices of an event created before sections (no

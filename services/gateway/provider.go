@@ -21,8 +21,9 @@ import (
 // An operator declares the payment provider degraded or recovered for the
 // whole deployment (docs/runbook.md "Payment provider outage"): every
 // event's hold clocks stop, or restart, each in one Redis step
-// (booking.Store.SetProviderDegraded), with a provider_degraded or
-// provider_recovered fact per event and one audit record.
+// (booking.Store.SetProviderDegraded), recorded per event in the ledger
+// (provider_outages), with a provider_degraded or provider_recovered fact
+// per event and one audit record.
 
 // providerRequest is the body of PUT /api/admin/provider.
 type providerRequest struct {
@@ -95,6 +96,9 @@ func (s *Server) declareProvider(ctx context.Context, degraded bool, by string) 
 		if err != nil {
 			return resp, err
 		}
+		if err := s.recordOutage(ctx, e.ID, degraded, st, by); err != nil {
+			return resp, err
+		}
 		resp.Events = append(resp.Events, providerEvent{EventID: e.ID, Changed: st.Changed, Holds: st.Holds,
 			PausedSince: rfc3339OrEmpty(st.PausedSince), PausedSeconds: st.Paused.Seconds()})
 		switch {
@@ -120,6 +124,21 @@ func (s *Server) declareProvider(ctx context.Context, degraded bool, by string) 
 		}
 	}
 	return resp, nil
+}
+
+// recordOutage records an event's change of provider state in the ledger
+// (table provider_outages) after its Redis step: a stop on every call (a
+// repeat completes one whose record failed), a restart when it changed.
+func (s *Server) recordOutage(ctx context.Context, eventID string, degraded bool, st booking.ProviderState, by string) error {
+	switch {
+	case s.Ledger == nil:
+		return nil
+	case degraded:
+		return s.Ledger.RecordProviderDegraded(ctx, eventID, st.PausedSince, st.Holds, by)
+	case st.Changed:
+		return s.Ledger.RecordProviderRecovered(ctx, eventID, st.Ended, st.At, st.Holds, by)
+	}
+	return nil
 }
 
 // onBreaker is the payment provider breaker's change of state

@@ -111,6 +111,10 @@ func TestConfirmWatchDeclaresTheProvider(t *testing.T) {
 	if f := hs.rec.Topic(events.TopicProviderRecovered); len(f) != 1 || f[0].Reason[len(f[0].Reason)-len("by=unconfirmed"):] != "by=unconfirmed" {
 		t.Fatalf("provider_recovered: %+v", f)
 	}
+	if o, err := l.ProviderOutages(ctx, "e1"); err != nil || len(o) != 1 || o[0].DegradedBy != "unconfirmed" || o[0].HoldsPaused != 2 ||
+		o[0].RecoveredBy != "unconfirmed" || o[0].RecoveredAt.IsZero() {
+		t.Fatalf("ledger: %+v %v", o, err)
+	}
 	recs := h.auditOf(operators.ActionProviderDeclare)
 	if len(recs) != 2 || recs[0].Actor != "unconfirmed" || recs[0].Via != operators.ViaSystem ||
 		string(recs[0].After) != `{"degraded": false, "events_changed": 1}` || string(recs[1].After) != `{"degraded": true, "events_changed": 1}` {

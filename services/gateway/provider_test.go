@@ -101,6 +101,7 @@ func TestBreakerDeclaresTheProvider(t *testing.T) {
 		want(t, hs.do("POST", "/api/booking/payment/initiate", u, map[string]any{"event_id": "e1"}), 503, "payment_provider_unavailable")
 	}
 	waitFor("degradation", paused)
+	waitFor("provider_degraded", func() bool { return len(hs.rec.Topic(events.TopicProviderDegraded)) > 0 })
 	if f := hs.rec.Topic(events.TopicProviderDegraded); len(f) != 1 || f[0].Reason != "holds=1 by=breaker" {
 		t.Fatalf("provider_degraded: %+v", f)
 	}
@@ -110,6 +111,11 @@ func TestBreakerDeclaresTheProvider(t *testing.T) {
 	time.Sleep(60 * time.Millisecond)
 	want(t, hs.do("POST", "/api/booking/payment/initiate", u, map[string]any{"event_id": "e1"}), 200, "")
 	waitFor("recovery", func() bool { return !paused() })
+	waitFor("provider_recovered", func() bool { return len(hs.rec.Topic(events.TopicProviderRecovered)) > 0 })
+	outages, err := h.l.ProviderOutages(context.Background(), "e1")
+	if err != nil || len(outages) != 1 || outages[0].DegradedBy != "breaker" || outages[0].RecoveredBy != "breaker" {
+		t.Fatalf("ledger: %+v %v", outages, err)
+	}
 	if f := hs.rec.Topic(events.TopicProviderRecovered); len(f) != 1 || !strings.HasSuffix(f[0].Reason, "by=breaker") {
 		t.Fatalf("provider_recovered: %+v", f)
 	}

@@ -91,7 +91,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		Metrics: ledger.NewMetrics(d.Admin.Registry()), ReconcileEvery: cfg.ReconcileInterval}
 
 	p := admission.NewPromoter(d.Store, d.Announcer, log, admission.WithSweepAge(cfg.OutboxSweepAge),
-		admission.WithMaxOutage(cfg.ProviderOutageMax))
+		admission.WithMaxOutage(cfg.ProviderOutageMax), admission.WithOutageLedger(d.Ledger))
 
 	return service.RunAll(ctx,
 		d.Admin.Run,

@@ -295,28 +295,34 @@
     $("#event-name").textContent = eventName();
     $("#event-meta").textContent = eventFacts(S.event).filter((f) => f !== "sales paused").join(" · ");
     $("#paused").hidden = !S.event.paused;
-    providerState(!!S.event.provider_degraded);
+    providerState(!!S.event.provider_degraded, !!S.event.provider_outage_ended);
   }
 
   // providerState shows what a payment provider outage means for this fan
   // (PUT /api/admin/provider): in the room the hold timer stands still,
   // the seats stay theirs; in the queue admissions are paused. The notice
   // is a polite live region; the change is also announced. On recovery
-  // the exact position gives the moved deadline.
-  function providerState(degraded) {
+  // the exact position gives the moved deadline. ended (the event's
+  // provider_outage_ended): the outage lasted longer than the maximum and
+  // the timer runs again though the provider may still be down; in the
+  // room the notice says so until the next change.
+  function providerState(degraded, ended) {
     const was = !!S.providerDown;
     S.providerDown = degraded;
     const box = $("#provider");
-    const text = inRoom(S.state)
-      ? "The payment provider has a problem. Your seats are kept for you; the timer is paused."
-      : "The payment provider has a problem: admissions paused. Your place in the queue is kept.";
-    box.hidden = !degraded;
-    if (degraded && box.textContent !== text) box.textContent = text;
+    const gaveUp = !degraded && !!ended && inRoom(S.state);
+    const text = gaveUp
+      ? "The payment provider's problem lasted too long. Your timer runs again: if it ends before you pay, your seats are released."
+      : inRoom(S.state)
+        ? "The payment provider has a problem. Your seats are kept for you; the timer is paused."
+        : "The payment provider has a problem: admissions paused. Your place in the queue is kept.";
+    box.hidden = !degraded && !gaveUp;
+    if ((degraded || gaveUp) && box.textContent !== text) box.textContent = text;
     if (degraded && !was) {
       S.pausedLeftMS = Math.max(0, S.expireAtMS - Date.now());
       announce(text, false);
     } else if (!degraded && was) {
-      announce(inRoom(S.state) ? "The payment provider is back. Your timer runs again." : "Admissions resumed.", false);
+      announce(gaveUp ? text : inRoom(S.state) ? "The payment provider is back. Your timer runs again." : "Admissions resumed.", false);
       if (inRoom(S.state)) check("provider");
     }
   }
