@@ -3,7 +3,9 @@ package admission_test
 // Model-based test of the booking engine: a seeded random
 // sequence of operations runs against the real scripts on the real Redis,
 // and a small Go reference model of lua/*.lua predicts every reply and the
-// whole state after every step. Besides agreeing with the model, every
+// whole state after every step. Each step is taken by one of three stores
+// whose process clocks are right, 30 s ahead and 30 s behind (the scripts
+// read Redis's clock, the model's). Besides agreeing with the model, every
 // step checks the properties directly:
 //
 //   - a seat is sold at most once;
@@ -576,6 +578,17 @@ type modelRun struct {
 	payClass map[string]string // event|pid -> "completed" | "refund"
 	kafkaUp  bool
 	stats    map[string]int // operation and first word of its result -> count
+	// hosts: the stores whose turn it may be; store and ann are the
+	// current step's
+	hosts []modelHost
+}
+
+// modelHost is a store and its announcer on a host whose clock is skew
+// off Redis's.
+type modelHost struct {
+	skew  time.Duration
+	store *booking.Store
+	ann   *admission.Announcer
 }
 
 func (r *modelRun) now() time.Time {
@@ -738,12 +751,26 @@ func TestBookingModel(t *testing.T) {
 		kafka: &events.Recorder{}, pub: &memPub{sent: map[string]int{}}, clock: time.UnixMilli(1_900_000_000_000),
 		soldTo: map[string]string{}, payClass: map[string]string{}, kafkaUp: true, stats: map[string]int{}}
 	r.rdb = redistest.Client(t)
-	r.store = booking.New(r.rdb, booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(r.now),
-		booking.WithAutoPipeline(0))
-	r.ann = admission.New(r.store, r.pub, r.kafka, nil, admission.WithClock(r.now))
+	// three stores (and their announcers) on one Redis, as on three hosts
+	// whose clocks are right, 30 s ahead and 30 s behind: every step is
+	// taken by one of them at random, and the scripts judge by Redis's
+	// clock (the model's) whichever it is
+	prefix := redistest.Prefix(t)
+	for _, skew := range []time.Duration{0, 30 * time.Second, -30 * time.Second} {
+		process := func() time.Time { return r.now().Add(skew) }
+		s := booking.New(r.rdb, booking.WithPrefix(prefix), booking.WithClock(r.now),
+			booking.WithProcessClock(process), booking.WithAutoPipeline(0))
+		r.hosts = append(r.hosts, modelHost{skew: skew, store: s,
+			ann: admission.New(s, r.pub, r.kafka, nil, admission.WithClock(process))})
+	}
+	pick := testseed.New(seed + 1) // apart from r.rng: the same steps as without skew
+	r.store, r.ann = r.hosts[0].store, r.hosts[0].ann
 	r.newEvent()
 	sinceNew := 0
 	for r.step = 1; r.step <= steps; r.step++ {
+		h := r.hosts[pick.IntN(len(r.hosts))]
+		r.store, r.ann = h.store, h.ann
+		r.stats[fmt.Sprintf("~host %+ds", int(h.skew.Seconds()))]++
 		r.randomStep()
 		r.check()
 		if len(r.m.waiting()) == 0 {

@@ -17,7 +17,7 @@ import (
 // clock its scripts read (the test clock, as WithClock sets both): a
 // store on a host whose clock is off.
 func withClocks(process, scripts func() time.Time) Option {
-	return func(s *Store) { s.now, s.testNow = process, scripts }
+	return func(s *Store) { WithClock(scripts)(s); WithProcessClock(process)(s) }
 }
 
 // skewed returns the fixture's store and two more on its prefix whose
