@@ -103,3 +103,22 @@ func (b *Breaker) Refund(ctx context.Context, paymentID string, amount int64, ke
 	}
 	return v.(Refund), nil
 }
+
+// Probe, unless the breaker is closed, calls ask through it as one of its
+// probes: ask is a call that changes nothing at the provider (a payment's
+// status), and an answer, a refusal included, counts as a success. So the
+// breaker closes after an outage without waiting for a fan to pay. While
+// it is closed nothing is called; while open ErrOpen is returned.
+func (b *Breaker) Probe(ctx context.Context, ask func(context.Context) error) error {
+	if b.cb.State() == gobreaker.StateClosed {
+		return nil
+	}
+	_, err := b.call(func() (any, error) {
+		err := ask(ctx)
+		if pe := (*Error)(nil); errors.As(err, &pe) && pe.Refused() {
+			return nil, nil
+		}
+		return nil, err
+	})
+	return err
+}

@@ -67,3 +67,36 @@ func TestBreaker(t *testing.T) {
 		t.Fatalf("closed after 2 probes: %v %v", b.Open(), changes)
 	}
 }
+
+// TestBreakerProbe: probes go through only while the breaker is not
+// closed; an answer, a refusal included, closes it.
+func TestBreakerProbe(t *testing.T) {
+	ctx := context.Background()
+	f := &flaky{fail: true}
+	b := NewBreaker(f, nil, BreakerSettings{Failures: 1, Open: 20 * time.Millisecond, Probes: 2})
+	asked := 0
+	refused := func(context.Context) error { asked++; return &Error{Status: 404} }
+	if err := b.Probe(ctx, refused); err != nil || asked != 0 {
+		t.Fatalf("closed: %v, asked %d", err, asked)
+	}
+	_, _ = b.Create(ctx, Request{})
+	if err := b.Probe(ctx, refused); !errors.Is(err, ErrOpen) || asked != 0 {
+		t.Fatalf("open: %v, asked %d", err, asked)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if err := b.Probe(ctx, func(context.Context) error { asked++; return ErrProvider }); !errors.Is(err, ErrProvider) || !b.Open() {
+		t.Fatalf("a failed probe: %v, open %v", err, b.Open())
+	}
+	time.Sleep(30 * time.Millisecond)
+	for range 2 {
+		if err := b.Probe(ctx, refused); err != nil {
+			t.Fatalf("probe: %v", err)
+		}
+	}
+	if b.Open() || asked != 3 {
+		t.Fatalf("after two answered probes: open %v, asked %d", b.Open(), asked)
+	}
+	if err := b.Probe(ctx, refused); err != nil || asked != 3 {
+		t.Fatalf("closed again: %v, asked %d", err, asked)
+	}
+}

@@ -46,7 +46,12 @@ type Deps struct {
 	PassKeys pass.Keys
 	Pass     *pass.Signer
 	// Ledger is the PostgreSQL system of record, with [Ledger] only.
-	Ledger  *ledger.Ledger
+	Ledger *ledger.Ledger
+	// Now is the process's clock: time.Now, or in a test build a clock set
+	// off the host's (processSkew), which the Store's and the Announcer's
+	// clocks are too. The booking decisions are Redis's clock's
+	// (docs/booking-engine.md "One clock").
+	Now     func() time.Time
 	closers []func() error
 }
 
@@ -116,7 +121,11 @@ func Dial(ctx context.Context, name string, c service.Common, log *zap.Logger, o
 // dial builds into d and always returns it, so that Dial can close what
 // was opened before an error.
 func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p plan) (d *Deps, err error) {
-	d = &Deps{KafkaClient: KafkaClient(c)}
+	d = &Deps{KafkaClient: KafkaClient(c), Now: time.Now}
+	if skew := processSkew(); skew != 0 {
+		d.Now = func() time.Time { return time.Now().Add(skew) }
+		log.Warn("test build: this process's clock is set off the host's", zap.Duration("skew", skew))
+	}
 	d.Admin = service.NewAdminFor(c, log, nil)
 	if err := d.Admin.Listen(); err != nil {
 		return d, err
@@ -130,7 +139,7 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 	}
 	d.closers = append(d.closers, d.Redis.Close)
 	if p.has(Store) {
-		d.Store = booking.New(d.Redis, booking.WithPrefix(c.RedisPrefix))
+		d.Store = booking.New(d.Redis, booking.WithPrefix(c.RedisPrefix), booking.WithProcessClock(d.Now))
 		d.closers = append(d.closers, func() error { d.Store.Close(); return nil })
 		if err := d.Store.Load(ctx); err != nil {
 			return d, err
@@ -173,7 +182,7 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 		}
 		d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
 		d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log,
-			admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass))
+			admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass), admission.WithClock(d.Now))
 	}
 
 	if p.ledgerURL != "" {

@@ -267,9 +267,15 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 			return retry.Every(ctx, confirmInterval(cfg.ProviderConfirmTimeout), log, "payment provider confirmations", w.Check)
 		}
 	}
+	// an open breaker is probed on its own, not only by fans' payments
+	probes := func(ctx context.Context) error {
+		return retry.Every(ctx, max(cfg.ProviderBreakerOpen/3, 100*time.Millisecond), log, "payment provider probes",
+			func(ctx context.Context) (int, error) { return 0, probeBreaker(ctx, breaker, sandbox.Status) })
+	}
 	return service.RunAll(ctx,
 		d.Admin.Run,
 		confirms,
+		probes,
 		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
 		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.markPublisher().Run(ctx, cfg.CancelSweepInterval) },

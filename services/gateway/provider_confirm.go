@@ -137,3 +137,16 @@ func (s *Server) confirmWatch(l *ledger.Ledger, status func(context.Context, str
 func confirmInterval(timeout time.Duration) time.Duration {
 	return min(max(timeout/4, time.Second), 30*time.Second)
 }
+
+// probeBreaker asks the provider for a payment never issued through the
+// breaker when it is not closed (payment.Breaker.Probe): the answer, a
+// 404, is a successful probe, so the breaker closes (and recovers the
+// provider it declared degraded) after an outage even when no fan pays.
+// An open breaker is no error.
+func probeBreaker(ctx context.Context, b *payment.Breaker, status func(context.Context, string) (string, error)) error {
+	err := b.Probe(ctx, func(ctx context.Context) error { _, err := status(ctx, probeID); return err })
+	if errors.Is(err, payment.ErrOpen) {
+		return nil
+	}
+	return err
+}

@@ -73,7 +73,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		Store: d.Store, Announcer: d.Announcer, Kafka: d.Kafka,
 		Secret: []byte(cfg.WebhookSecret), Tolerance: cfg.WebhookTolerance,
 		Log: log, Metrics: httpapi.NewMetrics(d.Admin.Registry()), Outcomes: NewOutcomes(d.Admin.Registry()),
-		Ledger: d.Ledger,
+		Ledger: d.Ledger, Now: d.Now,
 	}
 	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
