@@ -17,7 +17,8 @@ import (
 // PROVIDER_CONFIRM_TIMEOUT ago or more whose webhook has not arrived, with
 // no webhook of any payment since it started, and asks the provider for its
 // status: "pending" is a fan who has not paid (or left the checkout page),
-// not an outage; no answer, or an answer that the money moved while no
+// and a payment it does not know was never created (the gateway's call
+// failed): neither is an outage; no answer, or an answer that the money moved while no
 // webhook said so, declares the provider degraded (by=unconfirmed). Then
 // each tick probes: the oldest unconfirmed payment's status is answered
 // and still pending, or none is waiting and the provider answers; Probes
@@ -103,10 +104,13 @@ func (w *confirmWatch) Check(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// pending: the provider answers that the payment waits for the fan.
+// pending: the provider answers that the payment waits for the fan, or
+// that it never heard of it (the gateway's call to create it failed):
+// either way no money moved that a webhook should have confirmed.
 func (w *confirmWatch) pending(ctx context.Context, paymentID string) bool {
 	st, err := w.Status(ctx, paymentID)
-	return err == nil && st == "pending"
+	var pe *payment.Error
+	return (err == nil && st == "pending") || (errors.As(err, &pe) && pe.Refused())
 }
 
 func (w *confirmWatch) log() *zap.Logger {

@@ -23,7 +23,7 @@ func TestConfirmWatchDeclaresTheProvider(t *testing.T) {
 	h := operatorHarness(t)
 	hs, l := h.harness, h.l
 	ctx := context.Background()
-	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 3, "hold_seconds": 300})
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 4, "hold_seconds": 300})
 	start := func(user, seat string) string {
 		t.Helper()
 		tok := hs.token(user, "")
@@ -79,6 +79,10 @@ func TestConfirmWatchDeclaresTheProvider(t *testing.T) {
 		t.Fatal("a fan on the checkout page stopped the clocks")
 	}
 
+	never := start("u4", "A4") // the provider never heard of it
+	age(never, 2*time.Minute)
+	setStatus(never, "404")
+	check(0)
 	paid := start("u2", "A2")
 	age(paid, 90*time.Second)
 	setStatus(paid, "paid")
@@ -86,7 +90,7 @@ func TestConfirmWatchDeclaresTheProvider(t *testing.T) {
 	if !paused() {
 		t.Fatal("an unconfirmed payment did not stop the clocks")
 	}
-	if f := hs.rec.Topic(events.TopicProviderDegraded); len(f) != 1 || f[0].Reason != "holds=2 by=unconfirmed" {
+	if f := hs.rec.Topic(events.TopicProviderDegraded); len(f) != 1 || f[0].Reason != "holds=3 by=unconfirmed" {
 		t.Fatalf("provider_degraded: %+v", f)
 	}
 	for range 3 { // still paid without a webhook: the probes fail
@@ -111,7 +115,7 @@ func TestConfirmWatchDeclaresTheProvider(t *testing.T) {
 	if f := hs.rec.Topic(events.TopicProviderRecovered); len(f) != 1 || f[0].Reason[len(f[0].Reason)-len("by=unconfirmed"):] != "by=unconfirmed" {
 		t.Fatalf("provider_recovered: %+v", f)
 	}
-	if o, err := l.ProviderOutages(ctx, "e1"); err != nil || len(o) != 1 || o[0].DegradedBy != "unconfirmed" || o[0].HoldsPaused != 2 ||
+	if o, err := l.ProviderOutages(ctx, "e1"); err != nil || len(o) != 1 || o[0].DegradedBy != "unconfirmed" || o[0].HoldsPaused != 3 ||
 		o[0].RecoveredBy != "unconfirmed" || o[0].RecoveredAt.IsZero() {
 		t.Fatalf("ledger: %+v %v", o, err)
 	}
