@@ -33,13 +33,21 @@ const (
 	TargetRabbitMQ Target = "rabbitmq"
 	TargetKafka    Target = "kafka"
 	TargetPostgres Target = "postgres"
+	// TargetProvider is the payment provider (the payment-sandbox's HTTP
+	// listener) as the gateway calls it, TargetWebhooks the
+	// payment-webhook as the provider calls it: cutting both is a
+	// provider outage.
+	TargetProvider Target = "provider"
+	TargetWebhooks Target = "webhooks"
 )
 
 // Targets lists every [Target].
-var Targets = []Target{TargetRedis, TargetRabbitMQ, TargetKafka, TargetPostgres}
+var Targets = []Target{TargetRedis, TargetRabbitMQ, TargetKafka, TargetPostgres, TargetProvider, TargetWebhooks}
 
 // Faults are in-process Shopify toxiproxy proxies between a stack's service
-// processes and Redis, RabbitMQ, the embedded Kafka and PostgreSQL. Only the
+// processes and Redis, RabbitMQ, the embedded Kafka and PostgreSQL, and
+// between the gateway and the payment provider and the provider and the
+// payment-webhook. Only the
 // stack's own processes connect through them (the test's [Stack.Redis] and
 // any client it opens with the real addresses do not), so a fault never
 // touches the shared brokers other tests use.
@@ -48,6 +56,7 @@ var Targets = []Target{TargetRedis, TargetRabbitMQ, TargetKafka, TargetPostgres}
 // listener reports the proxy's address as its own), so every connection of
 // a Kafka client, not only the bootstrap one, goes through the proxy.
 type Faults struct {
+	t       testing.TB // the stack's test: proxies of services start late
 	server  *toxiproxy.ApiServer
 	proxies map[Target]*toxiproxy.Proxy
 	mu      sync.Mutex
@@ -66,6 +75,7 @@ func (s *Stack) startFaults(t testing.TB) []string {
 	// toxics log through zerolog's global logger (trace lines per chunk)
 	zerolog.SetGlobalLevel(zerolog.Disabled)
 	f := &Faults{
+		t:       t,
 		server:  toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop()),
 		proxies: map[Target]*toxiproxy.Proxy{},
 	}
@@ -127,27 +137,54 @@ func (a advertised) Addr() net.Addr {
 	return ta
 }
 
-// rewrite points a service's environment at the proxies.
+// rewrite points a service's environment at the proxies: the brokers',
+// and the provider's and the webhooks' (started with the first service
+// that calls them, when their address is known).
 func (f *Faults) rewrite(env map[string]string) {
 	env["REDIS_ADDR"] = f.Addr(TargetRedis)
-	for _, k := range []string{"AMQP_URL", "DATABASE_URL"} {
-		tg := TargetRabbitMQ
-		if k == "DATABASE_URL" {
-			tg = TargetPostgres
-		}
+	for _, k := range []string{"AMQP_URL", "DATABASE_URL", "PAYMENT_PROVIDER_URL", "WEBHOOK_URL"} {
+		tg := map[string]Target{"AMQP_URL": TargetRabbitMQ, "DATABASE_URL": TargetPostgres,
+			"PAYMENT_PROVIDER_URL": TargetProvider, "WEBHOOK_URL": TargetWebhooks}[k]
 		if u, err := url.Parse(env[k]); err == nil && env[k] != "" {
-			u.Host = f.Addr(tg)
+			u.Host = f.proxy(tg, u.Host)
 			env[k] = u.String()
 		}
 	}
 }
 
+// proxy returns the listen address of tg's proxy, starting it towards
+// upstream if it has not started.
+func (f *Faults) proxy(tg Target, upstream string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.proxies[tg]; p != nil {
+		return p.Listen
+	}
+	p := toxiproxy.NewProxy(f.server, string(tg), FreePort(f.t), upstream)
+	if err := p.Start(); err != nil {
+		f.t.Fatalf("stacktest: fault proxy %s: %v", tg, err)
+	}
+	f.t.Cleanup(p.Stop)
+	f.proxies[tg] = p
+	return p.Listen
+}
+
 // Addr is the proxy's listen address for tg.
-func (f *Faults) Addr(tg Target) string { return f.proxies[tg].Listen }
+func (f *Faults) Addr(tg Target) string { return f.get(tg).Listen }
+
+func (f *Faults) get(tg Target) *toxiproxy.Proxy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.proxies[tg]
+	if p == nil {
+		f.t.Fatalf("stacktest: no fault proxy %s (its service is not in the stack)", tg)
+	}
+	return p
+}
 
 // Down cuts tg off: the proxy stops listening (new connections are
 // refused) and closes every connection through it.
-func (f *Faults) Down(tg Target) { f.proxies[tg].Stop() }
+func (f *Faults) Down(tg Target) { f.get(tg).Stop() }
 
 // Up lets connections to tg through again after [Faults.Down].
 func (f *Faults) Up(t testing.TB, tg Target) {
@@ -156,7 +193,7 @@ func (f *Faults) Up(t testing.TB, tg Target) {
 	// kernel's cleanup
 	var err error
 	for range 50 {
-		if err = f.proxies[tg].Start(); err == nil || err == toxiproxy.ErrProxyAlreadyStarted {
+		if err = f.get(tg).Start(); err == nil || err == toxiproxy.ErrProxyAlreadyStarted {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -183,7 +220,7 @@ func (f *Faults) Toxic(t testing.TB, tg Target, typ, stream string, attrs map[st
 	name := fmt.Sprintf("%s-%s-%d", typ, stream, f.n)
 	f.mu.Unlock()
 	b, _ := json.Marshal(map[string]any{"name": name, "type": typ, "stream": stream, "toxicity": 1.0, "attributes": maps.Clone(attrs)})
-	p := f.proxies[tg]
+	p := f.get(tg)
 	if _, err := p.Toxics.AddToxicJson(bytes.NewReader(b)); err != nil {
 		t.Fatalf("stacktest: toxic %s on %s: %v", typ, tg, err)
 	}
@@ -278,6 +315,21 @@ func (s *Stack) Restart(t testing.TB, name string) {
 		}
 	}
 	t.Fatalf("stacktest: restart %s: %v; log:\n%s", name, err, tail(p.Log, 4000))
+}
+
+// Setenv sets key to value ("": removes it) in the environment the named
+// service gets at its next [Stack.Restart].
+func (s *Stack) Setenv(t testing.TB, name, key, value string) {
+	t.Helper()
+	p := s.services[name]
+	if p == nil || p.env == nil {
+		t.Fatalf("stacktest: no process %q", name)
+	}
+	if value == "" {
+		delete(p.env, key)
+	} else {
+		p.env[key] = value
+	}
 }
 
 // StartInstance starts one more instance of a running service, on ports of

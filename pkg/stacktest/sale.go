@@ -80,6 +80,10 @@ type Buyer struct {
 	Admitted bool
 	// DoneAt is when the user stopped.
 	DoneAt time.Time
+	// JoinedAt is when the join was sent: the user's hold, if any, ends
+	// no sooner than its hold time after it. PaidAt is when the pay (or
+	// decline) was sent at the provider's checkout, zero if never.
+	JoinedAt, PaidAt time.Time
 	// Err is why the user did not reach a final status.
 	Err error
 }
@@ -114,6 +118,7 @@ func (u *Buyer) run(ctx context.Context) {
 		Code     string `json:"code"` // of an error
 		Message  string `json:"message"`
 	}
+	u.JoinedAt = time.Now()
 	code, err := u.do(ctx, "POST", "/api/booking/request", map[string]string{"event_id": u.Event}, &join)
 	if err == nil && code == 409 && join.Code == "sold_out" {
 		// the last seat sold before this join reached Redis (a join
@@ -190,6 +195,7 @@ func (u *Buyer) act(ctx context.Context) {
 	if p == PlanDecline {
 		action, form = "/decline", url.Values{"reason": {"insufficient_funds"}}
 	}
+	u.PaidAt = time.Now()
 	_, _ = u.do(ctx, "POST", ini.PaymentURL+action, form, nil)
 }
 

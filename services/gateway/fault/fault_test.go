@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -92,6 +93,8 @@ type fault struct {
 	known  map[string]string
 	inject func(t *testing.T, su *suite)
 	after  func(t *testing.T, su *suite, ev string, us []*stacktest.Buyer) // after the checks (optional)
+	// hold and grace of the round's event; zero: 3 s and 1 s
+	hold, grace time.Duration
 }
 
 // row is what the suite measured for one fault (docs/testing.md).
@@ -157,6 +160,9 @@ func (su *suite) faults() []fault {
 		}},
 		outage(stacktest.TargetPostgres, c.brokerDown, false),
 		poisonFault(),
+		skewed(30*time.Second, -30*time.Second),
+		skewed(-30*time.Second, 30*time.Second),
+		providerCut(),
 	)
 	return fs
 }
@@ -202,6 +208,8 @@ func TestFaults(t *testing.T) {
 	cfg := loadConfig(t)
 	s := stacktest.Start(t, stacktest.Options{Services: allServices, Faults: true, LogDir: os.Getenv("FAULT_LOGDIR"), Env: map[string]string{
 		"MAX_RETRIES": "2", "SAFETY_NET_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s",
+		// the breaker, opened by a provider outage, probes after a second
+		"PROVIDER_BREAKER_OPEN": "1s",
 	}})
 	su := &suite{cfg: cfg, s: s, f: s.Faults(), tap: stacktest.NewTap(t, s.AMQPURL),
 		gateways: []string{s.GatewayURL()}, poison: map[string]int{}}
@@ -255,7 +263,9 @@ func (su *suite) round(t *testing.T, i int, f fault) {
 	if f.setup != nil {
 		f.setup(t, su)
 	}
-	s.CreateEvent(t, stacktest.Event{ID: ev, Name: f.name, Rows: cfg.rows, SeatsPerRow: cfg.per, Capacity: cfg.room, HoldSeconds: 3, GraceSeconds: 1})
+	hold, grace := cmp.Or(f.hold, 3*time.Second), cmp.Or(f.grace, time.Second)
+	s.CreateEvent(t, stacktest.Event{ID: ev, Name: f.name, Rows: cfg.rows, SeatsPerRow: cfg.per, Capacity: cfg.room,
+		HoldSeconds: hold.Seconds(), GraceSeconds: grace.Seconds()})
 
 	sale := s.StartSale(t, stacktest.SaleOptions{Event: ev, Users: cfg.users, Seed: cfg.seed, Round: i, Gateways: su.gateways})
 	time.Sleep(1500 * time.Millisecond)
