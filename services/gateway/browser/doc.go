@@ -5,9 +5,9 @@
 // map by keyboard, the sandbox's hosted checkout and the confirmation; the
 // same over HTTP alone with the notifier unreachable; a stale token; a
 // stalled socket; a late payment's refund note; leave and release; the
-// largest seat map on a phone — and runs axe-core on every state. It saves
-// a screenshot of each step under test-output/browser/ at the repository
-// root. The test installs Debian's chromium (scripts/ensure-chromium.sh)
+// largest seat map on a phone; a payment provider outage's paused timer —
+// and runs axe-core on every state. It saves a screenshot of each step
+// under test-output/browser/ at the repository root. The test installs Debian's chromium (scripts/ensure-chromium.sh)
 // and axe-core (scripts/ensure-axe.sh) when they are missing and fails,
 // never skips, when it cannot. TestLighthouse is opt-in
 // (BOXOFFICE_LIGHTHOUSE=1).
