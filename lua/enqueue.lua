@@ -5,6 +5,6 @@
 --   (state 'waiting', or 'active' when admitted at once; sales_start_ms 0
 --   but for a pre-queued join, whose position is 0; now_ms: the call's time)
 --   | {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'} | {'rate_limited', retry_after_ms}
--- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, then one per limit (ops.go)
+-- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, then one per limit (ops.go)
 reqs_at(1, 1, 2, false, #KEYS - NKEYS, 3)
 return enqueue_joins()[1]

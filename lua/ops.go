@@ -35,6 +35,7 @@ const (
 	Pays
 	Status
 	Seatidx
+	Alog
 )
 
 // eventKeyNames are the keys' names, the last part of each key
@@ -43,6 +44,7 @@ const (
 var eventKeyNames = [...]string{
 	"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
 	"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx",
+	"alog",
 }
 
 // String returns the key's name ("config").
@@ -72,8 +74,8 @@ var functions = []declaration{
 	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Ugrace, Status, Seatidx)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
-	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace), limits: true},
-	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace), limits: true},
+	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog), limits: true},
+	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog), limits: true},
 	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
@@ -85,7 +87,7 @@ var functions = []declaration{
 	{name: "payment_success", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
 	{name: "popularity_count", own: []string{"ranking", "seen"}},
 	{name: "provider_state", event: ek(Config, Active)},
-	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
+	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog)},
 	{name: "rate_limit", event: ek(Config), limits: true},
 	{name: "release_sold", event: ek(Config, Seats, Useat, Upay, Status, Seatidx)},
 	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},

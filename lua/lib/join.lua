@@ -166,7 +166,7 @@ local function j_join(i, user, now, now_s)
     end
     if admit then
       j_seq_write()
-      local deadline = admit_all({user}, {seq}, now, J_HOLD, J_SHIFT)
+      local deadline = admit_all({user}, {seq}, now, J_HOLD, J_SHIFT, 'joined')
       return {'ok', 'active', seq, 0, deadline, 1}
     end
   end

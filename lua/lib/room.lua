@@ -11,6 +11,18 @@ local function room_capacity(capacity, total, sold)
   return capacity
 end
 
+-- The admission log (docs/fairness.md): every admission appends one
+-- entry 'seq|at_ms|reason|user' to the event's list alog, in the order of
+-- admission, in the same step as the admission. The log's hash chain,
+-- salted user hashes and signed heads are computed by Go from this list
+-- (pkg/fairlog), so the script pays for one RPUSH per batch and no hash.
+-- Any script that admits (or offers seats to) a user calls it with that
+-- script's entries and declares the alog key in ops.go; reason is one word
+-- ('promoted', 'joined'; an offer: 'offered').
+local function log_admissions(entries)
+  if #entries > 0 then bulk('RPUSH', K_ALOG, entries) end
+end
+
 -- Let users into the room: users[i], whose join sequence is seqs[i], no
 -- longer in waiting. Each gets the same deadline, state active, its
 -- sequence in useq, and an outbox entry so the side effects
@@ -20,14 +32,17 @@ end
 -- hot loop of promotion. (A user's seat, payment and grace fields are
 -- already clear: a new join clears what a previous hold left.) The
 -- deadline is kept on the hold clock (now - shift, holds.lua hold_clock)
--- and returned, and announced in the outbox, on Redis's.
-local function admit_all(users, seqs, now, hold_ms, shift)
+-- and returned, and announced in the outbox, on Redis's. Every admission
+-- is appended to the admission log (log_admissions) with reason, default
+-- 'promoted'.
+local function admit_all(users, seqs, now, hold_ms, shift, reason)
   local deadline = now + hold_ms
   -- numbers are written as strings made once (int), not converted per use
   local d, tail = int(deadline), '||' .. int(now)
   local dh = d
   if shift ~= 0 then dh = int(deadline - shift) end
-  local zadd, states, useq, outbox, max_seq = {}, {}, {}, {}, 0
+  local zadd, states, useq, outbox, max_seq, alog = {}, {}, {}, {}, 0, {}
+  local at = '|' .. int(now) .. '|' .. (reason or 'promoted') .. '|'
   for i = 1, #users do
     local user, seq = users[i], seqs[i]
     local s = int(seq)
@@ -39,6 +54,7 @@ local function admit_all(users, seqs, now, hold_ms, shift)
     useq[#useq + 1] = s
     outbox[#outbox + 1] = 'p:' .. s .. ':' .. user
     outbox[#outbox + 1] = s .. '|' .. d .. tail
+    alog[i] = s .. at .. user
     if seq > max_seq then max_seq = seq end
   end
   if #zadd == 0 then return deadline end
@@ -46,6 +62,7 @@ local function admit_all(users, seqs, now, hold_ms, shift)
   bulk('HSET', K_STATE, states)
   bulk('HSET', K_USEQ, useq)
   bulk('HSET', K_OUTBOX, outbox)
+  log_admissions(alog)
   if max_seq > num(redis.call('HGET', K_CONFIG, 'served')) then
     redis.call('HSET', K_CONFIG, 'served', int(max_seq))
   end

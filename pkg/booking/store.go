@@ -68,7 +68,7 @@ type Store struct {
 	// testNow: in a test binary, the clock this Store's scripts read
 	// (WithClock; setTestClock); nil: Redis's
 	testNow func() time.Time
-	keys    sync.Map // event id → *keySet, so hot paths do not rebuild 17 keys per call
+	keys    sync.Map // event id → *keySet, so hot paths do not rebuild 18 keys per call
 	cached  atomic.Int64
 
 	flushers int
