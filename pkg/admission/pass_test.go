@@ -117,7 +117,8 @@ func TestPromoterPublishesTheDraw(t *testing.T) {
 	if !strings.Contains(facts[0].Reason, "seed="+e.DrawSeed) || !strings.Contains(facts[0].Reason, "commit="+e.DrawCommit) {
 		t.Fatalf("fact %q lacks the revealed seed %s", facts[0].Reason, e.DrawSeed)
 	}
-	order, _ := booking.DrawOrder(e.DrawSeed, e.DrawCommit, users)
+	salt, _ := store.FairSalt(ctx, "e1")
+	order, _ := booking.DrawOrder(e.DrawSeed, e.DrawCommit, salt, users)
 	promoted := rec.Topic(events.TopicUserPromoted)
 	for i, ev := range promoted {
 		if ev.UserID != order[i] {

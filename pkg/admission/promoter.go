@@ -168,7 +168,7 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 			p.log.Warn("sold_out broadcast failed", zap.String("event_id", eventID), zap.Error(err))
 		}
 		if res.Reason == "draw_pending" {
-			if err := p.publishDraw(ctx, eventID); err != nil {
+			if done, err := p.publishDraw(ctx, eventID); err != nil || !done {
 				return admitted, err
 			}
 			continue

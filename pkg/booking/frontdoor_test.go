@@ -81,7 +81,7 @@ func TestEarlyJoinPatch(t *testing.T) {
 	if res, err := f.s.Promote(f.ctx, "pp", 0); err != nil || res.Reason != "draw_pending" {
 		t.Fatalf("the pre-queue switched off before the start is still drawn: %+v %v", res, err)
 	}
-	d, err := f.s.ReadDraw(f.ctx, "pp")
+	d, err := f.s.CloseDraw(f.ctx, "pp")
 	if err != nil || d.Count != 2 || d.Commit != commit {
 		t.Fatalf("draw: %+v %v (commit %s)", d, err, commit)
 	}
@@ -92,7 +92,8 @@ func TestEarlyJoinPatch(t *testing.T) {
 	if err != nil || len(res.Promoted) != 3 {
 		t.Fatalf("promote: %+v %v", res, err)
 	}
-	want, err := DrawOrder(d.Seed, commit, []string{"a", "b"})
+	salt, _ := f.s.FairSalt(f.ctx, "pp")
+	want, err := DrawOrder(d.Seed, commit, salt, []string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)
 	}

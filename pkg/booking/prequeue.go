@@ -1,28 +1,32 @@
 package booking
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
-// The pre-queue's draw: with EarlyJoin, the event gets a secret random
-// seed (32 bytes, kept as hex in the config's draw_seed) and publishes its
-// commitment draw_commit = hex(SHA-256(seed bytes)) from creation. A join
-// in [SalesStart - EarlyJoin, SalesStart) waits with a key derived from
-// the seed and the user id (lua/lib/draw.lua), so at the start the pre-queue is
-// already in the order of a uniform random permutation, with no O(n) step
-// anywhere; nobody can compute it before the seed is revealed (GetEvent
-// shows draw_seed from SalesStart on). DrawOrder recomputes the order from
-// the revealed seed and the list of pre-queued users.
+// The pre-queue's draw (docs/fairness.md "The draw"): with EarlyJoin, the
+// event gets a secret random seed (32 bytes, kept as hex in the config's
+// draw_seed) and publishes its commitment draw_commit = hex(SHA-256(seed
+// bytes)) from creation. A join in [SalesStart - EarlyJoin, SalesStart)
+// waits with a provisional negative score (lua/lib/draw.lua): ahead of
+// every later joiner, in an order nobody outside Redis can see. The order
+// that counts is fixed only when the pre-queue is closed: CloseDraw, when
+// the sale has started, digests the closed list of the pre-queued users'
+// salted hashes and ranks them by fairness.DrawKey(seed, digest, hash), so
+// a rank depends on every member of the list as well as on the seed, and
+// nobody, not even a reader of Redis who knows the seed, can compute a
+// rank while the list is open.
 
 // drawSeedArgs are a new secret draw seed and its commitment, as
 // update_event.lua's field, value pairs.
@@ -33,20 +37,12 @@ func drawSeedArgs() []any {
 	return []any{"draw_seed", hex.EncodeToString(seed), "draw_commit", hex.EncodeToString(sum[:])}
 }
 
-// DrawKey is a pre-queued user's place in the draw: the first 52 bits of
-// SHA-1(seedHex + ":" + user), smaller first (lua/lib/draw.lua stores it as the
-// score key - 2^53).
-func DrawKey(seedHex, user string) uint64 {
-	sum := sha1.Sum([]byte(seedHex + ":" + user))
-	v, _ := strconv.ParseUint(hex.EncodeToString(sum[:])[:13], 16, 64)
-	return v
-}
-
 // DrawOrder is the order in which the pre-queued users are admitted,
-// recomputed from the revealed seed (hex) and the pre-queue's members (in
-// any order): by DrawKey, ties by user id. It checks the seed against the
-// commitment published before the sale.
-func DrawOrder(seedHex, commitHex string, users []string) ([]string, error) {
+// recomputed from the revealed seed (hex), the event's fairness salt
+// (FairSalt) and the pre-queue's members (in any order): their salted
+// hashes ranked by fairness.DrawOrder over the list's digest. It checks
+// the seed against the commitment published before the sale.
+func DrawOrder(seedHex, commitHex, salt string, users []string) ([]string, error) {
 	seed, err := hex.DecodeString(seedHex)
 	if err != nil {
 		return nil, fmt.Errorf("draw seed: %w", err)
@@ -55,40 +51,54 @@ func DrawOrder(seedHex, commitHex string, users []string) ([]string, error) {
 	if hex.EncodeToString(sum[:]) != commitHex {
 		return nil, fmt.Errorf("draw seed does not match the commitment %s", commitHex)
 	}
-	out := slices.Clone(users)
-	slices.SortFunc(out, func(a, b string) int {
-		ka, kb := DrawKey(seedHex, a), DrawKey(seedHex, b)
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
-		}
-		return bytes.Compare([]byte(a), []byte(b))
-	})
+	byHash := make(map[string]string, len(users))
+	hashes := make([]string, len(users))
+	for i, u := range users {
+		hashes[i] = fairness.UserHash(salt, u)
+		byHash[hashes[i]] = u
+	}
+	order := fairness.DrawOrder(seedHex, fairness.ListDigest(hashes), hashes)
+	out := make([]string, len(order))
+	for i, h := range order {
+		out[i] = byHash[h]
+	}
 	return out, nil
 }
 
-// Draw is the pre-queue's draw as read at the sales start.
+// Draw is the pre-queue's draw once closed: its inputs and the list.
 type Draw struct {
 	Seed, Commit string // hex
 	Count        int64
-	Digest       string // hex SHA-256 of the order, each user id + "\n"
+	Digest       string // fairness.ListDigest of the closed list
 }
 
-// ReadDraw reads the pre-queue in its order (the waiting users with
-// negative scores, enqueue.lua) in pages of 1,000, so no single Redis call
-// is O(n), and digests it. Promotion waits for MarkDrawn (promote.lua
-// 'draw_pending'), so the pre-queue does not move while it is read, but
-// for users who cancel meanwhile. ErrEventNotFound when the event is gone.
-func (s *Store) ReadDraw(ctx context.Context, eventID string) (Draw, error) {
+// ErrDrawBusy: another process is closing the draw; promotion keeps
+// answering draw_pending until it has, so the caller tries again later.
+var ErrDrawBusy = errors.New("the draw is being closed by another process")
+
+// drawLockTTL bounds how long a process that died while closing a draw
+// blocks the others.
+const drawLockTTL = time.Minute
+
+// CloseDraw closes the pre-queue, once the sale has started (promotion
+// answers draw_pending until MarkDrawn): it reads the pre-queued users
+// (the waiting users with negative scores, enqueue.lua) in pages of
+// PageSize, so no single Redis call is O(n); digests their salted hashes;
+// gives each its rank's score (fairness.DrawKey - 2^53, ZADD XX, so a user
+// who cancelled meanwhile is not put back); and keeps the list in draw
+// order (key drawlist, read by DrawList) with the digest and count in the
+// config (draw_digest, draw_count). One process closes a draw at a time
+// (ErrDrawBusy); a close that was cut short is done again from the start
+// with the same result, and once the digest is kept it is reused.
+// ErrEventNotFound when the event has no draw seed.
+func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 	if err := checkIDs(eventID); err != nil {
 		return Draw{}, err
 	}
 	keys := s.eventKeys(eventID)
-	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit").Result()
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit", "draw_digest", "draw_count").Result()
 	if err != nil {
-		return Draw{}, fmt.Errorf("read draw: %w", err)
+		return Draw{}, fmt.Errorf("close draw: %w", err)
 	}
 	seed, _ := cfg[0].(string)
 	commit, _ := cfg[1].(string)
@@ -96,24 +106,89 @@ func (s *Store) ReadDraw(ctx context.Context, eventID string) (Draw, error) {
 		return Draw{}, ErrEventNotFound
 	}
 	d := Draw{Seed: seed, Commit: commit}
-	h := sha256.New()
-	const page = 1000
-	for off := int64(0); ; off += page {
-		users, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: keys[kWaiting], ByScore: true,
-			Start: "-inf", Stop: "(0", Offset: off, Count: page}).Result()
+	if digest, _ := cfg[2].(string); digest != "" {
+		d.Digest = digest
+		d.Count, _ = strconv.ParseInt(fmt.Sprint(cfg[3]), 10, 64)
+		return d, nil
+	}
+	lock := s.drawKey(eventID, "drawlock")
+	ok, err := s.rdb.SetNX(ctx, lock, "1", drawLockTTL).Result()
+	if err != nil {
+		return Draw{}, fmt.Errorf("close draw: %w", err)
+	}
+	if !ok {
+		return Draw{}, ErrDrawBusy
+	}
+	defer s.rdb.Del(context.WithoutCancel(ctx), lock)
+	salt, err := s.FairSalt(ctx, eventID)
+	if err != nil {
+		return Draw{}, err
+	}
+	var users, hashes []string
+	for off := int64(0); ; off += fairness.PageSize {
+		page, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: keys[kWaiting], ByScore: true,
+			Start: "-inf", Stop: "(0", Offset: off, Count: fairness.PageSize}).Result()
 		if err != nil {
-			return Draw{}, fmt.Errorf("read draw: %w", err)
+			return Draw{}, fmt.Errorf("close draw: %w", err)
 		}
-		for _, u := range users {
-			h.Write([]byte(u + "\n"))
+		for _, u := range page {
+			users = append(users, u)
+			hashes = append(hashes, fairness.UserHash(salt, u))
 		}
-		d.Count += int64(len(users))
-		if len(users) < page {
+		if len(page) < fairness.PageSize {
 			break
 		}
 	}
-	d.Digest = hex.EncodeToString(h.Sum(nil))
+	d.Count = int64(len(users))
+	d.Digest = fairness.ListDigest(hashes)
+	byHash := make(map[string]string, len(users))
+	for i, h := range hashes {
+		byHash[h] = users[i]
+	}
+	order := fairness.DrawOrder(seed, d.Digest, hashes)
+	list := s.drawKey(eventID, "drawlist")
+	if err := s.rdb.Del(ctx, list).Err(); err != nil {
+		return Draw{}, fmt.Errorf("close draw: %w", err)
+	}
+	for i := 0; i < len(order); i += fairness.PageSize {
+		page := order[i:min(i+fairness.PageSize, len(order))]
+		zs := make([]redis.Z, len(page))
+		vals := make([]any, len(page))
+		for j, h := range page {
+			zs[j] = redis.Z{Score: float64(int64(fairness.DrawKey(seed, d.Digest, h)) - 1<<53), Member: byHash[h]}
+			vals[j] = h
+		}
+		if err := s.rdb.ZAddXX(ctx, keys[kWaiting], zs...).Err(); err != nil {
+			return Draw{}, fmt.Errorf("close draw: %w", err)
+		}
+		if err := s.rdb.RPush(ctx, list, vals...).Err(); err != nil {
+			return Draw{}, fmt.Errorf("close draw: %w", err)
+		}
+	}
+	if err := s.rdb.HSet(ctx, keys[kConfig], "draw_count", d.Count, "draw_digest", d.Digest).Err(); err != nil {
+		return Draw{}, fmt.Errorf("close draw: %w", err)
+	}
 	return d, nil
+}
+
+// DrawList returns the closed pre-queue's user hashes in draw order,
+// count of them from index start (0-based), and the list's length.
+func (s *Store) DrawList(ctx context.Context, eventID string, start, count int64) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	out, err := s.rdb.LRange(ctx, s.drawKey(eventID, "drawlist"), start, start+count-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("draw list: %w", err)
+	}
+	return out, nil
+}
+
+// drawKey is one of the event's keys that only Go reads and writes with
+// plain commands (never a script): the draw's list and lock.
+func (s *Store) drawKey(eventID, name string) string {
+	c := s.eventKeys(eventID)[kConfig]
+	return c[:len(c)-len("config")] + name
 }
 
 // MarkDrawn lets promotion admit the pre-queue (after its draw was

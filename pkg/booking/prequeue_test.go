@@ -1,13 +1,14 @@
 package booking
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
 // 1,000 users join the pre-queue; at the start they are admitted in the
@@ -62,7 +63,7 @@ func TestPrequeueDraw(t *testing.T) {
 	if res, err := f.s.Promote(f.ctx, "pq", 0); err != nil || len(res.Promoted) != 0 || res.Reason != "draw_pending" {
 		t.Fatalf("promotion before the draw is published: %+v %v", res, err)
 	}
-	d, err := f.s.ReadDraw(f.ctx, "pq")
+	d, err := f.s.CloseDraw(f.ctx, "pq")
 	if err != nil || d.Count != n || d.Seed != e.DrawSeed || d.Commit != e.DrawCommit {
 		t.Fatalf("draw: %+v %v", d, err)
 	}
@@ -85,7 +86,11 @@ func TestPrequeueDraw(t *testing.T) {
 	if len(order) != n+len(late) {
 		t.Fatalf("admitted %d, want %d", len(order), n+len(late))
 	}
-	want, err := DrawOrder(e.DrawSeed, e.DrawCommit, early)
+	salt, err := f.s.FairSalt(f.ctx, "pq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := DrawOrder(e.DrawSeed, e.DrawCommit, salt, early)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +99,21 @@ func TestPrequeueDraw(t *testing.T) {
 			t.Fatalf("admission %d is %s, the revealed seed says %s", i, order[i], want[i])
 		}
 	}
-	h := sha256.New()
-	for _, u := range want {
-		h.Write([]byte(u + "\n"))
+	hashes := make([]string, n)
+	for i, u := range early {
+		hashes[i] = fairness.UserHash(salt, u)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != d.Digest {
-		t.Fatalf("the published digest %s is not the recomputed order's %s", d.Digest, got)
+	if got := fairness.ListDigest(hashes); got != d.Digest {
+		t.Fatalf("the published digest %s is not the closed list's %s", d.Digest, got)
+	}
+	list, err := f.s.DrawList(f.ctx, "pq", 0, n+1)
+	if err != nil || len(list) != n {
+		t.Fatalf("draw list: %d entries, %v", len(list), err)
+	}
+	for i, h := range fairness.DrawOrder(d.Seed, d.Digest, hashes) {
+		if list[i] != h || h != fairness.UserHash(salt, want[i]) {
+			t.Fatalf("draw list %d: %s, recomputed %s", i, list[i], h)
+		}
 	}
 	for i, u := range late {
 		if order[n+i] != u {
@@ -126,7 +140,90 @@ func TestPrequeueDraw(t *testing.T) {
 	if e.DrawCommit[0] == '0' {
 		other = "1" + e.DrawCommit[1:]
 	}
-	if _, err := DrawOrder(e.DrawSeed, other, early); err == nil {
+	if _, err := DrawOrder(e.DrawSeed, other, salt, early); err == nil {
 		t.Fatal("a seed that does not match the commitment accepted")
+	}
+}
+
+// A reader of Redis knows the seed and the salt while the pre-queue is
+// open, and still cannot compute the ranks: the order depends on the
+// closed list, so one more joiner reorders everyone; a joiner who retries
+// adds nothing to the list and cannot move their rank.
+func TestDrawNeedsTheClosedList(t *testing.T) {
+	f := newFixture(t)
+	start := f.clock.Now().Add(time.Hour).Truncate(time.Second)
+	f.event(EventConfig{ID: "dl", Rows: 5, SeatsPerRow: 100, Capacity: 500, SalesStart: start, EarlyJoin: 2 * time.Hour})
+	const n = 200
+	users := make([]string, n)
+	for i := range users {
+		users[i] = "u" + strconv.Itoa(i)
+		f.join("dl", users[i])
+	}
+	seed, err := f.s.rdb.HGet(f.ctx, f.s.eventKeys("dl")[kConfig], "draw_seed").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt, err := f.s.FairSalt(f.ctx, "dl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]string, n)
+	for i, u := range users {
+		hashes[i] = fairness.UserHash(salt, u)
+	}
+	predicted := fairness.DrawOrder(seed, fairness.ListDigest(hashes), hashes)
+
+	f.join("dl", "last")
+	for range 3 { // retries: the same member, the same list
+		if r := f.join("dl", "u7"); r.Created {
+			t.Fatalf("a retried join made a new entry: %+v", r)
+		}
+	}
+	f.clock.Advance(start.Sub(f.clock.Now()))
+	d, err := f.s.CloseDraw(f.ctx, "dl")
+	if err != nil || d.Count != n+1 {
+		t.Fatalf("close: %+v %v", d, err)
+	}
+	all := append(slices.Clone(hashes), fairness.UserHash(salt, "last"))
+	if d.Digest != fairness.ListDigest(all) {
+		t.Fatalf("digest %s is not the closed list's", d.Digest)
+	}
+	drawn, err := f.s.DrawList(f.ctx, "dl", 0, n+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(drawn, fairness.DrawOrder(seed, d.Digest, all)) {
+		t.Fatal("the kept order does not recompute from the seed and the closed list")
+	}
+	// the open list's prediction: the relative order of the first n is
+	// a fresh permutation (about half of all pairs swap)
+	rank := map[string]int{}
+	for i, h := range drawn {
+		rank[h] = i
+	}
+	swapped := 0
+	for i := 1; i < n; i++ {
+		if rank[predicted[i-1]] > rank[predicted[i]] {
+			swapped++
+		}
+	}
+	if swapped < n/4 {
+		t.Fatalf("only %d of %d neighbours of the open list's order swapped: ranks were computable before the close", swapped, n-1)
+	}
+	// the queue admits in the kept order
+	if err := f.s.MarkDrawn(f.ctx, "dl"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.s.Promote(f.ctx, "dl", 500)
+	if err != nil || len(res.Promoted) != n+1 {
+		t.Fatalf("promote: %d %v", len(res.Promoted), err)
+	}
+	for i, a := range res.Promoted {
+		if fairness.UserHash(salt, a.UserID) != drawn[i] {
+			t.Fatalf("admission %d is %s, the draw says %s", i, a.UserID, drawn[i])
+		}
+	}
+	if again, err := f.s.CloseDraw(f.ctx, "dl"); err != nil || again != d {
+		t.Fatalf("closing again: %+v %v, want %+v", again, err, d)
 	}
 }

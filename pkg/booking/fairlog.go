@@ -1,0 +1,71 @@
+package booking
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
+// The admission log's Redis side (docs/fairness.md "The admission log"):
+// every admission appends "seq|at_ms|reason|user" to the event's alog list
+// in the script that admits (lua/lib/room.lua log_admissions); pkg/fairness
+// chains the entries and hashes the users with the event's fairness salt.
+
+// FairSalt returns the event's fairness salt (hex, 32 random bytes, config
+// fair_salt), made at its first use: the secret behind the public user
+// hashes of the draw and the admission log (fairness.UserHash). Never
+// published. ErrEventNotFound for an unknown event.
+func (s *Store) FairSalt(ctx context.Context, eventID string) (string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return "", err
+	}
+	cfg := s.eventKeys(eventID)[kConfig]
+	v, err := s.rdb.HMGet(ctx, cfg, "fair_salt", "total").Result()
+	if err != nil {
+		return "", fmt.Errorf("fair salt: %w", err)
+	}
+	if salt, _ := v[0].(string); salt != "" {
+		return salt, nil
+	}
+	if v[1] == nil {
+		return "", ErrEventNotFound
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	if err := s.rdb.HSetNX(ctx, cfg, "fair_salt", hex.EncodeToString(b)).Err(); err != nil {
+		return "", fmt.Errorf("fair salt: %w", err)
+	}
+	salt, err := s.rdb.HGet(ctx, cfg, "fair_salt").Result()
+	if err != nil {
+		return "", fmt.Errorf("fair salt: %w", err)
+	}
+	return salt, nil
+}
+
+// AdmissionLog returns the event's raw admission-log entries from index
+// start (0-based), at most count, in admission order
+// (fairness.ParseRaw reads one).
+func (s *Store) AdmissionLog(ctx context.Context, eventID string, start, count int64) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	out, err := s.rdb.LRange(ctx, s.eventKeys(eventID)[kAlog], start, start+count-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("admission log: %w", err)
+	}
+	return out, nil
+}
+
+// AdmissionLogLen returns the number of entries in the event's admission
+// log.
+func (s *Store) AdmissionLogLen(ctx context.Context, eventID string) (int64, error) {
+	if err := checkIDs(eventID); err != nil {
+		return 0, err
+	}
+	n, err := s.rdb.LLen(ctx, s.eventKeys(eventID)[kAlog]).Result()
+	if err != nil {
+		return 0, fmt.Errorf("admission log: %w", err)
+	}
+	return n, nil
+}
