@@ -21,7 +21,7 @@ func TestMalformedIDSameErrorEverywhere(t *testing.T) {
 		"Counts":          func() error { _, err := f.s.Counts(f.ctx, bad); return err },
 		"SeatStatuses":    func() error { _, err := f.s.SeatStatuses(f.ctx, bad); return err },
 		"SeatMapIDs":      func() error { _, err := f.s.SeatMapIDs(f.ctx, bad); return err },
-		"CloseDraw":        func() error { _, err := f.s.CloseDraw(f.ctx, bad); return err },
+		"CloseDraw":       func() error { _, err := f.s.CloseDraw(f.ctx, bad); return err },
 		"EventChallenge":  func() error { _, err := f.s.EventChallenge(f.ctx, bad); return err },
 		"MarkDrawn":       func() error { return f.s.MarkDrawn(f.ctx, bad) },
 		"Enqueue":         func() error { _, err := f.s.Enqueue(f.ctx, "evt", bad); return err },
