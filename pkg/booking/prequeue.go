@@ -202,3 +202,20 @@ func (s *Store) MarkDrawn(ctx context.Context, eventID string) error {
 	}
 	return nil
 }
+
+// ClosedDraw returns the closed draw's digest and count (config
+// draw_digest, draw_count: CloseDraw), empty and 0 while it is not closed.
+func (s *Store) ClosedDraw(ctx context.Context, eventID string) (digest string, count int64, err error) {
+	if err := checkIDs(eventID); err != nil {
+		return "", 0, err
+	}
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "draw_digest", "draw_count").Result()
+	if err != nil {
+		return "", 0, fmt.Errorf("closed draw: %w", err)
+	}
+	digest, _ = v[0].(string)
+	if c, ok := v[1].(string); ok {
+		count, _ = strconv.ParseInt(c, 10, 64)
+	}
+	return digest, count, nil
+}

@@ -180,6 +180,18 @@ func TestOpenAPIContract(t *testing.T) {
 	w = hs.raw("GET", "/api/events/capped/progress", nil)
 	want(t, hs.do("GET", "/api/events/capped/progress", "", nil, "If-None-Match", w.Header().Get("ETag")), 304, "")
 	want(t, hs.do("GET", "/api/events/nope/progress", "", nil), 404, "event_not_found")
+	// the fairness record (fairness_handlers.go): the draw and the log
+	want(t, hs.do("GET", "/api/events/pq/draw", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events/e1/draw?page=0", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events/nope/draw", "", nil), 404, "event_not_found")
+	bad("GET", "/api/events/pq/draw?page=x", "", nil, 400, "invalid_argument")
+	if r := hs.do("GET", "/api/events/e1/admissions", "", nil); r.code != 200 || r.num("size") < 1 {
+		t.Fatalf("admission log: %s", r.raw)
+	}
+	want(t, hs.do("GET", "/api/events/e1/admissions?after=1", "", nil), 200, "")
+	want(t, hs.do("GET", "/api/events/nope/admissions", "", nil), 404, "event_not_found")
+	bad("GET", "/api/events/e1/admissions?after=-1", "", nil, 400, "invalid_argument")
+	bad("GET", "/api/events/e1/admissions?after=1e3", "", nil, 400, "invalid_argument")
 	// the join challenge (challenge.go) and the patchable pre-queue
 	hs.srv.Challenger = NewChallenger([]byte("contract-challenge-key"), 500, time.Minute, hs.srv.Redis, hs.srv.Prefix)
 	hs.createEvent(map[string]any{"id": "guarded", "rows": 1, "seats_per_row": 2, "challenge": "pow"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/chance"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -129,6 +131,9 @@ type Server struct {
 	popularPages snapshotCache[listPage]
 	// the console's live documents (console_live.go)
 	liveDocs snapshotCache[struct{}]
+	// the admission log's chains (fairness_handlers.go)
+	fairOnce sync.Once
+	fairLog  *fairness.Log
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
@@ -164,6 +169,8 @@ func (s *Server) Handler() http.Handler {
 	}
 	api.GET("/events/:id", s.getEvent)
 	api.GET("/events/:id/challenge", s.challenge)
+	api.GET("/events/:id/draw", s.getDraw)             // fairness_handlers.go
+	api.GET("/events/:id/admissions", s.getAdmissions) // fairness_handlers.go
 
 	b := api.Group("/booking", httpapi.Authenticate(s.Auth))
 	b.POST("/select-seat", s.selectSeat)
