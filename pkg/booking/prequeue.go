@@ -219,3 +219,19 @@ func (s *Store) ClosedDraw(ctx context.Context, eventID string) (digest string, 
 	}
 	return digest, count, nil
 }
+
+// DrawInputs returns what the booking state says about the event's draw
+// (fairness.BuildDraw): the commitment, the seed once revealed (GetEvent),
+// the pre-queue's count and, once closed, its digest and count.
+func (s *Store) DrawInputs(ctx context.Context, eventID string) (fairness.DrawInputs, error) {
+	e, err := s.GetEvent(ctx, eventID)
+	if err != nil {
+		return fairness.DrawInputs{}, err
+	}
+	in := fairness.DrawInputs{Commit: e.DrawCommit, Seed: e.DrawSeed, Prequeued: e.Prequeued, SalesStart: e.SalesStart}
+	if e.DrawCommit == "" {
+		return in, nil
+	}
+	in.Digest, in.Count, err = s.ClosedDraw(ctx, eventID)
+	return in, err
+}
