@@ -12,6 +12,8 @@
 //
 // Phases: join (n new users join an event whose room is full: every join
 // queues, the common case under load), position (n polls of those users),
+// with -admit admit (the room grows to hold them all and promotion admits
+// them, 500 a call: what an admission costs, the admission log included),
 // memory (waiting users join a fresh event; MEMORY USAGE of each key kind,
 // exact, divided by the users, before and after the join facts leave the
 // outbox). Every key it wrote is deleted at the end.
@@ -43,6 +45,7 @@ func main() {
 	conc := flag.Int("c", 50, "concurrent callers")
 	abandon := flag.Bool("abandon", false, "events with abandonment on (a presence entry per waiting user)")
 	limits := flag.Bool("limits", false, "joins and polls with both abuse limits on (per IP, all joins from one address, and per user), as the gateway checks them inside the scripts")
+	admit := flag.Bool("admit", false, "then promote the n waiting users in calls of 500 (the admission phase: each admission writes the room, the outbox and the admission log)")
 	prequeue := flag.Bool("prequeue", false, "joins in the pre-queue (the sale starts in an hour and its pre-queue is open): each waits by its draw key")
 	flag.Parse()
 	ctx := context.Background()
@@ -89,6 +92,27 @@ func main() {
 		_, err := s.Position(ctx, "cost", u, policy.User(u))
 		return err
 	})
+
+	if *admit {
+		// an event with a seat for everyone and a room of one, filled
+		adm := booking.EventConfig{ID: "admit", Rows: *n/100 + 1, SeatsPerRow: 100, Capacity: 1}
+		if _, err := s.CreateEvent(ctx, adm); err != nil {
+			fail(err)
+		}
+		run(*n+1, *conc, func(i int64) error {
+			_, err := s.Enqueue(ctx, "admit", user(i))
+			return err
+		})
+		capacity := *n + 1
+		if _, err := s.UpdateEvent(ctx, "admit", booking.EventUpdate{Capacity: &capacity}); err != nil {
+			fail(err)
+		}
+		const batch = 500
+		phase(ctx, rdb, "admit (one op: a promotion of 500 users)", *n/batch, 1, func(int64) error {
+			_, err := s.Promote(ctx, "admit", batch)
+			return err
+		})
+	}
 
 	if *waiting <= 0 {
 		return
