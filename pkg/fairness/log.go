@@ -2,7 +2,6 @@ package fairness
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -92,7 +91,14 @@ func (l *Log) extend(ctx context.Context, eventID string, c *chain) error {
 		return err
 	}
 	if n < c.size {
-		return fmt.Errorf("admission log of %s shrank from %d to %d entries (Redis was rebuilt?)", eventID, c.size, n)
+		// Redis lost the list (a rebuild from the ledger): a new log,
+		// with a new salt, from entry 1
+		salt, err := l.src.FairSalt(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		*c = chain{salt: salt, marks: []string{Genesis(eventID)}}
+		c.head = c.marks[0]
 	}
 	for c.size < n {
 		// up to the next mark
