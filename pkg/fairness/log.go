@@ -31,14 +31,13 @@ type Log struct {
 }
 
 type chain struct {
-	mu         sync.Mutex
-	salt       string
-	marks      []string // marks[k]: the hash after entry k*PageSize (marks[0]: Genesis)
-	size       int64
-	head       string
-	signed     string // the last signed head, of signedSize entries, at signedAt
-	signedSize int64
-	signedAt   time.Time
+	mu       sync.Mutex
+	salt     string
+	marks    []string // marks[k]: the hash after entry k*PageSize (marks[0]: Genesis)
+	size     int64
+	head     string
+	signed   string // the last signed head, signed at signedAt
+	signedAt time.Time
 }
 
 // NewLog returns a Log over src.
@@ -97,8 +96,8 @@ func (l *Log) extend(ctx context.Context, eventID string, c *chain) error {
 		if err != nil {
 			return err
 		}
-		*c = chain{salt: salt, marks: []string{Genesis(eventID)}}
-		c.head = c.marks[0]
+		c.salt, c.marks, c.size = salt, []string{Genesis(eventID)}, 0
+		c.head, c.signed, c.signedAt = c.marks[0], "", time.Time{}
 	}
 	for c.size < n {
 		// up to the next mark
@@ -171,6 +170,6 @@ func (l *Log) SignedHead(ctx context.Context, eventID string, s HeadSigner, now 
 	if err != nil {
 		return "", err
 	}
-	c.signed, c.signedSize, c.signedAt = tok, c.size, now
+	c.signed, c.signedAt = tok, now
 	return tok, nil
 }

@@ -1,0 +1,113 @@
+package fairness
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// memSource is an admission log in memory, as the alog list holds it.
+type memSource struct{ raw []string }
+
+func (m *memSource) FairSalt(context.Context, string) (string, error) { return "salt", nil }
+func (m *memSource) AdmissionLogLen(context.Context, string) (int64, error) {
+	return int64(len(m.raw)), nil
+}
+func (m *memSource) AdmissionLog(_ context.Context, _ string, start, count int64) ([]string, error) {
+	end := min(start+count, int64(len(m.raw)))
+	if start >= end {
+		return nil, nil
+	}
+	return m.raw[start:end], nil
+}
+
+// Any page, from any index, continues the one chain; full pages are
+// PageSize long; a log that shrank (Redis rebuilt) starts again.
+func TestLogPages(t *testing.T) {
+	src := &memSource{}
+	for i := range 2500 {
+		src.raw = append(src.raw, strconv.Itoa(i+1)+"|1700000000000|promoted|user"+strconv.Itoa(i))
+	}
+	l := NewLog(src)
+	ctx := context.Background()
+	var all []Entry
+	for after := int64(0); ; {
+		p, err := l.Page(ctx, "e", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p.Entries...)
+		if len(p.Entries) < PageSize {
+			if p.Size != 2500 || p.Head != all[len(all)-1].Hash {
+				t.Fatalf("size %d head %s", p.Size, p.Head)
+			}
+			break
+		}
+		after += PageSize
+	}
+	if _, err := CheckChain(Genesis("e"), 0, all); err != nil || len(all) != 2500 {
+		t.Fatalf("%d entries: %v", len(all), err)
+	}
+	for _, after := range []int64{1, 999, 1000, 1001, 1999, 2499, 2500, 9999} {
+		p, err := l.Page(ctx, "e", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all[min(after, 2500):min(after+PageSize, 2500)]
+		if !slices.Equal(p.Entries, want) {
+			t.Fatalf("after %d: %d entries, not the chain's", after, len(p.Entries))
+		}
+	}
+	if all[0].UserHash != UserHash("salt", "user0") || all[0].Seq != 1 || all[0].Reason != ReasonPromoted {
+		t.Fatalf("entry 1: %+v", all[0])
+	}
+	src.raw = src.raw[:10]
+	p, err := l.Page(ctx, "e", 0)
+	if err != nil || p.Size != 10 || !slices.Equal(p.Entries, all[:10]) {
+		t.Fatalf("after a rebuild: %d %v", p.Size, err)
+	}
+}
+
+type fakeSigner struct{ n int }
+
+func (f *fakeSigner) SignLogHead(_ string, size int64, head string, _ time.Time) (string, error) {
+	f.n++
+	return strconv.FormatInt(size, 10) + ":" + head, nil
+}
+
+// A signed head is reused until it is HeadMaxAge old.
+func TestSignedHeadAge(t *testing.T) {
+	src := &memSource{raw: []string{"1|5|joined|a"}}
+	l := NewLog(src)
+	s := &fakeSigner{}
+	now := time.Unix(1_800_000_000, 0)
+	clock := func(context.Context, string) (time.Time, error) { return now, nil }
+	d, err := l.Doc(context.Background(), "e", 0, s, clock)
+	if err != nil || d.SignedHead == "" || d.Size != 1 || d.Full {
+		t.Fatalf("%+v %v", d, err)
+	}
+	src.raw = append(src.raw, "2|6|promoted|b")
+	now = now.Add(HeadMaxAge - time.Millisecond)
+	if d2, _ := l.Doc(context.Background(), "e", 0, s, clock); d2.SignedHead != d.SignedHead || s.n != 1 || d2.Size != 2 {
+		t.Fatalf("re-signed early: %+v (%d signatures)", d2, s.n)
+	}
+	now = now.Add(time.Millisecond)
+	if d3, _ := l.Doc(context.Background(), "e", 0, s, clock); s.n != 2 || d3.SignedHead[:2] != "2:" {
+		t.Fatalf("not re-signed at HeadMaxAge: %+v", d3)
+	}
+}
+
+// ParseRaw refuses what the scripts never write.
+func TestParseRaw(t *testing.T) {
+	for _, bad := range []string{"", "1|2|x", "a|2|x|u", "1|b|x|u"} {
+		if _, _, _, _, err := ParseRaw(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	seq, at, reason, user, err := ParseRaw("7|8|joined|u|v")
+	if err != nil || seq != 7 || at != 8 || reason != "joined" || user != "u|v" {
+		t.Fatalf("%d %d %s %s %v", seq, at, reason, user, err)
+	}
+}
