@@ -132,7 +132,7 @@ func main() {
 	fmt.Printf("\nmemory: %d users joined in %v\n", *waiting, time.Since(start).Round(time.Millisecond))
 	keys := booking.EventKeys(prefix, "mem")
 	names := []string{"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
-		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx"}
+		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx", "alog"}
 	report := func(title string) {
 		fmt.Printf("%s (MEMORY USAGE SAMPLES 0, bytes per waiting user; used_memory delta %.1f B/user)\n",
 			title, float64(usedMemory(ctx, rdb)-before)/float64(*waiting))
