@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The admission log's Redis side (docs/fairness.md "The admission log"):
@@ -68,4 +71,30 @@ func (s *Store) AdmissionLogLen(ctx context.Context, eventID string) (int64, err
 		return 0, fmt.Errorf("admission log: %w", err)
 	}
 	return n, nil
+}
+
+// AdmissionLogPublished returns how many of the event's admission-log
+// entries are on Kafka (config alog_kafka; 0 when none).
+func (s *Store) AdmissionLogPublished(ctx context.Context, eventID string) (int64, error) {
+	if err := checkIDs(eventID); err != nil {
+		return 0, err
+	}
+	n, err := s.rdb.HGet(ctx, s.eventKeys(eventID)[kConfig], "alog_kafka").Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("admission log published: %w", err)
+	}
+	return n, nil
+}
+
+// SetAdmissionLogPublished records that the event's admission-log entries
+// up to index n are on Kafka. Publishers that race may set it back; the
+// entries are then published again, with the same ids.
+func (s *Store) SetAdmissionLogPublished(ctx context.Context, eventID string, n int64) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	if err := s.rdb.HSet(ctx, s.eventKeys(eventID)[kConfig], "alog_kafka", n).Err(); err != nil {
+		return fmt.Errorf("admission log published: %w", err)
+	}
+	return nil
 }

@@ -50,6 +50,9 @@ const (
 	// TopicQueueRandomized: the pre-queue of an event was drawn at its
 	// sales start.
 	TopicQueueRandomized = "queue_randomized"
+	// TopicAdmissionLogged: an entry of an event's admission log, the
+	// hash chain of its admissions (docs/fairness.md).
+	TopicAdmissionLogged = "admission_logged"
 	// TopicProviderDegraded: the payment provider was found or declared
 	// degraded; the event's hold clocks stopped and admissions paused.
 	TopicProviderDegraded = "provider_degraded"
@@ -99,6 +102,7 @@ var AllTopics = []string{
 	TopicSeatsHeld,
 	TopicSeatsKilled,
 	TopicSeatsReleased,
+	TopicAdmissionLogged,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

@@ -137,6 +137,17 @@ func QueueRandomized(eventID string, count int64, seed, commit, digest string, a
 	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, "seed="+seed+" commit="+commit+" digest="+digest, at)
 }
 
+// AdmissionLogged is the admission_logged fact: entry index (from 1) of
+// eventID's admission log, the admission of join seq at at (Redis's
+// clock), with its reason, the user's salted hash and the chain's hashes
+// (docs/fairness.md), as reason "seq=<n> user_hash=<hex> reason=<word>
+// prev=<hex> hash=<hex>". Its id is the entry's index: every copy of an
+// entry is the same record.
+func AdmissionLogged(eventID string, index, seq int64, userHash, reason, prev, hash string, at time.Time) Event {
+	return newEvent(TopicAdmissionLogged, eventID, RestoredBy, "", "", index,
+		"seq="+strconv.FormatInt(seq, 10)+" user_hash="+userHash+" reason="+reason+" prev="+prev+" hash="+hash, at)
+}
+
 // RestoredBy is the user_id of an event_restored fact, and of every fact
 // about an event rather than a user (event_created, event_updated,
 // event_sold_out): the system did it.

@@ -36,6 +36,7 @@ var required = map[string]requirements{
 	TopicSeatsReleased:     {seat: true, sequence: true},
 	TopicProviderDegraded:  {sequence: true, reason: true},
 	TopicProviderRecovered: {sequence: true, reason: true},
+	TopicAdmissionLogged:   {sequence: true, reason: true},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current

@@ -76,12 +76,11 @@ func (s *Server) getAdmissions(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.fairOnce.Do(func() { s.fairLog = fairness.NewLog(s.Store) })
 	var signer fairness.HeadSigner
 	if s.Pass != nil {
 		signer = s.Pass
 	}
-	d, err := s.fairLog.Doc(c.Request.Context(), id, after, signer, s.Store.Clock)
+	d, err := s.fair().Doc(c.Request.Context(), id, after, signer, s.Store.Clock)
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return

@@ -280,6 +280,9 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.markPublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
+			return retry.Every(ctx, admissionLogInterval, log, "admission log facts", srv.publishAdmissionLogs)
+		},
+		func(ctx context.Context) error {
 			err := fastserver.Serve(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
 			// the requests are answered: publish what the relay holds
 			// before Kafka is closed (what it cannot, the sweep will)
