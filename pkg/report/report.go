@@ -222,8 +222,12 @@ type Config struct {
 
 // Topics are the topics a report counts: every sale fact of
 // events.AllTopics, not the operators' actions (operator_action, the
-// audit trail's; GET /api/admin/audit?event_id= lists them).
-var Topics = slices.DeleteFunc(slices.Clone(events.AllTopics), func(t string) bool { return t == events.TopicOperatorAction })
+// audit trail's; GET /api/admin/audit?event_id= lists them) and not
+// the admission log's copies (admission_logged repeats each admission
+// that user_promoted already counts, published seconds later).
+var Topics = slices.DeleteFunc(slices.Clone(events.AllTopics), func(t string) bool {
+	return t == events.TopicOperatorAction || t == events.TopicAdmissionLogged
+})
 
 // NewConsumer returns the report consumer, every topic of Topics
 // from the oldest message into the reports, writing to rdb: its Run
