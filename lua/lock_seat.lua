@@ -4,7 +4,7 @@
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
--- KEYS: config, seats, waiting, active, state, useat, status, seatidx (ops.go)
+-- KEYS: config, seats, waiting, active, state, useat, status, seatidx, codes (ops.go)
 local user, csv = ARGV[1], ARGV[2]
 local now = clock()
 local hnow = event_hold_clock(now)
@@ -18,6 +18,9 @@ if not deadline or deadline <= hnow then return {'hold_expired'} end
 local want = split_seats(csv)
 if #want == 0 then return {'invalid_argument'} end
 local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
+-- a redeemed access code may allow fewer (lib/codes.lua)
+local cmax = code_seats(user)
+if cmax and cmax < max then max = cmax end
 if #want > max then return {'too_many_seats', max} end
 local mine = 'h:' .. user
 local wanted, vals, taken, kept = {}, {}, {}, {}

@@ -43,6 +43,7 @@ var libParts = []string{
 	"limits",    // the abuse limits
 	"requests",  // a join or position call's requests in ARGV
 	"draw",      // the pre-queue's draw
+	"codes",     // access codes, redeemed by a join
 	"join",      // enqueue_joins
 	"positions", // read_positions
 }

@@ -51,11 +51,11 @@ func TestLibraryLoads(t *testing.T) {
 }
 
 // TestFunctionKeys: a booking function takes the event keys ops.go
-// declares for it, in EventKey order (a join: 13 of the 18); the counters
+// declares for it, in EventKey order (a join: 14 of the 19); the counters
 // take keys of their own.
 func TestFunctionKeys(t *testing.T) {
 	names := EventKeyNames()
-	if len(names) != 18 || names[Config] != "config" || names[Seatidx] != "seatidx" {
+	if len(names) != 19 || names[Config] != "config" || names[Codes] != "codes" {
 		t.Fatalf("event keys %v", names)
 	}
 	byName := func(idx []int) string {
@@ -66,7 +66,7 @@ func TestFunctionKeys(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for op, want := range map[string]string{
-		"enqueue":      "config,waiting,active,seq,seen,outbox,rate,state,useq,useat,upay,ugrace,alog",
+		"enqueue":      "config,waiting,active,seq,seen,outbox,rate,state,useq,useat,upay,ugrace,alog,codes",
 		"get_position": "config,waiting,active,seen,rate,state,useq,useat,upay",
 		"rate_limit":   "config",
 		"ack_outbox":   "outbox",

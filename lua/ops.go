@@ -36,6 +36,7 @@ const (
 	Status
 	Seatidx
 	Alog
+	Codes
 )
 
 // eventKeyNames are the keys' names, the last part of each key
@@ -45,6 +46,7 @@ var eventKeyNames = [...]string{
 	"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
 	"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx",
 	"alog",
+	"codes",
 }
 
 // String returns the key's name ("config").
@@ -74,13 +76,14 @@ var functions = []declaration{
 	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Ugrace, Status, Seatidx)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
-	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog), limits: true},
-	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog), limits: true},
+	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
+	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
 	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
 	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Pays, Seatidx)},
-	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx)},
+	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx, Codes)},
+	{name: "load_codes", event: ek(Config, Codes)},
 	{name: "mark_seats", event: ek(Config, Seats, Status, Seatidx)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
 	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},

@@ -15,6 +15,9 @@ local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABAN
 -- the hold clock at the call's time and its shift (holds.lua hold_clock),
 -- and whether holds are paused (no admission at once then)
 local J_HNOW, J_SHIFT, J_HELD
+-- the access code's digest a join of one user came with (nil: none), and
+-- what its redemption answered: the code's number and the use's
+local J_CODE, J_CID, J_CUSE
 
 -- Writes the sequence counter when the batch handed out numbers since it
 -- last did: before anything that uses them is written, so that no
@@ -121,6 +124,15 @@ local function j_join(i, user, now, now_s)
   end
   if J_END > 0 and now > J_END then return {'sales_ended'} end
   if J_SOLD >= J_TOTAL then return {'sold_out'} end
+  if J_CODE then
+    -- the last refusal: nothing after it refuses, so a use is only
+    -- taken by a join that places the user
+    local refused
+    refused, J_CID, J_CUSE = code_take(J_CODE, user, now, J_C[14])
+    if refused then return {refused} end
+  elseif J_C[15] == 'code' then
+    return {'code_required'}
+  end
 
   local seq = j_next_seq()
   local s = int(seq)
@@ -193,12 +205,15 @@ end
 -- entry always ranks after every existing one (its sequence is the
 -- largest), and the size of waiting counts the entries not yet written.
 -- The join that places a user (created = 1) does not count against the
--- user's own limit (own, the slot) when its key does not exist.
-local function enqueue_joins()
+-- user's own limit (own, the slot) when its key does not exist. code is
+-- the access code's digest of a lone join (nil: none; codes.lua), which
+-- a new join redeems after every other check.
+local function enqueue_joins(code)
   local replies = {}
   J_C = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
     'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed',
-    'hold_pause_ms', 'hold_paused_at')
+    'hold_pause_ms', 'hold_paused_at', 'phase', 'audience')
+  J_CODE, J_CID, J_CUSE = code, nil, nil
   if not J_C[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -222,6 +237,8 @@ local function enqueue_joins()
         -- the sales start (0 unless pre-queued), then the call's time
         r[7] = r[7] or 0
         r[8] = now
+        -- a redeemed code: its number and the use's
+        if J_CUSE then r[9], r[10] = J_CID, J_CUSE end
       end
       if L_M > 0 then
         local spare = 0

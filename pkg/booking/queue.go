@@ -165,6 +165,9 @@ type JoinResult struct {
 	PrequeuedUntil time.Time
 	// At is the join's time, Redis's clock when the script ran.
 	At time.Time
+	// Code is the access code's redemption of a new join with a code
+	// (EnqueueCode; nil otherwise).
+	Code *CodeUse
 	// Outbox holds the entries a new join wrote (Created): the joined entry
 	// (the booking_request fact) and, when the user was admitted at once,
 	// the promoted entry after it. Announce them and then AckOutbox.

@@ -27,6 +27,12 @@ var codeErrors = map[string]error{
 	"already_completed": ErrAlreadyCompleted,
 	"too_many_seats":    ErrTooManySeats,
 	"rate_limited":      ErrRateLimited,
+	"invalid_code":      ErrInvalidCode,
+	"code_wrong_phase":  ErrCodeWrongPhase,
+	"code_expired":      ErrCodeExpired,
+	"code_taken":        ErrCodeTaken,
+	"code_used_up":      ErrCodeUsedUp,
+	"code_required":     ErrCodeRequired,
 }
 
 // reply is a script's array reply. A script always answers an array whose

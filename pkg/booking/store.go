@@ -68,7 +68,7 @@ type Store struct {
 	// testNow: in a test binary, the clock this Store's scripts read
 	// (WithClock; setTestClock); nil: Redis's
 	testNow func() time.Time
-	keys    sync.Map // event id → *keySet, so hot paths do not rebuild 18 keys per call
+	keys    sync.Map // event id → *keySet, so hot paths do not rebuild 19 keys per call
 	cached  atomic.Int64
 
 	flushers int
@@ -180,8 +180,8 @@ func (s *Store) run(ctx context.Context, sc *script, eventID string, args ...any
 	return s.runLimited(ctx, sc, eventID, nil, args...)
 }
 
-// runLimited is run with more keys after the event's 17: the abuse-limit
-// keys of limitKeys (KEYS[18..]).
+// runLimited is run with more keys after the event's 19: the abuse-limit
+// keys of limitKeys (KEYS[20..]).
 func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extra []string, args ...any) (reply, error) {
 	var v any
 	var err error
@@ -220,7 +220,7 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 
 // keySet is an event's keys as strings and, boxed once, as the arguments
 // of a command (a script call on the hot path then boxes only its own
-// ARGV, not 17 keys).
+// ARGV, not 19 keys).
 type keySet struct {
 	keys []string
 	args []any

@@ -45,6 +45,12 @@ var bookingErrors = []struct {
 	{booking.ErrLatePayment, http.StatusConflict, "late_payment"},
 	{booking.ErrAlreadyCompleted, http.StatusConflict, "already_completed"},
 	{booking.ErrTooManySeats, http.StatusBadRequest, "too_many_seats"},
+	{booking.ErrInvalidCode, http.StatusForbidden, "invalid_code"},
+	{booking.ErrCodeWrongPhase, http.StatusForbidden, "code_wrong_phase"},
+	{booking.ErrCodeExpired, http.StatusGone, "code_expired"},
+	{booking.ErrCodeTaken, http.StatusConflict, "code_taken"},
+	{booking.ErrCodeUsedUp, http.StatusConflict, "code_used_up"},
+	{booking.ErrCodeRequired, http.StatusForbidden, "code_required"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, httpapi.CodeInvalidArgument},
 	{booking.ErrRateLimited, http.StatusTooManyRequests, httpapi.CodeRateLimited},
 }
