@@ -77,6 +77,8 @@ const (
 	// TopicSeatsReleased: an operator released held or killed seats to
 	// sale.
 	TopicSeatsReleased = "seats_released"
+	// TopicCodeRedeemed: a fan's join used an access code.
+	TopicCodeRedeemed = "code_redeemed"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -103,6 +105,7 @@ var AllTopics = []string{
 	TopicSeatsKilled,
 	TopicSeatsReleased,
 	TopicAdmissionLogged,
+	TopicCodeRedeemed,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

@@ -255,3 +255,11 @@ func SeatsKilled(id int64, eventID, operator, seatIDs string, at time.Time) Even
 func SeatsReleased(id int64, eventID, operator, seatIDs string, at time.Time) Event {
 	return newEvent(TopicSeatsReleased, eventID, operator, seatIDs, "", id, "", at)
 }
+
+// CodeRedeemed is the code_redeemed fact: userID's join seq of eventID
+// used access code codeID (its use-th use; phase "" for a code of every
+// phase). One per join: its id is built from the join's sequence.
+func CodeRedeemed(eventID, userID string, seq, codeID, use int64, phase string, at time.Time) Event {
+	reason := "code_id=" + strconv.FormatInt(codeID, 10) + " phase=" + phase + " use=" + strconv.FormatInt(use, 10)
+	return newEvent(TopicCodeRedeemed, eventID, userID, "", "", seq, reason, at)
+}

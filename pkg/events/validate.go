@@ -34,6 +34,7 @@ var required = map[string]requirements{
 	TopicSeatsHeld:         {seat: true, sequence: true, reason: true},
 	TopicSeatsKilled:       {seat: true, sequence: true},
 	TopicSeatsReleased:     {seat: true, sequence: true},
+	TopicCodeRedeemed:      {sequence: true, reason: true},
 	TopicProviderDegraded:  {sequence: true, reason: true},
 	TopicProviderRecovered: {sequence: true, reason: true},
 	TopicAdmissionLogged:   {sequence: true, reason: true},

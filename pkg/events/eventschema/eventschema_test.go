@@ -79,6 +79,7 @@ func oneOfEach() []events.Event {
 		events.SeatsHeld(8, "event_456", "alice", "A1,A2", "sponsor", at),
 		events.SeatsKilled(9, "event_456", "alice", "K1", at),
 		events.SeatsReleased(10, "event_456", "alice", "A1,A2", at),
+		events.CodeRedeemed("event_456", "user_123", 12, 7, 1, "fanclub", at),
 	}
 }
 
