@@ -108,6 +108,15 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
+	// the access codes, with their uses and users so far (a failure
+	// leaves the rebuilt event without them: its code joins are refused)
+	codes, err := r.Ledger.Codes(ctx, eventID)
+	if err == nil && len(codes) > 0 {
+		err = r.Store.LoadCodes(ctx, eventID, codes)
+	}
+	if err != nil {
+		r.log().Error("access codes not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	out := Restored{EventID: eventID, RestoreResult: res}
 	r.log().Warn("event restored from the ledger", zap.String("event_id", eventID), zap.Int64("seats", res.Total),
 		zap.Int64("sold", res.Sold), zap.Int64("skipped", res.Skipped), zap.Int64("seq_base", res.SeqBase),
