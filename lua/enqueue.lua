@@ -3,7 +3,7 @@
 --   0: none), then per limit its interval_ms and burst, then optionally
 --   an access code's digest (lib/codes.lua)
 -- Replies: {'ok', state, sequence, position, deadline_ms, created (0|1), sales_start_ms, now_ms
---   [, code_id, use (a new join that redeemed the code)]}
+--   [, code_id, use, phase (a new join that redeemed the code; phase: the event's, '' none)]}
 --   (state 'waiting', or 'active' when admitted at once; sales_start_ms 0
 --   but for a pre-queued join, whose position is 0; now_ms: the call's time)
 --   | {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'} | {'rate_limited', retry_after_ms}

@@ -237,8 +237,8 @@ local function enqueue_joins(code)
         -- the sales start (0 unless pre-queued), then the call's time
         r[7] = r[7] or 0
         r[8] = now
-        -- a redeemed code: its number and the use's
-        if J_CUSE then r[9], r[10] = J_CID, J_CUSE end
+        -- a redeemed code: its number, the use's, and the event's phase
+        if J_CUSE then r[9], r[10], r[11] = J_CID, J_CUSE, J_C[14] or '' end
       end
       if L_M > 0 then
         local spare = 0

@@ -158,11 +158,12 @@ func (s *Store) LoadCodes(ctx context.Context, eventID string, codes []CodeRecor
 	return nil
 }
 
-// CodeUse is a redemption: the code's number and which of its uses this
-// was (from 1).
+// CodeUse is a redemption: the code's number, which of its uses this
+// was (from 1), and the event's phase at the time ("" none).
 type CodeUse struct {
 	CodeID int64
 	Use    int64
+	Phase  string
 }
 
 // EnqueueCode is Enqueue with an access code's digest (CodeDigest): a
@@ -182,7 +183,7 @@ func (s *Store) EnqueueCode(ctx context.Context, eventID, userID, digest string,
 	res, err := joinResult(r, err, userID)
 	if err == nil && len(r) > 9 {
 		res.Code = &CodeUse{}
-		r[8:].values(&res.Code.CodeID, &res.Code.Use)
+		r[8:].values(&res.Code.CodeID, &res.Code.Use, &res.Code.Phase)
 	}
 	return res, err
 }

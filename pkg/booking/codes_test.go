@@ -155,7 +155,7 @@ func TestCodeRefusals(t *testing.T) {
 	if c := f.counts("cx"); c.Waiting+c.Active != 0 {
 		t.Fatalf("refused joins placed users: %+v", c)
 	}
-	if r, err := f.s.EnqueueCode(f.ctx, "cx", "fan", good); err != nil || r.Code == nil {
+	if r, err := f.s.EnqueueCode(f.ctx, "cx", "fan", good); err != nil || r.Code == nil || r.Code.Phase != "fanclub" {
 		t.Fatalf("the phase's code: %+v %v", r, err)
 	}
 }

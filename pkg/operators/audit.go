@@ -55,6 +55,9 @@ const (
 	// ActionProviderDeclare: the payment provider declared degraded or
 	// recovered for the deployment (PUT /api/admin/provider).
 	ActionProviderDeclare = "provider.declare"
+	// ActionCodesCreate: a batch of access codes generated for an event
+	// (POST /api/admin/events/{id}/codes).
+	ActionCodesCreate = "codes.create"
 )
 
 // Object marshals v (a map or struct) for Before and After.

@@ -20,6 +20,10 @@ import (
 type Config struct {
 	JoinsPerMinutePerIP      int
 	RequestsPerSecondPerUser int
+	// CodeTriesPerMinutePerIP bounds the joins with an access code from
+	// one client address (CodeTries): guessing codes at join rate is
+	// not possible.
+	CodeTriesPerMinutePerIP int
 }
 
 // IP is the per-IP join limit of ip's network. An IPv6 client counts as
@@ -120,4 +124,14 @@ func (ps Proxies) ClientIP(peer netip.Addr, xff string) netip.Addr {
 		}
 	}
 	return client
+}
+
+// CodeTries is the limit of ip's joins with an access code (off when
+// CodeTriesPerMinutePerIP is 0): they count against it whether the code
+// is right or not.
+func (c Config) CodeTries(ip netip.Addr) booking.Limit {
+	if c.CodeTriesPerMinutePerIP <= 0 {
+		return booking.Limit{}
+	}
+	return booking.Limit{Subject: "code:" + clientNet(ip), Rate: c.CodeTriesPerMinutePerIP, Period: time.Minute}
 }

@@ -71,7 +71,8 @@ func statusOf(st booking.State) string {
 	return string(st)
 }
 
-// join: POST /api/booking/request {"event_id"}.
+// join: POST /api/booking/request {"event_id", "code" (optional: an
+// access code, codes.go)}.
 //
 // The join's booking_request fact is written to the outbox by the same
 // script that queues the user, so the answer does not wait for Kafka: a
@@ -95,10 +96,18 @@ func (s *Server) join(c *fastserver.Ctx) {
 	user := id.UserID
 	ctx := c.Context()
 	ipLimit, userLimit := s.joinLimits(c, user)
-	res, err := s.Store.Enqueue(ctx, req.EventID, user, ipLimit, userLimit)
-	if err != nil {
-		c.Fail(err)
-		return
+	var res booking.JoinResult
+	if req.Code != "" {
+		// a presale's access code (codes.go)
+		if res, ok = s.codeJoin(c, req.EventID, user, req.Code, ipLimit, userLimit); !ok {
+			return
+		}
+	} else {
+		var err error
+		if res, err = s.Store.Enqueue(ctx, req.EventID, user, ipLimit, userLimit); err != nil {
+			c.Fail(err)
+			return
+		}
 	}
 	if len(res.Outbox) > 0 {
 		rid := c.RequestID()

@@ -97,6 +97,14 @@ type Config struct {
 	ChallengeMaxNumber int64 `env:"CHALLENGE_MAX_NUMBER" default:"100000"`
 	// ChallengeTTL is how long a challenge may be solved and used.
 	ChallengeTTL time.Duration `env:"CHALLENGE_TTL" default:"5m"`
+	// AccessCodeHMACKey keys the digests of access codes (codes.go) that
+	// the ledger and Redis keep; every gateway must have the same, and a
+	// changed key makes every code unknown. Empty: a key derived from
+	// JWT_SECRET.
+	AccessCodeHMACKey string `env:"ACCESS_CODE_HMAC_KEY" secret:"true"`
+	// RateCodeTriesPerMinutePerIP bounds the joins with an access code
+	// from one client address (0 = off).
+	RateCodeTriesPerMinutePerIP int `env:"RATE_CODE_TRIES_PER_MINUTE_PER_IP" default:"10"`
 
 	// The operators' accounts, sessions and audit trail (docs/operators.md).
 	// AdminJWT lets a bearer JWT with the admin role open the admin API
@@ -144,6 +152,12 @@ func (c Config) Validate() error {
 	if c.TicketPrice < 0 {
 		errs = append(errs, errors.New("TICKET_PRICE_CENTS: must be >= 0"))
 	}
+	if c.RateCodeTriesPerMinutePerIP < 0 {
+		errs = append(errs, errors.New("RATE_CODE_TRIES_PER_MINUTE_PER_IP: must be >= 0"))
+	}
+	if c.AccessCodeHMACKey != "" && len(c.AccessCodeHMACKey) < 16 {
+		errs = append(errs, errors.New("ACCESS_CODE_HMAC_KEY: must be at least 16 bytes"))
+	}
 	if c.ProviderBreakerFailures < 1 || c.ProviderBreakerProbes < 1 || c.ProviderBreakerOpen <= 0 {
 		errs = append(errs, errors.New("PROVIDER_BREAKER_FAILURES, PROVIDER_BREAKER_PROBES: must be >= 1; PROVIDER_BREAKER_OPEN: must be positive"))
 	}
@@ -168,6 +182,7 @@ func (c Config) abuseLimits() ratelimit.Config {
 	return ratelimit.Config{
 		JoinsPerMinutePerIP:      c.RateJoinsPerMinutePerIP,
 		RequestsPerSecondPerUser: c.RateRequestsPerSecondPerUser,
+		CodeTriesPerMinutePerIP:  c.RateCodeTriesPerMinutePerIP,
 	}
 }
 
@@ -244,6 +259,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		Pass:        d.Pass,
 		PassKeys:    d.PassKeys,
 		Challenger:  challenger,
+		CodeKey:     cfg.codeKey(),
 	}
 	if cfg.DevTokens {
 		log.Warn("DEV_TOKENS is on: anyone can mint tokens at POST /api/auth/dev-token; never enable it in production")
@@ -279,6 +295,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error { return srv.AuditPublisher.Run(ctx, cfg.AuditSweepInterval) },
 		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.markPublisher().Run(ctx, cfg.CancelSweepInterval) },
+		func(ctx context.Context) error { return srv.codePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
 			return retry.Every(ctx, admissionLogInterval, log, "admission log facts", srv.publishAdmissionLogs)
 		},

@@ -550,6 +550,12 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 			t.Errorf("%d %s records, want 1", n, act)
 		}
 	}
+	r := call(operator, "POST", "/api/admin/events/:id/codes", "/api/admin/events/e1/codes", map[string]any{"count": 2, "uses": 3, "phase": "fanclub"}, http.StatusCreated)
+	check(operators.ActionCodesCreate, "otto", "e1", "", nil, map[string]any{"count": 2, "uses": 3, "seats": 0, "phase": "fanclub",
+		"batch_id": r.body["batch"].(map[string]any)["batch_id"]})
+	if a := h.auditOf(operators.ActionCodesCreate); len(a) != 1 || strings.Contains(string(a[0].After), r.body["codes"].([]any)[0].(string)) {
+		t.Errorf("codes records %+v", a)
+	}
 
 	call(admin, "POST", "/api/admin/accounts", "/api/admin/accounts", map[string]string{"name": "vera", "role": "viewer", "password": opPassword}, http.StatusCreated)
 	check(operators.ActionAccountCreate, "ada", "", "vera", nil, map[string]any{"role": "viewer"})
@@ -562,7 +568,7 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 		"new_password": "vera's own passphrase"}, http.StatusNoContent)
 	check(operators.ActionAccountPassword, "vera", "", "vera", nil, nil)
 
-	r := call(admin, "POST", "/api/admin/accounts/:name/tokens", "/api/admin/accounts/vera/tokens", map[string]string{"name": "ci"}, http.StatusCreated)
+	r = call(admin, "POST", "/api/admin/accounts/:name/tokens", "/api/admin/accounts/vera/tokens", map[string]string{"name": "ci"}, http.StatusCreated)
 	tokID := r.body["token"].(map[string]any)["id"].(string)
 	check(operators.ActionTokenIssue, "ada", "", "vera", nil, map[string]any{"token_id": tokID, "name": "ci"})
 	call(admin, "DELETE", "/api/admin/tokens/:id", "/api/admin/tokens/"+tokID, nil, http.StatusOK)

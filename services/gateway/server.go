@@ -91,6 +91,9 @@ type Server struct {
 	// Challenger issues and verifies the join challenge of events with
 	// challenge "pow" (challenge.go; nil: such joins answer 503).
 	Challenger *Challenger
+	// CodeKey is the HMAC key of access codes' digests (codes.go; nil:
+	// joins with a code answer 503).
+	CodeKey []byte
 
 	challenges challengeCache
 
@@ -187,6 +190,7 @@ func (s *Server) Handler() http.Handler {
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)
 	s.seatMarksRoutes(adm) // seat_marks.go
+	s.codesRoutes(adm)     // codes.go
 
 	if s.Web != nil {
 		s.Web(r)
@@ -194,9 +198,11 @@ func (s *Server) Handler() http.Handler {
 	return r
 }
 
-// eventRequest is the body of join, payment initiate and cancel.
+// eventRequest is the body of join, payment initiate and cancel; Code
+// is the join's access code (codes.go), which the others ignore.
 type eventRequest struct {
 	EventID string `json:"event_id"`
+	Code    string `json:"code,omitempty"`
 }
 
 func (r eventRequest) Validate() error { return checkEventID(r.EventID) }

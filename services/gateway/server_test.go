@@ -100,6 +100,7 @@ func newHarness(t testing.TB, devTokens bool) *harness {
 	hs.srv = &Server{Store: hs.store, Redis: rdb, Prefix: prefix, Announcer: hs.ann, Relay: hs.relay, Kafka: hs.rec,
 		Provider: hs.prov, Auth: a, DevTokens: devTokens, PublicURL: "http://gw.test", TicketPrice: 100,
 		SeatMapMaxAge: time.Nanosecond, EventListMaxAge: time.Nanosecond} // every read sees the last change (seatmap_test.go and events_snapshot_test.go test the caches)
+	hs.srv.CodeKey = []byte("gateway test access code key")
 	// the production handler: fast routes natively, the rest through gin
 	fh := hs.srv.FastHandler()
 	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })

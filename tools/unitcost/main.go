@@ -9,6 +9,7 @@
 //	redis-server --port 16390 --save '' --appendonly no --daemonize yes
 //	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 1000000
 //	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 0 -limits   # abuse limits on
+//	go run ./unitcost -redis 127.0.0.1:16390 -n 100000 -waiting 0 -codes    # joins with an access code
 //
 // Phases: join (n new users join an event whose room is full: every join
 // queues, the common case under load), position (n polls of those users),
@@ -47,6 +48,7 @@ func main() {
 	limits := flag.Bool("limits", false, "joins and polls with both abuse limits on (per IP, all joins from one address, and per user), as the gateway checks them inside the scripts")
 	admit := flag.Bool("admit", false, "then promote the n waiting users in calls of 500 (the admission phase: each admission writes the room, the outbox and the admission log)")
 	prequeue := flag.Bool("prequeue", false, "joins in the pre-queue (the sale starts in an hour and its pre-queue is open): each waits by its draw key")
+	codes := flag.Bool("codes", false, "then joins with an access code (each user its own single-use code) beside joins without, both unbatched as a join with a code always is")
 	flag.Parse()
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: *conc})
@@ -114,6 +116,10 @@ func main() {
 		})
 	}
 
+	if *codes {
+		codeJoins(ctx, rdb, prefix, cfg, *n, *conc, policy, ip)
+	}
+
 	if *waiting <= 0 {
 		return
 	}
@@ -132,7 +138,7 @@ func main() {
 	fmt.Printf("\nmemory: %d users joined in %v\n", *waiting, time.Since(start).Round(time.Millisecond))
 	keys := booking.EventKeys(prefix, "mem")
 	names := []string{"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
-		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx", "alog"}
+		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx", "alog", "codes"}
 	report := func(title string) {
 		fmt.Printf("%s (MEMORY USAGE SAMPLES 0, bytes per waiting user; used_memory delta %.1f B/user)\n",
 			title, float64(usedMemory(ctx, rdb)-before)/float64(*waiting))
@@ -165,6 +171,49 @@ func main() {
 		fail(err)
 	}
 	report("after the relay acknowledged them")
+}
+
+// codeJoins measures n joins with an access code of their own against n
+// joins without, on two events whose room is full, through a Store that
+// sends every call on its own (a join with a code is never batched), and
+// the codes hash's memory per code.
+func codeJoins(ctx context.Context, rdb *redis.Client, prefix string, cfg func(string) booking.EventConfig, n, conc int,
+	policy ratelimit.Config, ip netip.Addr) {
+	s := booking.New(rdb, booking.WithPrefix(prefix), booking.WithAutoPipeline(0))
+	defer s.Close()
+	key := []byte("unitcost access code key")
+	recs := make([]booking.CodeRecord, n)
+	for i := range recs {
+		recs[i] = booking.CodeRecord{ID: int64(i + 1), Digest: booking.CodeDigest(key, "CODE"+strconv.Itoa(i)), Uses: 1}
+	}
+	for _, id := range []string{"plain", "coded"} {
+		if _, err := s.CreateEvent(ctx, cfg(id)); err != nil {
+			fail(err)
+		}
+		if _, err := s.Enqueue(ctx, id, "first"); err != nil {
+			fail(err)
+		}
+	}
+	mem0 := usedMemory(ctx, rdb)
+	if err := s.LoadCodes(ctx, "coded", recs); err != nil {
+		fail(err)
+	}
+	fmt.Printf("\ncodes: %d single-use codes loaded, %.1f B per code (used_memory delta)\n", n,
+		float64(usedMemory(ctx, rdb)-mem0)/float64(n))
+	user := func(i int64) string { return "c" + strconv.FormatInt(1e11+i, 10) }
+	phase(ctx, rdb, "join, unbatched", n, conc, func(i int64) error {
+		u := user(i)
+		_, err := s.Enqueue(ctx, "plain", u, policy.IP(ip), policy.User(u))
+		return err
+	})
+	phase(ctx, rdb, "join with a code, unbatched", n, conc, func(i int64) error {
+		u := user(i)
+		r, err := s.EnqueueCode(ctx, "coded", u, recs[i].Digest, policy.IP(ip), policy.User(u), policy.CodeTries(ip))
+		if err == nil && r.Code == nil {
+			err = fmt.Errorf("join of %s did not redeem its code", u)
+		}
+		return err
+	})
 }
 
 // phase runs n calls of fn on conc goroutines and prints what Redis spent

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/csv"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
+	"github.com/boxoffice/boxoffice/pkg/ratelimit"
+)
+
+// Operators generate access codes through the admin API and fans join
+// with them, every exchange validated against docs/openapi.yaml: a code
+// is shown once (JSON or CSV), binds to its first fan, and each refusal
+// (bound to another, used up, unknown, another event's, another phase's,
+// expired, guessed too often) is its own 4xx that takes no use; each
+// redemption is recorded and published (code_redeemed).
+func TestAccessCodes(t *testing.T) {
+	t.Parallel()
+	hs, _, _ := ledgerHarness(t)
+	ct := contracttest.Load(t)
+	invalid := map[*http.Request]bool{}
+	var mu sync.Mutex
+	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !invalid[r]
+	})
+	bad := func(method, path, token string, body any, status int, code string) {
+		t.Helper()
+		orig := hs.h
+		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			invalid[r] = true
+			mu.Unlock()
+			orig.ServeHTTP(w, r)
+		})
+		want(t, hs.do(method, path, token, body), status, code)
+		hs.h = orig
+	}
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10, "max_seats_per_order": 4})
+	hs.createEvent(map[string]any{"id": "e2", "rows": 1, "seats_per_row": 5, "capacity": 5})
+	gen := func(event string, body map[string]any) []string {
+		t.Helper()
+		r := hs.do("POST", "/api/admin/events/"+event+"/codes", hs.admin, body)
+		want(t, r, 201, "")
+		var out []string
+		for _, c := range r.body["codes"].([]any) {
+			out = append(out, c.(string))
+		}
+		if len(out) != int(body["count"].(int)) {
+			t.Fatalf("generated %s", r.raw)
+		}
+		return out
+	}
+	join := func(user, event, code string) resp {
+		t.Helper()
+		return hs.do("POST", "/api/booking/request", hs.token(user, ""), map[string]any{"event_id": event, "code": code})
+	}
+
+	single := gen("e1", map[string]any{"count": 2, "seats": 2})
+	if single[0] == single[1] {
+		t.Fatalf("two equal codes %v", single)
+	}
+	r := join("alice", "e1", strings.ToLower(single[0])) // case and dashes do not matter
+	if want(t, r, 200, ""); r.str("status") != "active" {
+		t.Fatalf("join with a code: %s", r.raw)
+	}
+	want(t, join("alice", "e1", single[0]), 200, "") // joined already: the entry back, no use
+	want(t, join("bob", "e1", single[0]), 409, "code_taken")
+	want(t, join("bob", "e1", "ZZZZ-ZZZZ-ZZZZ-ZZZZ"), 403, "invalid_code")
+	want(t, join("bob", "e1", "not a code!"), 403, "invalid_code")
+	other := gen("e2", map[string]any{"count": 1})
+	want(t, join("bob", "e1", other[0]), 403, "code_other_event")
+	phased := gen("e1", map[string]any{"count": 1, "phase": "fanclub"})
+	want(t, join("bob", "e1", phased[0]), 403, "code_wrong_phase")
+	old := gen("e1", map[string]any{"count": 1, "expires_at": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)})
+	want(t, join("bob", "e1", old[0]), 410, "code_expired")
+	// the code's seat limit bounds alice's selection
+	want(t, hs.do("POST", "/api/booking/select-seat", hs.token("alice", ""), map[string]any{"event_id": "e1",
+		"seat_ids": []string{"A1", "A2", "A3"}}), 400, "too_many_seats")
+	// a used-up code: a two-use code after two joins
+	two := gen("e1", map[string]any{"count": 1, "uses": 2})
+	want(t, join("carol", "e1", two[0]), 200, "")
+	want(t, hs.do("POST", "/api/booking/cancel", hs.token("carol", ""), map[string]any{"event_id": "e1"}), 200, "")
+	want(t, join("carol", "e1", two[0]), 200, "")
+	want(t, hs.do("POST", "/api/booking/cancel", hs.token("carol", ""), map[string]any{"event_id": "e1"}), 200, "")
+	want(t, join("carol", "e1", two[0]), 409, "code_used_up")
+
+	// the CSV answer
+	r = hs.do("POST", "/api/admin/events/e1/codes?format=csv", hs.admin, map[string]any{"count": 3, "uses": 5, "phase": "fanclub"})
+	want(t, r, 201, "")
+	rows, err := csv.NewReader(strings.NewReader(r.raw)).ReadAll()
+	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != "code,batch_id,phase,uses,seats,expires_at" ||
+		len(rows[1][0]) != 19 || rows[1][2] != "fanclub" || rows[1][3] != "5" {
+		t.Fatalf("csv %q %v", r.raw, err)
+	}
+
+	// the record: batches with their redemptions, never the codes
+	r = hs.do("GET", "/api/admin/events/e1/codes", hs.admin, nil)
+	want(t, r, 200, "")
+	if strings.Contains(r.raw, single[0]) || len(r.body["batches"].([]any)) != 5 {
+		t.Fatalf("batches %s", r.raw)
+	}
+	first := r.body["batches"].([]any)[0].(map[string]any)
+	if first["used"] != 1.0 || first["bound"] != 1.0 || first["count"] != 2.0 {
+		t.Fatalf("first batch %v", first)
+	}
+	fs := hs.rec.Topic(events.TopicCodeRedeemed)
+	if len(fs) != 3 || fs[0].UserID != "alice" || fs[0].Validate() != nil || !strings.HasSuffix(fs[2].Reason, " use=2") {
+		t.Fatalf("code_redeemed facts %+v", fs)
+	}
+
+	// bad input, nothing generated
+	const path = "/api/admin/events/e1/codes"
+	for _, body := range []any{
+		map[string]any{"count": 0}, map[string]any{"count": 10001}, map[string]any{"count": 1, "uses": -1},
+		map[string]any{"count": 1, "seats": 11}, map[string]any{"count": 1, "phase": "a b"},
+		map[string]any{"count": 1, "expires_at": "tomorrow"}, map[string]any{"count": "1"}, `{"count":`,
+	} {
+		bad("POST", path, hs.admin, body, 400, "invalid_body")
+	}
+	bad("POST", path+"?format=xml", hs.admin, map[string]any{"count": 1}, 400, "invalid_argument")
+	bad("POST", path, hs.token("alice", ""), map[string]any{"count": 1}, 403, "forbidden")
+	want(t, hs.do("POST", "/api/admin/events/nope/codes", hs.admin, map[string]any{"count": 1}), 404, "event_not_found")
+	want(t, hs.do("GET", "/api/admin/events/nope/codes", hs.admin, nil), 404, "event_not_found")
+	bad("POST", "/api/booking/request", hs.token("dave", ""), map[string]any{"event_id": "e1", "code": strings.Repeat("A", 65)}, 403, "invalid_code")
+	if r := hs.do("GET", "/api/admin/events/e1/codes", hs.admin, nil); len(r.body["batches"].([]any)) != 5 {
+		t.Fatalf("refused requests generated codes: %s", r.raw)
+	}
+	ct.Report()
+}
+
+// Joins with a code count against the client address's code tries, right
+// code or not: guessing codes stops at the limit, with 429.
+func TestAccessCodeTriesLimited(t *testing.T) {
+	t.Parallel()
+	hs, _, _ := ledgerHarness(t)
+	hs.srv.Limits = ratelimit.Config{CodeTriesPerMinutePerIP: 5}
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10})
+	limited := 0
+	for i := range 20 {
+		body := `{"event_id":"e1","code":"GUESS-` + strconv.Itoa(1000+i) + `"}`
+		r, h := hs.doHeaders("POST", "/api/booking/request", hs.token("guesser"+strconv.Itoa(i), ""), body)
+		if r.code == http.StatusTooManyRequests {
+			if i < 5 {
+				t.Fatalf("try %d refused within the limit of 5", i+1)
+			}
+			wantLimited(t, r, h)
+			limited++
+			continue
+		}
+		want(t, r, 403, "invalid_code")
+	}
+	if limited != 15 {
+		t.Fatalf("%d of 20 guesses limited, want 15", limited)
+	}
+	// joins without a code do not count against it
+	want(t, hs.do("POST", "/api/booking/request", hs.token("fan", ""), map[string]any{"event_id": "e1"}), 200, "")
+}
