@@ -201,19 +201,33 @@ func codeJoins(ctx context.Context, rdb *redis.Client, prefix string, cfg func(s
 	fmt.Printf("\ncodes: %d single-use codes loaded, %.1f B per code (used_memory delta)\n", n,
 		float64(usedMemory(ctx, rdb)-mem0)/float64(n))
 	user := func(i int64) string { return "c" + strconv.FormatInt(1e11+i, 10) }
-	phase(ctx, rdb, "join, unbatched", n, conc, func(i int64) error {
+	plain := func(i int64) error {
 		u := user(i)
 		_, err := s.Enqueue(ctx, "plain", u, policy.IP(ip), policy.User(u))
 		return err
-	})
-	phase(ctx, rdb, "join with a code, unbatched", n, conc, func(i int64) error {
+	}
+	coded := func(i int64) error {
 		u := user(i)
 		r, err := s.EnqueueCode(ctx, "coded", u, recs[i].Digest, policy.IP(ip), policy.User(u), policy.CodeTries(ip))
 		if err == nil && r.Code == nil {
 			err = fmt.Errorf("join of %s did not redeem its code", u)
 		}
 		return err
-	})
+	}
+	// the two kinds alternate in tenths, so a busy machine slows both
+	// alike; FCALL's time inside Redis (commandstats) and Redis's CPU
+	var usec, cpu [2]float64
+	for r := range 10 {
+		for k, fn := range []func(int64) error{plain, coded} {
+			from := int64(r * n / 10)
+			u0, c0 := commandStats(ctx, rdb)["fcall"].usec, redisCPU(ctx, rdb)
+			run(n/10, conc, func(i int64) error { return fn(from + i) })
+			usec[k] += float64(commandStats(ctx, rdb)["fcall"].usec - u0)
+			cpu[k] += redisCPU(ctx, rdb) - c0
+		}
+	}
+	fmt.Printf("join, unbatched: FCALL %.2f µs inside Redis, Redis CPU %.2f µs per join\n", usec[0]/float64(n), cpu[0]*1e6/float64(n))
+	fmt.Printf("join with a code, unbatched: FCALL %.2f µs inside Redis, Redis CPU %.2f µs per join\n", usec[1]/float64(n), cpu[1]*1e6/float64(n))
 }
 
 // phase runs n calls of fn on conc goroutines and prints what Redis spent
