@@ -147,6 +147,13 @@
     challenge_required: "This event asks for a quick check before you join. Press Join the queue again.",
     challenge_failed: "The check before joining did not go through. Press Join the queue to try again.",
     challenge_unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
+    invalid_code: "That access code is not valid for this event. Check it and try again.",
+    code_other_event: "That access code is for another event.",
+    code_wrong_phase: "That access code is for another part of this sale, not the one open now.",
+    code_expired: "That access code has expired.",
+    code_taken: "That access code has already been used by someone else.",
+    code_used_up: "That access code has no uses left.",
+    code_required: "This part of the sale is for access code holders. Enter your code to join.",
     invalid_argument: "Something in that request was not right. Reload the page and try again.",
     invalid_body: "Something in that request was not right. Reload the page and try again.",
     unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
@@ -415,7 +422,11 @@
         if (!p) { error(MESSAGES.challenge_failed); return; }
         opts.headers = { Altcha: p };
       }
-      const r = await api("POST", "/api/booking/request", { event_id: eventID }, opts);
+      const body = { event_id: eventID };
+      const code = $("#code").value.trim();
+      if (code) body.code = code;
+      const r = await api("POST", "/api/booking/request", body, opts);
+      codeError("");
       S.seq = r.sequence || S.seq;
       S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now(); S.chanceWords = "";
       // The join's answer has the position's fields; the open socket needs
@@ -429,11 +440,28 @@
         S.event.challenge = "pow";
         challengeWidget().catch(() => {});
       }
+      if (e && e.code && (e.code === "invalid_code" || e.code.startsWith("code_"))) {
+        // the code field says what is wrong with the code
+        codeError(friendly(e));
+        announce(friendly(e), true);
+        $("#code").focus();
+        return;
+      }
       error(friendly(e));
     } finally {
       if (needsChallenge()) resetChallenge();
       $("#join").disabled = false;
     }
+  }
+
+  // codeError shows msg beside the access code field and marks the field
+  // invalid ("" clears both).
+  function codeError(msg) {
+    const e = $("#code-error");
+    e.textContent = msg || "";
+    e.hidden = !msg;
+    if (msg) $("#code").setAttribute("aria-invalid", "true");
+    else $("#code").removeAttribute("aria-invalid");
   }
 
   async function cancel(said) {
