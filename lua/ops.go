@@ -84,6 +84,7 @@ var functions = []declaration{
 	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Pays, Seatidx)},
 	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx, Codes)},
 	{name: "load_codes", event: ek(Config, Codes)},
+	{name: "set_phase", event: ek(Config)},
 	{name: "mark_seats", event: ek(Config, Seats, Status, Seatidx)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
 	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
 // Access codes (docs/booking-engine.md "Access codes"): an operator
@@ -186,4 +188,52 @@ func (s *Store) EnqueueCode(ctx context.Context, eventID, userID, digest string,
 		r[8:].values(&res.Code.CodeID, &res.Code.Use, &res.Code.Phase)
 	}
 	return res, err
+}
+
+// Audiences of a phase: who may join while it is the event's.
+const (
+	AudiencePublic = "public"
+	AudienceCode   = "code"
+)
+
+var scriptSetPhase = newScript("set_phase")
+
+// PhaseState is the event's current phase ("" none) and audience.
+type PhaseState struct {
+	Phase    string `json:"phase"`
+	Audience string `json:"audience"`
+}
+
+// CheckPhase reports whether p is a phase the engine takes: an id (or ""
+// for none) and a known audience.
+func CheckPhase(p PhaseState) error {
+	if p.Phase != "" && !ids.Valid(p.Phase) {
+		return fmt.Errorf("%w: phase %q", ErrInvalidArgument, p.Phase)
+	}
+	if p.Audience != AudiencePublic && p.Audience != AudienceCode {
+		return fmt.Errorf("%w: audience must be %q or %q", ErrInvalidArgument, AudiencePublic, AudienceCode)
+	}
+	return nil
+}
+
+// SetPhase makes p the event's current phase: codes of p (and of every
+// phase) are redeemed from then on, and with AudienceCode a join needs a
+// code. Users waiting or in the room keep their place and hold. It
+// returns the phase before and whether anything changed.
+// ErrEventNotFound, ErrInvalidArgument.
+func (s *Store) SetPhase(ctx context.Context, eventID string, p PhaseState) (PhaseState, bool, error) {
+	if err := checkIDs(eventID); err != nil {
+		return PhaseState{}, false, err
+	}
+	if err := CheckPhase(p); err != nil {
+		return PhaseState{}, false, err
+	}
+	r, err := s.run(ctx, scriptSetPhase, eventID, p.Phase, p.Audience)
+	if err != nil {
+		return PhaseState{}, false, fmt.Errorf("set phase: %w", err)
+	}
+	var prev PhaseState
+	var changed bool
+	r.scan(&changed, &prev.Phase, &prev.Audience)
+	return prev, changed, nil
 }

@@ -193,3 +193,53 @@ func TestNormaliseCode(t *testing.T) {
 		t.Errorf("NewCode: %q %q", a, b)
 	}
 }
+
+// The current phase decides which codes open the sale and, for a code
+// audience, that a join needs one; users already queued or in the room
+// are left as they are when it changes.
+func TestSetPhase(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "ph", Rows: 2, SeatsPerRow: 5, Capacity: 1})
+	if e, _ := f.s.GetEvent(f.ctx, "ph"); e.Phase != "" || e.Audience != AudiencePublic {
+		t.Fatalf("a new event's phase: %q %q", e.Phase, e.Audience)
+	}
+	f.join("ph", "early") // in the room
+	f.join("ph", "queued")
+	club := f.loadCode("ph", "CLUB-0001", CodeRecord{ID: 1, Uses: 1, Phase: "fanclub"})
+	prev, changed, err := f.s.SetPhase(f.ctx, "ph", PhaseState{Phase: "fanclub", Audience: AudienceCode})
+	if err != nil || !changed || prev != (PhaseState{Audience: AudiencePublic}) {
+		t.Fatalf("set phase: %+v %v %v", prev, changed, err)
+	}
+	if _, changed, err := f.s.SetPhase(f.ctx, "ph", PhaseState{Phase: "fanclub", Audience: AudienceCode}); err != nil || changed {
+		t.Fatalf("a repeat: %v %v", changed, err)
+	}
+	if e, _ := f.s.GetEvent(f.ctx, "ph"); e.Phase != "fanclub" || e.Audience != AudienceCode {
+		t.Fatalf("the event's phase: %q %q", e.Phase, e.Audience)
+	}
+	if f.state("ph", "early") != StateActive || f.state("ph", "queued") != StateWaiting {
+		t.Fatal("a phase change moved users already in")
+	}
+	if _, err := f.s.Enqueue(f.ctx, "ph", "fan"); !errors.Is(err, ErrCodeRequired) {
+		t.Fatalf("a join without a code: %v", err)
+	}
+	if r, err := f.s.EnqueueCode(f.ctx, "ph", "fan", club); err != nil || r.Code == nil || r.Code.Phase != "fanclub" {
+		t.Fatalf("the phase's code: %+v %v", r, err)
+	}
+	// the general sale: open to all, the presale's codes closed
+	if prev, _, err := f.s.SetPhase(f.ctx, "ph", PhaseState{Phase: "general", Audience: AudiencePublic}); err != nil || prev.Phase != "fanclub" {
+		t.Fatalf("to the general sale: %+v %v", prev, err)
+	}
+	f.join("ph", "public")
+	late := f.loadCode("ph", "CLUB-0002", CodeRecord{ID: 2, Uses: 1, Phase: "fanclub"})
+	if _, err := f.s.EnqueueCode(f.ctx, "ph", "latecomer", late); !errors.Is(err, ErrCodeWrongPhase) {
+		t.Fatalf("a presale code in the general sale: %v", err)
+	}
+	for _, p := range []PhaseState{{Phase: "x", Audience: "registered"}, {Phase: "a b", Audience: AudiencePublic}} {
+		if _, _, err := f.s.SetPhase(f.ctx, "ph", p); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("phase %+v: %v", p, err)
+		}
+	}
+	if _, _, err := f.s.SetPhase(f.ctx, "nope", PhaseState{Audience: AudiencePublic}); !errors.Is(err, ErrEventNotFound) {
+		t.Errorf("unknown event: %v", err)
+	}
+}

@@ -223,6 +223,10 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), Challenge: challengeOf(cfg),
 		HoldsPausedSince:    ms(n("hold_paused_at")),
 		ProviderOutageEnded: ms(n("hold_outage_ended_at")),
+		Phase:               cfg["phase"], Audience: cfg["audience"],
+	}
+	if e.Audience == "" {
+		e.Audience = AudiencePublic
 	}
 	if e.DrawCommit != "" && !now.Before(e.SalesStart) {
 		e.DrawSeed = cfg["draw_seed"] // revealed once the sale started
@@ -400,7 +404,11 @@ type Event struct {
 	// Challenge: "pow" when joining needs a solved proof-of-work
 	// challenge, else "none".
 	Challenge string `json:"challenge"`
-	Counts    Counts `json:"counts"`
+	// Phase is the sale's current phase ("" none) and Audience who may
+	// join in it (AudiencePublic, AudienceCode: SetPhase).
+	Phase    string `json:"phase,omitempty"`
+	Audience string `json:"audience"`
+	Counts   Counts `json:"counts"`
 	// HoldsPausedSince is when the payment provider was declared degraded
 	// and the hold clocks stopped (provider.go); zero while they run.
 	HoldsPausedSince time.Time `json:"-"`

@@ -79,6 +79,11 @@ const (
 	TopicSeatsReleased = "seats_released"
 	// TopicCodeRedeemed: a fan's join used an access code.
 	TopicCodeRedeemed = "code_redeemed"
+	// TopicPhaseStarted: a phase of an event's sale started (a presale,
+	// the general sale).
+	TopicPhaseStarted = "phase_started"
+	// TopicPhaseEnded: a phase of an event's sale ended.
+	TopicPhaseEnded = "phase_ended"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -106,6 +111,8 @@ var AllTopics = []string{
 	TopicSeatsReleased,
 	TopicAdmissionLogged,
 	TopicCodeRedeemed,
+	TopicPhaseStarted,
+	TopicPhaseEnded,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

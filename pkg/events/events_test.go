@@ -48,6 +48,8 @@ func oneOfEach(eventID string) []events.Event {
 		events.SeatsReleased(6, eventID, "alice", "A1,A2", at),
 		events.AdmissionLogged(eventID, 1, 1234, "9a3c", "promoted", "0b1d", "77e2", at),
 		events.CodeRedeemed(eventID, "u1", 3, 7, 1, "", at),
+		events.PhaseStarted(4, eventID, "otto", "general", "public", at),
+		events.PhaseEnded(4, eventID, "otto", "fanclub", at),
 	}
 }
 

@@ -263,3 +263,14 @@ func CodeRedeemed(eventID, userID string, seq, codeID, use int64, phase string, 
 	reason := "code_id=" + strconv.FormatInt(codeID, 10) + " phase=" + phase + " use=" + strconv.FormatInt(use, 10)
 	return newEvent(TopicCodeRedeemed, eventID, userID, "", "", seq, reason, at)
 }
+
+// PhaseStarted is the phase_started fact of change number id of an
+// event's phase: operator made phase the current one, open to audience.
+func PhaseStarted(id int64, eventID, operator, phase, audience string, at time.Time) Event {
+	return newEvent(TopicPhaseStarted, eventID, operator, "", "", id, "audience="+audience+" phase="+phase, at)
+}
+
+// PhaseEnded is the phase_ended fact of the same change: phase ended.
+func PhaseEnded(id int64, eventID, operator, phase string, at time.Time) Event {
+	return newEvent(TopicPhaseEnded, eventID, operator, "", "", id, "phase="+phase, at)
+}

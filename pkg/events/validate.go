@@ -35,6 +35,8 @@ var required = map[string]requirements{
 	TopicSeatsKilled:       {seat: true, sequence: true},
 	TopicSeatsReleased:     {seat: true, sequence: true},
 	TopicCodeRedeemed:      {sequence: true, reason: true},
+	TopicPhaseStarted:      {sequence: true, reason: true},
+	TopicPhaseEnded:        {sequence: true, reason: true},
 	TopicProviderDegraded:  {sequence: true, reason: true},
 	TopicProviderRecovered: {sequence: true, reason: true},
 	TopicAdmissionLogged:   {sequence: true, reason: true},

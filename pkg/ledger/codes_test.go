@@ -94,3 +94,53 @@ func TestCodesRecordedRedeemedAndRestored(t *testing.T) {
 		t.Fatalf("an unused code after the rebuild: %+v %v", r, err)
 	}
 }
+
+// Phase changes are recorded with who and when, each with its facts (the
+// phase that ended, the one that started), published by the sweep when
+// Kafka did not take them; a repeat records nothing; a rebuild sets the
+// last phase again.
+func TestPhasesRecordedPublishedAndRestored(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "phases", Name: "Phases", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	set := func(p booking.PhaseState) (ledger.PhaseChange, error) {
+		return g.led.SetPhase(ctx, g.event, p, "otto", func(ctx context.Context) (booking.PhaseState, bool, error) {
+			return g.store.SetPhase(ctx, g.event, p)
+		})
+	}
+	club, err := set(booking.PhaseState{Phase: "fanclub", Audience: booking.AudienceCode})
+	if err != nil || club.ID == 0 || club.Previous != "" || len(club.Facts()) != 1 {
+		t.Fatalf("first phase: %+v %v", club, err)
+	}
+	if again, err := set(booking.PhaseState{Phase: "fanclub", Audience: booking.AudienceCode}); err != nil || again.ID != 0 {
+		t.Fatalf("a repeat: %+v %v", again, err)
+	}
+	if _, err := set(booking.PhaseState{Phase: "x", Audience: "nobody"}); !errors.Is(err, booking.ErrInvalidArgument) {
+		t.Fatalf("a bad audience: %v", err)
+	}
+	p := &ledger.PhasePublisher{Ledger: g.led, Kafka: g.rec, Age: time.Nanosecond}
+	g.rec.FailWith(errors.New("kafka down"))
+	general, err := set(booking.PhaseState{Phase: "general", Audience: booking.AudiencePublic})
+	if err != nil || general.Previous != "fanclub" {
+		t.Fatalf("general sale: %+v %v", general, err)
+	}
+	if err := p.Publish(ctx, general); err == nil {
+		t.Fatal("published with Kafka down")
+	}
+	g.rec.FailWith(nil)
+	if n, err := p.Sweep(ctx); err != nil || n != 2 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	started, ended := g.rec.Topic(events.TopicPhaseStarted), g.rec.Topic(events.TopicPhaseEnded)
+	if len(started) != 2 || len(ended) != 1 || ended[0].Reason != "phase=fanclub" || ended[0].Sequence != general.ID ||
+		started[1].Reason != "audience=public phase=general" || started[1].UserID != "otto" {
+		t.Fatalf("facts: started %+v, ended %+v", started, ended)
+	}
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := g.store.GetEvent(ctx, g.event); err != nil || e.Phase != "general" || e.Audience != booking.AudiencePublic {
+		t.Fatalf("after the rebuild: %q %q %v", e.Phase, e.Audience, err)
+	}
+}

@@ -117,6 +117,15 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("access codes not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
+	// the current phase (the last change)
+	phases, err := r.Ledger.Phases(ctx, eventID)
+	if err == nil && len(phases) > 0 {
+		last := phases[len(phases)-1]
+		_, _, err = r.Store.SetPhase(ctx, eventID, booking.PhaseState{Phase: last.Phase, Audience: last.Audience})
+	}
+	if err != nil {
+		r.log().Error("phase not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	out := Restored{EventID: eventID, RestoreResult: res}
 	r.log().Warn("event restored from the ledger", zap.String("event_id", eventID), zap.Int64("seats", res.Total),
 		zap.Int64("sold", res.Sold), zap.Int64("skipped", res.Skipped), zap.Int64("seq_base", res.SeqBase),

@@ -64,6 +64,10 @@ var descriptions = map[string]string{
 		"user_id is the operator, sequence numbers the change.",
 	events.TopicCodeRedeemed: "A fan's join used an access code: sequence is the join's, reason code_id=<the code's number> " +
 		"phase=<the phase it opens, empty for every phase> use=<which of its uses, from 1>.",
+	events.TopicPhaseStarted: "A phase of the concert's sale started: reason audience=<public|code> phase=<its id>. " +
+		"user_id is the operator, sequence numbers the change (its phase_ended, if any, has the same).",
+	events.TopicPhaseEnded: "A phase of the concert's sale ended (another started, or none): reason phase=<its id>. " +
+		"user_id is the operator, sequence numbers the change.",
 	events.TopicProviderDegraded: "The payment provider was found or declared degraded: the concert's hold clocks stopped (no hold expires) and admissions paused; " +
 		"sequence is when they stopped (unix ms), reason holds=<users in the room> by=<operator|breaker|unconfirmed>.",
 	events.TopicProviderRecovered: "The payment provider recovered: the concert's hold clocks restarted with the time each hold had left; " +

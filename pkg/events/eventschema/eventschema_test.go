@@ -80,6 +80,8 @@ func oneOfEach() []events.Event {
 		events.SeatsKilled(9, "event_456", "alice", "K1", at),
 		events.SeatsReleased(10, "event_456", "alice", "A1,A2", at),
 		events.CodeRedeemed("event_456", "user_123", 12, 7, 1, "fanclub", at),
+		events.PhaseStarted(3, "event_456", "otto", "general", "public", at),
+		events.PhaseEnded(3, "event_456", "otto", "fanclub", at),
 	}
 }
 

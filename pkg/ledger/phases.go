@@ -1,0 +1,145 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/retry"
+)
+
+// PhaseChange is one change of an event's current phase (table
+// event_phase_changes): the phase and audience from then on, the phase
+// before, by whom and when.
+type PhaseChange struct {
+	ID       int64     `json:"change_id"`
+	EventID  string    `json:"event_id"`
+	Phase    string    `json:"phase"`
+	Audience string    `json:"audience"`
+	Previous string    `json:"previous_phase"`
+	Actor    string    `json:"actor"`
+	At       time.Time `json:"at"`
+}
+
+// Facts are the change's phase_ended (when a phase ended) and
+// phase_started (when one started) facts.
+func (p PhaseChange) Facts() []events.Event {
+	var out []events.Event
+	if p.Previous != "" && p.Previous != p.Phase {
+		out = append(out, events.PhaseEnded(p.ID, p.EventID, p.Actor, p.Previous, p.At))
+	}
+	if p.Phase != "" {
+		out = append(out, events.PhaseStarted(p.ID, p.EventID, p.Actor, p.Phase, p.Audience, p.At))
+	}
+	return out
+}
+
+// SetPhase records that actor made p the event's current phase and calls
+// apply (the change in Redis, booking.Store.SetPhase, which answers the
+// phase before and whether anything changed) inside the same
+// transaction: a change Redis refuses records nothing, and a repeat
+// records nothing (ID 0). ErrEventNotFound when the event is not in the
+// ledger.
+func (l *Ledger) SetPhase(ctx context.Context, eventID string, p booking.PhaseState, actor string,
+	apply func(context.Context) (booking.PhaseState, bool, error)) (PhaseChange, error) {
+	res := PhaseChange{EventID: eventID, Phase: p.Phase, Audience: p.Audience, Actor: actor}
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&one); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrEventNotFound
+			}
+			return err
+		}
+		prev, changed, err := apply(ctx)
+		if err != nil || !changed {
+			return err
+		}
+		res.Previous = prev.Phase
+		return tx.QueryRow(ctx, `INSERT INTO event_phase_changes (event_id, phase, audience, previous_phase, actor)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, p.Phase, p.Audience, prev.Phase, actor).
+			Scan(&res.ID, &res.At)
+	})
+	if errors.Is(err, ErrEventNotFound) {
+		return PhaseChange{}, err
+	}
+	if err != nil {
+		return PhaseChange{}, wrap("set phase", err)
+	}
+	return res, nil
+}
+
+// Phases returns the event's phase changes, oldest first (the last is the
+// current phase; none: no phase, open to the public).
+func (l *Ledger) Phases(ctx context.Context, eventID string) ([]PhaseChange, error) {
+	return l.phaseChanges(ctx, `WHERE event_id = $1 ORDER BY id`, eventID)
+}
+
+func (l *Ledger) phaseChanges(ctx context.Context, where string, args ...any) ([]PhaseChange, error) {
+	rows, err := l.pool.Query(ctx, `SELECT id, event_id, phase, audience, previous_phase, actor, created_at
+		FROM event_phase_changes `+where, args...)
+	out, err := rowsOf(rows, err, func(r pgx.CollectableRow) (PhaseChange, error) {
+		var p PhaseChange
+		err := r.Scan(&p.ID, &p.EventID, &p.Phase, &p.Audience, &p.Previous, &p.Actor, &p.At)
+		return p, err
+	})
+	return out, wrap("phase changes", err)
+}
+
+// PhasePublisher publishes the facts of phase changes: at once (Publish,
+// by the request that made the change) and, on a tick (Run), every fact a
+// crash or a Kafka outage left (Sweep). A fact published twice has the
+// same id (built from the change's number).
+type PhasePublisher struct {
+	Ledger *Ledger
+	Kafka  publisher
+	Log    *zap.Logger
+	// Age is how long a change is left to its request before a sweep
+	// takes it (default 5 s).
+	Age time.Duration
+}
+
+// Publish publishes p's facts and records Kafka's acknowledgement.
+func (pp *PhasePublisher) Publish(ctx context.Context, p PhaseChange) error {
+	for _, f := range p.Facts() {
+		if err := pp.Kafka.Publish(ctx, f); err != nil {
+			return fmt.Errorf("ledger: publish %s: %w", f.Type, err)
+		}
+	}
+	_, err := pp.Ledger.pool.Exec(ctx, `UPDATE event_phase_changes SET published = true WHERE id = $1`, p.ID)
+	return wrap("phase change published", err)
+}
+
+// Sweep publishes every change's facts not acknowledged yet; it returns
+// how many changes.
+func (pp *PhasePublisher) Sweep(ctx context.Context) (int, error) {
+	age := pp.Age
+	if age <= 0 {
+		age = 5 * time.Second
+	}
+	n := 0
+	for {
+		todo, err := pp.Ledger.phaseChanges(ctx, `WHERE NOT published AND created_at < now() - make_interval(secs => $1)
+			ORDER BY id LIMIT 100`, age.Seconds())
+		if err != nil || len(todo) == 0 {
+			return n, err
+		}
+		for _, p := range todo {
+			if err := pp.Publish(ctx, p); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}
+
+// Run sweeps every interval until ctx ends.
+func (pp *PhasePublisher) Run(ctx context.Context, interval time.Duration) error {
+	return retry.Every(ctx, interval, pp.Log, "phase facts", pp.Sweep)
+}
