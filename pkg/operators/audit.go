@@ -58,6 +58,9 @@ const (
 	// ActionCodesCreate: a batch of access codes generated for an event
 	// (POST /api/admin/events/{id}/codes).
 	ActionCodesCreate = "codes.create"
+	// ActionPhaseSet: the sale's current phase changed
+	// (PUT /api/admin/events/{id}/phase).
+	ActionPhaseSet = "phase.set"
 )
 
 // Object marshals v (a map or struct) for Before and After.

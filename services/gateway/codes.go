@@ -35,14 +35,16 @@ const MaxCodesPerCall = 10_000
 // CodeOtherEvent is the refusal of a code that belongs to another event.
 const CodeOtherEvent = "code_other_event"
 
-// codesRoutes registers the routes of access codes (they need the
-// ledger, the codes' record).
+// codesRoutes registers the routes of access codes and of the sale's
+// phase (they need the ledger, their record).
 func (s *Server) codesRoutes(adm *gin.RouterGroup) {
 	if s.Ledger == nil {
 		return
 	}
 	adm.POST("/events/:id/codes", s.createCodes)
 	adm.GET("/events/:id/codes", s.codeBatches)
+	adm.PUT("/events/:id/phase", s.setPhase)
+	adm.GET("/events/:id/phases", s.phases)
 }
 
 // createCodesRequest is a generation: how many codes, each with its uses
@@ -240,4 +242,100 @@ func (c Config) codeKey() []byte {
 	m := hmac.New(sha256.New, []byte(c.JWTSecret))
 	m.Write([]byte("boxoffice access code"))
 	return m.Sum(nil)
+}
+
+// phaseRequest is a phase change: the phase from now on ("" none) and
+// who may join in it.
+type phaseRequest struct {
+	Phase    string `json:"phase"`
+	Audience string `json:"audience"`
+}
+
+func (r phaseRequest) Validate() error {
+	if err := booking.CheckPhase(booking.PhaseState(r)); err != nil {
+		return errf(`phase must be "" or a phase id (1-128 printable ASCII characters without spaces, braces or |), audience "public" or "code"`)
+	}
+	return nil
+}
+
+// setPhase: PUT /api/admin/events/{id}/phase (operator) {phase,
+// audience}: the sale's current phase, live. Codes of that phase (and of
+// every phase) open it; with audience code a join needs one. Users
+// waiting or in the room keep their place and hold. 200 {changed,
+// change_id, phase, audience, previous_phase}: changed false for a
+// repeat, which records nothing. Recorded in the ledger, audited
+// (phase.set) and published (phase_ended, phase_started). Errors: 400
+// invalid_body, 404 event_not_found.
+func (s *Server) setPhase(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.ValidEvent(id) {
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	var req phaseRequest
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+		return
+	}
+	p := booking.PhaseState(req)
+	ctx := c.Request.Context()
+	var prev booking.PhaseState
+	res, err := s.Ledger.SetPhase(ctx, id, p, principal(c).Account, func(ctx context.Context) (booking.PhaseState, bool, error) {
+		var changed bool
+		var err error
+		prev, changed, err = s.Store.SetPhase(ctx, id, p)
+		return prev, changed, err
+	})
+	if err != nil {
+		bookinghttp.Fail(c, ledgerErr(err))
+		return
+	}
+	out := gin.H{"changed": res.ID != 0, "change_id": res.ID, "phase": p.Phase, "audience": p.Audience, "previous_phase": prev.Phase}
+	if res.ID == 0 {
+		noChange(c)
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	if !s.audit(c, operators.ActionPhaseSet, id, "", gin.H{"phase": prev.Phase, "audience": prev.Audience},
+		gin.H{"phase": p.Phase, "audience": p.Audience, "change_id": res.ID}) {
+		return
+	}
+	if s.Kafka != nil {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := s.phasePublisher().Publish(pctx, res); err != nil {
+			httpapi.Logger(c).Warn("phase facts left to the sweep", zap.Int64("change_id", res.ID), zap.Error(err))
+		}
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// phases: GET /api/admin/events/{id}/phases (viewer): the event's phase
+// changes, oldest first (the last is the current phase). 404
+// event_not_found.
+func (s *Server) phases(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.ValidEvent(id) {
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	ctx := c.Request.Context()
+	if _, err := s.Ledger.Event(ctx, id); err != nil {
+		bookinghttp.Fail(c, ledgerErr(err))
+		return
+	}
+	ps, err := s.Ledger.Phases(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	if ps == nil {
+		ps = []ledger.PhaseChange{}
+	}
+	c.JSON(http.StatusOK, gin.H{"event_id": id, "changes": ps})
+}
+
+// phasePublisher publishes the facts of phase changes (and, run by main,
+// sweeps what a crash or a Kafka outage left).
+func (s *Server) phasePublisher() *ledger.PhasePublisher {
+	return &ledger.PhasePublisher{Ledger: s.Ledger, Kafka: s.Kafka, Log: s.Log}
 }

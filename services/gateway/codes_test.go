@@ -163,3 +163,86 @@ func TestAccessCodeTriesLimited(t *testing.T) {
 	// joins without a code do not count against it
 	want(t, hs.do("POST", "/api/booking/request", hs.token("fan", ""), map[string]any{"event_id": "e1"}), 200, "")
 }
+
+// The operator moves the sale from a code-only presale to the general
+// sale, live: the presale's codes open only their phase, a join without a
+// code is refused while the audience is code, the fan page's event shows
+// the phase, each change is recorded and published, and bad input is a
+// 4xx with nothing changed.
+func TestSalePhase(t *testing.T) {
+	t.Parallel()
+	hs, _, _ := ledgerHarness(t)
+	ct := contracttest.Load(t)
+	invalid := map[*http.Request]bool{}
+	var mu sync.Mutex
+	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !invalid[r]
+	})
+	bad := func(method, path, token string, body any, status int, code string) {
+		t.Helper()
+		orig := hs.h
+		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			invalid[r] = true
+			mu.Unlock()
+			orig.ServeHTTP(w, r)
+		})
+		want(t, hs.do(method, path, token, body), status, code)
+		hs.h = orig
+	}
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10})
+	const path = "/api/admin/events/e1/phase"
+	r := hs.do("PUT", path, hs.admin, map[string]any{"phase": "fanclub", "audience": "code"})
+	if want(t, r, 200, ""); r.body["changed"] != true || r.num("change_id") == 0 || r.str("previous_phase") != "" {
+		t.Fatalf("set phase: %s", r.raw)
+	}
+	if r := hs.do("PUT", path, hs.admin, map[string]any{"phase": "fanclub", "audience": "code"}); r.body["changed"] != false {
+		t.Fatalf("a repeat: %s", r.raw)
+	}
+	if r := hs.do("GET", "/api/events/e1", "", nil); r.str("phase") != "fanclub" || r.str("audience") != "code" {
+		t.Fatalf("the event's phase for fans: %s", r.raw)
+	}
+	gen := hs.do("POST", "/api/admin/events/e1/codes", hs.admin, map[string]any{"count": 2, "phase": "fanclub"})
+	want(t, gen, 201, "")
+	codes := gen.body["codes"].([]any)
+	join := func(user string, body map[string]any) resp {
+		t.Helper()
+		return hs.do("POST", "/api/booking/request", hs.token(user, ""), body)
+	}
+	want(t, join("walkin", map[string]any{"event_id": "e1"}), 403, "code_required")
+	want(t, join("member", map[string]any{"event_id": "e1", "code": codes[0]}), 200, "")
+
+	r = hs.do("PUT", path, hs.admin, map[string]any{"phase": "general", "audience": "public"})
+	if want(t, r, 200, ""); r.str("previous_phase") != "fanclub" {
+		t.Fatalf("to the general sale: %s", r.raw)
+	}
+	want(t, join("walkin", map[string]any{"event_id": "e1"}), 200, "")
+	want(t, join("late", map[string]any{"event_id": "e1", "code": codes[1]}), 403, "code_wrong_phase")
+	if st := hs.do("GET", "/api/booking/position?event_id=e1", hs.token("member", ""), nil); st.str("status") != "active" {
+		t.Fatalf("the presale's fan after the change: %s", st.raw)
+	}
+	r = hs.do("GET", "/api/admin/events/e1/phases", hs.admin, nil)
+	if want(t, r, 200, ""); len(r.body["changes"].([]any)) != 2 {
+		t.Fatalf("changes %s", r.raw)
+	}
+	if s, e := hs.rec.Topic(events.TopicPhaseStarted), hs.rec.Topic(events.TopicPhaseEnded); len(s) != 2 || len(e) != 1 ||
+		e[0].Reason != "phase=fanclub" || s[1].Reason != "audience=public phase=general" {
+		t.Fatalf("facts: started %+v ended %+v", s, e)
+	}
+
+	for _, body := range []any{
+		map[string]any{"phase": "x"}, map[string]any{"phase": "x", "audience": "registered"},
+		map[string]any{"phase": "a b", "audience": "public"}, map[string]any{"phase": 1, "audience": "public"}, `{"phase":`,
+	} {
+		bad("PUT", path, hs.admin, body, 400, "invalid_body")
+	}
+	bad("PUT", path, hs.token("alice", ""), map[string]any{"audience": "public"}, 403, "forbidden")
+	want(t, hs.do("PUT", "/api/admin/events/nope/phase", hs.admin, map[string]any{"audience": "public"}), 404, "event_not_found")
+	want(t, hs.do("GET", "/api/admin/events/nope/phases", hs.admin, nil), 404, "event_not_found")
+	if r := hs.do("GET", "/api/events/e1", "", nil); r.str("phase") != "general" || r.str("audience") != "public" {
+		t.Fatalf("refused requests changed the phase: %s", r.raw)
+	}
+	ct.Report()
+}

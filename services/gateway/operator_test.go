@@ -556,6 +556,12 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	if a := h.auditOf(operators.ActionCodesCreate); len(a) != 1 || strings.Contains(string(a[0].After), r.body["codes"].([]any)[0].(string)) {
 		t.Errorf("codes records %+v", a)
 	}
+	call(operator, "PUT", "/api/admin/events/:id/phase", "/api/admin/events/e1/phase", map[string]any{"phase": "fanclub", "audience": "code"}, http.StatusOK)
+	call(operator, "PUT", "/api/admin/events/:id/phase", "/api/admin/events/e1/phase", map[string]any{"phase": "fanclub", "audience": "code"}, http.StatusOK) // a repeat: no record
+	check(operators.ActionPhaseSet, "otto", "e1", "", map[string]any{"phase": "", "audience": "public"}, map[string]any{"phase": "fanclub", "audience": "code"})
+	if n := len(h.auditOf(operators.ActionPhaseSet)); n != 1 {
+		t.Errorf("%d phase records, want 1", n)
+	}
 
 	call(admin, "POST", "/api/admin/accounts", "/api/admin/accounts", map[string]string{"name": "vera", "role": "viewer", "password": opPassword}, http.StatusCreated)
 	check(operators.ActionAccountCreate, "ada", "", "vera", nil, map[string]any{"role": "viewer"})

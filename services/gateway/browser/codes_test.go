@@ -11,7 +11,8 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
-// accessCode: a presale's fan types an access code beside Join; a wrong
+// accessCode: a presale's page says the sale is for code holders, and its
+// fan types an access code beside Join; a wrong
 // one is refused beside the field (its error tied to it, marked invalid,
 // said aloud, the focus back on it) and nothing joins; the right one joins.
 func accessCode(t *testing.T, s *stacktest.Stack, b *browser) {
@@ -29,10 +30,16 @@ func accessCode(t *testing.T, s *stacktest.Stack, b *browser) {
 		t.Fatalf("generate a code: %d %v %v", code, err, gen)
 	}
 
+	if code, err := admin.Do("PUT", "/api/admin/events/"+ev+"/phase", map[string]any{"phase": "fan-club", "audience": "code"}, nil); err != nil ||
+		code != http.StatusOK {
+		t.Fatalf("set the phase: %d %v", code, err)
+	}
+
 	p := b.tab(t, "")
 	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
-	p.waitFor("event page with the code field", 10*time.Second,
-		`shown("#panel-join") && $("label[for=code]") !== null && shown("#code")`)
+	p.waitFor("event page with the phase and the code field", 10*time.Second,
+		`shown("#panel-join") && $("label[for=code]") !== null && shown("#code")
+		 && shown("#phase-note") && text("#phase-note").includes("fan club, for access code holders")`)
 	p.do("type a wrong code", chromedp.SendKeys(chromedp.ID("code"), "WRONG-CODE-0000"))
 	p.do("click Join", chromedp.Click(chromedp.ID("join")))
 	p.waitFor("the wrong code refused beside the field", 10*time.Second,

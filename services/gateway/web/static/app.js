@@ -303,6 +303,20 @@
     $("#event-meta").textContent = eventFacts(S.event).filter((f) => f !== "sales paused").join(" · ");
     $("#paused").hidden = !S.event.paused;
     providerState(!!S.event.provider_degraded, !!S.event.provider_outage_ended);
+    phaseNote(S.event);
+  }
+
+  // phaseNote says which part of the sale is open and whether joining
+  // needs an access code (PUT /api/admin/events/{id}/phase).
+  function phaseNote(ev) {
+    const n = $("#phase-note");
+    const name = ev.phase ? ev.phase.replace(/[-_]/g, " ") : "";
+    if (ev.audience === "code") {
+      n.textContent = (name ? `Now on sale: ${name}, ` : "Now on sale: ") + "for access code holders. Enter your code to join.";
+    } else {
+      n.textContent = name ? `Now on sale: ${name}, open to everyone.` : "";
+    }
+    n.hidden = !n.textContent;
   }
 
   // providerState shows what a payment provider outage means for this fan
