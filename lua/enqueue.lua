@@ -9,6 +9,7 @@
 --   | {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'} | {'rate_limited', retry_after_ms}
 --   | {'invalid_code'} | {'code_wrong_phase'} | {'code_expired'} | {'code_taken'} | {'code_used_up'}
 --   | {'code_required'} (the phase's audience is code holders and none came)
+--   | {'not_selected'} (the phase's audience is the registration's selected fans)
 -- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, then one per limit (ops.go)
 local m = #KEYS - NKEYS
 reqs_at(1, 1, 2, false, m, 3)

@@ -1,5 +1,5 @@
 -- load_codes: put access codes into the event's codes hash (lib/codes.lua has their form).
--- ARGV: field, value pairs ('c:<digest>', record; 'u:<user>', seats)
+-- ARGV: field, value pairs ('c:<digest>', record; 'u:<user>', seats; 'r:<user>', 1: selected)
 -- Replies: {'ok', n (fields written)} | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config, codes (ops.go)
 -- A field already there is replaced: a rebuild loads each code with its

@@ -7,7 +7,8 @@
 -- made, the seats per order of its holder (0: the event's max_seats),
 -- its expiry (0: none) and the user it is bound to ('' until the first
 -- redemption). 'u:<user>' is the seat limit a redemption gave its user
--- (lock_seat.lua reads it).
+-- (lock_seat.lua reads it); 'r:<user>' marks a user the registration's
+-- draw selected.
 
 -- code_take redeems the code whose digest is digest for user at now in
 -- the event's current phase: nil and the code's number and the use's
@@ -30,6 +31,13 @@ local function code_take(digest, user, now, phase)
   redis.call('HSET', K_CODES, f, id .. '|' .. cphase .. '|' .. uses .. '|' .. int(n) .. '|' .. seats .. '|' .. exp .. '|' .. user)
   if num(seats) > 0 then redis.call('HSET', K_CODES, 'u:' .. user, seats) end
   return nil, id, n
+end
+
+-- code_selected: whether user was selected in the event's registration
+-- draw ('r:<user>' in codes, written by load_codes): who may join while
+-- the audience is 'registered'.
+local function code_selected(user)
+  return redis.call('HEXISTS', K_CODES, 'r:' .. user) == 1
 end
 
 -- code_seats is the seats per order a redeemed code gave user (nil:

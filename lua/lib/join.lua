@@ -132,6 +132,8 @@ local function j_join(i, user, now, now_s)
     if refused then return {refused} end
   elseif J_C[15] == 'code' then
     return {'code_required'}
+  elseif J_C[15] == 'registered' and not code_selected(user) then
+    return {'not_selected'}
   end
 
   local seq = j_next_seq()

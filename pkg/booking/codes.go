@@ -32,6 +32,7 @@ var (
 	ErrCodeTaken      = errors.New("the access code is bound to another user")
 	ErrCodeUsedUp     = errors.New("the access code has no uses left")
 	ErrCodeRequired   = errors.New("this sale needs an access code")
+	ErrNotSelected    = errors.New("this sale is for the fans its registration selected")
 )
 
 // MaxCodeUses bounds a code's uses; MaxCodeLen a code as typed.
@@ -192,8 +193,9 @@ func (s *Store) EnqueueCode(ctx context.Context, eventID, userID, digest string,
 
 // Audiences of a phase: who may join while it is the event's.
 const (
-	AudiencePublic = "public"
-	AudienceCode   = "code"
+	AudiencePublic     = "public"
+	AudienceCode       = "code"
+	AudienceRegistered = "registered"
 )
 
 var scriptSetPhase = newScript("set_phase")
@@ -210,8 +212,8 @@ func CheckPhase(p PhaseState) error {
 	if p.Phase != "" && !ids.Valid(p.Phase) {
 		return fmt.Errorf("%w: phase %q", ErrInvalidArgument, p.Phase)
 	}
-	if p.Audience != AudiencePublic && p.Audience != AudienceCode {
-		return fmt.Errorf("%w: audience must be %q or %q", ErrInvalidArgument, AudiencePublic, AudienceCode)
+	if p.Audience != AudiencePublic && p.Audience != AudienceCode && p.Audience != AudienceRegistered {
+		return fmt.Errorf("%w: audience must be %q, %q or %q", ErrInvalidArgument, AudiencePublic, AudienceCode, AudienceRegistered)
 	}
 	return nil
 }
@@ -236,4 +238,28 @@ func (s *Store) SetPhase(ctx context.Context, eventID string, p PhaseState) (Pha
 	var changed bool
 	r.scan(&changed, &prev.Phase, &prev.Audience)
 	return prev, changed, nil
+}
+
+// MarkSelected records that the registration's draw selected users: while
+// the audience is AudienceRegistered they may join (SetPhase), in calls of
+// at most 1,000. ErrEventNotFound.
+func (s *Store) MarkSelected(ctx context.Context, eventID string, users []string) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	if err := checkIDs(users...); err != nil {
+		return err
+	}
+	for len(users) > 0 {
+		n := min(len(users), 1000)
+		args := make([]any, 0, 2*n)
+		for _, u := range users[:n] {
+			args = append(args, "r:"+u, 1)
+		}
+		if _, err := s.run(ctx, scriptLoadCodes, eventID, args...); err != nil {
+			return fmt.Errorf("mark selected: %w", err)
+		}
+		users = users[n:]
+	}
+	return nil
 }

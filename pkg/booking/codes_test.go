@@ -234,7 +234,7 @@ func TestSetPhase(t *testing.T) {
 	if _, err := f.s.EnqueueCode(f.ctx, "ph", "latecomer", late); !errors.Is(err, ErrCodeWrongPhase) {
 		t.Fatalf("a presale code in the general sale: %v", err)
 	}
-	for _, p := range []PhaseState{{Phase: "x", Audience: "registered"}, {Phase: "a b", Audience: AudiencePublic}} {
+	for _, p := range []PhaseState{{Phase: "x", Audience: "nobody"}, {Phase: "a b", Audience: AudiencePublic}} {
 		if _, _, err := f.s.SetPhase(f.ctx, "ph", p); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("phase %+v: %v", p, err)
 		}

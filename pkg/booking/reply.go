@@ -33,6 +33,7 @@ var codeErrors = map[string]error{
 	"code_taken":        ErrCodeTaken,
 	"code_used_up":      ErrCodeUsedUp,
 	"code_required":     ErrCodeRequired,
+	"not_selected":      ErrNotSelected,
 }
 
 // reply is a script's array reply. A script always answers an array whose

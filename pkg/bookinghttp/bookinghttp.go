@@ -51,6 +51,7 @@ var bookingErrors = []struct {
 	{booking.ErrCodeTaken, http.StatusConflict, "code_taken"},
 	{booking.ErrCodeUsedUp, http.StatusConflict, "code_used_up"},
 	{booking.ErrCodeRequired, http.StatusForbidden, "code_required"},
+	{booking.ErrNotSelected, http.StatusForbidden, "not_selected"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, httpapi.CodeInvalidArgument},
 	{booking.ErrRateLimited, http.StatusTooManyRequests, httpapi.CodeRateLimited},
 }

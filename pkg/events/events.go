@@ -84,6 +84,12 @@ const (
 	TopicPhaseStarted = "phase_started"
 	// TopicPhaseEnded: a phase of an event's sale ended.
 	TopicPhaseEnded = "phase_ended"
+	// TopicRegistrationOpened: an event's registration window was set.
+	TopicRegistrationOpened = "registration_opened"
+	// TopicRegistered: a fan registered for an event's registered phase.
+	TopicRegistered = "registered"
+	// TopicSelectionDrawn: the registration's selection was made.
+	TopicSelectionDrawn = "selection_drawn"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -113,6 +119,9 @@ var AllTopics = []string{
 	TopicCodeRedeemed,
 	TopicPhaseStarted,
 	TopicPhaseEnded,
+	TopicRegistrationOpened,
+	TopicRegistered,
+	TopicSelectionDrawn,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

@@ -50,6 +50,9 @@ func oneOfEach(eventID string) []events.Event {
 		events.CodeRedeemed(eventID, "u1", 3, 7, 1, "", at),
 		events.PhaseStarted(4, eventID, "otto", "general", "public", at),
 		events.PhaseEnded(4, eventID, "otto", "fanclub", at),
+		events.RegistrationOpened(eventID, "otto", "verified", "ab12", at, at.Add(time.Hour)),
+		events.Registered(5, eventID, "u1", at),
+		events.SelectionDrawn(eventID, "otto", "draw", "cd34", 100, 2500, at),
 	}
 }
 

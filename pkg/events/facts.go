@@ -274,3 +274,25 @@ func PhaseStarted(id int64, eventID, operator, phase, audience string, at time.T
 func PhaseEnded(id int64, eventID, operator, phase string, at time.Time) Event {
 	return newEvent(TopicPhaseEnded, eventID, operator, "", "", id, "phase="+phase, at)
 }
+
+// RegistrationOpened is the registration_opened fact: operator set
+// eventID's registration window for phase, opens to closes, committed to
+// the draw's seed by commit (hex SHA-256). Its sequence is opens in unix
+// ms, so a changed window is a fact of its own.
+func RegistrationOpened(eventID, operator, phase, commit string, opens, closes time.Time) Event {
+	reason := "closes=" + closes.UTC().Format(time.RFC3339) + " commit=" + commit + " opens=" + opens.UTC().Format(time.RFC3339) + " phase=" + phase
+	return newEvent(TopicRegistrationOpened, eventID, operator, "", "", opens.UnixMilli(), reason, opens)
+}
+
+// Registered is the registered fact: registration number id, userID
+// registered for eventID's registered phase.
+func Registered(id int64, eventID, userID string, at time.Time) Event {
+	return newEvent(TopicRegistered, eventID, userID, "", "", id, "", at)
+}
+
+// SelectionDrawn is the selection_drawn fact: operator selected selected
+// of registered fans by method (draw: with seed, revealed; first_come).
+func SelectionDrawn(eventID, operator, method, seed string, selected, registered int, at time.Time) Event {
+	reason := "method=" + method + " registered=" + strconv.Itoa(registered) + " seed=" + seed + " selected=" + strconv.Itoa(selected)
+	return newEvent(TopicSelectionDrawn, eventID, operator, "", "", 0, reason, at)
+}

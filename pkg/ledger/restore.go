@@ -117,6 +117,14 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("access codes not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
+	// the fans the registration's draw selected
+	selected, err := r.Ledger.Selected(ctx, eventID)
+	if err == nil && len(selected) > 0 {
+		err = r.Store.MarkSelected(ctx, eventID, selected)
+	}
+	if err != nil {
+		r.log().Error("selected fans not marked in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	// the current phase (the last change)
 	phases, err := r.Ledger.Phases(ctx, eventID)
 	if err == nil && len(phases) > 0 {

@@ -68,6 +68,11 @@ var descriptions = map[string]string{
 		"user_id is the operator, sequence numbers the change (its phase_ended, if any, has the same).",
 	events.TopicPhaseEnded: "A phase of the concert's sale ended (another started, or none): reason phase=<its id>. " +
 		"user_id is the operator, sequence numbers the change.",
+	events.TopicRegistrationOpened: "The concert's registration window was set: reason closes=<RFC 3339> commit=<hex SHA-256 of the draw's seed> " +
+		"opens=<RFC 3339> phase=<the phase it selects for>; sequence is opens in unix ms; user_id is the operator.",
+	events.TopicRegistered: "A fan (user_id) registered for the concert's registered phase; sequence numbers the registration.",
+	events.TopicSelectionDrawn: "The registration's selection was made: reason method=<draw|first_come> registered=<n> seed=<hex, the draw's, " +
+		"recomputable with the registrants> selected=<n>; user_id is the operator.",
 	events.TopicProviderDegraded: "The payment provider was found or declared degraded: the concert's hold clocks stopped (no hold expires) and admissions paused; " +
 		"sequence is when they stopped (unix ms), reason holds=<users in the room> by=<operator|breaker|unconfirmed>.",
 	events.TopicProviderRecovered: "The payment provider recovered: the concert's hold clocks restarted with the time each hold had left; " +

@@ -82,6 +82,9 @@ func oneOfEach() []events.Event {
 		events.CodeRedeemed("event_456", "user_123", 12, 7, 1, "fanclub", at),
 		events.PhaseStarted(3, "event_456", "otto", "general", "public", at),
 		events.PhaseEnded(3, "event_456", "otto", "fanclub", at),
+		events.RegistrationOpened("event_456", "otto", "verified", "ab12", at, at.Add(time.Hour)),
+		events.Registered(5, "event_456", "user_123", at),
+		events.SelectionDrawn("event_456", "otto", "draw", "cd34", 100, 2500, at),
 	}
 }
 

@@ -11,7 +11,7 @@ CREATE TABLE event_phase_changes (
     id              bigserial PRIMARY KEY,
     event_id        text        NOT NULL REFERENCES events (id),
     phase           text        NOT NULL, -- '' none
-    audience        text        NOT NULL CHECK (audience IN ('public', 'code')),
+    audience        text        NOT NULL CHECK (audience IN ('public', 'code', 'registered')),
     previous_phase  text        NOT NULL,
     actor           text        NOT NULL,
     published       boolean     NOT NULL DEFAULT false,
