@@ -207,10 +207,10 @@ func TestRegistrationDraw(t *testing.T) {
 		t.Fatalf("a bad method: %v", err)
 	}
 	d, err := g.led.Draw(ctx, g.event, ledger.SelectDraw, 5000, "otto", mark)
-	if err != nil || d.Selected != 5000 || d.Registered != n || d.Seed == "" || d.DrawnFact().Validate() != nil {
+	if err != nil || !d.Fresh || d.Selected != 5000 || d.Registered != n || d.Seed == "" || d.DrawnFact().Validate() != nil {
 		t.Fatalf("draw: %+v %v", d, err)
 	}
-	order, err := booking.DrawOrder(d.Seed, w.Commit, users)
+	order, err := booking.DrawOrder(d.Seed, w.Commit, g.event, users)
 	if err != nil || !slices.Equal(order[:5000], chosen) {
 		t.Fatalf("the draw is not recomputable from the seed: %v", err)
 	}
@@ -227,7 +227,7 @@ func TestRegistrationDraw(t *testing.T) {
 	if rho := 1 - 6*d2/(float64(n)*(float64(n)*float64(n)-1)); math.Abs(rho) > 0.05 {
 		t.Fatalf("rank correlation with registration order %.3f", rho)
 	}
-	if again, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 1, "ada", mark); err != nil || again.Method != ledger.SelectDraw || again.Selected != 5000 {
+	if again, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 1, "ada", mark); err != nil || again.Fresh || again.Method != ledger.SelectDraw || again.Selected != 5000 {
 		t.Fatalf("a repeated draw: %+v %v", again, err)
 	}
 	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now, now.Add(time.Hour), "otto"); !errors.Is(err, ledger.ErrRegistrationDrawn) {

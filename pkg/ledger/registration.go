@@ -47,7 +47,9 @@ type RegistrationWindow struct {
 	Registered int       `json:"registered"`
 	DrawnAt    time.Time `json:"drawn_at,omitzero"`
 	Actor      string    `json:"actor"`
-	seed       string
+	// Fresh: this call made the draw (Draw; false for a repeat).
+	Fresh bool `json:"-"`
+	seed  string
 }
 
 // Drawn reports whether the selection was made.
@@ -219,7 +221,9 @@ func (l *Ledger) Draw(ctx context.Context, eventID, method string, count int, ac
 			return err
 		}
 		if method == SelectDraw {
-			if users, err = booking.DrawOrder(w.seed, w.Commit, users); err != nil {
+			// the pre-queue's rule, the event id as the salt (the
+			// registrants are public: the registered facts)
+			if users, err = booking.DrawOrder(w.seed, w.Commit, eventID, users); err != nil {
 				return err
 			}
 		}
@@ -231,7 +235,7 @@ func (l *Ledger) Draw(ctx context.Context, eventID, method string, count int, ac
 			WHERE event_id = $1 RETURNING drawn_at`, eventID, method, len(chosen), actor).Scan(&w.DrawnAt); err != nil {
 			return err
 		}
-		w.Method, w.Selected, w.Seed, w.Actor = method, len(chosen), w.seed, actor
+		w.Method, w.Selected, w.Seed, w.Actor, w.Fresh = method, len(chosen), w.seed, actor, true
 		return apply(ctx, chosen)
 	})
 	if errors.Is(err, ErrNoRegistration) || errors.Is(err, ErrRegistrationOpen) {

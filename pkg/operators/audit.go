@@ -61,6 +61,12 @@ const (
 	// ActionPhaseSet: the sale's current phase changed
 	// (PUT /api/admin/events/{id}/phase).
 	ActionPhaseSet = "phase.set"
+	// ActionRegistrationOpen: an event's registration window set
+	// (PUT /api/admin/events/{id}/registration).
+	ActionRegistrationOpen = "registration.open"
+	// ActionSelectionDraw: the registration's selection drawn
+	// (POST /api/admin/events/{id}/registration/draw).
+	ActionSelectionDraw = "selection.draw"
 )
 
 // Object marshals v (a map or struct) for Before and After.

@@ -253,7 +253,7 @@ type phaseRequest struct {
 
 func (r phaseRequest) Validate() error {
 	if err := booking.CheckPhase(booking.PhaseState(r)); err != nil {
-		return errf(`phase must be "" or a phase id (1-128 printable ASCII characters without spaces, braces or |), audience "public" or "code"`)
+		return errf(`phase must be "" or a phase id (1-128 printable ASCII characters without spaces, braces or |), audience "public", "code" or "registered"`)
 	}
 	return nil
 }

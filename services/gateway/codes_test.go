@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
@@ -233,7 +235,7 @@ func TestSalePhase(t *testing.T) {
 	}
 
 	for _, body := range []any{
-		map[string]any{"phase": "x"}, map[string]any{"phase": "x", "audience": "registered"},
+		map[string]any{"phase": "x"}, map[string]any{"phase": "x", "audience": "nobody"},
 		map[string]any{"phase": "a b", "audience": "public"}, map[string]any{"phase": 1, "audience": "public"}, `{"phase":`,
 	} {
 		bad("PUT", path, hs.admin, body, 400, "invalid_body")
@@ -244,5 +246,108 @@ func TestSalePhase(t *testing.T) {
 	if r := hs.do("GET", "/api/events/e1", "", nil); r.str("phase") != "general" || r.str("audience") != "public" {
 		t.Fatalf("refused requests changed the phase: %s", r.raw)
 	}
+	ct.Report()
+}
+
+// A registered-fan phase through the API: the operator sets the window,
+// fans register in it (not before or after), the draw at the close
+// selects and reveals its seed, fans see their state, and in the
+// registered phase the selected join and the others are told; each step
+// validated against docs/openapi.yaml, bad input a 4xx.
+func TestRegistrationPhase(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	ct := contracttest.Load(t)
+	invalid := map[*http.Request]bool{}
+	var mu sync.Mutex
+	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !invalid[r]
+	})
+	bad := func(method, path, token string, body any, status int, code string) {
+		t.Helper()
+		orig := hs.h
+		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			invalid[r] = true
+			mu.Unlock()
+			orig.ServeHTTP(w, r)
+		})
+		want(t, hs.do(method, path, token, body), status, code)
+		hs.h = orig
+	}
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10})
+	const admin, fan = "/api/admin/events/e1/registration", "/api/events/e1/registration"
+	want(t, hs.do("GET", fan, "", nil), 404, "registration_not_found")
+	rfc := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
+	r := hs.do("PUT", admin, hs.admin, map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(time.Hour)})
+	want(t, r, 200, "")
+	commit := r.str("commit")
+	if len(commit) != 64 || r.str("seed") != "" {
+		t.Fatalf("window %s", r.raw)
+	}
+	users := []string{"ann", "ben", "cat", "dan"}
+	for _, u := range users {
+		want(t, hs.do("POST", fan, hs.token(u, ""), nil), 201, "")
+	}
+	want(t, hs.do("POST", fan, hs.token("ann", ""), nil), 200, "")
+	if r := hs.do("GET", fan+"/me", hs.token("ann", ""), nil); r.str("state") != "registered" {
+		t.Fatalf("ann: %s", r.raw)
+	}
+	if r := hs.do("GET", fan+"/me", hs.token("zed", ""), nil); r.str("state") != "not_registered" {
+		t.Fatalf("zed: %s", r.raw)
+	}
+	want(t, hs.do("POST", admin+"/draw", hs.admin, map[string]any{"method": "draw", "count": 2}), 409, "registration_open")
+	// closed: no more registrations, and the draw
+	want(t, hs.do("PUT", admin, hs.admin, map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(-time.Second)}), 200, "")
+	want(t, hs.do("POST", fan, hs.token("late", ""), nil), 409, "registration_closed")
+	r = hs.do("POST", admin+"/draw", hs.admin, map[string]any{"method": "draw", "count": 2})
+	if want(t, r, 200, ""); r.num("selected") != 2 || r.num("registered") != 4 || r.str("seed") == "" {
+		t.Fatalf("draw %s", r.raw)
+	}
+	order, err := booking.DrawOrder(r.str("seed"), commit, "e1", users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub := hs.do("GET", fan, "", nil); pub.str("seed") != r.str("seed") || pub.str("method") != "draw" {
+		t.Fatalf("the revealed draw: %s", pub.raw)
+	}
+	want(t, hs.do("PUT", admin, hs.admin, map[string]any{"phase": "verified", "opens_at": rfc(0), "closes_at": rfc(time.Hour)}), 409, "registration_drawn")
+	for i, u := range order {
+		st := hs.do("GET", fan+"/me", hs.token(u, ""), nil)
+		if wantState := map[bool]string{true: "selected", false: "not_selected"}[i < 2]; st.str("state") != wantState {
+			t.Fatalf("%s (place %d): %s", u, i, st.raw)
+		}
+	}
+
+	// the registered phase
+	want(t, hs.do("PUT", "/api/admin/events/e1/phase", hs.admin, map[string]any{"phase": "verified", "audience": "registered"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/request", hs.token(order[3], ""), map[string]any{"event_id": "e1"}), 403, "not_selected")
+	want(t, hs.do("POST", "/api/booking/request", hs.token(order[0], ""), map[string]any{"event_id": "e1"}), 200, "")
+	for typ, n := range map[string]int{events.TopicRegistrationOpened: 2, events.TopicRegistered: 5, events.TopicSelectionDrawn: 1} {
+		if fs := hs.rec.Topic(typ); len(fs) != n {
+			t.Errorf("%d %s facts, want %d", len(fs), typ, n)
+		}
+	}
+	if _, err := l.Registration(context.Background(), "e1"); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, body := range []any{
+		map[string]any{"phase": "", "opens_at": rfc(0), "closes_at": rfc(time.Hour)},
+		map[string]any{"phase": "v", "opens_at": "soon", "closes_at": rfc(time.Hour)},
+		map[string]any{"phase": "v", "opens_at": rfc(time.Hour), "closes_at": rfc(0)},
+	} {
+		bad("PUT", admin, hs.admin, body, 400, "invalid_body")
+	}
+	for _, body := range []any{map[string]any{"method": "lottery", "count": 1}, map[string]any{"method": "draw", "count": 0}} {
+		bad("POST", admin+"/draw", hs.admin, body, 400, "invalid_body")
+	}
+	bad("PUT", admin, hs.token("ann", ""), map[string]any{"phase": "v", "opens_at": rfc(0), "closes_at": rfc(time.Hour)}, 403, "forbidden")
+	bad("POST", fan, "", nil, 401, "unauthorized")
+	want(t, hs.do("PUT", "/api/admin/events/nope/registration", hs.admin, map[string]any{"phase": "v", "opens_at": rfc(0), "closes_at": rfc(time.Hour)}), 404, "event_not_found")
+	want(t, hs.do("POST", "/api/admin/events/nope/registration/draw", hs.admin, map[string]any{"method": "draw", "count": 1}), 404, "event_not_found")
+	want(t, hs.do("POST", "/api/events/nope/registration", hs.token("ann", ""), nil), 404, "registration_not_found")
 	ct.Report()
 }

@@ -562,6 +562,13 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	if n := len(h.auditOf(operators.ActionPhaseSet)); n != 1 {
 		t.Errorf("%d phase records, want 1", n)
 	}
+	rfc := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
+	call(operator, "PUT", "/api/admin/events/:id/registration", "/api/admin/events/e1/registration",
+		map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(-time.Second)}, http.StatusOK)
+	check(operators.ActionRegistrationOpen, "otto", "e1", "", nil, map[string]any{"phase": "verified"})
+	call(operator, "POST", "/api/admin/events/:id/registration/draw", "/api/admin/events/e1/registration/draw",
+		map[string]any{"method": "first_come", "count": 5}, http.StatusOK)
+	check(operators.ActionSelectionDraw, "otto", "e1", "", nil, map[string]any{"method": "first_come", "selected": 0, "registered": 0})
 
 	call(admin, "POST", "/api/admin/accounts", "/api/admin/accounts", map[string]string{"name": "vera", "role": "viewer", "password": opPassword}, http.StatusCreated)
 	check(operators.ActionAccountCreate, "ada", "", "vera", nil, map[string]any{"role": "viewer"})

@@ -189,8 +189,9 @@ func (s *Server) Handler() http.Handler {
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)
-	s.seatMarksRoutes(adm) // seat_marks.go
-	s.codesRoutes(adm)     // codes.go
+	s.seatMarksRoutes(adm)         // seat_marks.go
+	s.codesRoutes(adm)             // codes.go
+	s.registrationRoutes(api, adm) // registration.go
 
 	if s.Web != nil {
 		s.Web(r)
