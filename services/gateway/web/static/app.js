@@ -154,6 +154,7 @@
     code_taken: "That access code has already been used by someone else.",
     code_used_up: "That access code has no uses left.",
     code_required: "This part of the sale is for access code holders. Enter your code to join.",
+    not_selected: "This part of the sale is for the registered fans who were selected. You can join the general sale when it opens.",
     invalid_argument: "Something in that request was not right. Reload the page and try again.",
     invalid_body: "Something in that request was not right. Reload the page and try again.",
     unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
@@ -278,6 +279,8 @@
     S.title = document.title;
     $("#join").onclick = join;
     $("#rejoin").onclick = rejoin;
+    $("#register").onclick = register;
+    registration().catch(() => { /* no registration, or later */ });
     if (needsChallenge()) challengeWidget().catch(() => {}); // shown before the join
     $("#pay").onclick = pay;
     confirmStep("#leave", "#leave-confirm", "#leave-yes", "#leave-no", () => cancel("You left the queue."));
@@ -306,6 +309,44 @@
     phaseNote(S.event);
   }
 
+  // registration shows the event's registration before the sale, if it
+  // has one: its window, the fan's state, and Register while it is open
+  // (docs/http-api.md "Registration").
+  async function registration() {
+    let w;
+    try { w = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration", null, { anonymous: true }); } catch (_) { return; }
+    const me = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration/me");
+    const when = (t) => new Date(t).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+    const phase = (w.phase || "").replace(/[-_]/g, " ");
+    $("#reg-window").textContent = `Registration for the ${phase} sale: ${when(w.opens_at)} to ${when(w.closes_at)}. Who may buy is decided after registration closes.`;
+    showRegistration(me.state, w);
+    $("#registration").hidden = false;
+  }
+  function showRegistration(state, w) {
+    const open = Date.now() >= Date.parse(w.opens_at) && Date.now() < Date.parse(w.closes_at) && !w.drawn_at;
+    const text = {
+      not_registered: open ? "You are not registered yet." : "You did not register.",
+      registered: "You are registered. The draw is after registration closes; this page will say whether you were selected.",
+      selected: "You were selected: you can join when this part of the sale opens.",
+      not_selected: "You were not selected this time. You can still join the general sale.",
+    }[state] || "";
+    $("#reg-state").textContent = text;
+    $("#register").hidden = !(open && state === "not_registered");
+  }
+  async function register() {
+    error("");
+    $("#register").disabled = true;
+    try {
+      const r = await api("POST", "/api/events/" + encodeURIComponent(eventID) + "/registration");
+      const w = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration", null, { anonymous: true });
+      showRegistration(r.state, w); // the state is a live region: said aloud
+    } catch (e) {
+      error(e.code === "registration_closed" ? "Registration is closed." : friendly(e));
+    } finally {
+      $("#register").disabled = false;
+    }
+  }
+
   // phaseNote says which part of the sale is open and whether joining
   // needs an access code (PUT /api/admin/events/{id}/phase).
   function phaseNote(ev) {
@@ -313,6 +354,8 @@
     const name = ev.phase ? ev.phase.replace(/[-_]/g, " ") : "";
     if (ev.audience === "code") {
       n.textContent = (name ? `Now on sale: ${name}, ` : "Now on sale: ") + "for access code holders. Enter your code to join.";
+    } else if (ev.audience === "registered") {
+      n.textContent = (name ? `Now on sale: ${name}, ` : "Now on sale: ") + "for the registered fans who were selected.";
     } else {
       n.textContent = name ? `Now on sale: ${name}, open to everyone.` : "";
     }
