@@ -280,6 +280,9 @@ func TestRegistrationPhase(t *testing.T) {
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10})
 	const admin, fan = "/api/admin/events/e1/registration", "/api/events/e1/registration"
 	want(t, hs.do("GET", fan, "", nil), 404, "registration_not_found")
+	if r := hs.do("GET", fan+"/me", hs.token("ann", ""), nil); r.code != 200 || r.str("state") != "none" {
+		t.Fatalf("no registration: %s", r.raw)
+	}
 	rfc := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
 	r := hs.do("PUT", admin, hs.admin, map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(time.Hour)})
 	want(t, r, 200, "")
@@ -292,7 +295,7 @@ func TestRegistrationPhase(t *testing.T) {
 		want(t, hs.do("POST", fan, hs.token(u, ""), nil), 201, "")
 	}
 	want(t, hs.do("POST", fan, hs.token("ann", ""), nil), 200, "")
-	if r := hs.do("GET", fan+"/me", hs.token("ann", ""), nil); r.str("state") != "registered" {
+	if r := hs.do("GET", fan+"/me", hs.token("ann", ""), nil); r.str("state") != "registered" || r.body["window"] == nil {
 		t.Fatalf("ann: %s", r.raw)
 	}
 	if r := hs.do("GET", fan+"/me", hs.token("zed", ""), nil); r.str("state") != "not_registered" {

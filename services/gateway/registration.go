@@ -203,10 +203,12 @@ func (s *Server) registrationWindow(c *gin.Context) {
 // registrationAnswer is a fan's registration as they see it.
 type registrationAnswer struct {
 	EventID string `json:"event_id"`
-	// State: not_registered, registered (the draw is to come), selected
-	// or not_selected.
+	// State: none (the event has no registration), not_registered,
+	// registered (the draw is to come), selected or not_selected.
 	State        string    `json:"state"`
 	RegisteredAt time.Time `json:"registered_at,omitzero"`
+	// Window is the event's registration (GET /me only).
+	Window *ledger.RegistrationWindow `json:"window,omitempty"`
 }
 
 func answerOf(eventID string, r ledger.Registrant) registrationAnswer {
@@ -251,8 +253,9 @@ func (s *Server) register(c *gin.Context) {
 }
 
 // registrationState: GET /api/events/{id}/registration/me (fan): the
-// caller's registration: not_registered, registered, selected or
-// not_selected. 404 registration_not_found when the event has none.
+// caller's registration, none when the event has no registration (the
+// page asks on every event), else not_registered, registered, selected
+// or not_selected, with the window.
 func (s *Server) registrationState(c *gin.Context) {
 	id := c.Param("id")
 	if !ids.ValidEvent(id) {
@@ -260,18 +263,24 @@ func (s *Server) registrationState(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := s.Ledger.Registration(ctx, id); err != nil {
-		registrationErr(c, err)
-		return
-	}
-	r, err := s.Ledger.Registrant(ctx, id, httpapi.Identity(c).UserID)
+	w, err := s.Ledger.Registration(ctx, id)
 	if errors.Is(err, ledger.ErrNoRegistration) {
-		c.JSON(http.StatusOK, registrationAnswer{EventID: id, State: "not_registered"})
+		c.JSON(http.StatusOK, registrationAnswer{EventID: id, State: "none"})
 		return
 	}
 	if err != nil {
+		registrationErr(c, err)
+		return
+	}
+	a := registrationAnswer{EventID: id, State: "not_registered"}
+	r, err := s.Ledger.Registrant(ctx, id, httpapi.Identity(c).UserID)
+	switch {
+	case err == nil:
+		a = answerOf(id, r)
+	case !errors.Is(err, ledger.ErrNoRegistration):
 		bookinghttp.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, answerOf(id, r))
+	a.Window = &w
+	c.JSON(http.StatusOK, a)
 }

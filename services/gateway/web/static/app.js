@@ -313,9 +313,9 @@
   // has one: its window, the fan's state, and Register while it is open
   // (docs/http-api.md "Registration").
   async function registration() {
-    let w;
-    try { w = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration", null, { anonymous: true }); } catch (_) { return; }
     const me = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration/me");
+    if (me.state === "none" || !me.window) return;
+    const w = me.window;
     const when = (t) => new Date(t).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
     const phase = (w.phase || "").replace(/[-_]/g, " ");
     $("#reg-window").textContent = `Registration for the ${phase} sale: ${when(w.opens_at)} to ${when(w.closes_at)}. Who may buy is decided after registration closes.`;
@@ -337,9 +337,9 @@
     error("");
     $("#register").disabled = true;
     try {
-      const r = await api("POST", "/api/events/" + encodeURIComponent(eventID) + "/registration");
-      const w = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration", null, { anonymous: true });
-      showRegistration(r.state, w); // the state is a live region: said aloud
+      await api("POST", "/api/events/" + encodeURIComponent(eventID) + "/registration");
+      const me = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/registration/me");
+      showRegistration(me.state, me.window); // the state is a live region: said aloud
     } catch (e) {
       error(e.code === "registration_closed" ? "Registration is closed." : friendly(e));
     } finally {
