@@ -110,8 +110,8 @@ func (s *Signer) Sign(eventID, user string, seq int64, now, deadline time.Time) 
 // Ed25519 signature is made by curve25519-voi instead of crypto/ed25519:
 // the same deterministic signature (RFC 8032; TestSignaturesAreStdlibs)
 // in less CPU (BenchmarkEdDSA; docs/benchmarks.md, "Signing the pass and
-// the ticket": every queued join signs a ticket, every poll in the room a
-// pass).
+// the receipts": every batch of queued joins signs a receipt tree head,
+// every poll in the room a pass).
 // Verification stays golang-jwt's, on crypto/ed25519.
 var signingMethod jwt.SigningMethod = voiEdDSA{}
 
@@ -139,11 +139,14 @@ var (
 )
 
 // Verify is the documented validation (docs/admission-pass.md) against a
-// JWKS document: header typ JWT (a queue ticket is refused), alg EdDSA only, a kid of the set, a valid signature, iss
+// JWKS document: header typ JWT (a receipt's tree head is refused), alg EdDSA only, a kid of the set, a valid signature, iss
 // equal to issuer, exp in the future (at now, with no leeway), event_id
 // equal to eventID, sub present. It returns the claims.
 func Verify(jwks []byte, token, issuer, eventID string, now time.Time) (Claims, error) {
 	var c Claims
+	if issuer == "" {
+		return Claims{}, fmt.Errorf("%w: no issuer to check", ErrInvalid)
+	}
 	if err := verify(jwks, token, issuer, passType, now, &c, jwt.WithExpirationRequired(), jwt.WithIssuedAt()); err != nil {
 		return Claims{}, err
 	}

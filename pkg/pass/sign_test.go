@@ -12,7 +12,7 @@ import (
 )
 
 // TestSignaturesAreStdlibs: the signing method makes crypto/ed25519's
-// signature (Ed25519 is deterministic), so a pass or ticket is the very
+// signature (Ed25519 is deterministic), so a pass or typed token is the very
 // token golang-jwt's own EdDSA would make, for keys and messages of every
 // length; and it refuses a key that is not an Ed25519 private key.
 func TestSignaturesAreStdlibs(t *testing.T) {
@@ -42,15 +42,15 @@ func TestSignaturesAreStdlibs(t *testing.T) {
 	}
 	s := NewSigner(keys, "bo")
 	now := time.Unix(1_800_000_000, 0)
-	claims := TicketClaims{EventID: "e1", Seq: 7, RegisteredClaims: jwt.RegisteredClaims{Issuer: "bo", Subject: "alice", IssuedAt: jwt.NewNumericDate(now)}}
+	claims := Claims{EventID: "e1", Seq: 7, RegisteredClaims: jwt.RegisteredClaims{Issuer: "bo", Subject: "alice", IssuedAt: jwt.NewNumericDate(now)}}
 	std := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
-	std.Header["kid"], std.Header["typ"] = "k1", TicketType
+	std.Header["kid"], std.Header["typ"] = "k1", "bo-test+jwt"
 	want, err := std.SignedString(keys[0].Private)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.SignTicket("e1", "alice", 7, now); err != nil || got != want {
-		t.Fatalf("ticket %q, %v; golang-jwt's EdDSA makes %q", got, err, want)
+	if got, err := s.SignTyped("bo-test+jwt", claims); err != nil || got != want {
+		t.Fatalf("token %q, %v; golang-jwt's EdDSA makes %q", got, err, want)
 	}
 	for _, bad := range []any{"a string", []byte("short"), ed25519.PrivateKey(make([]byte, 10)), keys[0].Private.Public()} {
 		if _, err := signingMethod.Sign("x", bad); !errors.Is(err, jwt.ErrInvalidKeyType) {
@@ -59,7 +59,7 @@ func TestSignaturesAreStdlibs(t *testing.T) {
 	}
 }
 
-// BenchmarkEdDSA: one signature of a ticket's signing input, by
+// BenchmarkEdDSA: one signature of a receipt tree head's signing input, by
 // crypto/ed25519 (golang-jwt's EdDSA) and by the signing method the
 // signer uses (curve25519-voi).
 func BenchmarkEdDSA(b *testing.B) {
@@ -67,7 +67,7 @@ func BenchmarkEdDSA(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	input := strings.Repeat("x", 190) // a ticket's header.claims
+	input := strings.Repeat("x", 190) // a tree head's header.claims
 	for _, m := range []struct {
 		name string
 		m    jwt.SigningMethod

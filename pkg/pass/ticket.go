@@ -1,11 +1,9 @@
 package pass
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -21,9 +19,6 @@ import (
 
 // TicketType is the header typ of a queue ticket.
 const TicketType = "bo-queue-ticket+jwt"
-
-// passType is the header typ of an admission pass.
-const passType = "JWT"
 
 // TicketClaims are a queue ticket's claims: iss, sub (the user),
 // event_id, seq (the join sequence) and iat.
@@ -66,30 +61,4 @@ func VerifyTicket(jwks []byte, token, issuer, eventID string, now time.Time) (Ti
 		return TicketClaims{}, ErrWrongEvent
 	}
 	return c, nil
-}
-
-// verify parses token into claims with the key of its kid in jwks,
-// requiring alg EdDSA, the header typ typ and iss issuer (plus opts).
-func verify(jwks []byte, token, issuer, typ string, now time.Time, claims jwt.Claims, opts ...jwt.ParserOption) error {
-	var set jose.JSONWebKeySet
-	if err := json.Unmarshal(jwks, &set); err != nil {
-		return fmt.Errorf("%w: key set: %v", ErrInvalid, err)
-	}
-	opts = append(opts, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithIssuer(issuer),
-		jwt.WithTimeFunc(func() time.Time { return now }))
-	_, err := jwt.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
-		if got, _ := t.Header["typ"].(string); got != typ {
-			return nil, fmt.Errorf("header typ %q, want %q", got, typ)
-		}
-		kid, _ := t.Header["kid"].(string)
-		keys := set.Key(kid)
-		if len(keys) == 0 {
-			return nil, fmt.Errorf("unknown kid %q", kid)
-		}
-		return keys[0].Key, nil
-	}, opts...)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return nil
 }

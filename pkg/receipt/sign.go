@@ -1,0 +1,212 @@
+package receipt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/boxoffice/boxoffice/pkg/pass"
+)
+
+// Join is one queued join to give a receipt.
+type Join struct {
+	EventID string
+	Seq     int64
+	// At is when the join was queued, by Redis's clock.
+	At         time.Time
+	DrawCommit string
+	UserID     string
+}
+
+// Sign makes the receipts of joins, all of one event, under one signed
+// root: a tree of their leaves (in the order given) whose root, with a
+// fresh batch id, is signed once with s. It fills out[i] for joins[i].
+func Sign(s *pass.Signer, joins []Join, out []Receipt) error {
+	if len(joins) == 0 {
+		return nil
+	}
+	if s == nil {
+		return errors.New("sign receipts: no signing key")
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24)
+	batch := base64.RawURLEncoding.EncodeToString(id[:])
+	event := joins[0].EventID
+	leaves := make([]Hash, len(joins))
+	var buf []byte
+	var latest time.Time
+	for i := range joins {
+		j := &joins[i]
+		if j.EventID != event {
+			return fmt.Errorf("sign receipts: joins of %q and %q in one batch", event, j.EventID)
+		}
+		if j.At.After(latest) {
+			latest = j.At
+		}
+		out[i].Leaf = Leaf{EventID: event, Seq: j.Seq, JoinedMS: j.At.UnixMilli(), DrawCommit: j.DrawCommit,
+			User: UserHash(batch, j.UserID)}
+		buf = out[i].Leaf.Bytes(buf)
+		leaves[i] = LeafHash(buf)
+	}
+	root, paths := tree(leaves)
+	signed, err := s.SignTyped(RootType, RootClaims{EventID: event, Batch: batch, Size: int64(len(joins)), Root: root,
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: s.Issuer(), IssuedAt: jwt.NewNumericDate(latest)}})
+	if err != nil {
+		return fmt.Errorf("sign receipts: %w", err)
+	}
+	for i := range joins {
+		out[i].Index, out[i].Path, out[i].Root = int64(i), paths[i], signed
+	}
+	return nil
+}
+
+// Batcher signs the receipts of concurrent joins together: while one
+// batch is being signed the next joins queue up and are signed in the
+// following round, with one signature per event in the batch. Like the
+// booking engine's pipeliner it waits for no timer: a lone join is
+// signed at once, and under load batches grow by themselves
+// (BenchmarkSign: the cost per join at each batch size).
+type Batcher struct {
+	signer *pass.Signer
+	reqs   chan *request
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu     sync.RWMutex // held to read closed and send on reqs atomically
+	closed bool
+}
+
+type request struct {
+	join   Join
+	out    Receipt
+	err    error
+	done   chan struct{}
+	signed bool // by the batcher's goroutine only
+}
+
+// maxBatch bounds the joins under one signature (and a path's length).
+const maxBatch = 256
+
+// NewBatcher starts a batcher signing with s; nil when s is nil (no
+// receipts without keys).
+func NewBatcher(s *pass.Signer) *Batcher {
+	if s == nil {
+		return nil
+	}
+	b := &Batcher{signer: s, reqs: make(chan *request, 4*maxBatch), stop: make(chan struct{})}
+	b.wg.Go(b.loop)
+	return b
+}
+
+// Issue returns j's receipt, signed with the joins issued at the same
+// time. A nil Batcher returns a zero Receipt.
+func (b *Batcher) Issue(ctx context.Context, j Join) (Receipt, error) {
+	if b == nil {
+		return Receipt{}, nil
+	}
+	done := make(chan struct{}, 1)
+	r := &request{join: j, done: done}
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		b.sign([]*request{r})
+		return r.out, r.err
+	}
+	select {
+	case b.reqs <- r:
+		b.mu.RUnlock()
+	case <-ctx.Done():
+		b.mu.RUnlock()
+		return Receipt{}, ctx.Err()
+	}
+	select {
+	case <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return Receipt{}, ctx.Err()
+	}
+}
+
+func (b *Batcher) loop() {
+	batch := make([]*request, 0, maxBatch)
+	for {
+		select {
+		case <-b.stop:
+			return
+		case r := <-b.reqs:
+			batch = append(batch[:0], r)
+		}
+		if len(b.reqs) == 0 {
+			// alone so far: let the joins that are ready to run (answered
+			// by the same Redis round trip) reach Issue first
+			runtime.Gosched()
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-b.reqs:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		b.sign(batch)
+	}
+}
+
+// sign signs a batch, one tree per event (in the order of each event's
+// first join), and wakes its callers.
+func (b *Batcher) sign(batch []*request) {
+	joins := make([]Join, 0, len(batch))
+	out := make([]Receipt, len(batch))
+	group := make([]*request, 0, len(batch))
+	for done := 0; done < len(batch); {
+		event := ""
+		joins, group = joins[:0], group[:0]
+		for _, r := range batch {
+			if r.signed {
+				continue
+			}
+			if event == "" {
+				event = r.join.EventID
+			}
+			if r.join.EventID == event {
+				joins, group = append(joins, r.join), append(group, r)
+			}
+		}
+		err := Sign(b.signer, joins, out[:len(joins)])
+		for i, r := range group {
+			r.out, r.err = out[i], err
+			done++
+			r.signed = true
+			r.done <- struct{}{}
+		}
+	}
+}
+
+// Close stops the batcher; joins issued afterwards are signed alone.
+func (b *Batcher) Close() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	close(b.stop)
+	b.wg.Wait()
+	for {
+		select {
+		case r := <-b.reqs:
+			b.sign([]*request{r})
+		default:
+			return
+		}
+	}
+}
