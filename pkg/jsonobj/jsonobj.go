@@ -156,6 +156,17 @@ func (o *Object) RawOmitEmpty(k string, v []byte) {
 	o.b = append(o.b, q...)
 }
 
+// Appender is a value that appends its own JSON encoding, exactly what
+// encoding/json writes for it (its own test holds it so).
+type Appender interface{ AppendJSON(b []byte) []byte }
+
+// Value adds "k": and v's own encoding (for a pointer field with
+// omitempty, the caller leaves out a nil one).
+func (o *Object) Value(k string, v Appender) {
+	o.key(k)
+	o.b = v.AppendJSON(o.b)
+}
+
 // Len is how many bytes the object has so far.
 func (o *Object) Len() int { return len(o.b) }
 

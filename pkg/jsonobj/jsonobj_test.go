@@ -72,3 +72,21 @@ func TestFloatPtrMatchesEncodingJSON(t *testing.T) {
 		t.Errorf("nil: %s", got)
 	}
 }
+
+type rawList []int
+
+func (r rawList) AppendJSON(b []byte) []byte {
+	q, _ := json.Marshal([]int(r))
+	return append(b, q...)
+}
+
+// Value writes the key and the value's own encoding, as encoding/json
+// does for a field of a type with its own encoding.
+func TestValueIsTheFieldsEncoding(t *testing.T) {
+	o := New(nil)
+	o.Int("a", 1)
+	o.Value("v", rawList{2, 3})
+	if got, want := string(o.Bytes()), `{"a":1,"v":[2,3]}`; got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+}

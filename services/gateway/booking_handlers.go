@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/jsonobj"
 	"github.com/boxoffice/boxoffice/pkg/payment"
+	"github.com/boxoffice/boxoffice/pkg/receipt"
 	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
@@ -34,10 +35,10 @@ type joinResponse struct {
 	ExpireTime int64  `json:"expire_time,omitempty"` // unix seconds, in the room
 	ExpireAt   string `json:"expire_at,omitempty"`
 	Pass       string `json:"pass,omitempty"` // the admission pass (pass.go)
-	// Ticket is the queue ticket of a queued (not pre-queued) user
-	// (pass.go): its seq against GET /api/events/{id}/progress is the
-	// user's place.
-	Ticket string `json:"ticket,omitempty"`
+	// Receipt is the join receipt of a queued (not pre-queued) user
+	// (receipts.go): its leaf's seq against GET /api/events/{id}/progress
+	// is the user's place.
+	Receipt *receipt.Receipt `json:"receipt,omitempty"`
 	// SalesStart is when the pre-queue's draw admits (status prequeued).
 	SalesStart string `json:"sales_start,omitempty"`
 }
@@ -54,7 +55,9 @@ func (r *joinResponse) appendJSON(buf []byte) []byte {
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.StrOmitEmpty("pass", r.Pass)
-	o.StrOmitEmpty("ticket", r.Ticket)
+	if r.Receipt != nil {
+		o.Value("receipt", r.Receipt)
+	}
 	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
 }
@@ -136,8 +139,8 @@ func (s *Server) join(c *fastserver.Ctx) {
 	if res.State.InRoom() && !s.fastPass(c, req.EventID, user, res.Sequence, res.At, res.ExpireAt, &resp.Pass) {
 		return
 	}
-	// a pre-queued user's place is drawn at the start: no ticket until then
-	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastTicket(c, req.EventID, user, res.Sequence, res.At, &resp.Ticket) {
+	// a pre-queued user's place is drawn at the start: no receipt until then
+	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastReceipt(c, req.EventID, user, res.Sequence, res.At, &resp.Receipt) {
 		return
 	}
 	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))

@@ -162,7 +162,7 @@ func TestOpenAPIContract(t *testing.T) {
 	hs.srv.Limits = ratelimit.Config{}
 	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	hs.createEvent(map[string]any{"id": "pq", "rows": 1, "seats_per_row": 2, "sales_start": start, "early_join_seconds": 7200})
-	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "pq"}); r.str("status") != "prequeued" || r.str("sales_start") == "" || r.str("ticket") != "" {
+	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "pq"}); r.str("status") != "prequeued" || r.str("sales_start") == "" || r.body["receipt"] != nil {
 		t.Fatalf("pre-queued join: %s", r.raw)
 	}
 	if r := hs.do("GET", "/api/booking/position?event_id=pq", bob, nil); r.str("status") != "prequeued" || r.num("position") != 0 {
@@ -171,9 +171,9 @@ func TestOpenAPIContract(t *testing.T) {
 	if r := hs.do("GET", "/api/events/pq", "", nil); len(r.str("draw_commit")) != 64 || r.str("draw_seed") != "" || r.num("prequeued") != 1 {
 		t.Fatalf("event before its draw: %s", r.raw)
 	}
-	// the queue ticket of a queued join and the progress document
-	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "capped"}); r.str("ticket") == "" {
-		t.Fatalf("queued join without a ticket: %s", r.raw)
+	// the join receipt of a queued join and the progress document
+	if r := hs.do("POST", "/api/booking/request", bob, map[string]any{"event_id": "capped"}); r.body["receipt"] == nil {
+		t.Fatalf("queued join without a receipt: %s", r.raw)
 	}
 	want(t, hs.do("GET", "/api/events/capped/progress", "", nil), 200, "")
 	want(t, hs.do("GET", "/api/events/pq/progress", "", nil), 200, "")

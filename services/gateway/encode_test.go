@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/receipt"
 )
 
 // TestResponsesEncodeLikeEncodingJSON: the hand-written encoders of the hot
@@ -16,7 +17,10 @@ func TestResponsesEncodeLikeEncodingJSON(t *testing.T) {
 	for i, s := range strs {
 		for _, n := range []int64{0, 1, -3, 1 << 40} {
 			j := joinResponse{Success: i%2 == 0, Status: s, State: strs[(i+1)%len(strs)], Position: n, Sequence: n * 2,
-				ExpireTime: n, ExpireAt: s, Ticket: strs[(i+5)%len(strs)]}
+				ExpireTime: n, ExpireAt: s}
+			check(t, &j, j.appendJSON(nil))
+			j.Receipt = &receipt.Receipt{Leaf: receipt.Leaf{EventID: "evt-1", Seq: n, JoinedMS: n, User: "ab12"},
+				Index: n, Path: make([]receipt.Hash, i%3), Root: "eyJ.eyJ.sig"}
 			check(t, &j, j.appendJSON(nil))
 			p := positionResponse{Status: s, State: strs[(i+2)%len(strs)], EventID: strs[(i+3)%len(strs)], Position: n,
 				Sequence: n, Served: n, Waiting: -n, SeatID: s, PaymentID: strs[(i+4)%len(strs)], ExpireTime: n, ExpireAt: s,

@@ -90,7 +90,7 @@ func BenchmarkJoin(b *testing.B) {
 		h := viaNetHTTP(func(rc *fasthttp.RequestCtx) {
 			rc.SetStatusCode(http.StatusOK)
 			rc.SetContentType(httpapi.JSONContentType)
-			rc.SetBodyString(`{"success":true,"status":"queued","state":"waiting","position":912,"sequence":913,"ticket":"x"}`)
+			rc.SetBodyString(`{"success":true,"status":"queued","state":"waiting","position":912,"sequence":913,"receipt":{}}`)
 		})
 		req, _ := http.NewRequest(http.MethodPost, "/api/booking/request", nil)
 		req.Header.Set("Content-Type", "application/json")

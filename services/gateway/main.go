@@ -302,6 +302,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		},
 		func(ctx context.Context) error {
 			err := fastserver.Serve(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
+			srv.closeReceipts()
 			// the requests are answered: publish what the relay holds
 			// before Kafka is closed (what it cannot, the sweep will)
 			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)

@@ -16,7 +16,7 @@ import (
 // current PASS_KEYS key; GET /.well-known/jwks.json publishes every
 // configured key (current and previous) for origins and CDN workers to
 // verify it offline (docs/admission-pass.md). A waiting user's join
-// carries "ticket", the queue ticket signed with the same key.
+// carries "receipt", whose root is signed with the same key (receipts.go).
 
 // fastPass signs the pass into *dst; false when it answered (an error).
 // now is the reply's time (Redis's clock, as the deadline), the pass's iat.
@@ -31,19 +31,6 @@ func (s *Server) fastPass(c *fastserver.Ctx, eventID, user string, seq int64, no
 		return false
 	}
 	*dst = p
-	return true
-}
-
-// fastTicket signs the queue ticket into *dst; false when it answered
-// (an error). now is the join's time (Redis's clock), the ticket's iat.
-func (s *Server) fastTicket(c *fastserver.Ctx, eventID, user string, seq int64, now time.Time, dst *string) bool {
-	t, err := s.Pass.SignTicket(eventID, user, seq, now)
-	if err != nil {
-		c.Logger().Error("sign queue ticket", zap.Error(err))
-		c.Abort(http.StatusInternalServerError, httpapi.CodeInternal, "could not sign the queue ticket")
-		return false
-	}
-	*dst = t
 	return true
 }
 

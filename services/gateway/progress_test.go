@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
@@ -16,28 +17,37 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/pass"
+	"github.com/boxoffice/boxoffice/pkg/receipt"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
-// A queued join carries a queue ticket signed with the pass keys; its seq
-// against the progress document gives the same place as the exact
-// position; the ticket verifies as a ticket with the published JWKS and is
-// refused as an admission pass, by pkg/pass and by an independent
-// validator applying docs/admission-pass.md (exp required).
-func TestQueueTicketPlacesAgainstProgress(t *testing.T) {
+// A queued join carries a join receipt whose root is signed with the pass
+// keys; its seq against the progress document gives the same place as
+// the exact position; the receipt verifies offline with the published
+// JWKS and binds its user, and its signed root is refused as an admission
+// pass, by pkg/pass and by an independent validator applying
+// docs/admission-pass.md (exp required), whose key set verifies it.
+func TestQueueReceiptPlacesAgainstProgress(t *testing.T) {
 	hs := newHarness(t, false)
 	keys := passKeys(t, "k1")
 	hs.srv.PassKeys, hs.srv.Pass = keys, pass.NewSigner(keys, "bo")
+	t.Cleanup(hs.srv.closeReceipts)
 	hs.srv.ProgressMaxAge = time.Nanosecond // every read sees the last change
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 3, "capacity": 1})
 	users := []string{"alice", "bob", "carol", "dave"}
-	tickets := map[string]string{}
+	receipts := map[string]receipt.Receipt{}
 	for _, u := range users {
 		r := hs.do("POST", "/api/booking/request", hs.token(u, ""), map[string]any{"event_id": "e1"})
 		want(t, r, 200, "")
-		tickets[u] = r.str("ticket")
-		if (r.str("status") == "queued") != (tickets[u] != "") {
-			t.Fatalf("%s: status %s with ticket %q", u, r.str("status"), tickets[u])
+		var body struct{ Receipt *receipt.Receipt }
+		if err := json.Unmarshal([]byte(r.raw), &body); err != nil {
+			t.Fatal(err)
+		}
+		if (r.str("status") == "queued") != (body.Receipt != nil) {
+			t.Fatalf("%s: status %s with receipt %s", u, r.str("status"), r.raw)
+		}
+		if body.Receipt != nil {
+			receipts[u] = *body.Receipt
 		}
 	}
 	jwks := []byte(hs.do("GET", "/.well-known/jwks.json", "", nil).raw)
@@ -51,16 +61,20 @@ func TestQueueTicketPlacesAgainstProgress(t *testing.T) {
 		t.Fatalf("progress %s", p.raw)
 	}
 	for _, u := range users[1:] {
-		c, err := pass.VerifyTicket(jwks, tickets[u], "bo", "e1", time.Now())
-		if err != nil || c.Subject != u {
-			t.Fatalf("%s's ticket: %+v %v", u, c, err)
+		rc := receipts[u]
+		c, err := receipt.VerifyFor(rc, jwks, "e1")
+		if err != nil || !receipt.Binds(rc, c, u) || c.Issuer != "bo" {
+			t.Fatalf("%s's receipt: %+v %v", u, c, err)
+		}
+		if _, err := receipt.VerifyFor(rc, jwks, "e2"); !errors.Is(err, receipt.ErrWrongEvent) {
+			t.Fatalf("%s's receipt for another event: %v", u, err)
 		}
 		exact := hs.do("GET", "/api/booking/position?event_id=e1", hs.token(u, ""), nil)
-		if place := c.Seq - doc.Served; place != exact.num("position") || c.Seq != exact.num("sequence") {
-			t.Fatalf("%s: ticket seq %d - served %d = %d, exact position %s", u, c.Seq, doc.Served, place, exact.raw)
+		if place := rc.Leaf.Seq - doc.Served; place != exact.num("position") || rc.Leaf.Seq != exact.num("sequence") {
+			t.Fatalf("%s: receipt seq %d - served %d = %d, exact position %s", u, rc.Leaf.Seq, doc.Served, place, exact.raw)
 		}
-		if _, err := pass.Verify(jwks, tickets[u], "bo", "e1", time.Now()); err == nil {
-			t.Fatalf("%s's ticket accepted as an admission pass", u)
+		if _, err := pass.Verify(jwks, rc.Root, "bo", "e1", time.Now()); err == nil {
+			t.Fatalf("%s's signed root accepted as an admission pass", u)
 		}
 	}
 	gw := httptest.NewServer(hs.h)
@@ -69,12 +83,13 @@ func TestQueueTicketPlacesAgainstProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jwt.Parse([]byte(tickets["bob"]), jwt.WithKeySet(set), jwt.WithIssuer("bo"),
+	root := []byte(receipts["bob"].Root)
+	if _, err := jwt.Parse(root, jwt.WithKeySet(set), jwt.WithIssuer("bo"),
 		jwt.WithClaimValue("event_id", "e1"), jwt.WithRequiredClaim("exp")); err == nil {
-		t.Fatal("a validator of passes (exp required) accepted a queue ticket")
+		t.Fatal("a validator of passes (exp required) accepted a receipt's signed root")
 	}
-	if _, err := jwt.Parse([]byte(tickets["bob"]), jwt.WithKeySet(set), jwt.WithIssuer("bo")); err != nil {
-		t.Fatalf("the ticket's signature does not verify with the published JWKS: %v", err)
+	if _, err := jwt.Parse(root, jwt.WithKeySet(set), jwt.WithIssuer("bo")); err != nil {
+		t.Fatalf("the signed root does not verify with the published JWKS: %v", err)
 	}
 
 	// pause: the document says so

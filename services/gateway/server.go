@@ -27,6 +27,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/popularity"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
+	"github.com/boxoffice/boxoffice/pkg/receipt"
 	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
 )
 
@@ -137,6 +138,11 @@ type Server struct {
 	// the admission log's chains (fairness_handlers.go)
 	fairOnce sync.Once
 	fairLog  *fairness.Log
+	// join receipts (receipts.go): the batcher and each event's draw
+	// commitment
+	receiptsOnce sync.Once
+	receipts     *receipt.Batcher
+	drawCommits  snapshotCache[string]
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which

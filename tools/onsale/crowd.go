@@ -21,10 +21,10 @@ import (
 // (queued, active), "" when it failed.
 func (s *sim) join(i int) string {
 	var j struct {
-		Status   string `json:"status"`
-		Sequence int64  `json:"sequence"`
-		Ticket   string `json:"ticket"`
-		Code     string `json:"code"`
+		Status   string          `json:"status"`
+		Sequence int64           `json:"sequence"`
+		Receipt  json.RawMessage `json:"receipt"`
+		Code     string          `json:"code"`
 	}
 	t0 := time.Now()
 	code, _, err := s.call("POST", "/api/booking/request", s.token(i), map[string]string{"event_id": s.c.EventID}, nil, &j)
@@ -34,8 +34,8 @@ func (s *sim) join(i int) string {
 		return ""
 	}
 	s.r.Joined.Add(1)
-	if j.Ticket != "" {
-		s.r.Tickets.Add(1)
+	if len(j.Receipt) > 0 {
+		s.r.Receipts.Add(1)
 	}
 	s.seqs[i].Store(j.Sequence)
 	switch j.Status {

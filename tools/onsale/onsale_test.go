@@ -15,7 +15,7 @@ import (
 
 func TestMain(m *testing.M) { stacktest.Main(m) }
 
-// stack starts every service with a pass key (joins carry queue tickets).
+// stack starts every service with a pass key (queued joins carry receipts).
 func stack(t testing.TB, logDir string, env map[string]string) *stacktest.Stack {
 	e := map[string]string{"PASS_KEYS": "onsale:lb3E06HVniHLsVjhSd1bQHPg-Y5kHfQjBsVGW8uUcMo"}
 	maps.Copy(e, env)
@@ -30,7 +30,7 @@ func configFor(s *stacktest.Stack, users int) Config {
 }
 
 // A few hundred users play a whole on-sale against the real stack: every
-// one joins (with a ticket), the sale ends within its bound (sold out),
+// one joins (with a receipt), the sale ends within its bound (sold out),
 // and the report adds up: every admission ended paid or abandoned, every
 // payment is a seat sold, the room is empty, nobody was sold a seat
 // twice, polls and the WebSocket sample ran, and nothing failed.
@@ -53,8 +53,8 @@ func TestOnsaleSmoke(t *testing.T) {
 		t.Error("the sale did not end within its bound")
 	case r.ErrorCount() != 0:
 		t.Errorf("%d errors", r.ErrorCount())
-	case joined != int64(c.Users) || r.Tickets.Load()+r.JoinedActive.Load() != joined:
-		t.Errorf("joined %d of %d; %d tickets + %d admitted at once", joined, c.Users, r.Tickets.Load(), r.JoinedActive.Load())
+	case joined != int64(c.Users) || r.Receipts.Load()+r.JoinedActive.Load() != joined:
+		t.Errorf("joined %d of %d; %d receipts + %d admitted at once", joined, c.Users, r.Receipts.Load(), r.JoinedActive.Load())
 	case admitted != r.Paid.Load()+r.Abandoned.Load():
 		t.Errorf("admitted %d != paid %d + abandoned %d", admitted, r.Paid.Load(), r.Abandoned.Load())
 	case r.Paid.Load() != int64(c.Rows*c.PerRow):

@@ -20,7 +20,7 @@ type Report struct {
 	Elapsed  time.Duration
 	Finished bool // the sale ended (queue empty or sold out) within Duration
 
-	Joined, JoinedActive, Tickets       atomic.Int64
+	Joined, JoinedActive, Receipts      atomic.Int64
 	ProgressPolls, Progress304          atomic.Int64
 	Admitted, Paid, Abandoned           atomic.Int64
 	SoldOut, TurnLost, ServedButWaiting atomic.Int64
@@ -191,8 +191,8 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "on-sale %s: %d users (seed %d) over %v (spike %.0f%%), %d×%d seats, room %d, hold %v\n",
 		c.EventID, c.Users, c.Seed, c.Arrive, c.Spike*100, c.Rows, c.PerRow, c.Capacity, c.Hold)
 	fmt.Fprintf(w, "  ran %v (bound %v), finished: %v\n", r.Elapsed.Round(time.Millisecond), c.Duration, r.Finished)
-	fmt.Fprintf(w, "  joins        %d ok (%d admitted at once, %d tickets), %.0f/s\n",
-		r.Joined.Load(), r.JoinedActive.Load(), r.Tickets.Load(), r.JoinsPerSec())
+	fmt.Fprintf(w, "  joins        %d ok (%d admitted at once, %d receipts), %.0f/s\n",
+		r.Joined.Load(), r.JoinedActive.Load(), r.Receipts.Load(), r.JoinsPerSec())
 	fmt.Fprintf(w, "  admissions   %d, %.1f/s; paid %d, abandoned %d, sold out %d, turn lost %d, seat conflicts %d\n",
 		r.Admitted.Load(), r.AdmissionsPerSec(), r.Paid.Load(), r.Abandoned.Load(), r.SoldOut.Load(), r.TurnLost.Load(), r.SeatConflicts.Load())
 	fmt.Fprintf(w, "  progress     %d polls (%d × 304) by %d pollers every %v; %d WebSockets held\n",
