@@ -43,7 +43,8 @@ func TestJourney(t *testing.T) {
 
 	s := stacktest.Start(t, stacktest.Options{
 		LogDir: filepath.Join(out, "logs"),
-		Env:    map[string]string{"SAFETY_NET_INTERVAL": "10m"},
+		// PASS_KEYS: queued joins carry receipts (chance, joinReceiptShown)
+		Env: map[string]string{"SAFETY_NET_INTERVAL": "10m", "PASS_KEYS": "browser:mMh0aKc4ffs7jEyXs0v5Cz4uF0RIDyq3n6x7mhS3bGo"},
 		ServiceEnv: map[string]map[string]string{
 			stacktest.Notifier: {"POSITION_INTERVAL": "500ms"},
 		},

@@ -1,6 +1,8 @@
 package browser
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/boxoffice/boxoffice/pkg/receipt"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
 
@@ -113,6 +116,7 @@ func chanceOfATicket(t *testing.T, s *stacktest.Stack, b *browser) {
 		text("#chance") === "Unlikely: most seats will be gone before your turn" &&
 		text("#chance-note").includes("leave the queue") && shown("#leave")`)
 	p.shot("62-chance-unlikely")
+	joinReceiptShown(t, s, p, ev, 21)
 	for i := 0; i < 8; i++ {
 		// the admitted fan leaves without buying: the next one is admitted
 		if code, err := ahead[i].Do("POST", "/api/booking/cancel", map[string]string{"event_id": ev}, nil); err != nil || code != http.StatusOK {
@@ -125,4 +129,44 @@ func chanceOfATicket(t *testing.T, s *stacktest.Stack, b *browser) {
 		window.__said.some((s) => s.includes("Chance of a ticket: Slim chance."))`)
 	p.shot("63-chance-slim")
 	p.noExceptions()
+}
+
+// joinReceiptShown: beside the chance, the waiting page shows the join's
+// receipt (join number seq), which verifies offline against the
+// gateway's JWKS and binds the page's user; it offers a download of it
+// and copies it (or, without the clipboard, selects it); axe-core finds
+// nothing with the receipt open.
+func joinReceiptShown(t *testing.T, s *stacktest.Stack, p *page, eventID string, seq int64) {
+	t.Helper()
+	p.waitFor("the join receipt", 10*time.Second,
+		`shown("#receipt-row") && text("#receipt-seq") === "`+strconv.FormatInt(seq, 10)+`" && shown("#chance-row") &&
+		document.querySelector("#receipt-download").href.startsWith("blob:") &&
+		document.querySelector("#receipt-download").download === "receipt-`+eventID+`-`+strconv.FormatInt(seq, 10)+`.json"`)
+	var r receipt.Receipt
+	if err := json.Unmarshal([]byte(p.str(`document.querySelector("#receipt-text").textContent`)), &r); err != nil {
+		t.Fatalf("the page's receipt: %v", err)
+	}
+	resp, err := http.Get(s.GatewayURL() + "/.well-known/jwks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := receipt.VerifyFor(r, jwks, eventID)
+	if err != nil || r.Leaf.Seq != seq {
+		t.Fatalf("the page's receipt (seq %d) does not verify: %v", r.Leaf.Seq, err)
+	}
+	if user := p.str(`localStorage.getItem("bo_user")`); !receipt.Binds(r, c, user) {
+		t.Fatalf("the page's receipt does not bind its user %q", user)
+	}
+	p.do("copy the receipt", chromedp.Click(chromedp.ID("receipt-copy")))
+	p.waitFor("copied, or selected to copy", 5*time.Second,
+		`text("#receipt-status") === "Receipt copied." ||
+		 (text("#receipt-status").startsWith("Selected below") && document.querySelector("#receipt-details").open &&
+		  String(window.getSelection()).includes('"root"'))`)
+	p.do("open the receipt", chromedp.Evaluate[chromedp.Void](`document.querySelector("#receipt-details").open = true`))
+	p.shot("64-join-receipt")
 }

@@ -57,6 +57,10 @@
     // chance: the progress document's chance parameters (pkg/chance) and
     // when they were read; chanceWords: the words last shown.
     chance: null, chanceAt: 0, chanceFetching: false, chanceWords: "",
+    // receipt: the join receipt of the current join (docs/admission-pass.md,
+    // "The join receipt"), kept in localStorage across reloads;
+    // receiptURL: its download's object URL.
+    receipt: null, receiptURL: "",
   };
 
   function notifierURL() {
@@ -485,6 +489,7 @@
       const r = await api("POST", "/api/booking/request", body, opts);
       codeError("");
       S.seq = r.sequence || S.seq;
+      if (r.receipt) keepReceipt(r.receipt);
       S.firstAhead = null; S.exact = null; S.eta = null; S.lastLocal = Date.now(); S.chanceWords = "";
       // The join's answer has the position's fields; the open socket needs
       // no reconnect (the notifier sends to the user's connections
@@ -820,6 +825,7 @@
     const arriving = $("#panel-waiting").hidden;
     show("#panel-waiting");
     $("#ref").textContent = `${eventID}-${S.seq}`;
+    showReceipt();
     if (m.prequeued) S.drawAtMS = Date.parse(m.prequeued) || 0;
     if (S.drawAtMS > Date.now()) { drawCountdown(arriving); return; }
     S.drawAtMS = 0;
@@ -854,6 +860,53 @@
       announce(`You are number ${pos} in the queue. Estimated wait: ${$("#eta").textContent}.${chance}`);
     } else if (chanceChanged) announceChance(pos);
     if (arriving) restoreTitle();
+  }
+
+  // ---- the join receipt (docs/admission-pass.md, "The join receipt") ----
+
+  // keepReceipt keeps the receipt of a join, for this page and a reload.
+  function keepReceipt(r) {
+    S.receipt = r;
+    try { localStorage.setItem("bo_receipt_" + eventID, JSON.stringify(r)); } catch (_) { /* private mode */ }
+  }
+  // showReceipt shows the current join's receipt (one of an older join
+  // of this event is not shown), with its copy and download.
+  function showReceipt() {
+    if (!S.receipt) {
+      try { S.receipt = JSON.parse(localStorage.getItem("bo_receipt_" + eventID) || "null"); } catch (_) { /* none */ }
+    }
+    const r = S.receipt;
+    const ok = !!(r && r.leaf && r.leaf.seq === S.seq && r.leaf.event_id === eventID);
+    $("#receipt-row").hidden = !ok;
+    if (!ok) return;
+    const text = JSON.stringify(r, null, 2);
+    if ($("#receipt-text").textContent === text) return;
+    $("#receipt-text").textContent = text;
+    $("#receipt-seq").textContent = String(r.leaf.seq);
+    $("#receipt-status").textContent = "";
+    if (S.receiptURL) URL.revokeObjectURL(S.receiptURL);
+    S.receiptURL = URL.createObjectURL(new Blob([text + "\n"], { type: "application/json" }));
+    const a = $("#receipt-download");
+    a.href = S.receiptURL;
+    a.download = `receipt-${eventID}-${r.leaf.seq}.json`;
+    $("#receipt-copy").onclick = copyReceipt;
+  }
+  // copyReceipt copies the receipt; where the clipboard is refused, it
+  // opens the receipt and selects it for the fan to copy.
+  async function copyReceipt() {
+    const text = $("#receipt-text").textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      $("#receipt-status").textContent = "Receipt copied.";
+    } catch (_) {
+      $("#receipt-details").open = true;
+      const range = document.createRange();
+      range.selectNodeContents($("#receipt-text"));
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      $("#receipt-status").textContent = "Selected below: copy it with your keyboard or menu.";
+    }
   }
 
   // ---- the chance of a ticket (docs/http-api.md, "Chance of a ticket") ----
