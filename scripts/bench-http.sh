@@ -21,6 +21,13 @@
 #   environment)
 #   GATEWAY_GOMAXPROCS=1 scripts/bench-http.sh  # the gateway alone on one P
 #                                              # (docs/scaling.md, "GOMAXPROCS")
+#   PEER=http://127.0.0.1:18300 scripts/bench-http.sh
+#                                              # also a peer's join (POST
+#                                              # $PEER/join, wrk, same
+#                                              # connections) right after each
+#                                              # gateway join: the join's ratio
+#                                              # to it, run by run
+#                                              # (scripts/bench-peer.sh)
 #
 # The CPU column is the gateway's and Redis's CPU time during each wrk run
 # (/proc/<pid>/stat) divided by its requests. Each round also runs
@@ -125,6 +132,10 @@ for c in $CONNS; do
 		# join: new users (new tokens, as a real join has) join a fresh event
 		tokens "$TMP/t$c-$r" "u$c-$r-" "$TOKENS"
 		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"${EV}http$c-$r\"}" "$TMP/t$c-$r" 0
+		if [[ -n ${PEER:-} ]]; then
+			wrk -t"$THREADS" -c"$c" -d"$DURATION" -s scripts/lib/wrk-post.lua "$PEER/join" >"$TMP/peer$c-$r" 2>&1
+			echo "$c $(rps "$TMP/join$c-$r") $(rps "$TMP/peer$c-$r") $(errs "$TMP/peer$c-$r")" >>"$TMP/peer"
+		fi
 		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(set_rate "$c" "$RB_REQUESTS") $(rb "$c" enqueue "${EV}rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
 		# position: the users who just joined ask (their tokens are cached,
 		# as for a waiting user polling)
@@ -159,5 +170,21 @@ for (c, op), runs in sorted(rows.items()):
           f"| {statistics.median(r[4] for r in runs):,.0f} | {statistics.median(ratios):.2f} | {' '.join(f'{x:.2f}' for x in ratios)} "
           f"| {statistics.median(r[7] for r in runs):,.0f} | **{statistics.median(sets):.3f}** | {' '.join(f'{x:.3f}' for x in sets)} |")
 PY
+if [[ -n ${PEER:-} ]]; then
+	python3 - "$TMP/peer" "$PEER" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    c, gw, peer, non2xx = line.split()
+    runs.setdefault(int(c), []).append((float(gw), float(peer), int(non2xx or 0)))
+print()
+print(f"| connections | join req/s | peer join req/s ({sys.argv[2]}/join) | peer non-2xx | **join ÷ peer** (median) | per run |")
+print("|---|---|---|---|---|---|")
+for c, rs in sorted(runs.items()):
+    ratios = [g / p for g, p, _ in rs]
+    print(f"| {c} | {statistics.median(g for g, _, _ in rs):,.0f} | {statistics.median(p for _, p, _ in rs):,.0f} | {sum(n for _, _, n in rs)} "
+          f"| **{statistics.median(ratios):.2f}** | {' '.join(f'{x:.2f}' for x in ratios)} |")
+PY
+fi
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(redis-server --version | grep -Eo 'v=[0-9.]+'); wrk -t$THREADS -d$DURATION, $REPS alternating runs per row (p50/p99 of the median run); gateway, Redis, kafka-dev and the load generator on the same machine."
