@@ -13,9 +13,11 @@
 package receipt
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -148,6 +150,22 @@ func (r *Receipt) AppendJSON(b []byte) []byte {
 	return append(b, `"}`...)
 }
 
+// Parse reads a receipt as the join answers it (and the page downloads
+// it): a JSON object of exactly the receipt's fields (ErrBadLeaf
+// otherwise). It checks nothing else; Verify does.
+func Parse(b []byte) (Receipt, error) {
+	var r Receipt
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrBadLeaf, err)
+	}
+	if dec.More() {
+		return Receipt{}, fmt.Errorf("%w: more after the receipt", ErrBadLeaf)
+	}
+	return r, nil
+}
+
 // Errors of Verify, each a clear reason a receipt is refused.
 var (
 	// ErrBadSignature: the signed root is not a root signed by a key of
@@ -156,8 +174,8 @@ var (
 	// ErrWrongEvent: the leaf names another event than the signed root,
 	// or than the one asked for (VerifyFor).
 	ErrWrongEvent = errors.New("receipt: for another event")
-	// ErrBadLeaf: the leaf is malformed.
-	ErrBadLeaf = errors.New("receipt: malformed leaf")
+	// ErrBadLeaf: the receipt or its leaf is malformed.
+	ErrBadLeaf = errors.New("receipt: malformed")
 )
 
 // Verify checks a receipt against a JWKS document (the pass's keys, as

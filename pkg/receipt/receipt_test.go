@@ -289,3 +289,44 @@ func cpuNanos(b *testing.B) int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// Parse takes a receipt as answered, and refuses anything else.
+func TestParseTakesOnlyAReceipt(t *testing.T) {
+	s, jwks := keys(t, "k1")
+	out := make([]receipt.Receipt, 3)
+	if err := receipt.Sign(s, joins("e1", 3, time.Now()), out); err != nil {
+		t.Fatal(err)
+	}
+	raw := out[1].AppendJSON(nil)
+	r, err := receipt.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.VerifyFor(r, jwks, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "{", "[]", `{"leaf":{},"extra":1}`, string(raw) + "{}", `{"path":["short"]}`} {
+		if _, err := receipt.Parse([]byte(bad)); !errors.Is(err, receipt.ErrBadLeaf) {
+			t.Errorf("Parse(%q) = %v, want ErrBadLeaf", bad, err)
+		}
+	}
+}
+
+func FuzzParseAndVerify(f *testing.F) {
+	s, jwks := keys(f, "k1")
+	out := make([]receipt.Receipt, 3)
+	if err := receipt.Sign(s, joins("e1", 3, time.Now()), out); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(out[2].AppendJSON(nil))
+	f.Add([]byte(`{"leaf":{"event_id":"e1","seq":1},"index":0,"path":[],"root":"a.b.c"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := receipt.Parse(b)
+		if err != nil {
+			return
+		}
+		if _, err := receipt.Verify(r, jwks); err == nil && r.Root != out[2].Root && r.Root != out[0].Root {
+			t.Fatalf("a receipt under a root never signed verified: %s", b)
+		}
+	})
+}
