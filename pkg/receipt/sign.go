@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -81,6 +82,17 @@ type Batcher struct {
 
 	mu     sync.RWMutex // held to read closed and send on reqs atomically
 	closed bool
+
+	signatures, receipts atomic.Int64
+}
+
+// Counts are the signatures the batcher made and the receipts they
+// served (receipts / signatures is the mean batch).
+func (b *Batcher) Counts() (signatures, receipts int64) {
+	if b == nil {
+		return 0, 0
+	}
+	return b.signatures.Load(), b.receipts.Load()
 }
 
 type request struct {
@@ -91,8 +103,25 @@ type request struct {
 	signed bool // by the batcher's goroutine only
 }
 
-// maxBatch bounds the joins under one signature (and a path's length).
-const maxBatch = 256
+// maxBatch bounds the joins under one signature (and a path's length);
+// maxYields the rounds a batch waits for more joins.
+const (
+	maxBatch  = 256
+	maxYields = 8
+)
+
+// drain appends the requests waiting in reqs to batch, up to maxBatch.
+func drain(reqs chan *request, batch []*request) []*request {
+	for len(batch) < maxBatch {
+		select {
+		case r := <-reqs:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
 
 // NewBatcher starts a batcher signing with s; nil when s is nil (no
 // receipts without keys).
@@ -143,18 +172,16 @@ func (b *Batcher) loop() {
 		case r := <-b.reqs:
 			batch = append(batch[:0], r)
 		}
-		if len(b.reqs) == 0 {
-			// alone so far: let the joins that are ready to run (answered
-			// by the same Redis round trip) reach Issue first
+		// Let the joins that are ready to run (answered by the same Redis
+		// round trip) reach Issue first, for as long as yielding brings
+		// more: a Gosched returns at once when none is ready, so a lone
+		// join still waits for no timer.
+		for range maxYields {
+			n := len(batch)
 			runtime.Gosched()
-		}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-b.reqs:
-				batch = append(batch, r)
-			default:
-				break drain
+			batch = drain(b.reqs, batch)
+			if len(batch) == n || len(batch) == maxBatch {
+				break
 			}
 		}
 		b.sign(batch)
@@ -182,6 +209,8 @@ func (b *Batcher) sign(batch []*request) {
 			}
 		}
 		err := Sign(b.signer, joins, out[:len(joins)])
+		b.signatures.Add(1)
+		b.receipts.Add(int64(len(joins)))
 		for i, r := range group {
 			r.out, r.err = out[i], err
 			done++

@@ -17,6 +17,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
@@ -26,7 +27,8 @@ import (
 // (docs/architecture.md, "Two HTTP stacks"):
 //
 //   - fasthttp: the production server (FastServer) with join as a native
-//     route;
+//     route, without and with PASS_KEYS (fasthttp-receipts: every queued
+//     join gets its receipt, signed in batches);
 //   - net/http: a net/http server (service.NewHTTPServer) running the same
 //     handler, each request copied into a pooled fasthttp.RequestCtx and
 //     the answer copied back (viaNetHTTP; BenchmarkJoin/copy measures that
@@ -81,6 +83,15 @@ func BenchmarkJoin(b *testing.B) {
 	b.Run("fasthttp", func(b *testing.B) {
 		srv := hs.srv.FastServer()
 		run(b, serveBench(b, func(ln net.Listener) error { return srv.Serve(ln) }, func() { _ = srv.Shutdown() }))
+	})
+	b.Run("fasthttp-receipts", func(b *testing.B) { // with PASS_KEYS: every join queues with a receipt
+		keys := passKeys(b, "k1")
+		hs.srv.PassKeys, hs.srv.Pass = keys, pass.NewSigner(keys, "bo")
+		defer func() { hs.srv.PassKeys, hs.srv.Pass = nil, nil }()
+		srv := hs.srv.FastServer()
+		run(b, serveBench(b, func(ln net.Listener) error { return srv.Serve(ln) }, func() { _ = srv.Shutdown() }))
+		sigs, n := hs.srv.receiptBatcher().Counts()
+		b.ReportMetric(float64(n)/float64(max(sigs, 1)), "joins/signature")
 	})
 	b.Run("net/http", func(b *testing.B) {
 		srv := service.NewHTTPServer("", viaNetHTTP(hs.srv.FastHandler()))

@@ -14,7 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
-func passKeys(t *testing.T, kids ...string) pass.Keys {
+func passKeys(t testing.TB, kids ...string) pass.Keys {
 	var items []string
 	for _, kid := range kids {
 		b := make([]byte, 32)
