@@ -8,7 +8,7 @@ import (
 )
 
 // A signed head of an event's admission log (docs/fairness.md): the same
-// key and key set as the pass and the ticket, header typ LogHeadType, so
+// key and key set as the pass and the join receipts, header typ LogHeadType, so
 // neither can be taken for the other. It says: at iat, the event's log had
 // size entries and its last entry's hash was head.
 

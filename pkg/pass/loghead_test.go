@@ -38,11 +38,12 @@ func TestLogHeadIsNeitherPassNorTicket(t *testing.T) {
 	if _, err := pass.VerifyLogHead(jwks, head[:len(head)-2]+"AA", "bo", "e1", now); !errors.Is(err, pass.ErrInvalid) {
 		t.Fatalf("a bad signature: %v", err)
 	}
-	if _, err := pass.VerifyTicket(jwks, head, "bo", "e1", now); !errors.Is(err, pass.ErrInvalid) {
-		t.Fatalf("a head taken for a ticket: %v", err)
+	const rootType = "bo-receipt-root+jwt" // pkg/receipt's signed root
+	if err := pass.VerifyTyped(jwks, head, rootType, now, &headClaims{}); !errors.Is(err, pass.ErrInvalid) {
+		t.Fatalf("a head taken for a receipt's root: %v", err)
 	}
-	ticket, _ := s.SignTicket("e1", "alice", 7, now)
-	if _, err := pass.VerifyLogHead(jwks, ticket, "bo", "e1", now); !errors.Is(err, pass.ErrInvalid) {
-		t.Fatalf("a ticket taken for a head: %v", err)
+	root, _ := s.SignTyped(rootType, headClaims{EventID: "e1"})
+	if _, err := pass.VerifyLogHead(jwks, root, "bo", "e1", now); !errors.Is(err, pass.ErrInvalid) {
+		t.Fatalf("a receipt's root taken for a head: %v", err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // The progress document (GET /api/events/{id}/progress) is what every
 // waiting user needs to place itself, the same for all of them: the
 // notifier's per-tick broadcast as an HTTP resource. A client holding its
-// queue ticket (pkg/pass, from the join) has at most seq-served-1 users
+// join receipt (pkg/receipt, from the join) has at most seq-served-1 users
 // ahead and an ETA of that × 60 / rate_per_min, so polling it costs no
 // per-user Redis read: each gateway instance serves a per-event snapshot
 // (snapshot.go) read with one Store.GetEvent (the notifier's Counts) at

@@ -4,11 +4,11 @@
 // committed seed and closed list, that the log's hash chain links, that
 // its signed head verifies against the key set and matches the log, and
 // that every admission came in join order (the pre-queue in its draw's
-// order first). Given a receipt (the signed queue ticket), it also counts
+// order first). Given a join receipt (the join's, or the page's download), it also counts
 // how many who joined later were admitted earlier.
 //
 //	go run ./verify -gateway http://localhost:8080 -event tour-2026
-//	go run ./verify -gateway http://localhost:8080 -event tour-2026 -receipt "$(cat ticket.jwt)"
+//	go run ./verify -gateway http://localhost:8080 -event tour-2026 -receipt "$(cat receipt-tour-2026-41873.json)"
 //	go run ./verify -event tour-2026 -save record.json      # keep what was fetched
 //	go run ./verify -event tour-2026 -record record.json    # check a saved record
 //
@@ -36,7 +36,7 @@ func main() {
 	gateway := flag.String("gateway", "http://localhost:8080", "the gateway's base URL")
 	event := flag.String("event", "", "the event id")
 	issuer := flag.String("issuer", "boxoffice", "the key set's issuer (PASS_ISSUER)")
-	receipt := flag.String("receipt", "", "a receipt to check (the queue ticket of a join), optional")
+	receipt := flag.String("receipt", "", "a receipt to check (the join receipt, JSON), optional")
 	save := flag.String("save", "", "write the fetched record to this file")
 	record := flag.String("record", "", "check this saved record instead of fetching")
 	flag.Parse()

@@ -209,11 +209,11 @@ type ReceiptResult struct {
 
 // ReceiptChecker checks one kind of receipt of eventID against the key
 // set and returns the join sequence it proves; ok false when the receipt
-// is not of its kind. The queue ticket is one (checkTicket); another file
+// is not of its kind. The join receipt is one (checkJoinReceipt); another file
 // adds a kind by appending to receiptCheckers in its init.
 type ReceiptChecker func(jwks []byte, receipt, issuer, eventID string, now time.Time) (seq int64, ok bool, err error)
 
-var receiptCheckers = []ReceiptChecker{checkTicket}
+var receiptCheckers = []ReceiptChecker{checkJoinReceipt}
 
 // CheckReceipt checks receipt and counts who went ahead of it in rec's
 // log.
@@ -228,7 +228,7 @@ func CheckReceipt(rec Record, receipt, issuer string, now time.Time) (ReceiptRes
 		}
 		return overtakesOf(rec, seq), nil
 	}
-	return ReceiptResult{}, errors.New("the receipt is of no known kind (a queue ticket is a JWT with header typ " + pass.TicketType + ")")
+	return ReceiptResult{}, errors.New("the receipt is of no known kind (a join receipt is a JSON object: docs/admission-pass.md)")
 }
 
 // overtakesOf counts the admissions by join sequence after seq that came

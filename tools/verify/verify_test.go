@@ -20,8 +20,19 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/pass"
+	"github.com/boxoffice/boxoffice/pkg/receipt"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
+
+// joinReceipt is the join receipt of user's join of eventID with seq at
+// (a batch of one), as the join answers it.
+func joinReceipt(s *pass.Signer, eventID, user string, seq int64, at time.Time) string {
+	out := make([]receipt.Receipt, 1)
+	if err := receipt.Sign(s, []receipt.Join{{EventID: eventID, Seq: seq, At: at, UserID: user}}, out); err != nil {
+		return ""
+	}
+	return string(out[0].AppendJSON(nil))
+}
 
 // clock is the sale's test clock (booking.WithClock), behind real time so
 // every signature's iat is in the past of the verifier's.
@@ -44,7 +55,7 @@ type sale struct {
 	signer  *pass.Signer
 	keys    pass.Keys
 	srv     *httptest.Server
-	tickets map[string]string // user → queue ticket
+	tickets map[string]string // user → join receipt (JSON)
 	seqs    map[string]int64
 	clock   *clock
 }
@@ -89,7 +100,7 @@ func runSale(t *testing.T) *sale {
 						t.Error(err)
 						continue
 					}
-					tk, _ := s.signer.SignTicket("tour", u, r.Sequence, c.Now())
+					tk := joinReceipt(s.signer, "tour", u, r.Sequence, c.Now())
 					mu.Lock()
 					s.seqs[u], s.tickets[u] = r.Sequence, tk
 					mu.Unlock()
@@ -288,13 +299,18 @@ func tamper(t *testing.T, s *sale, rec Record) {
 		}
 	}
 	// receipts: another event's, a bad signature, someone overtaken
-	other, _ := s.signer.SignTicket("other", "u1", s.seqs["u1"], s.clock.Now())
+	other := joinReceipt(s.signer, "other", "u1", s.seqs["u1"], s.clock.Now())
 	if _, err := CheckReceipt(rec, other, issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "another event") {
 		t.Errorf("another event's receipt: %v", err)
 	}
 	tk := s.tickets["u1"]
-	if _, err := CheckReceipt(rec, tk[:len(tk)-4]+"AAAA", issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "does not verify") {
+	forged := strings.TrimSuffix(tk, `"}`) + `AAAA"}` // the signed root's signature, longer
+	if _, err := CheckReceipt(rec, forged, issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "does not verify") {
 		t.Errorf("a receipt with a bad signature: %v", err)
+	}
+	claimed := strings.Replace(tk, `"seq":`+strconv.FormatInt(s.seqs["u1"], 10), `"seq":`+strconv.FormatInt(s.seqs["u1"]+1000, 10), 1)
+	if _, err := CheckReceipt(rec, claimed, issuer, time.Now()); !errors.Is(err, receipt.ErrBadPath) {
+		t.Errorf("a receipt claiming another place: %v", err)
 	}
 	if _, err := CheckReceipt(rec, "not a receipt", issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "no known kind") {
 		t.Errorf("no receipt: %v", err)
