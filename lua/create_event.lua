@@ -4,7 +4,7 @@
 --   11 currency, 12 max_seats, 13 prices ('<len>:<cents>,...'),
 --   14 sections (JSON, for Go), 15.. seat ids in display order (unique)
 -- Replies: {'ok', total_seats} | {'event_exists'}
--- KEYS: config, seats, seatmap, status, seatidx (ops.go)
+-- KEYS: config, seats, seatmap, status, seatidx, runs (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
@@ -19,4 +19,5 @@ redis.call('HSET', K_CONFIG,
   'paused', 0, 'total', total, 'held', 0, 'sold', 0, 'served', 0)
 write_seatmap(FIRST, #ARGV)
 redis.call('SET', K_STATUS, string.rep('a', total))
+runs_build()
 return {'ok', total}

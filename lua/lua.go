@@ -35,8 +35,10 @@ var files embed.FS
 // part uses only what the parts before it define (Lua locals).
 var libParts = []string{
 	"base",      // the frame (KEYS, ARGV, K_*), numbers as text, users' state
+	"rows",      // rows, the status string, the index of free runs
 	"seats",     // the seat map, a seat's position, status and price
 	"holds",     // how a hold ends, expires or gets its grace
+	"select",    // a fan's selection: held whole, best available, no orphans
 	"payments",  // the payment registry
 	"outbox",    // the outbox's entries
 	"room",      // admission into the room, the admission rate

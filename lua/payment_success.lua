@@ -4,7 +4,7 @@
 -- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, sold_out_ms, amount_cents, seat_prices}
 --   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents, seat_prices}
 --   | {'not_found'} | {'payment_mismatch'} | {'event_not_found'}
--- KEYS: config, seats, seatmap, waiting, active, state, useq, useat, upay, ugrace, pays, status, seatidx (ops.go)
+-- KEYS: config, seats, seatmap, waiting, active, state, useq, useat, upay, ugrace, pays, status, seatidx, runs (ops.go)
 local user, pid = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local _, now = clock()

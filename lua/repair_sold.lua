@@ -2,7 +2,7 @@
 -- ARGV: 4 per seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', repaired, already, {conflicting seat ids}, {unknown seat ids}}
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, status, seatidx (ops.go)
+-- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, status, seatidx, runs (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local repaired, already, conflicts, unknown = 0, 0, {}, {}
 for i = 1, #ARGV - 3, 4 do

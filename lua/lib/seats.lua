@@ -49,9 +49,11 @@ end
 -- On an event created before the string existed the write may leave a
 -- string with holes ('\0'); its next read rebuilds it whole from the
 -- seats hash (seat_status.lua).
+-- The write goes through status_write (rows.lua), which keeps the row's
+-- free-run index right: a script calling this takes the runs key.
 local function set_seat_status(seat, code)
   local i = seat_index(seat)
-  if i then redis.call('SETRANGE', K_STATUS, i, code) end
+  if i then status_write(i, code) end
 end
 
 -- A seat's price in cents: the price of the section (config 'prices') its

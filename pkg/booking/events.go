@@ -223,6 +223,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), Challenge: challengeOf(cfg),
 		HoldsPausedSince:    ms(n("hold_paused_at")),
 		ProviderOutageEnded: ms(n("hold_outage_ended_at")),
+		NoOrphanRule:        cfg["no_orphans"] == "1",
 		Phase:               cfg["phase"], Audience: cfg["audience"],
 	}
 	if e.Audience == "" {
@@ -370,6 +371,9 @@ type EventConfig struct {
 	// proof-of-work challenge (checked by the gateway), or ChallengeNone
 	// (also the empty string).
 	Challenge string
+	// NoOrphanRule refuses a manual selection that leaves a single free
+	// seat in a row while another choice would not (bestavail.go).
+	NoOrphanRule bool
 }
 
 // Event is an event's configuration and live counts.
@@ -408,7 +412,9 @@ type Event struct {
 	// join in it (AudiencePublic, AudienceCode: SetPhase).
 	Phase    string `json:"phase,omitempty"`
 	Audience string `json:"audience"`
-	Counts   Counts `json:"counts"`
+	// NoOrphanRule: manual selections are held to the no-orphan rule.
+	NoOrphanRule bool   `json:"no_orphan_rule"`
+	Counts       Counts `json:"counts"`
 	// HoldsPausedSince is when the payment provider was declared degraded
 	// and the hold clocks stopped (provider.go); zero while they run.
 	HoldsPausedSince time.Time `json:"-"`
@@ -439,6 +445,9 @@ type EventUpdate struct {
 	EarlyJoin *time.Duration
 	// Challenge switches the proof-of-work challenge ("pow" or "none").
 	Challenge *string
+	// NoOrphanRule switches the no-orphan rule for manual selections on
+	// or off, for selections from now on.
+	NoOrphanRule *bool
 }
 
 // Counts are an event's live numbers.

@@ -97,6 +97,9 @@ func (u EventUpdate) doorArgs() ([]any, error) {
 		}
 		args = append(args, "challenge", v)
 	}
+	if u.NoOrphanRule != nil {
+		args = append(args, "no_orphans", boolArg(*u.NoOrphanRule))
+	}
 	return args, nil
 }
 
@@ -114,18 +117,22 @@ func doorUpdate(c EventConfig) []any {
 	if c.Challenge == ChallengePoW {
 		args = append(args, "challenge", c.Challenge)
 	}
+	if c.NoOrphanRule {
+		args = append(args, "no_orphans", 1)
+	}
 	return args
 }
 
 // sameDoor reports whether e has c's door settings.
 func sameDoor(e Event, c EventConfig) bool {
-	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin && e.Challenge == c.Challenge
+	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin && e.Challenge == c.Challenge &&
+		e.NoOrphanRule == c.NoOrphanRule
 }
 
 // noDoor reports whether e has no door setting (created by a create whose
 // door update did not run).
 func noDoor(e Event) bool {
-	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone
+	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone && !e.NoOrphanRule
 }
 
 // challengeOf is the event's challenge setting from its config hash.

@@ -200,6 +200,7 @@ func (f *fixture) checkInvariants(event string) {
 		}
 	}
 	f.checkSeatStatus(event, seats)
+	f.checkRuns(event)
 	c := f.counts(event)
 	if c.Held != held || c.Sold != sold {
 		f.t.Errorf("counters held=%d sold=%d, seat map held=%d sold=%d", c.Held, c.Sold, held, sold)

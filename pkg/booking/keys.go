@@ -2,7 +2,7 @@ package booking
 
 import "github.com/boxoffice/boxoffice/lua"
 
-// keysFor returns the 19 keys every booking script may take, in the order
+// keysFor returns the 20 keys every booking script may take, in the order
 // of lua.EventKey (the booking functions' KEYS are declared in lua/ops.go
 // as indexes into this list). They all carry the hash tag {eventID}, so
 // one event's keys live in one Redis Cluster slot and every script is
@@ -38,6 +38,7 @@ const (
 	kSeatidx = lua.Seatidx
 	kAlog    = lua.Alog
 	kCodes   = lua.Codes
+	kRuns    = lua.Runs
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

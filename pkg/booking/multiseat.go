@@ -79,6 +79,7 @@ func SplitSeats(csv string) []string {
 // replaces the selection atomically. Errors: ErrNotFound, ErrInvalidState,
 // ErrHoldExpired, ErrSeatUnknown (*SeatUnknownError), ErrSeatUnavailable,
 // ErrSeatNotForSale (*SeatsNotForSaleError: seats operators hold or killed),
+// ErrOrphanSeat (*OrphanSeatError: the no-orphan rule, bestavail.go),
 // ErrTooManySeats (*TooManySeatsError), ErrInvalidArgument (no seat, or
 // one twice), ErrEventNotFound.
 func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs []string) (time.Time, error) {
@@ -104,6 +105,10 @@ func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs [
 	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","))
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrOrphanSeat):
+			var orphan OrphanSeatError
+			r.scan(&orphan.Orphans, &orphan.Suggested)
+			return time.Time{}, &orphan
 		case errors.Is(err, ErrSeatNotForSale):
 			var kept SeatsNotForSaleError
 			r.scan(&kept.Seats)

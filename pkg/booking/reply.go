@@ -34,6 +34,9 @@ var codeErrors = map[string]error{
 	"code_used_up":      ErrCodeUsedUp,
 	"code_required":     ErrCodeRequired,
 	"not_selected":      ErrNotSelected,
+	"no_adjacent_seats": ErrNoAdjacentSeats,
+	"section_unknown":   ErrSectionUnknown,
+	"orphan_seat":       ErrOrphanSeat,
 }
 
 // reply is a script's array reply. A script always answers an array whose

@@ -1,0 +1,33 @@
+-- select_best: hold the best count adjacent seats for an admitted user (best available), as lock_seat would.
+-- ARGV: 1 user_id, 2 count, 3 section name ('': any section)
+-- Replies: {'ok', seat_ids, deadline_ms, orphaned} (orphaned 1: it leaves a single free seat,
+--   no other choice fitting) | {'not_found'} | {'invalid_state', state} | {'hold_expired'}
+--   | {'too_many_seats', max} | {'section_unknown'} | {'no_adjacent_seats', largest, available}
+--   | {'invalid_argument'} | {'event_not_found'}
+-- KEYS: config, seats, seatmap, waiting, active, state, useat, status, seatidx, codes, runs (ops.go)
+-- The best seats: the first row (the event's section order, then row
+-- order) with count adjacent free seats, nearest its centre
+-- (lib/select.lua best_place); found through the index of free runs
+-- (lib/rows.lua), O(row length). largest is the most adjacent seats
+-- still free together in the section, available the seats on sale.
+local user, count, section = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local deadline, now, hnow = selecting_user(user)
+if not deadline then return now end -- the error reply
+if not count or count < 1 or count ~= math.floor(count) then return {'invalid_argument'} end
+local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
+local cmax = code_seats(user) -- a redeemed access code may allow fewer (lib/codes.lua)
+if cmax and cmax < max then max = cmax end
+if count > max then return {'too_many_seats', max} end
+ensure_runs()
+local r0, r1 = section_rows(section)
+if not r0 then return {'section_unknown'} end
+local pos, orphaned = best_place(count, r0, r1, true, true)
+if not pos then
+  local c = redis.call('HMGET', K_CONFIG, 'total', 'held', 'sold', 'reserved', 'killed')
+  return {'no_adjacent_seats', largest_run(count, r0, r1),
+    num(c[1]) - num(c[2]) - num(c[3]) - num(c[4]) - num(c[5])}
+end
+local want = seats_at(pos, count)
+local reply = hold_seats(user, want, table.concat(want, ','), deadline, now, hnow, false)
+if reply[1] == 'ok' then reply[4] = orphaned and 1 or 0 end
+return reply
