@@ -54,6 +54,9 @@ var bookingErrors = []struct {
 	{booking.ErrNotSelected, http.StatusForbidden, "not_selected"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, httpapi.CodeInvalidArgument},
 	{booking.ErrRateLimited, http.StatusTooManyRequests, httpapi.CodeRateLimited},
+	{booking.ErrSectionUnknown, http.StatusNotFound, "section_not_found"},
+	{booking.ErrNoAdjacentSeats, http.StatusConflict, "no_adjacent_seats"},
+	{booking.ErrOrphanSeat, http.StatusConflict, "orphan_seat"},
 }
 
 // Status returns the HTTP status and code for err. Booking sentinels map

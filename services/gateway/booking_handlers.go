@@ -383,7 +383,8 @@ func (s *Server) bookingRequest(c *gin.Context, req bookingBody) (user string, o
 // (or "seat_id"): all the seats are held or none; selecting again
 // replaces the selection. A 409 seat_unavailable names the taken seats
 // in "seat_ids"; a 409 seat_not_for_sale the seats operators hold or
-// killed (seat_marks.go).
+// killed (seat_marks.go); a 409 orphan_seat the seats the choice would
+// leave single and a suggestion (best_available.go).
 func (s *Server) selectSeat(c *gin.Context) {
 	var req selectSeatRequest
 	user, ok := s.bookingRequest(c, &req)
@@ -396,7 +397,11 @@ func (s *Server) selectSeat(c *gin.Context) {
 	var kept *booking.SeatsNotForSaleError
 	var many *booking.TooManySeatsError
 	var unknown *booking.SeatUnknownError
+	var orphan *booking.OrphanSeatError
 	switch {
+	case errors.As(err, &orphan):
+		refuseOrphan(c, err, orphan)
+		return
 	case errors.As(err, &kept):
 		status, code := bookinghttp.Status(err)
 		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),

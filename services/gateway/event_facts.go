@@ -96,6 +96,9 @@ func eventSettings(cfg booking.EventConfig) string {
 	if cfg.Challenge == booking.ChallengePoW {
 		kv["challenge"] = cfg.Challenge
 	}
+	if cfg.NoOrphanRule {
+		kv["no_orphan_rule"] = "true"
+	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
 		keys = append(keys, k)

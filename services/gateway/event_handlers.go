@@ -203,12 +203,15 @@ type createEventRequest struct {
 	// Challenge "pow" asks every join for a solved proof-of-work
 	// challenge (challenge.go); "none" or absent: no challenge.
 	Challenge string `json:"challenge"`
+	// NoOrphanRule refuses a manual selection that leaves a single free
+	// seat in a row while another choice fits (best_available.go).
+	NoOrphanRule bool `json:"no_orphan_rule"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
 	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
 		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder,
-		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge}
+		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule}
 	if r.PriceCents != nil {
 		cfg.PriceCents = *r.PriceCents
 	}
@@ -337,6 +340,8 @@ type updateEventRequest struct {
 	EarlyJoinSeconds *float64 `json:"early_join_seconds"`
 	// Challenge switches the join challenge: "pow" or "none".
 	Challenge *string `json:"challenge"`
+	// NoOrphanRule switches the no-orphan rule for manual selections.
+	NoOrphanRule *bool `json:"no_orphan_rule"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -348,15 +353,17 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
-		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge}
+		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge,
+		NoOrphanRule: req.NoOrphanRule}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
 		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
-		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil {
+		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil &&
+		req.NoOrphanRule == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge", "no_orphan_rule"`)
 		return
 	}
 	if req.Challenge != nil {

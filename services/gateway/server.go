@@ -183,6 +183,7 @@ func (s *Server) Handler() http.Handler {
 
 	b := api.Group("/booking", httpapi.Authenticate(s.Auth))
 	b.POST("/select-seat", s.selectSeat)
+	b.POST("/select-best", s.selectBest) // best_available.go
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)
 
