@@ -211,6 +211,31 @@ func TestOpenAPIContract(t *testing.T) {
 	want(t, hs.do("PUT", "/api/admin/provider", hs.admin, map[string]any{"degraded": false}), 200, "")
 	bad("PUT", "/api/admin/provider", hs.admin, `{}`, 400, "invalid_argument")
 	bad("PUT", "/api/admin/provider", hs.admin, `{"degraded":1}`, 400, "invalid_body")
+	// best available and the no-orphan rule (best_available.go)
+	hs.createEvent(map[string]any{"id": "best", "max_seats_per_order": 3, "capacity": 5, "no_orphan_rule": true,
+		"sections": []map[string]any{{"name": "Floor", "rows": 1, "seats_per_row": 5, "price_cents": 5000}}})
+	dave, erin, frank := hs.token("dave", ""), hs.token("erin", ""), hs.token("frank", "")
+	for _, u := range []string{dave, erin, frank} {
+		want(t, hs.do("POST", "/api/booking/request", u, map[string]any{"event_id": "best"}), 200, "")
+	}
+	if r := hs.do("POST", "/api/booking/select-best", dave, map[string]any{"event_id": "best", "count": 2}); r.code != 200 || !strings.Contains(r.raw, `["A1","A2"]`) {
+		t.Fatalf("best 2: %s", r.raw)
+	}
+	if r := hs.do("POST", "/api/booking/select-seat", erin, map[string]any{"event_id": "best", "seat_id": "A4"}); r.code != 409 || r.str("code") != "orphan_seat" || !strings.Contains(r.raw, `"suggested_seat_ids":["A3"]`) {
+		t.Fatalf("an orphaning choice: %s", r.raw)
+	}
+	want(t, hs.do("POST", "/api/booking/select-best", erin, map[string]any{"event_id": "best", "count": 3, "section": "Floor"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-best", frank, map[string]any{"event_id": "best", "count": 1}), 409, "no_adjacent_seats")
+	want(t, hs.do("POST", "/api/booking/select-best", frank, map[string]any{"event_id": "best", "count": 1, "section": "Balcony"}), 404, "section_not_found")
+	want(t, hs.do("POST", "/api/booking/select-best", frank, map[string]any{"event_id": "best", "count": 4}), 400, "too_many_seats")
+	want(t, hs.do("POST", "/api/booking/select-best", frank, map[string]any{"event_id": "nope", "count": 1}), 404, "event_not_found")
+	want(t, hs.do("POST", "/api/booking/select-best", bob, map[string]any{"event_id": "best", "count": 1}), 404, "booking_not_found")
+	bad("POST", "/api/booking/select-best", frank, `{"event_id":"best","count":0}`, 400, "invalid_body")
+	bad("POST", "/api/booking/select-best", frank, `{"event_id":"best"}`, 400, "invalid_body")
+	bad("POST", "/api/booking/select-best", frank, `{"event_id":"best","count":11}`, 400, "invalid_body")
+	bad("POST", "/api/booking/select-best", frank, `{"event_id":"best","count":"2"}`, 400, "invalid_body")
+	bad("POST", "/api/booking/select-best", "", map[string]any{"event_id": "best", "count": 1}, 401, "unauthorized")
+	want(t, hs.do("PATCH", "/api/admin/events/best", hs.admin, map[string]any{"no_orphan_rule": false}), 200, "")
 	ct.Report()
 }
 
