@@ -132,8 +132,9 @@ end
 -- free seat beside a seat it takes (the user's own previous seats count
 -- as free), or when no other choice of as many adjacent seats avoids
 -- one; else the refusal {'orphan_seat', {seats left single}, {suggested
--- seats}}: the nearest clean choice in the first seat's row, else the
--- best in its section. O(row length) per row the selection touches.
+-- seats}}: the nearest clean choice in the first seat's row (the user's
+-- own seats free), else the best in its section (the user's own seats
+-- taken). O(row length) per row the selection touches.
 local function orphan_refusal(user, want)
   ensure_runs()
   local rows, order = {}, {}
@@ -145,12 +146,12 @@ local function orphan_refusal(user, want)
       local r = rows[row]
       if not r then
         local s = redis.call('GETRANGE', K_STATUS, start, start + len - 1)
-        r = {start = start, len = len, s = s, bytes = {}, first = i}
+        r = {start = start, len = len, bytes = {}, want = {}, first = i}
         for j = 1, len do r.bytes[j] = string.sub(s, j, j) end
         rows[row] = r
         order[#order + 1] = row
       end
-      r.bytes[i - start + 1] = 'x'
+      r.want[#r.want + 1] = i - start + 1
     end
   end
   local mine = 'h:' .. user
@@ -161,6 +162,11 @@ local function orphan_refusal(user, want)
       local r = row and rows[row]
       if r and r.bytes[i - start + 1] == 'h' then r.bytes[i - start + 1] = 'a' end
     end
+  end
+  for _, row in ipairs(order) do
+    local r = rows[row]
+    r.s = table.concat(r.bytes) -- the row with the user's own seats free
+    for _, j in ipairs(r.want) do r.bytes[j] = 'x' end
   end
   local orphans = {}
   for _, row in ipairs(order) do

@@ -67,6 +67,7 @@ func TestJourney(t *testing.T) {
 	t.Run("large-map-phone", func(t *testing.T) { largeMapPhone(t, s, b) })
 	t.Run("multi-seat", func(t *testing.T) { multiSeat(t, s, b) })
 	t.Run("held-and-killed", func(t *testing.T) { heldAndKilled(t, s, b) })
+	t.Run("best-available", func(t *testing.T) { bestAvailable(t, s, b) })
 	t.Run("prequeue", func(t *testing.T) { prequeueCountdown(t, s, b) })
 	t.Run("provider-outage", func(t *testing.T) { providerOutage(t, s, b) })
 	t.Run("access-code", func(t *testing.T) { accessCode(t, s, b) })

@@ -98,6 +98,7 @@
       const e = new Error((data && data.message) || r.statusText);
       e.status = r.status; e.code = (data && data.code) || (r.status >= 500 ? "unavailable" : "http_" + r.status);
       e.seatIDs = (data && Array.isArray(data.seat_ids)) ? data.seat_ids : null; // a 409 names the taken seats
+      e.body = data || {};
       throw e;
     }
     return data;
@@ -141,6 +142,9 @@
     seat_not_found: "That seat does not exist.",
     seat_unavailable: "That seat was just taken. Please pick another.",
     seat_not_for_sale: "That seat is not for sale. Please pick another.",
+    orphan_seat: "That choice would leave a single seat free that nobody could buy. Please pick others.",
+    no_adjacent_seats: "There are not that many seats free together. Try fewer seats, or another section.",
+    section_not_found: "That section does not exist. Pick another.",
     cannot_cancel: "This booking can no longer be cancelled.",
     payment_mismatch: "That payment does not belong to this booking.",
     late_payment: "The payment arrived after your hold expired; it was not used and will be refunded.",
@@ -290,6 +294,7 @@
     confirmStep("#leave", "#leave-confirm", "#leave-yes", "#leave-no", () => cancel("You left the queue."));
     confirmStep("#release", "#release-confirm", "#release-yes", "#release-no", () => cancel("You released your seat and left the room."));
     seatGridEvents();
+    bestEvents();
     if ("Notification" in window) {
       $("#notify-row").hidden = false;
       $("#notify").onchange = (e) => {
@@ -1153,6 +1158,7 @@
     renderWindow();
     for (const b of S.seatEls.values()) paintSeat(b);
     rove();
+    bestForm();
     performance.measure("renderSeats", "renderSeats-start"); // read by the browser test
   }
 
@@ -1369,6 +1375,7 @@
   // all of it or none, replacing what was held.
   async function selectSeats(ids) {
     error("");
+    $("#suggest").hidden = true;
     try {
       await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_ids: ids });
       const old = S.held;
@@ -1379,6 +1386,7 @@
     } catch (e) {
       const taken = e.seatIDs && e.seatIDs.length ? e.seatIDs : [ids[ids.length - 1]];
       const still = S.held.length ? ` Your seats ${S.held.join(", ")} are still held.` : "";
+      if (e.code === "orphan_seat") { suggest(taken, e.body.suggested_seat_ids || [], still); loadSeats(); return; }
       error(e.code === "seat_unavailable"
         ? (taken.length === 1 ? `Seat ${taken[0]} was just taken. Please pick another.` : `Seats ${taken.join(", ")} were just taken. Please pick others.`) + still
         : e.code === "seat_not_for_sale"
@@ -1387,6 +1395,77 @@
       if (e.code === "hold_expired" || e.code === "invalid_state" || e.code === "booking_not_found") check("select-failed");
     }
     loadSeats();
+  }
+
+  // ---- best available (POST /api/booking/select-best) ----
+
+  // bestForm offers 1 to the event's seats per order, and the priced
+  // sections in the event's order (the best first).
+  function bestForm() {
+    const max = (S.event && S.event.max_seats_per_order) || 4;
+    const names = S.prices.length > 1 ? S.prices.map((p) => p.name) : [];
+    const key = max + "|" + names.join("|");
+    if (S.bestKey === key) return;
+    S.bestKey = key;
+    const count = $("#best-count"), section = $("#best-section");
+    const keep = count.value;
+    count.replaceChildren(...Array.from({ length: max }, (_, i) => new Option(String(i + 1), String(i + 1))));
+    count.value = keep && +keep <= max ? keep : String(Math.min(2, max));
+    section.replaceChildren(new Option("the best section", ""), ...names.map((n) => new Option(n, n)));
+    $("label[for=best-section]").hidden = section.hidden = names.length === 0;
+  }
+
+  function bestEvents() {
+    $("#best-form").addEventListener("submit", (e) => { e.preventDefault(); selectBest(); });
+    $("#suggest-take").onclick = () => {
+      const ids = S.suggested || [];
+      $("#suggest").hidden = true;
+      if (ids.length) selectSeats(ids);
+    };
+  }
+
+  async function selectBest() {
+    error("");
+    $("#suggest").hidden = true;
+    const count = +$("#best-count").value, section = $("#best-section").value;
+    $("#best-go").disabled = true;
+    try {
+      const r = await api("POST", "/api/booking/select-best", { event_id: eventID, count, section: section || undefined });
+      const ids = r.seat_ids || [];
+      const old = S.held;
+      S.held = ids; S.seat = ids[0]; S.state = "seat_selected"; S.lastLocal = Date.now();
+      for (const x of old.concat(ids)) paintSeat(S.seatEls.get(x));
+      seatHeld();
+      const b = S.seatEls.get(ids[0]);
+      if (b) { S.focusID = ids[0]; rove(); b.scrollIntoView({ block: "nearest", inline: "nearest" }); }
+      announce(`Best available: ${ids.length === 1 ? "seat " + ids[0] + " is" : "seats " + ids.join(", ") + " are"} held for you. ${totalText()} Press Tab to reach Pay.`);
+    } catch (e) {
+      if (e.code === "no_adjacent_seats") {
+        const n = e.body.largest_together || 0;
+        error(n > 0 ? `No ${count} seats together are left${section ? " in " + section : ""}; at most ${n} together. Try fewer seats${section ? " or another section" : ""}.`
+          : `No seats are left together${section ? " in " + section : ""}.`);
+      } else error(friendly(e));
+      if (e.code === "hold_expired" || e.code === "invalid_state" || e.code === "booking_not_found") check("select-failed");
+    } finally {
+      $("#best-go").disabled = false;
+    }
+    loadSeats();
+  }
+
+  // suggest shows the no-orphan rule's refusal: the seats the choice would
+  // have left single and the seats offered instead, with a button to take
+  // them (the focus goes to it).
+  function suggest(orphans, ids, still) {
+    S.suggested = ids;
+    const alone = orphans.length === 1 ? `seat ${orphans[0]} on its own` : `seats ${orphans.join(", ")} on their own`;
+    const msg = `That choice would leave ${alone}, and nobody could buy ${orphans.length === 1 ? "it" : "them"}.` +
+      (ids.length ? ` Try ${ids.length === 1 ? "seat " + ids[0] : "seats " + ids.join(", ")} instead.` : "") + still;
+    if (!ids.length) { error(msg); return; }
+    announce(msg, true);
+    $("#suggest-text").textContent = msg;
+    $("#suggest-take").textContent = ids.length === 1 ? `Take seat ${ids[0]}` : `Take seats ${ids.join(", ")}`;
+    $("#suggest").hidden = !ids.length;
+    if (ids.length) $("#suggest-take").focus();
   }
 
   function seatHeld() {
