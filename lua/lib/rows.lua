@@ -20,17 +20,24 @@ local RUN_MAX = 10 -- booking.MaxSeatsPerOrderLimit
 local RUN_SHIFT = 4294967296 -- 2^32: a member's kind above its row
 
 -- The parsed rowlayout (rows, length, rows, length, ...), cached by its
--- text: a call runs alone, so the library's table is the call's.
-local layout_text, layout = nil, {}
+-- text, and read once per call: layout_call is the KEYS table of the
+-- call that read it (a new table every call; a call runs alone, so the
+-- library's tables are the call's). runs_build forgets it.
+local layout_text, layout, layout_call = nil, {}, nil
 
 -- The event's rows as {rows, length, ...}; nil when it has no row layout
 -- (an explicit map whose index was never built).
 local function row_layout()
+  if layout_call == KEYS then return layout_text and layout end
+  layout_call = KEYS
   local c = redis.call('HMGET', K_CONFIG, 'rowlayout', 'per_row', 'total')
   local text = c[1]
   if not text then
     local per_row = num(c[2])
-    if per_row == 0 then return nil end
+    if per_row == 0 then
+      layout_text = nil
+      return nil
+    end
     text = int(math.floor(num(c[3]) / per_row)) .. ':' .. int(per_row)
   end
   if text ~= layout_text then
@@ -74,19 +81,31 @@ local function row_span(r)
   return nil
 end
 
--- Fills fit[1..2*RUN_MAX] for a row's status bytes (index kinds above).
-local function row_fits(s, fit)
-  for k = 1, 2 * RUN_MAX do fit[k] = false end
-  for run in string.gmatch(s, 'a+') do
-    local n = #run
-    for c = 1, math.min(n, RUN_MAX) do
-      fit[RUN_MAX + c] = true
-      if n == c or n >= c + 2 then fit[c] = true end
-    end
+-- A row's free runs as the index needs them: its longest free run, and
+-- in has[n] (n <= RUN_MAX) whether a run of exactly n seats exists. c
+-- seats fit when the longest run has c; they fit leaving no single free
+-- seat when a run has exactly c, or the longest has c + 2 or more.
+local function row_runs(s, has)
+  for n = 1, RUN_MAX do has[n] = false end
+  local longest, from = 0, 1
+  while true do
+    local a, b = string.find(s, 'a+', from)
+    if not a then break end
+    local n = b - a + 1
+    if n <= RUN_MAX then has[n] = true end
+    if n > longest then longest = n end
+    from = b + 1
   end
+  return longest
 end
 
-local fit_old, fit_new = {}, {}
+-- Whether a row (its longest run and has, row_runs) has index kind k.
+local function has_kind(k, longest, has)
+  if k > RUN_MAX then return longest >= k - RUN_MAX end
+  return has[k] or longest >= k + 2
+end
+
+local has_old, has_new = {}, {}
 
 -- Writes status byte code at position i and keeps its row's index
 -- members right: the one way a status byte changes.
@@ -98,16 +117,18 @@ local function status_write(i, code)
   end
   local old = redis.call('GETRANGE', K_STATUS, start, start + len - 1)
   redis.call('SETRANGE', K_STATUS, i, code)
-  if #old < len then old = old .. string.rep('\0', len - #old) end
   local off = i - start + 1
+  -- a seat that stays taken (held to sold, a hold to a kill) or free
+  -- changes no run
+  if (string.sub(old, off, off) == 'a') == (code == 'a') then return end
+  if #old < len then old = old .. string.rep('\0', len - #old) end
   local new = string.sub(old, 1, off - 1) .. code .. string.sub(old, off + 1)
-  if new == old then return end
-  row_fits(old, fit_old)
-  row_fits(new, fit_new)
+  local lo, ln = row_runs(old, has_old), row_runs(new, has_new)
   for k = 1, 2 * RUN_MAX do
-    if fit_new[k] ~= fit_old[k] then
+    local was, is = has_kind(k, lo, has_old), has_kind(k, ln, has_new)
+    if was ~= is then
       local m = int(k * RUN_SHIFT + row)
-      if fit_new[k] then
+      if is then
         redis.call('ZADD', K_RUNS, m, m)
       else
         redis.call('ZREM', K_RUNS, m)
@@ -200,6 +221,7 @@ local function runs_build()
       text = table.concat(out, ',')
     end
     redis.call('HSET', K_CONFIG, 'rowlayout', text)
+    layout_call = nil
   end
   redis.call('DEL', K_RUNS)
   local l = row_layout()
@@ -207,9 +229,9 @@ local function runs_build()
   for k = 1, #l, 2 do
     local n, len = l[k], l[k + 1]
     for _ = 1, n do
-      row_fits(string.sub(s, pos + 1, pos + len), fit_new)
+      local longest = row_runs(string.sub(s, pos + 1, pos + len), has_new)
       for f = 1, 2 * RUN_MAX do
-        if fit_new[f] then
+        if has_kind(f, longest, has_new) then
           local m = int(f * RUN_SHIFT + row)
           members[#members + 1] = m
           members[#members + 1] = m

@@ -10,11 +10,13 @@
 //	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 1000000
 //	go run ./unitcost -redis 127.0.0.1:16390 -n 200000 -waiting 0 -limits   # abuse limits on
 //	go run ./unitcost -redis 127.0.0.1:16390 -n 100000 -waiting 0 -codes    # joins with an access code
+//	go run ./unitcost -redis 127.0.0.1:16390 -n 1 -waiting 0 -best 20000     # best available
 //
 // Phases: join (n new users join an event whose room is full: every join
 // queues, the common case under load), position (n polls of those users),
 // with -admit admit (the room grows to hold them all and promotion admits
 // them, 500 a call: what an admission costs, the admission log included),
+// select-best (-best n: best-available calls on a map of 50-seat rows),
 // memory (waiting users join a fresh event; MEMORY USAGE of each key kind,
 // exact, divided by the users, before and after the join facts leave the
 // outbox). Every key it wrote is deleted at the end.
@@ -49,6 +51,7 @@ func main() {
 	admit := flag.Bool("admit", false, "then promote the n waiting users in calls of 500 (the admission phase: each admission writes the room, the outbox and the admission log)")
 	prequeue := flag.Bool("prequeue", false, "joins in the pre-queue (the sale starts in an hour and its pre-queue is open): each waits by its draw key")
 	codes := flag.Bool("codes", false, "then joins with an access code (each user its own single-use code) beside joins without, both unbatched as a join with a code always is")
+	best := flag.Int("best", 0, "best-available calls of 1 to 6 seats, each by its own admitted user, on a map of 50-seat rows big enough for all (0: skip)")
 	flag.Parse()
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: *conc})
@@ -119,6 +122,9 @@ func main() {
 	if *codes {
 		codeJoins(ctx, rdb, prefix, cfg, *n, *conc, policy, ip)
 	}
+	if *best > 0 {
+		bestAvailable(ctx, rdb, s, *best, *conc)
+	}
 
 	if *waiting <= 0 {
 		return
@@ -138,7 +144,7 @@ func main() {
 	fmt.Printf("\nmemory: %d users joined in %v\n", *waiting, time.Since(start).Round(time.Millisecond))
 	keys := booking.EventKeys(prefix, "mem")
 	names := []string{"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
-		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx", "alog", "codes"}
+		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx", "alog", "codes", "runs"}
 	report := func(title string) {
 		fmt.Printf("%s (MEMORY USAGE SAMPLES 0, bytes per waiting user; used_memory delta %.1f B/user)\n",
 			title, float64(usedMemory(ctx, rdb)-before)/float64(*waiting))
@@ -228,6 +234,50 @@ func codeJoins(ctx context.Context, rdb *redis.Client, prefix string, cfg func(s
 	}
 	fmt.Printf("join, unbatched: FCALL %.2f µs inside Redis, Redis CPU %.2f µs per join\n", usec[0]/float64(n), cpu[0]*1e6/float64(n))
 	fmt.Printf("join with a code, unbatched: FCALL %.2f µs inside Redis, Redis CPU %.2f µs per join\n", usec[1]/float64(n), cpu[1]*1e6/float64(n))
+}
+
+// bestAvailable measures select_best: n admitted users each ask for 1 to
+// 6 adjacent seats (i mod 6 + 1) on a map of 50-seat rows with room for
+// all of them, the rows filling from the front as in a sale.
+func bestAvailable(ctx context.Context, rdb *redis.Client, s *booking.Store, n, conc int) {
+	rows := n*5/50 + 1
+	if _, err := s.CreateEvent(ctx, booking.EventConfig{ID: "best", Rows: rows, SeatsPerRow: 50,
+		Capacity: n, MaxSeatsPerOrder: 6}); err != nil {
+		fail(err)
+	}
+	user := func(i int64) string { return "b" + strconv.FormatInt(1e11+i, 10) }
+	run(n, conc, func(i int64) error {
+		_, err := s.Enqueue(ctx, "best", user(i))
+		return err
+	})
+	phase(ctx, rdb, fmt.Sprintf("select-best (%d rows of 50)", rows), n, conc, func(i int64) error {
+		_, err := s.SelectBest(ctx, "best", user(i), int(i%6)+1, "")
+		return err
+	})
+	// the same selections by seat id (select-seat), on a map alike, for
+	// comparison in the same run: the seats are given in map order
+	if _, err := s.CreateEvent(ctx, booking.EventConfig{ID: "manual", Rows: rows, SeatsPerRow: 50,
+		Capacity: n, MaxSeatsPerOrder: 6}); err != nil {
+		fail(err)
+	}
+	run(n, conc, func(i int64) error {
+		_, err := s.Enqueue(ctx, "manual", user(i))
+		return err
+	})
+	ids := booking.SeatIDs(rows, 50)
+	picks := make([][]string, n)
+	for i, at := 0, 0; i < n; i++ {
+		k := i%6 + 1
+		if at%50+k > 50 { // whole in one row
+			at += 50 - at%50
+		}
+		picks[i] = ids[at : at+k]
+		at += k
+	}
+	phase(ctx, rdb, "select-seat (the same seats by id)", n, conc, func(i int64) error {
+		_, err := s.LockSeats(ctx, "manual", user(i), picks[i])
+		return err
+	})
 }
 
 // phase runs n calls of fn on conc goroutines and prints what Redis spent
