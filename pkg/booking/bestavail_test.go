@@ -31,9 +31,7 @@ func (f *fixture) checkRuns(event string) {
 	status := f.rdb.Get(f.ctx, k[kStatus]).Val()
 	var want []string
 	for r, row := range rowsOf(status, str(cfg[1]), perRow) {
-		for _, m := range runMembers(row, r) {
-			want = append(want, m)
-		}
+		want = append(want, runMembers(row, r)...)
 	}
 	got := f.rdb.ZRangeByScore(f.ctx, k[kRuns], &redis.ZRangeBy{Min: "0", Max: "+inf"}).Val()
 	slices.Sort(want)
