@@ -4,6 +4,7 @@
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
+--   | {'sales_ended'} (the sale ended and the event's holds end with it)
 -- KEYS: config, seats, waiting, active, state, useat, status, seatidx, codes (ops.go)
 local user, csv = ARGV[1], ARGV[2]
 local now = clock()
@@ -14,6 +15,7 @@ if not state then return {'not_found'} end
 if state ~= 'active' and state ~= 'seat_selected' then return {'invalid_state', state} end
 local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
 if not deadline or deadline <= hnow then return {'hold_expired'} end
+if not hold_open_after_end(now) then return {'sales_ended'} end
 
 local want = split_seats(csv)
 if #want == 0 then return {'invalid_argument'} end
