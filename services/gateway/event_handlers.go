@@ -203,6 +203,12 @@ type createEventRequest struct {
 	// Challenge "pow" asks every join for a solved proof-of-work
 	// challenge (challenge.go); "none" or absent: no challenge.
 	Challenge string `json:"challenge"`
+	// FinishAfterEnd (default true): users in the room at sales_end
+	// finish within their hold; false: their holds end with the sale.
+	FinishAfterEnd *bool `json:"finish_after_end"`
+	// RefundableUntil (RFC 3339): until when a fan may cancel their own
+	// order; absent: fans cannot.
+	RefundableUntil string `json:"refundable_until"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
@@ -261,6 +267,15 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 	if r.SalesEnd != "" {
 		if cfg.SalesEnd, err = time.Parse(time.RFC3339, r.SalesEnd); err != nil {
 			return cfg, errf("sales_end must be RFC 3339, e.g. 2026-01-02T18:00:00Z")
+		}
+	}
+	cfg.HoldsEndWithSale = r.FinishAfterEnd != nil && !*r.FinishAfterEnd
+	if r.RefundableUntil != "" {
+		if cfg.RefundableUntil, err = time.Parse(time.RFC3339, r.RefundableUntil); err != nil {
+			return cfg, errf("refundable_until must be RFC 3339, e.g. 2026-01-09T18:00:00Z")
+		}
+		if err := (booking.EventUpdate{RefundableUntil: &cfg.RefundableUntil}).Validate(); err != nil {
+			return cfg, errf("refundable_until must be after 1970-01-01T00:00:00Z")
 		}
 	}
 	return cfg, nil
@@ -337,6 +352,10 @@ type updateEventRequest struct {
 	EarlyJoinSeconds *float64 `json:"early_join_seconds"`
 	// Challenge switches the join challenge: "pow" or "none".
 	Challenge *string `json:"challenge"`
+	// FinishAfterEnd: whether users in the room at sales_end finish
+	// within their hold. RefundableUntil: RFC 3339, or "" for none.
+	FinishAfterEnd  *bool   `json:"finish_after_end"`
+	RefundableUntil *string `json:"refundable_until"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -348,15 +367,17 @@ func (s *Server) updateEvent(c *gin.Context) {
 		return
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
-		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge}
+		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge,
+		FinishAfterEnd: req.FinishAfterEnd}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
 		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
-		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil {
+		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil &&
+		req.FinishAfterEnd == nil && req.RefundableUntil == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge", "finish_after_end", "refundable_until"`)
 		return
 	}
 	if req.Challenge != nil {
