@@ -3,6 +3,7 @@
 -- Replies: {'ok', payment_id, seat_ids, deadline_ms, created (0|1), sequence, at_ms,
 --   amount_cents, currency} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'event_not_found'} | {'invalid_argument'} (id issued before)
+--   | {'sales_ended'} (the sale ended and the event's holds end with it)
 -- KEYS: config, seatmap, waiting, active, state, useq, useat, upay, pays, seatidx (ops.go)
 local user, pid = ARGV[1], ARGV[2]
 local now, now_s = clock()
@@ -24,6 +25,7 @@ if state == 'payment_pending' then
 end
 if state ~= 'seat_selected' then return {'invalid_state', state} end
 if not deadline or deadline <= hnow then return {'hold_expired'} end
+if not hold_open_after_end(now) then return {'sales_ended'} end
 if redis.call('HEXISTS', K_PAYS, pid) == 1 then return {'invalid_argument'} end
 local seat = redis.call('HGET', K_USEAT, user)
 redis.call('HSET', K_UPAY, user, pid)

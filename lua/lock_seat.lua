@@ -5,10 +5,12 @@
 --   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'orphan_seat', {seats it would leave single}, {suggested seat ids}} (the no-orphan rule, lib/select.lua)
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
+--   | {'sales_ended'} (the sale ended and the event's holds end with it)
 -- KEYS: config, seats, seatmap, waiting, active, state, useat, status, seatidx, codes, runs (ops.go)
 local user, csv = ARGV[1], ARGV[2]
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply
+if not hold_open_after_end(now) then return {'sales_ended'} end
 local want = split_seats(csv)
 if #want == 0 then return {'invalid_argument'} end
 -- a redeemed access code may allow fewer than max_seats (lib/codes.lua)

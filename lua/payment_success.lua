@@ -1,5 +1,6 @@
 -- payment_success: the provider confirmed a payment: its seats are sold,
--- or, for a hold already ended, the payment is late (refund).
+-- or, for a hold already ended (or ended with the sale: finish_after_end
+-- '0' and past sales_end), the payment is late (refund).
 -- ARGV: 1 user_id, 2 payment_id
 -- Replies: {'ok', 'completed' | 'duplicate', seat_ids, sequence, at_ms, sold_out_ms, amount_cents, seat_prices}
 --   | {'late', seat_ids, sequence, at_ms, duplicate (0|1), amount_cents, seat_prices}
@@ -7,7 +8,7 @@
 -- KEYS: config, seats, seatmap, waiting, active, state, useq, useat, upay, ugrace, pays, status, seatidx, runs (ops.go)
 local user, pid = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local _, now = clock()
+local now_ms, now = clock()
 local p, refused = user_payment(user, pid)
 if not p then return refused end
 if p.status == 'completed' then
@@ -16,7 +17,7 @@ if p.status == 'completed' then
 end
 if p.status == 'refund' then return {'late', p.seat, p.seq, p.at, 1, order_amount(p.seat), seat_prices(p.seat)} end
 if p.status == 'pending' and redis.call('HGET', K_STATE, user) == 'payment_pending'
-    and redis.call('HGET', K_UPAY, user) == pid then
+    and redis.call('HGET', K_UPAY, user) == pid and hold_open_after_end(now_ms) then
   local seat = redis.call('HGET', K_USEAT, user)
   local ids = split_seats(seat)
   for _, id in ipairs(ids) do

@@ -2,7 +2,8 @@
 -- ARGV: 1 max (0 = the event's batch size)
 -- Replies: {'ok', reason, promoted, expired, abandoned, now_ms} | {'event_not_found'}
 --   reason 'room_full' | 'no_waiting' | 'sold_out' | 'paused' | 'batch'
---     | 'rate_capped' | 'not_started' | 'draw_pending' | 'provider_degraded'
+--     | 'rate_capped' | 'not_started' | 'draw_pending' | 'sales_ended'
+--     (past sales_end: nobody is admitted, holds still expire) | 'provider_degraded'
 --     (hold clocks paused: nothing expires, nobody is admitted; the reply
 --     then ends with paused_since_ms, when they stopped)
 --   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
@@ -11,7 +12,7 @@
 local max = tonumber(ARGV[1])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
-  'prequeued', 'drawn', 'hold_pause_ms', 'hold_paused_at')
+  'prequeued', 'drawn', 'hold_pause_ms', 'hold_paused_at', 'sales_end_ms')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -50,6 +51,9 @@ local sold = num(redis.call('HGET', K_CONFIG, 'sold'))
 local promoted, abandoned = {}, {}
 if sold >= total then
   return {'ok', 'sold_out', promoted, expired, abandoned, now}
+end
+if sales_ended(now, c[15]) then
+  return {'ok', 'sales_ended', promoted, expired, abandoned, now}
 end
 if paused == '1' then
   return {'ok', 'paused', promoted, expired, abandoned, now}

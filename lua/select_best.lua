@@ -3,7 +3,7 @@
 -- Replies: {'ok', seat_ids, deadline_ms, orphaned} (orphaned 1: it leaves a single free seat,
 --   no other choice fitting) | {'not_found'} | {'invalid_state', state} | {'hold_expired'}
 --   | {'too_many_seats', max} | {'section_unknown'} | {'no_adjacent_seats', largest, available}
---   | {'invalid_argument'} | {'event_not_found'}
+--   | {'invalid_argument'} | {'event_not_found'} | {'sales_ended'} (holds end with the sale)
 -- KEYS: config, seats, seatmap, waiting, active, state, useat, status, seatidx, codes, runs (ops.go)
 -- The best seats: the first row (the event's section order, then row
 -- order) with count adjacent free seats, nearest its centre
@@ -13,6 +13,7 @@
 local user, count, section = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply
+if not hold_open_after_end(now) then return {'sales_ended'} end
 if not count or count < 1 or count ~= math.floor(count) then return {'invalid_argument'} end
 local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
 local cmax = code_seats(user) -- a redeemed access code may allow fewer (lib/codes.lua)

@@ -9,7 +9,7 @@
 local function read_positions()
   local replies = {}
   local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms',
-    'hold_pause_ms', 'hold_paused_at')
+    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms')
   if not c[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -21,6 +21,8 @@ local function read_positions()
   local waiting, rate_b, rate, nseen, seen
   local now, now_s = clock()
   local shift = now - hold_clock(now, c[7], c[8]) -- deadlines are on the hold clock
+  local ended = 0
+  if sales_ended(now, c[9]) then ended = 1 end
 
   for i = 1, R_N do
     local user = R_USERS[i]
@@ -38,13 +40,13 @@ local function read_positions()
         local state = R_STATE[i]
         -- (a state field 'waiting' without a waiting entry: none to report)
         if not state or state == 'waiting' then
-          replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms}
+          replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms, ended}
         else
           local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
           if deadline then deadline = deadline + shift else deadline = 0 end
           replies[i] = {'ok', state, num(redis.call('HGET', K_USEQ, user)), 0, redis.call('HGET', K_USEAT, user) or '',
             redis.call('HGET', K_UPAY, user) or '', deadline, sold_out, served,
-            waiting, rate, cap, start_ms, now}
+            waiting, rate, cap, start_ms, now, ended}
         end
       else
         if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
@@ -55,7 +57,7 @@ local function read_positions()
           seen[nseen + 1], seen[nseen + 2] = now_s, user
           nseen = nseen + 2
         end
-        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms, now}
+        replies[i] = {'ok', 'waiting', score, position, '', '', 0, sold_out, served, waiting, rate, cap, start_ms, now, ended}
       end
     end
   end

@@ -107,3 +107,22 @@ local function cap_left(now, cap)
   if sum >= cap then return 0 end
   return cap - sum
 end
+
+-- The sales window's end (config sales_end_ms; 0 or absent: none): the
+-- sale has ended at now when now is past it, the test join.lua's
+-- sales_ended makes. After it nobody is admitted (promote.lua); a user
+-- already in the room finishes within their hold unless the event's
+-- finish_after_end is '0' (absent: finish), when seat selection, payment
+-- start and payment success end with the sale (hold_open_after_end).
+-- docs/booking-engine.md "The sales window".
+local function sales_ended(now, end_ms)
+  local e = num(end_ms)
+  return e > 0 and now > e
+end
+
+-- Whether a hold may still go on at now (Redis's clock) by the sales
+-- window: false once the sale ended for an event whose holds end with it.
+local function hold_open_after_end(now)
+  local c = redis.call('HMGET', K_CONFIG, 'sales_end_ms', 'finish_after_end')
+  return c[2] ~= '0' or not sales_ended(now, c[1])
+end

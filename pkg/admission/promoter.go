@@ -40,6 +40,7 @@ type Promoter struct {
 
 	mu      sync.Mutex
 	soldOut map[string]bool // events whose sold_out broadcast this process sent
+	ended   map[string]bool // events whose sales_ended broadcast this process sent
 }
 
 // PromoterOption configures a Promoter.
@@ -82,7 +83,7 @@ func NewPromoter(store PromoteStore, ann *Announcer, log *zap.Logger, opts ...Pr
 		log = zap.NewNop()
 	}
 	p := &Promoter{store: store, ann: ann, log: log, m: ann.metrics, sweepAge: DefaultSweepAge,
-		maxOutage: DefaultMaxOutage, soldOut: map[string]bool{}}
+		maxOutage: DefaultMaxOutage, soldOut: map[string]bool{}, ended: map[string]bool{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -167,6 +168,9 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 			// Only a nicety: waiting users also learn it from their position.
 			p.log.Warn("sold_out broadcast failed", zap.String("event_id", eventID), zap.Error(err))
 		}
+		if err := p.salesEndedTransition(ctx, eventID, res.Reason == "sales_ended"); err != nil {
+			p.log.Warn("sales_ended broadcast failed", zap.String("event_id", eventID), zap.Error(err))
+		}
 		if res.Reason == "draw_pending" {
 			if done, err := p.publishDraw(ctx, eventID); err != nil || !done {
 				return admitted, err
@@ -223,25 +227,42 @@ func (p *Promoter) endOutage(ctx context.Context, eventID string) (bool, error) 
 // soldOutTransition broadcasts sold_out once per transition into the sold
 // out state, as seen by this process (another instance may send its own).
 func (p *Promoter) soldOutTransition(ctx context.Context, eventID string, soldOut bool) error {
+	sent, err := p.broadcastOnce(ctx, p.soldOut, messages.NotifySoldOut, eventID, soldOut)
+	if sent {
+		p.m.SoldOutBroadcasts.Inc()
+	}
+	return err
+}
+
+// salesEndedTransition broadcasts sales_ended once per transition into
+// the ended state (promotion's reason sales_ended), as seen by this
+// process; waiting users also learn it from their position.
+func (p *Promoter) salesEndedTransition(ctx context.Context, eventID string, ended bool) error {
+	_, err := p.broadcastOnce(ctx, p.ended, messages.NotifySalesEnded, eventID, ended)
+	return err
+}
+
+// broadcastOnce sends a notification of type typ to eventID's
+// connections when on and not sent since on was last false (sent, kept
+// by event, is guarded by mu); it reports whether it sent one.
+func (p *Promoter) broadcastOnce(ctx context.Context, sent map[string]bool, typ, eventID string, on bool) (bool, error) {
 	p.mu.Lock()
-	was := p.soldOut[eventID]
-	if !soldOut {
-		delete(p.soldOut, eventID)
+	was := sent[eventID]
+	if !on {
+		delete(sent, eventID)
 	}
 	p.mu.Unlock()
-	if !soldOut || was {
-		return nil
+	if !on || was {
+		return false, nil
 	}
-	err := p.ann.Notify(ctx, messages.Notification{Type: messages.NotifySoldOut, EventID: eventID,
-		Timestamp: p.ann.now().Unix()})
+	err := p.ann.Notify(ctx, messages.Notification{Type: typ, EventID: eventID, Timestamp: p.ann.now().Unix()})
 	if err != nil {
-		return err
+		return false, err
 	}
-	p.m.SoldOutBroadcasts.Inc()
 	p.mu.Lock()
-	p.soldOut[eventID] = true
+	sent[eventID] = true
 	p.mu.Unlock()
-	return nil
+	return true, nil
 }
 
 // Tick is one run of the safety net: for every event, promote into free

@@ -139,7 +139,11 @@ func (u EventUpdate) args() ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(args, door...), nil
+	window, err := u.windowArgs()
+	if err != nil {
+		return nil, err
+	}
+	return append(append(args, door...), window...), nil
 }
 
 // checkSalesWindow checks that an update leaves the sales end after the

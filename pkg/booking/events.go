@@ -241,6 +241,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 	if err := applyOrderConfig(&e, cfg); err != nil {
 		return Event{}, fmt.Errorf("get event: %w", err)
 	}
+	applyWindow(&e, cfg, now)
 	return e, nil
 }
 
@@ -374,6 +375,13 @@ type EventConfig struct {
 	// NoOrphanRule refuses a manual selection that leaves a single free
 	// seat in a row while another choice would not (bestavail.go).
 	NoOrphanRule bool
+	// HoldsEndWithSale ends the holds of users in the room at SalesEnd
+	// (the admin API's finish_after_end false); false: they finish within
+	// their hold (window.go).
+	HoldsEndWithSale bool
+	// RefundableUntil is until when a fan may cancel their own sold order
+	// (window.go); zero: fans cannot.
+	RefundableUntil time.Time
 }
 
 // Event is an event's configuration and live counts.
@@ -422,6 +430,14 @@ type Event struct {
 	// outage lasted longer than the maximum (Store.EndProviderOutage),
 	// zero unless that was the last change.
 	ProviderOutageEnded time.Time `json:"-"`
+	// The sales window (window.go): FinishAfterEnd, users in the room at
+	// SalesEnd finish within their hold; SalesEnded, SalesEnd has passed
+	// at At, Redis's clock when the event was read; RefundableUntil, until
+	// when a fan may cancel their own order (zero: never).
+	FinishAfterEnd  bool      `json:"finish_after_end"`
+	SalesEnded      bool      `json:"sales_ended"`
+	RefundableUntil time.Time `json:"refundable_until,omitzero"`
+	At              time.Time `json:"-"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.
@@ -448,6 +464,11 @@ type EventUpdate struct {
 	// NoOrphanRule switches the no-orphan rule for manual selections on
 	// or off, for selections from now on.
 	NoOrphanRule *bool
+	// FinishAfterEnd: whether users in the room at the sales end finish
+	// within their hold; RefundableUntil: until when fans may cancel their
+	// own orders (the zero time: never). window.go.
+	FinishAfterEnd  *bool
+	RefundableUntil *time.Time
 }
 
 // Counts are an event's live numbers.

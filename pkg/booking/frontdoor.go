@@ -123,16 +123,18 @@ func doorUpdate(c EventConfig) []any {
 	return args
 }
 
-// sameDoor reports whether e has c's door settings.
+// sameDoor reports whether e has c's door (and sales window) settings.
 func sameDoor(e Event, c EventConfig) bool {
 	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin && e.Challenge == c.Challenge &&
-		e.NoOrphanRule == c.NoOrphanRule
+		e.NoOrphanRule == c.NoOrphanRule &&
+		e.FinishAfterEnd == !c.HoldsEndWithSale && e.RefundableUntil.Equal(ms(unixMS(c.RefundableUntil)))
 }
 
 // noDoor reports whether e has no door setting (created by a create whose
 // door update did not run).
 func noDoor(e Event) bool {
-	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone && !e.NoOrphanRule
+	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone && !e.NoOrphanRule &&
+		e.FinishAfterEnd && e.RefundableUntil.IsZero()
 }
 
 // challengeOf is the event's challenge setting from its config hash.
@@ -162,9 +164,9 @@ func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, err
 	return challengeOf(map[string]string{"challenge": c}), nil
 }
 
-// setDoor applies c's door settings to the event.
+// setDoor applies c's door and sales window settings to the event.
 func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
-	args := doorUpdate(c)
+	args := append(doorUpdate(c), windowUpdate(c)...)
 	if len(args) == 0 {
 		return nil
 	}

@@ -10,14 +10,15 @@ import (
 // LockSeat holds one seat for an admitted user (replacing the seats they
 // already hold): LockSeats with one seat. Errors: ErrNotFound,
 // ErrInvalidState, ErrHoldExpired, ErrSeatUnknown, ErrSeatUnavailable,
-// ErrEventNotFound.
+// ErrEventNotFound, ErrSalesEnded (holds end with the sale, window.go).
 func (s *Store) LockSeat(ctx context.Context, eventID, userID, seatID string) (time.Time, error) {
 	return s.LockSeats(ctx, eventID, userID, []string{seatID})
 }
 
 // InitiatePayment moves a user's held seat to payment_pending under
 // paymentID, or returns the payment already initiated (Created false).
-// Errors: ErrNotFound, ErrInvalidState, ErrHoldExpired, ErrEventNotFound.
+// Errors: ErrNotFound, ErrInvalidState, ErrHoldExpired, ErrEventNotFound,
+// ErrSalesEnded (holds end with the sale, window.go).
 func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID string) (PaymentHold, error) {
 	if err := checkIDs(eventID, userID, paymentID); err != nil {
 		return PaymentHold{}, err
@@ -34,7 +35,8 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 
 // PaymentSuccess completes a booking: the seat is sold for good. A repeat
 // is OutcomeDuplicate. A payment whose hold had already ended (released,
-// failed, or its user joined again since) returns ErrLatePayment, a
+// failed, or its user joined again since, or ended with the sale:
+// window.go) returns ErrLatePayment, a
 // *LatePaymentError with the seats, sequence and amount of the hold it
 // paid for, At and Duplicate, and must be refunded; a repeat answers the
 // same. Every payment id

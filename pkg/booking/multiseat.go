@@ -81,7 +81,8 @@ func SplitSeats(csv string) []string {
 // ErrSeatNotForSale (*SeatsNotForSaleError: seats operators hold or killed),
 // ErrOrphanSeat (*OrphanSeatError: the no-orphan rule, bestavail.go),
 // ErrTooManySeats (*TooManySeatsError), ErrInvalidArgument (no seat, or
-// one twice), ErrEventNotFound.
+// one twice), ErrEventNotFound, ErrSalesEnded (holds end with the sale,
+// window.go).
 func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs []string) (time.Time, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return time.Time{}, err

@@ -80,14 +80,15 @@ func positionStatus(r reply, err error) (Status, error) {
 	var st Status
 	if errors.Is(err, ErrNotFound) {
 		r.scan(&st.SoldOut, &st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute,
-			&st.AdmitPerMinute, &st.SalesStart)
+			&st.AdmitPerMinute, &st.SalesStart, &st.SalesEnded)
 		return Status{}, &NotFoundError{Status: st}
 	}
 	if err != nil {
 		return Status{}, fmt.Errorf("position: %w", err)
 	}
 	r.scan(&st.State, &st.Sequence, &st.Position, &st.SeatID, &st.PaymentID, &st.ExpireAt, &st.SoldOut,
-		&st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute, &st.AdmitPerMinute, &st.SalesStart, &st.At)
+		&st.Counts.Served, &st.Counts.Waiting, &st.Counts.AdmittedLastMinute, &st.AdmitPerMinute, &st.SalesStart, &st.At,
+		&st.SalesEnded)
 	return st, nil
 }
 
@@ -194,6 +195,9 @@ type Status struct {
 	// At is the read's time, Redis's clock when the script ran: compare
 	// SalesStart and ExpireAt with it, not with a process's clock.
 	At time.Time
+	// SalesEnded: the event's sales end has passed at At; a waiting user
+	// will not be admitted (window.go).
+	SalesEnded bool
 }
 
 // Admission is a user let into the booking room.

@@ -35,19 +35,26 @@ type EventDef struct {
 
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
 	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
-	revision, last_change, changed_at, sections, price_cents, currency, max_seats, admit_per_minute, early_join_ms, challenge, no_orphan_rule`
+	revision, last_change, changed_at, sections, price_cents, currency, max_seats, admit_per_minute, early_join_ms, challenge,
+	no_orphan_rule, finish_after_end, refundable_until`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
 	var holdMS, graceMS, abandonMS, earlyMS int64
-	var start, end, changed *time.Time
+	var start, end, changed, refundable *time.Time
 	var sections []byte
+	var finish bool
 	c := &d.Config
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
 		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
-		&d.Revision, &d.LastChange, &changed, &sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder, &c.AdmitPerMinute, &earlyMS, &c.Challenge, &c.NoOrphanRule)
+		&d.Revision, &d.LastChange, &changed, &sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder, &c.AdmitPerMinute, &earlyMS, &c.Challenge,
+		&c.NoOrphanRule, &finish, &refundable)
 	if err != nil {
 		return EventDef{}, err
+	}
+	c.HoldsEndWithSale = !finish
+	if refundable != nil {
+		c.RefundableUntil = refundable.UTC()
 	}
 	if changed != nil {
 		d.ChangedAt = changed.UTC()
@@ -95,12 +102,13 @@ func (l *Ledger) CreateEvent(ctx context.Context, cfg booking.EventConfig) (def 
 	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO events (id, name, seats, rows_count, seats_per_row, capacity,
 		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, sections, price_cents, currency, max_seats,
-		admit_per_minute, early_join_ms, challenge, no_orphan_rule)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) ON CONFLICT (id) DO NOTHING`,
+		admit_per_minute, early_join_ms, challenge, no_orphan_rule, finish_after_end, refundable_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+		ON CONFLICT (id) DO NOTHING`,
 		cfg.ID, cfg.Name, cfg.Seats, cfg.Rows, cfg.SeatsPerRow, cfg.Capacity, cfg.Hold.Milliseconds(),
 		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds(),
 		sections, cfg.PriceCents, cfg.Currency, cfg.MaxSeatsPerOrder, cfg.AdmitPerMinute, cfg.EarlyJoin.Milliseconds(), cfg.Challenge,
-		cfg.NoOrphanRule)
+		cfg.NoOrphanRule, !cfg.HoldsEndWithSale, nullTime(cfg.RefundableUntil))
 	if err != nil {
 		return EventDef{}, false, wrap("create event", err)
 	}
@@ -133,7 +141,8 @@ func sameDefinition(a, b booking.EventConfig) bool {
 		a.PriceCents == b.PriceCents && a.Currency == b.Currency && a.MaxSeatsPerOrder == b.MaxSeatsPerOrder &&
 		len(a.Sections) == len(b.Sections) &&
 		a.AdmitPerMinute == b.AdmitPerMinute && a.EarlyJoin.Milliseconds() == b.EarlyJoin.Milliseconds() &&
-		a.Challenge == b.Challenge && a.NoOrphanRule == b.NoOrphanRule
+		a.Challenge == b.Challenge && a.NoOrphanRule == b.NoOrphanRule &&
+		a.HoldsEndWithSale == b.HoldsEndWithSale && ms(a.RefundableUntil) == ms(b.RefundableUntil)
 }
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one
@@ -168,6 +177,7 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		}
 		setStart, start := tsp(u.SalesStart)
 		setEnd, end := tsp(u.SalesEnd)
+		setRefundable, refundable := tsp(u.RefundableUntil)
 		change := settingsChange(old, u)
 		d, err = scanEvent(tx.QueryRow(ctx, `UPDATE events SET paused = COALESCE($2, paused),
 			capacity = COALESCE($3, capacity), hold_ms = COALESCE($4, hold_ms), abandon_ms = COALESCE($5, abandon_ms),
@@ -177,13 +187,15 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			admit_per_minute = COALESCE($15, admit_per_minute),
 			early_join_ms = COALESCE($16, early_join_ms), challenge = COALESCE($17, challenge),
 			no_orphan_rule = COALESCE($18, no_orphan_rule),
+			finish_after_end = COALESCE($19, finish_after_end),
+			refundable_until = CASE WHEN $20 THEN $21 ELSE refundable_until END,
 			updated_at = now(),
 			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
 			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
 			changed_at = CASE WHEN $6 <> '' THEN now() ELSE changed_at END
 			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, msp(u.Hold), msp(u.Abandon), change,
 			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder, u.AdmitPerMinute,
-			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule))
+			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule, u.FinishAfterEnd, setRefundable, refundable))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -244,6 +256,12 @@ func settingsChange(old EventDef, u booking.EventUpdate) string {
 	}
 	if u.SalesStart != nil && rfc(*u.SalesStart) != rfc(old.Config.SalesStart) {
 		parts = append(parts, "sales_start="+rfc(*u.SalesStart))
+	}
+	if u.FinishAfterEnd != nil && *u.FinishAfterEnd == old.Config.HoldsEndWithSale {
+		parts = append(parts, "finish_after_end="+strconv.FormatBool(*u.FinishAfterEnd))
+	}
+	if u.RefundableUntil != nil && rfc(*u.RefundableUntil) != rfc(old.Config.RefundableUntil) {
+		parts = append(parts, "refundable_until="+rfc(*u.RefundableUntil))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")

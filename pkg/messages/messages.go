@@ -73,6 +73,9 @@ const (
 	// NotifyCancelled: the user cancelled (another tab, the API); Reason
 	// says from where ("queue" or "active"), Sequence which join it ended.
 	NotifyCancelled = "cancelled"
+	// NotifySalesEnded: the event's sales end has passed; nobody waiting
+	// will be admitted (sent to the event's connections).
+	NotifySalesEnded = "sales_ended"
 )
 
 // Notification is published to the notifications fanout exchange; every

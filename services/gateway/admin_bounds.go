@@ -17,7 +17,8 @@ func (r updateEventRequest) more(u *booking.EventUpdate, c *gin.Context) bool {
 		name string
 		v    *string
 		dst  **time.Time
-	}{{"sales_start", r.SalesStart, &u.SalesStart}, {"sales_end", r.SalesEnd, &u.SalesEnd}} {
+	}{{"sales_start", r.SalesStart, &u.SalesStart}, {"sales_end", r.SalesEnd, &u.SalesEnd},
+		{"refundable_until", r.RefundableUntil, &u.RefundableUntil}} {
 		if f.v == nil {
 			continue
 		}

@@ -27,6 +27,11 @@ func TestAdminInputBounds(t *testing.T) {
 		{"patch sales end before 1970", "PATCH", "/api/admin/events/e1", `{"sales_end":"1969-12-31T00:00:00Z"}`, 400, "invalid_argument"},
 		{"patch bad time", "PATCH", "/api/admin/events/e1", `{"sales_start":"noon"}`, 400, "invalid_argument"},
 		{"patch nothing", "PATCH", "/api/admin/events/e1", `{}`, 400, "invalid_argument"},
+		{"refundable until not a time", "POST", "/api/admin/events", `{"id":"e2","rows":1,"seats_per_row":1,"refundable_until":"soon"}`, 400, "invalid_event"},
+		{"refundable until before 1970", "POST", "/api/admin/events", `{"id":"e2","rows":1,"seats_per_row":1,"refundable_until":"1969-12-31T00:00:00Z"}`, 400, "invalid_event"},
+		{"finish after end not a bool", "POST", "/api/admin/events", `{"id":"e2","rows":1,"seats_per_row":1,"finish_after_end":"no"}`, 400, "invalid_body"},
+		{"patch refundable until before 1970", "PATCH", "/api/admin/events/e1", `{"refundable_until":"1969-12-31T00:00:00Z"}`, 400, "invalid_argument"},
+		{"patch refundable until not a time", "PATCH", "/api/admin/events/e1", `{"refundable_until":"tomorrow"}`, 400, "invalid_argument"},
 		{"get id with a colon", "GET", "/api/events/a:b", "", 404, "event_not_found"},
 		{"seat map id with a colon", "GET", "/api/seats/available?event_id=a:b", "", 400, "invalid_argument"},
 		{"join id too long", "POST", "/api/booking/request", `{"event_id":"` + long + `"}`, 400, "invalid_body"},
@@ -46,7 +51,13 @@ func TestAdminInputBounds(t *testing.T) {
 	if r.num("batch_size") != 50 || r.str("name") != "Fixed" || r.num("grace_seconds") != 30 || r.str("sales_end") != "2030-01-02T00:00:00Z" {
 		t.Fatalf("patched: %s", r.raw)
 	}
-	r = hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_start": "", "sales_end": ""})
+	r = hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"finish_after_end": false,
+		"refundable_until": "2030-01-03T00:00:00Z"})
+	want(t, r, 200, "")
+	if r.str("refundable_until") != "2030-01-03T00:00:00Z" || !strings.Contains(r.raw, `"finish_after_end":false`) {
+		t.Fatalf("window settings not patched: %s", r.raw)
+	}
+	r = hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_start": "", "sales_end": "", "refundable_until": ""})
 	want(t, r, 200, "")
 	if strings.Contains(r.raw, "2030") {
 		t.Fatalf("sales window not cleared: %s", r.raw)

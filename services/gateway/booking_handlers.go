@@ -195,6 +195,9 @@ type positionResponse struct {
 	ExpireTime int64    `json:"expire_time,omitempty"`
 	ExpireAt   string   `json:"expire_at,omitempty"`
 	SoldOut    bool     `json:"sold_out"`
+	// SalesEnded: the event's sales end has passed (Redis's clock): a
+	// waiting user will not be admitted (status sales_ended).
+	SalesEnded bool `json:"sales_ended"`
 	// Pass is the admission pass, in the room (pass.go).
 	Pass string `json:"pass,omitempty"`
 	// SalesStart: when a prequeued user's draw admits.
@@ -229,6 +232,7 @@ func (r *positionResponse) appendJSON(buf []byte) []byte {
 	o.IntOmitZero("expire_time", r.ExpireTime)
 	o.StrOmitEmpty("expire_at", r.ExpireAt)
 	o.Bool("sold_out", r.SoldOut)
+	o.Bool("sales_ended", r.SalesEnded)
 	o.StrOmitEmpty("pass", r.Pass)
 	o.StrOmitEmpty("sales_start", r.SalesStart)
 	return o.Bytes()
@@ -249,7 +253,8 @@ func (s *Server) position(c *fastserver.Ctx) {
 	if nf := (*booking.NotFoundError)(nil); errors.As(err, &nf) {
 		st = nf.Status // not joined: the event's numbers still show
 	}
-	resp := positionResponse{EventID: eventID, Served: st.Counts.Served, Waiting: st.Counts.Waiting, SoldOut: st.SoldOut}
+	resp := positionResponse{EventID: eventID, Served: st.Counts.Served, Waiting: st.Counts.Waiting, SoldOut: st.SoldOut,
+		SalesEnded: st.SalesEnded}
 	switch {
 	case errors.Is(err, booking.ErrNotFound):
 		resp.Status = "not_found"
@@ -265,6 +270,8 @@ func (s *Server) position(c *fastserver.Ctx) {
 		resp.Position = st.Position
 		if st.At.Before(st.SalesStart) { // by Redis's clock, the script's
 			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
+		} else if st.SalesEnded { // nobody is admitted any more (booking/window.go)
+			resp.Status = "sales_ended"
 		} else if st.SoldOut {
 			resp.Status, resp.Chance = "sold_out", new(float64)
 		} else {

@@ -206,6 +206,12 @@ type createEventRequest struct {
 	// NoOrphanRule refuses a manual selection that leaves a single free
 	// seat in a row while another choice fits (best_available.go).
 	NoOrphanRule bool `json:"no_orphan_rule"`
+	// FinishAfterEnd (default true): users in the room at sales_end
+	// finish within their hold; false: their holds end with the sale.
+	FinishAfterEnd *bool `json:"finish_after_end"`
+	// RefundableUntil (RFC 3339): until when a fan may cancel their own
+	// order; absent: fans cannot.
+	RefundableUntil string `json:"refundable_until"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
@@ -264,6 +270,15 @@ func (r createEventRequest) config() (booking.EventConfig, error) {
 	if r.SalesEnd != "" {
 		if cfg.SalesEnd, err = time.Parse(time.RFC3339, r.SalesEnd); err != nil {
 			return cfg, errf("sales_end must be RFC 3339, e.g. 2026-01-02T18:00:00Z")
+		}
+	}
+	cfg.HoldsEndWithSale = r.FinishAfterEnd != nil && !*r.FinishAfterEnd
+	if r.RefundableUntil != "" {
+		if cfg.RefundableUntil, err = time.Parse(time.RFC3339, r.RefundableUntil); err != nil {
+			return cfg, errf("refundable_until must be RFC 3339, e.g. 2026-01-09T18:00:00Z")
+		}
+		if err := (booking.EventUpdate{RefundableUntil: &cfg.RefundableUntil}).Validate(); err != nil {
+			return cfg, errf("refundable_until must be after 1970-01-01T00:00:00Z")
 		}
 	}
 	return cfg, nil
@@ -342,6 +357,10 @@ type updateEventRequest struct {
 	Challenge *string `json:"challenge"`
 	// NoOrphanRule switches the no-orphan rule for manual selections.
 	NoOrphanRule *bool `json:"no_orphan_rule"`
+	// FinishAfterEnd: whether users in the room at sales_end finish
+	// within their hold. RefundableUntil: RFC 3339, or "" for none.
+	FinishAfterEnd  *bool   `json:"finish_after_end"`
+	RefundableUntil *string `json:"refundable_until"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -354,16 +373,16 @@ func (s *Server) updateEvent(c *gin.Context) {
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
 		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge,
-		NoOrphanRule: req.NoOrphanRule}
+		NoOrphanRule: req.NoOrphanRule, FinishAfterEnd: req.FinishAfterEnd}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
 		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
 		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil &&
-		req.NoOrphanRule == nil {
+		req.NoOrphanRule == nil && req.FinishAfterEnd == nil && req.RefundableUntil == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge", "no_orphan_rule"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge", "no_orphan_rule", "finish_after_end", "refundable_until"`)
 		return
 	}
 	if req.Challenge != nil {

@@ -172,6 +172,7 @@ func eventAudit(cfg booking.EventConfig, paused bool) map[string]any {
 		"batch_size": cfg.BatchSize, "sales_start": ts(cfg.SalesStart), "sales_end": ts(cfg.SalesEnd),
 		"max_seats_per_order": cfg.MaxSeatsPerOrder, "admit_per_minute": cfg.AdmitPerMinute,
 		"early_join_seconds": secs(cfg.EarlyJoin), "challenge": challenge, "currency": cfg.Currency,
+		"finish_after_end": !cfg.HoldsEndWithSale, "refundable_until": ts(cfg.RefundableUntil),
 	}
 	if len(cfg.Sections) > 0 {
 		type section struct {
@@ -231,6 +232,7 @@ func (r updateEventRequest) fields() []string {
 		{r.BatchSize != nil, "batch_size"}, {r.SalesStart != nil, "sales_start"}, {r.SalesEnd != nil, "sales_end"},
 		{r.MaxSeatsPerOrder != nil, "max_seats_per_order"}, {r.AdmitPerMinute != nil, "admit_per_minute"},
 		{r.EarlyJoinSeconds != nil, "early_join_seconds"}, {r.Challenge != nil, "challenge"},
+		{r.FinishAfterEnd != nil, "finish_after_end"}, {r.RefundableUntil != nil, "refundable_until"},
 	} {
 		if f.set {
 			out = append(out, f.name)

@@ -89,29 +89,9 @@ func (s *Server) cancelOrder(c *gin.Context) {
 	p := principal(c)
 	res, err := s.Ledger.CancelOrder(c.Request.Context(), ledger.CancelRequest{OrderID: id, SeatIDs: req.SeatIDs,
 		Reason: req.Reason, Actor: p.Account})
-	var se *ledger.SeatError
-	switch {
-	case errors.Is(err, ledger.ErrOrderNotFound):
-		httpapi.Abort(c, http.StatusNotFound, "order_not_found", err.Error())
-		return
-	case errors.Is(err, ledger.ErrNotCancellable):
-		httpapi.Abort(c, http.StatusConflict, "not_cancellable",
-			"the order is not a sold ticket (a refund due is refunded with POST /api/admin/refunds/{order_id})")
-		return
-	case errors.As(err, &se) && errors.Is(err, ledger.ErrSeatNotInOrder):
-		httpapi.Abort(c, http.StatusBadRequest, "seat_not_in_order", "not seats of the order: "+strings.Join(se.Seats, ", "))
-		return
-	case errors.As(err, &se):
-		httpapi.Abort(c, http.StatusConflict, "seat_already_cancelled",
-			"cancelled already (name only these for the existing cancellation, or leave them out): "+strings.Join(se.Seats, ", "))
-		return
-	case err != nil:
-		bookinghttp.Fail(c, err)
+	if cancelFailed(c, err) {
 		return
 	}
-	// the intent is recorded: a client that hangs up must not stop the rest
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 15*time.Second)
-	defer cancel()
 	if res.Created {
 		x := res.Cancellation
 		if !s.audit(c, operators.ActionOrderCancel, x.EventID, x.OrderID,
@@ -123,8 +103,17 @@ func (s *Server) cancelOrder(c *gin.Context) {
 	} else {
 		noChange(c)
 	}
-	// carry out this cancellation, and on a repeat whatever of the order's
-	// is unfinished (an operator's retry retries a pending refund)
+	s.finishCancel(c, id, res, true)
+}
+
+// finishCancel carries out a recorded cancellation (and, on a repeat,
+// whatever of the order's is unfinished: a retry retries a pending
+// refund) and answers 200 {changed, order, cancellation}, the order in a
+// fan's view unless operator.
+func (s *Server) finishCancel(c *gin.Context, id string, res ledger.CancelResult, operator bool) {
+	// the intent is recorded: a client that hangs up must not stop the rest
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 15*time.Second)
+	defer cancel()
 	cn := s.canceller()
 	for _, x := range res.Order.Cancellations {
 		if x.Finished() {
@@ -146,5 +135,115 @@ func (s *Server) cancelOrder(c *gin.Context) {
 			x = y
 		}
 	}
+	if !operator {
+		fanView(&o)
+		x.Actor = ""
+	}
 	c.JSON(http.StatusOK, gin.H{"changed": res.Created, "order": o, "cancellation": x})
+}
+
+// cancelFailed answers CancelOrder's error, if any (true: answered).
+func cancelFailed(c *gin.Context, err error) bool {
+	var se *ledger.SeatError
+	switch {
+	case errors.Is(err, ledger.ErrOrderNotFound):
+		httpapi.Abort(c, http.StatusNotFound, "order_not_found", err.Error())
+		return true
+	case errors.Is(err, ledger.ErrNotCancellable):
+		httpapi.Abort(c, http.StatusConflict, "not_cancellable",
+			"the order is not a sold ticket (a refund due is refunded with POST /api/admin/refunds/{order_id})")
+		return true
+	case errors.As(err, &se) && errors.Is(err, ledger.ErrSeatNotInOrder):
+		httpapi.Abort(c, http.StatusBadRequest, "seat_not_in_order", "not seats of the order: "+strings.Join(se.Seats, ", "))
+		return true
+	case errors.As(err, &se):
+		httpapi.Abort(c, http.StatusConflict, "seat_already_cancelled",
+			"cancelled already (name only these for the existing cancellation, or leave them out): "+strings.Join(se.Seats, ", "))
+		return true
+	case err != nil:
+		bookinghttp.Fail(c, err)
+		return true
+	}
+	return false
+}
+
+// fanCancelRequest is the body of POST /api/orders/{order_id}/cancel:
+// seat_ids as an operator's (none: every seat left), the reason optional.
+type fanCancelRequest struct {
+	Reason  string   `json:"reason"`
+	SeatIDs []string `json:"seat_ids"`
+}
+
+// fanCancelReason is a fan's cancellation's reason when they give none.
+const fanCancelReason = "cancelled by the fan"
+
+// Validate checks the request as an operator's (the reason defaulted).
+func (r fanCancelRequest) Validate() error {
+	if r.Reason == "" {
+		r.Reason = fanCancelReason
+	}
+	return cancelOrderRequest(r).Validate()
+}
+
+// fanActor is the ledger's actor of a fan's own cancellation: "fan:"
+// and their user id (an operator's is their account).
+func fanActor(userID string) string { return "fan:" + userID }
+
+// cancelMyOrder: POST /api/orders/{order_id}/cancel (the fan's token) —
+// a fan cancels seats of their own sold order (seat_ids; none: every
+// seat left) while the event's refundable_until has not passed, by
+// Redis's clock: the same path as an operator's cancellation
+// (cancelOrder), recorded with the fan as its actor and their reason.
+// 200 {changed, order, cancellation}; a repeat (cancelled already) is
+// changed false, whatever the deadline. Errors: 404 order_not_found
+// (someone else's too), 409 not_refundable (the event lets no fan
+// cancel), 409 refund_deadline_passed, 409 not_cancellable, 400
+// seat_not_in_order, 409 seat_already_cancelled.
+func (s *Server) cancelMyOrder(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.Valid(id) {
+		httpapi.Abort(c, http.StatusNotFound, "order_not_found", ledger.ErrOrderNotFound.Error())
+		return
+	}
+	var req fanCancelRequest
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+		return
+	}
+	if req.Reason == "" {
+		req.Reason = fanCancelReason
+	}
+	ctx := c.Request.Context()
+	user := httpapi.Identity(c).UserID
+	o, err := s.Ledger.UserOrder(ctx, user, id)
+	if cancelFailed(c, err) {
+		return
+	}
+	if repeat := o.Status == ledger.StatusCancelled && len(req.SeatIDs) == 0; !repeat {
+		def, err := s.Ledger.Event(ctx, o.EventID)
+		if err != nil {
+			bookinghttp.Fail(c, ledgerErr(err))
+			return
+		}
+		until := def.Config.RefundableUntil
+		if until.IsZero() {
+			httpapi.Abort(c, http.StatusConflict, "not_refundable", "this event's tickets cannot be cancelled by fans")
+			return
+		}
+		now, err := s.Store.Clock(ctx, o.EventID) // one clock: Redis's
+		if err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+		if now.After(until) {
+			httpapi.Abort(c, http.StatusConflict, "refund_deadline_passed",
+				"tickets of this event could be cancelled until "+until.UTC().Format(time.RFC3339))
+			return
+		}
+	}
+	res, err := s.Ledger.CancelOrder(ctx, ledger.CancelRequest{OrderID: id, SeatIDs: req.SeatIDs,
+		Reason: req.Reason, Actor: fanActor(user)})
+	if cancelFailed(c, err) {
+		return
+	}
+	s.finishCancel(c, id, res, false)
 }

@@ -30,6 +30,7 @@ func (s *Server) ledgerRoutes(api, adm *gin.RouterGroup) {
 	o := api.Group("/orders", httpapi.Authenticate(s.Auth))
 	o.GET("", s.myOrders)
 	o.GET("/:id", s.myOrder)
+	o.POST("/:id/cancel", s.cancelMyOrder) // order_cancel.go
 	adm.GET("/events/:id/orders", s.eventOrders)
 	adm.POST("/events/:id/restore", s.restoreEvent)
 	adm.GET("/refunds", s.refundsDue)

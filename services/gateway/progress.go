@@ -44,6 +44,9 @@ type progressResponse struct {
 	Paused     bool  `json:"paused"`
 	// SoldOut: every seat is sold; a waiting user will not get one.
 	SoldOut bool `json:"sold_out"`
+	// SalesEnded: the sales end has passed (Redis's clock when the
+	// snapshot was read); a waiting user will not be admitted.
+	SalesEnded bool `json:"sales_ended,omitempty"`
 	// Chance: the parameters of every waiting fan's chance of a ticket
 	// (pkg/chance: Params.Chance of the users ahead).
 	Chance chance.Params `json:"chance"`
@@ -59,7 +62,7 @@ func progressOf(e booking.Event, o orderStat) progressResponse {
 	return progressResponse{EventID: e.ID, Served: c.Served, Waiting: c.Waiting,
 		RatePerMin: etaRate(c.AdmittedLastMinute, int64(e.AdmitPerMinute)),
 		Paused:     e.Paused, SoldOut: c.Total > 0 && c.Sold >= c.Total, Chance: chanceOf(e, o),
-		SalesStart: rfc3339OrEmpty(e.SalesStart), ProviderDegraded: !e.HoldsPausedSince.IsZero()}
+		SalesStart: rfc3339OrEmpty(e.SalesStart), ProviderDegraded: !e.HoldsPausedSince.IsZero(), SalesEnded: e.SalesEnded}
 }
 
 // chanceOf is the event's estimate of a waiting fan's chance of a ticket,

@@ -167,6 +167,10 @@
     invalid_body: "Something in that request was not right. Reload the page and try again.",
     unavailable: "boxoffice is busy or briefly unavailable. Please try again in a moment.",
     internal: "Something went wrong on our side. Please try again in a moment.",
+    not_refundable: "Tickets for this event cannot be cancelled.",
+    refund_deadline_passed: "The time to cancel tickets for this event has passed.",
+    not_cancellable: "This order cannot be cancelled.",
+    order_not_found: "That order was not found.",
   };
   function friendly(e) {
     return MESSAGES[e && e.code] || (e && e.status >= 500 ? MESSAGES.unavailable : "Something went wrong. Please try again in a moment.");
@@ -243,11 +247,11 @@
     info.append(h, meta);
     li.appendChild(info);
     const soldOut = c.total > 0 && c.available === 0 && !c.held;
-    if (soldOut) {
+    if (ev.sales_ended || soldOut) {
       const b = document.createElement("button");
       b.type = "button";
       b.disabled = true;
-      b.textContent = "Sold out";
+      b.textContent = ev.sales_ended ? "Sale ended" : "Sold out";
       li.appendChild(b);
     } else {
       // Joining happens on the event page, after a confirm step.
@@ -272,10 +276,26 @@
     if (ev.venue) out.push(ev.venue);
     if (ev.price_max_cents > ev.price_cents) out.push(`${money(ev.price_cents)} to ${money(ev.price_max_cents)} ${ev.currency || ""} per seat`);
     else if (ev.price_cents) out.push(money(ev.price_cents) + " per seat");
-    const start = ev.sales_start ? Date.parse(ev.sales_start) : NaN;
-    if (start > Date.now()) out.push("on sale " + new Date(start).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }));
+    const sale = saleWindow(ev);
+    if (sale) out.push(sale);
     if (ev.paused) out.push("sales paused");
     return out;
+  }
+
+  // saleWindow: the sale's start and end in the fan's time zone, or
+  // "Sale ended" once the server says the end passed (by its clock).
+  const WHEN = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric",
+    hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+  function saleWindow(ev) {
+    const start = ev.sales_start ? Date.parse(ev.sales_start) : NaN;
+    const end = ev.sales_end ? Date.parse(ev.sales_end) : NaN;
+    if (ev.sales_ended) {
+      return "Sale ended" + (isNaN(end) ? "" : " " + WHEN.format(end)) + (isNaN(start) ? "" : " (opened " + WHEN.format(start) + ")");
+    }
+    const span = [];
+    if (!isNaN(start)) span.push("from " + WHEN.format(start));
+    if (!isNaN(end)) span.push("until " + WHEN.format(end));
+    return span.length ? "On sale " + span.join(" ") : "";
   }
 
   // ---- one event ----
@@ -316,6 +336,10 @@
     $("#paused").hidden = !S.event.paused;
     providerState(!!S.event.provider_degraded, !!S.event.provider_outage_ended);
     phaseNote(S.event);
+    if (S.event.sales_ended) { // nobody joins any more: no Join button
+      $("#join").hidden = true;
+      $("#join-note").textContent = "Sale ended. Sales for this event have ended.";
+    }
   }
 
   // registration shows the event's registration before the sale, if it
@@ -663,7 +687,7 @@
     $("#paused").hidden = !g.paused;
     if (g.chance) { S.chance = g.chance; S.chanceAt = Date.now(); }
     providerState(!!g.provider_degraded);
-    if (g.served >= S.seq || g.sold_out) return check("progress");
+    if (g.served >= S.seq || g.sold_out || g.sales_ended) return check("progress");
     const shown = $("#position").textContent;
     onMessage({ type: "position", served: g.served, waiting: g.waiting, rate_per_min: g.rate_per_min });
     return $("#position").textContent !== shown;
@@ -716,6 +740,7 @@
         return { type: "position", state: "waiting", sequence: p.sequence, prequeued: p.sales_start,
           served: p.served, waiting: p.waiting };
       case "sold_out": return { type: "sold_out" };
+      case "sales_ended": return { type: "sales_ended" };
       case "active":
         return { type: "your_turn", state: p.state || "active", sequence: p.sequence, seat_id: p.seat_id,
           seat_ids: p.seat_ids, payment_id: p.payment_id, expire_time: p.expire_time };
@@ -723,7 +748,9 @@
       case "failed": return { type: "payment_failed", seat_id: p.seat_id };
       case "expired": return { type: "expired" };
       case "cancelled": case "abandoned": return { type: "state", state: p.status };
-      default: return p.sold_out ? { type: "sold_out" } : { type: "state", state: "none" };
+      default:
+        if (p.sales_ended) return { type: "sales_ended" };
+        return p.sold_out ? { type: "sold_out" } : { type: "state", state: "none" };
     }
   }
 
@@ -807,6 +834,11 @@
         break;
       case "sold_out":
         if (S.state !== "completed") done("Sold out", "Every seat of this event is sold. Sorry!", "sold_out");
+        break;
+      case "sales_ended": // sent to the whole event: a fan in the room finishes by their hold's rules
+        if (S.state === null || S.state === "waiting" || S.state === "none" || S.state === "cancelled" || S.state === "abandoned") {
+          done("Sale ended", "Sales for this event have ended. Nobody else is let in from the queue.", "sales_ended");
+        }
         break;
       case "seats_changed":
         refreshSeatsSoon();
@@ -1611,9 +1643,60 @@
           : ` · Refund pending: ${money(c.amount)} ${c.currency}${c.refund_error ? ` (${c.refund_error})` : ""}`;
       }
       li.textContent = text;
+      if (o.status === "completed") cancelButton(li, o, view, onlyEvent);
       ul.appendChild(li);
     }
     ul.hidden = view.querySelector(".tickets-title").hidden = !orders.length;
+  }
+
+  // refundableUntil: each event's refundable_until (ms; 0: none), read once.
+  const refundable = {};
+  async function refundableUntil(id) {
+    if (!(id in refundable)) {
+      refundable[id] = api("GET", "/api/events/" + encodeURIComponent(id), undefined, { anonymous: true })
+        .then((ev) => (ev.refundable_until ? Date.parse(ev.refundable_until) : 0), () => 0);
+    }
+    return refundable[id];
+  }
+
+  // cancelButton offers a fan the cancellation of their own order while
+  // the event allows it (refundable_until; the server decides, by its
+  // clock): a button, then an inline confirmation; the list is read again
+  // afterwards, with the refund.
+  async function cancelButton(li, o, view, onlyEvent) {
+    const until = await refundableUntil(o.event_id);
+    if (!until || until < Date.now()) return;
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "secondary";
+    b.textContent = "Cancel order";
+    b.setAttribute("aria-label", `Cancel order ${o.order_id} (refundable until ${WHEN.format(until)})`);
+    const box = document.createElement("div");
+    box.className = "confirm";
+    box.hidden = true;
+    const q = document.createElement("p");
+    q.textContent = `Cancel this order? Your seats go back on sale and ${money(o.amount)} ${o.currency} is refunded.`;
+    const yes = document.createElement("button");
+    yes.type = "button";
+    yes.textContent = "Yes, cancel and refund";
+    const no = document.createElement("button");
+    no.type = "button";
+    no.className = "secondary";
+    no.textContent = "Keep my tickets";
+    box.append(q, yes, no);
+    b.onclick = () => { box.hidden = false; yes.focus(); };
+    no.onclick = () => { box.hidden = true; b.focus(); };
+    yes.onclick = async () => {
+      yes.disabled = true;
+      try {
+        await api("POST", "/api/orders/" + encodeURIComponent(o.order_id) + "/cancel", {});
+        announce(`Order ${o.order_id} cancelled. The refund is on its way.`, false);
+      } catch (e) {
+        error(friendly(e));
+      }
+      tickets(view, onlyEvent);
+    };
+    li.append(" ", b, box);
   }
 
   (async () => {

@@ -32,3 +32,17 @@ func TestInitialMessageOfAPrequeuedUser(t *testing.T) {
 		t.Fatalf("after the start: %s", b)
 	}
 }
+
+// Past the sales end a waiting user's first message, and a stranger's,
+// is sales_ended: nobody will be admitted.
+func TestInitialMessageAfterTheSalesEnd(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for name, err := range map[string]error{"waiting": nil, "not joined": booking.ErrNotFound} {
+		st := booking.Status{State: booking.StateWaiting, Sequence: 7, Position: 3, SalesEnded: true}
+		b, e := initialMessage("e1", st, err, now)
+		var m map[string]any
+		if e != nil || json.Unmarshal(b, &m) != nil || m["type"] != "sales_ended" {
+			t.Fatalf("%s: %s %v", name, b, e)
+		}
+	}
+}

@@ -66,7 +66,7 @@ type InitialPosition struct {
 
 // StateMessage is the first message of a user who is not waiting. Type is
 // your_turn (in the room), booking_completed, payment_failed, expired,
-// sold_out or state.
+// sold_out, sales_ended or state.
 type StateMessage struct {
 	Type       string `json:"type"`
 	EventID    string `json:"event_id"`
@@ -91,9 +91,13 @@ func initialMessage(eventID string, st booking.Status, err error, now time.Time)
 	switch {
 	case err != nil: // not joined
 		m.Type, m.State = TypeState, StateNone
-		if st.SoldOut {
+		if st.SalesEnded {
+			m.Type = messages.NotifySalesEnded
+		} else if st.SoldOut {
 			m.Type = messages.NotifySoldOut
 		}
+	case st.State == booking.StateWaiting && st.SalesEnded:
+		m.Type = messages.NotifySalesEnded
 	case st.State == booking.StateWaiting && st.SoldOut:
 		m.Type = messages.NotifySoldOut
 	case st.State == booking.StateWaiting:
