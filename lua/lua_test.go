@@ -51,11 +51,11 @@ func TestLibraryLoads(t *testing.T) {
 }
 
 // TestFunctionKeys: a booking function takes the event keys ops.go
-// declares for it, in EventKey order (a join: 14 of the 19); the counters
+// declares for it, in EventKey order (a join: 14 of the 21); the counters
 // take keys of their own.
 func TestFunctionKeys(t *testing.T) {
 	names := EventKeyNames()
-	if len(names) != 19 || names[Config] != "config" || names[Codes] != "codes" {
+	if len(names) != 21 || names[Config] != "config" || names[Codes] != "codes" {
 		t.Fatalf("event keys %v", names)
 	}
 	byName := func(idx []int) string {

@@ -37,6 +37,8 @@ const (
 	Seatidx
 	Alog
 	Codes
+	Waitlist
+	Offers
 )
 
 // eventKeyNames are the keys' names, the last part of each key
@@ -47,6 +49,7 @@ var eventKeyNames = [...]string{
 	"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx",
 	"alog",
 	"codes",
+	"waitlist", "offers",
 }
 
 // String returns the key's name ("config").
@@ -73,31 +76,34 @@ func ek(keys ...EventKey) []EventKey { return keys }
 
 var functions = []declaration{
 	{name: "ack_outbox", event: ek(Outbox)},
-	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Ugrace, Status, Seatidx)},
+	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
 	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
 	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
 	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
-	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
-	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Pays, Seatidx)},
+	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
+	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Pays, Seatidx, Offers)},
 	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx, Codes)},
 	{name: "load_codes", event: ek(Config, Codes)},
 	{name: "set_phase", event: ek(Config)},
-	{name: "mark_seats", event: ek(Config, Seats, Status, Seatidx)},
+	{name: "mark_seats", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
-	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
+	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx, Waitlist, Offers)},
 	{name: "payment_success", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx)},
 	{name: "popularity_count", own: []string{"ranking", "seen"}},
 	{name: "provider_state", event: ek(Config, Active)},
-	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog)},
+	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Waitlist, Offers)},
 	{name: "rate_limit", event: ek(Config), limits: true},
-	{name: "release_sold", event: ek(Config, Seats, Useat, Upay, Status, Seatidx)},
+	{name: "release_sold", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
 	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
 	{name: "report_count", own: []string{"counts", "seen", "times", "queue", "purchase", "minutes"}},
-	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx)},
+	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
 	{name: "seat_status", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
 	{name: "touch", event: ek(Config, Waiting, Seen)},
 	{name: "update_event", event: ek(Config)},
+	{name: "join_waitlist", event: ek(Config, Waiting, Seq, Outbox, State, Waitlist, Offers)},
+	{name: "waitlist_status", event: ek(Config, Waitlist, Offers)},
+	{name: "answer_offer", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
 }

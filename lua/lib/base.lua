@@ -15,6 +15,7 @@ local K_CONFIG, K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX
 local K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS, K_STATUS, K_SEATIDX
 local K_ALOG
 local K_CODES
+local K_WAITLIST, K_OFFERS
 
 local function num(v)
   return tonumber(v) or 0

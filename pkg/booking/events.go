@@ -224,6 +224,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		HoldsPausedSince:    ms(n("hold_paused_at")),
 		ProviderOutageEnded: ms(n("hold_outage_ended_at")),
 		Phase:               cfg["phase"], Audience: cfg["audience"],
+		OfferSeconds: int(n("offer_ms") / 1000), WaitlistEarly: cfg["waitlist_early"] == "1",
 	}
 	if e.Audience == "" {
 		e.Audience = AudiencePublic
@@ -416,6 +417,11 @@ type Event struct {
 	// outage lasted longer than the maximum (Store.EndProviderOutage),
 	// zero unless that was the last change.
 	ProviderOutageEnded time.Time `json:"-"`
+	// OfferSeconds is how long a waitlist offer holds its seats (0: no
+	// waitlist); WaitlistEarly lets fans join it before the sell-out
+	// (waitlist.go).
+	OfferSeconds  int  `json:"offer_seconds"`
+	WaitlistEarly bool `json:"waitlist_early"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.

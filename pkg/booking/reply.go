@@ -34,6 +34,12 @@ var codeErrors = map[string]error{
 	"code_used_up":      ErrCodeUsedUp,
 	"code_required":     ErrCodeRequired,
 	"not_selected":      ErrNotSelected,
+	"waitlist_disabled": ErrWaitlistDisabled,
+	"not_sold_out":      ErrNotSoldOut,
+	"offer_not_found":   ErrOfferNotFound,
+	"not_your_offer":    ErrNotYourOffer,
+	"offer_expired":     ErrOfferExpired,
+	"offer_closed":      ErrOfferClosed,
 }
 
 // reply is a script's array reply. A script always answers an array whose
