@@ -271,3 +271,26 @@ func (a *Announcer) SweepOutbox(ctx context.Context, eventID string, olderThan t
 
 // sweepRoundsMax bounds the outbox reads of one SweepOutbox call.
 const sweepRoundsMax = 20
+
+// waitlistStore reads the waitlist's outbox entries (booking.Store).
+type waitlistStore interface {
+	WaitlistOutbox(ctx context.Context, eventID string) ([]booking.OutboxEntry, error)
+}
+
+// AnnounceWaitlist announces the event's unannounced waitlist entries:
+// the offers (each its timeout, notification and offer_made), their ends
+// and the joins. Whoever ran a step that may free seats calls it, since
+// the step offers them at once (docs/booking-engine.md "The waitlist");
+// what it misses (a crash) the safety net's sweep announces. Announcing
+// an entry twice is harmless.
+func (a *Announcer) AnnounceWaitlist(ctx context.Context, eventID string) error {
+	ws, ok := a.store.(waitlistStore)
+	if !ok {
+		return nil
+	}
+	entries, err := ws.WaitlistOutbox(ctx, eventID)
+	if err != nil || len(entries) == 0 {
+		return err
+	}
+	return a.Announce(ctx, eventID, entries)
+}

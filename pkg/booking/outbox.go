@@ -57,6 +57,19 @@ const OutboxReadMax = 10_000
 // announcer's entries are picked up by the safety net this way; announcing
 // twice is harmless. It reads the hash with HSCAN, never all at once.
 func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
+	return s.outbox(ctx, eventID, olderThan, "")
+}
+
+// WaitlistOutbox returns the event's unannounced waitlist entries (joins,
+// offers and their ends: KindWaitlisted, KindOffered, KindOfferEnded) as
+// Outbox does, reading only their fields, so whoever freed seats can
+// announce the offers made at once.
+func (s *Store) WaitlistOutbox(ctx context.Context, eventID string) ([]OutboxEntry, error) {
+	return s.outbox(ctx, eventID, 0, "[woe]:*")
+}
+
+// outbox is Outbox of the fields matching match (HSCAN's glob; "": all).
+func (s *Store) outbox(ctx context.Context, eventID string, olderThan time.Duration, match string) ([]OutboxEntry, error) {
 	if err := checkIDs(eventID); err != nil {
 		return nil, err
 	}
@@ -73,7 +86,7 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 	var out, bad []OutboxEntry
 	var cursor uint64
 	for {
-		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
+		kv, next, err := s.rdb.HScan(ctx, key, cursor, match, 1000).Result()
 		if err != nil {
 			return nil, fmt.Errorf("outbox: %w", err)
 		}

@@ -54,6 +54,12 @@ var bookingErrors = []struct {
 	{booking.ErrNotSelected, http.StatusForbidden, "not_selected"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, httpapi.CodeInvalidArgument},
 	{booking.ErrRateLimited, http.StatusTooManyRequests, httpapi.CodeRateLimited},
+	{booking.ErrWaitlistDisabled, http.StatusConflict, "waitlist_disabled"},
+	{booking.ErrNotSoldOut, http.StatusConflict, "not_sold_out"},
+	{booking.ErrOfferNotFound, http.StatusNotFound, "offer_not_found"},
+	{booking.ErrNotYourOffer, http.StatusForbidden, "not_your_offer"},
+	{booking.ErrOfferExpired, http.StatusConflict, "offer_expired"},
+	{booking.ErrOfferClosed, http.StatusConflict, "offer_closed"},
 }
 
 // Status returns the HTTP status and code for err. Booking sentinels map

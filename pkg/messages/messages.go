@@ -73,6 +73,9 @@ const (
 	// NotifyCancelled: the user cancelled (another tab, the API); Reason
 	// says from where ("queue" or "active"), Sequence which join it ended.
 	NotifyCancelled = "cancelled"
+	// NotifyOffer: returned seats (SeatID, joined by ',') are offered to
+	// the waitlisted user until ExpireAtMS; Sequence names the offer.
+	NotifyOffer = "offer"
 )
 
 // Notification is published to the notifications fanout exchange; every

@@ -37,6 +37,7 @@ type announcer interface {
 	Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error
 	ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error
 	Notify(ctx context.Context, n messages.Notification) error
+	AnnounceWaitlist(ctx context.Context, eventID string) error
 }
 
 // relay announces outbox entries in the background (*admission.Relay); it
@@ -185,6 +186,7 @@ func (s *Server) Handler() http.Handler {
 	b.POST("/select-seat", s.selectSeat)
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)
+	s.waitlistRoutes(api) // waitlist_handlers.go
 
 	adm := s.adminGroup(api) // operator_auth.go: sessions, tokens, roles
 	s.operatorRoutes(api, adm)
