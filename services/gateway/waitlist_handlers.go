@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
 // The waitlist (docs/http-api.md "The waitlist"; booking.Store's
@@ -137,7 +139,65 @@ func (s *Server) answerOffer(accept bool) gin.HandlerFunc {
 			bookinghttp.Fail(c, err)
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": a.Outcome, "seat_ids": a.Seats, "duplicate": a.Duplicate,
+		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": a.Outcome, "seat_ids": nonNil(a.Seats), "duplicate": a.Duplicate,
 			"expire_time": unixOrZero(a.ExpireAt), "expire_at": rfc3339OrEmpty(a.ExpireAt)})
 	}
+}
+
+// waitlistSettingsRequest is the body of PUT /api/admin/events/{id}/waitlist.
+type waitlistSettingsRequest struct {
+	// OfferSeconds: how long an offer holds its seats; 0 turns the
+	// waitlist off.
+	OfferSeconds *int `json:"offer_seconds"`
+	// Early lets fans join before the sell-out.
+	Early bool `json:"early"`
+}
+
+func (r waitlistSettingsRequest) Validate() error {
+	if r.OfferSeconds == nil {
+		return errf("offer_seconds is required")
+	}
+	if n := *r.OfferSeconds; n != 0 && (n < int(booking.MinOfferTime.Seconds()) || n > int(booking.MaxOfferTime.Seconds())) {
+		return errf("offer_seconds must be 0 (off) or from " + strconv.Itoa(int(booking.MinOfferTime.Seconds())) +
+			" to " + strconv.Itoa(int(booking.MaxOfferTime.Seconds())))
+	}
+	return nil
+}
+
+// waitlistSettings is an event's waitlist settings as the admin API gives them.
+type waitlistSettings struct {
+	OfferSeconds int  `json:"offer_seconds"`
+	Early        bool `json:"early"`
+}
+
+// setWaitlist: PUT /api/admin/events/{id}/waitlist {"offer_seconds","early"}
+// (operator): the event's waitlist settings, for offers made from now on;
+// audited as an event update.
+func (s *Server) setWaitlist(c *gin.Context) {
+	id := c.Param("id")
+	var req waitlistSettingsRequest
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+		return
+	}
+	if !ids.ValidEvent(id) {
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	ctx := c.Request.Context()
+	e, err := s.Store.GetEvent(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	before := waitlistSettings{OfferSeconds: e.OfferSeconds, Early: e.WaitlistEarly}
+	after := waitlistSettings{OfferSeconds: *req.OfferSeconds, Early: req.Early}
+	err = s.Store.SetWaitlist(ctx, id, booking.WaitlistSettings{OfferTime: time.Duration(after.OfferSeconds) * time.Second, Early: after.Early})
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	if !s.audit(c, operators.ActionEventUpdate, id, "waitlist", before, after) {
+		return
+	}
+	c.JSON(http.StatusOK, after)
 }
