@@ -193,7 +193,7 @@ func (s *Server) Handler() http.Handler {
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
-	adm.PUT("/provider", s.setProvider) // provider.go
+	adm.PUT("/provider", s.setProvider)            // provider.go
 	adm.PUT("/events/:id/waitlist", s.setWaitlist) // waitlist_handlers.go
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
