@@ -321,3 +321,50 @@ func TestWaitlistOfferOfSeveralSeats(t *testing.T) {
 	}
 	f.checkInvariants("evt")
 }
+
+// A rebuild from the ledger keeps the waitlist; a fan whose offer was
+// open goes back to their place at its head.
+func TestWaitlistSurvivesRebuild(t *testing.T) {
+	f := newFixture(t)
+	soldOutWithWaitlist(f, 2, 3)
+	f.clock.Advance(61 * time.Second)
+	if _, err := f.s.HandleTimeout(f.ctx, "evt", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.waitlist("w1"); w.State != Offered {
+		t.Fatalf("w1 before the rebuild: %+v", w)
+	}
+	if err := f.rdb.Del(f.ctx, f.s.eventKeys("evt")[kConfig]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NormalizeEvent(EventConfig{ID: "evt", Name: "x", Seats: []string{"S1", "S2"}, Capacity: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, SeqBase: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.seats("evt"); st["S1"] != SeatAvailable || st["S2"] != SeatAvailable { // holds are not rebuilt
+		t.Fatalf("seats after the rebuild: %v", st)
+	}
+	for i, u := range []string{"w1", "w2", "w3"} {
+		if w := f.waitlist(u); w.State != Waitlisted || w.Position != int64(i+1) || w.Seats != 1 {
+			t.Fatalf("%s after the rebuild: %+v", u, w)
+		}
+	}
+	// offers resume once the settings are set again: a seat returned by
+	// the operators goes to w1
+	if err := f.s.SetWaitlist(f.ctx, "evt", WaitlistSettings{OfferTime: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.MarkSeats(f.ctx, "evt", MarkKill, "", []string{"S1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.MarkSeats(f.ctx, "evt", MarkRelease, "", []string{"S1"}); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.waitlist("w1"); w.State != Offered || !slices.Equal(w.OfferSeats, []string{"S1"}) {
+		t.Fatalf("w1 after a release: %+v", w)
+	}
+	f.checkInvariants("evt")
+}
