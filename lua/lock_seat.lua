@@ -4,9 +4,9 @@
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
--- KEYS: config, seats, waiting, active, state, useat, status, seatidx, codes (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, codes, waitlist, offers (ops.go)
 local user, csv = ARGV[1], ARGV[2]
-local now = clock()
+local now, now_s = clock()
 local hnow = event_hold_clock(now)
 if not hnow then return {'event_not_found'} end
 local state = user_state(user)
@@ -40,12 +40,13 @@ end
 if #kept > 0 then return {'seat_not_for_sale', kept} end
 if #taken > 0 then return {'seat_unavailable', taken} end
 
-local delta = 0
+local delta, freed = 0, {}
 for _, prev in ipairs(split_seats(redis.call('HGET', K_USEAT, user))) do
   if not wanted[prev] and redis.call('HGET', K_SEATS, prev) == mine then
     redis.call('HSET', K_SEATS, prev, '')
     set_seat_status(prev, 'a')
     delta = delta - 1
+    freed[#freed + 1] = prev
   end
 end
 for i, seat in ipairs(want) do
@@ -58,4 +59,8 @@ end
 if delta ~= 0 then redis.call('HINCRBY', K_CONFIG, 'held', delta) end
 redis.call('HSET', K_USEAT, user, csv)
 redis.call('HSET', K_STATE, user, 'seat_selected')
+-- choosing seats of an offer accepts it; seats given back go to the
+-- waitlist first
+close_offer(user, 'accepted', now_s)
+if #freed > 0 then waitlist_offer(table.concat(freed, ','), now, now_s) end
 return {'ok', csv, deadline + now - hnow}

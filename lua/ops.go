@@ -85,7 +85,7 @@ var functions = []declaration{
 	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
 	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Pays, Seatidx, Offers)},
-	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, State, Useat, Status, Seatidx, Codes)},
+	{name: "lock_seat", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Codes, Waitlist, Offers)},
 	{name: "load_codes", event: ek(Config, Codes)},
 	{name: "set_phase", event: ek(Config)},
 	{name: "mark_seats", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Waitlist, Offers)},
