@@ -46,6 +46,7 @@ type Announcer struct {
 	concurrency int
 	metrics     *Metrics
 	pass        *pass.Signer
+	offerHook   string // offerhook.go
 }
 
 // Option configures an Announcer.
@@ -70,6 +71,10 @@ func WithConcurrency(n int) Option {
 
 // WithPass signs an admission pass into every your_turn (nil: none).
 func WithPass(s *pass.Signer) Option { return func(a *Announcer) { a.pass = s } }
+
+// WithOfferWebhook POSTs every waitlist offer's notification to url
+// too (offerhook.go; "": none), for e-mail or SMS senders.
+func WithOfferWebhook(url string) Option { return func(a *Announcer) { a.offerHook = url } }
 
 // WithMetrics counts announce failures (default: unregistered metrics).
 func WithMetrics(m *Metrics) Option { return func(a *Announcer) { a.metrics = m } }

@@ -101,15 +101,18 @@ var kinds = map[booking.OutboxKind]kindEffects{
 			return withRequest(events.OfferMade(eventID, e.UserID, e.SeatID, e.Sequence, e.ExpireAt, orNow(e.At, now)), events.NoRequestID)
 		},
 		rabbit: func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error) {
-			return one(notificationMessage(messages.Notification{Type: messages.NotifyOffer, EventID: eventID, UserID: e.UserID,
+			n := messages.Notification{Type: messages.NotifyOffer, EventID: eventID, UserID: e.UserID,
 				Sequence: e.Sequence, SeatID: e.SeatID, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
-				Timestamp: now.Unix()}))
+				Timestamp: e.At.Unix()}
+			if err := a.postOffer(n); err != nil {
+				return nil, err
+			}
+			return one(notificationMessage(n))
 		},
 		holdTimeout: true,
 	},
-	// an offer's end: offer_accepted, offer_declined or offer_expired (an
-	// expiry at the offer's deadline, carried by the offered entry's
-	// deadline-free end: the time it was noticed)
+	// an offer's end: offer_accepted, offer_declined or offer_expired, at
+	// the time the script ended it
 	booking.KindOfferEnded: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
 		ev, ok := events.OfferEnded(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now))
 		if !ok {

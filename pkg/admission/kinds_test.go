@@ -2,7 +2,10 @@ package admission
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +34,11 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 		{booking.KindCancelled, events.CancelledFromQueue, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindCancelled, booking.FromAbandoned, false, events.TopicBookingCancelled, "r1"},
 		{booking.KindRestored, "", false, events.TopicEventRestored, events.NoRequestID},
+		{booking.KindWaitlisted, "2", false, events.TopicWaitlistJoined, "r1"},
+		{booking.KindOffered, "", true, events.TopicOfferMade, events.NoRequestID},
+		{booking.KindOfferEnded, booking.OfferAccepted, false, events.TopicOfferAccepted, events.NoRequestID},
+		{booking.KindOfferEnded, booking.OfferDeclined, false, events.TopicOfferDeclined, events.NoRequestID},
+		{booking.KindOfferEnded, booking.OfferExpired, false, events.TopicOfferExpired, events.NoRequestID},
 	} {
 		k, ok := kinds[tc.kind]
 		if !ok || k.event == nil {
@@ -82,5 +90,46 @@ func TestCancellationTellsTheUser(t *testing.T) {
 		if !slices.Equal(got, tc.exchanges) {
 			t.Errorf("from %s: published to %v, want %v", tc.from, got, tc.exchanges)
 		}
+	}
+}
+
+// TestOfferWebhook: an offer's RabbitMQ side tells the notifier (offer)
+// and, with WithOfferWebhook, POSTs the same notification to the webhook
+// with an idempotency key; a webhook that fails fails the side (it is
+// announced again), and no webhook set posts nothing.
+func TestOfferWebhook(t *testing.T) {
+	now := time.UnixMilli(1_900_000_000_000)
+	var mu sync.Mutex
+	var got []messages.Notification
+	var keys []string
+	status := http.StatusNoContent
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n messages.Notification
+		_ = json.NewDecoder(r.Body).Decode(&n)
+		mu.Lock()
+		got, keys = append(got, n), append(keys, r.Header.Get("Idempotency-Key"))
+		code := status
+		mu.Unlock()
+		w.WriteHeader(code)
+	}))
+	defer srv.Close()
+	e := booking.OutboxEntry{Kind: booking.KindOffered, UserID: "u7", Sequence: 42, SeatID: "A1,A2", ExpireAt: now.Add(time.Minute), At: now}
+	a := New(nil, nil, nil, nil, WithOfferWebhook(srv.URL))
+	out, err := kinds[booking.KindOffered].rabbit(a, "evt", e, now)
+	if err != nil || len(out) != 1 || out[0].Exchange != amqpx.NotificationsExchange {
+		t.Fatalf("offer's RabbitMQ side: %+v %v", out, err)
+	}
+	if len(got) != 1 || got[0].Type != messages.NotifyOffer || got[0].UserID != "u7" || got[0].SeatID != "A1,A2" ||
+		got[0].ExpireAtMS != now.Add(time.Minute).UnixMilli() || keys[0] != "offer-evt-42" {
+		t.Fatalf("webhook got %+v %v", got, keys)
+	}
+	mu.Lock()
+	status = http.StatusBadGateway
+	mu.Unlock()
+	if _, err := kinds[booking.KindOffered].rabbit(a, "evt", e, now); err == nil {
+		t.Fatal("a failing webhook did not fail the offer's RabbitMQ side")
+	}
+	if _, err := kinds[booking.KindOffered].rabbit(New(nil, nil, nil, nil), "evt", e, now); err != nil || len(got) != 2 {
+		t.Fatalf("no webhook: %v, %d posts", err, len(got))
 	}
 }
