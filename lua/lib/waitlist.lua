@@ -66,8 +66,9 @@ local function waitlist_offer(freed, now, now_s)
       local v = s .. '|' .. d .. '|' .. csv .. '|' .. now_s
       redis.call('HSET', K_OFFERS, 'o:' .. user, v, 's:' .. s, user)
       redis.call('HSET', K_OUTBOX, 'o:' .. s .. ':' .. user, v)
-      -- An offer admits a fan to buy, as promotion does: an admission log
-      -- kept by promotion appends the offer here too.
+      -- an offer admits a fan to buy: it is logged as an admission
+      -- (room.lua log_admissions; docs/fairness.md)
+      log_admissions({s .. '|' .. now_s .. '|offered|' .. user})
       made = made + 1
     end
   end

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -162,6 +163,16 @@ func TestWaitlistOffersInOrderAndPassesThemOn(t *testing.T) {
 	}
 	if got := f.outboxOf(KindWaitlisted); len(got) != 3 {
 		t.Fatalf("joins %v", got)
+	}
+	// each offer is an admission in the admission log, in order
+	var offered []string
+	for _, e := range f.rdb.LRange(f.ctx, f.s.eventKeys("evt")[kAlog], 0, -1).Val() {
+		if p := strings.Split(e, "|"); p[2] == "offered" {
+			offered = append(offered, p[3])
+		}
+	}
+	if !slices.Equal(offered, []string{"w1", "w2", "w3"}) {
+		t.Fatalf("offers in the admission log: %v", offered)
 	}
 }
 
