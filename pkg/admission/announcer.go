@@ -12,6 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
@@ -46,7 +47,7 @@ type Announcer struct {
 	concurrency int
 	metrics     *Metrics
 	pass        *pass.Signer
-	offerHook   string // offerhook.go
+	offerHook   func(messages.Notification) error
 }
 
 // Option configures an Announcer.
@@ -72,9 +73,13 @@ func WithConcurrency(n int) Option {
 // WithPass signs an admission pass into every your_turn (nil: none).
 func WithPass(s *pass.Signer) Option { return func(a *Announcer) { a.pass = s } }
 
-// WithOfferWebhook POSTs every waitlist offer's notification to url
-// too (offerhook.go; "": none), for e-mail or SMS senders.
-func WithOfferWebhook(url string) Option { return func(a *Announcer) { a.offerHook = url } }
+// WithOfferHook hands every waitlist offer's notification to hook too,
+// as part of the offer's RabbitMQ side: an error leaves that side to be
+// announced again (so hook may see an offer twice). pkg/platform's hook
+// POSTs it to WAITLIST_WEBHOOK_URL, for e-mail or SMS senders. nil: none.
+func WithOfferHook(hook func(messages.Notification) error) Option {
+	return func(a *Announcer) { a.offerHook = hook }
+}
 
 // WithMetrics counts announce failures (default: unregistered metrics).
 func WithMetrics(m *Metrics) Option { return func(a *Announcer) { a.metrics = m } }

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -104,8 +105,10 @@ var kinds = map[booking.OutboxKind]kindEffects{
 			n := messages.Notification{Type: messages.NotifyOffer, EventID: eventID, UserID: e.UserID,
 				Sequence: e.Sequence, SeatID: e.SeatID, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
 				Timestamp: e.At.Unix()}
-			if err := a.postOffer(n); err != nil {
-				return nil, err
+			if a != nil && a.offerHook != nil {
+				if err := a.offerHook(n); err != nil {
+					return nil, fmt.Errorf("offer hook: %w", err)
+				}
 			}
 			return one(notificationMessage(n))
 		},

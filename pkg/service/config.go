@@ -80,7 +80,7 @@ type Common struct {
 	PassIssuer string   `env:"PASS_ISSUER" default:"boxoffice"`
 
 	// WaitlistWebhookURL: every waitlist offer is also POSTed there
-	// (admission.WithOfferWebhook); empty: none.
+	// (pkg/platform's offer webhook); empty: none.
 	WaitlistWebhookURL string `env:"WAITLIST_WEBHOOK_URL"`
 }
 
