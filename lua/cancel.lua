@@ -5,7 +5,7 @@
 --   (a repeat whose entry was announced: from and outbox_value '')
 --   | {'cannot_cancel'} (payment pending) | {'not_found'} | {'invalid_state', state}
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, ugrace, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
 local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local _, now = clock()
@@ -24,7 +24,10 @@ if state == 'waiting' then
   return cancelled('queue', '')
 end
 if state == 'active' or state == 'seat_selected' then
-  return cancelled('active', release_hold(user, 'cancelled'))
+  local seats = release_hold(user, 'cancelled')
+  close_offer(user, 'declined', now)
+  waitlist_offer(seats, clock())
+  return cancelled('active', seats)
 end
 if state == 'cancelled' then
   local v = redis.call('HGET', K_OUTBOX, 'c:' .. s .. ':' .. user)

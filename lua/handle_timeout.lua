@@ -7,7 +7,7 @@
 --   time at least a minute on to look again) | 'no_hold' (already_expired 1
 --   and the entry while unannounced when a promotion expired it)
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
 local user = ARGV[1]
 local now, now_s = clock()
 local hnow, held = event_hold_clock(now)
@@ -42,6 +42,8 @@ if outcome == 'extended' then
   return {'ok', 'extended', seq, seat, pay, until_ms + shift, 0, '', now}
 end
 deadline = deadline + shift
+close_offer(user, 'expired', now_s)
+waitlist_offer(released, now, now_s)
 -- as promote.lua's reclaim writes it: the deadline is booking_expired's time
 local entry = outbox_expired(int(seq), user, deadline, released, now_s)
 return {'ok', 'released', seq, released, pay, deadline, 0, entry, now}

@@ -4,7 +4,7 @@
 --   amount_cents, currency} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'event_not_found'} | {'invalid_argument'} (id issued before)
 --   | {'sales_ended'} (the sale ended and the event's holds end with it)
--- KEYS: config, seatmap, waiting, active, state, useq, useat, upay, pays, seatidx (ops.go)
+-- KEYS: config, seatmap, waiting, active, outbox, state, useq, useat, upay, pays, seatidx, offers (ops.go)
 local user, pid = ARGV[1], ARGV[2]
 local now, now_s = clock()
 local hnow = event_hold_clock(now)
@@ -31,4 +31,5 @@ local seat = redis.call('HGET', K_USEAT, user)
 redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_STATE, user, 'payment_pending')
 redis.call('HSET', K_PAYS, pid, user .. '|' .. int(seq) .. '|' .. seat .. '|pending|' .. now_s)
+close_offer(user, 'accepted', now_s) -- paying for an offer accepts it
 return {'ok', pid, seat, deadline + now - hnow, 1, seq, now, order_amount(seat), redis.call('HGET', K_CONFIG, 'currency') or ''}

@@ -6,7 +6,7 @@
 --   | {'orphan_seat', {seats it would leave single}, {suggested seat ids}} (the no-orphan rule, lib/select.lua)
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
 --   | {'sales_ended'} (the sale ended and the event's holds end with it)
--- KEYS: config, seats, seatmap, waiting, active, state, useat, status, seatidx, codes, runs (ops.go)
+-- KEYS: config, seats, seatmap, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, codes, runs, waitlist, offers (ops.go)
 local user, csv = ARGV[1], ARGV[2]
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply
@@ -16,4 +16,6 @@ if #want == 0 then return {'invalid_argument'} end
 -- a redeemed access code may allow fewer than max_seats (lib/codes.lua)
 local cmax = code_seats(user)
 if cmax and #want > cmax then return {'too_many_seats', cmax} end
-return hold_seats(user, want, csv, deadline, now, hnow, true)
+local reply, freed = hold_seats(user, want, csv, deadline, now, hnow, true)
+if reply[1] == 'ok' then offer_after_selection(user, freed, now) end
+return reply

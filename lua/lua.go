@@ -48,6 +48,7 @@ var libParts = []string{
 	"codes",     // access codes, redeemed by a join
 	"join",      // enqueue_joins
 	"positions", // read_positions
+	"waitlist",  // the waitlist's offers
 }
 
 // libSource is the library's shared code: lib/'s files in order, and in

@@ -51,11 +51,11 @@ func TestLibraryLoads(t *testing.T) {
 }
 
 // TestFunctionKeys: a booking function takes the event keys ops.go
-// declares for it, in EventKey order (a join: 14 of the 20); the counters
+// declares for it, in EventKey order (a join: 14 of the 22); the counters
 // take keys of their own.
 func TestFunctionKeys(t *testing.T) {
 	names := EventKeyNames()
-	if len(names) != 20 || names[Config] != "config" || names[Runs] != "runs" {
+	if len(names) != 22 || names[Config] != "config" || names[Runs] != "runs" || names[Offers] != "offers" {
 		t.Fatalf("event keys %v", names)
 	}
 	byName := func(idx []int) string {

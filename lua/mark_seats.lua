@@ -2,7 +2,7 @@
 -- ARGV: 1 action ('hold' | 'kill' | 'release'), 2 purpose (hold; '' otherwise), 3.. seat ids
 -- Replies: {'ok', changed, {changed seat ids}} | {'seat_unknown', {seat ids}}
 --   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
--- KEYS: config, seats, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
 -- A seat's value in seats is 'r:<purpose>' while held for a purpose and
 -- 'k:' while killed; its status byte 'r' or 'k'. A hold or kill takes a
 -- free seat or one operators hold or killed already (its purpose or kind
@@ -52,4 +52,5 @@ for _, t in ipairs(todo) do
 end
 if reserved ~= 0 then redis.call('HINCRBY', K_CONFIG, 'reserved', reserved) end
 if killed ~= 0 then redis.call('HINCRBY', K_CONFIG, 'killed', killed) end
+if code == 'a' then waitlist_offer(table.concat(changed, ','), clock()) end
 return {'ok', #changed, changed}

@@ -38,6 +38,8 @@ const (
 	Alog
 	Codes
 	Runs
+	Waitlist
+	Offers
 )
 
 // eventKeyNames are the keys' names, the last part of each key
@@ -49,6 +51,7 @@ var eventKeyNames = [...]string{
 	"alog",
 	"codes",
 	"runs",
+	"waitlist", "offers",
 }
 
 // String returns the key's name ("config").
@@ -75,32 +78,35 @@ func ek(keys ...EventKey) []EventKey { return keys }
 
 var functions = []declaration{
 	{name: "ack_outbox", event: ek(Outbox)},
-	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Ugrace, Status, Seatidx, Runs)},
+	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx, Runs)},
 	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
 	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
 	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
 	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
-	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Runs)},
-	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Pays, Seatidx)},
-	{name: "lock_seat", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useat, Status, Seatidx, Codes, Runs)},
+	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
+	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Pays, Seatidx, Offers)},
+	{name: "lock_seat", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Codes, Runs, Waitlist, Offers)},
 	{name: "load_codes", event: ek(Config, Codes)},
 	{name: "set_phase", event: ek(Config)},
-	{name: "mark_seats", event: ek(Config, Seats, Status, Seatidx, Runs)},
+	{name: "mark_seats", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
-	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx, Runs)},
+	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "payment_success", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx, Runs)},
 	{name: "popularity_count", own: []string{"ranking", "seen"}},
 	{name: "provider_state", event: ek(Config, Active)},
-	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs)},
+	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "rate_limit", event: ek(Config), limits: true},
-	{name: "release_sold", event: ek(Config, Seats, Useat, Upay, Status, Seatidx, Runs)},
+	{name: "release_sold", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Runs)},
 	{name: "report_count", own: []string{"counts", "seen", "times", "queue", "purchase", "minutes"}},
-	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Runs)},
-	{name: "select_best", event: ek(Config, Seats, Seatmap, Waiting, Active, State, Useat, Status, Seatidx, Codes, Runs)},
+	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Runs, Waitlist, Offers)},
+	{name: "select_best", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Codes, Runs, Waitlist, Offers)},
 	{name: "seat_status", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
 	{name: "touch", event: ek(Config, Waiting, Seen)},
 	{name: "update_event", event: ek(Config)},
+	{name: "join_waitlist", event: ek(Config, Waiting, Seq, Outbox, State, Waitlist, Offers)},
+	{name: "waitlist_status", event: ek(Config, Waitlist, Offers)},
+	{name: "answer_offer", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Waitlist, Offers)},
 }

@@ -3,7 +3,7 @@
 -- ARGV: 1 user_id, 2 payment_id
 -- Replies: {'ok', 'failed' | 'duplicate' | 'no_hold', seat_ids, sequence, at_ms}
 --   | {'not_found'} | {'payment_mismatch'} | {'already_completed'} | {'event_not_found'}
--- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, pays, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, pays, status, seatidx, alog, runs, waitlist, offers (ops.go)
 local user, pid = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local _, now = clock()
@@ -15,6 +15,7 @@ if p.status == 'refund' then return {'ok', 'no_hold', p.seat, p.seq, p.at} end
 if redis.call('HGET', K_STATE, user) == 'payment_pending' and redis.call('HGET', K_UPAY, user) == pid then
   local seat = release_hold(user, 'failed')
   set_payment(pid, p, 'failed', now)
+  waitlist_offer(seat, clock())
   return {'ok', 'failed', seat, p.seq, p.at}
 end
 set_payment(pid, p, 'failed', now)

@@ -8,7 +8,7 @@
 --     then ends with paused_since_ms, when they stopped)
 --   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
 --   seat_ids, payment_id, deadline_ms, ...}; abandoned {user, sequence, ...}
--- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs (ops.go)
+-- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
 local max = tonumber(ARGV[1])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
@@ -44,6 +44,8 @@ for i = 1, #due, 2 do
     -- same the timeout path publishes (handle_timeout.lua)
     expired[#expired + 1] = deadline
     outbox_expired(int(seq), user, deadline, seat, now_s)
+    close_offer(user, 'expired', now_s)
+    waitlist_offer(seat, now, now_s)
   end
 end
 

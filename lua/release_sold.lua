@@ -1,7 +1,7 @@
 -- release_sold: the cancelled seats of a sold order go back on sale, each seat sold to the order's buyer becoming available.
 -- ARGV: 1 user_id, 2 payment_id, then the seat ids
 -- Replies: {'ok', released, {seat ids left as they were}} | {'event_not_found'}
--- KEYS: config, seats, useat, upay, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
 -- A seat is released only while it is sold to user and user's payment is
 -- payment_id (the order's), so a repeat, or a seat sold again since,
 -- changes nothing: the seat is listed as left. The buyer stays completed,
@@ -28,5 +28,10 @@ if released > 0 then
     if not gone[seat] then keep[#keep + 1] = seat end
   end
   redis.call('HSET', K_USEAT, user, table.concat(keep, ','))
+  local back = {}
+  for i = 3, #ARGV do
+    if gone[ARGV[i]] then back[#back + 1] = ARGV[i]; gone[ARGV[i]] = nil end
+  end
+  waitlist_offer(table.concat(back, ','), clock())
 end
 return {'ok', released, left}

@@ -5,7 +5,7 @@
 --   17 sections, 18..17+n seat ids, then 4 per sold seat: user_id, seat_id,
 --   payment_id, join sequence
 -- Replies: {'ok', total_seats, sold, seq_base, skipped, reason, now_ms} | {'event_exists'}
--- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, runs, waitlist, offers (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
@@ -16,6 +16,18 @@ local left = num(redis.call('GET', K_SEQ))
 if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
   K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX, K_RUNS)
+-- the waitlist is kept; a fan whose offer was open (its hold is gone)
+-- goes back to their place on it
+local open = redis.call('HGETALL', K_OFFERS)
+for i = 1, #open, 2 do
+  if string.sub(open[i], 1, 2) == 'o:' then
+    local user = string.sub(open[i], 3)
+    local s, seats = string.match(open[i + 1], '^([^|]*)|[^|]*|([^|]*)|')
+    redis.call('ZADD', K_WAITLIST, s, user)
+    redis.call('HSET', K_OFFERS, 'w:' .. user, int(#split_seats(seats)))
+    redis.call('HDEL', K_OFFERS, open[i], 's:' .. s)
+  end
+end
 local FIRST = 18
 write_seatmap(FIRST, FIRST - 1 + n)
 local sold, skipped, users = 0, 0, 0

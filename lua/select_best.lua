@@ -4,7 +4,7 @@
 --   no other choice fitting) | {'not_found'} | {'invalid_state', state} | {'hold_expired'}
 --   | {'too_many_seats', max} | {'section_unknown'} | {'no_adjacent_seats', largest, available}
 --   | {'invalid_argument'} | {'event_not_found'} | {'sales_ended'} (holds end with the sale)
--- KEYS: config, seats, seatmap, waiting, active, state, useat, status, seatidx, codes, runs (ops.go)
+-- KEYS: config, seats, seatmap, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, codes, runs, waitlist, offers (ops.go)
 -- The best seats: the first row (the event's section order, then row
 -- order) with count adjacent free seats, nearest its centre
 -- (lib/select.lua best_place); found through the index of free runs
@@ -29,6 +29,9 @@ if not pos then
     num(c[1]) - num(c[2]) - num(c[3]) - num(c[4]) - num(c[5])}
 end
 local want = seats_at(pos, count)
-local reply = hold_seats(user, want, table.concat(want, ','), deadline, now, hnow, false)
-if reply[1] == 'ok' then reply[4] = orphaned and 1 or 0 end
+local reply, freed = hold_seats(user, want, table.concat(want, ','), deadline, now, hnow, false)
+if reply[1] == 'ok' then
+  reply[4] = orphaned and 1 or 0
+  offer_after_selection(user, freed, now)
+end
 return reply

@@ -16,6 +16,7 @@ local K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_PAYS, K_STATUS, K_SE
 local K_ALOG
 local K_CODES
 local K_RUNS
+local K_WAITLIST, K_OFFERS
 
 local function num(v)
   return tonumber(v) or 0

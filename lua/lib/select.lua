@@ -222,12 +222,13 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual)
     if refusal then return refusal end
   end
 
-  local delta = 0
+  local delta, freed = 0, {}
   for _, prev in ipairs(split_seats(redis.call('HGET', K_USEAT, user))) do
     if not wanted[prev] and redis.call('HGET', K_SEATS, prev) == mine then
       redis.call('HSET', K_SEATS, prev, '')
       set_seat_status(prev, 'a')
       delta = delta - 1
+      freed[#freed + 1] = prev
     end
   end
   for i, seat in ipairs(want) do
@@ -240,5 +241,5 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual)
   if delta ~= 0 then redis.call('HINCRBY', K_CONFIG, 'held', delta) end
   redis.call('HSET', K_USEAT, user, csv)
   redis.call('HSET', K_STATE, user, 'seat_selected')
-  return {'ok', csv, deadline + now - hnow}
+  return {'ok', csv, deadline + now - hnow}, freed
 end

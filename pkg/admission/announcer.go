@@ -12,6 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
@@ -46,6 +47,7 @@ type Announcer struct {
 	concurrency int
 	metrics     *Metrics
 	pass        *pass.Signer
+	offerHook   func(messages.Notification) error
 }
 
 // Option configures an Announcer.
@@ -70,6 +72,14 @@ func WithConcurrency(n int) Option {
 
 // WithPass signs an admission pass into every your_turn (nil: none).
 func WithPass(s *pass.Signer) Option { return func(a *Announcer) { a.pass = s } }
+
+// WithOfferHook hands every waitlist offer's notification to hook too,
+// as part of the offer's RabbitMQ side: an error leaves that side to be
+// announced again (so hook may see an offer twice). pkg/platform's hook
+// POSTs it to WAITLIST_WEBHOOK_URL, for e-mail or SMS senders. nil: none.
+func WithOfferHook(hook func(messages.Notification) error) Option {
+	return func(a *Announcer) { a.offerHook = hook }
+}
 
 // WithMetrics counts announce failures (default: unregistered metrics).
 func WithMetrics(m *Metrics) Option { return func(a *Announcer) { a.metrics = m } }
@@ -271,3 +281,26 @@ func (a *Announcer) SweepOutbox(ctx context.Context, eventID string, olderThan t
 
 // sweepRoundsMax bounds the outbox reads of one SweepOutbox call.
 const sweepRoundsMax = 20
+
+// waitlistStore reads the waitlist's outbox entries (booking.Store).
+type waitlistStore interface {
+	WaitlistOutbox(ctx context.Context, eventID string) ([]booking.OutboxEntry, error)
+}
+
+// AnnounceWaitlist announces the event's unannounced waitlist entries:
+// the offers (each its timeout, notification and offer_made), their ends
+// and the joins. Whoever ran a step that may free seats calls it, since
+// the step offers them at once (docs/booking-engine.md "The waitlist");
+// what it misses (a crash) the safety net's sweep announces. Announcing
+// an entry twice is harmless.
+func (a *Announcer) AnnounceWaitlist(ctx context.Context, eventID string) error {
+	ws, ok := a.store.(waitlistStore)
+	if !ok {
+		return nil
+	}
+	entries, err := ws.WaitlistOutbox(ctx, eventID)
+	if err != nil || len(entries) == 0 {
+		return err
+	}
+	return a.Announce(ctx, eventID, entries)
+}

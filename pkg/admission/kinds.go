@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -90,6 +91,39 @@ var kinds = map[booking.OutboxKind]kindEffects{
 		},
 		rabbitFor: func(e booking.OutboxEntry) bool { return e.From != booking.FromAbandoned },
 	},
+	// a waitlist join: waitlist_joined only
+	booking.KindWaitlisted: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+		return withRequest(events.WaitlistJoined(eventID, e.UserID, e.Sequence, e.From, orNow(e.At, now)), e.RequestID)
+	}},
+	// an offer to a waitlisted fan, a hold: its timeout, the offer
+	// notification (the notifier's and the webhook's) and offer_made
+	booking.KindOffered: {
+		event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+			return withRequest(events.OfferMade(eventID, e.UserID, e.SeatID, e.Sequence, e.ExpireAt, orNow(e.At, now)), events.NoRequestID)
+		},
+		rabbit: func(a *Announcer, eventID string, e booking.OutboxEntry, now time.Time) ([]amqpx.Outgoing, error) {
+			n := messages.Notification{Type: messages.NotifyOffer, EventID: eventID, UserID: e.UserID,
+				Sequence: e.Sequence, SeatID: e.SeatID, ExpireTime: e.ExpireAt.Unix(), ExpireAtMS: e.ExpireAt.UnixMilli(),
+				Timestamp: e.At.Unix()}
+			if a != nil && a.offerHook != nil {
+				if err := a.offerHook(n); err != nil {
+					return nil, fmt.Errorf("offer hook: %w", err)
+				}
+			}
+			return one(notificationMessage(n))
+		},
+		holdTimeout: true,
+	},
+	// an offer's end: offer_accepted, offer_declined or offer_expired, at
+	// the time the script ended it
+	booking.KindOfferEnded: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
+		ev, ok := events.OfferEnded(eventID, e.UserID, e.SeatID, e.Sequence, e.From, orNow(e.At, now))
+		if !ok {
+			// an outcome this version does not know: announced as declined
+			ev, _ = events.OfferEnded(eventID, e.UserID, e.SeatID, e.Sequence, booking.OfferDeclined, orNow(e.At, now))
+		}
+		return withRequest(ev, events.NoRequestID)
+	}},
 	// a rebuild from the ledger (pkg/ledger's Restorer publishes it at
 	// once; this is the sweep's way when Kafka was down): event_restored
 	booking.KindRestored: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -31,6 +32,11 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 		{booking.KindCancelled, events.CancelledFromQueue, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindCancelled, booking.FromAbandoned, false, events.TopicBookingCancelled, "r1"},
 		{booking.KindRestored, "", false, events.TopicEventRestored, events.NoRequestID},
+		{booking.KindWaitlisted, "2", false, events.TopicWaitlistJoined, "r1"},
+		{booking.KindOffered, "", true, events.TopicOfferMade, events.NoRequestID},
+		{booking.KindOfferEnded, booking.OfferAccepted, false, events.TopicOfferAccepted, events.NoRequestID},
+		{booking.KindOfferEnded, booking.OfferDeclined, false, events.TopicOfferDeclined, events.NoRequestID},
+		{booking.KindOfferEnded, booking.OfferExpired, false, events.TopicOfferExpired, events.NoRequestID},
 	} {
 		k, ok := kinds[tc.kind]
 		if !ok || k.event == nil {
@@ -82,5 +88,36 @@ func TestCancellationTellsTheUser(t *testing.T) {
 		if !slices.Equal(got, tc.exchanges) {
 			t.Errorf("from %s: published to %v, want %v", tc.from, got, tc.exchanges)
 		}
+	}
+}
+
+// TestOfferHook: an offer's RabbitMQ side tells the notifier (offer)
+// and hands the same notification to the offer hook (WithOfferHook); a
+// hook that fails fails the side (it is announced again), and no hook is
+// no error.
+func TestOfferHook(t *testing.T) {
+	now := time.UnixMilli(1_900_000_000_000)
+	var got []messages.Notification
+	var fail error
+	hook := func(n messages.Notification) error {
+		got = append(got, n)
+		return fail
+	}
+	e := booking.OutboxEntry{Kind: booking.KindOffered, UserID: "u7", Sequence: 42, SeatID: "A1,A2", ExpireAt: now.Add(time.Minute), At: now}
+	a := New(nil, nil, nil, nil, WithOfferHook(hook))
+	out, err := kinds[booking.KindOffered].rabbit(a, "evt", e, now)
+	if err != nil || len(out) != 1 || out[0].Exchange != amqpx.NotificationsExchange {
+		t.Fatalf("offer's RabbitMQ side: %+v %v", out, err)
+	}
+	if len(got) != 1 || got[0].Type != messages.NotifyOffer || got[0].UserID != "u7" || got[0].SeatID != "A1,A2" ||
+		got[0].Sequence != 42 || got[0].ExpireAtMS != now.Add(time.Minute).UnixMilli() {
+		t.Fatalf("hook got %+v", got)
+	}
+	fail = errors.New("down")
+	if _, err := kinds[booking.KindOffered].rabbit(a, "evt", e, now); !errors.Is(err, fail) {
+		t.Fatalf("a failing hook: %v", err)
+	}
+	if _, err := kinds[booking.KindOffered].rabbit(New(nil, nil, nil, nil), "evt", e, now); err != nil || len(got) != 2 {
+		t.Fatalf("no hook: %v, %d calls", err, len(got))
 	}
 }

@@ -164,6 +164,14 @@ func (p *Promoter) PromoteEvent(ctx context.Context, eventID string) (int, error
 		} else if err != nil {
 			return admitted, err
 		}
+		if freedSeats(res.Expired) {
+			// the reclaimed seats were offered to the waitlist in the same step
+			if err := p.ann.AnnounceWaitlist(ctx, eventID); errors.Is(err, ErrKafkaPending) {
+				pending = err
+			} else if err != nil {
+				return admitted, err
+			}
+		}
 		if err := p.soldOutTransition(ctx, eventID, res.Reason == "sold_out"); err != nil {
 			// Only a nicety: waiting users also learn it from their position.
 			p.log.Warn("sold_out broadcast failed", zap.String("event_id", eventID), zap.Error(err))
@@ -331,4 +339,15 @@ func reasonLabel(r string) string {
 		return r
 	}
 	return "other"
+}
+
+// freedSeats reports whether reclaimed holds freed seats (which the
+// promotion offered to the waitlist).
+func freedSeats(expired []booking.Expiry) bool {
+	for _, x := range expired {
+		if x.SeatID != "" {
+			return true
+		}
+	}
+	return false
 }

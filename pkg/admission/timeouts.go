@@ -146,6 +146,10 @@ func (h *TimeoutHandler) expired(ctx context.Context, eventID, userID string, re
 		return err
 	}
 	err := h.ann.Announce(ctx, eventID, res.Outbox)
+	if err == nil && res.SeatID != "" {
+		// the freed seats were offered to the waitlist in the same step
+		err = h.ann.AnnounceWaitlist(ctx, eventID)
+	}
 	if errors.Is(err, ErrKafkaPending) {
 		requestid.Logger(ctx, h.log).Warn("booking_expired left to the outbox (Kafka failed); timeout acked",
 			zap.String("event_id", eventID), zap.String("user_id", userID), zap.Error(err))

@@ -225,6 +225,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		ProviderOutageEnded: ms(n("hold_outage_ended_at")),
 		NoOrphanRule:        cfg["no_orphans"] == "1",
 		Phase:               cfg["phase"], Audience: cfg["audience"],
+		OfferSeconds: int(n("offer_ms") / 1000), WaitlistEarly: cfg["waitlist_early"] == "1",
 	}
 	if e.Audience == "" {
 		e.Audience = AudiencePublic
@@ -438,6 +439,11 @@ type Event struct {
 	SalesEnded      bool      `json:"sales_ended"`
 	RefundableUntil time.Time `json:"refundable_until,omitzero"`
 	At              time.Time `json:"-"`
+	// OfferSeconds is how long a waitlist offer holds its seats (0: no
+	// waitlist); WaitlistEarly lets fans join it before the sell-out
+	// (waitlist.go).
+	OfferSeconds  int  `json:"offer_seconds"`
+	WaitlistEarly bool `json:"waitlist_early"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.

@@ -2,7 +2,7 @@ package booking
 
 import "github.com/boxoffice/boxoffice/lua"
 
-// keysFor returns the 20 keys every booking script may take, in the order
+// keysFor returns the 22 keys every booking script may take, in the order
 // of lua.EventKey (the booking functions' KEYS are declared in lua/ops.go
 // as indexes into this list). They all carry the hash tag {eventID}, so
 // one event's keys live in one Redis Cluster slot and every script is
@@ -19,26 +19,28 @@ func keysFor(prefix, eventID string) []string {
 
 // Indexes into keysFor's result.
 const (
-	kConfig  = lua.Config
-	kSeats   = lua.Seats
-	kSeatmap = lua.Seatmap
-	kWaiting = lua.Waiting
-	kActive  = lua.Active
-	kSeq     = lua.Seq
-	kSeen    = lua.Seen
-	kOutbox  = lua.Outbox
-	kRate    = lua.Rate
-	kState   = lua.State
-	kUseq    = lua.Useq
-	kUseat   = lua.Useat
-	kUpay    = lua.Upay
-	kUgrace  = lua.Ugrace
-	kPays    = lua.Pays
-	kStatus  = lua.Status
-	kSeatidx = lua.Seatidx
-	kAlog    = lua.Alog
-	kCodes   = lua.Codes
-	kRuns    = lua.Runs
+	kConfig   = lua.Config
+	kSeats    = lua.Seats
+	kSeatmap  = lua.Seatmap
+	kWaiting  = lua.Waiting
+	kActive   = lua.Active
+	kSeq      = lua.Seq
+	kSeen     = lua.Seen
+	kOutbox   = lua.Outbox
+	kRate     = lua.Rate
+	kState    = lua.State
+	kUseq     = lua.Useq
+	kUseat    = lua.Useat
+	kUpay     = lua.Upay
+	kUgrace   = lua.Ugrace
+	kPays     = lua.Pays
+	kStatus   = lua.Status
+	kSeatidx  = lua.Seatidx
+	kAlog     = lua.Alog
+	kCodes    = lua.Codes
+	kRuns     = lua.Runs
+	kWaitlist = lua.Waitlist
+	kOffers   = lua.Offers
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

@@ -28,6 +28,15 @@ const (
 	// KindRestored: the event was rebuilt from the ledger (RestoreEvent;
 	// Sequence is the sequence base, Reason what was rebuilt, no user).
 	KindRestored OutboxKind = "restored"
+	// KindWaitlisted: a fan joined the waitlist (waitlist_joined; From is
+	// the number of seats wanted).
+	KindWaitlisted OutboxKind = "waitlisted"
+	// KindOffered: an offer to a waitlisted fan, a hold (offer_made;
+	// ExpireAt is its deadline, SeatID the seats).
+	KindOffered OutboxKind = "offered"
+	// KindOfferEnded: an offer answered or run out (From is
+	// OfferAccepted, OfferDeclined or OfferExpired; SeatID the seats).
+	KindOfferEnded OutboxKind = "offer_ended"
 	// KindUnreadable: an entry that is not in the outbox's format (Field
 	// and Value as stored): one an earlier version wrote with a number in
 	// Lua's exponent form that Outbox could not mend. It announces
@@ -48,6 +57,19 @@ const OutboxReadMax = 10_000
 // announcer's entries are picked up by the safety net this way; announcing
 // twice is harmless. It reads the hash with HSCAN, never all at once.
 func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Duration) ([]OutboxEntry, error) {
+	return s.outbox(ctx, eventID, olderThan, "")
+}
+
+// WaitlistOutbox returns the event's unannounced waitlist entries (joins,
+// offers and their ends: KindWaitlisted, KindOffered, KindOfferEnded) as
+// Outbox does, reading only their fields, so whoever freed seats can
+// announce the offers made at once.
+func (s *Store) WaitlistOutbox(ctx context.Context, eventID string) ([]OutboxEntry, error) {
+	return s.outbox(ctx, eventID, 0, "[woe]:*")
+}
+
+// outbox is Outbox of the fields matching match (HSCAN's glob; "": all).
+func (s *Store) outbox(ctx context.Context, eventID string, olderThan time.Duration, match string) ([]OutboxEntry, error) {
 	if err := checkIDs(eventID); err != nil {
 		return nil, err
 	}
@@ -64,7 +86,7 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 	var out, bad []OutboxEntry
 	var cursor uint64
 	for {
-		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
+		kv, next, err := s.rdb.HScan(ctx, key, cursor, match, 1000).Result()
 		if err != nil {
 			return nil, fmt.Errorf("outbox: %w", err)
 		}
@@ -116,9 +138,9 @@ func (s *Store) Outbox(ctx context.Context, eventID string, olderThan time.Durat
 // kindOrder orders the entries of one join sequence as they happened.
 func kindOrder(kind OutboxKind) int {
 	switch kind {
-	case KindJoined:
+	case KindJoined, KindWaitlisted:
 		return 0
-	case KindPromoted:
+	case KindPromoted, KindOffered:
 		return 1
 	}
 	return 2
@@ -127,7 +149,7 @@ func kindOrder(kind OutboxKind) int {
 // parseOutbox decodes "p:<seq>:<user>" / "x:<seq>:<user>" →
 // "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms",
 // "j:<seq>" → "seq|user||at_ms" and "r:<seq_base>" →
-// "seq_base|reason||at_ms", each value with an optional fifth part
+// "seq_base|reason||at_ms", the waitlist's "w:", "o:" and "e:" (lua/lib/waitlist.lua), each value with an optional fifth part
 // "r" or "k" (the side announced already; lua/lib/outbox.lua has the table).
 // Fields written before they carried the sequence ("p:<user>") still parse
 // (LegacyKey). The sequence, a deadline and the time must be decimal
@@ -173,7 +195,7 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 	}
 	e.At = ms(at)
 	var dl int64
-	if kind == "p" || (kind == "x" && parts[1] != "") {
+	if kind == "p" || kind == "o" || (kind == "x" && parts[1] != "") {
 		if dl, err = strconv.ParseInt(parts[1], 10, 64); err != nil {
 			return OutboxEntry{}, false
 		}
@@ -189,6 +211,12 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		e.Kind = KindJoined
 	case "r":
 		e.Kind = KindRestored
+	case "w":
+		e.Kind, e.From = KindWaitlisted, parts[1]
+	case "o":
+		e.Kind, e.ExpireAt = KindOffered, ms(dl)
+	case "e":
+		e.Kind, e.From = KindOfferEnded, parts[1]
 	default:
 		return OutboxEntry{}, false
 	}
@@ -213,6 +241,12 @@ func (e OutboxEntry) field() string {
 		k = 'x'
 	case KindCancelled:
 		k = 'c'
+	case KindWaitlisted:
+		k = 'w'
+	case KindOffered:
+		k = 'o'
+	case KindOfferEnded:
+		k = 'e'
 	default:
 		k = 'p'
 	}
@@ -227,8 +261,10 @@ func (e OutboxEntry) value() string {
 	switch e.Kind {
 	case KindUnreadable:
 		return e.Value
-	case KindPromoted:
+	case KindPromoted, KindOffered:
 		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+	case KindWaitlisted, KindOfferEnded:
+		dl = e.From
 	case KindExpired:
 		if !e.ExpireAt.IsZero() {
 			dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
@@ -312,8 +348,8 @@ type OutboxEntry struct {
 	UserID   string
 	Sequence int64
 	ExpireAt time.Time // promoted: the hold's deadline; expired: the deadline that passed (zero in older entries)
-	SeatID   string    // expired and cancelled
-	From     string    // cancelled only: "queue", "active" or FromAbandoned
+	SeatID   string    // expired, cancelled, offered and offer_ended
+	From     string    // cancelled: "queue", "active" or FromAbandoned; offer_ended: the outcome; waitlisted: seats wanted
 	// Reason: restored only, what was rebuilt ("seats=<n> sold=<n>
 	// completed_users=<n>"); Sequence is then the rebuild's sequence base.
 	Reason string

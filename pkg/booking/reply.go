@@ -37,6 +37,12 @@ var codeErrors = map[string]error{
 	"no_adjacent_seats": ErrNoAdjacentSeats,
 	"section_unknown":   ErrSectionUnknown,
 	"orphan_seat":       ErrOrphanSeat,
+	"waitlist_disabled": ErrWaitlistDisabled,
+	"not_sold_out":      ErrNotSoldOut,
+	"offer_not_found":   ErrOfferNotFound,
+	"not_your_offer":    ErrNotYourOffer,
+	"offer_expired":     ErrOfferExpired,
+	"offer_closed":      ErrOfferClosed,
 }
 
 // reply is a script's array reply. A script always answers an array whose

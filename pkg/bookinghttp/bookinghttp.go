@@ -57,6 +57,12 @@ var bookingErrors = []struct {
 	{booking.ErrSectionUnknown, http.StatusNotFound, "section_not_found"},
 	{booking.ErrNoAdjacentSeats, http.StatusConflict, "no_adjacent_seats"},
 	{booking.ErrOrphanSeat, http.StatusConflict, "orphan_seat"},
+	{booking.ErrWaitlistDisabled, http.StatusConflict, "waitlist_disabled"},
+	{booking.ErrNotSoldOut, http.StatusConflict, "not_sold_out"},
+	{booking.ErrOfferNotFound, http.StatusNotFound, "offer_not_found"},
+	{booking.ErrNotYourOffer, http.StatusForbidden, "not_your_offer"},
+	{booking.ErrOfferExpired, http.StatusConflict, "offer_expired"},
+	{booking.ErrOfferClosed, http.StatusConflict, "offer_closed"},
 }
 
 // Status returns the HTTP status and code for err. Booking sentinels map

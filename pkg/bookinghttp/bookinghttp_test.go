@@ -28,6 +28,8 @@ func TestStatus(t *testing.T) {
 		{booking.ErrEventNotFound, 404, "event_not_found"},
 		{booking.ErrSeatUnknown, 404, "seat_not_found"},
 		{booking.ErrSalesEnded, 400, "sales_ended"},
+		{booking.ErrNotSoldOut, 409, "not_sold_out"},
+		{fmt.Errorf("answer offer: %w", booking.ErrNotYourOffer), 403, "not_your_offer"},
 		{fmt.Errorf("%w: bad id", booking.ErrInvalidArgument), 400, "invalid_argument"},
 		{&booking.RateLimitedError{RetryAfter: time.Second}, 429, "rate_limited"},
 		{errors.New("redis: connection refused"), 503, "unavailable"},

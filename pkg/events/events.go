@@ -90,6 +90,19 @@ const (
 	TopicRegistered = "registered"
 	// TopicSelectionDrawn: the registration's selection was made.
 	TopicSelectionDrawn = "selection_drawn"
+	// TopicWaitlistJoined: a fan joined the waitlist of a sold-out event.
+	TopicWaitlistJoined = "waitlist_joined"
+	// TopicOfferMade: returned seats were offered (held) to a waitlisted
+	// fan until a deadline.
+	TopicOfferMade = "offer_made"
+	// TopicOfferAccepted: a fan accepted their offer (they go on to pay).
+	TopicOfferAccepted = "offer_accepted"
+	// TopicOfferDeclined: a fan declined their offer; the seats go on to
+	// the next fan.
+	TopicOfferDeclined = "offer_declined"
+	// TopicOfferExpired: an offer ran out unanswered; the seats go on to
+	// the next fan.
+	TopicOfferExpired = "offer_expired"
 )
 
 // AllTopics lists every topic, in the order of a user's journey.
@@ -122,6 +135,11 @@ var AllTopics = []string{
 	TopicRegistrationOpened,
 	TopicRegistered,
 	TopicSelectionDrawn,
+	TopicWaitlistJoined,
+	TopicOfferMade,
+	TopicOfferAccepted,
+	TopicOfferDeclined,
+	TopicOfferExpired,
 }
 
 // SchemaVersion is the envelope version written by this package. A consumer

@@ -53,7 +53,15 @@ func oneOfEach(eventID string) []events.Event {
 		events.RegistrationOpened(eventID, "otto", "verified", "ab12", at, at.Add(time.Hour)),
 		events.Registered(5, eventID, "u1", at),
 		events.SelectionDrawn(eventID, "otto", "draw", "cd34", 100, 2500, at),
+		events.WaitlistJoined(eventID, "user_5", 1240, "2", at),
+		events.OfferMade(eventID, "user_5", "C7", 1240, at.Add(time.Minute), at),
+		offerEnded(eventID, "accepted"), offerEnded(eventID, "declined"), offerEnded(eventID, "expired"),
 	}
+}
+
+func offerEnded(eventID, outcome string) events.Event {
+	e, _ := events.OfferEnded(eventID, "user_5", "C7", 1240, outcome, at)
+	return e
 }
 
 func TestConstructorsCoverEveryTopic(t *testing.T) {

@@ -296,3 +296,26 @@ func SelectionDrawn(eventID, operator, method, seed string, selected, registered
 	reason := "method=" + method + " registered=" + strconv.Itoa(registered) + " seed=" + seed + " selected=" + strconv.Itoa(selected)
 	return newEvent(TopicSelectionDrawn, eventID, operator, "", "", 0, reason, at)
 }
+
+// WaitlistJoined is the waitlist_joined fact: userID joined the waitlist
+// of eventID with sequence seq, wanting seats seats.
+func WaitlistJoined(eventID, userID string, seq int64, seats string, at time.Time) Event {
+	return newEvent(TopicWaitlistJoined, eventID, userID, "", "", seq, "seats="+seats, at)
+}
+
+// OfferMade is the offer_made fact: seatIDs (joined by ',') were offered
+// to userID, whose waitlist sequence is seq, held until deadline.
+func OfferMade(eventID, userID, seatIDs string, seq int64, deadline, at time.Time) Event {
+	return newEvent(TopicOfferMade, eventID, userID, seatIDs, "", seq, "deadline_ms="+strconv.FormatInt(deadline.UnixMilli(), 10), at)
+}
+
+// OfferEnded is the fact of how the offer seq of userID ended: outcome
+// "accepted", "declined" or "expired" (offer_accepted, offer_declined,
+// offer_expired); false for another outcome.
+func OfferEnded(eventID, userID, seatIDs string, seq int64, outcome string, at time.Time) (Event, bool) {
+	typ, ok := map[string]string{"accepted": TopicOfferAccepted, "declined": TopicOfferDeclined, "expired": TopicOfferExpired}[outcome]
+	if !ok {
+		return Event{}, false
+	}
+	return newEvent(typ, eventID, userID, seatIDs, "", seq, "", at), true
+}

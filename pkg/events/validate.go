@@ -43,6 +43,11 @@ var required = map[string]requirements{
 	TopicProviderDegraded:   {sequence: true, reason: true},
 	TopicProviderRecovered:  {sequence: true, reason: true},
 	TopicAdmissionLogged:    {sequence: true, reason: true},
+	TopicWaitlistJoined:     {sequence: true, reason: true},
+	TopicOfferMade:          {seat: true, sequence: true, reason: true},
+	TopicOfferAccepted:      {seat: true, sequence: true},
+	TopicOfferDeclined:      {seat: true, sequence: true},
+	TopicOfferExpired:       {seat: true, sequence: true},
 }
 
 // RequiredFields returns the JSON fields a type requires in the current

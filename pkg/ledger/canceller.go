@@ -41,6 +41,10 @@ type Canceller struct {
 	// Age is how long a cancellation is left to the request that recorded
 	// it before a sweep takes it (default 5 s).
 	Age time.Duration
+	// Offers, when set, announces the waitlist offers the release of
+	// cancelled seats made (admission.Announcer.AnnounceWaitlist); without
+	// it the safety net's sweep announces them.
+	Offers func(ctx context.Context, eventID string) error
 }
 
 // RefundKey is the provider's idempotency key of a cancellation's refund.
@@ -104,6 +108,11 @@ func (c *Canceller) release(ctx context.Context, x Cancellation) (Cancellation, 
 	case len(res.Left) > 0:
 		c.log().Info("cancellation: seats not sold to the buyer in Redis left as they are", zap.Int64("cancellation_id", x.ID),
 			zap.String("event_id", x.EventID), zap.Strings("seats", res.Left))
+	}
+	if err == nil && res.Released > 0 && c.Offers != nil {
+		if err := c.Offers(ctx, x.EventID); err != nil {
+			c.log().Warn("waitlist offers left to the sweep", zap.String("event_id", x.EventID), zap.Error(err))
+		}
 	}
 	return c.Ledger.MarkReleased(ctx, x.ID)
 }

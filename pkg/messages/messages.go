@@ -76,6 +76,9 @@ const (
 	// NotifySalesEnded: the event's sales end has passed; nobody waiting
 	// will be admitted (sent to the event's connections).
 	NotifySalesEnded = "sales_ended"
+	// NotifyOffer: returned seats (SeatID, joined by ',') are offered to
+	// the waitlisted user until ExpireAtMS; Sequence names the offer.
+	NotifyOffer = "offer"
 )
 
 // Notification is published to the notifications fanout exchange; every

@@ -182,7 +182,8 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 		}
 		d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
 		d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log,
-			admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass), admission.WithClock(d.Now))
+			admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass), admission.WithClock(d.Now),
+			admission.WithOfferHook(offerWebhook(c.WaitlistWebhookURL)))
 	}
 
 	if p.ledgerURL != "" {

@@ -78,6 +78,10 @@ type Common struct {
 	// none: no passes. Every service that admits users needs the same.
 	PassKeys   []string `env:"PASS_KEYS" secret:"true"`
 	PassIssuer string   `env:"PASS_ISSUER" default:"boxoffice"`
+
+	// WaitlistWebhookURL: every waitlist offer is also POSTed there
+	// (pkg/platform's offer webhook); empty: none.
+	WaitlistWebhookURL string `env:"WAITLIST_WEBHOOK_URL"`
 }
 
 // Deployment is DeploymentID, or RedisPrefix when it is not set: the

@@ -512,5 +512,12 @@ func (s *Server) cancel(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
+	if res.SeatID != "" {
+		// the freed seats were offered to the waitlist in the same step
+		if err := s.Announcer.AnnounceWaitlist(ctx, req.EventID); err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+	}
 	c.JSON(http.StatusOK, gin.H{"success": true, "from": res.From, "seat_id": res.SeatID})
 }

@@ -515,6 +515,10 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	}
 	call(operator, "PUT", "/api/admin/provider", "/api/admin/provider", map[string]any{"degraded": false}, http.StatusOK)
 
+	call(operator, "PUT", "/api/admin/events/:id/waitlist", "/api/admin/events/e1/waitlist", map[string]any{"offer_seconds": 120}, http.StatusOK)
+	check(operators.ActionEventUpdate, "otto", "e1", "waitlist", map[string]any{"offer_seconds": 0, "early": false},
+		map[string]any{"offer_seconds": 120, "early": false})
+
 	late, err := h.l.RecordSale(ctx, ledger.Sale{PaymentID: "pay_late", EventID: "e1", UserID: "bob", SeatID: "A2", RefundReason: ledger.RefundLate})
 	if err != nil {
 		t.Fatal(err)

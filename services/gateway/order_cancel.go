@@ -55,6 +55,9 @@ func (r cancelOrderRequest) Validate() error {
 // canceller carries out the server's cancellations.
 func (s *Server) canceller() *ledger.Canceller {
 	c := &ledger.Canceller{Ledger: s.Ledger, Store: s.Store, Log: s.Log}
+	if s.Announcer != nil {
+		c.Offers = s.Announcer.AnnounceWaitlist
+	}
 	if s.Refunds != nil {
 		c.Refunds = s.Refunds
 	}

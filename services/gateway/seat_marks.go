@@ -196,6 +196,12 @@ func (s *Server) markSeats(c *gin.Context) {
 		bookinghttp.Fail(c, ledgerErr(err))
 		return
 	}
+	if req.Action == booking.MarkRelease && len(res.Changed) > 0 {
+		// released seats were offered to the waitlist in the same step
+		if err := s.Announcer.AnnounceWaitlist(ctx, id); err != nil {
+			httpapi.Logger(c).Warn("waitlist offers left to the sweep", zap.Error(err))
+		}
+	}
 	out := gin.H{"changed": len(res.Changed) > 0, "action": req.Action, "purpose": req.Purpose,
 		"seat_ids": nonNil(res.Changed), "change_id": res.ID}
 	if len(res.Changed) == 0 {

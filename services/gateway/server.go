@@ -37,6 +37,7 @@ type announcer interface {
 	Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error
 	ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error
 	Notify(ctx context.Context, n messages.Notification) error
+	AnnounceWaitlist(ctx context.Context, eventID string) error
 }
 
 // relay announces outbox entries in the background (*admission.Relay); it
@@ -186,13 +187,15 @@ func (s *Server) Handler() http.Handler {
 	b.POST("/select-best", s.selectBest) // best_available.go
 	b.POST("/payment/initiate", s.initiatePayment)
 	b.POST("/cancel", s.cancel)
+	s.waitlistRoutes(api) // waitlist_handlers.go
 
 	adm := s.adminGroup(api) // operator_auth.go: sessions, tokens, roles
 	s.operatorRoutes(api, adm)
 	adm.POST("/events", s.createEvent)
 	adm.PATCH("/events/:id", s.updateEvent)
 	adm.GET("/events/:id", s.getEvent)
-	adm.PUT("/provider", s.setProvider) // provider.go
+	adm.PUT("/provider", s.setProvider)            // provider.go
+	adm.PUT("/events/:id/waitlist", s.setWaitlist) // waitlist_handlers.go
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)

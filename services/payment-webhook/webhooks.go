@@ -26,6 +26,7 @@ import (
 type announcer interface {
 	ReleaseSlot(ctx context.Context, eventID, reason, dedupe string) error
 	Notify(ctx context.Context, n messages.Notification) error
+	AnnounceWaitlist(ctx context.Context, eventID string) error
 }
 
 // producer writes Kafka events with acks=all (*events.KafkaProducer).
@@ -277,6 +278,11 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		return
 	}
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentFailure, wh.UserID+"|"+itoa(res.Sequence)); err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	// the freed seats were offered to the waitlist in the same step
+	if err := w.Announcer.AnnounceWaitlist(ctx, wh.EventID); err != nil {
 		bookinghttp.Fail(c, err)
 		return
 	}

@@ -8,7 +8,7 @@
 //	luascript -library                 # the library text
 //	luascript enqueue                  # the operation's function name
 //	luascript -keys bo evt1 enqueue    # "12 bo:{evt1}:config ...": FCALL's numkeys and keys
-//	luascript -keys bo evt1            # all 20 keys of the event
+//	luascript -keys bo evt1            # all 22 keys of the event
 package main
 
 import (

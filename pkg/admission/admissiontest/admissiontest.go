@@ -22,6 +22,7 @@ type Recorder struct {
 	announced []booking.OutboxEntry
 	released  []string
 	notified  []messages.Notification
+	waitlists []string
 }
 
 // Fail makes every call return err until Fail(nil).
@@ -44,6 +45,19 @@ func (r *Recorder) ReleaseSlot(_ context.Context, _, reason, _ string) error {
 // Notify records n.
 func (r *Recorder) Notify(_ context.Context, n messages.Notification) error {
 	return r.record(func() { r.notified = append(r.notified, n) })
+}
+
+// AnnounceWaitlist records the event whose waitlist entries were to be
+// announced.
+func (r *Recorder) AnnounceWaitlist(_ context.Context, eventID string) error {
+	return r.record(func() { r.waitlists = append(r.waitlists, eventID) })
+}
+
+// Waitlists returns the events AnnounceWaitlist was called for, in order.
+func (r *Recorder) Waitlists() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.waitlists)
 }
 
 func (r *Recorder) record(add func()) error {

@@ -77,6 +77,13 @@ var descriptions = map[string]string{
 		"sequence is when they stopped (unix ms), reason holds=<users in the room> by=<operator|breaker|unconfirmed>.",
 	events.TopicProviderRecovered: "The payment provider recovered: the concert's hold clocks restarted with the time each hold had left; " +
 		"sequence is when they had stopped (unix ms), reason holds=<users in the room> paused_ms=<the pause> by=<who>.",
+	events.TopicWaitlistJoined: "A fan joined the waitlist of a sold-out concert; sequence is their place's number (from the join sequence), " +
+		"reason seats=<seats wanted>.",
+	events.TopicOfferMade: "Returned seats (seat_id, seat_ids) were offered to the waitlisted fan of sequence, held for them until " +
+		"reason's deadline_ms=<unix ms>; accepting is the normal checkout.",
+	events.TopicOfferAccepted: "A fan accepted the offer of sequence (seat_id, seat_ids) and goes on to pay.",
+	events.TopicOfferDeclined: "A fan declined the offer of sequence (seat_id, seat_ids): the seats go to the next waitlisted fan, or on sale.",
+	events.TopicOfferExpired:  "The offer of sequence (seat_id, seat_ids) ran out unanswered; occurred_at is its deadline. The seats go to the next waitlisted fan, or on sale.",
 	events.TopicOperatorAction: "An operator changed something: one fact per record of the audit trail (docs/operators.md). user_id is the operator, " +
 		"sequence the record's number, event_id the concert or * for none; before and after hold the values the action changed.",
 }

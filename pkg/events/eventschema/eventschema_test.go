@@ -85,7 +85,15 @@ func oneOfEach() []events.Event {
 		events.RegistrationOpened("event_456", "otto", "verified", "ab12", at, at.Add(time.Hour)),
 		events.Registered(5, "event_456", "user_123", at),
 		events.SelectionDrawn("event_456", "otto", "draw", "cd34", 100, 2500, at),
+		events.WaitlistJoined("event_456", "user_123", 11, "2", at),
+		events.OfferMade("event_456", "user_123", "A1,A2", 11, at.Add(time.Minute), at),
+		offerEnded("accepted", at), offerEnded("declined", at), offerEnded("expired", at),
 	}
+}
+
+func offerEnded(outcome string, at time.Time) events.Event {
+	e, _ := events.OfferEnded("event_456", "user_123", "A1", 11, outcome, at)
+	return e
 }
 
 // TestEveryConstructorValidates: what the Go code writes validates against

@@ -72,6 +72,7 @@ func TestJourney(t *testing.T) {
 	t.Run("provider-outage", func(t *testing.T) { providerOutage(t, s, b) })
 	t.Run("access-code", func(t *testing.T) { accessCode(t, s, b) })
 	t.Run("registration", func(t *testing.T) { registration(t, s, b) })
+	t.Run("waitlist", func(t *testing.T) { waitlistJourney(t, s, b) })
 }
 
 // prequeueCountdown: joining in an event's pre-queue shows a

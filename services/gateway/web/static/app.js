@@ -130,6 +130,12 @@
   // Friendly text for every error code the API returns (docs/http-api.md).
   const MESSAGES = {
     network: "We can't reach boxoffice right now. Check your connection; the page keeps trying.",
+    not_sold_out: "Seats are still on sale: join the queue to buy one.",
+    waitlist_disabled: "This event has no waitlist.",
+    offer_expired: "The offer ran out; the seat went to the next fan.",
+    offer_closed: "That offer was already answered.",
+    offer_not_found: "That offer is no longer open.",
+    not_your_offer: "That offer is someone else's.",
     unauthorized: "Your session expired. Reload the page to continue.",
     forbidden: "You are not allowed to do that.",
     event_not_found: "This event does not exist (any more).",
@@ -179,7 +185,8 @@
   // ---- announcements and small helpers ----
 
   function show(panel) {
-    for (const p of ["#panel-join", "#panel-waiting", "#panel-turn", "#panel-pending", "#panel-done"]) $(p).hidden = p !== panel;
+    for (const p of ["#panel-join", "#panel-waiting", "#panel-turn", "#panel-pending", "#panel-done", "#panel-offer"]) $(p).hidden = p !== panel;
+    waitlistBox(panel);
     document.body.dataset.view = panel.slice(7);
   }
   function error(msg) {
@@ -309,6 +316,7 @@
     $("#rejoin").onclick = rejoin;
     $("#register").onclick = register;
     registration().catch(() => { /* no registration, or later */ });
+    waitlistSetup();
     if (needsChallenge()) challengeWidget().catch(() => {}); // shown before the join
     $("#pay").onclick = pay;
     confirmStep("#leave", "#leave-confirm", "#leave-yes", "#leave-no", () => cancel("You left the queue."));
@@ -761,6 +769,7 @@
   function heartbeat() {
     mode();
     if (inRoom(S.state)) countdown();
+    waitlistTick();
     if (S.state === "waiting" && S.drawAtMS) {
       if (S.drawAtMS > Date.now()) drawCountdown(false);
       else { S.drawAtMS = 0; check("draw"); } // the start: ask for the place
@@ -810,6 +819,7 @@
   // ---- the state machine ----
 
   function onMessage(m) {
+    if (waitlistHolds(m)) return;
     switch (m.type) {
       case "position":
         if (m.state === "waiting") { S.state = "waiting"; if (m.sequence) S.seq = m.sequence; }
@@ -944,6 +954,115 @@
       sel.addRange(range);
       $("#receipt-status").textContent = "Selected below: copy it with your keyboard or menu.";
     }
+  }
+
+  // ---- the waitlist (docs/web.md "The waitlist") ----
+  // A sold-out event with a waitlist (offer_seconds > 0) offers to join
+  // it. A waitlisted fan sees their place, read from GET
+  // /api/events/{id}/waitlist every few seconds and at once on the
+  // socket's offer message; an offer (a seat held for them) has its own
+  // screen with a countdown: accepting leads to the usual seat panel with
+  // the seat held and Pay, declining passes it on. While waitlisted or
+  // offered, the queue's messages (sold out, not joined, your turn) do not
+  // move the page: the waitlist's read says where the fan is.
+  const hasWaitlist = () => !!S.event && S.event.offer_seconds > 0;
+  function waitlistSetup() {
+    $("#waitlist-join").onclick = joinWaitlist;
+    $("#offer-accept").onclick = () => answerOffer(true);
+    $("#offer-decline").onclick = () => answerOffer(false);
+    if (hasWaitlist()) waitlistCheck();
+  }
+  // waitlistBox shows the invitation beside the join panel of an event
+  // with no seat free, or the sold-out screen, and the place while
+  // waitlisted.
+  function waitlistBox(panel) {
+    const none = S.event && S.event.counts && S.event.counts.available === 0;
+    const on = S.state === "waitlisted" ||
+      (hasWaitlist() && ((panel === "#panel-join" && none) || (panel === "#panel-done" && S.state === "sold_out")));
+    $("#waitlist-box").hidden = !on;
+    $("#waitlist-join").hidden = S.state === "waitlisted";
+    $("#waitlist-status").hidden = S.state !== "waitlisted";
+  }
+  function waitlistHolds(m) {
+    if (m.type === "offer") { waitlistCheck(); return true; }
+    if (S.state === "offered" && m.type === "expired") {
+      done("Offer expired", "The offer ran out, so the seat went to the next fan on the waitlist.", "expired");
+      return true;
+    }
+    return (S.state === "waitlisted" || S.state === "offered") &&
+      ["your_turn", "sold_out", "state", "position", "cancelled"].includes(m.type);
+  }
+  function waitlistTick() {
+    if (S.state === "offered") offerCountdown();
+    if ((S.state === "waitlisted" || S.state === "offered") && Date.now() - (S.wlPolled || 0) > T.pollMinMS) waitlistCheck();
+  }
+  async function waitlistCheck() {
+    S.wlPolled = Date.now();
+    try {
+      const w = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/waitlist");
+      if (w.state === "offered") offered(w); else waitlisted(w);
+    } catch (e) {
+      if (e.status === 404 && (S.state === "waitlisted" || S.state === "offered")) {
+        S.state = null; // the offer ended: the booking's state says how
+        check("waitlist");
+      }
+    }
+  }
+  async function joinWaitlist() {
+    error("");
+    $("#waitlist-join").disabled = true;
+    try {
+      const w = await api("POST", "/api/events/" + encodeURIComponent(eventID) + "/waitlist");
+      if (w.state === "offered") offered(w); else waitlisted(w);
+    } catch (e) {
+      error(friendly(e));
+    } finally {
+      $("#waitlist-join").disabled = false;
+    }
+  }
+  function waitlisted(w) {
+    const arriving = S.state !== "waitlisted", moved = S.wlPos !== w.position;
+    S.state = "waitlisted"; S.wlPos = w.position;
+    $("#waitlist-title").textContent = "You are on the waitlist";
+    $("#waitlist-text").textContent = "When a seat comes back it is offered to the next fan in line. Keep this page open: your offer appears here.";
+    $("#waitlist-status").textContent = `You are number ${w.position} on the waitlist.`;
+    show("#panel-waitlist");
+    if (arriving) $("#waitlist-title").focus();
+    if (moved) announce(`You are number ${w.position} on the waitlist.`);
+  }
+  function offered(w) {
+    const arriving = S.state !== "offered";
+    S.state = "offered"; S.offerSeq = w.sequence;
+    S.offerEndMS = Date.parse(w.expire_at) || w.expire_time * 1000;
+    const seats = w.offer_seats || [];
+    $("#offer-title").textContent = seats.length > 1 ? "Seats are free for you" : "A seat is free for you";
+    $("#offer-seats").textContent = seats.join(", ");
+    show("#panel-offer");
+    offerCountdown();
+    if (arriving) {
+      document.title = "🔔 A seat for you! – " + eventName();
+      $("#offer-title").focus();
+      const left = Math.max(0, Math.round((S.offerEndMS - Date.now()) / 1000));
+      announce(`${$("#offer-title").textContent}: seat ${seats.join(", ")}. You have ${duration(left)} to accept it.`, true);
+    }
+  }
+  function offerCountdown() {
+    $("#offer-countdown").textContent = duration(Math.max(0, Math.round((S.offerEndMS - Date.now()) / 1000)));
+  }
+  async function answerOffer(accept) {
+    error("");
+    const path = "/api/events/" + encodeURIComponent(eventID) + "/waitlist/offers/" + S.offerSeq + (accept ? "/accept" : "/decline");
+    try {
+      await api("POST", path);
+      S.lastLocal = Date.now();
+      restoreTitle();
+      if (accept) {
+        S.state = "offer_accepted"; // the seat panel comes next, the seat held
+        check("offer");
+      } else {
+        done("Offer declined", "You passed the seat on to the next fan on the waitlist.", "declined");
+      }
+    } catch (e) { error(friendly(e)); waitlistCheck(); }
   }
 
   // ---- the chance of a ticket (docs/http-api.md, "Chance of a ticket") ----

@@ -1,0 +1,185 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// The waitlist of a sold-out event and its time-limited offers
+// (lua/lib/waitlist.lua, docs/booking-engine.md "The waitlist"). A fan
+// joins when no seat is available (or earlier, with WaitlistEarly); every
+// seat that comes back (a hold that expires or is cancelled, a failed
+// payment, a cancelled sale, an operator's release) is offered, in the
+// same script that freed it, to the next waitlisted fan: held for them
+// for the event's offer time as an ordinary hold, so accepting is the
+// normal checkout, and declining or letting it run out offers the seats
+// to the next fan. An offer's deadline is a hold's deadline: its timeout
+// message and promotion's reclaim end it.
+
+var (
+	scriptJoinWaitlist   = newScript("join_waitlist")
+	scriptWaitlistStatus = newScript("waitlist_status")
+	scriptAnswerOffer    = newScript("answer_offer")
+)
+
+// Waitlist errors (reply codes of the waitlist's scripts).
+var (
+	ErrWaitlistDisabled = errors.New("the event has no waitlist")
+	ErrNotSoldOut       = errors.New("the event is not sold out")
+	ErrOfferNotFound    = errors.New("no such offer")
+	ErrNotYourOffer     = errors.New("the offer is someone else's")
+	ErrOfferExpired     = errors.New("the offer has expired")
+	ErrOfferClosed      = errors.New("the offer was answered otherwise or has ended")
+)
+
+// Bounds of the waitlist's settings.
+const (
+	MinOfferTime = 10 * time.Second
+	MaxOfferTime = 24 * time.Hour
+)
+
+// Offer outcomes (OutboxEntry.From of a KindOfferEnded entry, and
+// AnswerOffer's result).
+const (
+	OfferAccepted = "accepted"
+	OfferDeclined = "declined"
+	OfferExpired  = "expired"
+)
+
+// Waitlist states (WaitlistStatus.State).
+const (
+	Waitlisted = "waitlisted" // on the waitlist
+	Offered    = "offered"    // an offer is open
+)
+
+// WaitlistSettings are an event's waitlist settings.
+type WaitlistSettings struct {
+	// OfferTime is how long an offer holds its seats; zero turns the
+	// waitlist off (no joins, no offers: returned seats go on sale).
+	OfferTime time.Duration
+	// Early lets fans join before the event sells out.
+	Early bool
+}
+
+// SetWaitlist changes an event's waitlist settings (lua/update_event.lua),
+// for offers made from now on. Errors: ErrEventNotFound, ErrInvalidArgument
+// (an offer time outside MinOfferTime..MaxOfferTime, other than zero).
+func (s *Store) SetWaitlist(ctx context.Context, eventID string, w WaitlistSettings) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	if w.OfferTime != 0 && (w.OfferTime < MinOfferTime || w.OfferTime > MaxOfferTime) {
+		return fmt.Errorf("%w: offer time must be 0 or from %v to %v", ErrInvalidArgument, MinOfferTime, MaxOfferTime)
+	}
+	early := 0
+	if w.Early {
+		early = 1
+	}
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "offer_ms", w.OfferTime.Milliseconds(), "waitlist_early", early); err != nil {
+		return fmt.Errorf("set waitlist: %w", err)
+	}
+	return nil
+}
+
+// WaitlistStatus is where a fan stands on an event's waitlist.
+type WaitlistStatus struct {
+	// State is Waitlisted or Offered.
+	State    string `json:"state"`
+	Sequence int64  `json:"sequence"`
+	// Position is 1 for the next fan to get an offer (0 while offered).
+	Position int64 `json:"position"`
+	// Seats is how many seats the fan asked for; Waitlisted how many fans
+	// wait in all.
+	Seats      int64 `json:"seats"`
+	Waitlisted int64 `json:"waitlisted"`
+	// Created is set by the join that put the fan on the waitlist.
+	Created bool `json:"-"`
+	// An open offer: its seats and deadline.
+	OfferSeats []string  `json:"offer_seats,omitempty"`
+	ExpireAt   time.Time `json:"expire_at,omitzero"`
+	Now        time.Time `json:"-"`
+}
+
+// JoinWaitlist puts userID on the event's waitlist, wanting seats seats
+// (1 to the event's seats per order), in one atomic step. A repeat
+// answers the fan's place (Created false), or their open offer. Errors:
+// ErrWaitlistDisabled, ErrNotSoldOut (seats are on sale and the event
+// does not let fans join early), ErrSalesEnded, ErrAlreadyCompleted (the
+// fan bought), *StateError (in the queue or the room), ErrInvalidArgument,
+// ErrEventNotFound.
+func (s *Store) JoinWaitlist(ctx context.Context, eventID, userID string, seats int) (WaitlistStatus, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return WaitlistStatus{}, err
+	}
+	r, err := s.run(ctx, scriptJoinWaitlist, eventID, userID, seats)
+	if err != nil {
+		return WaitlistStatus{}, fmt.Errorf("join waitlist: %w", err)
+	}
+	var w WaitlistStatus
+	r.scan(&w.State, &w.Sequence, &w.Position, &w.Seats, &w.Created, &w.Now)
+	return w, nil
+}
+
+// Waitlist reads userID's place on the event's waitlist or their open
+// offer. Errors: ErrNotFound (neither), ErrEventNotFound.
+func (s *Store) Waitlist(ctx context.Context, eventID, userID string) (WaitlistStatus, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return WaitlistStatus{}, err
+	}
+	r, err := s.run(ctx, scriptWaitlistStatus, eventID, userID)
+	if err != nil {
+		return WaitlistStatus{}, fmt.Errorf("waitlist: %w", err)
+	}
+	var w WaitlistStatus
+	var seats string
+	r.scan(&w.State, &w.Sequence, &w.Position, &w.Seats, &w.Waitlisted, &w.ExpireAt, &seats, &w.Now)
+	if seats != "" {
+		w.OfferSeats = SplitSeats(seats)
+	}
+	return w, nil
+}
+
+// OfferAnswer is what AnswerOffer did.
+type OfferAnswer struct {
+	// Outcome is OfferAccepted or OfferDeclined.
+	Outcome string
+	Seats   []string
+	// ExpireAt is an accepted offer's hold deadline (pay before it).
+	ExpireAt time.Time
+	// Duplicate: the offer had been answered so before.
+	Duplicate bool
+	// OffersMade counts the offers a decline passed the seats on in.
+	OffersMade int64
+	Now        time.Time
+}
+
+// AnswerOffer accepts (accept true) or declines the open offer sequence of
+// userID. Accepting keeps the hold for the normal checkout
+// (InitiatePayment); declining frees the seats, which go to the next
+// waitlisted fans. A repeat of the same answer is a Duplicate. Errors
+// (nothing changed): ErrOfferNotFound, ErrNotYourOffer, ErrOfferExpired,
+// ErrOfferClosed (answered otherwise or ended), ErrEventNotFound.
+func (s *Store) AnswerOffer(ctx context.Context, eventID, userID string, sequence int64, accept bool) (OfferAnswer, error) {
+	if err := checkIDs(eventID, userID); err != nil {
+		return OfferAnswer{}, err
+	}
+	if sequence < 1 {
+		return OfferAnswer{}, fmt.Errorf("%w: offer %d", ErrInvalidArgument, sequence)
+	}
+	action := "decline"
+	if accept {
+		action = "accept"
+	}
+	r, err := s.run(ctx, scriptAnswerOffer, eventID, userID, strconv.FormatInt(sequence, 10), action)
+	if err != nil {
+		return OfferAnswer{}, fmt.Errorf("answer offer: %w", err)
+	}
+	var a OfferAnswer
+	var seats string
+	r.scan(&a.Outcome, &seats, &a.ExpireAt, &a.Duplicate, &a.OffersMade, &a.Now)
+	a.Seats = SplitSeats(seats)
+	return a, nil
+}
