@@ -108,5 +108,5 @@ var functions = []declaration{
 	{name: "update_event", event: ek(Config)},
 	{name: "join_waitlist", event: ek(Config, Waiting, Seq, Outbox, State, Waitlist, Offers)},
 	{name: "waitlist_status", event: ek(Config, Waitlist, Offers)},
-	{name: "answer_offer", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Waitlist, Offers)},
+	{name: "answer_offer", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 }
