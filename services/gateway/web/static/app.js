@@ -1560,9 +1560,15 @@
     S.bestKey = key;
     const count = $("#best-count"), section = $("#best-section");
     const keep = count.value;
-    count.replaceChildren(...Array.from({ length: max }, (_, i) => new Option(String(i + 1), String(i + 1))));
+    const option = (text, value) => {
+      const o = document.createElement("option");
+      o.textContent = text;
+      o.value = value;
+      return o;
+    };
+    count.replaceChildren(...Array.from({ length: max }, (_, i) => option(String(i + 1), String(i + 1))));
     count.value = keep && +keep <= max ? keep : String(Math.min(2, max));
-    section.replaceChildren(new Option("the best section", ""), ...names.map((n) => new Option(n, n)));
+    section.replaceChildren(option("the best section", ""), ...names.map((n) => option(n, n)));
     $("label[for=best-section]").hidden = section.hidden = names.length === 0;
   }
 
