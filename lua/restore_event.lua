@@ -2,10 +2,12 @@
 -- ARGV: 1 name, 2 capacity, 3 hold_ms, 4 grace_ms, 5 sales_start_ms,
 --   6 sales_end_ms, 7 batch, 8 abandon_ms, 9 rows, 10 per_row, 11 paused,
 --   12 seq_base, 13 n, 14 currency, 15 max_seats, 16 prices,
---   17 sections, 18..17+n seat ids, then 4 per sold seat: user_id, seat_id,
---   payment_id, join sequence
+--   17 sections, 18 alog_size, 19 alog_head, 20 fair_salt (the admission
+--   log's archived entries, the hash of the last, and its salt: the new
+--   alog list continues that chain; 0, '', '': a new log), 21..20+n seat
+--   ids, then 4 per sold seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', total_seats, sold, seq_base, skipped, reason, now_ms} | {'event_exists'}
--- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
@@ -15,7 +17,7 @@ local _, now = clock()
 local left = num(redis.call('GET', K_SEQ))
 if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
-  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX, K_RUNS)
+  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX, K_RUNS, K_ALOG)
 -- the waitlist is kept; a fan whose offer was open (its hold is gone)
 -- goes back to their place on it
 local open = redis.call('HGETALL', K_OFFERS)
@@ -28,7 +30,7 @@ for i = 1, #open, 2 do
     redis.call('HDEL', K_OFFERS, open[i], 's:' .. s)
   end
 end
-local FIRST = 18
+local FIRST = 21
 write_seatmap(FIRST, FIRST - 1 + n)
 local sold, skipped, users = 0, 0, 0
 for i = FIRST + n, #ARGV - 3, 4 do
@@ -58,6 +60,13 @@ redis.call('HSET', K_CONFIG,
   'abandon_ms', ARGV[8], 'rows', ARGV[9], 'per_row', ARGV[10], 'created_ms', now,
   'paused', ARGV[11], 'total', n, 'held', 0, 'sold', sold, 'served', b,
   'currency', ARGV[14], 'max_seats', ARGV[15], 'prices', ARGV[16], 'sections', ARGV[17])
+if ARGV[20] ~= '' then
+  redis.call('HSET', K_CONFIG, 'fair_salt', ARGV[20])
+end
+if num(ARGV[18]) > 0 then
+  -- the archived entries are on Kafka already
+  redis.call('HSET', K_CONFIG, 'alog_base', ARGV[18], 'alog_head', ARGV[19], 'alog_kafka', ARGV[18])
+end
 local reason = 'seats=' .. int(n) .. ' sold=' .. int(sold) .. ' completed_users=' .. int(users)
 redis.call('HSET', K_OUTBOX, 'r:' .. b, b .. '|' .. reason .. '||' .. now)
 return {'ok', n, sold, base, skipped, reason, now}

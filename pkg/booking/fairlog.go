@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -58,6 +59,30 @@ func (s *Store) AdmissionLog(ctx context.Context, eventID string, start, count i
 		return nil, fmt.Errorf("admission log: %w", err)
 	}
 	return out, nil
+}
+
+// AdmissionLogStart returns how many entries of the event's admission log
+// come before its alog list, and the hash of the last of them (config
+// alog_base and alog_head, set by RestoreEvent from the ledger's archive;
+// 0 and "" for a log that began in this Redis).
+func (s *Store) AdmissionLogStart(ctx context.Context, eventID string) (int64, string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return 0, "", err
+	}
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "alog_base", "alog_head").Result()
+	if err != nil {
+		return 0, "", fmt.Errorf("admission log start: %w", err)
+	}
+	base, _ := v[0].(string)
+	head, _ := v[1].(string)
+	if base == "" {
+		return 0, "", nil
+	}
+	n, err := strconv.ParseInt(base, 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("admission log start: alog_base %q: %w", base, err)
+	}
+	return n, head, nil
 }
 
 // AdmissionLogLen returns the number of entries in the event's admission

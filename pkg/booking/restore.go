@@ -64,13 +64,24 @@ func checkSold(x SoldSeat) error {
 // (NormalizeEvent), whether admission is paused, the seat sold to each
 // completed user, SeqBase, a join sequence above every one the event
 // ever gave out (new joins continue after it), and the seats operators
-// hold or killed (Marks).
+// hold or killed (Marks), and the admission log the ledger archived
+// (AdmissionLog; zero: a new log).
 type RestoreInput struct {
-	Config  EventConfig
-	Paused  bool
-	SeqBase int64
-	Sold    []SoldSeat
-	Marks   []MarkedSeat
+	Config       EventConfig
+	Paused       bool
+	SeqBase      int64
+	Sold         []SoldSeat
+	Marks        []MarkedSeat
+	AdmissionLog LogStart
+}
+
+// LogStart is where a rebuilt event's admission log continues: the
+// archived entries (Size), the hash of the last (Head) and the salt of
+// their user hashes (Salt).
+type LogStart struct {
+	Size int64
+	Head string
+	Salt string
 }
 
 // RestoreResult is what RestoreEvent rebuilt.
@@ -110,7 +121,7 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if in.Paused {
 		paused = 1
 	}
-	args := make([]any, 0, 13+len(c.Seats)+4*len(in.Sold))
+	args := make([]any, 0, 20+len(c.Seats)+4*len(in.Sold))
 	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
 		c.Rows, c.SeatsPerRow, paused, in.SeqBase, len(c.Seats))
@@ -119,6 +130,11 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 		return RestoreResult{}, fmt.Errorf("restore event: %w", err)
 	}
 	args = append(args, more...)
+	lg := in.AdmissionLog
+	if lg.Size < 0 || (lg.Size > 0) != (lg.Head != "") || strings.ContainsRune(lg.Salt+lg.Head, '|') {
+		return RestoreResult{}, fmt.Errorf("%w: admission log start %d %q", ErrInvalidArgument, lg.Size, lg.Head)
+	}
+	args = append(args, lg.Size, lg.Head, lg.Salt)
 	for _, id := range c.Seats {
 		args = append(args, id)
 	}

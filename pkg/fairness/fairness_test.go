@@ -9,7 +9,26 @@ import (
 )
 
 // memSource is an admission log in memory, as the alog list holds it.
-type memSource struct{ raw []string }
+type memSource struct {
+	raw  []string
+	base int64  // entries before raw (archived)
+	head string // the hash of entry base
+}
+
+func (m *memSource) AdmissionLogStart(context.Context, string) (int64, string, error) {
+	return m.base, m.head, nil
+}
+
+// memArchive is archived entries in memory.
+type memArchive []Entry
+
+func (a memArchive) Admissions(_ context.Context, _ string, after, count int64) ([]Entry, error) {
+	end := min(after+count, int64(len(a)))
+	if after >= end {
+		return nil, nil
+	}
+	return a[after:end], nil
+}
 
 func (m *memSource) FairSalt(context.Context, string) (string, error) { return "salt", nil }
 func (m *memSource) AdmissionLogLen(context.Context, string) (int64, error) {
@@ -30,7 +49,7 @@ func TestLogPages(t *testing.T) {
 	for i := range 2500 {
 		src.raw = append(src.raw, strconv.Itoa(i+1)+"|1700000000000|promoted|user"+strconv.Itoa(i))
 	}
-	l := NewLog(src)
+	l := NewLog(src, nil)
 	ctx := context.Background()
 	var all []Entry
 	for after := int64(0); ; {
@@ -70,6 +89,41 @@ func TestLogPages(t *testing.T) {
 	}
 }
 
+// A log whose list starts after archived entries (an event rebuilt from
+// the ledger) serves pages across the boundary as one chain: the
+// archive's entries, then the list's continuing from the archived head.
+func TestLogContinuesTheArchive(t *testing.T) {
+	ctx := context.Background()
+	whole := &memSource{}
+	for i := range 3700 {
+		whole.raw = append(whole.raw, strconv.Itoa(i+1)+"|1700000000000|promoted|user"+strconv.Itoa(i))
+	}
+	var all []Entry
+	for after := int64(0); after < 3700; after += PageSize {
+		p, err := NewLog(whole, nil).Page(ctx, "e", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p.Entries...)
+	}
+	const base = 1500
+	rebuilt := &memSource{raw: whole.raw[base:], base: base, head: all[base-1].Hash}
+	l := NewLog(rebuilt, memArchive(all[:base]))
+	for _, after := range []int64{0, 499, 500, 999, 1000, 1499, 1500, 1501, 2000, 2500, 3699, 3700} {
+		p, err := l.Page(ctx, "e", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all[after:min(after+PageSize, 3700)]
+		if !slices.Equal(p.Entries, want) || p.Size != 3700 || p.Head != all[3699].Hash {
+			t.Fatalf("after %d: %d entries (size %d), not the chain's", after, len(p.Entries), p.Size)
+		}
+	}
+	if _, err := NewLog(rebuilt, memArchive(all[:base-1])).Page(ctx, "e", 1000); err == nil {
+		t.Fatal("a page the archive does not hold was served")
+	}
+}
+
 type fakeSigner struct{ n int }
 
 func (f *fakeSigner) SignLogHead(_ string, size int64, head string, _ time.Time) (string, error) {
@@ -80,7 +134,7 @@ func (f *fakeSigner) SignLogHead(_ string, size int64, head string, _ time.Time)
 // A signed head is reused until it is HeadMaxAge old.
 func TestSignedHeadAge(t *testing.T) {
 	src := &memSource{raw: []string{"1|5|joined|a"}}
-	l := NewLog(src)
+	l := NewLog(src, nil)
 	s := &fakeSigner{}
 	now := time.Unix(1_800_000_000, 0)
 	clock := func(context.Context, string) (time.Time, error) { return now, nil }

@@ -102,8 +102,12 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
+	alog, err := r.Ledger.AdmissionLogStart(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
 	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold)),
-		Marks: markedSeats(marks)}
+		Marks: markedSeats(marks), AdmissionLog: alog}
 	res, err := r.Store.RestoreEvent(ctx, in)
 	if err != nil {
 		return Restored{}, err

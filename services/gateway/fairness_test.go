@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,5 +83,39 @@ func TestAdmissionLogServedAndPublished(t *testing.T) {
 	}
 	if more, err := hs.srv.publishAdmissionLogs(ctx); err != nil || more != 1 || len(hs.rec.Topic(events.TopicAdmissionLogged)) != n+1 {
 		t.Fatalf("the next admission: %d %v", more, err)
+	}
+}
+
+// With the ledger, the gateway records every entry before it publishes
+// it; a cursor ahead of the record (entries published before the ledger
+// recorded them) hands the log on again from the first.
+func TestAdmissionLogRecordedInTheLedger(t *testing.T) {
+	hs, l, _ := ledgerHarness(t)
+	hs.createEvent(map[string]any{"id": "fair", "rows": 1, "seats_per_row": 100, "capacity": 100})
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := hs.store.Enqueue(ctx, "fair", "u"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hs.store.SetAdmissionLogPublished(ctx, "fair", 2); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := hs.srv.publishAdmissionLogs(ctx); err != nil || n != 0 {
+		t.Fatalf("a cursor ahead of the record: %d %v", n, err)
+	}
+	if n, err := hs.srv.publishAdmissionLogs(ctx); err != nil || n != 5 {
+		t.Fatalf("handed on again: %d %v", n, err)
+	}
+	recorded, err := l.Admissions(ctx, "fair", 0, 10)
+	if err != nil || len(recorded) != 5 {
+		t.Fatalf("recorded %d %v", len(recorded), err)
+	}
+	page, err := hs.srv.fair().Page(ctx, "fair", 0)
+	if err != nil || !slices.Equal(page.Entries, recorded) {
+		t.Fatalf("the record is not the log: %v", err)
+	}
+	if len(hs.rec.Topic(events.TopicAdmissionLogged)) != 5 {
+		t.Fatalf("%d facts", len(hs.rec.Topic(events.TopicAdmissionLogged)))
 	}
 }

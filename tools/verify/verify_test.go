@@ -58,6 +58,7 @@ type sale struct {
 	tickets map[string]string // user → join receipt (JSON)
 	seqs    map[string]int64
 	clock   *clock
+	log     *fairness.Log // the gateway's chains (nil: over store alone)
 }
 
 const (
@@ -163,7 +164,10 @@ func runSale(t *testing.T) *sale {
 // handler serves the fairness record as the gateway does
 // (services/gateway/fairness_handlers.go), from the same builders.
 func (s *sale) handler() http.Handler {
-	log := fairness.NewLog(s.store)
+	log := s.log
+	if log == nil {
+		log = fairness.NewLog(s.store, nil)
+	}
 	fail := func(w http.ResponseWriter, status int, msg string) {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(httpapi.Error{StatusCode: status, Message: msg})
