@@ -11,6 +11,7 @@
 //	go run ./verify -gateway http://localhost:8080 -event tour-2026 -receipt "$(cat receipt-tour-2026-41873.json)"
 //	go run ./verify -event tour-2026 -save record.json      # keep what was fetched
 //	go run ./verify -event tour-2026 -record record.json    # check a saved record
+//	go run ./verify -kafka localhost:9092 -event tour-2026  # the log and the draw from Kafka
 //
 // It exits 0 when everything checks, 1 with what failed.
 package main
@@ -26,8 +27,10 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 )
@@ -39,14 +42,15 @@ func main() {
 	receipt := flag.String("receipt", "", "a receipt to check (the join receipt, JSON), optional")
 	save := flag.String("save", "", "write the fetched record to this file")
 	record := flag.String("record", "", "check this saved record instead of fetching")
+	brokers := flag.String("kafka", "", "read the log and the draw from these Kafka brokers (comma-separated) instead of the gateway")
 	flag.Parse()
-	if err := run(context.Background(), os.Stdout, *gateway, *event, *issuer, *receipt, *save, *record); err != nil {
+	if err := run(context.Background(), os.Stdout, *gateway, *event, *issuer, *receipt, *save, *record, *brokers); err != nil {
 		fmt.Fprintln(os.Stderr, "verify:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, gateway, event, issuer, receipt, save, record string) error {
+func run(ctx context.Context, out io.Writer, gateway, event, issuer, receipt, save, record, brokers string) error {
 	var rec Record
 	switch {
 	case record != "":
@@ -59,6 +63,11 @@ func run(ctx context.Context, out io.Writer, gateway, event, issuer, receipt, sa
 		}
 	case event == "":
 		return errors.New("-event is required")
+	case brokers != "":
+		var err error
+		if rec, err = FromKafka(ctx, strings.Split(brokers, ","), events.ClientConfig{}, http.DefaultClient, gateway, event); err != nil {
+			return err
+		}
 	default:
 		var err error
 		if rec, err = Fetch(ctx, http.DefaultClient, gateway, event); err != nil {
@@ -76,8 +85,12 @@ func run(ctx context.Context, out io.Writer, gateway, event, issuer, receipt, sa
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "event %s: draw %s (%d pre-queued), %d admissions, chain intact, signed head covers %d, 0 overtakes\n",
-		rec.EventID, rec.Draw.Status, r.Drawn, r.Entries, r.SignedSize)
+	signed := "signed head covers " + strconv.FormatInt(r.SignedSize, 10)
+	if rec.SignedHead == "" {
+		signed = "no signed head (Kafka carries none)"
+	}
+	fmt.Fprintf(out, "event %s: draw %s (%d pre-queued), %d admissions, chain intact, %s, 0 overtakes\n",
+		rec.EventID, rec.Draw.Status, r.Drawn, r.Entries, signed)
 	if receipt != "" {
 		rr, err := CheckReceipt(rec, receipt, issuer, now)
 		if err != nil {
@@ -104,17 +117,8 @@ func Fetch(ctx context.Context, c *http.Client, gateway, event string) (Record, 
 		return Record{}, err
 	}
 	base := gateway + "/api/events/" + url.PathEscape(event)
-	for page := int64(0); ; {
-		var d fairness.DrawDoc
-		if err := getJSON(ctx, c, base+"/draw?page="+strconv.FormatInt(page, 10), &d); err != nil {
-			return Record{}, err
-		}
-		entries := append(rec.Draw.Entries, d.Entries...)
-		rec.Draw, rec.Draw.Entries = d, entries
-		if d.NextPage == nil {
-			break
-		}
-		page = *d.NextPage
+	if rec.Draw, err = fetchDraw(ctx, c, gateway, event); err != nil {
+		return Record{}, err
 	}
 	for after := int64(0); ; {
 		var d fairness.LogDoc
@@ -129,6 +133,24 @@ func Fetch(ctx context.Context, c *http.Client, gateway, event string) (Record, 
 		after = d.Entries[len(d.Entries)-1].Index
 	}
 	return rec, nil
+}
+
+// fetchDraw reads every page of event's draw from a gateway.
+func fetchDraw(ctx context.Context, c *http.Client, gateway, event string) (fairness.DrawDoc, error) {
+	var draw fairness.DrawDoc
+	base := gateway + "/api/events/" + url.PathEscape(event)
+	for page := int64(0); ; {
+		var d fairness.DrawDoc
+		if err := getJSON(ctx, c, base+"/draw?page="+strconv.FormatInt(page, 10), &d); err != nil {
+			return fairness.DrawDoc{}, err
+		}
+		entries := append(draw.Entries, d.Entries...)
+		draw, draw.Entries = d, entries
+		if d.NextPage == nil {
+			return draw, nil
+		}
+		page = *d.NextPage
+	}
 }
 
 func getJSON(ctx context.Context, c *http.Client, u string, v any) error {

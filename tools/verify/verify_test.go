@@ -237,13 +237,13 @@ func TestVerifyASale(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := run(ctx, &out, s.srv.URL, "tour", issuer, s.tickets["u42"], "", ""); err != nil {
+	if err := run(ctx, &out, s.srv.URL, "tour", issuer, s.tickets["u42"], "", "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "0 overtakes") || !strings.Contains(out.String(), "0 who joined later") {
 		t.Fatalf("output: %s", out.String())
 	}
-	if err := run(ctx, &out, s.srv.URL, "nope", issuer, "", "", ""); err == nil || !strings.Contains(err.Error(), "404") {
+	if err := run(ctx, &out, s.srv.URL, "nope", issuer, "", "", "", ""); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("an unknown event: %v", err)
 	}
 	t.Run("tampered", func(t *testing.T) { tamper(t, s, rec) })

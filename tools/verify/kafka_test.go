@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/fairness"
+)
+
+// publish puts rec's log and draw on a new embedded Kafka broker as the
+// gateways and the promoter publish them (admission_logged,
+// queue_randomized), with change applied to the log's facts first, and
+// returns the broker's addresses.
+func publish(t *testing.T, rec Record, change func([]events.Event) []events.Event) []string {
+	t.Helper()
+	brokers := kafkatest.Start(t)
+	p, err := events.NewKafkaProducer(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	var evs []events.Event
+	for _, e := range rec.Log {
+		evs = append(evs, events.AdmissionLogged(rec.EventID, e.Index, e.Seq, e.UserHash, e.Reason, e.Prev, e.Hash, time.UnixMilli(e.AtMs)))
+	}
+	// racing gateways publish some entries twice, and another event's
+	// log shares the topic
+	evs = append(evs, evs[100:200]...)
+	evs = append(evs, events.AdmissionLogged("other", 1, 1, "u", fairness.ReasonJoined, "p", "h", time.Now()))
+	evs = change(evs)
+	d := rec.Draw
+	evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, time.Now()))
+	ctx := context.Background()
+	for len(evs) > 0 {
+		n := min(len(evs), 1000)
+		if err := p.Publish(ctx, evs[:n]...); err != nil {
+			t.Fatal(err)
+		}
+		evs = evs[n:]
+	}
+	return brokers
+}
+
+// The sale's record read from Kafka (the draw's list from the gateway)
+// verifies as the gateway's does; an entry changed on Kafka, a copy of an
+// entry that differs, or a gateway's draw that is not Kafka's is caught.
+func TestVerifyFromKafka(t *testing.T) {
+	s := runSale(t)
+	ctx := context.Background()
+	rec, err := Fetch(ctx, http.DefaultClient, s.srv.URL, "tour")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(evs []events.Event) []events.Event { return evs }
+	brokers := publish(t, rec, same)
+	var out bytes.Buffer
+	if err := run(ctx, &out, s.srv.URL, "tour", issuer, s.tickets["u42"], "", "", strings.Join(brokers, ",")); err != nil {
+		t.Fatalf("the sale from Kafka does not verify: %v", err)
+	}
+	if want := "10001 admissions, chain intact, no signed head (Kafka carries none), 0 overtakes"; !strings.Contains(out.String(), want) ||
+		!strings.Contains(out.String(), "0 who joined later") {
+		t.Fatalf("output: %s", out.String())
+	}
+	k, err := FromKafka(ctx, brokers, events.ClientConfig{}, http.DefaultClient, s.srv.URL, "tour")
+	if err != nil || len(k.Log) != len(rec.Log) || k.Log[4999] != rec.Log[4999] || len(k.Draw.Entries) != prequeued {
+		t.Fatalf("read from Kafka: %d entries, %d drawn, %v", len(k.Log), len(k.Draw.Entries), err)
+	}
+	if _, err := FromKafka(ctx, brokers, events.ClientConfig{}, http.DefaultClient, "", "tour"); err == nil ||
+		!strings.Contains(err.Error(), "the draw's list is not on Kafka") {
+		t.Fatalf("a drawn event without the gateway: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name, want string
+		change     func([]events.Event) []events.Event
+	}{
+		{"an entry changed", "entry 5000 was changed", func(evs []events.Event) []events.Event {
+			evs[4999].OccurredAt = evs[4999].OccurredAt.Add(time.Millisecond)
+			return evs
+		}},
+		{"a copy that differs", "two different entries 150", func(evs []events.Event) []events.Event {
+			evs[len(evs)-52].OccurredAt = evs[len(evs)-52].OccurredAt.Add(time.Millisecond)
+			return evs
+		}},
+		{"an entry missing", "an entry is missing", func(evs []events.Event) []events.Event {
+			return append(evs[:700], evs[701:len(evs)-101]...)
+		}},
+	} {
+		err := run(ctx, &out, s.srv.URL, "tour", issuer, "", "", "", strings.Join(publish(t, rec, tc.change), ","))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	other := rec
+	other.Draw.Digest = strings.Repeat("0", 64)
+	if err := run(ctx, &out, s.srv.URL, "tour", issuer, "", "", "", strings.Join(publish(t, other, same), ",")); err == nil ||
+		!strings.Contains(err.Error(), "is not the one on Kafka") {
+		t.Errorf("a gateway's draw that is not Kafka's: %v", err)
+	}
+}
