@@ -1,7 +1,7 @@
 -- enqueue: join the queue (the library's enqueue_joins).
 -- ARGV: 1 user_id, 2 own (the number, from 1, of the user's own limit;
---   0: none), then per limit its interval_ms and burst, then optionally
---   an access code's digest (lib/codes.lua)
+--   0: none), 3 an access code's digest (lib/codes.lua; '' or absent:
+--   none), then per limit its interval_ms and burst
 -- Replies: {'ok', state, sequence, position, deadline_ms, created (0|1), sales_start_ms, now_ms
 --   [, code_id, use, phase (a new join that redeemed the code; phase: the event's, '' none)]}
 --   (state 'waiting', or 'active' when admitted at once; sales_start_ms 0
@@ -12,5 +12,5 @@
 --   | {'not_selected'} (the phase's audience is the registration's selected fans)
 -- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, then one per limit (ops.go)
 local m = #KEYS - NKEYS
-reqs_at(1, 1, 2, false, m, 3)
-return enqueue_joins(ARGV[3 + 2 * m])[1]
+reqs_at(1, 1, 3, false, m, 4)
+return enqueue_joins()[1]

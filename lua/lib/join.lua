@@ -15,8 +15,8 @@ local J_C, J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABAN
 -- the hold clock at the call's time and its shift (holds.lua hold_clock),
 -- and whether holds are paused (no admission at once then)
 local J_HNOW, J_SHIFT, J_HELD
--- the access code's digest a join of one user came with (nil: none), and
--- what its redemption answered: the code's number and the use's
+-- the access code's digest the join being run came with (nil: none),
+-- and what its redemption answered: the code's number and the use's
 local J_CODE, J_CID, J_CUSE
 
 -- Writes the sequence counter when the batch handed out numbers since it
@@ -207,15 +207,14 @@ end
 -- entry always ranks after every existing one (its sequence is the
 -- largest), and the size of waiting counts the entries not yet written.
 -- The join that places a user (created = 1) does not count against the
--- user's own limit (own, the slot) when its key does not exist. code is
--- the access code's digest of a lone join (nil: none; codes.lua), which
--- a new join redeems after every other check.
-local function enqueue_joins(code)
+-- user's own limit (own, the slot) when its key does not exist. A join's
+-- third value is its access code's digest ('' or absent: none;
+-- codes.lua), which a new join redeems after every other check.
+local function enqueue_joins()
   local replies = {}
   J_C = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
     'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed',
     'hold_pause_ms', 'hold_paused_at', 'phase', 'audience')
-  J_CODE, J_CID, J_CUSE = code, nil, nil
   if not J_C[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -233,6 +232,9 @@ local function enqueue_joins(code)
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
+      local at = R_FIRST + (i - 1) * R_STRIDE
+      J_CODE, J_CID, J_CUSE = ARGV[at + 2], nil, nil
+      if J_CODE == '' then J_CODE = nil end
       local r = j_join(i, R_USERS[i], now, now_s)
       replies[i] = r
       if r[1] == 'ok' then

@@ -175,20 +175,18 @@ type CodeUse struct {
 // places the user (JoinResult.Code). A user already queued or in the room
 // gets their entry back and the code is not looked at. Errors: Enqueue's,
 // and ErrInvalidCode, ErrCodeWrongPhase, ErrCodeExpired, ErrCodeTaken,
-// ErrCodeUsedUp. A join with a code is never batched with others
-// (pipeline.go groupCalls: it has one argument more).
+// ErrCodeUsedUp. Joins with codes are batched like others
+// (pipeline.go groupCalls), with the joins of the same limits.
 func (s *Store) EnqueueCode(ctx context.Context, eventID, userID, digest string, limits ...Limit) (JoinResult, error) {
-	lkeys, args, err := s.enqueueArgs(eventID, userID, limits)
+	if digest == "" {
+		return JoinResult{}, ErrInvalidCode
+	}
+	lkeys, args, err := s.enqueueArgs(eventID, userID, digest, limits)
 	if err != nil {
 		return JoinResult{}, err
 	}
-	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, append(args, digest)...)
-	res, err := joinResult(r, err, userID)
-	if err == nil && len(r) > 9 {
-		res.Code = &CodeUse{}
-		r[8:].values(&res.Code.CodeID, &res.Code.Use, &res.Code.Phase)
-	}
-	return res, err
+	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, args...)
+	return joinResult(r, err, userID)
 }
 
 // Audiences of a phase: who may join while it is the event's.

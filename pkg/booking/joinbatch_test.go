@@ -21,7 +21,8 @@ import (
 type batchOp struct {
 	position    bool
 	event, user string
-	at          int64 // unix ms
+	code        string // a join's access code digest ("": none)
+	at          int64  // unix ms
 }
 
 // outcome is what one call answered.
@@ -52,7 +53,7 @@ func callTogether(t *testing.T, s *Store, set func(int64), ops []batchOp, limits
 			c.extra, c.args, err = s.positionArgs(op.event, op.user, limits(op.user))
 		} else {
 			c.sc = scriptEnqueue
-			c.extra, c.args, err = s.enqueueArgs(op.event, op.user, limits(op.user))
+			c.extra, c.args, err = s.enqueueArgs(op.event, op.user, op.code, limits(op.user))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +104,8 @@ func callOneByOne(ctx context.Context, s *Store, set func(int64), ops []batchOp,
 			if errors.As(err, &nf) {
 				out[i].Position = nf.Status
 			}
+		} else if op.code != "" {
+			out[i].Join, err = s.EnqueueCode(ctx, op.event, op.user, op.code, limits(op.user)...)
 		} else {
 			out[i].Join, err = s.Enqueue(ctx, op.event, op.user, limits(op.user)...)
 		}
@@ -189,12 +192,13 @@ func expireLimitKeys(t *testing.T, rdb redis.UniversalClient, prefix string, now
 // each user's own), fill the room (immediate admissions), and between
 // rounds users are promoted, cancel and join again; one event in two has
 // abandonment on, one in two a rate cap, and one in three is pre-queued
-// before its start.
+// before its start; half the joins of the second come with an access
+// code (used up, bound to another user, or unknown, too).
 func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 	// what the rounds covered: each kind must have happened
 	seen := map[string]int{}
 	defer func() {
-		for _, k := range []string{"placed", "repeated", "admitted", "rate limited", "waiting read", "not found read"} {
+		for _, k := range []string{"placed", "repeated", "admitted", "rate limited", "waiting read", "not found read", "redeemed", "code refused"} {
 			if seen[k] == 0 && !t.Failed() {
 				t.Errorf("no %s call in any round: %v", k, seen)
 			}
@@ -236,6 +240,19 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 					rdb.HSet(ctx, cfgKey(many), "draw_seed", draw[0], "draw_commit", draw[1])
 				}
 			}
+			key := []byte("batch test code key")
+			var digests []string
+			var codes []CodeRecord
+			for i := range 4 {
+				digests = append(digests, CodeDigest(key, "C"+strconv.Itoa(i)))
+				codes = append(codes, CodeRecord{ID: int64(i + 1), Digest: digests[i], Uses: 1 + i%2})
+			}
+			codes = codes[:3] // the fourth is unknown
+			for _, s := range []*Store{one, many} {
+				if err := s.LoadCodes(ctx, "b", codes); err != nil {
+					t.Fatal(err)
+				}
+			}
 			// (a limit key's expiry is the test's, on the test's clock:
 			// persistLimitKeys, expireLimitKeys)
 			limits := func(u string) []Limit {
@@ -255,6 +272,9 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 				for i := range ops {
 					ops[i] = batchOp{position: rng.IntN(3) == 0, event: events[rng.IntN(len(events))],
 						user: "u" + strconv.Itoa(rng.IntN(pool)), at: t0}
+					if !ops[i].position && ops[i].event == "b" && rng.IntN(2) == 0 {
+						ops[i].code = digests[rng.IntN(len(digests))]
+					}
 				}
 				got, order := callTogether(t, many, set, ops, limits)
 				persistLimitKeys(t, rdb, base+"many")
@@ -262,6 +282,10 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 				persistLimitKeys(t, rdb, base+"one")
 				for i, o := range got {
 					switch {
+					case o.Join.Code != nil:
+						seen["redeemed"]++
+					case ops[i].code != "" && strings.Contains(o.Err, "access code"):
+						seen["code refused"]++
 					case strings.Contains(o.Err, "rate limited"):
 						seen["rate limited"]++
 					case ops[i].position && o.Position.State == StateWaiting:
@@ -315,7 +339,7 @@ func TestJoinBatchGroupsByEventAndLimits(t *testing.T) {
 		var args []any
 		var err error
 		if sc == scriptEnqueue {
-			lkeys, args, err = s.enqueueArgs(event, "u1", limits)
+			lkeys, args, err = s.enqueueArgs(event, "u1", "", limits)
 		} else {
 			lkeys, args, err = s.positionArgs(event, "u1", limits)
 		}

@@ -14,7 +14,7 @@ import (
 // ErrSalesNotStarted, ErrSalesEnded, ErrSoldOut, ErrInvalidArgument,
 // ErrRateLimited (a *RateLimitedError).
 func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...Limit) (JoinResult, error) {
-	lkeys, args, err := s.enqueueArgs(eventID, userID, limits)
+	lkeys, args, err := s.enqueueArgs(eventID, userID, "", limits)
 	if err != nil {
 		return JoinResult{}, err
 	}
@@ -23,16 +23,17 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 }
 
 // enqueueArgs are a join's limit keys and enqueue.lua's ARGV (user, own,
-// then per limit its interval and burst). Concurrent joins of one event
-// go to Redis together as one enqueue_batch (pipeline.go groupCalls).
-func (s *Store) enqueueArgs(eventID, userID string, limits []Limit) (lkeys []string, args []any, err error) {
+// the access code's digest ("": none), then per limit its interval and
+// burst). Concurrent joins of one event with the same limits go to Redis
+// together as one enqueue_batch (pipeline.go groupCalls).
+func (s *Store) enqueueArgs(eventID, userID, digest string, limits []Limit) (lkeys []string, args []any, err error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return nil, nil, err
 	}
 	// the number of the user's own limit among those on (0: none), which
 	// the join that places them does not count
 	own := ownLimit(limits, userID)
-	return s.limitArgs(eventID, limits, userID, own)
+	return s.limitArgs(eventID, limits, userID, own, digest)
 }
 
 // joinResult decodes enqueue.lua's reply (or its error) for userID's join.
@@ -42,6 +43,10 @@ func joinResult(r reply, err error, userID string) (JoinResult, error) {
 	}
 	var res JoinResult
 	r.scan(&res.State, &res.Sequence, &res.Position, &res.ExpireAt, &res.Created, &res.PrequeuedUntil, &res.At)
+	if len(r) > 9 { // a redeemed access code (EnqueueCode)
+		res.Code = &CodeUse{}
+		r[8:].values(&res.Code.CodeID, &res.Code.Use, &res.Code.Phase)
+	}
 	if res.Created {
 		res.Outbox = []OutboxEntry{{Kind: KindJoined, UserID: userID, Sequence: res.Sequence, At: res.At}}
 		if res.State == StateActive {

@@ -32,7 +32,7 @@ import (
 var (
 	scriptCreateEvent     = newScript("create_event")
 	scriptUpdateEvent     = newScript("update_event")
-	scriptEnqueue         = newScript("enqueue").batchedAs("enqueue_batch", 2)           // user, own
+	scriptEnqueue         = newScript("enqueue").batchedAs("enqueue_batch", 3)           // user, own, code
 	scriptGetPosition     = newScript("get_position").batchedAs("get_position_batch", 1) // user
 	scriptPromote         = newScript("promote")
 	scriptLockSeat        = newScript("lock_seat")
