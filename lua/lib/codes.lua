@@ -10,14 +10,48 @@
 -- (lock_seat.lua reads it); 'r:<user>' marks a user the registration's
 -- draw selected.
 
--- code_take redeems the code whose digest is digest for user at now in
--- the event's current phase: nil and the code's number and the use's
--- number when it may, the use then recorded (and the code bound to
--- user); else the refusal's reply code, nothing changed. An unknown
--- digest is invalid_code, whatever the reason.
+-- A call's codes: the value of every code its joins came with, read with
+-- one HMGET before them (codes_read; false: unknown) and kept up to date
+-- as they redeem, and the fields they changed (field, value pairs, C_NSET
+-- values), written with one HSET (codes_write). Made once at load and
+-- reused, like join.lua's tables.
+local C_VAL, C_READ, C_SET = {}, {}, {}
+local C_NSET = 0
+
+-- codes_read reads the codes of the n digests in digests ('' none).
+local function codes_read(digests, n)
+  for i = 1, #C_READ do
+    C_VAL[C_READ[i]], C_READ[i] = nil, nil
+  end
+  C_NSET = 0
+  for i = 1, n do
+    local d = digests[i]
+    if d ~= '' and C_VAL[d] == nil then
+      C_VAL[d] = false
+      C_READ[#C_READ + 1] = d
+    end
+  end
+  if #C_READ == 0 then return end
+  local fields = {}
+  for i = 1, #C_READ do fields[i] = 'c:' .. C_READ[i] end
+  local vals = redis.call('HMGET', K_CODES, unpack(fields))
+  for i = 1, #C_READ do C_VAL[C_READ[i]] = vals[i] or false end
+end
+
+-- codes_write writes what the redemptions since the last write changed.
+local function codes_write()
+  if C_NSET > 0 then bulk('HSET', K_CODES, C_SET, C_NSET) end
+  C_NSET = 0
+end
+
+-- code_take redeems the code whose digest is digest (read by codes_read)
+-- for user at now in the event's current phase: nil and the code's
+-- number and the use's number when it may, the use then recorded for
+-- codes_write (and the code bound to user); else the refusal's reply
+-- code, nothing changed. An unknown digest is invalid_code, whatever the
+-- reason.
 local function code_take(digest, user, now, phase)
-  local f = 'c:' .. digest
-  local v = redis.call('HGET', K_CODES, f)
+  local v = C_VAL[digest]
   if not v then return 'invalid_code' end
   local id, cphase, uses, used, seats, exp, owner =
     string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
@@ -28,8 +62,14 @@ local function code_take(digest, user, now, phase)
   if owner ~= '' and owner ~= user then return 'code_taken' end
   local n = num(used) + 1
   if n > num(uses) then return 'code_used_up' end
-  redis.call('HSET', K_CODES, f, id .. '|' .. cphase .. '|' .. uses .. '|' .. int(n) .. '|' .. seats .. '|' .. exp .. '|' .. user)
-  if num(seats) > 0 then redis.call('HSET', K_CODES, 'u:' .. user, seats) end
+  v = id .. '|' .. cphase .. '|' .. uses .. '|' .. int(n) .. '|' .. seats .. '|' .. exp .. '|' .. user
+  C_VAL[digest] = v
+  C_SET[C_NSET + 1], C_SET[C_NSET + 2] = 'c:' .. digest, v
+  C_NSET = C_NSET + 2
+  if num(seats) > 0 then
+    C_SET[C_NSET + 1], C_SET[C_NSET + 2] = 'u:' .. user, seats
+    C_NSET = C_NSET + 2
+  end
   return nil, id, n
 end
 

@@ -18,6 +18,8 @@ local J_HNOW, J_SHIFT, J_HELD
 -- the access code's digest the join being run came with (nil: none),
 -- and what its redemption answered: the code's number and the use's
 local J_CODE, J_CID, J_CUSE
+-- each join's code digest ('' none), reused like the tables above
+local J_CODES = {}
 
 -- Writes the sequence counter when the batch handed out numbers since it
 -- last did: before anything that uses them is written, so that no
@@ -38,6 +40,7 @@ end
 -- check (config prequeued > 0) does not count.
 local function j_flush()
   j_seq_write()
+  codes_write()
   if J_NO == 2 then
     redis.call('HSET', K_OUTBOX, J_OUT[1], J_OUT[2])
   elseif J_NO > 0 then
@@ -223,6 +226,8 @@ local function enqueue_joins()
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
   J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, false, nil, nil, nil
   reqs_read()
+  for i = 1, R_N do J_CODES[i] = ARGV[R_FIRST + (i - 1) * R_STRIDE + 2] or '' end
+  codes_read(J_CODES, R_N)
   local now, now_s = clock()
   J_HNOW, J_HELD = hold_clock(now, J_C[12], J_C[13])
   J_SHIFT = now - J_HNOW
@@ -232,8 +237,7 @@ local function enqueue_joins()
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
-      local at = R_FIRST + (i - 1) * R_STRIDE
-      J_CODE, J_CID, J_CUSE = ARGV[at + 2], nil, nil
+      J_CODE, J_CID, J_CUSE = J_CODES[i], nil, nil
       if J_CODE == '' then J_CODE = nil end
       local r = j_join(i, R_USERS[i], now, now_s)
       replies[i] = r
