@@ -33,8 +33,10 @@ func (s *Server) fair() *fairness.Log {
 // and then to Kafka as admission_logged facts (confirmed, acks=all), a
 // page at a time, and then moves the event's cursor
 // (booking.Store.SetAdmissionLogPublished). Every gateway runs it: two
-// that race record and publish the same entries, with the same ids. It
-// returns how many entries it handed on.
+// that race record and publish the same entries, with the same ids. An
+// event that fails (say its log forked from the ledger's record) does not
+// hold the others back: it returns how many entries it handed on and the
+// failures joined.
 func (s *Server) publishAdmissionLogs(ctx context.Context) (int, error) {
 	ids, err := s.Store.EventIDs(ctx)
 	if err != nil {
@@ -55,6 +57,7 @@ func (s *Server) publishAdmissionLogs(ctx context.Context) (int, error) {
 		return nil
 	})
 	n := 0
+	var errs []error
 	for _, id := range ids {
 		k, err := s.fair().HandOn(ctx, id, s.Store, sinks...)
 		n += k
@@ -64,8 +67,8 @@ func (s *Server) publishAdmissionLogs(ctx context.Context) (int, error) {
 			err = s.Store.SetAdmissionLogPublished(ctx, id, 0)
 		}
 		if err != nil {
-			return n, err
+			errs = append(errs, err)
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }

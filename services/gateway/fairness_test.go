@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/fairness"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
@@ -117,5 +119,33 @@ func TestAdmissionLogRecordedInTheLedger(t *testing.T) {
 	}
 	if len(hs.rec.Topic(events.TopicAdmissionLogged)) != 5 {
 		t.Fatalf("%d facts", len(hs.rec.Topic(events.TopicAdmissionLogged)))
+	}
+}
+
+// An event whose log forked from the ledger's record is refused, and
+// does not hold the other events' logs back.
+func TestAdmissionLogForkHoldsNoOtherEventBack(t *testing.T) {
+	hs, l, _ := ledgerHarness(t)
+	ctx := context.Background()
+	for _, id := range []string{"forked", "fine"} {
+		hs.createEvent(map[string]any{"id": id, "rows": 1, "seats_per_row": 10, "capacity": 10})
+		if _, err := hs.store.Enqueue(ctx, id, "u1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := fairness.Entry{Index: 1, Seq: 1, UserHash: "x", AtMs: 1, Reason: fairness.ReasonJoined, Prev: fairness.Genesis("forked")}
+	other.Hash = fairness.Link(other.Prev, other.Line())
+	if err := l.RecordAdmissions(ctx, "forked", "salt", []fairness.Entry{other}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := hs.srv.publishAdmissionLogs(ctx)
+	if !errors.Is(err, ledger.ErrLogForked) || n != 1 {
+		t.Fatalf("published %d: %v, want the fine event's entry and the fork refused", n, err)
+	}
+	if fine, err := l.Admissions(ctx, "fine", 0, 10); err != nil || len(fine) != 1 {
+		t.Fatalf("the other event's log: %d %v", len(fine), err)
+	}
+	if facts := hs.rec.Topic(events.TopicAdmissionLogged); len(facts) != 1 || facts[0].EventID != "fine" {
+		t.Fatalf("facts %+v", facts)
 	}
 }
