@@ -165,3 +165,48 @@ func TestParseRaw(t *testing.T) {
 		t.Fatalf("%d %d %s %s %v", seq, at, reason, user, err)
 	}
 }
+
+// memCursor is a hand-on cursor in memory.
+type memCursor struct{ n int64 }
+
+func (m *memCursor) AdmissionLogPublished(context.Context, string) (int64, error) { return m.n, nil }
+func (m *memCursor) SetAdmissionLogPublished(_ context.Context, _ string, n int64) error {
+	m.n = n
+	return nil
+}
+
+// With Recorded, a signed head covers only the recorded entries: before
+// the list's start (the archive's), inside it, none at all.
+func TestSignedHeadCoversTheRecord(t *testing.T) {
+	ctx := context.Background()
+	whole := &memSource{}
+	for i := range 2500 {
+		whole.raw = append(whole.raw, strconv.Itoa(i+1)+"|1700000000000|promoted|user"+strconv.Itoa(i))
+	}
+	var all []Entry
+	for after := int64(0); after < 2500; after += PageSize {
+		p, err := NewLog(whole, nil).Page(ctx, "e", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p.Entries...)
+	}
+	rebuilt := &memSource{raw: whole.raw[1200:], base: 1200, head: all[1199].Hash}
+	for _, tc := range []struct {
+		src      *memSource
+		recorded int64
+	}{{whole, 0}, {whole, 1}, {whole, 1000}, {whole, 1001}, {whole, 2499}, {whole, 2500}, {whole, 9999},
+		{rebuilt, 700}, {rebuilt, 1200}, {rebuilt, 2100}} {
+		l := NewLog(tc.src, memArchive(all[:1200]))
+		l.Recorded = &memCursor{tc.recorded}
+		tok, err := l.SignedHead(ctx, "e", &fakeSigner{}, time.Now(), 0)
+		n := min(tc.recorded, 2500)
+		want := strconv.FormatInt(n, 10) + ":" + Genesis("e")
+		if n > 0 {
+			want = strconv.FormatInt(n, 10) + ":" + all[n-1].Hash
+		}
+		if err != nil || tok != want {
+			t.Fatalf("recorded %d (base %d): %q %v, want %q", tc.recorded, tc.src.base, tok, err, want)
+		}
+	}
+}

@@ -51,8 +51,13 @@ type HeadSigner interface {
 type Log struct {
 	src     Source
 	archive Archive
-	mu      sync.Mutex
-	events  map[string]*chain
+	// Recorded, when set, is how far each event's log was handed on to
+	// the record (HandOn's cursor): SignedHead then signs only entries
+	// the record holds, so a rebuild of Redis, which continues the chain
+	// after the record's last entry, never contradicts a signed head.
+	Recorded Cursor
+	mu       sync.Mutex
+	events   map[string]*chain
 }
 
 type chain struct {
@@ -239,9 +244,38 @@ func (l *Log) HandOn(ctx context.Context, eventID string, cur Cursor, sinks ...S
 	}
 }
 
+// hashAt returns n and the hash of entry n (n <= c.size; c.mu is held).
+func (l *Log) hashAt(ctx context.Context, eventID string, c *chain, n int64) (int64, string, error) {
+	if n <= 0 {
+		return 0, Genesis(eventID), nil
+	}
+	if n == c.base {
+		return n, c.marks[n], nil
+	}
+	if n < c.base {
+		if l.archive == nil {
+			return 0, "", fmt.Errorf("admission log of %s: entry %d is before the list and there is no archive", eventID, n)
+		}
+		es, err := l.archive.Admissions(ctx, eventID, n-1, 1)
+		if err != nil || len(es) != 1 {
+			return 0, "", fmt.Errorf("admission log of %s: entry %d is not in the archive (%v)", eventID, n, err)
+		}
+		return n, es[0].Hash, nil
+	}
+	mark := max(c.base, (n-1)/PageSize*PageSize)
+	es, err := l.entries(ctx, eventID, c.salt, c.marks[mark], c.base, mark, n-mark)
+	if err != nil {
+		return 0, "", err
+	}
+	if int64(len(es)) != n-mark {
+		return 0, "", fmt.Errorf("admission log of %s: entry %d is gone from the list", eventID, n)
+	}
+	return n, es[len(es)-1].Hash, nil
+}
+
 // SignedHead returns a signed head of the log (HeadSigner) no older than
-// maxAge and no shorter than the log was maxAge ago, signing a new one
-// when needed at now.
+// maxAge and no shorter than the log (with Recorded: its recorded part)
+// was maxAge ago, signing a new one when needed at now.
 func (l *Log) SignedHead(ctx context.Context, eventID string, s HeadSigner, now time.Time, maxAge time.Duration) (string, error) {
 	c := l.chain(eventID)
 	c.mu.Lock()
@@ -252,7 +286,19 @@ func (l *Log) SignedHead(ctx context.Context, eventID string, s HeadSigner, now 
 	if err := l.extend(ctx, eventID, c); err != nil {
 		return "", err
 	}
-	tok, err := s.SignLogHead(eventID, c.size, c.head, now)
+	size, head := c.size, c.head
+	if l.Recorded != nil {
+		n, err := l.Recorded.AdmissionLogPublished(ctx, eventID)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			if size, head, err = l.hashAt(ctx, eventID, c, n); err != nil {
+				return "", err
+			}
+		}
+	}
+	tok, err := s.SignLogHead(eventID, size, head, now)
 	if err != nil {
 		return "", err
 	}

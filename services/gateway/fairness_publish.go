@@ -16,7 +16,8 @@ import (
 const admissionLogInterval = 2 * time.Second
 
 // fair returns the gateway's admission-log chains, with the ledger as
-// their archive (the entries before a rebuild of Redis).
+// their archive (the entries before a rebuild of Redis) and their signed
+// heads covering only what the ledger recorded.
 func (s *Server) fair() *fairness.Log {
 	s.fairOnce.Do(func() {
 		var archive fairness.Archive
@@ -24,6 +25,9 @@ func (s *Server) fair() *fairness.Log {
 			archive = s.Ledger
 		}
 		s.fairLog = fairness.NewLog(s.Store, archive)
+		if s.Ledger != nil {
+			s.fairLog.Recorded = s.Store // heads sign what the ledger holds
+		}
 	})
 	return s.fairLog
 }

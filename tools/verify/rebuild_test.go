@@ -92,6 +92,8 @@ func TestVerifyAcrossARebuild(t *testing.T) {
 	}
 	// the gateway's chains, archive and hand-on (its Kafka sink aside)
 	log := fairness.NewLog(store, l)
+	log.Recorded = store
+	signer := pass.NewSigner(keys, issuer)
 	handOn := func() int {
 		n, err := log.HandOn(ctx, "tour", store, l.RecordAdmissions)
 		if err != nil {
@@ -113,6 +115,11 @@ func TestVerifyAcrossARebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	admit(t, store, "tour", users("lost", 300)) // not yet recorded when Redis goes
+	// a fan saves the signed head now: it covers only what the ledger holds
+	saved, err := log.SignedHead(ctx, "tour", signer, time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range users("waiting", 50) {
 		if _, err := store.Enqueue(ctx, "tour", u); err != nil {
 			t.Fatal(err)
@@ -133,7 +140,7 @@ func TestVerifyAcrossARebuild(t *testing.T) {
 		t.Fatalf("handed on %d entries after the rebuild, want 1000", n)
 	}
 
-	s := &sale{store: store, signer: pass.NewSigner(keys, issuer), keys: keys, log: log}
+	s := &sale{store: store, signer: signer, keys: keys, log: log}
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)
 	rec, err := Fetch(ctx, http.DefaultClient, srv.URL, "tour")
@@ -146,6 +153,10 @@ func TestVerifyAcrossARebuild(t *testing.T) {
 	}
 	if r.Entries != 2200 || r.SignedSize != 2200 || r.Overtakes != 0 {
 		t.Fatalf("report %+v, want 2200 entries signed, no overtakes", r)
+	}
+	rec.SignedHead = saved
+	if r, err := Check(rec, issuer, time.Now().Add(time.Minute)); err != nil || r.SignedSize != 1200 {
+		t.Fatalf("the head signed before the rebuild: %+v %v, want it to cover the 1,200 recorded entries", r, err)
 	}
 	if !slices.Equal(rec.Log[1000:1200], before.Entries) {
 		t.Fatal("the recorded entries changed across the rebuild")
