@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -91,11 +92,26 @@ func (w *Webhooks) now() time.Time {
 }
 
 // verified reads the raw body, checks its signature (401 otherwise) and
-// only then decodes it (400 when malformed); it counts every outcome.
+// only then decodes it (400 when malformed); it counts every outcome, and
+// records each answer other than 2xx where the console reads it
+// (booking.Store.RecordWebhookRefusal).
 func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		ew := &errorWriter{ResponseWriter: c.Writer}
+		c.Writer = ew
+		outcome := ""
+		defer func() {
+			if outcome == "" {
+				return // a panic: the recovery answers and logs it
+			}
+			w.count(kind, outcome)
+			if st := ew.Status(); st >= 400 {
+				w.refused(c, kind, outcome, st, ew.message())
+			}
+		}()
 		body, ok := httpapi.ReadBody(c)
 		if !ok {
+			outcome = "invalid_body"
 			return
 		}
 		tol := w.Tolerance
@@ -105,13 +121,13 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 		if err := payment.Verify(w.Secret, c.GetHeader(payment.SignatureHeader), body, w.now(), tol); err != nil {
 			httpapi.Logger(c).Warn("webhook rejected", zap.Error(err), zap.String("remote", c.ClientIP()))
 			httpapi.Abort(c, http.StatusUnauthorized, "invalid_signature", err.Error())
-			w.count(kind, "bad_signature")
+			outcome = "bad_signature"
 			return
 		}
 		var wh payment.Webhook
 		if err := httpapi.DecodeJSON(body, &wh); err != nil {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, err.Error())
-			w.count(kind, "invalid_body")
+			outcome = "invalid_body"
 			return
 		}
 		if err := wh.CheckStatus(kind); err != nil {
@@ -120,23 +136,23 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 				code = httpapi.CodeInvalidBody
 			}
 			httpapi.Abort(c, http.StatusBadRequest, code, err.Error())
-			w.count(kind, code)
+			outcome = code
 			return
 		}
 		if len(wh.Reason) > 200 {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidBody, "reason must be at most 200 characters")
-			w.count(kind, "invalid_body")
+			outcome = "invalid_body"
 			return
 		}
 		if field := nulField(wh); field != "" {
 			// the ledger's text columns cannot hold it: refused before
 			// anything is written, not a 503 the provider retries for ever
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, field+" must not contain a NUL byte")
-			w.count(kind, "rejected")
+			outcome = "rejected"
 			return
 		}
 		h(c, wh)
-		outcome := c.GetString(outcomeKey)
+		outcome = c.GetString(outcomeKey)
 		switch st := c.Writer.Status(); {
 		case st >= 500:
 			outcome = "error"
@@ -145,8 +161,42 @@ func (w *Webhooks) verified(kind string, h func(*gin.Context, payment.Webhook)) 
 		case outcome == "":
 			outcome = "ok"
 		}
-		w.count(kind, outcome)
 	}
+}
+
+// refused records a webhook answered with an error for the console
+// (every event's errors panel); a failure to record is logged only.
+func (w *Webhooks) refused(c *gin.Context, kind, outcome string, status int, msg string) {
+	if w.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 2*time.Second)
+	defer cancel()
+	if err := w.Store.RecordWebhookRefusal(ctx, kind, outcome, status, msg); err != nil {
+		httpapi.Logger(c).Warn("webhook refusal not recorded", zap.String("outcome", outcome), zap.Error(err))
+	}
+}
+
+// errorWriter keeps the start of an error answer's body, for its message.
+type errorWriter struct {
+	gin.ResponseWriter
+	body []byte
+}
+
+func (e *errorWriter) Write(b []byte) (int, error) {
+	if e.Status() >= 400 && len(e.body) < 4096 {
+		e.body = append(e.body, b[:min(len(b), 4096-len(e.body))]...)
+	}
+	return e.ResponseWriter.Write(b)
+}
+
+// message is the error answer's message (the JSON error format's).
+func (e *errorWriter) message() string {
+	var out struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(e.body, &out)
+	return out.Message
 }
 
 // success: the booking completes; a late payment is reported for refund.

@@ -391,3 +391,27 @@ func TestOutcomesAreCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalsAreRecorded: a webhook answered with an error (a bad
+// signature, a malformed body, a 4xx of the handler) is recorded where
+// the console's errors panel reads it, with its message; an accepted one
+// is not.
+func TestRefusalsAreRecorded(t *testing.T) {
+	hs := newHarness(t)
+	ctx := context.Background()
+	pid := hs.pending("alice", "A1")
+	hs.signed(payment.PathSuccess, body("alice", "A1", pid, ""))
+	if r, err := hs.store.WebhookRefusals(ctx); err != nil || r.Total != 0 {
+		t.Fatalf("after an accepted webhook: %+v %v", r, err)
+	}
+	hs.post(payment.PathSuccess, "t=1,v1=00", body("alice", "A1", pid, ""))
+	hs.signed(payment.PathSuccess, []byte("{"))
+	hs.signed(payment.PathFailure, failBody("alice", "A1", "pay_other", ""))
+	r, err := hs.store.WebhookRefusals(ctx)
+	if err != nil || r.Total != 3 || r.ByOutcome["bad_signature"] != 1 || r.ByOutcome["invalid_body"] != 1 || r.ByOutcome["rejected"] != 1 {
+		t.Fatalf("refusals: %+v %v", r, err)
+	}
+	if r.LastKind != "failure" || r.LastOutcome != "rejected" || r.LastStatus < 400 || r.LastStatus > 499 || r.LastError == "" || r.LastAt.IsZero() {
+		t.Errorf("the last refusal: %+v", r)
+	}
+}
