@@ -113,6 +113,10 @@ type liveDoc struct {
 	// AdmissionsPerMinute is the report consumer's admissions of each
 	// minute of the last hour that had any, oldest first.
 	AdmissionsPerMinute []report.Minute `json:"admissions_per_minute"`
+	// Webhooks are the payment webhooks payment-webhook refused or failed
+	// (every event's: a refused one may name none),
+	// booking.Store.RecordWebhookRefusal.
+	Webhooks booking.WebhookRefusals `json:"webhooks"`
 }
 
 // liveHistory is how far back the live document's admissions per minute
@@ -145,6 +149,7 @@ func liveOf(e booking.Event, r report.Report, at time.Time) liveDoc {
 	if d.Refunds == nil {
 		d.Refunds = map[string]int64{}
 	}
+	d.Webhooks.ByOutcome = map[string]int64{}
 	return d
 }
 
@@ -161,7 +166,11 @@ func (s *Server) liveSnapshot(ctx context.Context, eventID string) (*snapshot[st
 		if err != nil {
 			return nil, err
 		}
-		body, err := json.Marshal(liveOf(e, r, start))
+		d := liveOf(e, r, start)
+		if d.Webhooks, err = s.Store.WebhookRefusals(ctx); err != nil {
+			return nil, err
+		}
+		body, err := json.Marshal(d)
 		if err != nil {
 			return nil, err
 		}

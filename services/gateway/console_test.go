@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -96,6 +97,13 @@ func TestConsoleLiveContract(t *testing.T) {
 		{"POST", "/api/admin/events/e1/seat-marks", map[string]any{"action": "kill", "row": "A"}},
 		{"PUT", "/api/admin/provider", map[string]any{"degraded": true}},
 		{"GET", "/api/admin/audit", nil},
+		{"PATCH", "/api/admin/events/e1", map[string]any{"no_orphan_rule": true, "finish_after_end": false}},
+		{"PUT", "/api/admin/events/e1/waitlist", map[string]any{"offer_seconds": 120}},
+		{"POST", "/api/admin/events/e1/codes", map[string]any{"count": 2}},
+		{"PUT", "/api/admin/events/e1/phase", map[string]any{"phase": "presale", "audience": "code"}},
+		{"PUT", "/api/admin/events/e1/registration", map[string]any{"phase": "fans",
+			"opens_at": "2026-01-01T00:00:00Z", "closes_at": "2026-01-02T00:00:00Z"}},
+		{"POST", "/api/admin/events/e1/registration/draw", map[string]any{"method": "draw", "count": 1}},
 	} {
 		r, _ := h.send(c.method, c.path, vera, c.body)
 		want(t, r, http.StatusForbidden, "forbidden")
@@ -164,6 +172,26 @@ func TestConsoleLiveContract(t *testing.T) {
 	liveWait("the release and the recovery", func(seats, provider map[string]any) bool {
 		return seats["reserved"] == 0.0 && seats["killed"] == 0.0 && seats["available"] == 4.0 && provider["degraded"] == false && provider["since"] == nil
 	})
+	// a webhook payment-webhook refused: in the next document, for every event
+	if r.body["webhooks"].(map[string]any)["total"] != 0.0 {
+		t.Fatalf("refused webhooks before any: %s", r.raw)
+	}
+	if err := h.srv.Store.RecordWebhookRefusal(context.Background(), "success", "bad_signature", 401, "signature mismatch"); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		r, _ = h.send("GET", "/api/admin/events/e1/live", vera, nil)
+		wh, _ := r.body["webhooks"].(map[string]any)
+		by, _ := wh["by_outcome"].(map[string]any)
+		if wh["total"] == 1.0 && by["bad_signature"] == 1.0 && wh["last_error"] == "signature mismatch" && wh["last_status"] == 401.0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refused webhook is not in the live document: %s", r.raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	ct.Report()
 }
 
