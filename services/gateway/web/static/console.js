@@ -13,8 +13,14 @@
 // operators hold back or killed are listed under the controls
 // (loadMarks) and changed there (POST /api/admin/events/{id}/seat-marks);
 // the payment provider is declared degraded or recovered there too (PUT
-// /api/admin/provider). A viewer sees
-// everything with every control disabled (the API answers 403 anyway).
+// /api/admin/provider). Under them: the sale's phase and its history
+// (PUT .../phase, GET .../phases), access codes (POST .../codes?format=csv,
+// offered as a file at once since they are never shown again; GET
+// .../codes) and registration (PUT .../registration, POST
+// .../registration/draw, GET /api/events/{id}/registration). The event
+// form also sets the sale rules and the waitlist (PUT .../waitlist). A
+// viewer sees everything with every control disabled (the API answers 403
+// anyway).
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
@@ -32,6 +38,7 @@
   let marksShown = ""; // reserved/killed counts the marks list was loaded for
   let auditCursor = "";
   let editing = null; // the event being edited (GET /api/admin/events/{id})
+  let formNote = ""; // an error the next form shows (a new event's refused waitlist settings)
 
   const canAct = () => !!me && me.role !== "viewer";
 
@@ -96,9 +103,11 @@
     location.assign("/admin/sign-in.html?next=" + encodeURIComponent("/admin/" + (view ? "?view=" + encodeURIComponent(view) : "")));
   };
 
-  // api calls the admin API; it throws an Error with the API's message.
-  async function api(method, path, body) {
-    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  // call calls the admin API and answers its response when it is 2xx;
+  // otherwise it throws an Error with the API's message (and its JSON
+  // error as .body).
+  async function call(method, path, body, accept) {
+    const opts = { method, credentials: "same-origin", headers: { Accept: accept || "application/json" } };
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
       opts.body = JSON.stringify(body);
@@ -109,9 +118,9 @@
     } catch (e) {
       throw new Error("The server could not be reached. Try again.");
     }
+    if (res.ok) return res;
     let out = null;
     try { out = await res.json(); } catch (e) { /* no body */ }
-    if (res.ok) return out;
     if (res.status === 401) {
       toSignIn();
       throw new Error("Your session has ended. Sign in again.");
@@ -120,6 +129,12 @@
     const err = new Error(res.status === 403 ? "Refused: " + msg + "." : msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!]$/.test(msg) ? "" : "."));
     err.body = out; // the API's error, with its details (a seat-marks refusal's seats)
     throw err;
+  }
+
+  // api calls the admin API and answers its JSON body.
+  async function api(method, path, body) {
+    const res = await call(method, path, body);
+    try { return await res.json(); } catch (e) { return null; }
   }
 
   async function whoami() {
@@ -245,6 +260,8 @@
       addSection({ name: "Stalls", rows: 10, seats_per_row: 20, price: "40.00" });
       $("f-hold").value = "300";
       $("f-challenge").value = "none";
+      $("f-finish").checked = true;
+      $("f-offer").value = "0";
     } else {
       $("form-title").textContent = "Edit " + id;
       $("f-submit").textContent = "Save the changes";
@@ -270,8 +287,40 @@
       $("f-start").value = fromUTC(e.sales_start);
       $("f-end").value = fromUTC(e.sales_end);
       $("f-challenge").value = e.challenge || "none";
+      $("f-finish").checked = e.finish_after_end !== false;
+      $("f-orphan").checked = !!e.no_orphan_rule;
+      $("f-refundable").value = fromUTC(e.refundable_until);
+      $("f-offer").value = e.offer_seconds || 0;
+      $("f-wl-early").checked = !!e.waitlist_early;
     }
     disableControls(f);
+    if (formNote) {
+      showError("form-error", formNote);
+      formNote = "";
+    }
+  }
+
+  // waitlistBody is the form's PUT .../waitlist body, or null when it
+  // asks for no change (a new event: no waitlist).
+  function waitlistBody() {
+    const v = $("f-offer").value.trim();
+    const body = { offer_seconds: v === "" ? 0 : Number(v), early: $("f-wl-early").checked };
+    const was = editing ? { offer_seconds: editing.offer_seconds || 0, early: !!editing.waitlist_early } : { offer_seconds: 0, early: false };
+    return body.offer_seconds === was.offer_seconds && body.early === was.early ? null : body;
+  }
+
+  // invalidField marks the field an API error names (its message starts
+  // with the JSON field: "offer_seconds must be …") and focuses it.
+  const formFields = { capacity: "f-capacity", admit_per_minute: "f-rate", hold_seconds: "f-hold", max_seats_per_order: "f-max",
+    sales_start: "f-start", sales_end: "f-end", name: "f-name", id: "f-id", currency: "f-currency", refundable_until: "f-refundable",
+    offer_seconds: "f-offer", challenge: "f-challenge" };
+  function invalidField(msg) {
+    for (const e of document.querySelectorAll("#event-form [aria-invalid]")) e.removeAttribute("aria-invalid");
+    const k = Object.keys(formFields).find((f) => new RegExp("^" + f.replace(/_/g, "[_ ]") + "\\b", "i").test(msg || ""));
+    if (!k || $(formFields[k]).disabled) return;
+    $(formFields[k]).setAttribute("aria-invalid", "true");
+    $(formFields[k]).setAttribute("aria-errormessage", "form-error");
+    $(formFields[k]).focus();
   }
 
   // formBody reads the form: the creation's body, or the PATCH's (only
@@ -284,6 +333,7 @@
     const cap = num("f-capacity"), rate = num("f-rate"), hold = num("f-hold"), max = num("f-max");
     const start = toUTC($("f-start").value), end = toUTC($("f-end").value);
     const challenge = $("f-challenge").value;
+    const finish = $("f-finish").checked, orphan = $("f-orphan").checked, refundable = toUTC($("f-refundable").value);
     if (!editing) {
       body.id = $("f-id").value.trim();
       if (!body.id) throw new Error("Enter an event id.");
@@ -304,6 +354,9 @@
       if (start) body.sales_start = start;
       if (end) body.sales_end = end;
       body.challenge = challenge;
+      body.finish_after_end = finish;
+      body.no_orphan_rule = orphan;
+      if (refundable) body.refundable_until = refundable;
       return body;
     }
     const e = editing;
@@ -315,6 +368,9 @@
     if (start !== (e.sales_start ? toUTC(fromUTC(e.sales_start)) : "")) body.sales_start = start;
     if (end !== (e.sales_end ? toUTC(fromUTC(e.sales_end)) : "")) body.sales_end = end;
     if (challenge !== (e.challenge || "none")) body.challenge = challenge;
+    if (finish !== (e.finish_after_end !== false)) body.finish_after_end = finish;
+    if (orphan !== !!e.no_orphan_rule) body.no_orphan_rule = orphan;
+    if (refundable !== (e.refundable_until ? toUTC(fromUTC(e.refundable_until)) : "")) body.refundable_until = refundable;
     return body;
   }
 
@@ -328,23 +384,39 @@
       showError("form-error", e.message);
       return;
     }
-    if (editing && Object.keys(body).length === 0) {
+    const wl = waitlistBody();
+    if (editing && Object.keys(body).length === 0 && !wl) {
       showError("form-error", "Nothing changed.");
       return;
     }
+    invalidField("");
     $("f-submit").disabled = true;
     try {
       if (editing) {
-        await api("PATCH", "/api/admin/events/" + encodeURIComponent(editing.id), body);
+        const path = "/api/admin/events/" + encodeURIComponent(editing.id);
+        // the waitlist first: a refusal there leaves the event as it was
+        if (wl) await api("PUT", path + "/waitlist", wl);
+        if (Object.keys(body).length > 0) await api("PATCH", path, body);
         announce("Event " + editing.id + " saved.");
         location.hash = "#/live/" + encodeURIComponent(editing.id);
       } else {
         const e = await api("POST", "/api/admin/events", body);
+        if (wl) {
+          try {
+            await api("PUT", "/api/admin/events/" + encodeURIComponent(e.id) + "/waitlist", wl);
+          } catch (err) {
+            // the event exists: its edit form says what was refused
+            formNote = "Event " + e.id + " created, but its waitlist settings were refused: " + err.message;
+            location.hash = "#/edit/" + encodeURIComponent(e.id);
+            return;
+          }
+        }
         announce("Event " + e.id + " created.");
         location.hash = "#/live/" + encodeURIComponent(e.id);
       }
     } catch (e) {
       showError("form-error", e.message);
+      invalidField(e.body && e.body.message);
     } finally {
       $("f-submit").disabled = !canAct();
     }
@@ -384,6 +456,11 @@
       $("live-eta-note").textContent = "Not selling";
       $("c-capacity").value = $("c-rate").value = $("c-hold").value = "";
       drawChart();
+      for (const k of ["phase-error", "codes-error", "reg-error"]) showError(k, "");
+      $("codes-result").hidden = true;
+      $("ph-phase").value = $("k-phase").value = $("r-phase").value = $("r-opens").value = $("r-closes").value = $("d-count").value = "";
+      $("phases").tBodies[0].replaceChildren();
+      $("batches").tBodies[0].replaceChildren();
     }
     $("live-title").textContent = "Live: " + id;
     $("live-edit").href = "#/edit/" + encodeURIComponent(id);
@@ -429,6 +506,7 @@
       setConn("offline", "Reconnecting…");
     };
     disableControls($("view-live"));
+    loadSale();
   }
 
   function render(d) {
@@ -440,6 +518,7 @@
     d.admissions_per_minute = d.admissions_per_minute || [];
     d.seats.reserved = d.seats.reserved || 0;
     d.seats.killed = d.seats.killed || 0;
+    d.webhooks = d.webhooks || { total: 0, by_outcome: {} };
     const first = !doc;
     doc = d;
     $("live-title").textContent = "Live: " + (d.name || d.event_id);
@@ -510,6 +589,8 @@
     drawChart();
     drawMinutes();
     renderErrors(d);
+    // registrations while the window is open: counted again every 5 s
+    if (regWindow && !regWindow.drawn_at && Date.now() - regLoaded > 5000) loadRegistration();
     // another operator's hold or release: the list follows the counts
     const marks = d.seats.reserved + "/" + d.seats.killed;
     if (marks !== marksShown) {
@@ -523,7 +604,8 @@
   // renderErrors fills the errors panel from the live document: the
   // provider's state, payments failed (and over the last 5 minutes, from
   // the page's samples), late payments, refunds of cancellations still
-  // pending, and whether the figures are up to date. Each row says its
+  // pending, the payment webhooks refused (recent: in the last 5 min), and
+  // whether the figures are up to date. Each row says its
   // state in words ("OK" or "Check"), not only in colour.
   function renderErrors(d) {
     const last = samples[samples.length - 1];
@@ -531,6 +613,7 @@
     for (const x of samples) if (last && x.t <= last.t - ETA_WINDOW) from = x;
     const recent = last && from ? last.failed - from.failed : 0;
     const pending = Math.max(0, d.cancellations.cancelled - d.cancellations.refunded);
+    const recentWebhook = !!d.webhooks.last_at && Date.parse(d.at) - Date.parse(d.webhooks.last_at) < ETA_WINDOW * 1000;
     const rows = [
       ["provider", "Payment provider", d.provider.degraded, d.provider.degraded ? "degraded" : "working",
         d.provider.degraded
@@ -542,6 +625,7 @@
         "Paid after the hold ended: refund due (Orders shows each and its refund)."],
       ["refunds-pending", "Refunds pending", pending > 0, int(pending),
         "Cancellations whose refund the provider has not confirmed yet (" + int(d.cancellations.cancelled) + " cancelled, " + int(d.cancellations.refunded) + " refunded); the gateway retries them."],
+      ["webhooks", "Payment webhooks refused", recentWebhook, int(d.webhooks.total), webhooksNote(d.webhooks, recentWebhook)],
       ["live", "Live figures", !!liveProblem, liveProblem ? "stale" : "up to date",
         liveProblem ? "Not updating: " + liveProblem + "." : "Figures of " + hms(d.at) + " UTC."],
     ];
@@ -555,6 +639,16 @@
     $("errors-summary").textContent = bad === 0 ? "Nothing needs attention." : bad + (bad === 1 ? " thing needs" : " things need") + " attention.";
     $("errors-summary").dataset.level = bad === 0 ? "ok" : "warn";
     document.body.dataset.liveErrors = String(bad);
+  }
+
+  // webhooksNote says what payment-webhook refused or failed (every
+  // event's): the counts by outcome and the last one.
+  function webhooksNote(w, recent) {
+    if (!w.total) return "None refused: the provider's webhooks are accepted.";
+    const by = Object.entries(w.by_outcome || {}).sort().map(([k, n]) => k.replace(/_/g, " ") + " " + int(n)).join(", ");
+    return (recent ? "One in the last 5 min" : "None in the last 5 min") + " (every event: " + by + "). The last at " + hms(w.last_at) +
+      " UTC, a " + (w.last_kind || "") + " webhook: " + (w.last_status || "") + " " + (w.last_outcome || "").replace(/_/g, " ") +
+      (w.last_error ? " (" + w.last_error + ")" : "") + "." + (w.by_outcome && w.by_outcome.bad_signature ? " Bad signatures: check the webhook secret." : "");
   }
 
   // drawMinutes draws the live document's admissions per minute over the
@@ -843,9 +937,204 @@
       }
     });
     $("marks-form").addEventListener("submit", submitMarks);
+    $("phase-form").addEventListener("submit", submitPhase);
+    $("codes-form").addEventListener("submit", submitCodes);
+    $("reg-form").addEventListener("submit", submitRegistration);
+    $("draw-form").addEventListener("submit", submitDraw);
     const purposeShown = () => { $("m-purpose").closest(".field").hidden = $("m-action").value !== "hold"; };
     $("m-action").addEventListener("change", purposeShown);
     purposeShown();
+  }
+
+  // --- the phase, access codes and registration (under the controls) ---
+
+  const when = (iso) => (iso ? iso.slice(0, 16).replace("T", " ") : "–");
+  const audienceText = { public: "everybody", code: "access code holders", registered: "selected registrants" };
+  const evPath = (id) => "/api/admin/events/" + encodeURIComponent(id);
+
+  // loadPhase shows the sale's current phase (GET /api/admin/events/{id})
+  // and its history (GET .../phases, oldest first: shown newest first).
+  async function loadPhase() {
+    const id = liveID;
+    try {
+      const [e, h] = await Promise.all([api("GET", evPath(id)), api("GET", evPath(id) + "/phases")]);
+      if (id !== liveID) return;
+      const aud = e.audience || "public";
+      $("phase-now").textContent = e.phase ? "Phase " + e.phase + ": " + audienceText[aud] + " may join." : "No phase: " + audienceText[aud] + " may join.";
+      document.body.dataset.phase = (e.phase || "") + "/" + aud;
+      if (document.activeElement !== $("ph-phase")) $("ph-phase").value = e.phase || "";
+      $("ph-audience").value = aud;
+      const cs = (h.changes || []).slice().reverse();
+      $("phases").tBodies[0].replaceChildren(...cs.map((c) => el("tr", { "data-change": String(c.change_id) },
+        el("td", { class: "nowrap" }, when(c.at)), el("th", { scope: "row" }, c.phase || "(none)"),
+        el("td", {}, audienceText[c.audience] || c.audience), el("td", {}, c.previous_phase || "(none)"), el("td", {}, c.actor))));
+      $("phases").hidden = cs.length === 0;
+      $("phases-none").hidden = cs.length > 0;
+      document.body.dataset.phases = String(cs.length);
+    } catch (err) {
+      showError("phase-error", err.message);
+    }
+  }
+
+  async function submitPhase(ev) {
+    ev.preventDefault();
+    showError("phase-error", "");
+    if (!canAct() || !liveID) return;
+    const phase = $("ph-phase").value.trim(), audience = $("ph-audience").value;
+    const what = (phase ? "phase " + phase : "no phase") + ", " + audienceText[audience] + " may join";
+    if (!(await confirmAction("Switch the phase?", `From now on: ${what}. Users waiting or in the room keep their place.`, "Switch"))) return;
+    try {
+      const res = await api("PUT", evPath(liveID) + "/phase", { phase, audience });
+      announce(res.changed ? "Switched to " + what + "." : "Nothing changed: " + what + " already.");
+      document.body.dataset.lastPhase = JSON.stringify(res);
+      await loadPhase();
+    } catch (err) {
+      showError("phase-error", err.message);
+    }
+  }
+
+  // loadBatches lists the event's batches of access codes and their use
+  // (never the codes).
+  async function loadBatches() {
+    const id = liveID;
+    try {
+      const body = await api("GET", evPath(id) + "/codes");
+      if (id !== liveID) return;
+      const bs = body.batches || [];
+      $("batches").tBodies[0].replaceChildren(...bs.map((b) => el("tr", { "data-batch": String(b.batch_id) },
+        el("th", { scope: "row" }, String(b.batch_id)), el("td", {}, b.phase || "every phase"), el("td", { class: "num" }, int(b.count)),
+        el("td", { class: "num" }, int(b.uses)), el("td", { class: "num" }, b.seats ? String(b.seats) : "the event's"),
+        el("td", { class: "num", "data-used": String(b.batch_id) }, int(b.used)), el("td", {}, b.expires_at ? when(b.expires_at) : "never"),
+        el("td", {}, b.actor + ", " + when(b.created_at)))));
+      $("batches").hidden = bs.length === 0;
+      $("batches-none").hidden = bs.length > 0;
+      document.body.dataset.batches = String(bs.length);
+    } catch (err) {
+      showError("codes-error", err.message);
+    }
+  }
+
+  // submitCodes generates a batch as CSV (POST .../codes?format=csv): the
+  // only time the codes are shown, so the page offers the file at once.
+  let codesURL = "";
+  async function submitCodes(ev) {
+    ev.preventDefault();
+    showError("codes-error", "");
+    $("codes-result").hidden = true;
+    if (!canAct() || !liveID) return;
+    const n = (id) => ($(id).value.trim() === "" ? 0 : Number($(id).value));
+    const body = { count: n("k-count"), uses: n("k-uses"), seats: n("k-seats"), phase: $("k-phase").value.trim() };
+    if ($("k-expires").value) body.expires_at = toUTC($("k-expires").value);
+    $("k-apply").disabled = true;
+    try {
+      const res = await call("POST", evPath(liveID) + "/codes?format=csv", body, "text/csv");
+      const text = await res.text();
+      const rows = text.trim().split("\n").length - 1;
+      const name = (/filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") || "") || [])[1] || "codes-" + liveID + ".csv";
+      if (codesURL) URL.revokeObjectURL(codesURL);
+      codesURL = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+      const a = $("codes-download");
+      a.href = codesURL;
+      a.download = name;
+      a.textContent = "Download " + name;
+      a.hidden = false;
+      $("codes-result-text").textContent = "Generated " + int(rows) + " code" + (rows === 1 ? "" : "s") +
+        (body.phase ? " for phase " + body.phase : "") + ". They are not shown again: download them now. ";
+      $("codes-result").hidden = false;
+      document.body.dataset.codesFile = name;
+      a.focus();
+      await loadBatches();
+    } catch (err) {
+      showError("codes-error", err.message);
+    } finally {
+      $("k-apply").disabled = !canAct();
+    }
+  }
+
+  // loadRegistration shows the event's registration window, its counts
+  // and, once drawn, the selection (GET /api/events/{id}/registration).
+  let regWindow = null, regLoaded = 0;
+  async function loadRegistration() {
+    const id = liveID;
+    regLoaded = Date.now();
+    let w = null;
+    try {
+      w = await api("GET", "/api/events/" + encodeURIComponent(id) + "/registration");
+    } catch (err) {
+      if (!(err.body && err.body.code === "registration_not_found")) {
+        showError("reg-error", err.message);
+        return;
+      }
+    }
+    if (id !== liveID) return;
+    regWindow = w;
+    const now = doc ? doc.at : new Date().toISOString();
+    let state = "No registration window yet.";
+    if (w) {
+      const opens = Date.parse(w.opens_at), closes = Date.parse(w.closes_at), t = Date.parse(now);
+      state = w.drawn_at
+        ? `Drawn at ${when(w.drawn_at)} UTC (${w.method === "first_come" ? "first come" : "draw"}): ${int(w.selected)} of ${int(w.registered)} selected for phase ${w.phase}.` +
+          (w.seed ? ` Seed ${w.seed}, committed to as ${w.commit}.` : "")
+        : t < opens ? `Opens at ${when(w.opens_at)} UTC, closes at ${when(w.closes_at)} UTC, for phase ${w.phase}.`
+          : t < closes ? `Open until ${when(w.closes_at)} UTC for phase ${w.phase}.`
+            : `Closed at ${when(w.closes_at)} UTC: run the selection.`;
+      if (document.activeElement !== $("r-phase")) {
+        $("r-phase").value = w.phase;
+        $("r-opens").value = fromUTC(w.opens_at);
+        $("r-closes").value = fromUTC(w.closes_at);
+      }
+      $("reg-registered").textContent = int(w.registered);
+      $("reg-selected").textContent = w.drawn_at ? int(w.selected) : "not drawn yet";
+      if (!$("d-count").value) $("d-count").value = String(Math.max(1, w.registered));
+    }
+    $("reg-state").textContent = state;
+    $("reg-counts").hidden = !w;
+    const drawn = !!(w && w.drawn_at);
+    for (const e of $("reg-form").querySelectorAll("input, button")) e.disabled = !canAct() || drawn;
+    for (const e of $("draw-form").querySelectorAll("input, select, button")) e.disabled = !canAct() || !w || drawn;
+    document.body.dataset.registration = w ? (drawn ? "drawn" : "window") : "none";
+    document.body.dataset.registered = w ? String(w.registered) : "";
+    document.body.dataset.selected = w && drawn ? String(w.selected) : "";
+  }
+
+  async function submitRegistration(ev) {
+    ev.preventDefault();
+    showError("reg-error", "");
+    if (!canAct() || !liveID) return;
+    const body = { phase: $("r-phase").value.trim(), opens_at: toUTC($("r-opens").value), closes_at: toUTC($("r-closes").value) };
+    const text = `Fans register for phase ${body.phase || "–"} from ${when(body.opens_at)} to ${when(body.closes_at)} UTC.`;
+    if (!(await confirmAction(regWindow ? "Change the registration window?" : "Open registration?", text, "Save"))) return;
+    try {
+      await api("PUT", evPath(liveID) + "/registration", body);
+      announce("Registration window saved.");
+      await loadRegistration();
+    } catch (err) {
+      showError("reg-error", err.message);
+    }
+  }
+
+  async function submitDraw(ev) {
+    ev.preventDefault();
+    showError("reg-error", "");
+    if (!canAct() || !liveID || !regWindow) return;
+    const method = $("d-method").value, count = Number($("d-count").value);
+    const how = method === "draw" ? "by the draw (its seed is revealed)" : "first come";
+    if (!(await confirmAction("Run the selection?", `Select ${count} of ${int(regWindow.registered)} registrants ${how}. ` +
+      `This is done once: the selected may join phase ${regWindow.phase}.`, "Select"))) return;
+    try {
+      const w = await api("POST", evPath(liveID) + "/registration/draw", { method, count });
+      announce(`${w.selected} of ${w.registered} selected.`);
+      await loadRegistration();
+    } catch (err) {
+      showError("reg-error", err.message);
+    }
+  }
+
+  // loadSale fills the phase, codes and registration of the live view.
+  function loadSale() {
+    loadPhase();
+    loadBatches();
+    loadRegistration();
   }
 
   // --- orders ---
