@@ -1,16 +1,22 @@
 package browser
 
 import (
+	"context"
+	"encoding/csv"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/boxoffice/boxoffice/pkg/operators"
+	"github.com/boxoffice/boxoffice/pkg/payment"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/pkg/stacktest"
 )
@@ -309,6 +315,198 @@ func TestConsole(t *testing.T) {
 	p.do("click Save", chromedp.Click(chromedp.ID("f-submit")))
 	p.waitFor("saved, back to live", 15*time.Second, `document.body.dataset.view === "live" && text("#live-title") === "Live: Console Test Live (late show)"`)
 
+	// 11b. A second event with the sale rules and the waitlist set in the
+	// form; the edit form shows them, and a refused waitlist setting is
+	// the API's own message on its field.
+	const rules = "console-rules"
+	p.do("open the new event form", chromedp.Navigate(gw+"/admin/#/new"))
+	p.waitFor("the form", 10*time.Second, `document.body.dataset.view === "form" && text("#form-title") === "New event"
+		&& $("#f-finish").checked && !$("#f-orphan").checked && $("#f-offer").value === "0"`)
+	setValue(p, "#f-id", rules)
+	setValue(p, "#f-name", "Console Rules")
+	p.do("untick finish after end", chromedp.Click(chromedp.ID("f-finish")))
+	p.do("tick the no-orphan rule", chromedp.Click(chromedp.ID("f-orphan")))
+	setValue(p, "#f-refundable", "2030-01-01T18:00")
+	setValue(p, "#f-offer", "120")
+	p.do("tick waitlist before the sell-out", chromedp.Click(chromedp.ID("f-wl-early")))
+	p.shot("c12-new-event-rules")
+	p.do("click Create", chromedp.Click(chromedp.ID("f-submit")))
+	p.waitFor("the live view of the rules event", 30*time.Second, `document.body.dataset.view === "live" && location.hash === "#/live/`+rules+`"
+		&& text("#live-title") === "Live: Console Rules" && document.body.dataset.registration === "none" && document.body.dataset.phases === "0"
+		&& document.body.dataset.batches === "0" && text("#phase-now") === "No phase: everybody may join."`)
+	type ruleSettings struct {
+		FinishAfterEnd  bool   `json:"finish_after_end"`
+		NoOrphanRule    bool   `json:"no_orphan_rule"`
+		RefundableUntil string `json:"refundable_until"`
+		OfferSeconds    int    `json:"offer_seconds"`
+		WaitlistEarly   bool   `json:"waitlist_early"`
+		Phase           string `json:"phase"`
+		Audience        string `json:"audience"`
+	}
+	var rs ruleSettings
+	if code, err := admin.Do("GET", "/api/admin/events/"+rules, nil, &rs); err != nil || code != http.StatusOK || rs.FinishAfterEnd ||
+		!rs.NoOrphanRule || rs.RefundableUntil != "2030-01-01T18:00:00Z" || rs.OfferSeconds != 120 || !rs.WaitlistEarly {
+		t.Fatalf("the rules event as created: %d %v %+v", code, err, rs)
+	}
+	p.do("open its edit form", chromedp.Navigate(gw+"/admin/#/edit/"+rules))
+	p.waitFor("the settings in the edit form", 15*time.Second, `document.body.dataset.view === "form" && $("#f-id").disabled
+		&& !$("#f-finish").checked && $("#f-orphan").checked && $("#f-refundable").value === "2030-01-01T18:00"
+		&& $("#f-offer").value === "120" && $("#f-wl-early").checked`)
+	setValue(p, "#f-offer", "5") // below the API's least offer time
+	p.do("click Save", chromedp.Click(chromedp.ID("f-submit")))
+	p.waitFor("the API's refusal on its field", 15*time.Second, `document.body.dataset.view === "form" && shown("#form-error")
+		&& text("#form-error").startsWith("Offer_seconds must be 0 (off) or from ") && $("#f-offer").getAttribute("aria-invalid") === "true"
+		&& document.activeElement === $("#f-offer")`)
+	p.shot("c13-waitlist-refused")
+	setValue(p, "#f-offer", "0")
+	setValue(p, "#f-refundable", "")
+	p.do("click Save", chromedp.Click(chromedp.ID("f-submit")))
+	p.waitFor("saved, back to live", 15*time.Second, `document.body.dataset.view === "live" && location.hash === "#/live/`+rules+`"`)
+	rs = ruleSettings{}
+	if code, err := admin.Do("GET", "/api/admin/events/"+rules, nil, &rs); err != nil || code != http.StatusOK || rs.OfferSeconds != 0 ||
+		rs.RefundableUntil != "" || !rs.NoOrphanRule || rs.FinishAfterEnd {
+		t.Fatalf("the rules event after the edit: %d %v %+v", code, err, rs)
+	}
+
+	// 11c. The phase switched by hand, confirmed first: in the history.
+	setValue(p, "#ph-phase", "presale")
+	p.do("pick code holders", chromedp.SetValue(chromedp.ID("ph-audience"), "code"))
+	p.do("click Switch the phase", chromedp.Click(chromedp.ID("ph-apply")))
+	p.waitFor("the switch's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Switch the phase?"
+		&& text("#confirm-text").startsWith("From now on: phase presale, access code holders may join.")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the phase and its history", 15*time.Second, `document.body.dataset.phase === "presale/code"
+		&& text("#phase-now") === "Phase presale: access code holders may join." && document.body.dataset.phases === "1"
+		&& text("#phases tbody tr th") === "presale" && text("#phases tbody tr td:nth-of-type(2)") === "access code holders"
+		&& text("#phases tbody tr td:nth-of-type(3)") === "(none)" && text("#phases tbody tr td:nth-of-type(4)") === "ops-lead" && !shown("#phase-error")`)
+	p.shot("c14-phase")
+	if code, err := admin.Do("GET", "/api/admin/events/"+rules, nil, &rs); err != nil || code != http.StatusOK || rs.Phase != "presale" || rs.Audience != "code" {
+		t.Fatalf("the phase after the switch: %d %v %+v", code, err, rs)
+	}
+
+	// 11d. Access codes for the phase: generated, downloaded as CSV (its
+	// rows are the batch's codes), listed as a batch; a code opens the
+	// phase to a fan, and a fan without one is refused.
+	setValue(p, "#k-count", "3")
+	setValue(p, "#k-uses", "2")
+	setValue(p, "#k-phase", "presale")
+	p.do("click Generate", chromedp.Click(chromedp.ID("k-apply")))
+	p.waitFor("the codes generated", 15*time.Second, `shown("#codes-result") && shown("#codes-download")
+		&& text("#codes-result-text") === "Generated 3 codes for phase presale. They are not shown again: download them now."
+		&& document.activeElement === $("#codes-download") && document.body.dataset.batches === "1"
+		&& text("#batches tbody tr td:nth-of-type(1)") === "presale" && text("#batches tbody tr td:nth-of-type(2)") === "3"
+		&& text("#batches tbody tr td:nth-of-type(3)") === "2" && !shown("#codes-error")`)
+	p.shot("c15-codes")
+	downloads := filepath.Join(out, "downloads")
+	if err := os.MkdirAll(downloads, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dctx, dcancel := context.WithTimeout(p.ctx, 15*time.Second)
+	_, err := cdp.Call(dctx, chromedp.FromContext(p.ctx).Browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID})
+	dcancel()
+	if err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	codesFile := p.str(`document.body.dataset.codesFile`)
+	if !strings.HasPrefix(codesFile, "codes-"+rules+"-") || !strings.HasSuffix(codesFile, ".csv") {
+		t.Fatalf("the codes file is named %q", codesFile)
+	}
+	p.do("click Download", chromedp.Click(chromedp.ID("codes-download")))
+	var rows [][]string
+	waitAPI(t, "the codes CSV downloaded", func() bool {
+		b, err := os.ReadFile(filepath.Join(downloads, codesFile))
+		if err != nil {
+			return false
+		}
+		rows, err = csv.NewReader(strings.NewReader(string(b))).ReadAll()
+		return err == nil && len(rows) == 4
+	})
+	seen := map[string]bool{}
+	if strings.Join(rows[0], ",") != "code,batch_id,phase,uses,seats,expires_at" {
+		t.Fatalf("the CSV header: %v", rows[0])
+	}
+	for _, r := range rows[1:] {
+		if len(r) != 6 || r[0] == "" || seen[r[0]] || r[1] != rows[1][1] || r[2] != "presale" || r[3] != "2" || r[4] != "0" || r[5] != "" {
+			t.Fatalf("a CSV row: %v (of %v)", r, rows)
+		}
+		seen[r[0]] = true
+	}
+	coder := s.Client(t, "console-code-fan", "")
+	if code, err := coder.Do("POST", "/api/booking/request", map[string]string{"event_id": rules, "code": rows[1][0]}, nil); err != nil || code != http.StatusOK {
+		t.Fatalf("a fan joins with a downloaded code: %d %v", code, err)
+	}
+	nocode := s.Client(t, "console-nocode-fan", "")
+	if code, err := nocode.Do("POST", "/api/booking/request", map[string]string{"event_id": rules}, nil); err != nil || code != http.StatusForbidden {
+		t.Fatalf("a fan without a code in the code phase: %d %v, want 403", code, err)
+	}
+
+	// 11e. Registration: the window opened, two fans register, the window
+	// closed, the draw selects one of them.
+	now := time.Now().UTC()
+	setValue(p, "#r-phase", "fans")
+	setValue(p, "#r-opens", now.Add(-time.Hour).Format("2006-01-02T15:04"))
+	setValue(p, "#r-closes", now.Add(time.Hour).Format("2006-01-02T15:04"))
+	p.do("click Save the window", chromedp.Click(chromedp.ID("r-apply")))
+	p.waitFor("the window's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Open registration?"`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("registration open", 15*time.Second, `document.body.dataset.registration === "window" && document.body.dataset.registered === "0"
+		&& text("#reg-state").startsWith("Open until ") && text("#reg-state").endsWith(" for phase fans.") && !shown("#reg-error")
+		&& !$("#d-apply").disabled`)
+	for i := range 2 {
+		fan := s.Client(t, fmt.Sprintf("console-reg-fan-%d", i), "")
+		if code, err := fan.Do("POST", "/api/events/"+rules+"/registration", nil, nil); err != nil || code != http.StatusCreated {
+			t.Fatalf("fan %d registers: %d %v", i, code, err)
+		}
+	}
+	setValue(p, "#r-opens", now.Add(-2*time.Hour).Format("2006-01-02T15:04"))
+	setValue(p, "#r-closes", now.Add(-time.Minute).Format("2006-01-02T15:04"))
+	p.do("click Save the window", chromedp.Click(chromedp.ID("r-apply")))
+	p.waitFor("the change's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Change the registration window?"`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("registration closed, two registered", 15*time.Second, `document.body.dataset.registered === "2"
+		&& text("#reg-state").startsWith("Closed at ") && text("#reg-registered") === "2" && text("#reg-selected") === "not drawn yet"`)
+	p.shot("c16-registration-closed")
+	setValue(p, "#d-count", "1")
+	p.do("click Run the selection", chromedp.Click(chromedp.ID("d-apply")))
+	p.waitFor("the draw's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Run the selection?"
+		&& text("#confirm-text").startsWith("Select 1 of 2 registrants by the draw")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("drawn", 15*time.Second, `document.body.dataset.registration === "drawn" && document.body.dataset.selected === "1"
+		&& text("#reg-state").startsWith("Drawn at ") && text("#reg-state").includes("(draw): 1 of 2 selected for phase fans. Seed ")
+		&& text("#reg-selected") === "1" && $("#d-apply").disabled && $("#r-apply").disabled && !shown("#reg-error")`)
+	p.shot("c17-registration-drawn")
+	docShots(t, p, "console-sale", "#phase-title")
+
+	// 11f. A webhook payment-webhook refuses (a bad signature) is in the
+	// errors panel of every event.
+	req, _ := http.NewRequest("POST", s.URL(stacktest.PaymentWebhook)+payment.PathSuccess, strings.NewReader(`{"status":"success"}`))
+	req.Header.Set(payment.SignatureHeader, "t=1,v1=00")
+	res, err := s.HTTP.Do(req)
+	if err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a badly signed webhook: %v %v", res, err)
+	}
+	res.Body.Close()
+	p.waitFor("the refused webhook in the errors panel", 20*time.Second, `$('[data-error="webhooks"]').dataset.level === "warn"
+		&& text('[data-error-value="webhooks"]') === "1" && text('[data-error-note="webhooks"]').includes("bad signature 1")
+		&& text('[data-error-note="webhooks"]').includes("check the webhook secret") && document.body.dataset.liveErrors === "1"`)
+	p.shot("c18-webhook-refused")
+
+	// 11g. The audit trail has every one of these actions, by ops-lead.
+	p.do("open the audit trail", chromedp.Navigate(gw+"/admin/#/audit"))
+	p.waitFor("the audit trail", 15*time.Second, `document.body.dataset.view === "audit"`)
+	setValue(p, "#a-event", rules)
+	p.do("pick any action", chromedp.SetValue(chromedp.ID("a-action"), ""))
+	p.do("click Show", chromedp.Click(chromedp.ID("a-filter")))
+	p.waitFor("the rules event's actions", 15*time.Second, `(() => {
+		const rows = [...document.querySelectorAll("#audit tbody tr")];
+		const acts = rows.map((r) => r.children[2].textContent);
+		return rows.length === 9 && rows.every((r) => r.children[1].textContent.startsWith("ops-lead ") && r.children[3].textContent === "`+rules+`")
+			&& ["event.create", "event.update", "phase.set", "codes.create", "registration.open", "selection.draw"].every((a) => acts.includes(a))
+			&& acts.filter((a) => a === "registration.open").length === 2 && acts.filter((a) => a === "event.update").length === 3;
+	})()`)
+	p.shot("c19-audit-sale")
+
 	// 12. A viewer sees it all, every control disabled; the API refuses
 	// the viewer's change.
 	v := b.tab(t, "")
@@ -333,6 +531,22 @@ func TestConsole(t *testing.T) {
 	}
 	for _, c := range [][3]string{{"PUT", "/api/admin/provider", `{"degraded":true}`},
 		{"POST", "/api/admin/events/" + ev + "/seat-marks", `{"action":"kill","seat_ids":["A1"]}`}} {
+		if st := v.str(`(() => { const x = new XMLHttpRequest(); x.open("` + c[0] + `", "` + c[1] + `", false);
+		x.setRequestHeader("Content-Type", "application/json"); x.send('` + c[2] + `'); return x.status + " " + JSON.parse(x.responseText).code; })()`); st != "403 forbidden" {
+			t.Errorf("a viewer's %s %s from the console: %s, want 403 forbidden", c[0], c[1], st)
+		}
+	}
+	v.do("open the rules event", chromedp.Navigate(gw+"/admin/#/live/"+rules))
+	v.waitFor("the viewer's sale controls", 30*time.Second, `document.body.dataset.view === "live" && document.body.dataset.registration === "drawn"
+		&& document.body.dataset.phases === "1" && document.body.dataset.batches === "1" && $("#ph-apply").disabled && $("#ph-phase").disabled
+		&& $("#k-apply").disabled && $("#k-count").disabled && $("#r-apply").disabled && $("#d-apply").disabled`)
+	v.shot("c20-viewer-sale")
+	for _, c := range [][3]string{{"PUT", "/api/admin/events/" + rules + "/phase", `{"phase":"","audience":"public"}`},
+		{"POST", "/api/admin/events/" + rules + "/codes?format=csv", `{"count":1}`},
+		{"PUT", "/api/admin/events/" + rules + "/registration", `{"phase":"fans","opens_at":"2030-01-01T00:00:00Z","closes_at":"2030-01-02T00:00:00Z"}`},
+		{"POST", "/api/admin/events/" + rules + "/registration/draw", `{"method":"draw","count":1}`},
+		{"PUT", "/api/admin/events/" + rules + "/waitlist", `{"offer_seconds":120}`},
+		{"PATCH", "/api/admin/events/" + rules, `{"no_orphan_rule":false,"finish_after_end":true,"refundable_until":""}`}} {
 		if st := v.str(`(() => { const x = new XMLHttpRequest(); x.open("` + c[0] + `", "` + c[1] + `", false);
 		x.setRequestHeader("Content-Type", "application/json"); x.send('` + c[2] + `'); return x.status + " " + JSON.parse(x.responseText).code; })()`); st != "403 forbidden" {
 			t.Errorf("a viewer's %s %s from the console: %s, want 403 forbidden", c[0], c[1], st)
