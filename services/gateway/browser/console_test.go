@@ -476,6 +476,7 @@ func TestConsole(t *testing.T) {
 		&& text("#reg-state").startsWith("Drawn at ") && text("#reg-state").includes("(draw): 1 of 2 selected for phase fans. Seed ")
 		&& text("#reg-selected") === "1" && $("#d-apply").disabled && $("#r-apply").disabled && !shown("#reg-error")`)
 	p.shot("c17-registration-drawn")
+	p.phone("c17b-sale-phone") // nothing wider than a phone (the seed, the tables scroll)
 	docShots(t, p, "console-sale", "#phase-title")
 
 	// 11f. A webhook payment-webhook refuses (a bad signature) is in the

@@ -461,6 +461,8 @@
       $("ph-phase").value = $("k-phase").value = $("r-phase").value = $("r-opens").value = $("r-closes").value = $("d-count").value = "";
       $("phases").tBodies[0].replaceChildren();
       $("batches").tBodies[0].replaceChildren();
+      delete $("phase-form").dataset.dirty;
+      delete $("reg-form").dataset.dirty;
     }
     $("live-title").textContent = "Live: " + id;
     $("live-edit").href = "#/edit/" + encodeURIComponent(id);
@@ -938,6 +940,11 @@
     });
     $("marks-form").addEventListener("submit", submitMarks);
     $("phase-form").addEventListener("submit", submitPhase);
+    // what the operator typed is not overwritten by a reload of the
+    // current values (the forms are filled from them until then)
+    for (const f of ["phase-form", "reg-form"]) {
+      for (const t of ["input", "change"]) $(f).addEventListener(t, () => { $(f).dataset.dirty = "1"; });
+    }
     $("codes-form").addEventListener("submit", submitCodes);
     $("reg-form").addEventListener("submit", submitRegistration);
     $("draw-form").addEventListener("submit", submitDraw);
@@ -962,8 +969,10 @@
       const aud = e.audience || "public";
       $("phase-now").textContent = e.phase ? "Phase " + e.phase + ": " + audienceText[aud] + " may join." : "No phase: " + audienceText[aud] + " may join.";
       document.body.dataset.phase = (e.phase || "") + "/" + aud;
-      if (document.activeElement !== $("ph-phase")) $("ph-phase").value = e.phase || "";
-      $("ph-audience").value = aud;
+      if (!$("phase-form").dataset.dirty) {
+        $("ph-phase").value = e.phase || "";
+        $("ph-audience").value = aud;
+      }
       const cs = (h.changes || []).slice().reverse();
       $("phases").tBodies[0].replaceChildren(...cs.map((c) => el("tr", { "data-change": String(c.change_id) },
         el("td", { class: "nowrap" }, when(c.at)), el("th", { scope: "row" }, c.phase || "(none)"),
@@ -986,6 +995,7 @@
     try {
       const res = await api("PUT", evPath(liveID) + "/phase", { phase, audience });
       announce(res.changed ? "Switched to " + what + "." : "Nothing changed: " + what + " already.");
+      delete $("phase-form").dataset.dirty;
       document.body.dataset.lastPhase = JSON.stringify(res);
       await loadPhase();
     } catch (err) {
@@ -1078,7 +1088,7 @@
         : t < opens ? `Opens at ${when(w.opens_at)} UTC, closes at ${when(w.closes_at)} UTC, for phase ${w.phase}.`
           : t < closes ? `Open until ${when(w.closes_at)} UTC for phase ${w.phase}.`
             : `Closed at ${when(w.closes_at)} UTC: run the selection.`;
-      if (document.activeElement !== $("r-phase")) {
+      if (!$("reg-form").dataset.dirty) {
         $("r-phase").value = w.phase;
         $("r-opens").value = fromUTC(w.opens_at);
         $("r-closes").value = fromUTC(w.closes_at);
@@ -1107,6 +1117,7 @@
     try {
       await api("PUT", evPath(liveID) + "/registration", body);
       announce("Registration window saved.");
+      delete $("reg-form").dataset.dirty;
       await loadRegistration();
     } catch (err) {
       showError("reg-error", err.message);
