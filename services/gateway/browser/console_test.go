@@ -440,6 +440,7 @@ func TestConsole(t *testing.T) {
 	if code, err := nocode.Do("POST", "/api/booking/request", map[string]string{"event_id": rules}, nil); err != nil || code != http.StatusForbidden {
 		t.Fatalf("a fan without a code in the code phase: %d %v, want 403", code, err)
 	}
+	p.waitFor("the code's use in the batches", 30*time.Second, `text("#batches tbody tr [data-used]") === "1"`)
 
 	// 11e. Registration: the window opened, two fans register, the window
 	// closed, the draw selects one of them.

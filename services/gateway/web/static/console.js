@@ -593,6 +593,8 @@
     renderErrors(d);
     // registrations while the window is open: counted again every 5 s
     if (regWindow && !regWindow.drawn_at && Date.now() - regLoaded > 5000) loadRegistration();
+    // the codes' redemptions: every 15 s while the event has batches
+    if ($("batches").tBodies[0].rows.length > 0 && Date.now() - batchesLoaded > 15000) loadBatches();
     // another operator's hold or release: the list follows the counts
     const marks = d.seats.reserved + "/" + d.seats.killed;
     if (marks !== marksShown) {
@@ -1005,8 +1007,10 @@
 
   // loadBatches lists the event's batches of access codes and their use
   // (never the codes).
+  let batchesLoaded = 0;
   async function loadBatches() {
     const id = liveID;
+    batchesLoaded = Date.now();
     try {
       const body = await api("GET", evPath(id) + "/codes");
       if (id !== liveID) return;
