@@ -71,17 +71,43 @@ func (s *Store) SetWaitlist(ctx context.Context, eventID string, w WaitlistSetti
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
-	if w.OfferTime != 0 && (w.OfferTime < MinOfferTime || w.OfferTime > MaxOfferTime) {
-		return fmt.Errorf("%w: offer time must be 0 or from %v to %v", ErrInvalidArgument, MinOfferTime, MaxOfferTime)
+	args, err := EventUpdate{OfferTime: &w.OfferTime, WaitlistEarly: &w.Early}.waitlistArgs()
+	if err != nil {
+		return err
 	}
-	early := 0
-	if w.Early {
-		early = 1
-	}
-	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "offer_ms", w.OfferTime.Milliseconds(), "waitlist_early", early); err != nil {
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return fmt.Errorf("set waitlist: %w", err)
 	}
 	return nil
+}
+
+// waitlistArgs are update_event.lua's field, value pairs of the waitlist
+// settings in u.
+func (u EventUpdate) waitlistArgs() ([]any, error) {
+	var args []any
+	if u.OfferTime != nil {
+		if d := *u.OfferTime; d != 0 && (d < MinOfferTime || d > MaxOfferTime) {
+			return nil, fmt.Errorf("%w: offer time must be 0 or from %v to %v", ErrInvalidArgument, MinOfferTime, MaxOfferTime)
+		}
+		args = append(args, "offer_ms", u.OfferTime.Milliseconds())
+	}
+	if u.WaitlistEarly != nil {
+		args = append(args, "waitlist_early", boolArg(*u.WaitlistEarly))
+	}
+	return args, nil
+}
+
+// waitlistUpdate is the update that gives a restored event c's waitlist
+// settings (nil when it has none).
+func waitlistUpdate(c EventConfig) []any {
+	var args []any
+	if c.OfferTime > 0 {
+		args = append(args, "offer_ms", c.OfferTime.Milliseconds())
+	}
+	if c.WaitlistEarly {
+		args = append(args, "waitlist_early", 1)
+	}
+	return args
 }
 
 // WaitlistStatus is where a fan stands on an event's waitlist.
@@ -182,4 +208,38 @@ func (s *Store) AnswerOffer(ctx context.Context, eventID, userID string, sequenc
 	r.scan(&a.Outcome, &seats, &a.ExpireAt, &a.Duplicate, &a.OffersMade, &a.Now)
 	a.Seats = SplitSeats(seats)
 	return a, nil
+}
+
+var scriptLoadWaitlist = newScript("load_waitlist")
+
+// WaitlistPlace is a fan's place on a waitlist as the ledger keeps it.
+type WaitlistPlace struct {
+	UserID   string
+	Sequence int64
+	Seats    int
+}
+
+// LoadWaitlist puts a rebuilt event's waitlist back (lua/load_waitlist.lua):
+// each fan at their join sequence, skipping one already there, offered,
+// in the queue or the room, or a buyer; then the seats free after the
+// rebuild are offered to the waitlist in order. Returns how many fans
+// were put back and how many offers were made. Errors: ErrEventNotFound,
+// ErrInvalidArgument.
+func (s *Store) LoadWaitlist(ctx context.Context, eventID string, places []WaitlistPlace) (restored, offers int, err error) {
+	if err := checkIDs(eventID); err != nil {
+		return 0, 0, err
+	}
+	args := make([]any, 0, 3*len(places))
+	for _, p := range places {
+		if err := checkIDs(p.UserID); err != nil {
+			return 0, 0, err
+		}
+		args = append(args, p.UserID, p.Sequence, max(p.Seats, 1))
+	}
+	r, err := s.run(ctx, scriptLoadWaitlist, eventID, args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("load waitlist: %w", err)
+	}
+	r.scan(&restored, &offers)
+	return restored, offers, nil
 }
