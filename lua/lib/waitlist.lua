@@ -26,12 +26,15 @@ end
 -- want, held until now + offer_ms (now: the call's time, as number and
 -- text). A fan who cannot be offered seats any more (in the queue or the
 -- room, or a buyer) leaves the waitlist. What is left when the waitlist is
--- empty stays on general sale. Returns the number of offers made.
+-- empty stays on general sale. After the sales end no offer is made: an
+-- offer starts a hold, and nothing starts after the end (room.lua
+-- sales_ended); the seats stay as they are. Returns the number of offers
+-- made.
 local function waitlist_offer(freed, now, now_s)
   if not freed or freed == '' or redis.call('ZCARD', K_WAITLIST) == 0 then return 0 end
-  local c = redis.call('HMGET', K_CONFIG, 'offer_ms', 'hold_pause_ms', 'hold_paused_at')
+  local c = redis.call('HMGET', K_CONFIG, 'offer_ms', 'hold_pause_ms', 'hold_paused_at', 'sales_end_ms')
   local offer_ms = num(c[1])
-  if offer_ms <= 0 then return 0 end
+  if offer_ms <= 0 or sales_ended(now, c[4]) then return 0 end
   local free = {}
   for _, id in ipairs(split_seats(freed)) do
     if redis.call('HGET', K_SEATS, id) == '' then free[#free + 1] = id end
