@@ -13,6 +13,46 @@
 -- 'e:<seq>:<user>' -> 'seq|outcome|seats|at_ms', outcome accepted,
 -- declined or expired (the offer's end).
 
+-- The pace of the waitlist (waitlist_status's estimate): fans offered
+-- seats per minute over the last OFFER_RATE_MINUTES minutes, in as many
+-- slots 'r:<minute mod OFFER_RATE_MINUTES>' -> 'minute|fans' of offers,
+-- and 'r:first' -> when the first offer was made (ms).
+local OFFER_RATE_MINUTES = 10
+
+-- Counts n fans offered seats at now.
+local function count_offers(now, n)
+  local m = math.floor(now / 60000)
+  local f = 'r:' .. int(m % OFFER_RATE_MINUTES)
+  local v = redis.call('HGET', K_OFFERS, f)
+  local c = 0
+  if v then
+    local vm, vc = string.match(v, '^(%d+)|(%d+)$')
+    if tonumber(vm) == m then c = tonumber(vc) end
+  end
+  redis.call('HSET', K_OFFERS, f, int(m) .. '|' .. int(c + n))
+  redis.call('HSETNX', K_OFFERS, 'r:first', int(now))
+end
+
+-- Fans offered seats in the window ending at now, and the window's
+-- length in ms: since the start of the oldest minute counted, or since
+-- the first offer when that is later (0 fans, 0 ms: no offer yet).
+local function offer_pace(now)
+  local m = math.floor(now / 60000)
+  local fans = 0
+  for i = 0, OFFER_RATE_MINUTES - 1 do
+    local v = redis.call('HGET', K_OFFERS, 'r:' .. int(i))
+    if v then
+      local vm, vc = string.match(v, '^(%d+)|(%d+)$')
+      vm = tonumber(vm)
+      if vm and vm > m - OFFER_RATE_MINUTES and vm <= m then fans = fans + tonumber(vc) end
+    end
+  end
+  local first = tonumber(redis.call('HGET', K_OFFERS, 'r:first'))
+  if not first then return 0, 0 end
+  local from = math.max(first, (m - OFFER_RATE_MINUTES + 1) * 60000)
+  return fans, math.max(0, now - from)
+end
+
 -- Whether user may be offered seats: not in the queue, not in the room,
 -- not a buyer.
 local function waitlist_eligible(user)
@@ -75,6 +115,7 @@ local function waitlist_offer(freed, now, now_s)
       made = made + 1
     end
   end
+  if made > 0 then count_offers(now, made) end
   return made
 end
 

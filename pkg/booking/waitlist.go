@@ -126,7 +126,39 @@ type WaitlistStatus struct {
 	// An open offer: its seats and deadline.
 	OfferSeats []string  `json:"offer_seats,omitempty"`
 	ExpireAt   time.Time `json:"expire_at,omitzero"`
+	// The wait of a waitlisted fan (waitlistETA): OffersPerMinute is
+	// how many fans were offered seats per minute over the last
+	// OfferPaceWindow; ETASeconds is Position at that pace, when ETAKnown
+	// (enough offers over long enough, the sale not ended).
+	OffersPerMinute float64 `json:"offers_per_minute"`
+	ETASeconds      int64   `json:"eta_seconds"`
+	ETAKnown        bool    `json:"eta_known"`
+	// SalesEnded: the sale is over, so no more offers are made.
+	SalesEnded bool      `json:"sales_ended"`
 	Now        time.Time `json:"-"`
+}
+
+// The basis of a waitlisted fan's estimate: the pace of the last
+// OfferPaceWindow (lua/lib/waitlist.lua offer_pace), known only from at
+// least MinPaceOffers fans offered over at least MinPaceSpan, so a burst
+// of seats coming back at once does not promise a short wait.
+const (
+	OfferPaceWindow = 10 * time.Minute
+	MinPaceOffers   = 3
+	MinPaceSpan     = time.Minute
+)
+
+// waitlistETA sets w's pace and estimate from fans offered seats over
+// window.
+func waitlistETA(w *WaitlistStatus, fans int64, window time.Duration) {
+	if window > 0 {
+		w.OffersPerMinute = float64(fans) / window.Minutes()
+	}
+	if w.State != Waitlisted || w.SalesEnded || fans < MinPaceOffers || window < MinPaceSpan {
+		return
+	}
+	w.ETAKnown = true
+	w.ETASeconds = int64((time.Duration(w.Position) * window / time.Duration(fans)).Round(time.Second).Seconds())
 }
 
 // JoinWaitlist puts userID on the event's waitlist, wanting seats seats
@@ -161,10 +193,12 @@ func (s *Store) Waitlist(ctx context.Context, eventID, userID string) (WaitlistS
 	}
 	var w WaitlistStatus
 	var seats string
-	r.scan(&w.State, &w.Sequence, &w.Position, &w.Seats, &w.Waitlisted, &w.ExpireAt, &seats, &w.Now)
+	var fans, windowMS int64
+	r.scan(&w.State, &w.Sequence, &w.Position, &w.Seats, &w.Waitlisted, &w.ExpireAt, &seats, &fans, &windowMS, &w.SalesEnded, &w.Now)
 	if seats != "" {
 		w.OfferSeats = SplitSeats(seats)
 	}
+	waitlistETA(&w, fans, time.Duration(windowMS)*time.Millisecond)
 	return w, nil
 }
 

@@ -136,6 +136,10 @@ func TestWaitlistWritesGoToTheLedger(t *testing.T) {
 	want(t, b, 201, "")
 	want(t, hs.do("POST", wl, bob, nil), 200, "") // a repeat: the same place
 	want(t, hs.do("POST", wl, carol, nil), 201, "")
+	// one fan offered nothing yet: the wait is unknown
+	if r := hs.do("GET", wl, carol, nil); r.body["eta_known"] != false || r.num("position") != 2 {
+		t.Fatalf("carol's place: %s", r.raw)
+	}
 	places, err := l.WaitlistPlaces(ctx, "e1")
 	if err != nil || len(places) != 2 || places[0].UserID != "bob" || places[0].Sequence != b.num("sequence") || places[1].UserID != "carol" {
 		t.Fatalf("ledger places: %+v %v", places, err)
