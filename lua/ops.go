@@ -89,6 +89,7 @@ var functions = []declaration{
 	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Pays, Seatidx, Offers)},
 	{name: "lock_seat", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Codes, Runs, Waitlist, Offers)},
 	{name: "load_codes", event: ek(Config, Codes)},
+	{name: "load_waitlist", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "set_phase", event: ek(Config)},
 	{name: "mark_seats", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},

@@ -13,6 +13,46 @@
 -- 'e:<seq>:<user>' -> 'seq|outcome|seats|at_ms', outcome accepted,
 -- declined or expired (the offer's end).
 
+-- The pace of the waitlist (waitlist_status's estimate): fans offered
+-- seats per minute over the last OFFER_RATE_MINUTES minutes, in as many
+-- slots 'r:<minute mod OFFER_RATE_MINUTES>' -> 'minute|fans' of offers,
+-- and 'r:first' -> when the first offer was made (ms).
+local OFFER_RATE_MINUTES = 10
+
+-- Counts n fans offered seats at now.
+local function count_offers(now, n)
+  local m = math.floor(now / 60000)
+  local f = 'r:' .. int(m % OFFER_RATE_MINUTES)
+  local v = redis.call('HGET', K_OFFERS, f)
+  local c = 0
+  if v then
+    local vm, vc = string.match(v, '^(%d+)|(%d+)$')
+    if tonumber(vm) == m then c = tonumber(vc) end
+  end
+  redis.call('HSET', K_OFFERS, f, int(m) .. '|' .. int(c + n))
+  redis.call('HSETNX', K_OFFERS, 'r:first', int(now))
+end
+
+-- Fans offered seats in the window ending at now, and the window's
+-- length in ms: since the start of the oldest minute counted, or since
+-- the first offer when that is later (0 fans, 0 ms: no offer yet).
+local function offer_pace(now)
+  local m = math.floor(now / 60000)
+  local fans = 0
+  for i = 0, OFFER_RATE_MINUTES - 1 do
+    local v = redis.call('HGET', K_OFFERS, 'r:' .. int(i))
+    if v then
+      local vm, vc = string.match(v, '^(%d+)|(%d+)$')
+      vm = tonumber(vm)
+      if vm and vm > m - OFFER_RATE_MINUTES and vm <= m then fans = fans + tonumber(vc) end
+    end
+  end
+  local first = tonumber(redis.call('HGET', K_OFFERS, 'r:first'))
+  if not first then return 0, 0 end
+  local from = math.max(first, (m - OFFER_RATE_MINUTES + 1) * 60000)
+  return fans, math.max(0, now - from)
+end
+
 -- Whether user may be offered seats: not in the queue, not in the room,
 -- not a buyer.
 local function waitlist_eligible(user)
@@ -26,12 +66,15 @@ end
 -- want, held until now + offer_ms (now: the call's time, as number and
 -- text). A fan who cannot be offered seats any more (in the queue or the
 -- room, or a buyer) leaves the waitlist. What is left when the waitlist is
--- empty stays on general sale. Returns the number of offers made.
+-- empty stays on general sale. After the sales end no offer is made: an
+-- offer starts a hold, and nothing starts after the end (room.lua
+-- sales_ended); the seats stay as they are. Returns the number of offers
+-- made.
 local function waitlist_offer(freed, now, now_s)
   if not freed or freed == '' or redis.call('ZCARD', K_WAITLIST) == 0 then return 0 end
-  local c = redis.call('HMGET', K_CONFIG, 'offer_ms', 'hold_pause_ms', 'hold_paused_at')
+  local c = redis.call('HMGET', K_CONFIG, 'offer_ms', 'hold_pause_ms', 'hold_paused_at', 'sales_end_ms')
   local offer_ms = num(c[1])
-  if offer_ms <= 0 then return 0 end
+  if offer_ms <= 0 or sales_ended(now, c[4]) then return 0 end
   local free = {}
   for _, id in ipairs(split_seats(freed)) do
     if redis.call('HGET', K_SEATS, id) == '' then free[#free + 1] = id end
@@ -72,6 +115,7 @@ local function waitlist_offer(freed, now, now_s)
       made = made + 1
     end
   end
+  if made > 0 then count_offers(now, made) end
   return made
 end
 

@@ -143,7 +143,11 @@ func (u EventUpdate) args() ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(args, door...), window...), nil
+	wl, err := u.waitlistArgs()
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(args, door...), window...), wl...), nil
 }
 
 // checkSalesWindow checks that an update leaves the sales end after the

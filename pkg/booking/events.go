@@ -383,6 +383,12 @@ type EventConfig struct {
 	// RefundableUntil is until when a fan may cancel their own sold order
 	// (window.go); zero: fans cannot.
 	RefundableUntil time.Time
+	// OfferTime is how long a waitlist offer holds its seats (zero: no
+	// waitlist); WaitlistEarly lets fans join before the sell-out
+	// (waitlist.go). Set by the waitlist's settings, not at creation;
+	// the ledger keeps them and a rebuild restores them (setDoor).
+	OfferTime     time.Duration
+	WaitlistEarly bool
 }
 
 // Event is an event's configuration and live counts.
@@ -475,6 +481,10 @@ type EventUpdate struct {
 	// own orders (the zero time: never). window.go.
 	FinishAfterEnd  *bool
 	RefundableUntil *time.Time
+	// OfferTime (zero: no waitlist) and WaitlistEarly are the waitlist's
+	// settings (waitlist.go), for offers made from now on.
+	OfferTime     *time.Duration
+	WaitlistEarly *bool
 }
 
 // Counts are an event's live numbers.

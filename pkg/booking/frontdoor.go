@@ -164,9 +164,10 @@ func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, err
 	return challengeOf(map[string]string{"challenge": c}), nil
 }
 
-// setDoor applies c's door and sales window settings to the event.
+// setDoor applies c's door, sales window and waitlist settings to the
+// event.
 func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
-	args := append(doorUpdate(c), windowUpdate(c)...)
+	args := append(append(doorUpdate(c), windowUpdate(c)...), waitlistUpdate(c)...)
 	if len(args) == 0 {
 		return nil
 	}

@@ -71,17 +71,43 @@ func (s *Store) SetWaitlist(ctx context.Context, eventID string, w WaitlistSetti
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
-	if w.OfferTime != 0 && (w.OfferTime < MinOfferTime || w.OfferTime > MaxOfferTime) {
-		return fmt.Errorf("%w: offer time must be 0 or from %v to %v", ErrInvalidArgument, MinOfferTime, MaxOfferTime)
+	args, err := EventUpdate{OfferTime: &w.OfferTime, WaitlistEarly: &w.Early}.waitlistArgs()
+	if err != nil {
+		return err
 	}
-	early := 0
-	if w.Early {
-		early = 1
-	}
-	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "offer_ms", w.OfferTime.Milliseconds(), "waitlist_early", early); err != nil {
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return fmt.Errorf("set waitlist: %w", err)
 	}
 	return nil
+}
+
+// waitlistArgs are update_event.lua's field, value pairs of the waitlist
+// settings in u.
+func (u EventUpdate) waitlistArgs() ([]any, error) {
+	var args []any
+	if u.OfferTime != nil {
+		if d := *u.OfferTime; d != 0 && (d < MinOfferTime || d > MaxOfferTime) {
+			return nil, fmt.Errorf("%w: offer time must be 0 or from %v to %v", ErrInvalidArgument, MinOfferTime, MaxOfferTime)
+		}
+		args = append(args, "offer_ms", u.OfferTime.Milliseconds())
+	}
+	if u.WaitlistEarly != nil {
+		args = append(args, "waitlist_early", boolArg(*u.WaitlistEarly))
+	}
+	return args, nil
+}
+
+// waitlistUpdate is the update that gives a restored event c's waitlist
+// settings (nil when it has none).
+func waitlistUpdate(c EventConfig) []any {
+	var args []any
+	if c.OfferTime > 0 {
+		args = append(args, "offer_ms", c.OfferTime.Milliseconds())
+	}
+	if c.WaitlistEarly {
+		args = append(args, "waitlist_early", 1)
+	}
+	return args
 }
 
 // WaitlistStatus is where a fan stands on an event's waitlist.
@@ -100,7 +126,39 @@ type WaitlistStatus struct {
 	// An open offer: its seats and deadline.
 	OfferSeats []string  `json:"offer_seats,omitempty"`
 	ExpireAt   time.Time `json:"expire_at,omitzero"`
+	// The wait of a waitlisted fan (waitlistETA): OffersPerMinute is
+	// how many fans were offered seats per minute over the last
+	// OfferPaceWindow; ETASeconds is Position at that pace, when ETAKnown
+	// (enough offers over long enough, the sale not ended).
+	OffersPerMinute float64 `json:"offers_per_minute"`
+	ETASeconds      int64   `json:"eta_seconds"`
+	ETAKnown        bool    `json:"eta_known"`
+	// SalesEnded: the sale is over, so no more offers are made.
+	SalesEnded bool      `json:"sales_ended"`
 	Now        time.Time `json:"-"`
+}
+
+// The basis of a waitlisted fan's estimate: the pace of the last
+// OfferPaceWindow (lua/lib/waitlist.lua offer_pace), known only from at
+// least MinPaceOffers fans offered over at least MinPaceSpan, so a burst
+// of seats coming back at once does not promise a short wait.
+const (
+	OfferPaceWindow = 10 * time.Minute
+	MinPaceOffers   = 3
+	MinPaceSpan     = time.Minute
+)
+
+// waitlistETA sets w's pace and estimate from fans offered seats over
+// window.
+func waitlistETA(w *WaitlistStatus, fans int64, window time.Duration) {
+	if window > 0 {
+		w.OffersPerMinute = float64(fans) / window.Minutes()
+	}
+	if w.State != Waitlisted || w.SalesEnded || fans < MinPaceOffers || window < MinPaceSpan {
+		return
+	}
+	w.ETAKnown = true
+	w.ETASeconds = int64((time.Duration(w.Position) * window / time.Duration(fans)).Round(time.Second).Seconds())
 }
 
 // JoinWaitlist puts userID on the event's waitlist, wanting seats seats
@@ -135,10 +193,12 @@ func (s *Store) Waitlist(ctx context.Context, eventID, userID string) (WaitlistS
 	}
 	var w WaitlistStatus
 	var seats string
-	r.scan(&w.State, &w.Sequence, &w.Position, &w.Seats, &w.Waitlisted, &w.ExpireAt, &seats, &w.Now)
+	var fans, windowMS int64
+	r.scan(&w.State, &w.Sequence, &w.Position, &w.Seats, &w.Waitlisted, &w.ExpireAt, &seats, &fans, &windowMS, &w.SalesEnded, &w.Now)
 	if seats != "" {
 		w.OfferSeats = SplitSeats(seats)
 	}
+	waitlistETA(&w, fans, time.Duration(windowMS)*time.Millisecond)
 	return w, nil
 }
 
@@ -182,4 +242,38 @@ func (s *Store) AnswerOffer(ctx context.Context, eventID, userID string, sequenc
 	r.scan(&a.Outcome, &seats, &a.ExpireAt, &a.Duplicate, &a.OffersMade, &a.Now)
 	a.Seats = SplitSeats(seats)
 	return a, nil
+}
+
+var scriptLoadWaitlist = newScript("load_waitlist")
+
+// WaitlistPlace is a fan's place on a waitlist as the ledger keeps it.
+type WaitlistPlace struct {
+	UserID   string
+	Sequence int64
+	Seats    int
+}
+
+// LoadWaitlist puts a rebuilt event's waitlist back (lua/load_waitlist.lua):
+// each fan at their join sequence, skipping one already there, offered,
+// in the queue or the room, or a buyer; then the seats free after the
+// rebuild are offered to the waitlist in order. Returns how many fans
+// were put back and how many offers were made. Errors: ErrEventNotFound,
+// ErrInvalidArgument.
+func (s *Store) LoadWaitlist(ctx context.Context, eventID string, places []WaitlistPlace) (restored, offers int, err error) {
+	if err := checkIDs(eventID); err != nil {
+		return 0, 0, err
+	}
+	args := make([]any, 0, 3*len(places))
+	for _, p := range places {
+		if err := checkIDs(p.UserID); err != nil {
+			return 0, 0, err
+		}
+		args = append(args, p.UserID, p.Sequence, max(p.Seats, 1))
+	}
+	r, err := s.run(ctx, scriptLoadWaitlist, eventID, args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("load waitlist: %w", err)
+	}
+	r.scan(&restored, &offers)
+	return restored, offers, nil
 }

@@ -379,3 +379,45 @@ func TestWaitlistSurvivesRebuild(t *testing.T) {
 	}
 	f.checkInvariants("evt")
 }
+
+// A waitlisted fan's estimate is their position at the pace fans were
+// offered seats lately, and unknown without enough offers over long
+// enough, or once the sale ended.
+func TestWaitlistETA(t *testing.T) {
+	f := newFixture(t)
+	soldOutWithWaitlist(f, 3, 6)
+	if w := f.waitlist("w6"); w.ETAKnown || w.OffersPerMinute != 0 || w.ETASeconds != 0 {
+		t.Fatalf("no offer yet: %+v", w)
+	}
+	for i, h := range []string{"h1", "h2", "h3"} {
+		if i > 0 {
+			f.clock.Advance(30 * time.Second)
+		}
+		if _, err := f.s.Cancel(f.ctx, "evt", h); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			// two fans offered seats: too few to go by
+			if w := f.waitlist("w6"); w.ETAKnown || w.Position != 4 {
+				t.Fatalf("after two offers: %+v", w)
+			}
+		}
+	}
+	// three fans offered over a minute: three a minute; w6 is third
+	w := f.waitlist("w6")
+	if !w.ETAKnown || w.Position != 3 || w.OffersPerMinute != 3 || w.ETASeconds != 60 {
+		t.Fatalf("after three offers in a minute: %+v", w)
+	}
+	if o := f.waitlist("w1"); o.State != Offered || o.ETAKnown {
+		t.Fatalf("an offered fan has no estimate: %+v", o)
+	}
+	// the sale ends: no more offers, no estimate
+	end := f.clock.Now()
+	if _, err := f.s.UpdateEvent(f.ctx, "evt", EventUpdate{SalesEnd: &end}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	if w := f.waitlist("w6"); w.ETAKnown || !w.SalesEnded {
+		t.Fatalf("after the sales end: %+v", w)
+	}
+}

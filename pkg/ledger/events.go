@@ -36,11 +36,11 @@ type EventDef struct {
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
 	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
 	revision, last_change, changed_at, sections, price_cents, currency, max_seats, admit_per_minute, early_join_ms, challenge,
-	no_orphan_rule, finish_after_end, refundable_until`
+	no_orphan_rule, finish_after_end, refundable_until, offer_ms, waitlist_early`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
-	var holdMS, graceMS, abandonMS, earlyMS int64
+	var holdMS, graceMS, abandonMS, earlyMS, offerMS int64
 	var start, end, changed, refundable *time.Time
 	var sections []byte
 	var finish bool
@@ -48,11 +48,12 @@ func scanEvent(row pgx.Row) (EventDef, error) {
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
 		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
 		&d.Revision, &d.LastChange, &changed, &sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder, &c.AdmitPerMinute, &earlyMS, &c.Challenge,
-		&c.NoOrphanRule, &finish, &refundable)
+		&c.NoOrphanRule, &finish, &refundable, &offerMS, &c.WaitlistEarly)
 	if err != nil {
 		return EventDef{}, err
 	}
 	c.HoldsEndWithSale = !finish
+	c.OfferTime = msDur(offerMS)
 	if refundable != nil {
 		c.RefundableUntil = refundable.UTC()
 	}
@@ -189,13 +190,15 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			no_orphan_rule = COALESCE($18, no_orphan_rule),
 			finish_after_end = COALESCE($19, finish_after_end),
 			refundable_until = CASE WHEN $20 THEN $21 ELSE refundable_until END,
+			offer_ms = COALESCE($22, offer_ms), waitlist_early = COALESCE($23, waitlist_early),
 			updated_at = now(),
 			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
 			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
 			changed_at = CASE WHEN $6 <> '' THEN now() ELSE changed_at END
 			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, msp(u.Hold), msp(u.Abandon), change,
 			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder, u.AdmitPerMinute,
-			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule, u.FinishAfterEnd, setRefundable, refundable))
+			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule, u.FinishAfterEnd, setRefundable, refundable,
+			msp(u.OfferTime), u.WaitlistEarly))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -262,6 +265,12 @@ func settingsChange(old EventDef, u booking.EventUpdate) string {
 	}
 	if u.RefundableUntil != nil && rfc(*u.RefundableUntil) != rfc(old.Config.RefundableUntil) {
 		parts = append(parts, "refundable_until="+rfc(*u.RefundableUntil))
+	}
+	if u.OfferTime != nil && u.OfferTime.Milliseconds() != old.Config.OfferTime.Milliseconds() {
+		parts = append(parts, "offer_seconds="+secs(*u.OfferTime))
+	}
+	if u.WaitlistEarly != nil && *u.WaitlistEarly != old.Config.WaitlistEarly {
+		parts = append(parts, "waitlist_early="+strconv.FormatBool(*u.WaitlistEarly))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")

@@ -138,6 +138,21 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("phase not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
+	// the waitlist's open places, last: the seats free after the rebuild
+	// go to its head first. A failure leaves the places in the ledger;
+	// the fans' next join (idempotent in the gateway) records them again
+	// but not at their old place, so it is logged as an error.
+	places, err := r.Ledger.WaitlistPlaces(ctx, eventID)
+	if err == nil && len(places) > 0 {
+		var n, offers int
+		n, offers, err = r.Store.LoadWaitlist(ctx, eventID, places)
+		if err == nil {
+			r.log().Info("waitlist restored", zap.String("event_id", eventID), zap.Int("places", n), zap.Int("offers", offers))
+		}
+	}
+	if err != nil {
+		r.log().Error("waitlist not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	out := Restored{EventID: eventID, RestoreResult: res}
 	r.log().Warn("event restored from the ledger", zap.String("event_id", eventID), zap.Int64("seats", res.Total),
 		zap.Int64("sold", res.Sold), zap.Int64("skipped", res.Skipped), zap.Int64("seq_base", res.SeqBase),

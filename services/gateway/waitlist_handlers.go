@@ -11,6 +11,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
@@ -81,10 +82,20 @@ func (s *Server) joinWaitlist(c *gin.Context) {
 		req.Seats = 1
 	}
 	ctx := c.Request.Context()
-	w, err := s.Store.JoinWaitlist(ctx, id, httpapi.Identity(c).UserID, req.Seats)
+	user := httpapi.Identity(c).UserID
+	w, err := s.Store.JoinWaitlist(ctx, id, user, req.Seats)
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
+	}
+	// the place in the system of record, so a rebuild of Redis keeps it:
+	// 503 when PostgreSQL is down (the fan's retry is the same place)
+	if w.State == booking.Waitlisted && s.Ledger != nil {
+		err := s.Ledger.RecordWaitlistJoin(ctx, ledger.WaitlistEntry{EventID: id, UserID: user, Sequence: w.Sequence, Seats: int(w.Seats)})
+		if err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
 	}
 	// waitlist_joined is in the outbox: a failure here is the sweep's
 	if err := s.Announcer.AnnounceWaitlist(ctx, id); err != nil {
@@ -129,10 +140,19 @@ func (s *Server) answerOffer(accept bool) gin.HandlerFunc {
 			return
 		}
 		ctx := c.Request.Context()
-		a, err := s.Store.AnswerOffer(ctx, id, httpapi.Identity(c).UserID, seq, accept)
+		user := httpapi.Identity(c).UserID
+		a, err := s.Store.AnswerOffer(ctx, id, user, seq, accept)
 		if err != nil {
 			bookinghttp.Fail(c, err)
 			return
+		}
+		// a declined place is closed in the system of record, so a
+		// rebuild does not put the fan back (a repeat closes it again)
+		if a.Outcome == booking.OfferDeclined && s.Ledger != nil {
+			if err := s.Ledger.RecordOfferDeclined(ctx, id, user, seq); err != nil {
+				bookinghttp.Fail(c, err)
+				return
+			}
 		}
 		// the answer, and a decline's next offers, are in the outbox
 		if err := s.Announcer.AnnounceWaitlist(ctx, id); err != nil {
@@ -191,6 +211,11 @@ func (s *Server) setWaitlist(c *gin.Context) {
 	}
 	before := waitlistSettings{OfferSeconds: e.OfferSeconds, Early: e.WaitlistEarly}
 	after := waitlistSettings{OfferSeconds: *req.OfferSeconds, Early: req.Early}
+	// the ledger first: a rebuild of Redis restores the settings from it
+	offer := time.Duration(after.OfferSeconds) * time.Second
+	if !s.ledgerUpdateEvent(c, id, booking.EventUpdate{OfferTime: &offer, WaitlistEarly: &after.Early}) {
+		return
+	}
 	err = s.Store.SetWaitlist(ctx, id, booking.WaitlistSettings{OfferTime: time.Duration(after.OfferSeconds) * time.Second, Early: after.Early})
 	if err != nil {
 		bookinghttp.Fail(c, err)

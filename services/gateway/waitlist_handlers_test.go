@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
@@ -110,5 +112,43 @@ func TestWaitlistContract(t *testing.T) {
 	want(t, hs.do("POST", offer+"/decline", carol, nil), 409, "offer_closed")
 	if r := hs.do("GET", "/api/booking/position?event_id=w1", carol, nil); r.str("state") != "seat_selected" {
 		t.Fatalf("carol holds A1: %s", r.raw)
+	}
+}
+
+// TestWaitlistWritesGoToTheLedger: the waitlist's settings, each fan's
+// place and a declined offer are in the system of record, which a
+// rebuild of Redis restores them from (pkg/ledger).
+func TestWaitlistWritesGoToTheLedger(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	ctx := context.Background()
+	alice, bob, carol := hs.token("alice", ""), hs.token("bob", ""), hs.token("carol", "")
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "seats": []string{"A1"}, "capacity": 1, "hold_seconds": 60})
+	want(t, hs.do("PUT", "/api/admin/events/e1/waitlist", hs.admin, map[string]any{"offer_seconds": 75, "early": true}), 200, "")
+	d, err := l.Event(ctx, "e1")
+	if err != nil || d.Config.OfferTime != 75*time.Second || !d.Config.WaitlistEarly {
+		t.Fatalf("ledger settings: %+v %v", d.Config, err)
+	}
+	want(t, hs.do("POST", "/api/booking/request", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+	const wl = "/api/events/e1/waitlist"
+	b := hs.do("POST", wl, bob, map[string]any{"seats": 1})
+	want(t, b, 201, "")
+	want(t, hs.do("POST", wl, bob, nil), 200, "") // a repeat: the same place
+	want(t, hs.do("POST", wl, carol, nil), 201, "")
+	// one fan offered nothing yet: the wait is unknown
+	if r := hs.do("GET", wl, carol, nil); r.body["eta_known"] != false || r.num("position") != 2 {
+		t.Fatalf("carol's place: %s", r.raw)
+	}
+	places, err := l.WaitlistPlaces(ctx, "e1")
+	if err != nil || len(places) != 2 || places[0].UserID != "bob" || places[0].Sequence != b.num("sequence") || places[1].UserID != "carol" {
+		t.Fatalf("ledger places: %+v %v", places, err)
+	}
+	// bob declines the offer alice's cancel made: his place is closed
+	want(t, hs.do("POST", "/api/booking/cancel", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", wl+"/offers/"+strconv.FormatInt(b.num("sequence"), 10)+"/decline", bob, nil), 200, "")
+	places, err = l.WaitlistPlaces(ctx, "e1")
+	if err != nil || len(places) != 1 || places[0].UserID != "carol" {
+		t.Fatalf("ledger places after bob declined: %+v %v", places, err)
 	}
 }

@@ -62,6 +62,7 @@ func waitlistJourney(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.do("click Join the waitlist", chromedp.Click(chromedp.ID("waitlist-join")))
 	p.waitFor("on the waitlist at number 1", 10*time.Second,
 		`shown("#waitlist-box") && text("#waitlist-status") === "You are number 1 on the waitlist." && !shown("#waitlist-join")
+		 && text("#waitlist-eta").startsWith("How long it takes is unknown")
 		 && !shown("#panel-join") && $("#announce").textContent.includes("number 1 on the waitlist")`)
 	p.shot("71-on-the-waitlist")
 

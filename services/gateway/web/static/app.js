@@ -982,6 +982,7 @@
     $("#waitlist-box").hidden = !on;
     $("#waitlist-join").hidden = S.state === "waitlisted";
     $("#waitlist-status").hidden = S.state !== "waitlisted";
+    $("#waitlist-eta").hidden = S.state !== "waitlisted";
   }
   function waitlistHolds(m) {
     if (m.type === "offer") { waitlistCheck(); return true; }
@@ -1026,9 +1027,17 @@
     $("#waitlist-title").textContent = "You are on the waitlist";
     $("#waitlist-text").textContent = "When a seat comes back it is offered to the next fan in line. Keep this page open: your offer appears here.";
     $("#waitlist-status").textContent = `You are number ${w.position} on the waitlist.`;
+    $("#waitlist-eta").textContent = waitlistETA(w);
     show("#panel-waitlist");
     if (arriving) $("#waitlist-title").focus();
     if (moved) announce(`You are number ${w.position} on the waitlist.`);
+  }
+  // waitlistETA is the honest estimate of a waitlisted fan's wait: their
+  // position at the pace fans were offered seats lately, or unknown.
+  function waitlistETA(w) {
+    if (w.sales_ended) return "The sale has ended: no more seats will be offered.";
+    if (w.eta_known) return `At the pace seats came back lately, your offer may come in about ${duration(w.eta_seconds)}. It is an estimate: seats come back when others give them up.`;
+    return "How long it takes is unknown: it depends on when seats come back.";
   }
   function offered(w) {
     const arriving = S.state !== "offered";
