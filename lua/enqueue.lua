@@ -10,6 +10,7 @@
 --   | {'invalid_code'} | {'code_wrong_phase'} | {'code_expired'} | {'code_taken'} | {'code_used_up'}
 --   | {'code_required'} (the phase's audience is code holders and none came)
 --   | {'not_selected'} (the phase's audience is the registration's selected fans)
+--   | {'phase_closed'} (between two phases of the event's schedule)
 -- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, then one per limit (ops.go)
 local m = #KEYS - NKEYS
 reqs_at(1, 1, 3, false, m, 4)

@@ -3,7 +3,7 @@
 --   grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
 --   admit_per_minute, early_join_ms, draw_seed, draw_commit, drawn,
 --   challenge, no_orphans, finish_after_end, refundable_until_ms, offer_ms,
---   waitlist_early)
+--   waitlist_early, schedule, phase_leave, sched_slot)
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then
@@ -13,7 +13,8 @@ local allowed = {paused = true, capacity = true, hold_ms = true, abandon_ms = tr
   name = true, grace_ms = true, batch = true, sales_start_ms = true, sales_end_ms = true,
   max_seats = true, admit_per_minute = true, early_join_ms = true, draw_seed = true, draw_commit = true,
   drawn = true, challenge = true, no_orphans = true, finish_after_end = true,
-  refundable_until_ms = true, offer_ms = true, waitlist_early = true}
+  refundable_until_ms = true, offer_ms = true, waitlist_early = true, schedule = true, phase_leave = true,
+  sched_slot = true}
 local seeded = redis.call('HEXISTS', K_CONFIG, 'draw_seed') == 1
 local set, abandon = {}, nil
 for i = 1, #ARGV, 2 do

@@ -127,6 +127,7 @@ local function j_join(i, user, now, now_s)
   end
   if J_END > 0 and now > J_END then return {'sales_ended'} end
   if J_SOLD >= J_TOTAL then return {'sold_out'} end
+  if J_C[15] == 'closed' then return {'phase_closed'} end
   if J_CODE then
     -- the last refusal: nothing after it refuses, so a use is only
     -- taken by a join that places the user

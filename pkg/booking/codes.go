@@ -33,6 +33,7 @@ var (
 	ErrCodeUsedUp     = errors.New("the access code has no uses left")
 	ErrCodeRequired   = errors.New("this sale needs an access code")
 	ErrNotSelected    = errors.New("this sale is for the fans its registration selected")
+	ErrPhaseClosed    = errors.New("no phase of this sale is open now: the next one has not started")
 )
 
 // MaxCodeUses bounds a code's uses; MaxCodeLen a code as typed.

@@ -34,6 +34,7 @@ var codeErrors = map[string]error{
 	"code_used_up":      ErrCodeUsedUp,
 	"code_required":     ErrCodeRequired,
 	"not_selected":      ErrNotSelected,
+	"phase_closed":      ErrPhaseClosed,
 	"no_adjacent_seats": ErrNoAdjacentSeats,
 	"section_unknown":   ErrSectionUnknown,
 	"orphan_seat":       ErrOrphanSeat,

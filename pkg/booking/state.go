@@ -18,13 +18,16 @@ const (
 	StateExpired        State = "expired"
 	StateCancelled      State = "cancelled"
 	StateAbandoned      State = "abandoned"
+	// StatePhaseEnded: the user was waiting when the phase they joined in
+	// ended, with the event's on_phase_change "leave" (phases.go).
+	StatePhaseEnded State = "phase_ended"
 )
 
 // Finished reports whether the state is final for this hold (the user may
 // join again unless the state is completed).
 func (s State) Finished() bool {
 	switch s {
-	case StateCompleted, StateFailed, StateExpired, StateCancelled, StateAbandoned:
+	case StateCompleted, StateFailed, StateExpired, StateCancelled, StateAbandoned, StatePhaseEnded:
 		return true
 	}
 	return false

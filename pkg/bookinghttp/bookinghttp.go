@@ -52,6 +52,7 @@ var bookingErrors = []struct {
 	{booking.ErrCodeUsedUp, http.StatusConflict, "code_used_up"},
 	{booking.ErrCodeRequired, http.StatusForbidden, "code_required"},
 	{booking.ErrNotSelected, http.StatusForbidden, "not_selected"},
+	{booking.ErrPhaseClosed, http.StatusForbidden, "phase_closed"},
 	{booking.ErrInvalidArgument, http.StatusBadRequest, httpapi.CodeInvalidArgument},
 	{booking.ErrRateLimited, http.StatusTooManyRequests, httpapi.CodeRateLimited},
 	{booking.ErrSectionUnknown, http.StatusNotFound, "section_not_found"},

@@ -1,0 +1,70 @@
+-- apply_schedule: make current the phase the event's schedule says at Redis's time, once per boundary.
+-- ARGV: 1 mode ('check': answer only, 'apply': write)
+-- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience}
+--   | {'event_not_found'} | {'invalid_argument'}
+-- KEYS: config, waiting, state, useq (ops.go)
+-- The schedule is config 'schedule' (booking.Schedule writes it): one
+-- line per phase, in order, '<id>|<starts_ms>|<ends_ms>|<audience>|
+-- <admit_per_minute>|<hold_ms>|<max_seats>|<early_join_ms>|<prices>'.
+-- The slot now is 'p<i>' inside phase i's window (the first phase's
+-- opens early_join_ms before its start, so its pre-queue takes its
+-- audience and codes), 'g<i>' in the gap before phase i (after the
+-- last: 'g<n+1>'), '' before the first. 'sched_slot' is the slot last
+-- applied: while the slot stays the same nothing is written (an
+-- operator's manual change stands until the next boundary). A new
+-- phase slot sets the phase, its audience and its settings; a gap
+-- closes joins (audience 'closed'). changed is 1 when the phase or the
+-- audience changed (the change the ledger records); with the event's
+-- on_phase_change 'leave' (config 'phase_leave' '1') the users waiting
+-- when a phase ends leave the queue: their state becomes 'phase_ended'
+-- (get_position reports it) and they may join again in the next phase,
+-- at its end of the line; users in the room finish within their hold.
+-- The leave is one pass over the waiting users.
+local mode = ARGV[1]
+if mode ~= 'check' and mode ~= 'apply' then return {'invalid_argument'} end
+local c = redis.call('HMGET', K_CONFIG, 'total', 'schedule', 'sched_slot', 'phase', 'audience', 'phase_leave')
+if not c[1] then return {'event_not_found'} end
+local was, wasaud = c[4] or '', c[5] or 'public'
+if not c[2] or c[2] == '' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud} end
+local now = clock()
+local slot, found = '', nil
+local i = 0
+for line in string.gmatch(c[2], '[^\n]+') do
+  i = i + 1
+  local id, st, en, aud, admit, hold, seats, early, prices =
+    string.match(line, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  if not id then return {'invalid_argument'} end
+  local from = num(st)
+  if i == 1 then from = from - num(early) end
+  if now < from then
+    if i > 1 then slot = 'g' .. int(i) end
+    break
+  end
+  if now < num(en) then
+    slot, found = 'p' .. int(i), {id = id, aud = aud, admit = admit, hold = hold, seats = seats, early = early, prices = prices}
+    break
+  end
+  slot = 'g' .. int(i + 1)
+end
+if slot == (c[3] or '') or slot == '' then return {'ok', 0, slot, was, wasaud, was, wasaud} end
+local phase, aud = '', 'closed'
+if found then phase, aud = found.id, found.aud end
+local changed = 0
+if phase ~= was or aud ~= wasaud then changed = 1 end
+if mode == 'check' then return {'ok', changed, slot, phase, aud, was, wasaud} end
+redis.call('HSET', K_CONFIG, 'sched_slot', slot, 'phase', phase, 'audience', aud)
+if found then
+  redis.call('HSET', K_CONFIG, 'admit_per_minute', found.admit, 'hold_ms', found.hold,
+    'max_seats', found.seats, 'early_join_ms', found.early)
+  if found.prices ~= '' then redis.call('HSET', K_CONFIG, 'prices', found.prices) end -- '' for an event made before sections
+end
+if c[6] == '1' and was ~= '' and phase ~= was then
+  local w = redis.call('ZRANGE', K_WAITING, 0, -1, 'WITHSCORES')
+  for j = 1, #w, 2 do
+    local user, score = w[j], tonumber(w[j + 1])
+    if score >= 1 then redis.call('HSET', K_USEQ, user, w[j + 1]) end
+    redis.call('HSET', K_STATE, user, 'phase_ended')
+  end
+  redis.call('DEL', K_WAITING)
+end
+return {'ok', changed, slot, phase, aud, was, wasaud}
