@@ -1,6 +1,6 @@
 -- apply_schedule: make current the phase the event's schedule says at Redis's time, once per boundary.
 -- ARGV: 1 mode ('check': answer only, 'apply': write)
--- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience}
+-- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience, due (0|1)}
 --   | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config, waiting, state, useq (ops.go)
 -- The schedule is config 'schedule' (booking.Schedule writes it): one
@@ -10,7 +10,7 @@
 -- opens early_join_ms before its start, so its pre-queue takes its
 -- audience and codes), 'g<i>' in the gap before phase i (after the
 -- last: 'g<n+1>'), '' before the first. 'sched_slot' is the slot last
--- applied: while the slot stays the same nothing is written (an
+-- applied: while the slot stays the same nothing is written (due 0; an
 -- operator's manual change stands until the next boundary). A new
 -- phase slot sets the phase, its audience and its settings; a gap
 -- closes joins (audience 'closed'). changed is 1 when the phase or the
@@ -25,7 +25,7 @@ if mode ~= 'check' and mode ~= 'apply' then return {'invalid_argument'} end
 local c = redis.call('HMGET', K_CONFIG, 'total', 'schedule', 'sched_slot', 'phase', 'audience', 'phase_leave')
 if not c[1] then return {'event_not_found'} end
 local was, wasaud = c[4] or '', c[5] or 'public'
-if not c[2] or c[2] == '' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud} end
+if not c[2] or c[2] == '' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud, 0} end
 local now = clock()
 local slot, found = '', nil
 local i = 0
@@ -46,12 +46,12 @@ for line in string.gmatch(c[2], '[^\n]+') do
   end
   slot = 'g' .. int(i + 1)
 end
-if slot == (c[3] or '') or slot == '' then return {'ok', 0, slot, was, wasaud, was, wasaud} end
+if slot == (c[3] or '') or slot == '' then return {'ok', 0, slot, was, wasaud, was, wasaud, 0} end
 local phase, aud = '', 'closed'
 if found then phase, aud = found.id, found.aud end
 local changed = 0
 if phase ~= was or aud ~= wasaud then changed = 1 end
-if mode == 'check' then return {'ok', changed, slot, phase, aud, was, wasaud} end
+if mode == 'check' then return {'ok', changed, slot, phase, aud, was, wasaud, 1} end
 redis.call('HSET', K_CONFIG, 'sched_slot', slot, 'phase', phase, 'audience', aud)
 if found then
   redis.call('HSET', K_CONFIG, 'admit_per_minute', found.admit, 'hold_ms', found.hold,
@@ -67,4 +67,4 @@ if c[6] == '1' and was ~= '' and phase ~= was then
   end
   redis.call('DEL', K_WAITING)
 end
-return {'ok', changed, slot, phase, aud, was, wasaud}
+return {'ok', changed, slot, phase, aud, was, wasaud, 1}

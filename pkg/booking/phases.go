@@ -236,12 +236,14 @@ var scriptApplySchedule = newScript("apply_schedule")
 // ScheduleStep is what ApplySchedule found: the slot of the schedule now
 // ("p<i>" phase i, "g<i>" the gap before it, "" before the first or no
 // schedule), the phase and audience from then on, the ones before, and
-// whether the phase or audience changed.
+// whether the phase or audience changed; Due: a boundary passed since
+// the slot last applied (false: nothing was or would be written).
 type ScheduleStep struct {
 	Slot     string
 	Next     PhaseState
 	Previous PhaseState
 	Changed  bool
+	Due      bool
 }
 
 // ApplySchedule makes current the phase the event's schedule says at
@@ -263,7 +265,7 @@ func (s *Store) ApplySchedule(ctx context.Context, eventID string, apply bool) (
 		return ScheduleStep{}, fmt.Errorf("apply schedule: %w", err)
 	}
 	var st ScheduleStep
-	r.scan(&st.Changed, &st.Slot, &st.Next.Phase, &st.Next.Audience, &st.Previous.Phase, &st.Previous.Audience)
+	r.scan(&st.Changed, &st.Slot, &st.Next.Phase, &st.Next.Audience, &st.Previous.Phase, &st.Previous.Audience, &st.Due)
 	return st, nil
 }
 

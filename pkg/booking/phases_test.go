@@ -32,7 +32,7 @@ func TestApplySchedule(t *testing.T) {
 	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := f.s.ApplySchedule(f.ctx, "sch", false); err != nil || !st.Changed || st.Next.Phase != "fanclub" {
+	if st, err := f.s.ApplySchedule(f.ctx, "sch", false); err != nil || !st.Changed || !st.Due || st.Next.Phase != "fanclub" {
 		t.Fatalf("check: %+v %v", st, err)
 	}
 	if e, _ := f.s.GetEvent(f.ctx, "sch"); e.Phase != "" {
@@ -42,7 +42,7 @@ func TestApplySchedule(t *testing.T) {
 	if err != nil || !st.Changed || st.Slot != "p1" || st.Next != (PhaseState{"fanclub", AudienceCode}) || st.Previous.Phase != "" {
 		t.Fatalf("apply: %+v %v", st, err)
 	}
-	if again, err := f.s.ApplySchedule(f.ctx, "sch", true); err != nil || again.Changed || again.Slot != "p1" {
+	if again, err := f.s.ApplySchedule(f.ctx, "sch", true); err != nil || again.Changed || again.Due || again.Slot != "p1" {
 		t.Fatalf("a second apply: %+v %v", again, err)
 	}
 	e, _ := f.s.GetEvent(f.ctx, "sch")

@@ -48,7 +48,20 @@ func (p PhaseChange) Facts() []events.Event {
 // ledger.
 func (l *Ledger) SetPhase(ctx context.Context, eventID string, p booking.PhaseState, actor string,
 	apply func(context.Context) (booking.PhaseState, bool, error)) (PhaseChange, error) {
-	res := PhaseChange{EventID: eventID, Phase: p.Phase, Audience: p.Audience, Actor: actor}
+	return l.ApplyPhase(ctx, eventID, actor, func(ctx context.Context) (booking.PhaseState, booking.PhaseState, bool, error) {
+		prev, changed, err := apply(ctx)
+		return prev, p, changed, err
+	})
+}
+
+// ApplyPhase is SetPhase for a change whose phase apply decides (the
+// schedule's, booking.Store.ApplySchedule): apply answers the phase
+// before, the phase from then on and whether it changed, and runs while
+// the event's row is locked, so of several gateways applying one
+// boundary at once the change is recorded once.
+func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
+	apply func(context.Context) (prev, next booking.PhaseState, changed bool, err error)) (PhaseChange, error) {
+	res := PhaseChange{EventID: eventID, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&one); err != nil {
@@ -57,13 +70,14 @@ func (l *Ledger) SetPhase(ctx context.Context, eventID string, p booking.PhaseSt
 			}
 			return err
 		}
-		prev, changed, err := apply(ctx)
+		prev, next, changed, err := apply(ctx)
+		res.Phase, res.Audience = next.Phase, next.Audience
 		if err != nil || !changed {
 			return err
 		}
 		res.Previous = prev.Phase
 		return tx.QueryRow(ctx, `INSERT INTO event_phase_changes (event_id, phase, audience, previous_phase, actor)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, p.Phase, p.Audience, prev.Phase, actor).
+			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, next.Phase, next.Audience, prev.Phase, actor).
 			Scan(&res.ID, &res.At)
 	})
 	if errors.Is(err, ErrEventNotFound) {

@@ -138,6 +138,15 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("phase not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
+	// the schedule: the gateways' next tick applies the phase it says now
+	// (its settings and prices; a change only when the phase differs)
+	sch, err := r.Ledger.Schedule(ctx, eventID)
+	if err == nil && len(sch.Phases) > 0 {
+		err = r.Store.SetSchedule(ctx, def.Config, sch)
+	}
+	if err != nil {
+		r.log().Error("phase schedule not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	// the waitlist's open places, last: the seats free after the rebuild
 	// go to its head first. A failure leaves the places in the ledger;
 	// the fans' next join (idempotent in the gateway) records them again

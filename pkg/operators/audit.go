@@ -61,6 +61,10 @@ const (
 	// ActionPhaseSet: the sale's current phase changed
 	// (PUT /api/admin/events/{id}/phase).
 	ActionPhaseSet = "phase.set"
+	// ActionPhaseSchedule: an event's schedule of phases saved
+	// (PUT /api/admin/events/{id}/phases); the changes it makes are
+	// phase.set by actor schedule, via system.
+	ActionPhaseSchedule = "phase.schedule"
 	// ActionRegistrationOpen: an event's registration window set
 	// (PUT /api/admin/events/{id}/registration).
 	ActionRegistrationOpen = "registration.open"

@@ -45,6 +45,7 @@ func (s *Server) codesRoutes(adm *gin.RouterGroup) {
 	adm.GET("/events/:id/codes", s.codeBatches)
 	adm.PUT("/events/:id/phase", s.setPhase)
 	adm.GET("/events/:id/phases", s.phases)
+	adm.PUT("/events/:id/phases", s.setSchedule) // phases.go
 }
 
 // createCodesRequest is a generation: how many codes, each with its uses
@@ -310,8 +311,8 @@ func (s *Server) setPhase(c *gin.Context) {
 }
 
 // phases: GET /api/admin/events/{id}/phases (viewer): the event's phase
-// changes, oldest first (the last is the current phase). 404
-// event_not_found.
+// changes, oldest first (the last is the current phase), and its schedule
+// (phases.go). 404 event_not_found.
 func (s *Server) phases(c *gin.Context) {
 	id := c.Param("id")
 	if !ids.ValidEvent(id) {
@@ -331,7 +332,12 @@ func (s *Server) phases(c *gin.Context) {
 	if ps == nil {
 		ps = []ledger.PhaseChange{}
 	}
-	c.JSON(http.StatusOK, gin.H{"event_id": id, "changes": ps})
+	sch, err := s.Ledger.Schedule(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"event_id": id, "changes": ps, "schedule": sch})
 }
 
 // phasePublisher publishes the facts of phase changes (and, run by main,

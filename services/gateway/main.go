@@ -298,6 +298,9 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error { return srv.codePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.phasePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
+			return retry.Every(ctx, ScheduleInterval, log, "phase schedules", srv.applySchedules)
+		},
+		func(ctx context.Context) error {
 			return retry.Every(ctx, admissionLogInterval, log, "admission log facts", srv.publishAdmissionLogs)
 		},
 		func(ctx context.Context) error {

@@ -1,0 +1,113 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+)
+
+// ScheduleActor is the actor of the phase changes a schedule makes.
+const ScheduleActor = "schedule"
+
+// SetSchedule checks sch against the event's definition
+// (booking.CheckSchedule), records it for the event and calls apply (the
+// schedule into Redis, booking.Store.SetSchedule) in the same
+// transaction: a schedule refused, by the check or by Redis, changes
+// nothing. An empty list of phases removes the schedule. It returns the
+// schedule as saved (defaults filled). ErrEventNotFound;
+// *booking.ScheduleError for a rule broken.
+func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Schedule, actor string,
+	apply func(context.Context, booking.EventConfig, booking.Schedule) error) (booking.Schedule, error) {
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		def, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, eventID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrEventNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := booking.CheckSchedule(def.Config, &sch); err != nil {
+			return err
+		}
+		if len(sch.Phases) == 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM event_phase_schedules WHERE event_id = $1`, eventID); err != nil {
+				return err
+			}
+		} else {
+			js, err := json.Marshal(sch)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO event_phase_schedules (event_id, schedule, actor) VALUES ($1, $2, $3)
+				ON CONFLICT (event_id) DO UPDATE SET schedule = EXCLUDED.schedule, actor = EXCLUDED.actor, updated_at = now()`,
+				eventID, js, actor); err != nil {
+				return err
+			}
+		}
+		return apply(ctx, def.Config, sch)
+	})
+	if _, ok := booking.IsScheduleError(err); ok || errors.Is(err, ErrEventNotFound) {
+		return booking.Schedule{}, err
+	}
+	if err != nil {
+		return booking.Schedule{}, wrap("set schedule", err)
+	}
+	return sch, nil
+}
+
+// Schedule returns the event's schedule (no phases: none).
+func (l *Ledger) Schedule(ctx context.Context, eventID string) (booking.Schedule, error) {
+	var js []byte
+	err := l.pool.QueryRow(ctx, `SELECT schedule FROM event_phase_schedules WHERE event_id = $1`, eventID).Scan(&js)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return booking.Schedule{OnPhaseChange: booking.PhaseChangeKeep, Phases: []booking.Phase{}}, nil
+	}
+	if err != nil {
+		return booking.Schedule{}, wrap("schedule", err)
+	}
+	var sch booking.Schedule
+	return sch, wrap("schedule", json.Unmarshal(js, &sch))
+}
+
+// ScheduledEvents returns the ids of the events with a schedule whose
+// last phase has not ended by the ledger's clock (plus a minute, so a
+// boundary is never missed for a clock's difference), sorted.
+func (l *Ledger) ScheduledEvents(ctx context.Context) ([]string, error) {
+	rows, err := l.pool.Query(ctx, `SELECT event_id FROM event_phase_schedules
+		WHERE (schedule->'phases'->-1->>'ends_at')::timestamptz > now() - interval '1 minute'
+		ORDER BY event_id`)
+	ids, err := rowsOf(rows, err, pgx.RowTo[string])
+	return ids, wrap("scheduled events", err)
+}
+
+// PhaseSales is what one phase of an event's sale sold: its completed
+// orders' seats (less the cancelled) and their prices, per currency.
+type PhaseSales struct {
+	Phase    string `json:"phase"`
+	Currency string `json:"currency"`
+	Orders   int64  `json:"orders"`
+	Seats    int64  `json:"seats"`
+	Revenue  int64  `json:"revenue"`
+}
+
+// SalesByPhase returns the event's sold seats and revenue per phase (the
+// phase current at each sale), by phase then currency.
+func (l *Ledger) SalesByPhase(ctx context.Context, eventID string) ([]PhaseSales, error) {
+	rows, err := l.pool.Query(ctx, `SELECT o.phase, o.currency, count(DISTINCT o.order_id), count(*), COALESCE(sum(os.price_cents), 0)
+		FROM orders o JOIN order_seats os ON os.order_id = o.order_id
+		WHERE o.event_id = $1 AND os.status = 'completed'
+		GROUP BY o.phase, o.currency ORDER BY min(o.created_at), o.phase, o.currency`, eventID)
+	out, err := rowsOf(rows, err, func(r pgx.CollectableRow) (PhaseSales, error) {
+		var p PhaseSales
+		err := r.Scan(&p.Phase, &p.Currency, &p.Orders, &p.Seats, &p.Revenue)
+		return p, err
+	})
+	if out == nil {
+		out = []PhaseSales{}
+	}
+	return out, wrap("sales by phase", err)
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
+	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/operators"
+)
+
+// Scheduled phases (docs/http-api.md "Phases"): an operator saves an
+// event's phases with PUT /api/admin/events/{id}/phases; every gateway
+// applies them (applySchedules, each ScheduleInterval) at Redis's clock
+// through the path of the manual switch: a ledger row, the facts, the
+// audit trail. Of several gateways applying one boundary, one records it
+// (ledger.Ledger.ApplyPhase holds the event's row; apply_schedule.lua
+// changes a slot once).
+
+// ScheduleInterval is how often a gateway applies the schedules: a phase
+// starts within it of its starts_at.
+const ScheduleInterval = time.Second
+
+// setSchedule: PUT /api/admin/events/{id}/phases (operator)
+// {on_phase_change, phases: [{id, name, starts_at, ends_at, audience,
+// prices, admit_per_minute, hold_seconds, order_limit,
+// early_join_seconds}]}: the event's schedule, replacing the one before
+// ([] removes it). 200 the schedule as saved, applied at once when a
+// phase is current. Errors: 400 invalid_body and each rule's code
+// (booking.ScheduleError: invalid_phase, duplicate_phase,
+// phases_out_of_order, phases_overlap, phase_outside_sales,
+// phase_unknown_section, invalid_on_phase_change), 404 event_not_found;
+// nothing changed.
+func (s *Server) setSchedule(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.ValidEvent(id) {
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	var req booking.Schedule
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+		return
+	}
+	ctx := c.Request.Context()
+	before, err := s.Ledger.Schedule(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	saved, err := s.Ledger.SetSchedule(ctx, id, req, principal(c).Account,
+		func(ctx context.Context, def booking.EventConfig, sch booking.Schedule) error {
+			return s.Store.SetSchedule(ctx, def, sch)
+		})
+	if se, ok := booking.IsScheduleError(err); ok {
+		httpapi.Abort(c, http.StatusBadRequest, se.Code, se.Msg)
+		return
+	}
+	if err != nil {
+		bookinghttp.Fail(c, ledgerErr(err))
+		return
+	}
+	if saved.Phases == nil {
+		saved.Phases = []booking.Phase{}
+	}
+	if !s.audit(c, operators.ActionPhaseSchedule, id, "", before, saved) {
+		return
+	}
+	// the phase current now, at once rather than at the next tick
+	if _, err := s.applySchedule(context.WithoutCancel(ctx), id); err != nil {
+		httpapi.Logger(c).Warn("schedule saved, its current phase left to the next tick", zap.Error(err))
+	}
+	c.JSON(http.StatusOK, gin.H{"event_id": id, "schedule": saved})
+}
+
+// applySchedules applies every scheduled event's schedule (main runs it
+// each ScheduleInterval); it returns how many phase changes it recorded.
+func (s *Server) applySchedules(ctx context.Context) (int, error) {
+	if s.Ledger == nil {
+		return 0, nil
+	}
+	evs, err := s.Ledger.ScheduledEvents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, id := range evs {
+		changed, err := s.applySchedule(ctx, id)
+		if changed {
+			n++
+		}
+		if err != nil && !errors.Is(err, booking.ErrEventNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// applySchedule makes current the phase the event's schedule says at
+// Redis's clock, when a boundary passed: recorded in the ledger (once,
+// whichever gateways race), audited (phase.set by schedule) and
+// published. true when this call recorded a change.
+func (s *Server) applySchedule(ctx context.Context, id string) (bool, error) {
+	st, err := s.Store.ApplySchedule(ctx, id, false)
+	if err != nil || !st.Due {
+		return false, err
+	}
+	var step booking.ScheduleStep
+	res, err := s.Ledger.ApplyPhase(ctx, id, ledger.ScheduleActor,
+		func(ctx context.Context) (booking.PhaseState, booking.PhaseState, bool, error) {
+			var err error
+			step, err = s.Store.ApplySchedule(ctx, id, true)
+			return step.Previous, step.Next, step.Changed, err
+		})
+	if err != nil || res.ID == 0 {
+		return false, err
+	}
+	if s.Operators != nil {
+		rec, err := s.Operators.Record(ctx, operators.Action{Actor: ledger.ScheduleActor, Via: operators.ViaSystem,
+			Role: operators.Operator, Action: operators.ActionPhaseSet, EventID: id,
+			Before: operators.Object(step.Previous),
+			After:  operators.Object(gin.H{"phase": step.Next.Phase, "audience": step.Next.Audience, "change_id": res.ID, "slot": step.Slot})})
+		if err != nil {
+			s.Log.Error("scheduled phase change not audited", zap.String("event_id", id), zap.Int64("change_id", res.ID), zap.Error(err))
+		} else if s.AuditPublisher != nil {
+			if err := s.AuditPublisher.Publish(ctx, rec.ID); err != nil {
+				s.Log.Warn("operator_action left to the sweep", zap.Int64("id", rec.ID), zap.Error(err))
+			}
+		}
+	}
+	if s.Kafka != nil {
+		if err := s.phasePublisher().Publish(ctx, res); err != nil {
+			s.Log.Warn("phase facts left to the sweep", zap.Int64("change_id", res.ID), zap.Error(err))
+		}
+	}
+	s.Log.Info("scheduled phase started", zap.String("event_id", id), zap.String("phase", res.Phase),
+		zap.String("audience", res.Audience), zap.String("previous_phase", res.Previous))
+	return true, nil
+}
