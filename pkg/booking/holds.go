@@ -51,14 +51,14 @@ func (s *Store) PaymentSuccess(ctx context.Context, eventID, userID, paymentID s
 	var res PaymentResult
 	var prices string
 	if errors.Is(err, ErrLatePayment) {
-		r.scan(&res.SeatID, &res.Sequence, &res.At, &res.Duplicate, &res.AmountCents, &prices)
+		r.scan(&res.SeatID, &res.Sequence, &res.At, &res.Duplicate, &res.AmountCents, &prices, &res.Phase)
 		res.SeatIDs, res.SeatPrices = SplitSeats(res.SeatID), splitPrices(prices)
 		return PaymentResult{}, &LatePaymentError{Payment: res}
 	}
 	if err != nil {
 		return PaymentResult{}, fmt.Errorf("payment success: %w", err)
 	}
-	r.scan(&res.Outcome, &res.SeatID, &res.Sequence, &res.At, &res.SoldOutAt, &res.AmountCents, &prices)
+	r.scan(&res.Outcome, &res.SeatID, &res.Sequence, &res.At, &res.SoldOutAt, &res.AmountCents, &prices, &res.Phase)
 	res.SeatIDs, res.SeatPrices = SplitSeats(res.SeatID), splitPrices(prices)
 	return res, nil
 }
@@ -176,6 +176,9 @@ type PaymentResult struct {
 	AmountCents int64
 	SeatPrices  []int64
 	Sequence    int64
+	// Phase is the sale's current phase when PaymentSuccess answered ("" none):
+	// the ledger records the first answer's with the order.
+	Phase string
 	// At is when PaymentSuccess first classified the payment (completed, or
 	// late: refund), or PaymentFailure first recorded its failure, the same
 	// on every repeat; zero for a payment started before the payment

@@ -32,9 +32,10 @@ type wireEvent struct {
 	Reason     string          `json:"reason,omitempty" jsonschema:"minLength=1" jsonschema_description:"See the type."`
 	Amount     int64           `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
 	Currency   string          `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
+	Phase      string          `json:"phase,omitempty" jsonschema:"minLength=1" jsonschema_description:"booking_completed and payment_late: the phase of the concert's sale current when the seats were sold (the ledger's record of the order); absent when the sale had none. Version 3, additive."`
 	Action     string          `json:"action,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: what the operator did, e.g. event.update (docs/operators.md lists them)."`
 	Target     string          `json:"target,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: what the action was done to besides the concert: an order id, an account name."`
-	Via        string          `json:"via,omitempty" jsonschema:"enum=session,enum=token,enum=jwt,enum=cli" jsonschema_description:"operator_action: how the operator was signed in: a browser session, an API token, a bearer JWT (development), or the gateway's operators command."`
+	Via        string          `json:"via,omitempty" jsonschema:"enum=session,enum=token,enum=jwt,enum=cli,enum=system" jsonschema_description:"operator_action: how the operator was signed in: a browser session, an API token, a bearer JWT (development), or the gateway's operators command; system when no operator acted (the payment provider's breaker, a phase schedule)."`
 	Role       string          `json:"role,omitempty" jsonschema:"enum=viewer,enum=operator,enum=admin" jsonschema_description:"operator_action: the operator's role when they acted."`
 	RemoteAddr string          `json:"remote_addr,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: the client address the action came from (TRUSTED_PROXIES decide whether X-Forwarded-For is believed)."`
 	Before     json.RawMessage `json:"before,omitempty" jsonschema_description:"operator_action: the values the action changed, as they were before (an object; absent when there were none, e.g. a creation)."`
@@ -81,6 +82,7 @@ func (e Event) appendEnvelope(buf []byte) (b, at []byte) {
 	o.StrOmitEmpty("reason", e.Reason)
 	o.IntOmitZero("amount", e.Amount)
 	o.StrOmitEmpty("currency", e.Currency)
+	o.StrOmitEmpty("phase", e.Phase)
 	o.StrOmitEmpty("action", e.Action)
 	o.StrOmitEmpty("target", e.Target)
 	o.StrOmitEmpty("via", e.Via)
@@ -122,6 +124,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Reason:     w.Reason,
 		Amount:     w.Amount,
 		Currency:   w.Currency,
+		Phase:      w.Phase,
 		Action:     w.Action,
 		Target:     w.Target,
 		Via:        w.Via,

@@ -209,6 +209,9 @@ type Event struct {
 	// (version 2, when the publisher knows them).
 	Amount   int64
 	Currency string
+	// Phase is the sale's phase current when the seats of a
+	// booking_completed or payment_late were sold (WithPhase); "" none.
+	Phase string
 
 	// The fields of operator_action (OperatorAction): what was done
 	// (Action, "event.update"), to what (Target: an order, an account),

@@ -22,6 +22,13 @@ func (e Event) WithMoney(amount int64, currency string) Event {
 	return e
 }
 
+// WithPhase returns e with the sale's phase its seats were sold in
+// ("" leaves it unset).
+func (e Event) WithPhase(phase string) Event {
+	e.Phase = phase
+	return e
+}
+
 // WithSource returns e published by deployment source (SourceFor).
 func (e Event) WithSource(source string) Event {
 	e.Source = source

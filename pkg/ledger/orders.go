@@ -73,6 +73,8 @@ type Order struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	UpdatedAt    time.Time  `json:"updated_at"`
 	RefundedAt   *time.Time `json:"refunded_at,omitempty"`
+	// Phase is the sale's phase current when it was sold ("" none).
+	Phase string `json:"phase,omitempty"`
 	// CancelledSeatIDs are the seats of the order that were cancelled
 	// (all of them when Status is cancelled), Cancellations what each
 	// cancellation and its refund became (cancel.go), oldest first.
@@ -137,6 +139,9 @@ type Sale struct {
 	// without prices each line gets the amount divided by the seats.
 	SeatIDs    []string
 	SeatPrices []int64
+	// Phase is the sale's phase current when the seats were sold
+	// (booking.PaymentResult.Phase; "" none).
+	Phase string
 }
 
 // seats returns the sale's seats and their prices (nil: not known).
@@ -192,13 +197,13 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	}
 	b := &pgx.Batch{}
 	taken := seatsTakenSQL("$2", "$3", "$11")
-	b.Queue(`INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status, refund_reason)
+	b.Queue(`INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status, refund_reason, phase)
 		SELECT $1, $2, $3, $4, $5, $6, COALESCE(p.amount, 0), COALESCE(p.currency, $9),
 			CASE WHEN $7 = 'completed' AND `+taken+` THEN 'refund_due' ELSE $7 END,
-			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END
+			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END, $12
 		FROM (SELECT 1) one LEFT JOIN payments p ON p.payment_id = $2
 		ON CONFLICT (payment_id) DO NOTHING`,
-		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids)
+		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids, s.Phase)
 	b.Queue(`INSERT INTO order_seats (order_id, position, event_id, seat_id, price_cents, status)
 		SELECT o.order_id, l.n - 1, o.event_id, l.seat, COALESCE(l.price, o.amount / GREATEST(cardinality($2::text[]), 1)), o.status
 		FROM orders o, unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS l(seat, price, n)
@@ -260,7 +265,7 @@ func perSeat(orders []Order) []Order {
 func newOrderID() string { return "ord_" + strings.ToLower(rand.Text()) }
 
 const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
-	refund_reason, created_at, updated_at, refunded_at,
+	refund_reason, created_at, updated_at, refunded_at, phase,
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
 	ARRAY(SELECT os.price_cents FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id AND os.status = 'cancelled' ORDER BY os.position)`
@@ -268,7 +273,7 @@ const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.PaymentID, &o.EventID, &o.UserID, &o.SeatID, &o.Sequence, &o.Amount, &o.Currency,
-		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
+		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.Phase, &o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
 	if err == nil && len(o.SeatIDs) == 0 {
 		o.SeatIDs = booking.SplitSeats(o.SeatID)
 	}

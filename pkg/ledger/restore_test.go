@@ -77,7 +77,7 @@ func (g *rig) buy(user, seat string) (bool, error) {
 		return false, err
 	}
 	_, err = g.led.RecordSale(ctx, ledger.Sale{PaymentID: hold.PaymentID, EventID: g.event, UserID: user,
-		SeatID: res.SeatID, Sequence: res.Sequence})
+		SeatID: res.SeatID, Sequence: res.Sequence, Phase: res.Phase})
 	return err == nil, err
 }
 

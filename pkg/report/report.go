@@ -93,6 +93,20 @@ type Report struct {
 	TimeInQueue         Distribution       `json:"time_in_queue"`
 	TimeToPurchase      Distribution       `json:"time_to_purchase"`
 	AdmissionsPerMinute []Minute           `json:"admissions_per_minute"`
+	// ByPhase is what each phase of the sale sold (the phase current at
+	// each sale, from the ledger's orders; absent without a ledger).
+	ByPhase []PhaseSales `json:"by_phase,omitempty"`
+}
+
+// PhaseSales is what one phase sold in one currency: orders, seats (less
+// those cancelled since) and their revenue in minor units. Phase "" is
+// sales made while the event had no phase.
+type PhaseSales struct {
+	Phase    string `json:"phase"`
+	Currency string `json:"currency"`
+	Orders   int64  `json:"orders"`
+	Seats    int64  `json:"seats"`
+	Revenue  int64  `json:"revenue"`
 }
 
 // Read returns eventID's report (all zero for a sale with no facts).
@@ -181,7 +195,8 @@ func distribution(h map[string]string) Distribution {
 	return Distribution{Count: total, P50MS: pct(0.5), P90MS: pct(0.9), P99MS: pct(0.99)}
 }
 
-// CSV is the report as metric,key,value rows (one header row), sorted.
+// CSV is the report as metric,key,value rows (one header row), sorted;
+// a phase's rows are keyed <currency>:<phase id>.
 func (r Report) CSV() string {
 	var rows []string
 	add := func(metric, key string, v string) { rows = append(rows, metric+","+key+","+v) }
@@ -205,6 +220,16 @@ func (r Report) CSV() string {
 	}
 	for _, m := range r.AdmissionsPerMinute {
 		add("admissions_per_minute", m.Minute.Format(time.RFC3339), strconv.FormatInt(m.Admissions, 10))
+	}
+	for _, p := range r.ByPhase {
+		// the currency (3 letters) first: any phase id after it reads back
+		key := p.Currency + ":" + p.Phase
+		if strings.ContainsAny(key, ",\"") {
+			key = `"` + strings.ReplaceAll(key, `"`, `""`) + `"`
+		}
+		add("phase_orders", key, strconv.FormatInt(p.Orders, 10))
+		add("phase_seats", key, strconv.FormatInt(p.Seats, 10))
+		add("phase_revenue", key, strconv.FormatInt(p.Revenue, 10))
 	}
 	sort.Strings(rows)
 	return "metric,key,value\n" + strings.Join(rows, "\n") + "\n"

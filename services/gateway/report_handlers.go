@@ -19,8 +19,9 @@ func (s *Server) reportRoutes(adm *gin.RouterGroup) {
 }
 
 // eventReport: GET /api/admin/events/{id}/report, the sale's report kept by
-// the report consumer (pkg/report): JSON, or CSV with ?format=csv or
-// Accept: text/csv. 404 event_not_found for an unknown event.
+// the report consumer (pkg/report) and, with a ledger, what each phase of
+// the sale sold: JSON, or CSV with ?format=csv or Accept: text/csv. 404
+// event_not_found for an unknown event.
 func (s *Server) eventReport(c *gin.Context) {
 	id := c.Param("id")
 	ctx := c.Request.Context()
@@ -36,6 +37,18 @@ func (s *Server) eventReport(c *gin.Context) {
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
+	}
+	if s.Ledger != nil {
+		// what each phase sold: the ledger records the phase with each order
+		ps, err := s.Ledger.SalesByPhase(ctx, id)
+		if err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+		r.ByPhase = make([]report.PhaseSales, len(ps))
+		for i, p := range ps {
+			r.ByPhase[i] = report.PhaseSales(p)
+		}
 	}
 	switch f := c.Query("format"); {
 	case f == "csv" || (f == "" && strings.Contains(c.GetHeader("Accept"), "text/csv")):

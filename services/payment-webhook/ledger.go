@@ -24,15 +24,15 @@ type recorder interface {
 // engine's (the seats joined by ','), prices the seats' prices when known:
 // the order gets one line per seat. No-op without a ledger (tests of the
 // Redis path only): a zero order.
-func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, prices []int64, seq int64, refund string) (ledger.Order, error) {
+func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, prices []int64, seq int64, refund, phase string) (ledger.Order, error) {
 	if w.Ledger == nil {
-		return ledger.Order{}, nil
+		return ledger.Order{Phase: phase}, nil
 	}
 	if seatID == "" {
 		seatID = wh.SeatID
 	}
 	return w.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
-		SeatID: seatID, SeatPrices: prices, Sequence: seq, RefundReason: refund})
+		SeatID: seatID, SeatPrices: prices, Sequence: seq, RefundReason: refund, Phase: phase})
 }
 
 // paymentMoney is the amount and currency the ledger recorded for a

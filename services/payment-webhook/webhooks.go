@@ -227,12 +227,13 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		if !res.At.IsZero() {
 			now = res.At // a repeat republishes the same fact
 		}
-		order, err := w.recordSale(ctx, wh, seat, res.SeatPrices, res.Sequence, refund)
+		order, err := w.recordSale(ctx, wh, seat, res.SeatPrices, res.Sequence, refund, res.Phase)
 		if err != nil {
 			bookinghttp.Fail(c, err)
 			return
 		}
-		ev := events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency)
+		ev := events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency).
+			WithPhase(order.Phase)
 		if err := w.Kafka.Publish(ctx, ev); err != nil {
 			bookinghttp.Fail(c, err)
 			return
@@ -256,7 +257,7 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	// written, so the effects are repeated; their ids are the same.
 	// The order goes to the ledger first (idempotent: a duplicate may be
 	// the retry of a call that failed there).
-	order, err := w.recordSale(ctx, wh, res.SeatID, res.SeatPrices, res.Sequence, "")
+	order, err := w.recordSale(ctx, wh, res.SeatID, res.SeatPrices, res.Sequence, "", res.Phase)
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
@@ -265,7 +266,10 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	if !res.At.IsZero() {
 		now = res.At // when it completed: a repeat republishes the same fact
 	}
-	ev := events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency)
+	// the phase the ledger recorded with the order: a repeat after a
+	// phase change republishes the fact as it was
+	ev := events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency).
+		WithPhase(order.Phase)
 	if err := w.Kafka.Publish(ctx, ev); err != nil {
 		bookinghttp.Fail(c, err)
 		return
