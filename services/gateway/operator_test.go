@@ -567,6 +567,9 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 		t.Errorf("%d phase records, want 1", n)
 	}
 	rfc := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
+	call(operator, "PUT", "/api/admin/events/:id/phases", "/api/admin/events/e1/phases", map[string]any{"on_phase_change": "leave",
+		"phases": []map[string]any{{"id": "later", "starts_at": rfc(time.Hour), "ends_at": rfc(2 * time.Hour), "audience": "public"}}}, http.StatusOK)
+	check(operators.ActionPhaseSchedule, "otto", "e1", "", map[string]any{"on_phase_change": "keep"}, map[string]any{"on_phase_change": "leave"})
 	call(operator, "PUT", "/api/admin/events/:id/registration", "/api/admin/events/e1/registration",
 		map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(-time.Second)}, http.StatusOK)
 	check(operators.ActionRegistrationOpen, "otto", "e1", "", nil, map[string]any{"phase": "verified"})

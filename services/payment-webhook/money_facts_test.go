@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
@@ -76,5 +78,34 @@ func TestLastSeatSoldPublishesEventSoldOutOnce(t *testing.T) {
 	done := hs.rec.Topic(events.TopicBookingCompleted)
 	if !got[0].OccurredAt.Equal(done[3].OccurredAt) {
 		t.Errorf("sold out at %v, the last sale at %v", got[0].OccurredAt, done[3].OccurredAt)
+	}
+}
+
+// TestCompletionCarriesItsPhase: booking_completed carries the sale's
+// phase current when the seat was sold, as the ledger recorded it with
+// the order; a repeat after the phase changed republishes the same fact.
+func TestCompletionCarriesItsPhase(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := newLedgerHarness(t)
+	ctx := context.Background()
+	if _, _, err := hs.store.SetPhase(ctx, "e1", booking.PhaseState{Phase: "fanclub", Audience: booking.AudiencePublic}); err != nil {
+		t.Fatal(err)
+	}
+	pid := hs.issued(l, "ann", "A1")
+	if r := hs.signed(payment.PathSuccess, body("ann", "A1", pid, "")); r.code != 200 {
+		t.Fatalf("success: %d %s", r.code, r.raw)
+	}
+	if _, _, err := hs.store.SetPhase(ctx, "e1", booking.PhaseState{Phase: "general", Audience: booking.AudiencePublic}); err != nil {
+		t.Fatal(err)
+	}
+	if r := hs.signed(payment.PathSuccess, body("ann", "A1", pid, "")); r.code != 200 {
+		t.Fatalf("repeat: %d %s", r.code, r.raw)
+	}
+	evs := hs.rec.Topic(events.TopicBookingCompleted)
+	if len(evs) != 2 || evs[0].Phase != "fanclub" || !reflect.DeepEqual(evs[0], evs[1]) {
+		t.Fatalf("facts: %+v", evs)
+	}
+	if o, err := l.OrderByPayment(ctx, pid); err != nil || o.Phase != "fanclub" {
+		t.Fatalf("order: %+v %v", o, err)
 	}
 }

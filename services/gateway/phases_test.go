@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/admission"
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
+)
+
+// testClock is the clock the scripts of a clocked harness read (in a test
+// binary the Store's clock stands in for Redis's TIME: booking.WithClock).
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// clockedLedgerHarness is ledgerHarness whose scripts read clk: a
+// schedule's boundaries pass when the test advances it.
+func clockedLedgerHarness(t *testing.T) (*harness, *ledger.Ledger, *testClock) {
+	hs, l, _ := ledgerHarness(t)
+	clk := &testClock{t: time.Now().Truncate(time.Second)}
+	hs.store = booking.New(hs.srv.Redis.(redis.UniversalClient), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clk.Now))
+	t.Cleanup(hs.store.Close)
+	hs.relay = &syncRelay{ann: admission.New(hs.store, nil, hs.rec, nil)}
+	hs.srv.Store, hs.srv.Relay = hs.store, hs.relay
+	fh := hs.srv.FastHandler()
+	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
+	return hs, l, clk
+}
+
+// contractChecked validates every request and answer of hs against
+// docs/openapi.yaml; bad sends a request that must be refused (its body
+// need not match the contract).
+func contractChecked(t *testing.T, hs *harness) (ct *contracttest.Contract, bad func(method, path, token string, body any, status int, code string)) {
+	ct = contracttest.Load(t)
+	invalid := map[*http.Request]bool{}
+	var mu sync.Mutex
+	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !invalid[r]
+	})
+	return ct, func(method, path, token string, body any, status int, code string) {
+		t.Helper()
+		orig := hs.h
+		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			invalid[r] = true
+			mu.Unlock()
+			orig.ServeHTTP(w, r)
+		})
+		want(t, hs.do(method, path, token, body), status, code)
+		hs.h = orig
+	}
+}
+
+// A fan-club presale (code), a registered-fan phase and the general sale,
+// scheduled back to back through the admin API and applied by the
+// gateway at (the test's) Redis clock: who may join when, the price each
+// phase charges, the phase facts and the report per phase.
+func TestThreePhaseSale(t *testing.T) {
+	t.Parallel()
+	hs, l, clk := clockedLedgerHarness(t)
+	ct, bad := contractChecked(t, hs)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "capacity": 10, "sections": []map[string]any{
+		{"name": "floor", "rows": 1, "seats_per_row": 6, "price_cents": 5000},
+		{"name": "balcony", "rows": 1, "seats_per_row": 6, "price_cents": 3000}}})
+	t0 := clk.Now()
+	at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	schedule := map[string]any{"on_phase_change": "keep", "phases": []map[string]any{
+		{"id": "fanclub", "name": "Fan-club presale", "starts_at": at(0), "ends_at": at(10), "audience": "code",
+			"prices": map[string]any{"floor": 4000}, "order_limit": 2, "admit_per_minute": 600},
+		{"id": "verified", "name": "Verified fans", "starts_at": at(10), "ends_at": at(20), "audience": "registered",
+			"prices": map[string]any{"floor": 4500}},
+		{"id": "general", "name": "General sale", "starts_at": at(20), "ends_at": at(30), "audience": "public"}}}
+	const path = "/api/admin/events/e1/phases"
+	r := hs.do("PUT", path, hs.admin, schedule)
+	if want(t, r, 200, ""); len(r.body["schedule"].(map[string]any)["phases"].([]any)) != 3 {
+		t.Fatalf("saved: %s", r.raw)
+	}
+	// the first phase is current at once
+	if e := hs.do("GET", "/api/events/e1", "", nil); e.str("phase") != "fanclub" || e.str("audience") != "code" {
+		t.Fatalf("the presale: %s", e.raw)
+	}
+	gen := hs.do("POST", "/api/admin/events/e1/codes", hs.admin, map[string]any{"count": 2, "phase": "fanclub"})
+	want(t, gen, 201, "")
+	codes := gen.body["codes"].([]any)
+	// registration for the verified phase, its draw by first come
+	rfc := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
+	const reg = "/api/admin/events/e1/registration"
+	want(t, hs.do("PUT", reg, hs.admin, map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(time.Hour)}), 200, "")
+	for _, u := range []string{"vera", "vince"} {
+		want(t, hs.do("POST", "/api/events/e1/registration", hs.token(u, ""), nil), 201, "")
+	}
+	want(t, hs.do("PUT", reg, hs.admin, map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(-time.Second)}), 200, "")
+	want(t, hs.do("POST", reg+"/draw", hs.admin, map[string]any{"method": "first_come", "count": 1}), 200, "")
+
+	join := func(user string, code any) resp {
+		t.Helper()
+		body := map[string]any{"event_id": "e1"}
+		if code != nil {
+			body["code"] = code
+		}
+		return hs.do("POST", "/api/booking/request", hs.token(user, ""), body)
+	}
+	// buy: the best seat of section for user, paid; the price charged
+	buy := func(user, section string) int64 {
+		t.Helper()
+		tok := hs.token(user, "")
+		want(t, hs.do("POST", "/api/booking/select-best", tok, map[string]any{"event_id": "e1", "count": 1, "section": section}), 200, "")
+		r := hs.do("POST", "/api/booking/payment/initiate", tok, map[string]any{"event_id": "e1"})
+		want(t, r, 200, "")
+		pid := r.str("payment_id")
+		res, err := hs.store.PaymentSuccess(ctx, "e1", user, pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.RecordSale(ctx, ledger.Sale{PaymentID: pid, EventID: "e1", UserID: user, SeatID: res.SeatID,
+			SeatPrices: res.SeatPrices, Sequence: res.Sequence, Phase: res.Phase}); err != nil {
+			t.Fatal(err)
+		}
+		return r.num("amount")
+	}
+
+	// 1. the presale: code holders only, at the presale's floor price
+	want(t, join("walkin", nil), 403, "code_required")
+	want(t, join("vera", nil), 403, "code_required")
+	want(t, join("clubber", codes[0]), 200, "")
+	if p := buy("clubber", "floor"); p != 4000 {
+		t.Fatalf("the presale's floor price: %d", p)
+	}
+
+	// 2. the registered phase: the selected fan only, at its own price
+	clk.Advance(10 * time.Minute)
+	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 1 {
+		t.Fatalf("the verified phase: %d %v", n, err)
+	}
+	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 0 {
+		t.Fatalf("a second tick: %d %v", n, err)
+	}
+	want(t, join("walkin", nil), 403, "not_selected")
+	want(t, join("late", codes[1]), 403, "code_wrong_phase")
+	want(t, join("vince", nil), 403, "not_selected")
+	want(t, join("vera", nil), 200, "")
+	if p := buy("vera", "floor"); p != 4500 {
+		t.Fatalf("the verified phase's floor price: %d", p)
+	}
+
+	// 3. the general sale: everyone, at the event's prices
+	clk.Advance(10 * time.Minute)
+	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 1 {
+		t.Fatalf("the general sale: %d %v", n, err)
+	}
+	want(t, join("walkin", nil), 200, "")
+	if p := buy("walkin", "floor"); p != 5000 {
+		t.Fatalf("the general sale's floor price: %d", p)
+	}
+	want(t, join("vince", nil), 200, "")
+	if p := buy("vince", "balcony"); p != 3000 {
+		t.Fatalf("the general sale's balcony price: %d", p)
+	}
+
+	// 4. after the last phase: closed
+	clk.Advance(10 * time.Minute)
+	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 1 {
+		t.Fatalf("the end: %d %v", n, err)
+	}
+	want(t, join("latecomer", nil), 403, "phase_closed")
+
+	// the facts: each phase started and ended, by the schedule
+	started, ended := hs.rec.Topic(events.TopicPhaseStarted), hs.rec.Topic(events.TopicPhaseEnded)
+	if len(started) != 3 || len(ended) != 3 || started[0].Reason != "audience=code phase=fanclub" ||
+		started[1].Reason != "audience=registered phase=verified" || started[2].Reason != "audience=public phase=general" ||
+		ended[2].Reason != "phase=general" || started[0].UserID != ledger.ScheduleActor {
+		t.Fatalf("facts: started %+v, ended %+v", started, ended)
+	}
+	r = hs.do("GET", path, hs.admin, nil)
+	if want(t, r, 200, ""); len(r.body["changes"].([]any)) != 4 || r.body["schedule"] == nil {
+		t.Fatalf("phases: %s", r.raw)
+	}
+	// the report per phase adds up to what was charged
+	r = hs.do("GET", "/api/admin/events/e1/report", hs.admin, nil)
+	want(t, r, 200, "")
+	got := map[string][3]float64{}
+	for _, p := range r.body["by_phase"].([]any) {
+		m := p.(map[string]any)
+		got[m["phase"].(string)] = [3]float64{m["orders"].(float64), m["seats"].(float64), m["revenue"].(float64)}
+	}
+	if len(got) != 3 || got["fanclub"] != [3]float64{1, 1, 4000} || got["verified"] != [3]float64{1, 1, 4500} ||
+		got["general"] != [3]float64{2, 2, 8000} {
+		t.Fatalf("report by phase: %v (%s)", got, r.raw)
+	}
+
+	// bad schedules: each its own code, nothing changed
+	for code, phases := range map[string][]map[string]any{
+		"phases_overlap": {{"id": "a", "starts_at": at(40), "ends_at": at(50), "audience": "public"},
+			{"id": "b", "starts_at": at(45), "ends_at": at(60), "audience": "public"}},
+		"phases_out_of_order": {{"id": "a", "starts_at": at(50), "ends_at": at(40), "audience": "public"}},
+		"duplicate_phase": {{"id": "a", "starts_at": at(40), "ends_at": at(50), "audience": "public"},
+			{"id": "a", "starts_at": at(50), "ends_at": at(60), "audience": "public"}},
+		"phase_unknown_section": {{"id": "a", "starts_at": at(40), "ends_at": at(50), "audience": "public", "prices": map[string]any{"stalls": 1}}},
+		"invalid_phase":         {{"id": "a", "starts_at": at(40), "ends_at": at(50), "audience": "public", "hold_seconds": 0}},
+	} {
+		bad("PUT", path, hs.admin, map[string]any{"phases": phases}, 400, code)
+	}
+	bad("PUT", path, hs.admin, map[string]any{"on_phase_change": "stay", "phases": []any{}}, 400, "invalid_on_phase_change")
+	bad("PUT", path, hs.admin, map[string]any{"phases": "soon"}, 400, "invalid_body")
+	bad("PUT", path, hs.token("walkin", ""), schedule, 403, "forbidden")
+	want(t, hs.do("PUT", "/api/admin/events/nope/phases", hs.admin, schedule), 404, "event_not_found")
+	if sch, err := l.Schedule(ctx, "e1"); err != nil || len(sch.Phases) != 3 || sch.Phases[2].ID != "general" {
+		t.Fatalf("a refused schedule changed it: %+v %v", sch, err)
+	}
+	ct.Report()
+}
+
+// With on_phase_change leave, the fans waiting when a phase ends are told
+// phase_ended by their position and may join again in the next phase;
+// the fan in the room keeps the hold. With keep (TestThreePhaseSale's)
+// they keep their place.
+func TestPhaseEndedLeavesTheQueue(t *testing.T) {
+	t.Parallel()
+	hs, _, clk := clockedLedgerHarness(t)
+	ct, _ := contractChecked(t, hs)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 1})
+	at := func(m int) string { return clk.Now().Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, map[string]any{"on_phase_change": "leave", "phases": []map[string]any{
+		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public", "hold_seconds": 3600},
+		{"id": "second", "starts_at": at(10), "ends_at": at(20), "audience": "public"}}}), 200, "")
+	join := func(user string) resp {
+		return hs.do("POST", "/api/booking/request", hs.token(user, ""), map[string]any{"event_id": "e1"})
+	}
+	position := func(user string) resp {
+		return hs.do("GET", "/api/booking/position?event_id=e1", hs.token(user, ""), nil)
+	}
+	want(t, join("inroom"), 200, "")
+	want(t, join("waiter"), 200, "")
+	if p := position("waiter"); p.str("status") != "queued" {
+		t.Fatalf("waiter: %s", p.raw)
+	}
+	clk.Advance(10 * time.Minute)
+	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 1 {
+		t.Fatalf("the second phase: %d %v", n, err)
+	}
+	if p := position("waiter"); p.str("status") != "phase_ended" || p.str("state") != "phase_ended" {
+		t.Fatalf("waiter after the phase: %s", p.raw)
+	}
+	if p := position("inroom"); p.str("status") != "active" {
+		t.Fatalf("the room after the phase: %s", p.raw)
+	}
+	if r := join("waiter"); r.code != 200 || r.str("status") != "queued" {
+		t.Fatalf("joining the next phase: %s", r.raw)
+	}
+	ct.Report()
+}
