@@ -28,7 +28,7 @@ func TestConsolePageServed(t *testing.T) {
 			t.Errorf("console.html has %q (matches %s), which the CSP blocks", m, re)
 		}
 	}
-	for _, asset := range []string{"console.js", "console.css", "report.css", "style.css"} {
+	for _, asset := range []string{"console.js", "console_phases.js", "console.css", "report.css", "style.css"} {
 		m := regexp.MustCompile(`"(/static/` + regexp.QuoteMeta(asset) + `\?v=[0-9a-f]+)"`).FindStringSubmatch(body)
 		if m == nil {
 			t.Errorf("console.html does not name a versioned %s", asset)
@@ -39,16 +39,26 @@ func TestConsolePageServed(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`<html lang="en">`, `id="sign-out"`, `id="view-live"`, `id="live-chart"`, `<dialog id="confirm"`,
-		`id="event-form"`, `id="orders-form"`, `id="audit-form"`, `href="/admin/report.html"`, `role="alert"`} {
+		`id="event-form"`, `id="orders-form"`, `id="audit-form"`, `href="/admin/report.html"`, `role="alert"`,
+		`id="phases-editor"`, `<label for="sch-change">`, `id="sch-error" class="error" role="alert" aria-live="assertive"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("console.html lacks %s", want)
 		}
 	}
 	js := get(r, "/static/console.js").Body.String()
+	phases := get(r, "/static/console_phases.js").Body.String()
 	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", ".style.",
-		"Authorization", "sessionStorage", "localStorage", "dev-token"} {
+		"Authorization", "sessionStorage", "localStorage", "dev-token", "new Option"} {
 		if strings.Contains(js, bad) {
 			t.Errorf("console.js uses %s (the session cookie is its only credential)", bad)
+		}
+		if strings.Contains(phases, bad) {
+			t.Errorf("console_phases.js uses %s (the session cookie is its only credential)", bad)
+		}
+	}
+	for _, want := range []string{"/phases", `"PUT"`, "createElement", `"label"`} {
+		if !strings.Contains(phases, want) {
+			t.Errorf("console_phases.js lacks %s", want)
 		}
 	}
 	for _, want := range []string{"EventSource", "/live", "/api/admin/audit", "/api/admin/refunds/", "showModal", "/admin/sign-in.html"} {
