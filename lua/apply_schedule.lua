@@ -1,8 +1,8 @@
 -- apply_schedule: make current the phase the event's schedule says at Redis's time, once per boundary.
--- ARGV: 1 mode ('check': answer only, 'apply': write)
--- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience, due (0|1)}
+-- ARGV: 1 mode ('check': answer only, 'apply': write, 'leave': the next users to leave), 2 users per leave step
+-- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience, due (0|1), leaving (0|1)}
 --   | {'event_not_found'} | {'invalid_argument'}
--- KEYS: config, waiting, state, useq (ops.go)
+-- KEYS: config, waiting, seq, state, useq (ops.go)
 -- The schedule is config 'schedule' (booking.Schedule writes it): one
 -- line per phase, in order, '<id>|<starts_ms>|<ends_ms>|<audience>|
 -- <admit_per_minute>|<hold_ms>|<max_seats>|<early_join_ms>|<prices>'.
@@ -19,13 +19,41 @@
 -- when a phase ends leave the queue: their state becomes 'phase_ended'
 -- (get_position reports it) and they may join again in the next phase,
 -- at its end of the line; users in the room finish within their hold.
--- The leave is one pass over the waiting users.
-local mode = ARGV[1]
-if mode ~= 'check' and mode ~= 'apply' then return {'invalid_argument'} end
-local c = redis.call('HMGET', K_CONFIG, 'total', 'schedule', 'sched_slot', 'phase', 'audience', 'phase_leave')
+-- The change records the last join sequence of the phase that ended
+-- ('leave_below') and takes out the first ARGV[2] waiting users at or
+-- below it; leaving 1 says more are left, which calls in mode 'leave'
+-- take out, ARGV[2] at a time, so no call holds Redis for the whole
+-- queue (users who join the next phase meanwhile rank after them and
+-- stay).
+local mode, step = ARGV[1], tonumber(ARGV[2]) or 0
+if (mode ~= 'check' and mode ~= 'apply' and mode ~= 'leave') or step < 1 then return {'invalid_argument'} end
+local c = redis.call('HMGET', K_CONFIG, 'total', 'schedule', 'sched_slot', 'phase', 'audience', 'phase_leave', 'leave_below')
 if not c[1] then return {'event_not_found'} end
 local was, wasaud = c[4] or '', c[5] or 'public'
-if not c[2] or c[2] == '' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud, 0} end
+
+-- leave_step takes out up to step waiting users who joined at or below
+-- the recorded sequence; 1 while more are left
+local function leave_step()
+  local below = c[7]
+  if not below then return 0 end
+  local w = redis.call('ZRANGEBYSCORE', K_WAITING, '-inf', below, 'WITHSCORES', 'LIMIT', 0, step)
+  for j = 1, #w, 2 do
+    local user, score = w[j], tonumber(w[j + 1])
+    if score >= 1 then redis.call('HSET', K_USEQ, user, w[j + 1]) end
+    redis.call('HSET', K_STATE, user, 'phase_ended')
+    redis.call('ZREM', K_WAITING, user)
+  end
+  if #w < 2 * step then
+    redis.call('HDEL', K_CONFIG, 'leave_below')
+    return 0
+  end
+  return 1
+end
+
+if mode == 'leave' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud, 0, leave_step()} end
+local pending = 0
+if c[7] then pending = 1 end
+if not c[2] or c[2] == '' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud, 0, pending} end
 local now = clock()
 local slot, found = '', nil
 local i = 0
@@ -46,12 +74,12 @@ for line in string.gmatch(c[2], '[^\n]+') do
   end
   slot = 'g' .. int(i + 1)
 end
-if slot == (c[3] or '') or slot == '' then return {'ok', 0, slot, was, wasaud, was, wasaud, 0} end
+if slot == (c[3] or '') or slot == '' then return {'ok', 0, slot, was, wasaud, was, wasaud, 0, pending} end
 local phase, aud = '', 'closed'
 if found then phase, aud = found.id, found.aud end
 local changed = 0
 if phase ~= was or aud ~= wasaud then changed = 1 end
-if mode == 'check' then return {'ok', changed, slot, phase, aud, was, wasaud, 1} end
+if mode == 'check' then return {'ok', changed, slot, phase, aud, was, wasaud, 1, pending} end
 redis.call('HSET', K_CONFIG, 'sched_slot', slot, 'phase', phase, 'audience', aud)
 if found then
   redis.call('HSET', K_CONFIG, 'admit_per_minute', found.admit, 'hold_ms', found.hold,
@@ -59,12 +87,7 @@ if found then
   if found.prices ~= '' then redis.call('HSET', K_CONFIG, 'prices', found.prices) end -- '' for an event made before sections
 end
 if c[6] == '1' and was ~= '' and phase ~= was then
-  local w = redis.call('ZRANGE', K_WAITING, 0, -1, 'WITHSCORES')
-  for j = 1, #w, 2 do
-    local user, score = w[j], tonumber(w[j + 1])
-    if score >= 1 then redis.call('HSET', K_USEQ, user, w[j + 1]) end
-    redis.call('HSET', K_STATE, user, 'phase_ended')
-  end
-  redis.call('DEL', K_WAITING)
+  c[7] = redis.call('GET', K_SEQ) or '0'
+  redis.call('HSET', K_CONFIG, 'leave_below', c[7])
 end
-return {'ok', changed, slot, phase, aud, was, wasaud, 1}
+return {'ok', changed, slot, phase, aud, was, wasaud, 1, leave_step()}

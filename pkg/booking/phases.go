@@ -237,14 +237,22 @@ var scriptApplySchedule = newScript("apply_schedule")
 // ("p<i>" phase i, "g<i>" the gap before it, "" before the first or no
 // schedule), the phase and audience from then on, the ones before, and
 // whether the phase or audience changed; Due: a boundary passed since
-// the slot last applied (false: nothing was or would be written).
+// the slot last applied (false: nothing was or would be written);
+// Leaving: users of a phase that ended (on_phase_change leave) are still
+// waiting, for LeaveQueue.
 type ScheduleStep struct {
 	Slot     string
 	Next     PhaseState
 	Previous PhaseState
 	Changed  bool
 	Due      bool
+	Leaving  bool
 }
+
+// LeaveStep is how many waiting users one call takes out of the queue
+// at a phase's end (on_phase_change leave): a call holds Redis for that
+// many users, not for the whole queue.
+var LeaveStep = 1000
 
 // ApplySchedule makes current the phase the event's schedule says at
 // Redis's time when a boundary passed since the last call (of any
@@ -260,13 +268,29 @@ func (s *Store) ApplySchedule(ctx context.Context, eventID string, apply bool) (
 	if apply {
 		mode = "apply"
 	}
-	r, err := s.run(ctx, scriptApplySchedule, eventID, mode)
+	r, err := s.run(ctx, scriptApplySchedule, eventID, mode, LeaveStep)
 	if err != nil {
 		return ScheduleStep{}, fmt.Errorf("apply schedule: %w", err)
 	}
 	var st ScheduleStep
-	r.scan(&st.Changed, &st.Slot, &st.Next.Phase, &st.Next.Audience, &st.Previous.Phase, &st.Previous.Audience, &st.Due)
+	r.scan(&st.Changed, &st.Slot, &st.Next.Phase, &st.Next.Audience, &st.Previous.Phase, &st.Previous.Audience, &st.Due, &st.Leaving)
 	return st, nil
+}
+
+// LeaveQueue takes the next LeaveStep users waiting since a phase that
+// ended out of the queue (ScheduleStep.Leaving); true while more are
+// left. ErrEventNotFound.
+func (s *Store) LeaveQueue(ctx context.Context, eventID string) (bool, error) {
+	if err := checkIDs(eventID); err != nil {
+		return false, err
+	}
+	r, err := s.run(ctx, scriptApplySchedule, eventID, "leave", LeaveStep)
+	if err != nil {
+		return false, fmt.Errorf("leave queue: %w", err)
+	}
+	var st ScheduleStep
+	r.scan(&st.Changed, &st.Slot, &st.Next.Phase, &st.Next.Audience, &st.Previous.Phase, &st.Previous.Audience, &st.Due, &st.Leaving)
+	return st.Leaving, nil
 }
 
 // IsScheduleError reports a refused schedule and its code.

@@ -15,6 +15,8 @@ func intp(n int) *int { return &n }
 // waiting when a phase ends are told phase_ended and the room keeps its
 // holds.
 func TestApplySchedule(t *testing.T) {
+	defer func(n int) { LeaveStep = n }(LeaveStep)
+	LeaveStep = 2
 	f := newFixture(t)
 	cfg := EventConfig{ID: "sch", Capacity: 1, Sections: []Section{
 		{Name: "floor", Rows: 1, SeatsPerRow: 4, PriceCents: 5000},
@@ -58,6 +60,8 @@ func TestApplySchedule(t *testing.T) {
 	}
 	f.join("sch", "inroom")
 	f.join("sch", "waiter")
+	f.join("sch", "waiter2")
+	f.join("sch", "waiter3")
 	if f.state("sch", "inroom") != StateActive || f.state("sch", "waiter") != StateWaiting {
 		t.Fatal("setup")
 	}
@@ -73,8 +77,19 @@ func TestApplySchedule(t *testing.T) {
 	if err != nil || !st.Changed || st.Slot != "g2" || st.Next != (PhaseState{"", AudienceClosed}) {
 		t.Fatalf("the gap: %+v %v", st, err)
 	}
-	if f.state("sch", "waiter") != StatePhaseEnded || f.state("sch", "inroom") != StatePaymentPending {
-		t.Fatalf("leave: waiter %s, inroom %s", f.state("sch", "waiter"), f.state("sch", "inroom"))
+	// two at a time: the first two left with the change, the third is left
+	if !st.Leaving || f.state("sch", "waiter") != StatePhaseEnded || f.state("sch", "waiter2") != StatePhaseEnded ||
+		f.state("sch", "waiter3") != StateWaiting || f.state("sch", "inroom") != StatePaymentPending {
+		t.Fatalf("leave: %+v, waiter %s, waiter3 %s, inroom %s", st, f.state("sch", "waiter"), f.state("sch", "waiter3"), f.state("sch", "inroom"))
+	}
+	if check, _ := f.s.ApplySchedule(f.ctx, "sch", false); !check.Leaving || check.Due {
+		t.Fatalf("a check while users are left: %+v", check)
+	}
+	if more, err := f.s.LeaveQueue(f.ctx, "sch"); err != nil || more || f.state("sch", "waiter3") != StatePhaseEnded {
+		t.Fatalf("the rest: %v %v %s", more, err, f.state("sch", "waiter3"))
+	}
+	if more, err := f.s.LeaveQueue(f.ctx, "sch"); err != nil || more {
+		t.Fatalf("nothing left: %v %v", more, err)
 	}
 	if f.counts("sch").Waiting != 0 {
 		t.Fatal("the queue kept users of the phase that ended")

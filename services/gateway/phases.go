@@ -80,6 +80,20 @@ func (s *Server) setSchedule(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"event_id": id, "schedule": saved})
 }
 
+// leaveQueue takes the users waiting since a phase that ended out of the
+// queue (on_phase_change leave), booking.LeaveStep per call, while more
+// is true; a gateway that stops halfway leaves the rest to the next
+// tick's (any gateway's) check.
+func (s *Server) leaveQueue(ctx context.Context, id string, more bool) error {
+	for more {
+		var err error
+		if more, err = s.Store.LeaveQueue(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // applySchedules applies every scheduled event's schedule (main runs it
 // each ScheduleInterval); it returns how many phase changes it recorded.
 func (s *Server) applySchedules(ctx context.Context) (int, error) {
@@ -110,8 +124,11 @@ func (s *Server) applySchedules(ctx context.Context) (int, error) {
 // published. true when this call recorded a change.
 func (s *Server) applySchedule(ctx context.Context, id string) (bool, error) {
 	st, err := s.Store.ApplySchedule(ctx, id, false)
-	if err != nil || !st.Due {
+	if err != nil {
 		return false, err
+	}
+	if !st.Due {
+		return false, s.leaveQueue(ctx, id, st.Leaving)
 	}
 	var step booking.ScheduleStep
 	res, err := s.Ledger.ApplyPhase(ctx, id, ledger.ScheduleActor,
@@ -120,6 +137,9 @@ func (s *Server) applySchedule(ctx context.Context, id string) (bool, error) {
 			step, err = s.Store.ApplySchedule(ctx, id, true)
 			return step.Previous, step.Next, step.Changed, err
 		})
+	if err == nil {
+		err = s.leaveQueue(ctx, id, step.Leaving)
+	}
 	if err != nil || res.ID == 0 {
 		return false, err
 	}
