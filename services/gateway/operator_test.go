@@ -568,8 +568,13 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	}
 	rfc := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
 	call(operator, "PUT", "/api/admin/events/:id/phases", "/api/admin/events/e1/phases", map[string]any{"on_phase_change": "leave",
-		"phases": []map[string]any{{"id": "later", "starts_at": rfc(time.Hour), "ends_at": rfc(2 * time.Hour), "audience": "public"}}}, http.StatusOK)
+		"phases": []map[string]any{{"id": "now", "starts_at": rfc(-time.Hour), "ends_at": rfc(time.Hour), "audience": "public"}}}, http.StatusOK)
 	check(operators.ActionPhaseSchedule, "otto", "e1", "", map[string]any{"on_phase_change": "keep"}, map[string]any{"on_phase_change": "leave"})
+	// the phase it made current: phase.set by the schedule, not by otto
+	if a := h.auditOf(operators.ActionPhaseSet); len(a) != 2 || a[0].Actor != "schedule" || a[0].Via != operators.ViaSystem ||
+		obj(t, a[0].After)["phase"] != "now" || obj(t, a[0].Before)["phase"] != "fanclub" {
+		t.Errorf("the schedule's phase change: %+v", a)
+	}
 	call(operator, "PUT", "/api/admin/events/:id/registration", "/api/admin/events/e1/registration",
 		map[string]any{"phase": "verified", "opens_at": rfc(-time.Hour), "closes_at": rfc(-time.Second)}, http.StatusOK)
 	check(operators.ActionRegistrationOpen, "otto", "e1", "", nil, map[string]any{"phase": "verified"})
