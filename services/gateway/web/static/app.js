@@ -141,6 +141,7 @@
     event_not_found: "This event does not exist (any more).",
     sales_not_started: "Sales for this event have not started yet. Come back when they open.",
     sales_ended: "Sales for this event have ended.",
+    phase_closed: "No part of this sale is open right now. Come back when the next one starts.",
     sold_out: "Every seat of this event is sold. Sorry!",
     booking_not_found: "You are not in the queue for this event.",
     invalid_state: "That is not possible at this step any more; the page has been brought up to date.",
@@ -755,7 +756,7 @@
       case "completed": return { type: "booking_completed", seat_id: p.seat_id, seat_ids: p.seat_ids, payment_id: p.payment_id };
       case "failed": return { type: "payment_failed", seat_id: p.seat_id };
       case "expired": return { type: "expired" };
-      case "cancelled": case "abandoned": return { type: "state", state: p.status };
+      case "cancelled": case "abandoned": case "phase_ended": return { type: "state", state: p.status };
       default:
         if (p.sales_ended) return { type: "sales_ended" };
         return p.sold_out ? { type: "sold_out" } : { type: "state", state: "none" };
@@ -861,7 +862,8 @@
         if (S.state === m.state && !$("#panel-join").hidden) break;
         S.state = m.state;
         $("#join-note").textContent = { none: "You are not in the queue for this event.", cancelled: "You left the queue.",
-          abandoned: "You were away too long and lost your place." }[m.state] || "";
+          abandoned: "You were away too long and lost your place.",
+          phase_ended: "The part of the sale you were waiting in has ended. Join again if the next part is open to you." }[m.state] || "";
         show("#panel-join");
         restoreTitle();
         break;

@@ -57,5 +57,9 @@ setImmediate(async () => {
   expect("payment failed", "#panel-done");
   send({ type: "your_turn", event_id: "e1", user_id: "web-test", sequence: 5, expire_at_ms: Date.now() + 60000 });
   expect("a new join's turn", "#panel-turn");
+  // waiting when the phase ended (on_phase_change leave): told, and Join again
+  send({ type: "state", state: "phase_ended" });
+  expect("the phase ended", "#panel-join");
+  if (!el("#join-note").textContent.includes("has ended")) { console.error("phase_ended note: " + el("#join-note").textContent); process.exit(1); }
   console.log("ok");
 });
