@@ -161,6 +161,11 @@ func CheckSchedule(c EventConfig, s *Schedule) error {
 		if err := u.Validate(); err != nil {
 			return schedErr(SchedInvalid, "%s: %s", name, strings.TrimPrefix(err.Error(), ErrInvalidArgument.Error()+": "))
 		}
+		if i == 0 && p.EarlyJoinSeconds != nil && *p.EarlyJoinSeconds > 0 && !c.SalesStart.Equal(p.StartsAt) {
+			// the pre-queue opens before the sales start: before the first
+			// phase's start only when the sale starts with it
+			return schedErr(SchedInvalid, "%s.early_join_seconds needs the event's sales_start at the phase's starts_at", name)
+		}
 	}
 	return nil
 }

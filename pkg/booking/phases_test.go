@@ -143,6 +143,16 @@ func TestCheckScheduleRefusals(t *testing.T) {
 			t.Errorf("%s: %v", code, err)
 		}
 	}
+	early := p("a", 1, 2)
+	early.EarlyJoinSeconds = intp(600)
+	if se, ok := IsScheduleError(CheckSchedule(cfg, &Schedule{Phases: []Phase{early}})); !ok || se.Code != SchedInvalid {
+		t.Errorf("a pre-queue before a phase the sale does not start with: %v", se)
+	}
+	early = p("a", 0, 1)
+	early.EarlyJoinSeconds = intp(600)
+	if err := CheckSchedule(cfg, &Schedule{Phases: []Phase{early}}); err != nil {
+		t.Errorf("a pre-queue before the sale's first phase: %v", err)
+	}
 	s := Schedule{Phases: []Phase{badLimit}}
 	if se, ok := IsScheduleError(CheckSchedule(cfg, &s)); !ok || se.Code != SchedInvalid {
 		t.Errorf("order_limit 0: %v", se)
