@@ -28,8 +28,9 @@ func (s *Store) InitiatePayment(ctx context.Context, eventID, userID, paymentID 
 		return PaymentHold{}, fmt.Errorf("initiate payment: %w", err)
 	}
 	var h PaymentHold
-	r.scan(&h.PaymentID, &h.SeatID, &h.ExpireAt, &h.Created, &h.Sequence, &h.At, &h.AmountCents, &h.Currency)
-	h.SeatIDs = SplitSeats(h.SeatID)
+	var prices string
+	r.scan(&h.PaymentID, &h.SeatID, &h.ExpireAt, &h.Created, &h.Sequence, &h.At, &h.AmountCents, &h.Currency, &prices)
+	h.SeatIDs, h.SeatPrices = SplitSeats(h.SeatID), splitPrices(prices)
 	return h, nil
 }
 
@@ -141,8 +142,11 @@ type PaymentHold struct {
 	// for an event created before sections (the caller prices it).
 	AmountCents int64
 	Currency    string
-	Sequence    int64
-	ExpireAt    time.Time
+	// SeatPrices are the seats' prices now, in SeatIDs order: what a new
+	// payment charges each (the ledger keeps them with it).
+	SeatPrices []int64
+	Sequence   int64
+	ExpireAt   time.Time
 	// Created is false when the payment had already been initiated and the
 	// existing id is returned.
 	Created bool

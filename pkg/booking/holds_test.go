@@ -82,7 +82,7 @@ func TestInitiatePayment(t *testing.T) {
 	f.s.LockSeat(f.ctx, "evt", "a", "A1")
 	ph, err := f.s.InitiatePayment(f.ctx, "evt", "a", "p1")
 	want := PaymentHold{PaymentID: "p1", SeatID: "A1", SeatIDs: []string{"A1"}, Sequence: 1, ExpireAt: f.clock.Now().Add(time.Minute),
-		Created: true, At: f.clock.Now(), Currency: DefaultCurrency}
+		Created: true, At: f.clock.Now(), Currency: DefaultCurrency, SeatPrices: []int64{0}}
 	if err != nil || !cmp.Equal(ph, want) {
 		t.Fatalf("initiate: %+v %v", ph, err)
 	}

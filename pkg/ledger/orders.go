@@ -42,17 +42,21 @@ const (
 
 // Payment is a payment id the gateway issued and what became of it.
 type Payment struct {
-	PaymentID string    `json:"payment_id"`
-	EventID   string    `json:"event_id"`
-	UserID    string    `json:"user_id"`
-	SeatID    string    `json:"seat_id"`
-	Sequence  int64     `json:"sequence"`
-	Amount    int64     `json:"amount"`
-	Currency  string    `json:"currency"`
-	Outcome   string    `json:"outcome"`
-	Reason    string    `json:"reason,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	PaymentID string `json:"payment_id"`
+	EventID   string `json:"event_id"`
+	UserID    string `json:"user_id"`
+	SeatID    string `json:"seat_id"`
+	Sequence  int64  `json:"sequence"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+	// SeatPrices are what Amount charges each seat, in the order of the
+	// seats, when they add up to it (nil otherwise): the order's lines
+	// keep them, whatever the prices when the payment completes.
+	SeatPrices []int64   `json:"-"`
+	Outcome    string    `json:"outcome"`
+	Reason     string    `json:"reason,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Order is one successful payment: a ticket, or a refund due.
@@ -92,9 +96,16 @@ func (l *Ledger) RecordPayment(ctx context.Context, p Payment) error {
 	if p.Currency == "" {
 		p.Currency = DefaultCurrency
 	}
-	_, err := l.pool.Exec(ctx, `INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, amount, currency)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (payment_id) DO NOTHING`,
-		p.PaymentID, p.EventID, p.UserID, p.SeatID, p.Sequence, p.Amount, p.Currency)
+	var sum int64
+	for _, c := range p.SeatPrices {
+		sum += c
+	}
+	if sum != p.Amount || len(p.SeatPrices) != len(booking.SplitSeats(p.SeatID)) {
+		p.SeatPrices = nil // not what the amount charges each seat
+	}
+	_, err := l.pool.Exec(ctx, `INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, amount, currency, seat_prices)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (payment_id) DO NOTHING`,
+		p.PaymentID, p.EventID, p.UserID, p.SeatID, p.Sequence, p.Amount, p.Currency, p.SeatPrices)
 	return wrap("record payment", err)
 }
 
@@ -204,9 +215,15 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 		FROM (SELECT 1) one LEFT JOIN payments p ON p.payment_id = $2
 		ON CONFLICT (payment_id) DO NOTHING`,
 		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids, s.Phase)
+	// each line's price: what the payment charged it when the ledger
+	// knows (the prices may have changed since, with a phase), else the
+	// price the sale reports, else an even share of the amount
 	b.Queue(`INSERT INTO order_seats (order_id, position, event_id, seat_id, price_cents, status)
-		SELECT o.order_id, l.n - 1, o.event_id, l.seat, COALESCE(l.price, o.amount / GREATEST(cardinality($2::text[]), 1)), o.status
-		FROM orders o, unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS l(seat, price, n)
+		SELECT o.order_id, l.n - 1, o.event_id, l.seat,
+			COALESCE(CASE WHEN cardinality(p.seat_prices) = cardinality($2::text[]) THEN p.seat_prices[l.n] END,
+				l.price, o.amount / GREATEST(cardinality($2::text[]), 1)), o.status
+		FROM orders o LEFT JOIN payments p ON p.payment_id = o.payment_id
+			CROSS JOIN LATERAL unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS l(seat, price, n)
 		WHERE o.payment_id = $1
 		ON CONFLICT (order_id, position) DO NOTHING`, s.PaymentID, ids, prices)
 	b.Queue(`INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, outcome)

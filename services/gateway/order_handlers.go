@@ -85,7 +85,7 @@ func (s *Server) ledgerRecordPayment(c *gin.Context, eventID, userID string, hol
 	}
 	amount, cur := s.orderPrice(hold.AmountCents, hold.Currency, len(hold.SeatIDs))
 	err := s.Ledger.RecordPayment(c.Request.Context(), ledger.Payment{PaymentID: hold.PaymentID, EventID: eventID,
-		UserID: userID, SeatID: hold.SeatID, Sequence: hold.Sequence, Amount: amount, Currency: cur})
+		UserID: userID, SeatID: hold.SeatID, Sequence: hold.Sequence, Amount: amount, Currency: cur, SeatPrices: hold.SeatPrices})
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return false

@@ -101,7 +101,7 @@ func TestThreePhaseSale(t *testing.T) {
 	if e := hs.do("GET", "/api/events/e1", "", nil); e.str("phase") != "fanclub" || e.str("audience") != "code" {
 		t.Fatalf("the presale: %s", e.raw)
 	}
-	gen := hs.do("POST", "/api/admin/events/e1/codes", hs.admin, map[string]any{"count": 2, "phase": "fanclub"})
+	gen := hs.do("POST", "/api/admin/events/e1/codes", hs.admin, map[string]any{"count": 3, "phase": "fanclub"})
 	want(t, gen, 201, "")
 	codes := gen.body["codes"].([]any)
 	// registration for the verified phase, its draw by first come
@@ -122,14 +122,19 @@ func TestThreePhaseSale(t *testing.T) {
 		}
 		return hs.do("POST", "/api/booking/request", hs.token(user, ""), body)
 	}
-	// buy: the best seat of section for user, paid; the price charged
-	buy := func(user, section string) int64 {
+	// start: the best seat of section for user, payment started; its id
+	// and the price charged
+	start := func(user, section string) (string, int64) {
 		t.Helper()
 		tok := hs.token(user, "")
 		want(t, hs.do("POST", "/api/booking/select-best", tok, map[string]any{"event_id": "e1", "count": 1, "section": section}), 200, "")
 		r := hs.do("POST", "/api/booking/payment/initiate", tok, map[string]any{"event_id": "e1"})
 		want(t, r, 200, "")
-		pid := r.str("payment_id")
+		return r.str("payment_id"), r.num("amount")
+	}
+	// complete: the payment confirmed, as the payment webhook records it
+	complete := func(user, pid string) {
+		t.Helper()
 		res, err := hs.store.PaymentSuccess(ctx, "e1", user, pid)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +143,12 @@ func TestThreePhaseSale(t *testing.T) {
 			SeatPrices: res.SeatPrices, Sequence: res.Sequence, Phase: res.Phase}); err != nil {
 			t.Fatal(err)
 		}
-		return r.num("amount")
+	}
+	buy := func(user, section string) int64 {
+		t.Helper()
+		pid, amount := start(user, section)
+		complete(user, pid)
+		return amount
 	}
 
 	// 1. the presale: code holders only, at the presale's floor price
@@ -148,6 +158,9 @@ func TestThreePhaseSale(t *testing.T) {
 	if p := buy("clubber", "floor"); p != 4000 {
 		t.Fatalf("the presale's floor price: %d", p)
 	}
+	// a fan in the room at the phase's end finishes at the price charged
+	want(t, join("paying", codes[2]), 200, "")
+	pid, price := start("paying", "floor")
 
 	// 2. the registered phase: the selected fan only, at its own price
 	clk.Advance(10 * time.Minute)
@@ -156,6 +169,10 @@ func TestThreePhaseSale(t *testing.T) {
 	}
 	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 0 {
 		t.Fatalf("a second tick: %d %v", n, err)
+	}
+	complete("paying", pid)
+	if o, err := l.OrderByPayment(ctx, pid); err != nil || price != 4000 || o.Amount != 4000 || o.SeatPrices[0] != 4000 || o.Phase != "verified" {
+		t.Fatalf("paid across the boundary: %d, %+v %v", price, o, err)
 	}
 	want(t, join("walkin", nil), 403, "not_selected")
 	want(t, join("late", codes[1]), 403, "code_wrong_phase")
@@ -205,7 +222,7 @@ func TestThreePhaseSale(t *testing.T) {
 		m := p.(map[string]any)
 		got[m["phase"].(string)] = [3]float64{m["orders"].(float64), m["seats"].(float64), m["revenue"].(float64)}
 	}
-	if len(got) != 3 || got["fanclub"] != [3]float64{1, 1, 4000} || got["verified"] != [3]float64{1, 1, 4500} ||
+	if len(got) != 3 || got["fanclub"] != [3]float64{1, 1, 4000} || got["verified"] != [3]float64{2, 2, 8500} ||
 		got["general"] != [3]float64{2, 2, 8000} {
 		t.Fatalf("report by phase: %v (%s)", got, r.raw)
 	}
