@@ -256,8 +256,9 @@ type ScheduleStep struct {
 
 // LeaveStep is how many waiting users one call takes out of the queue
 // at a phase's end (on_phase_change leave): a call holds Redis for that
-// many users, not for the whole queue.
-var LeaveStep = 1000
+// many users, not for the whole queue (a promotion's batch; docs/benchmarks.md
+// "phase end, leave").
+var LeaveStep = 500
 
 // ApplySchedule makes current the phase the event's schedule says at
 // Redis's time when a boundary passed since the last call (of any
