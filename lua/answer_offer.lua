@@ -6,7 +6,7 @@
 --   | {'offer_not_found'} | {'not_your_offer'} | {'offer_expired'}
 --   | {'offer_closed', outcome} (answered otherwise, or ended)
 --   | {'invalid_argument'} | {'event_not_found'}
--- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 -- Nothing changes on an error. An offer whose deadline passed is expired
 -- even before its timeout ended the hold. A repeat of the same answer is
 -- 'ok' with duplicate 1.

@@ -5,7 +5,7 @@
 --   (a repeat whose entry was announced: from and outbox_value '')
 --   | {'cannot_cancel'} (payment pending) | {'not_found'} | {'invalid_state', state}
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local _, now = clock()

@@ -7,7 +7,7 @@
 --   time at least a minute on to look again) | 'no_hold' (already_expired 1
 --   and the entry while unannounced when a promotion expired it)
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 local user = ARGV[1]
 local now, now_s = clock()
 local hnow, held = event_hold_clock(now)

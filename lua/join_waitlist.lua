@@ -6,12 +6,12 @@
 --   | {'already_completed'} | {'invalid_state', state} (in the queue or the room)
 --   | {'invalid_argument'} | {'event_not_found'}
 -- KEYS: config, waiting, seq, outbox, state, waitlist, offers (ops.go)
--- Sold out: no seat is available (every seat sold, held, or kept off sale
--- by the operators). A repeat answers the same sequence and the current
+-- Sold out: no seat is available (every seat sold, held, kept off sale
+-- by the operators or allocated to a channel). A repeat answers the same sequence and the current
 -- position; the 'w:' outbox entry (waitlist_joined) is written once.
 local user, want = ARGV[1], tonumber(ARGV[2])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'held', 'reserved', 'killed',
-  'offer_ms', 'waitlist_early', 'sales_end_ms', 'max_seats')
+  'offer_ms', 'waitlist_early', 'sales_end_ms', 'max_seats', 'allocated')
 if not c[1] then return {'event_not_found'} end
 local now, now_s = clock()
 local offer = redis.call('HGET', K_OFFERS, 'o:' .. user)
@@ -35,7 +35,7 @@ if state == 'completed' then return {'already_completed'} end
 if state == 'waiting' or state == 'active' or state == 'seat_selected' or state == 'payment_pending' then
   return {'invalid_state', state}
 end
-local available = num(c[1]) - num(c[2]) - num(c[3]) - num(c[4]) - num(c[5])
+local available = num(c[1]) - num(c[2]) - num(c[3]) - num(c[4]) - num(c[5]) - num(c[10])
 if available > 0 and c[7] ~= '1' then return {'not_sold_out'} end
 local seq = redis.call('INCR', K_SEQ)
 local s = int(seq)

@@ -1,13 +1,13 @@
 -- lock_seat: hold seats for an admitted user, all or none; selecting again replaces the selection.
--- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats)
+-- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 channel (the token's claim; '' none)
 -- Replies: {'ok', seat_ids, deadline_ms} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
---   | {'seat_not_for_sale', {seat ids operators hold or killed (mark_seats.lua)}}
+--   | {'seat_not_for_sale', {seat ids operators hold or killed, or allocated to a channel not the request's (mark_seats.lua)}}
 --   | {'orphan_seat', {seats it would leave single}, {suggested seat ids}} (the no-orphan rule, lib/select.lua)
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
 --   | {'sales_ended'} (the sale ended and the event's holds end with it)
--- KEYS: config, seats, seatmap, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, codes, runs, waitlist, offers (ops.go)
-local user, csv = ARGV[1], ARGV[2]
+-- KEYS: config, seats, seatmap, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, codes, runs, waitlist, offers, alloc (ops.go)
+local user, csv, claim = ARGV[1], ARGV[2], ARGV[3] or ''
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply
 if not hold_open_after_end(now) then return {'sales_ended'} end
@@ -16,6 +16,6 @@ if #want == 0 then return {'invalid_argument'} end
 -- a redeemed access code may allow fewer than max_seats (lib/codes.lua)
 local cmax = code_seats(user)
 if cmax and #want > cmax then return {'too_many_seats', cmax} end
-local reply, freed = hold_seats(user, want, csv, deadline, now, hnow, true)
+local reply, freed = hold_seats(user, want, csv, deadline, now, hnow, true, request_channels(claim))
 if reply[1] == 'ok' then offer_after_selection(user, freed, now) end
 return reply

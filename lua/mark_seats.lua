@@ -1,20 +1,29 @@
--- mark_seats: operators hold seats for a purpose, kill them (never for sale) or release them to sale, all or none.
--- ARGV: 1 action ('hold' | 'kill' | 'release'), 2 purpose (hold; '' otherwise), 3.. seat ids
+-- mark_seats: operators hold seats for a purpose, kill them (never for sale), allocate them to a channel or release them to sale, all or none.
+-- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release'), 2 purpose (hold) or channel (allocate), '' otherwise,
+--   3 release time of the channel's allocation in ms (allocate; '' none, '0' none any more), 4.. seat ids
 -- Replies: {'ok', changed, {changed seat ids}} | {'seat_unknown', {seat ids}}
 --   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
--- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
--- A seat's value in seats is 'r:<purpose>' while held for a purpose and
--- 'k:' while killed; its status byte 'r' or 'k'. A hold or kill takes a
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
+-- A seat's value in seats is 'r:<purpose>' while held for a purpose,
+-- 'k:' while killed and 'c:<channel>' while allocated to a channel; its
+-- status byte 'r', 'k' or 'c'. An allocated seat is also in alloc
+-- (seat -> channel) while a fan of the channel holds or bought it, so it
+-- goes back to the channel when the fan gives it back (free_seat), and
+-- the rows of a channel's seats are in alloc ' r:<channel>' (the rows
+-- best available reads, lib/select.lua best_in_channels); the release
+-- time in config 'ra:<channel>' (release_allocation.lua). A hold or kill takes a
 -- free seat or one operators hold or killed already (its purpose or kind
 -- changes); a release takes seats operators hold or killed. A seat a fan
 -- holds or bought is refused with its status and nothing changes. A seat
 -- already as asked (for a release: on sale) is left as it is, so a
 -- repeat changes nothing (changed 0).
-local action, purpose = ARGV[1], ARGV[2]
+local action, purpose, release_at = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local target, code
 if action == 'hold' and purpose ~= '' then
   target, code = 'r:' .. purpose, 'r'
+elseif action == 'allocate' and purpose ~= '' then
+  target, code = 'c:' .. purpose, 'c'
 elseif action == 'kill' then
   target, code = 'k:', 'k'
 elseif action == 'release' then
@@ -23,7 +32,7 @@ else
   return {'invalid_argument'}
 end
 local seen, unknown, refused, todo = {}, {}, {}, {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local seat = ARGV[i]
   if not seen[seat] then
     seen[seat] = true
@@ -41,16 +50,42 @@ for i = 3, #ARGV do
 end
 if #unknown > 0 then return {'seat_unknown', unknown} end
 if #refused > 0 then return {'seat_refused', refused} end
-local changed, reserved, killed = {}, 0, 0
+local changed, reserved, killed, allocated, rows = {}, 0, 0, 0, {}
 for _, t in ipairs(todo) do
   local seat, p = t[1], t[2]
-  if p == 'r:' then reserved = reserved - 1 elseif p == 'k:' then killed = killed - 1 end
-  if code == 'r' then reserved = reserved + 1 elseif code == 'k' then killed = killed + 1 end
+  if p == 'r:' then reserved = reserved - 1 elseif p == 'k:' then killed = killed - 1
+  elseif p == 'c:' then allocated = allocated - 1 end
+  if code == 'r' then reserved = reserved + 1 elseif code == 'k' then killed = killed + 1
+  elseif code == 'c' then allocated = allocated + 1 end
   redis.call('HSET', K_SEATS, seat, target)
   set_seat_status(seat, code)
+  if code == 'c' then
+    redis.call('HSET', K_ALLOC, seat, purpose)
+    local i = seat_index(seat)
+    local row = i and row_of(i)
+    if row then rows[row] = true end
+  elseif p == 'c:' then
+    redis.call('HDEL', K_ALLOC, seat)
+  end
   changed[#changed + 1] = seat
 end
 if reserved ~= 0 then redis.call('HINCRBY', K_CONFIG, 'reserved', reserved) end
 if killed ~= 0 then redis.call('HINCRBY', K_CONFIG, 'killed', killed) end
+if allocated ~= 0 then redis.call('HINCRBY', K_CONFIG, 'allocated', allocated) end
+if code == 'c' then
+  local known = redis.call('HGET', K_ALLOC, ' r:' .. purpose) or ''
+  for r in string.gmatch(known, '%d+') do rows[tonumber(r)] = true end
+  local list = {}
+  for r in pairs(rows) do list[#list + 1] = r end
+  table.sort(list)
+  for k, r in ipairs(list) do list[k] = int(r) end
+  redis.call('HSET', K_ALLOC, ' r:' .. purpose, table.concat(list, ','))
+  local at = tonumber(release_at)
+  if at and at > 0 then
+    redis.call('HSET', K_CONFIG, 'ra:' .. purpose, int(at))
+  elseif release_at == '0' then
+    redis.call('HDEL', K_CONFIG, 'ra:' .. purpose)
+  end
+end
 if code == 'a' then waitlist_offer(table.concat(changed, ','), clock()) end
 return {'ok', #changed, changed}

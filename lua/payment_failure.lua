@@ -3,7 +3,7 @@
 -- ARGV: 1 user_id, 2 payment_id
 -- Replies: {'ok', 'failed' | 'duplicate' | 'no_hold', seat_ids, sequence, at_ms}
 --   | {'not_found'} | {'payment_mismatch'} | {'already_completed'} | {'event_not_found'}
--- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, pays, status, seatidx, alog, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, pays, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 local user, pid = ARGV[1], ARGV[2]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local _, now = clock()

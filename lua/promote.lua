@@ -8,7 +8,7 @@
 --     then ends with paused_since_ms, when they stopped)
 --   promoted {user, sequence, deadline_ms, ...}; expired {user, sequence,
 --   seat_ids, payment_id, deadline_ms, ...}; abandoned {user, sequence, ...}
--- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, waiting, active, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 local max = tonumber(ARGV[1])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',

@@ -1,7 +1,7 @@
 -- release_sold: the cancelled seats of a sold order go back on sale, each seat sold to the order's buyer becoming available.
 -- ARGV: 1 user_id, 2 payment_id, then the seat ids
 -- Replies: {'ok', released, {seat ids left as they were}} | {'event_not_found'}
--- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers (ops.go)
+-- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 -- A seat is released only while it is sold to user and user's payment is
 -- payment_id (the order's), so a repeat, or a seat sold again since,
 -- changes nothing: the seat is listed as left. The buyer stays completed,
@@ -13,8 +13,7 @@ local released, left, gone = 0, {}, {}
 for i = 3, #ARGV do
   local seat = ARGV[i]
   if mine and redis.call('HGET', K_SEATS, seat) == 's:' .. user then
-    redis.call('HSET', K_SEATS, seat, '')
-    set_seat_status(seat, 'a')
+    free_seat(seat) -- (an allocated seat goes back to its channel)
     released = released + 1
     gone[seat] = true
   else

@@ -2,7 +2,7 @@
 -- ARGV: 4 per seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', repaired, already, {conflicting seat ids}, {unknown seat ids}}
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, status, seatidx, runs (ops.go)
+-- KEYS: config, seats, waiting, active, state, useq, useat, upay, ugrace, status, seatidx, runs, alloc (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local repaired, already, conflicts, unknown = 0, 0, {}, {}
 for i = 1, #ARGV - 3, 4 do
@@ -26,6 +26,8 @@ for i = 1, #ARGV - 3, 4 do
     elseif string.sub(v, 1, 2) == 'r:' or string.sub(v, 1, 2) == 'k:' then
       -- the ledger's sale wins over an operator's hold or kill (mark_seats)
       redis.call('HINCRBY', K_CONFIG, string.sub(v, 1, 1) == 'r' and 'reserved' or 'killed', -1)
+    elseif string.sub(v, 1, 2) == 'c:' then
+      redis.call('HINCRBY', K_CONFIG, 'allocated', -1)
     end
     redis.call('HSET', K_SEATS, seat, 's:' .. user)
     set_seat_status(seat, 's')

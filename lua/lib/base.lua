@@ -17,6 +17,7 @@ local K_ALOG
 local K_CODES
 local K_RUNS
 local K_WAITLIST, K_OFFERS
+local K_ALLOC
 
 local function num(v)
   return tonumber(v) or 0

@@ -38,8 +38,7 @@ local function release_hold(user, final_state)
     local mine, freed = 'h:' .. user, 0
     for _, id in ipairs(split_seats(seat)) do
       if redis.call('HGET', K_SEATS, id) == mine then
-        redis.call('HSET', K_SEATS, id, '')
-        set_seat_status(id, 'a')
+        free_seat(id)
         freed = freed + 1
       end
     end

@@ -168,7 +168,8 @@ local function status_whole()
       local p = string.sub(got[j - i + 1] or '', 1, 2)
       local code = 'a'
       if p == 'h:' then code = 'h' elseif p == 's:' then code = 's'
-      elseif p == 'r:' then code = 'r' elseif p == 'k:' then code = 'k' end
+      elseif p == 'r:' then code = 'r' elseif p == 'k:' then code = 'k'
+      elseif p == 'c:' then code = 'c' end
       parts[#parts + 1] = code
       idx[#idx + 1] = ids[j]
       idx[#idx + 1] = j - 1

@@ -44,8 +44,8 @@ local function seat_index(seat)
 end
 
 -- Every change of a seat's value in K_SEATS calls this with the new status
--- ('a', 'h' or 's'; 'r' or 'k' for a seat operators hold or killed,
--- mark_seats.lua) so the status string stays the seats hash's mirror.
+-- ('a', 'h' or 's'; 'r' or 'k' for a seat operators hold or killed, 'c'
+-- for one allocated to a channel, mark_seats.lua) so the status string stays the seats hash's mirror.
 -- On an event created before the string existed the write may leave a
 -- string with holes ('\0'); its next read rebuilds it whole from the
 -- seats hash (seat_status.lua).
@@ -54,6 +54,23 @@ end
 local function set_seat_status(seat, code)
   local i = seat_index(seat)
   if i then status_write(i, code) end
+end
+
+-- A seat a fan gives back (a hold that ends, a selection replaced, a sale
+-- cancelled) returns where it came from: to the channel it is allocated
+-- to (alloc, mark_seats.lua), else on sale. Returns true when it went on
+-- sale (only those are offered to the waitlist).
+local function free_seat(seat)
+  local ch = redis.call('HGET', K_ALLOC, seat)
+  if ch then
+    redis.call('HSET', K_SEATS, seat, 'c:' .. ch)
+    set_seat_status(seat, 'c')
+    redis.call('HINCRBY', K_CONFIG, 'allocated', 1)
+    return false
+  end
+  redis.call('HSET', K_SEATS, seat, '')
+  set_seat_status(seat, 'a')
+  return true
 end
 
 -- A seat's price in cents: the price of the section (config 'prices') its

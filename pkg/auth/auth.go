@@ -37,13 +37,18 @@ var (
 type Identity struct {
 	UserID string
 	Role   string
+	// Channel is the sales channel the token's holder buys through (a
+	// partner, the box office; claim "channel", "" none): seats allocated
+	// to it are theirs to take (pkg/booking allocations.go).
+	Channel string
 }
 
 // Admin reports whether the identity has the admin role.
 func (i Identity) Admin() bool { return i.Role == RoleAdmin }
 
 type claims struct {
-	Role string `json:"role,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Channel string `json:"channel,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -109,6 +114,12 @@ func (a *Authority) WithClock(now func() time.Time) *Authority {
 
 // Issue returns a token for userID with role ("" or RoleAdmin) valid for ttl.
 func (a *Authority) Issue(userID, role string, ttl time.Duration) (string, error) {
+	return a.IssueChannel(userID, role, "", ttl)
+}
+
+// IssueChannel is Issue with the signed channel claim (channel "" none):
+// a token for a fan who buys through a partner or presale channel.
+func (a *Authority) IssueChannel(userID, role, channel string, ttl time.Duration) (string, error) {
 	if !ids.Valid(userID) {
 		return "", fmt.Errorf("auth: bad user id %q", userID)
 	}
@@ -116,7 +127,7 @@ func (a *Authority) Issue(userID, role string, ttl time.Duration) (string, error
 		return "", errors.New("auth: ttl must be positive")
 	}
 	now := a.now()
-	c := claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
+	c := claims{Role: role, Channel: channel, RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   userID,
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
@@ -137,7 +148,7 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if !ids.Valid(c.Subject) {
 		return Identity{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
 	}
-	return Identity{UserID: c.Subject, Role: c.Role}, nil
+	return Identity{UserID: c.Subject, Role: c.Role, Channel: c.Channel}, nil
 }
 
 // BearerToken returns the token of an "Authorization: Bearer <token>" header.

@@ -107,3 +107,37 @@ func BenchmarkVerify(b *testing.B) {
 		})
 	}
 }
+
+// The channel claim is signed and read on both paths: the compact form
+// Issue writes and encoding/json's (a space makes the payload not compact).
+func TestChannelClaim(t *testing.T) {
+	a, err := New(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := a.IssueChannel("alice", "", "partner", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := a.Verify(tok); err != nil || id.Channel != "partner" || id.Admin() {
+		t.Fatalf("Verify = %+v, %v", id, err)
+	}
+	for _, raw := range []string{`{"channel":"box_office","sub":"bob"}`, `{"sub":"bob", "channel":"box_office"}`} {
+		c, err := decodeClaims([]byte(raw))
+		if err != nil || c.Channel != "box_office" || c.Subject != "bob" {
+			t.Fatalf("decode %s = %+v, %v", raw, c, err)
+		}
+	}
+	if id, _ := a.Verify(mustIssue(t, a)); id.Channel != "" {
+		t.Fatalf("a token without the claim has channel %q", id.Channel)
+	}
+}
+
+func mustIssue(t *testing.T, a *Authority) string {
+	t.Helper()
+	tok, err := a.Issue("carol", "", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}

@@ -100,14 +100,15 @@ func (a *Authority) parse(token string) (claims, error) {
 // also after an earlier value under the same name), and decodeClaims
 // turns each number into a time exactly as NumericDate does.
 type wireClaims struct {
-	Role string           `json:"role,omitempty"`
-	Iss  string           `json:"iss,omitempty"`
-	Sub  string           `json:"sub,omitempty"`
-	Aud  jwt.ClaimStrings `json:"aud,omitempty"`
-	Exp  *json.Number     `json:"exp,omitempty"`
-	Nbf  *json.Number     `json:"nbf,omitempty"`
-	Iat  *json.Number     `json:"iat,omitempty"`
-	Jti  string           `json:"jti,omitempty"`
+	Role    string           `json:"role,omitempty"`
+	Channel string           `json:"channel,omitempty"`
+	Iss     string           `json:"iss,omitempty"`
+	Sub     string           `json:"sub,omitempty"`
+	Aud     jwt.ClaimStrings `json:"aud,omitempty"`
+	Exp     *json.Number     `json:"exp,omitempty"`
+	Nbf     *json.Number     `json:"nbf,omitempty"`
+	Iat     *json.Number     `json:"iat,omitempty"`
+	Jti     string           `json:"jti,omitempty"`
 }
 
 // decodeClaims decodes a payload into claims; an error where golang-jwt's
@@ -130,7 +131,7 @@ func jsonClaims(raw []byte) (claims, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return claims{}, err
 	}
-	c := claims{Role: w.Role, RegisteredClaims: jwt.RegisteredClaims{Issuer: w.Iss, Subject: w.Sub, Audience: w.Aud, ID: w.Jti}}
+	c := claims{Role: w.Role, Channel: w.Channel, RegisteredClaims: jwt.RegisteredClaims{Issuer: w.Iss, Subject: w.Sub, Audience: w.Aud, ID: w.Jti}}
 	for _, t := range []struct {
 		n   *json.Number
 		dst **jwt.NumericDate
@@ -152,7 +153,7 @@ func jsonClaims(raw []byte) (claims, error) {
 // compactClaims reads a payload written the way Issue and most issuers
 // write one, and reports false for anything else, which decodeClaims then
 // gives to encoding/json: no whitespace; each key at most once and spelled
-// exactly as a claim this package reads (role, iss, sub, jti, exp, nbf,
+// exactly as a claim this package reads (role, channel, iss, sub, jti, exp, nbf,
 // iat; not aud); strings of printable ASCII with no escapes; times as
 // integers of at most 15 digits. On that subset encoding/json would
 // decode the same claims (FuzzCompactClaimsAgree). Why: encoding/json was
@@ -195,6 +196,8 @@ func compactClaims(raw []byte) (claims, bool) {
 			bit, date = 32, &c.NotBefore
 		case "iat":
 			bit, date = 64, &c.IssuedAt
+		case "channel":
+			bit, str = 128, &c.Channel
 		default:
 			return c, false
 		}

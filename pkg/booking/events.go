@@ -235,10 +235,11 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 	}
 	e.Counts = Counts{
 		Total: n("total"), Held: n("held"), Sold: n("sold"), Served: n("served"),
-		Reserved: n("reserved"), Killed: n("killed"),
+		Reserved: n("reserved"), Killed: n("killed"), Allocated: n("allocated"),
 		Waiting: live.Waiting, Active: live.Active, AdmittedLastMinute: live.AdmittedLastMinute,
 	}
-	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold - e.Counts.Reserved - e.Counts.Killed
+	e.Counts.Available = e.Counts.Total - e.Counts.Held - e.Counts.Sold - e.Counts.Reserved - e.Counts.Killed -
+		e.Counts.Allocated
 	if err := applyOrderConfig(&e, cfg); err != nil {
 		return Event{}, fmt.Errorf("get event: %w", err)
 	}
@@ -497,8 +498,10 @@ type Counts struct {
 	// took off sale (MarkSeats).
 	Reserved int64 `json:"reserved"`
 	Killed   int64 `json:"killed"`
-	Waiting  int64 `json:"waiting"`
-	Active   int64 `json:"active"`
+	// Allocated: seats allocated to a channel, not taken (allocations.go).
+	Allocated int64 `json:"allocated"`
+	Waiting   int64 `json:"waiting"`
+	Active    int64 `json:"active"`
 	// Served is the highest join sequence admitted so far: a waiting user
 	// with sequence s has at most s-Served-1 users ahead.
 	Served int64 `json:"served"`

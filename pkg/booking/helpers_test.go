@@ -150,7 +150,7 @@ func (f *fixture) checkInvariants(event string) {
 	}
 	states, _ := f.rdb.HGetAll(f.ctx, k[kState]).Result()
 	useat, _ := f.rdb.HGetAll(f.ctx, k[kUseat]).Result()
-	var held, sold, reserved, killed int64
+	var held, sold, reserved, killed, allocated int64
 	kind := map[string]string{} // user → "h:" or "s:": one hold or one order
 	for seat, v := range seats {
 		if v == "" {
@@ -162,6 +162,9 @@ func (f *fixture) checkInvariants(event string) {
 			continue
 		case "k:":
 			killed++
+			continue
+		case "c:":
+			allocated++
 			continue
 		}
 		user := v[2:]
@@ -208,7 +211,10 @@ func (f *fixture) checkInvariants(event string) {
 	if c.Reserved != reserved || c.Killed != killed {
 		f.t.Errorf("counters reserved=%d killed=%d, seat map reserved=%d killed=%d", c.Reserved, c.Killed, reserved, killed)
 	}
-	if c.Available != c.Total-held-sold-reserved-killed || c.Available < 0 {
+	if c.Allocated != allocated {
+		f.t.Errorf("counter allocated=%d, seat map allocated=%d", c.Allocated, allocated)
+	}
+	if c.Available != c.Total-held-sold-reserved-killed-allocated || c.Available < 0 {
 		f.t.Errorf("available %d of %d with %d held %d sold %d reserved %d killed", c.Available, c.Total, held, sold,
 			reserved, killed)
 	}
@@ -285,7 +291,8 @@ func (f *fixture) checkSeatStatus(event string, seats map[string]string) {
 	for i, id := range ids {
 		want := SeatCodeAvailable
 		if v := seats[id]; len(v) >= 2 {
-			want = map[string]byte{"h:": SeatCodeHeld, "s:": SeatCodeSold, "r:": SeatCodeReserved, "k:": SeatCodeKilled}[v[:2]]
+			want = map[string]byte{"h:": SeatCodeHeld, "s:": SeatCodeSold, "r:": SeatCodeReserved, "k:": SeatCodeKilled,
+				"c:": SeatCodeAllocated}[v[:2]]
 		}
 		if status[i] != want {
 			f.t.Errorf("seat %s: status byte %q, seats hash %q", id, status[i], seats[id])

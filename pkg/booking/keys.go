@@ -41,6 +41,7 @@ const (
 	kRuns     = lua.Runs
 	kWaitlist = lua.Waitlist
 	kOffers   = lua.Offers
+	kAlloc    = lua.Alloc
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

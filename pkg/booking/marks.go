@@ -22,6 +22,9 @@ const (
 	MarkHold    SeatMark = "hold"    // held for a purpose
 	MarkKill    SeatMark = "kill"    // never for sale
 	MarkRelease SeatMark = "release" // back on sale
+	// MarkAllocate allocates seats to a channel (the purpose is the
+	// channel): only requests through it may take them.
+	MarkAllocate SeatMark = "allocate"
 )
 
 // MaxMarkSeats bounds the seats of one MarkSeats call.
@@ -100,12 +103,25 @@ var scriptMarkSeats = newScript("mark_seats")
 // ErrSeatUnknown (*SeatsUnknownError), ErrSeatUnavailable
 // (*SeatsRefusedError: seats a fan holds or bought; nothing changed).
 func (s *Store) MarkSeats(ctx context.Context, eventID string, mark SeatMark, purpose string, seatIDs []string) ([]string, error) {
+	return s.markSeats(ctx, eventID, mark, purpose, "", seatIDs)
+}
+
+// markSeats is MarkSeats with the allocation's release time (ARGV 3 of
+// mark_seats.lua: unix ms, "0" none, "" unchanged).
+func (s *Store) markSeats(ctx context.Context, eventID string, mark SeatMark, purpose, releaseAt string, seatIDs []string) ([]string, error) {
 	if err := checkIDs(eventID); err != nil {
 		return nil, err
 	}
 	switch mark {
 	case MarkHold:
 		if err := CheckPurpose(purpose); err != nil {
+			return nil, err
+		}
+	case MarkAllocate:
+		if purpose == "" {
+			return nil, fmt.Errorf("%w: no channel", ErrInvalidArgument)
+		}
+		if err := checkChannel(purpose); err != nil {
 			return nil, err
 		}
 	case MarkKill, MarkRelease:
@@ -119,8 +135,8 @@ func (s *Store) MarkSeats(ctx context.Context, eventID string, mark SeatMark, pu
 	if err := checkIDs(seatIDs...); err != nil {
 		return nil, err
 	}
-	args := make([]any, 0, 2+len(seatIDs))
-	args = append(args, string(mark), purpose)
+	args := make([]any, 0, 3+len(seatIDs))
+	args = append(args, string(mark), purpose, releaseAt)
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}

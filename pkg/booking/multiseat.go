@@ -84,7 +84,19 @@ func SplitSeats(csv string) []string {
 // one twice), ErrEventNotFound, ErrSalesEnded (holds end with the sale,
 // window.go).
 func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs []string) (time.Time, error) {
+	return s.LockSeatsVia(ctx, eventID, userID, "", seatIDs)
+}
+
+// LockSeatsVia is LockSeats for a request through channel (the signed
+// channel claim of the fan's token; "" none): seats allocated to that
+// channel, or to the event's current phase, may be taken too (marks.go,
+// "Allocations"); a seat allocated to another channel is refused with a
+// *SeatsNotForSaleError.
+func (s *Store) LockSeatsVia(ctx context.Context, eventID, userID, channel string, seatIDs []string) (time.Time, error) {
 	if err := checkIDs(eventID, userID); err != nil {
+		return time.Time{}, err
+	}
+	if err := checkChannel(channel); err != nil {
 		return time.Time{}, err
 	}
 	if len(seatIDs) == 0 {
@@ -103,7 +115,7 @@ func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs [
 		}
 		seen[id] = true
 	}
-	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","))
+	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","), channel)
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrOrphanSeat):

@@ -44,6 +44,7 @@ var codeErrors = map[string]error{
 	"not_your_offer":    ErrNotYourOffer,
 	"offer_expired":     ErrOfferExpired,
 	"offer_closed":      ErrOfferClosed,
+	"not_due":           ErrAllocationNotDue,
 }
 
 // reply is a script's array reply. A script always answers an array whose

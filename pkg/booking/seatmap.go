@@ -97,6 +97,8 @@ func SeatStatusOf(code byte) SeatStatus {
 		return SeatReserved
 	case SeatCodeKilled:
 		return SeatKilled
+	case SeatCodeAllocated:
+		return SeatAllocated
 	}
 	return SeatAvailable
 }

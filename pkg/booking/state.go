@@ -53,4 +53,6 @@ const (
 	SeatReserved SeatStatus = "reserved"
 	// SeatKilled: operators took the seat off sale (MarkSeats).
 	SeatKilled SeatStatus = "killed"
+	// SeatAllocated: the seat is allocated to a channel (AllocateSeats).
+	SeatAllocated SeatStatus = "allocated"
 )

@@ -77,6 +77,12 @@ const (
 	// TopicSeatsReleased: an operator released held or killed seats to
 	// sale.
 	TopicSeatsReleased = "seats_released"
+	// TopicSeatsAllocated: an operator allocated seats to a channel;
+	// only requests through it may take them until the allocation ends.
+	TopicSeatsAllocated = "seats_allocated"
+	// TopicAllocationReleased: a channel's allocation ended (at its
+	// release time or by an operator); its unsold seats are on sale.
+	TopicAllocationReleased = "allocation_released"
 	// TopicCodeRedeemed: a fan's join used an access code.
 	TopicCodeRedeemed = "code_redeemed"
 	// TopicPhaseStarted: a phase of an event's sale started (a presale,
@@ -128,6 +134,8 @@ var AllTopics = []string{
 	TopicSeatsHeld,
 	TopicSeatsKilled,
 	TopicSeatsReleased,
+	TopicSeatsAllocated,
+	TopicAllocationReleased,
 	TopicAdmissionLogged,
 	TopicCodeRedeemed,
 	TopicPhaseStarted,

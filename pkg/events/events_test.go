@@ -46,6 +46,8 @@ func oneOfEach(eventID string) []events.Event {
 		events.SeatsHeld(4, eventID, "alice", "A1,A2", "sponsor", at),
 		events.SeatsKilled(5, eventID, "alice", "Z9", at),
 		events.SeatsReleased(6, eventID, "alice", "A1,A2", at),
+		events.SeatsAllocated(7, eventID, "alice", "A1,A2", "channel=partner", at),
+		events.AllocationReleased(8, eventID, "alice", "A1", "channel=partner", at),
 		events.AdmissionLogged(eventID, 1, 1234, "9a3c", "promoted", "0b1d", "77e2", at),
 		events.CodeRedeemed(eventID, "u1", 3, 7, 1, "", at),
 		events.PhaseStarted(4, eventID, "otto", "general", "public", at),

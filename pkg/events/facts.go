@@ -263,6 +263,21 @@ func SeatsReleased(id int64, eventID, operator, seatIDs string, at time.Time) Ev
 	return newEvent(TopicSeatsReleased, eventID, operator, seatIDs, "", id, "", at)
 }
 
+// SeatsAllocated is the seats_allocated fact of change number id:
+// operator allocated seatIDs (joined by ',') to channel; reason is
+// "channel=<channel>" and, when one is set, " release_at=<RFC 3339>".
+func SeatsAllocated(id int64, eventID, operator, seatIDs, reason string, at time.Time) Event {
+	return newEvent(TopicSeatsAllocated, eventID, operator, seatIDs, "", id, reason, at)
+}
+
+// AllocationReleased is the allocation_released fact of change number
+// id: channel's allocation ended, seatIDs (joined by ',', "" none) went
+// on sale; reason "channel=<channel>"; operator is who ended it ("system"
+// at its release time).
+func AllocationReleased(id int64, eventID, operator, seatIDs, reason string, at time.Time) Event {
+	return newEvent(TopicAllocationReleased, eventID, operator, seatIDs, "", id, reason, at)
+}
+
 // CodeRedeemed is the code_redeemed fact: userID's join seq of eventID
 // used access code codeID (its use-th use; phase "" for a code of every
 // phase). One per join: its id is built from the join's sequence.

@@ -34,6 +34,8 @@ var required = map[string]requirements{
 	TopicSeatsHeld:          {seat: true, sequence: true, reason: true},
 	TopicSeatsKilled:        {seat: true, sequence: true},
 	TopicSeatsReleased:      {seat: true, sequence: true},
+	TopicSeatsAllocated:     {seat: true, sequence: true, reason: true},
+	TopicAllocationReleased: {sequence: true, reason: true},
 	TopicCodeRedeemed:       {sequence: true, reason: true},
 	TopicPhaseStarted:       {sequence: true, reason: true},
 	TopicPhaseEnded:         {sequence: true, reason: true},

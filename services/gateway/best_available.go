@@ -71,14 +71,16 @@ func refuseOrphan(c *gin.Context, err error, o *booking.OrphanSeatError) {
 // holds the best count adjacent seats (section: only there), replacing
 // the caller's selection. 400 for a count outside 1 to the event's
 // seats per order, 404 section_not_found, 409 no_adjacent_seats with
-// what is left.
+// what is left. A caller whose token has a channel claim (or any caller
+// while the event's phase is a channel) gets the channel's allocated
+// seats first (allocations.go).
 func (s *Server) selectBest(c *gin.Context) {
 	var req selectBestRequest
 	user, ok := s.bookingRequest(c, &req)
 	if !ok {
 		return
 	}
-	res, err := s.Store.SelectBest(c.Request.Context(), req.EventID, user, req.Count, req.Section)
+	res, err := s.Store.SelectBestVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, req.Count, req.Section)
 	var left *booking.NoAdjacentSeatsError
 	var many *booking.TooManySeatsError
 	switch {

@@ -390,7 +390,8 @@ func (s *Server) bookingRequest(c *gin.Context, req bookingBody) (user string, o
 // (or "seat_id"): all the seats are held or none; selecting again
 // replaces the selection. A 409 seat_unavailable names the taken seats
 // in "seat_ids"; a 409 seat_not_for_sale the seats operators hold or
-// killed (seat_marks.go); a 409 orphan_seat the seats the choice would
+// killed, or allocated to a channel not the caller's (the token's
+// channel claim or the current phase; allocations.go); a 409 orphan_seat the seats the choice would
 // leave single and a suggestion (best_available.go).
 func (s *Server) selectSeat(c *gin.Context) {
 	var req selectSeatRequest
@@ -399,7 +400,7 @@ func (s *Server) selectSeat(c *gin.Context) {
 		return
 	}
 	seats := req.seats()
-	deadline, err := s.Store.LockSeats(c.Request.Context(), req.EventID, user, seats)
+	deadline, err := s.Store.LockSeatsVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, seats)
 	var taken *booking.SeatsTakenError
 	var kept *booking.SeatsNotForSaleError
 	var many *booking.TooManySeatsError

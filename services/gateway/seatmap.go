@@ -54,9 +54,12 @@ type seatMapResponse struct {
 	Sold      int    `json:"sold"`
 	// Reserved and Killed are the seats operators hold for a purpose or
 	// took off sale (seat_marks.go).
-	Reserved int              `json:"reserved"`
-	Killed   int              `json:"killed"`
-	Sections []seatMapSection `json:"sections"`
+	Reserved int `json:"reserved"`
+	Killed   int `json:"killed"`
+	// Allocated: seats allocated to a channel (allocations.go), not
+	// taken; on the page, not for a fan outside the channel.
+	Allocated int              `json:"allocated"`
+	Sections  []seatMapSection `json:"sections"`
 	// The priced sections, once each (not per seat), and the
 	// currency of their prices.
 	Currency string         `json:"currency"`
@@ -66,7 +69,8 @@ type seatMapResponse struct {
 // seatMapSection: seat i of the section is Row+(First+i), or Seats[i]
 // when the ids do not follow that pattern; Status[i] is its status byte
 // ('a' available, 'h' held, 's' sold, 'r' held for a purpose by the
-// operators, 'k' killed: never for sale).
+// operators, 'k' killed: never for sale, 'c' allocated to a channel:
+// only requests through it may take it).
 type seatMapSection struct {
 	Row    string   `json:"row,omitempty"`
 	First  int      `json:"first,omitempty"`
@@ -115,9 +119,11 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 			resp.Reserved++
 		case booking.SeatCodeKilled:
 			resp.Killed++
+		case booking.SeatCodeAllocated:
+			resp.Allocated++
 		}
 	}
-	resp.Available = resp.Total - resp.Held - resp.Sold - resp.Reserved - resp.Killed
+	resp.Available = resp.Total - resp.Held - resp.Sold - resp.Reserved - resp.Killed - resp.Allocated
 	for i, sec := range snap.sections {
 		out := seatMapSection{Row: sec.Row, First: sec.First, Seats: sec.IDs, Section: priceIndex(snap.prices, sec.Start)}
 		if sec.Start+sec.Len <= len(status) {

@@ -62,6 +62,12 @@ var descriptions = map[string]string{
 		"user_id is the operator, sequence numbers the change.",
 	events.TopicSeatsReleased: "An operator released held or killed seats (seat_id, seat_ids) to sale. " +
 		"user_id is the operator, sequence numbers the change.",
+	events.TopicSeatsAllocated: "An operator allocated seats (seat_id, seat_ids) to a sales channel: only requests through it " +
+		"(a token's channel claim, or the event's phase of that id) may take them until the allocation ends. " +
+		"reason channel=<channel> and, when set, release_at=<RFC 3339>; user_id is the operator, sequence numbers the change.",
+	events.TopicAllocationReleased: "A channel's allocation ended, at its release time or by an operator: its unsold seats " +
+		"(seat_ids, possibly none) are on sale, offered to the waitlist first. reason channel=<channel>; user_id is the " +
+		"operator (system at the release time), sequence numbers the change.",
 	events.TopicCodeRedeemed: "A fan's join used an access code: sequence is the join's, reason code_id=<the code's number> " +
 		"phase=<the phase it opens, empty for every phase> use=<which of its uses, from 1>.",
 	events.TopicPhaseStarted: "A phase of the concert's sale started: reason audience=<public|code> phase=<its id>. " +

@@ -79,6 +79,8 @@ func oneOfEach() []events.Event {
 		events.SeatsHeld(8, "event_456", "alice", "A1,A2", "sponsor", at),
 		events.SeatsKilled(9, "event_456", "alice", "K1", at),
 		events.SeatsReleased(10, "event_456", "alice", "A1,A2", at),
+		events.SeatsAllocated(12, "event_456", "alice", "A1,A2", "channel=partner release_at=2026-03-14T12:00:00Z", at),
+		events.AllocationReleased(13, "event_456", "system", "A2", "channel=partner", at),
 		events.CodeRedeemed("event_456", "user_123", 12, 7, 1, "fanclub", at),
 		events.PhaseStarted(3, "event_456", "otto", "general", "public", at),
 		events.PhaseEnded(3, "event_456", "otto", "fanclub", at),

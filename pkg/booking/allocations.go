@@ -1,0 +1,113 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Allocations: operators allocate seats to a named channel (a box office,
+// a partner, a presale), MarkAllocate of MarkSeats with the channel as the
+// purpose (lua/mark_seats.lua). Such a seat's status byte is
+// SeatCodeAllocated and only a request through its channel may take it:
+// LockSeatsVia and SelectBestVia with the channel claim of the fan's
+// token, or any request while the event's current phase (SetPhase) is
+// the channel, a presale phase being a channel. A seat a fan of the
+// channel holds and gives back returns to the channel. At the
+// allocation's release time (Redis's clock) or when the operator says so,
+// ReleaseAllocation puts the unsold seats on sale, offered to the
+// waitlist first; from its release time until then a seat of the
+// allocation is selectable by anyone.
+
+// SeatCodeAllocated is the status byte of a seat allocated to a channel.
+const SeatCodeAllocated byte = 'c'
+
+// ErrAllocationNotDue: ReleaseAllocation asked for a due release before
+// the channel's release time (or with none set).
+var ErrAllocationNotDue = errors.New("allocation not due")
+
+// MaxChannelLen bounds a channel's name, in bytes (an id, ids.Valid).
+const MaxChannelLen = 64
+
+// checkChannel checks a request's or allocation's channel: "" (none) or
+// an id of at most MaxChannelLen bytes without ','.
+func checkChannel(ch string) error {
+	if ch == "" {
+		return nil
+	}
+	if len(ch) > MaxChannelLen || strings.IndexByte(ch, ',') >= 0 {
+		return fmt.Errorf("%w: channel must be an id of at most %d bytes without ,", ErrInvalidArgument, MaxChannelLen)
+	}
+	return checkIDs(ch)
+}
+
+// CheckChannel is checkChannel for callers outside the package: nil for
+// "" or a valid channel name.
+func CheckChannel(ch string) error { return checkChannel(ch) }
+
+// AllocateSeats allocates seatIDs to channel, all of them or none, as
+// MarkSeats does (same errors), and sets the channel's release time:
+// releaseAt zero leaves it as it is, a time sets it. It returns the seats
+// that changed.
+func (s *Store) AllocateSeats(ctx context.Context, eventID, channel string, releaseAt time.Time, seatIDs []string) ([]string, error) {
+	at := ""
+	if !releaseAt.IsZero() {
+		at = strconv.FormatInt(releaseAt.UnixMilli(), 10)
+	}
+	return s.markSeats(ctx, eventID, MarkAllocate, channel, at, seatIDs)
+}
+
+var scriptReleaseAllocation = newScript("release_allocation")
+
+// ReleaseAllocation ends channel's allocation: its unsold seats go on
+// sale (offered to the waitlist first) and seats of it that fans hold or
+// bought go on sale when given back. due: only once the channel's release
+// time has passed by Redis's clock (ErrAllocationNotDue before, with the
+// time; the zero time when none is set); else at once (the operator). It
+// returns the seats put on sale; a repeat returns none. Errors:
+// ErrEventNotFound, ErrInvalidArgument, ErrAllocationNotDue
+// (*AllocationNotDueError).
+func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, due bool) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	if channel == "" {
+		return nil, fmt.Errorf("%w: no channel", ErrInvalidArgument)
+	}
+	if err := checkChannel(channel); err != nil {
+		return nil, err
+	}
+	how := "now"
+	if due {
+		how = "due"
+	}
+	r, err := s.run(ctx, scriptReleaseAllocation, eventID, channel, how)
+	if errors.Is(err, ErrAllocationNotDue) {
+		var e AllocationNotDueError
+		r.scan(&e.At)
+		return nil, &e
+	}
+	if err != nil {
+		return nil, fmt.Errorf("release allocation: %w", err)
+	}
+	var released []string
+	r.scan(&released)
+	return released, nil
+}
+
+// AllocationNotDueError is ErrAllocationNotDue with the channel's release
+// time (zero: none set).
+type AllocationNotDueError struct{ At time.Time }
+
+func (e *AllocationNotDueError) Error() string {
+	if e.At.IsZero() {
+		return ErrAllocationNotDue.Error() + ": no release time"
+	}
+	return ErrAllocationNotDue.Error() + ": at " + e.At.UTC().Format(time.RFC3339)
+}
+
+// Is makes errors.Is(err, ErrAllocationNotDue) true.
+func (e *AllocationNotDueError) Is(target error) bool { return target == ErrAllocationNotDue }

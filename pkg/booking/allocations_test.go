@@ -1,0 +1,147 @@
+package booking
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestAllocationsOnlyTheirChannel(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 10, MaxSeatsPerOrder: 4}) // A1…B5
+	release := f.clock.Now().Add(time.Hour)
+	got, err := f.s.AllocateSeats(f.ctx, "evt", "partner", release, []string{"A1", "A2", "A3"})
+	if err != nil || !slices.Equal(got, []string{"A1", "A2", "A3"}) {
+		t.Fatalf("allocate: %v %v", got, err)
+	}
+	if got := f.mark("evt", MarkAllocate, "partner", "A1"); len(got) != 0 {
+		t.Fatalf("a repeated allocation changed %v", got)
+	}
+	if c := f.counts("evt"); c.Allocated != 3 || c.Available != 7 {
+		t.Fatalf("counts %+v", c)
+	}
+	if st := f.seats("evt"); st["A1"] != SeatAllocated || st["A4"] != SeatAvailable {
+		t.Fatalf("seats %v", st)
+	}
+	f.checkInvariants("evt")
+
+	// a request through no channel, or another, is refused them
+	f.join("evt", "u1")
+	for _, ch := range []string{"", "other"} {
+		_, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", ch, []string{"A4", "A2"})
+		var kept *SeatsNotForSaleError
+		if !errors.As(err, &kept) || !slices.Equal(kept.Seats, []string{"A2"}) {
+			t.Fatalf("lock through %q: %v", ch, err)
+		}
+	}
+	// best available outside the channel never takes them
+	best, err := f.s.SelectBest(f.ctx, "evt", "u1", 3, "")
+	if err != nil || slices.ContainsFunc(best.Seats, func(s string) bool { return s < "A4" }) {
+		t.Fatalf("best available without the channel: %+v %v", best, err)
+	}
+
+	// through the channel: taken, and given back to the channel
+	f.join("evt", "u2")
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "partner", []string{"A2"}); err != nil {
+		t.Fatalf("lock through the channel: %v", err)
+	}
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "partner", []string{"A1"}); err != nil {
+		t.Fatalf("select again through the channel: %v", err)
+	}
+	if st := f.seats("evt"); st["A2"] != SeatAllocated || st["A1"] != SeatHeld {
+		t.Fatalf("a seat given back is not the channel's again: %v", st)
+	}
+	f.checkInvariants("evt")
+	// best available through the channel: its own seats first
+	f.join("evt", "u3")
+	best, err = f.s.SelectBestVia(f.ctx, "evt", "u3", "partner", 2, "")
+	if err != nil || !slices.Equal(best.Seats, []string{"A2", "A3"}) {
+		t.Fatalf("best available through the channel: %+v %v", best, err)
+	}
+	f.checkInvariants("evt")
+	// the hold ends: the seats go back to the channel, not on sale
+	if _, err := f.s.Cancel(f.ctx, "evt", "u3"); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if st := f.seats("evt"); st["A2"] != SeatAllocated || st["A3"] != SeatAllocated {
+		t.Fatalf("a cancelled hold's seats: %v", st)
+	}
+	f.checkInvariants("evt")
+
+	// the current phase is a channel
+	if _, _, err := f.s.SetPhase(f.ctx, "evt", PhaseState{Phase: "partner", Audience: AudiencePublic}); err != nil {
+		t.Fatal(err)
+	}
+	f.join("evt", "u4")
+	if _, err := f.s.LockSeats(f.ctx, "evt", "u4", []string{"A3"}); err != nil {
+		t.Fatalf("lock in the channel's phase: %v", err)
+	}
+	if _, _, err := f.s.SetPhase(f.ctx, "evt", PhaseState{Audience: AudiencePublic}); err != nil {
+		t.Fatal(err)
+	}
+
+	// released at its time, by Redis's clock, not before
+	_, err = f.s.ReleaseAllocation(f.ctx, "evt", "partner", true)
+	var early *AllocationNotDueError
+	if !errors.As(err, &early) || !early.At.Equal(release.Truncate(time.Millisecond)) {
+		t.Fatalf("release before its time: %v", err)
+	}
+	f.clock.Advance(2 * time.Hour)
+	f.join("evt", "u5")
+	// due: selectable by anyone before the release ran
+	if _, err := f.s.LockSeats(f.ctx, "evt", "u5", []string{"A2"}); err != nil {
+		t.Fatalf("lock a due allocation's seat: %v", err)
+	}
+	f.checkInvariants("evt")
+	if _, err := f.s.Cancel(f.ctx, "evt", "u5"); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if st := f.seats("evt"); st["A2"] != SeatAvailable {
+		t.Fatalf("a due allocation's seat given back: %v", st)
+	}
+	if _, err := f.s.Cancel(f.ctx, "evt", "u4"); err != nil { // A3 back to the channel
+		t.Fatalf("cancel: %v", err)
+	}
+	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", true)
+	if err != nil || !slices.Equal(sorted(freed), []string{"A3"}) {
+		t.Fatalf("due release: %v %v", freed, err)
+	}
+	if again, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", false); err != nil || len(again) != 0 {
+		t.Fatalf("a repeated release: %v %v", again, err)
+	}
+	if c := f.counts("evt"); c.Allocated != 0 {
+		t.Fatalf("counts after the release %+v", c)
+	}
+	// A1, held by u2 when the allocation ended, goes on sale when given back
+	if _, err := f.s.Cancel(f.ctx, "evt", "u2"); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if st := f.seats("evt"); st["A1"] != SeatAvailable || st["A3"] != SeatAvailable {
+		t.Fatalf("after the release: %v", st)
+	}
+	f.checkInvariants("evt")
+}
+
+func TestAllocationsBadInput(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{})
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", "", time.Time{}, []string{"A1"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("no channel: %v", err)
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", "a b", time.Time{}, []string{"A1"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("bad channel: %v", err)
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "nope", "p", time.Time{}, []string{"A1"}); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("no event: %v", err)
+	}
+	if _, err := f.s.ReleaseAllocation(f.ctx, "evt", "p", true); !errors.Is(err, ErrAllocationNotDue) {
+		t.Fatalf("due release of an allocation with no time: %v", err)
+	}
+	f.join("evt", "u1")
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", "a,b", []string{"A1"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("bad request channel: %v", err)
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
