@@ -111,3 +111,22 @@ func (e *AllocationNotDueError) Error() string {
 
 // Is makes errors.Is(err, ErrAllocationNotDue) true.
 func (e *AllocationNotDueError) Is(target error) bool { return target == ErrAllocationNotDue }
+
+// SetAllocationRelease sets channel's release time (a rebuild from the
+// ledger sets it again), leaving its seats as they are. Errors:
+// ErrEventNotFound, ErrInvalidArgument.
+func (s *Store) SetAllocationRelease(ctx context.Context, eventID, channel string, at time.Time) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	if channel == "" || at.IsZero() {
+		return fmt.Errorf("%w: a channel and a time", ErrInvalidArgument)
+	}
+	if err := checkChannel(channel); err != nil {
+		return err
+	}
+	if _, err := s.run(ctx, scriptMarkSeats, eventID, string(MarkAllocate), channel, at.UnixMilli()); err != nil {
+		return fmt.Errorf("set allocation release: %w", err)
+	}
+	return nil
+}

@@ -264,8 +264,8 @@ func SeatsReleased(id int64, eventID, operator, seatIDs string, at time.Time) Ev
 }
 
 // SeatsAllocated is the seats_allocated fact of change number id:
-// operator allocated seatIDs (joined by ',') to channel; reason is
-// "channel=<channel>" and, when one is set, " release_at=<RFC 3339>".
+// operator allocated seatIDs (joined by ',') to a channel; reason is
+// "channel=<channel>".
 func SeatsAllocated(id int64, eventID, operator, seatIDs, reason string, at time.Time) Event {
 	return newEvent(TopicSeatsAllocated, eventID, operator, seatIDs, "", id, reason, at)
 }

@@ -39,7 +39,8 @@ type MarkChange struct {
 	Published bool
 }
 
-// Fact is the change's seats_held, seats_killed or seats_released fact.
+// Fact is the change's seats_held, seats_killed, seats_released,
+// seats_allocated or allocation_released fact.
 func (m MarkChange) Fact() events.Event {
 	csv := strings.Join(m.Changed, ",")
 	switch m.Mark {
@@ -47,6 +48,10 @@ func (m MarkChange) Fact() events.Event {
 		return events.SeatsHeld(m.ID, m.EventID, m.Actor, csv, m.Purpose, m.At)
 	case booking.MarkKill:
 		return events.SeatsKilled(m.ID, m.EventID, m.Actor, csv, m.At)
+	case booking.MarkAllocate:
+		return events.SeatsAllocated(m.ID, m.EventID, m.Actor, csv, "channel="+m.Purpose, m.At)
+	case MarkReleaseAllocation:
+		return events.AllocationReleased(m.ID, m.EventID, m.Actor, csv, "channel="+m.Purpose, m.At)
 	}
 	return events.SeatsReleased(m.ID, m.EventID, m.Actor, csv, m.At)
 }
@@ -62,6 +67,13 @@ func (m MarkChange) Fact() events.Event {
 // when the event is not in the ledger.
 func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
+	return l.markSeats(ctx, eventID, mark, purpose, actor, seatIDs, nil, apply)
+}
+
+// markSeats is MarkSeats with also, when set, more of the change in the
+// same transaction, before apply.
+func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
+	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		var one int
@@ -84,6 +96,11 @@ func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.Sea
 		}
 		if err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		changed, err := apply(ctx)
 		if err != nil || len(changed) == 0 {

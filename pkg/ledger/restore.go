@@ -112,6 +112,17 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
+	// the allocations' release times
+	releases, err := r.Ledger.AllocationReleases(ctx, eventID)
+	for _, a := range releases {
+		if err != nil {
+			break
+		}
+		err = r.Store.SetAllocationRelease(ctx, eventID, a.Channel, a.ReleaseAt)
+	}
+	if err != nil {
+		r.log().Error("allocation release times not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	// the access codes, with their uses and users so far (a failure
 	// leaves the rebuilt event without them: its code joins are refused)
 	codes, err := r.Ledger.Codes(ctx, eventID)

@@ -64,7 +64,7 @@ var descriptions = map[string]string{
 		"user_id is the operator, sequence numbers the change.",
 	events.TopicSeatsAllocated: "An operator allocated seats (seat_id, seat_ids) to a sales channel: only requests through it " +
 		"(a token's channel claim, or the event's phase of that id) may take them until the allocation ends. " +
-		"reason channel=<channel> and, when set, release_at=<RFC 3339>; user_id is the operator, sequence numbers the change.",
+		"reason channel=<channel>; user_id is the operator, sequence numbers the change.",
 	events.TopicAllocationReleased: "A channel's allocation ended, at its release time or by an operator: its unsold seats " +
 		"(seat_ids, possibly none) are on sale, offered to the waitlist first. reason channel=<channel>; user_id is the " +
 		"operator (system at the release time), sequence numbers the change.",

@@ -1,0 +1,174 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/retry"
+)
+
+// Allocations to channels (docs/ledger.md "Allocations"): seat_marks rows
+// with mark 'allocate' and the channel as purpose, each channel's release
+// time in allocation_releases, and the end of an allocation a change
+// MarkReleaseAllocation of seat_mark_changes.
+
+// MarkReleaseAllocation is the change that ends a channel's allocation
+// (seat_mark_changes.mark; its fact allocation_released).
+const MarkReleaseAllocation booking.SeatMark = "release_allocation"
+
+// SystemActor is the actor of an allocation ended at its release time.
+const SystemActor = "system"
+
+// AllocateSeats records that actor allocated seatIDs to channel (and,
+// unless releaseAt is zero, the channel's release time) and calls apply
+// (booking.Store.AllocateSeats) in the same transaction, as MarkSeats.
+func (l *Ledger) AllocateSeats(ctx context.Context, eventID, channel, actor string, releaseAt time.Time,
+	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
+	var also func(pgx.Tx) error
+	if !releaseAt.IsZero() {
+		also = func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO allocation_releases (event_id, channel, release_at, actor)
+				VALUES ($1, $2, $3, $4) ON CONFLICT (event_id, channel) DO UPDATE
+				SET release_at = EXCLUDED.release_at, actor = EXCLUDED.actor, set_at = now()`,
+				eventID, channel, releaseAt, actor)
+			return err
+		}
+	}
+	return l.markSeats(ctx, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
+}
+
+// ReleaseAllocation records the end of channel's allocation by actor
+// (SystemActor at its release time): its seat_marks rows and release time
+// go, and apply (booking.Store.ReleaseAllocation, which returns the seats
+// it put on sale) runs in the same transaction, so a refusal (not due
+// yet) leaves the allocation recorded. A change is numbered when the
+// allocation existed; ending one that does not (a repeat) records
+// nothing (ID 0).
+func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor string,
+	apply func(context.Context) ([]string, error)) (MarkChange, error) {
+	res := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: channel, Actor: actor}
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrEventNotFound
+			}
+			return err
+		}
+		a, err := tx.Exec(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND mark = 'allocate' AND purpose = $2`,
+			eventID, channel)
+		if err != nil {
+			return err
+		}
+		b, err := tx.Exec(ctx, `DELETE FROM allocation_releases WHERE event_id = $1 AND channel = $2`, eventID, channel)
+		if err != nil {
+			return err
+		}
+		changed, err := apply(ctx)
+		if err != nil || a.RowsAffected()+b.RowsAffected()+int64(len(changed)) == 0 {
+			return err
+		}
+		res.Changed = changed
+		if changed == nil {
+			changed = []string{}
+		}
+		return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, string(MarkReleaseAllocation), channel,
+			changed, actor).Scan(&res.ID, &res.At)
+	})
+	if errors.Is(err, ErrEventNotFound) {
+		return MarkChange{}, err
+	}
+	if err != nil {
+		return MarkChange{}, wrap("release allocation", err)
+	}
+	return res, nil
+}
+
+// AllocationRelease is a channel's release time (allocation_releases).
+type AllocationRelease struct {
+	EventID   string    `json:"event_id"`
+	Channel   string    `json:"channel"`
+	ReleaseAt time.Time `json:"release_at"`
+	Actor     string    `json:"actor"`
+}
+
+// AllocationReleases returns the event's release times, by channel.
+func (l *Ledger) AllocationReleases(ctx context.Context, eventID string) ([]AllocationRelease, error) {
+	rows, err := l.pool.Query(ctx, `SELECT event_id, channel, release_at, actor FROM allocation_releases
+		WHERE event_id = $1 ORDER BY channel`, eventID)
+	out, err := rowsOf(rows, err, scanRelease)
+	return out, wrap("allocation releases", err)
+}
+
+// DueAllocations returns release times up to ahead from now (PostgreSQL's
+// clock: only a candidate list; Redis's clock decides, in the script),
+// soonest first, at most limit.
+func (l *Ledger) DueAllocations(ctx context.Context, ahead time.Duration, limit int) ([]AllocationRelease, error) {
+	rows, err := l.pool.Query(ctx, `SELECT event_id, channel, release_at, actor FROM allocation_releases
+		WHERE release_at <= now() + make_interval(secs => $1) ORDER BY release_at LIMIT $2`, ahead.Seconds(), limit)
+	out, err := rowsOf(rows, err, scanRelease)
+	return out, wrap("due allocations", err)
+}
+
+func scanRelease(r pgx.CollectableRow) (AllocationRelease, error) {
+	var a AllocationRelease
+	err := r.Scan(&a.EventID, &a.Channel, &a.ReleaseAt, &a.Actor)
+	return a, err
+}
+
+// AllocationSweeper ends the allocations whose release time has come, by
+// Redis's clock: a candidate from DueAllocations is asked of the engine
+// (Release, booking.Store.ReleaseAllocation with due), which refuses it
+// while not due; each ended one is recorded as SystemActor's change and
+// its fact published (Publisher). Announce, when set, announces the
+// waitlist offers the release made.
+type AllocationSweeper struct {
+	Ledger    *Ledger
+	Release   func(ctx context.Context, eventID, channel string) ([]string, error)
+	Publisher *MarkPublisher
+	Announce  func(ctx context.Context, eventID string) error
+	Log       *zap.Logger
+}
+
+// Sweep ends every due allocation; it returns how many ended.
+func (s *AllocationSweeper) Sweep(ctx context.Context) (int, error) {
+	due, err := s.Ledger.DueAllocations(ctx, 5*time.Second, 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range due {
+		res, err := s.Ledger.ReleaseAllocation(ctx, a.EventID, a.Channel, SystemActor, func(ctx context.Context) ([]string, error) {
+			return s.Release(ctx, a.EventID, a.Channel)
+		})
+		if errors.Is(err, booking.ErrAllocationNotDue) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+		if len(res.Changed) > 0 && s.Announce != nil {
+			if err := s.Announce(ctx, a.EventID); err != nil && s.Log != nil {
+				s.Log.Warn("waitlist offers left to the sweep", zap.String("event_id", a.EventID), zap.Error(err))
+			}
+		}
+		if res.ID != 0 && s.Publisher != nil {
+			if err := s.Publisher.Publish(ctx, res); err != nil && s.Log != nil {
+				s.Log.Warn("allocation fact left to the sweep", zap.Int64("change_id", res.ID), zap.Error(err))
+			}
+		}
+	}
+	return n, nil
+}
+
+// Run sweeps every interval until ctx ends.
+func (s *AllocationSweeper) Run(ctx context.Context, interval time.Duration) error {
+	return retry.Every(ctx, interval, s.Log, "allocation releases", s.Sweep)
+}

@@ -1,0 +1,111 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+)
+
+func (g *rig) allocate(channel string, at time.Time, seats ...string) ledger.MarkChange {
+	g.t.Helper()
+	res, err := g.led.AllocateSeats(context.Background(), g.event, channel, "ops@example.com", at, seats,
+		func(ctx context.Context) ([]string, error) {
+			return g.store.AllocateSeats(ctx, g.event, channel, at, seats)
+		})
+	if err != nil {
+		g.t.Fatalf("allocate %v to %s: %v", seats, channel, err)
+	}
+	return res
+}
+
+func (g *rig) status() map[string]booking.SeatStatus {
+	g.t.Helper()
+	all, err := g.store.Seats(context.Background(), g.event)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	st := map[string]booking.SeatStatus{}
+	for _, s := range all {
+		st[s.ID] = s.Status
+	}
+	return st
+}
+
+// Allocations are recorded with who and when, kept by a rebuild with
+// their release time, and ended by the sweep once Redis's clock says so.
+func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "alloc", Name: "Alloc", Rows: 2, SeatsPerRow: 5, Capacity: 5})
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	first := g.allocate("partner", later, "A1", "A2")
+	if first.ID == 0 || !slices.Equal(first.Changed, []string{"A1", "A2"}) {
+		t.Fatalf("allocate: %+v", first)
+	}
+	if f := first.Fact(); f.Type != events.TopicSeatsAllocated || f.Reason != "channel=partner" {
+		t.Fatalf("fact %+v", f)
+	}
+	g.allocate("early", time.Now().Add(-time.Minute), "B1")
+	if got := g.marks(); got["A1"] != "allocate:partner" || got["B1"] != "allocate:early" {
+		t.Fatalf("ledger marks %v", got)
+	}
+
+	// a rebuild keeps the seats allocated and the release time
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.status(); st["A1"] != booking.SeatAllocated || st["B1"] != booking.SeatAllocated {
+		t.Fatalf("after the rebuild: %v", st)
+	}
+	_, err := g.store.ReleaseAllocation(ctx, g.event, "partner", true)
+	var early *booking.AllocationNotDueError
+	if !errors.As(err, &early) || !early.At.Equal(later) {
+		t.Fatalf("the release time after the rebuild: %v", err)
+	}
+
+	// the sweep ends the due one only, once, with its fact
+	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
+		Release: func(ctx context.Context, event, channel string) ([]string, error) {
+			return g.store.ReleaseAllocation(ctx, event, channel, true)
+		}}
+	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if n, err := sw.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d %v", n, err)
+	}
+	if st := g.status(); st["B1"] != booking.SeatAvailable || st["A1"] != booking.SeatAllocated {
+		t.Fatalf("after the sweep: %v", st)
+	}
+	rel := g.rec.Topic(events.TopicAllocationReleased)
+	if len(rel) != 1 || rel[0].SeatID != "B1" || rel[0].UserID != ledger.SystemActor || rel[0].Reason != "channel=early" {
+		t.Fatalf("allocation_released %+v", rel)
+	}
+	if got := g.marks(); got["B1"] != "" || got["A1"] != "allocate:partner" {
+		t.Fatalf("ledger marks after the sweep %v", got)
+	}
+
+	// the operator ends one at once; a repeat records nothing
+	res, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) ([]string, error) {
+		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
+	})
+	if err != nil || res.ID == 0 || len(res.Changed) != 2 {
+		t.Fatalf("release: %+v %v", res, err)
+	}
+	again, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) ([]string, error) {
+		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
+	})
+	if err != nil || again.ID != 0 {
+		t.Fatalf("a repeated release: %+v %v", again, err)
+	}
+	if len(g.marks()) != 0 {
+		t.Fatalf("marks left %v", g.marks())
+	}
+}
