@@ -52,6 +52,12 @@ const (
 	ActionSeatsHold       = "seats.hold"
 	ActionSeatsKill       = "seats.kill"
 	ActionSeatsRelease    = "seats.release"
+	// ActionSeatsAllocate: seats allocated to a sales channel
+	// (POST /api/admin/events/{id}/seat-marks, action allocate).
+	ActionSeatsAllocate = "seats.allocate"
+	// ActionAllocationRelease: a channel's allocation ended by an
+	// operator (POST /api/admin/events/{id}/allocations/{channel}/release).
+	ActionAllocationRelease = "allocation.release"
 	// ActionProviderDeclare: the payment provider declared degraded or
 	// recovered for the deployment (PUT /api/admin/provider).
 	ActionProviderDeclare = "provider.declare"

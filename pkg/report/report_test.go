@@ -54,6 +54,8 @@ func TestReportMatchesAKnownJourney(t *testing.T) {
 		events.SeatsHeld(1, ev, "otto", "B1,B2", "sponsor", s(5)),
 		events.SeatsKilled(2, ev, "otto", "B3", s(6)),
 		events.SeatsReleased(3, ev, "otto", "B1", s(90)),
+		events.SeatsAllocated(4, ev, "otto", "C1,C2", "channel=box_office", s(7)),
+		events.AllocationReleased(5, ev, "system", "C2", "channel=box_office", s(95)),
 		// another sale
 		events.BookingRequested("other", "ann", 1, s(0)),
 	}
@@ -95,6 +97,7 @@ func TestReportMatchesAKnownJourney(t *testing.T) {
 		events.TopicBookingCompleted: 1, events.TopicPaymentFailed: 1, events.TopicBookingCancelled: 1,
 		events.TopicBookingExpired: 1, events.TopicPaymentLate: 1, events.TopicEventSoldOut: 1,
 		events.TopicSeatsHeld: 1, events.TopicSeatsKilled: 1, events.TopicSeatsReleased: 1,
+		events.TopicSeatsAllocated: 1, events.TopicAllocationReleased: 1,
 	})
 	want := report.Report{
 		EventID: ev,

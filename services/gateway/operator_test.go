@@ -155,7 +155,7 @@ func TestViewerCannotChangeAnything(t *testing.T) {
 	h.account("otto", operators.Operator)
 	h.account("ada", operators.Admin)
 	viewer, operator := h.signIn("vera", opPassword), h.signIn("otto", opPassword)
-	params := map[string]string{"id": "e1", "order_id": "ord_x", "name": "ada"}
+	params := map[string]string{"id": "e1", "order_id": "ord_x", "name": "ada", "channel": "partner"}
 
 	for _, path := range []string{"/api/admin/events/e1", "/api/admin/events/e1/orders", "/api/admin/events/e1/report", "/api/admin/refunds", "/api/admin/me"} {
 		if r, _ := h.send("GET", path, viewer, nil); r.code != http.StatusOK {
@@ -549,7 +549,14 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	check(operators.ActionSeatsHold, "otto", "e1", "", nil, map[string]any{"seat_ids": []any{"A4"}, "purpose": "artist"})
 	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "release", "seat_ids": []string{"A4"}}, http.StatusOK)
 	check(operators.ActionSeatsRelease, "otto", "e1", "", nil, map[string]any{"seat_ids": []any{"A4"}})
-	for _, act := range []string{operators.ActionSeatsKill, operators.ActionSeatsHold, operators.ActionSeatsRelease} {
+	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "allocate", "channel": "partner", "seat_ids": []string{"A4"}}, http.StatusOK)
+	check(operators.ActionSeatsAllocate, "otto", "e1", "", nil, map[string]any{"seat_ids": []any{"A4"}, "channel": "partner"})
+	release := "/api/admin/events/e1/allocations/partner/release"
+	call(operator, "POST", "/api/admin/events/:id/allocations/:channel/release", release, nil, http.StatusOK)
+	call(operator, "POST", "/api/admin/events/:id/allocations/:channel/release", release, nil, http.StatusOK) // a repeat: no record
+	check(operators.ActionAllocationRelease, "otto", "e1", "partner", nil, map[string]any{"seat_ids": []any{"A4"}})
+	for _, act := range []string{operators.ActionSeatsKill, operators.ActionSeatsHold, operators.ActionSeatsRelease,
+		operators.ActionSeatsAllocate, operators.ActionAllocationRelease} {
 		if n := len(h.auditOf(act)); n != 1 {
 			t.Errorf("%d %s records, want 1", n, act)
 		}

@@ -30,6 +30,7 @@ import (
 // seatMarksRoutes registers the routes of holds and kills.
 func (s *Server) seatMarksRoutes(adm *gin.RouterGroup) {
 	adm.POST("/events/:id/seat-marks", s.markSeats)
+	adm.POST("/events/:id/allocations/:channel/release", s.releaseAllocation) // allocations.go
 	if s.Ledger != nil {
 		adm.GET("/events/:id/seat-marks", s.seatMarks)
 	}
@@ -46,9 +47,14 @@ type seatRange struct {
 type markSeatsRequest struct {
 	Action  booking.SeatMark `json:"action"`
 	Purpose string           `json:"purpose"`
-	SeatIDs []string         `json:"seat_ids"`
-	Row     *string          `json:"row"`
-	Range   *seatRange       `json:"range"`
+	// Channel and ReleaseAt are an allocation's (action allocate): the
+	// channel that alone may take the seats and, optionally, when its
+	// unsold seats go on sale (allocations.go).
+	Channel   *string    `json:"channel"`
+	ReleaseAt *string    `json:"release_at"`
+	SeatIDs   []string   `json:"seat_ids"`
+	Row       *string    `json:"row"`
+	Range     *seatRange `json:"range"`
 }
 
 func (r markSeatsRequest) Validate() error {
@@ -61,8 +67,26 @@ func (r markSeatsRequest) Validate() error {
 		if r.Purpose != "" {
 			return errf("purpose is only for action hold")
 		}
+	case booking.MarkAllocate:
+		if r.Purpose != "" {
+			return errf("purpose is only for action hold")
+		}
+		if r.Channel == nil || *r.Channel == "" || booking.CheckChannel(*r.Channel) != nil {
+			return errf("channel must be an id of 1-64 characters without spaces or commas")
+		}
+		if r.ReleaseAt != nil {
+			if _, err := time.Parse(time.RFC3339Nano, *r.ReleaseAt); err != nil {
+				return errf("release_at must be an RFC 3339 time")
+			}
+		}
 	default:
-		return errf("action must be hold, kill or release")
+		return errf("action must be hold, kill, allocate or release")
+	}
+	if r.Action != booking.MarkAllocate && r.Channel != nil {
+		return errf("channel is only for action allocate")
+	}
+	if r.Action != booking.MarkAllocate && r.ReleaseAt != nil {
+		return errf("release_at is only for action allocate")
 	}
 	n := 0
 	for _, set := range []bool{r.SeatIDs != nil, r.Row != nil, r.Range != nil} {
@@ -129,8 +153,9 @@ func (r markSeatsRequest) seats(ids []string) ([]string, error) {
 }
 
 // markSeats: POST /api/admin/events/{id}/seat-marks (operator)
-// {action: hold|kill|release, purpose (hold), and seat_ids, row or
-// range {from, to}}: all the seats or none. 200 {changed, action,
+// {action: hold|kill|allocate|release, purpose (hold), channel and
+// release_at (allocate), and seat_ids, row or range {from, to}}: all the
+// seats or none. 200 {changed, action,
 // purpose, seat_ids (those that changed), change_id}: changed false for
 // a repeat, which changes nothing and records nothing. Errors: 400
 // invalid_body (a bad body), invalid_argument (a row or range of more
@@ -165,16 +190,29 @@ func (s *Server) markSeats(c *gin.Context) {
 			return
 		}
 	}
+	purpose, releaseAt := req.Purpose, time.Time{}
+	if req.Action == booking.MarkAllocate {
+		purpose = *req.Channel
+		if req.ReleaseAt != nil {
+			releaseAt, _ = time.Parse(time.RFC3339Nano, *req.ReleaseAt) // Validate parsed it
+		}
+	}
 	apply := func(ctx context.Context) ([]string, error) {
-		return s.Store.MarkSeats(ctx, id, req.Action, req.Purpose, seats)
+		if req.Action == booking.MarkAllocate {
+			return s.Store.AllocateSeats(ctx, id, purpose, releaseAt, seats)
+		}
+		return s.Store.MarkSeats(ctx, id, req.Action, purpose, seats)
 	}
 	p := principal(c)
 	var res ledger.MarkChange
 	var err error
-	if s.Ledger != nil {
-		res, err = s.Ledger.MarkSeats(ctx, id, req.Action, req.Purpose, p.Account, seats, apply)
-	} else {
-		res = ledger.MarkChange{EventID: id, Mark: req.Action, Purpose: req.Purpose, Actor: p.Account, At: time.Now()}
+	switch {
+	case s.Ledger != nil && req.Action == booking.MarkAllocate:
+		res, err = s.Ledger.AllocateSeats(ctx, id, purpose, p.Account, releaseAt, seats, apply)
+	case s.Ledger != nil:
+		res, err = s.Ledger.MarkSeats(ctx, id, req.Action, purpose, p.Account, seats, apply)
+	default:
+		res = ledger.MarkChange{EventID: id, Mark: req.Action, Purpose: purpose, Actor: p.Account, At: time.Now()}
 		res.Changed, err = apply(ctx)
 	}
 	var unknown *booking.SeatsUnknownError
@@ -204,13 +242,19 @@ func (s *Server) markSeats(c *gin.Context) {
 	}
 	out := gin.H{"changed": len(res.Changed) > 0, "action": req.Action, "purpose": req.Purpose,
 		"seat_ids": nonNil(res.Changed), "change_id": res.ID}
+	if req.Action == booking.MarkAllocate {
+		out["channel"] = purpose
+	}
 	if len(res.Changed) == 0 {
 		noChange(c)
 		c.JSON(http.StatusOK, out)
 		return
 	}
-	if !s.audit(c, seatMarkAction[req.Action], id, "", nil,
-		gin.H{"seat_ids": res.Changed, "purpose": req.Purpose, "change_id": res.ID}) {
+	after := gin.H{"seat_ids": res.Changed, "purpose": req.Purpose, "change_id": res.ID}
+	if req.Action == booking.MarkAllocate {
+		after = gin.H{"seat_ids": res.Changed, "channel": purpose, "release_at": req.ReleaseAt, "change_id": res.ID}
+	}
+	if !s.audit(c, seatMarkAction[req.Action], id, "", nil, after) {
 		return
 	}
 	s.publishMarks(c, res)
@@ -220,7 +264,7 @@ func (s *Server) markSeats(c *gin.Context) {
 // seatMarkAction is each mark's audit action.
 var seatMarkAction = map[booking.SeatMark]string{
 	booking.MarkHold: operators.ActionSeatsHold, booking.MarkKill: operators.ActionSeatsKill,
-	booking.MarkRelease: operators.ActionSeatsRelease,
+	booking.MarkRelease: operators.ActionSeatsRelease, booking.MarkAllocate: operators.ActionSeatsAllocate,
 }
 
 // markPublisher publishes the facts of seat mark changes (and, run by
@@ -262,6 +306,8 @@ func pastTense(m booking.SeatMark) string {
 		return "held"
 	case booking.MarkKill:
 		return "killed"
+	case booking.MarkAllocate:
+		return "allocated"
 	}
 	return "released"
 }

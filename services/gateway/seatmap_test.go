@@ -62,12 +62,12 @@ func TestSeatMapShape(t *testing.T) {
 	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "B2"}), 200, "")
 
 	for _, tc := range []struct{ event, want string }{
-		{"e1", `{"event_id":"e1","total":6,"available":5,"held":1,"sold":0,"reserved":0,"killed":0,"sections":[{"row":"A","first":1,"status":"aaa","section":0},{"row":"B","first":1,"status":"aha","section":0}],
+		{"e1", `{"event_id":"e1","total":6,"available":5,"held":1,"sold":0,"reserved":0,"killed":0,"allocated":0,"sections":[{"row":"A","first":1,"status":"aaa","section":0},{"row":"B","first":1,"status":"aha","section":0}],
 			"currency":"EUR","price_sections":[{"name":"General","price_cents":100,"start":0,"len":6}]}`},
-		{"odd", `{"event_id":"odd","total":4,"available":4,"held":0,"sold":0,"reserved":0,"killed":0,"sections":[{"row":"A","first":1,"status":"aa","section":0},{"seats":["VIP-1","box"],"status":"aa","section":0}],
+		{"odd", `{"event_id":"odd","total":4,"available":4,"held":0,"sold":0,"reserved":0,"killed":0,"allocated":0,"sections":[{"row":"A","first":1,"status":"aa","section":0},{"seats":["VIP-1","box"],"status":"aa","section":0}],
 			"currency":"EUR","price_sections":[{"name":"General","price_cents":100,"start":0,"len":4}]}`},
 		// priced sections: a run cut where a section starts
-		{"priced", `{"event_id":"priced","total":7,"available":7,"held":0,"sold":0,"reserved":0,"killed":0,"currency":"GBP",
+		{"priced", `{"event_id":"priced","total":7,"available":7,"held":0,"sold":0,"reserved":0,"killed":0,"allocated":0,"currency":"GBP",
 			"sections":[{"row":"A","first":1,"status":"aa","section":0},{"row":"B","first":1,"status":"aa","section":1},{"seats":["BOX-1","BOX-2"],"status":"aa","section":1},{"seats":["BOX-3"],"status":"a","section":2}],
 			"price_sections":[{"name":"Floor","price_cents":5000,"start":0,"len":2},{"name":"Balcony","price_cents":3000,"start":2,"len":4},{"name":"Box","price_cents":9000,"start":6,"len":1}]}`},
 	} {
