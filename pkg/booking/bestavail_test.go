@@ -2,6 +2,7 @@ package booking
 
 import (
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/testseed"
 	"github.com/google/go-cmp/cmp"
@@ -233,7 +235,7 @@ func TestPropertyBestAvailableSequential(t *testing.T) {
 		switch x := rng.IntN(10); {
 		case x == 0:
 			seat := all[rng.IntN(len(all))]
-			_, err := f.s.MarkSeats(f.ctx, "evt", []SeatMark{MarkHold, MarkKill}[rng.IntN(2)], "p", []string{seat})
+			_, err := f.s.MarkSeats(f.ctx, "evt", []SeatMark{MarkHold, MarkKill, MarkAllocate}[rng.IntN(3)], "p", []string{seat})
 			if err != nil && !errors.Is(err, ErrSeatUnavailable) { // a fan's seat is refused
 				t.Fatal(err)
 			}
@@ -246,7 +248,8 @@ func TestPropertyBestAvailableSequential(t *testing.T) {
 			continue
 		case x == 2:
 			seat := all[rng.IntN(len(all))]
-			if v := f.rdb.HGet(f.ctx, k[kSeats], seat).Val(); strings.HasPrefix(v, "r:") || strings.HasPrefix(v, "k:") {
+			if v := f.rdb.HGet(f.ctx, k[kSeats], seat).Val(); strings.HasPrefix(v, "r:") || strings.HasPrefix(v, "k:") ||
+				strings.HasPrefix(v, "c:") {
 				f.mark("evt", MarkRelease, "", seat)
 			}
 			continue
@@ -330,9 +333,11 @@ func leavesSingle(row string, off, n int) bool {
 
 // TestPropertyBestAvailableConcurrent: 1,000 concurrent fans, each
 // asking best available for 1 to 6 seats and paying, on a 10,000-seat
-// map of 50-seat rows with seats held and killed, sell no seat twice,
-// never a held or killed one, and fill at least 98 % of the seats on
-// sale; the index of free runs ends equal to the status string.
+// map of 50-seat rows with seats held and killed and two rows allocated
+// to a partner channel (a tenth of the fans buy through it), sell no
+// seat twice, never a held or killed one, an allocated one only through
+// its channel, and fill at least 98 % of the seats on sale; the index of
+// free runs ends equal to the status string.
 func TestPropertyBestAvailableConcurrent(t *testing.T) {
 	f := newFixture(t)
 	f.event(EventConfig{Rows: 200, SeatsPerRow: 50, Capacity: 100_000, MaxSeatsPerOrder: 6})
@@ -346,6 +351,15 @@ func TestPropertyBestAvailableConcurrent(t *testing.T) {
 		f.mark("evt", []SeatMark{MarkHold, MarkKill}[rng.IntN(2)], "artist", s)
 	}
 	sellable := len(all) - len(marked)
+	allocated := map[string]bool{}
+	for _, s := range all[100:200] { // rows C and D
+		if !marked[s] {
+			allocated[s] = true
+		}
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", "partner", time.Time{}, slices.Collect(maps.Keys(allocated))); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	soldTo := map[string]string{}
 	var next, refusedInARow atomic.Int64
@@ -372,7 +386,11 @@ func TestPropertyBestAvailableConcurrent(t *testing.T) {
 					}
 					st = pos.State
 				}
-				res, err := f.s.SelectBest(f.ctx, "evt", user, 1+rng.IntN(6), "")
+				channel := ""
+				if w%10 == 0 {
+					channel = "partner"
+				}
+				res, err := f.s.SelectBestVia(f.ctx, "evt", user, channel, 1+rng.IntN(6), "")
 				if errors.Is(err, ErrNoAdjacentSeats) {
 					refusedInARow.Add(1)
 					if _, err := f.s.Cancel(f.ctx, "evt", user); err != nil {
@@ -397,8 +415,9 @@ func TestPropertyBestAvailableConcurrent(t *testing.T) {
 				}
 				mu.Lock()
 				for _, s := range res.Seats {
-					if prev, dup := soldTo[s]; dup || marked[s] {
-						t.Errorf("seat %s sold to %s (before: %q, marked %v)", s, user, prev, marked[s])
+					if prev, dup := soldTo[s]; dup || marked[s] || (allocated[s] && channel != "partner") {
+						t.Errorf("seat %s sold to %s through %q (before: %q, marked %v, allocated %v)", s, user, channel, prev,
+							marked[s], allocated[s])
 					}
 					soldTo[s] = user
 				}
@@ -413,6 +432,15 @@ func TestPropertyBestAvailableConcurrent(t *testing.T) {
 	}
 	if fill := float64(c.Sold) / float64(sellable); fill < 0.98 {
 		t.Errorf("filled %.3f of %d seats on sale", fill, sellable)
+	}
+	through := 0
+	for s := range allocated {
+		if _, ok := soldTo[s]; ok {
+			through++
+		}
+	}
+	if through != len(allocated) || c.Allocated != 0 {
+		t.Errorf("%d of %d allocated seats sold through the channel, %d left allocated", through, len(allocated), c.Allocated)
 	}
 	f.checkInvariants("evt")
 	t.Logf("%d of %d seats on sale sold to %d fans", c.Sold, sellable, next.Load())
