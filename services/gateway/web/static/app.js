@@ -1261,8 +1261,9 @@
   }
 
   // The seat map comes in sections (docs/http-api.md): seat i of a section
-  // is row + (first + i), or seats[i]; status[i] is 'a', 'h', 's', 'r' or
-  // 'k' (held back by the organiser, or never for sale). Each
+  // is row + (first + i), or seats[i]; status[i] is 'a', 'h', 's', 'r',
+  // 'k' (held back by the organiser, or never for sale) or 'c' (kept for a
+  // sales channel). Each
   // gateway serves a snapshot up to a second old with an ETag, so the map
   // is revalidated (cache "no-cache": a 304 when nothing changed), and when
   // the counts the notifier announced are not yet in it, it is read again a
@@ -1280,10 +1281,13 @@
     renderSeats(r);
   }
 
-  // r and k: seats the organiser holds back or took off sale (never pickable)
-  const SEAT_STATUS = { a: "available", h: "held", s: "sold", r: "reserved", k: "killed" };
+  // r and k: seats the organiser holds back or took off sale (never pickable);
+  // c: seats kept for a sales channel (a box office, partner or presale),
+  // which fans buying through it get from best available
+  const SEAT_STATUS = { a: "available", h: "held", s: "sold", r: "reserved", k: "killed", c: "allocated" };
   const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat",
-    reserved: "not for sale, held back by the organiser", killed: "not for sale" };
+    reserved: "not for sale, held back by the organiser", killed: "not for sale",
+    allocated: "kept for a sales channel (box office, partner or presale)" };
   // Rows kept in the DOM above and below the visible ones.
   const ROW_BUFFER = 15;
 
