@@ -10,7 +10,7 @@
 -- (seat -> channel) while a fan of the channel holds or bought it, so it
 -- goes back to the channel when the fan gives it back (free_seat), and
 -- the rows of a channel's seats are in alloc ' r:<channel>' (the rows
--- best available reads, lib/select.lua best_in_channels); the release
+-- best available reads, select_best.lua best_in_channels); the release
 -- time in config 'ra:<channel>' (release_allocation.lua). A hold or kill takes a
 -- free seat or one operators hold or killed already (its purpose or kind
 -- changes); a release takes seats operators hold or killed. A seat a fan

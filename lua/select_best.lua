@@ -14,6 +14,49 @@
 -- current phase) looks first in the seats allocated to it
 -- (best_in_channels, O(row length) per row of the allocation), then in
 -- general sale.
+-- Best available within the allocations of the request's channels: the
+-- rows holding their seats (alloc ' r:<channel>', row numbers kept by
+-- mark_seats.lua) in row order, each read as its status bytes with the
+-- channel's own seats ('c' of one of channels) free, nearest the row's
+-- centre; clean first, then any. O(row length) per such row, bounded by
+-- the allocation's rows. Returns the first seat's position and whether
+-- it leaves a single free seat; nil when none fits.
+local function best_in_channels(c, channels, r0, r1)
+  local rows = {}
+  for ch in pairs(channels) do
+    for r in string.gmatch(redis.call('HGET', K_ALLOC, ' r:' .. string.sub(ch, 1)) or '', '%d+') do
+      local row = tonumber(r)
+      if row >= r0 and row <= r1 then rows[#rows + 1] = row end
+    end
+  end
+  if #rows == 0 then return nil end
+  table.sort(rows)
+  for pass = 1, 2 do
+    local prev
+    for _, row in ipairs(rows) do
+      if row ~= prev then
+        prev = row
+        local start, len = row_span(row)
+        local s = redis.call('GETRANGE', K_STATUS, start, start + len - 1)
+        if string.find(s, 'c', 1, true) then
+          local ids = seats_at(start, len)
+          local owners = redis.call('HMGET', K_ALLOC, unpack(ids))
+          local b = {}
+          for j = 1, len do
+            local x = string.sub(s, j, j)
+            if x == 'c' and owners[j] and channels[owners[j]] then x = 'a'
+            elseif x ~= 'a' then x = 'x' end
+            b[j] = x
+          end
+          local o = pick_in_row(table.concat(b), c, pass == 1, len - 1)
+          if o then return start + o, pass == 2 end
+        end
+      end
+    end
+  end
+  return nil
+end
+
 local user, count, section, claim = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4] or ''
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply

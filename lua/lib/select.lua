@@ -33,15 +33,6 @@ local function request_channels(claim)
   return out
 end
 
--- Whether the allocation of a seat whose value is v ('c:<channel>') is
--- due back on sale at now: config 'ra:<channel>' is its release time in
--- ms (absent: only by the operator). release_allocation.lua returns such
--- seats; until it runs, a due seat is selectable by anyone.
-local function allocation_due(v, now)
-  local at = tonumber(redis.call('HGET', K_CONFIG, 'ra:' .. string.sub(v, 3)))
-  return at ~= nil and at <= now
-end
-
 -- Builds the index of free runs when it is not built whole (runs_build).
 local function ensure_runs()
   if not redis.call('ZSCORE', K_RUNS, 'built') then runs_build() end
@@ -105,49 +96,6 @@ local function best_place(c, r0, r1, clean, fallback)
       local s = redis.call('GETRANGE', K_STATUS, start, start + len - 1)
       local o = pick_in_row(s, c, kind == c, len - 1)
       if o then return start + o, clean and kind ~= c end
-    end
-  end
-  return nil
-end
-
--- Best available within the allocations of the request's channels: the
--- rows holding their seats (alloc ' r:<channel>', row numbers kept by
--- mark_seats.lua) in row order, each read as its status bytes with the
--- channel's own seats ('c' of one of channels) free, nearest the row's
--- centre; clean first, then any. O(row length) per such row, bounded by
--- the allocation's rows. Returns the first seat's position and whether
--- it leaves a single free seat; nil when none fits.
-local function best_in_channels(c, channels, r0, r1)
-  local rows = {}
-  for ch in pairs(channels) do
-    for r in string.gmatch(redis.call('HGET', K_ALLOC, ' r:' .. string.sub(ch, 1)) or '', '%d+') do
-      local row = tonumber(r)
-      if row >= r0 and row <= r1 then rows[#rows + 1] = row end
-    end
-  end
-  if #rows == 0 then return nil end
-  table.sort(rows)
-  for pass = 1, 2 do
-    local prev
-    for _, row in ipairs(rows) do
-      if row ~= prev then
-        prev = row
-        local start, len = row_span(row)
-        local s = redis.call('GETRANGE', K_STATUS, start, start + len - 1)
-        if string.find(s, 'c', 1, true) then
-          local ids = seats_at(start, len)
-          local owners = redis.call('HMGET', K_ALLOC, unpack(ids))
-          local b = {}
-          for j = 1, len do
-            local x = string.sub(s, j, j)
-            if x == 'c' and owners[j] and channels[owners[j]] then x = 'a'
-            elseif x ~= 'a' then x = 'x' end
-            b[j] = x
-          end
-          local o = pick_in_row(table.concat(b), c, pass == 1, len - 1)
-          if o then return start + o, pass == 2 end
-        end
-      end
     end
   end
   return nil
@@ -261,7 +209,7 @@ end
 -- from selecting_user. manual: a fan's own choice, held to the no-orphan
 -- rule (orphan_refusal). channels: the request's (request_channels); a
 -- seat allocated to another channel is refused seat_not_for_sale unless
--- its allocation is due (allocation_due: it is then on general sale).
+-- its allocation is due (it is then on general sale).
 -- Replies as lock_seat.lua.
 local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels)
   local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
@@ -276,7 +224,11 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels
     local p = string.sub(v, 1, 2)
     if p == 'c:' then
       local ch = string.sub(v, 3)
-      if not channels[ch] and not allocation_due(v, now) then kept[#kept + 1] = seat end
+      -- due back on sale (config 'ra:<channel>', its release time:
+      -- release_allocation.lua returns such seats; until it runs, anyone
+      -- may take one)
+      local at = tonumber(redis.call('HGET', K_CONFIG, 'ra:' .. ch))
+      if not channels[ch] and not (at and at <= now) then kept[#kept + 1] = seat end
     elseif p == 'r:' or p == 'k:' then
       kept[#kept + 1] = seat
     elseif v ~= '' and v ~= mine then
