@@ -16,6 +16,12 @@ if #want == 0 then return {'invalid_argument'} end
 -- a redeemed access code may allow fewer than max_seats (lib/codes.lua)
 local cmax = code_seats(user)
 if cmax and #want > cmax then return {'too_many_seats', cmax} end
-local reply, freed = hold_seats(user, want, csv, deadline, now, hnow, true, request_channels(claim))
+-- the request's channels: the token's signed claim and the event's
+-- current phase (a presale phase is a channel)
+local channels = {}
+if claim ~= '' then channels[claim] = true end
+local phase = redis.call('HGET', K_CONFIG, 'phase')
+if phase and phase ~= '' then channels[phase] = true end
+local reply, freed = hold_seats(user, want, csv, deadline, now, hnow, true, channels)
 if reply[1] == 'ok' then offer_after_selection(user, freed, now) end
 return reply

@@ -1,17 +1,20 @@
--- mark_seats: operators hold seats for a purpose, kill them (never for sale), allocate them to a channel or release them to sale, all or none.
--- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release'), 2 purpose (hold) or channel (allocate), '' otherwise,
---   3 release time of the channel's allocation in ms (allocate; '' none, '0' none any more), 4.. seat ids
--- Replies: {'ok', changed, {changed seat ids}} | {'seat_unknown', {seat ids}}
+-- mark_seats: operators hold seats for a purpose, kill them (never for sale), allocate them to a channel or release them to sale, all or none; or end a channel's allocation.
+-- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release' | 'end_allocation'), 2 purpose (hold) or channel (allocate,
+--   end_allocation), '' otherwise, 3 release time of the channel's allocation in ms (allocate; '' unchanged),
+--   or 'now' | 'due' (end_allocation: at once, or only once the release time has passed by Redis's clock), 4.. seat ids
+--   (none for end_allocation)
+-- Replies: {'ok', changed, {changed seat ids}} (end_allocation: the seats put on sale) | {'seat_unknown', {seat ids}}
+--   | {'not_due', release_at_ms (0: none set)} (end_allocation)
 --   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
 -- A seat's value in seats is 'r:<purpose>' while held for a purpose,
 -- 'k:' while killed and 'c:<channel>' while allocated to a channel; its
 -- status byte 'r', 'k' or 'c'. An allocated seat is also in alloc
 -- (seat -> channel) while a fan of the channel holds or bought it, so it
--- goes back to the channel when the fan gives it back (free_seat), and
+-- goes back to the channel when the fan gives it back, and
 -- the rows of a channel's seats are in alloc ' r:<channel>' (the rows
 -- best available reads, select_best.lua best_in_channels); the release
--- time in config 'ra:<channel>' (release_allocation.lua). A hold or kill takes a
+-- time in config 'ra:<channel>' (end_allocation, below). A hold or kill takes a
 -- free seat or one operators hold or killed already (its purpose or kind
 -- changes); a release takes seats operators hold or killed. A seat a fan
 -- holds or bought is refused with its status and nothing changes. A seat
@@ -19,6 +22,41 @@
 -- repeat changes nothing (changed 0).
 local action, purpose, release_at = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+-- The end of a channel's allocation, whole: seats allocated and unsold go
+-- on sale now, offered to the waitlist; seats of the channel a fan holds
+-- or bought lose their channel, so a hold that ends or a sale cancelled
+-- puts them on sale. The release time and the channel's rows go too, so
+-- a repeat changes nothing. O(seats allocated to any channel): an
+-- operator's call, or one per release time, never a fan's.
+if action == 'end_allocation' then
+  local ch = purpose
+  if ch == '' or (release_at ~= 'now' and release_at ~= 'due') then return {'invalid_argument'} end
+  local now = clock()
+  if release_at == 'due' then
+    local at = num(redis.call('HGET', K_CONFIG, 'ra:' .. ch))
+    if at <= 0 or at > now then return {'not_due', at} end
+  end
+  local all = redis.call('HGETALL', K_ALLOC)
+  local released, target = {}, 'c:' .. ch
+  for i = 1, #all, 2 do
+    local seat, owner = all[i], all[i + 1]
+    if owner == ch and string.sub(seat, 1, 1) ~= ' ' then
+      redis.call('HDEL', K_ALLOC, seat)
+      if redis.call('HGET', K_SEATS, seat) == target then
+        redis.call('HSET', K_SEATS, seat, '')
+        set_seat_status(seat, 'a')
+        released[#released + 1] = seat
+      end
+    end
+  end
+  redis.call('HDEL', K_ALLOC, ' r:' .. ch)
+  redis.call('HDEL', K_CONFIG, 'ra:' .. ch)
+  if #released > 0 then
+    redis.call('HINCRBY', K_CONFIG, 'allocated', -#released)
+    waitlist_offer(table.concat(released, ','), now)
+  end
+  return {'ok', #released, released}
+end
 local target, code
 if action == 'hold' and purpose ~= '' then
   target, code = 'r:' .. purpose, 'r'

@@ -102,7 +102,6 @@ var functions = []declaration{
 	{name: "provider_state", event: ek(Config, Active)},
 	{name: "promote", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "rate_limit", event: ek(Config), limits: true},
-	{name: "release_allocation", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "release_sold", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Runs, Alloc)},
 	{name: "report_count", own: []string{"counts", "seen", "times", "queue", "purchase", "minutes"}},

@@ -10,8 +10,7 @@
 -- (lib/select.lua best_place); found through the index of free runs
 -- (lib/rows.lua), O(row length). largest is the most adjacent seats
 -- still free together in the section, available the seats on sale.
--- A request through a channel (request_channels: the token's claim, the
--- current phase) looks first in the seats allocated to it
+-- A request through a channel (the token's claim, the current phase) looks first in the seats allocated to it
 -- (best_in_channels, O(row length) per row of the allocation), then in
 -- general sale.
 -- Best available within the allocations of the request's channels: the
@@ -69,7 +68,12 @@ if count > max then return {'too_many_seats', max} end
 ensure_runs()
 local r0, r1 = section_rows(section)
 if not r0 then return {'section_unknown'} end
-local channels = request_channels(claim)
+-- the request's channels: the token's signed claim and the event's
+-- current phase (a presale phase is a channel)
+local channels = {}
+if claim ~= '' then channels[claim] = true end
+local phase = redis.call('HGET', K_CONFIG, 'phase')
+if phase and phase ~= '' then channels[phase] = true end
 local pos, orphaned
 if next(channels) then pos, orphaned = best_in_channels(count, channels, r0, r1) end
 if not pos or orphaned then

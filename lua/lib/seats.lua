@@ -56,23 +56,6 @@ local function set_seat_status(seat, code)
   if i then status_write(i, code) end
 end
 
--- A seat a fan gives back (a hold that ends, a selection replaced, a sale
--- cancelled) returns where it came from: to the channel it is allocated
--- to (alloc, mark_seats.lua), else on sale. Returns true when it went on
--- sale (only those are offered to the waitlist).
-local function free_seat(seat)
-  local ch = redis.call('HGET', K_ALLOC, seat)
-  if ch then
-    redis.call('HSET', K_SEATS, seat, 'c:' .. ch)
-    set_seat_status(seat, 'c')
-    redis.call('HINCRBY', K_CONFIG, 'allocated', 1)
-    return false
-  end
-  redis.call('HSET', K_SEATS, seat, '')
-  set_seat_status(seat, 'a')
-  return true
-end
-
 -- A seat's price in cents: the price of the section (config 'prices') its
 -- position falls in; 0 when the event has no prices (made before sections).
 local function seat_price(seat)

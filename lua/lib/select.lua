@@ -22,17 +22,6 @@ local function selecting_user(user)
   return deadline, now, hnow
 end
 
--- The channels a request sells through: the signed channel claim of the
--- fan's token (ARGV, '' none) and the event's current phase (config
--- phase; a presale phase is a channel). A set: channels[name] true.
-local function request_channels(claim)
-  local out = {}
-  if claim ~= '' then out[claim] = true end
-  local phase = redis.call('HGET', K_CONFIG, 'phase')
-  if phase and phase ~= '' then out[phase] = true end
-  return out
-end
-
 -- Builds the index of free runs when it is not built whole (runs_build).
 local function ensure_runs()
   if not redis.call('ZSCORE', K_RUNS, 'built') then runs_build() end
@@ -207,7 +196,8 @@ end
 -- Holds the seats want (their ids; csv joined by ',') for user, all or
 -- none, replacing the user's previous selection; deadline, now and hnow
 -- from selecting_user. manual: a fan's own choice, held to the no-orphan
--- rule (orphan_refusal). channels: the request's (request_channels); a
+-- rule (orphan_refusal). channels: the request's, a set (channels[name]
+-- true): the token's channel claim and the event's current phase; a
 -- seat allocated to another channel is refused seat_not_for_sale unless
 -- its allocation is due (it is then on general sale).
 -- Replies as lock_seat.lua.
@@ -225,7 +215,7 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels
     if p == 'c:' then
       local ch = string.sub(v, 3)
       -- due back on sale (config 'ra:<channel>', its release time:
-      -- release_allocation.lua returns such seats; until it runs, anyone
+      -- mark_seats.lua end_allocation returns such seats; until it runs, anyone
       -- may take one)
       local at = tonumber(redis.call('HGET', K_CONFIG, 'ra:' .. ch))
       if not channels[ch] and not (at and at <= now) then kept[#kept + 1] = seat end
@@ -246,7 +236,11 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels
   local delta, freed = 0, {}
   for _, prev in ipairs(split_seats(redis.call('HGET', K_USEAT, user))) do
     if not wanted[prev] and redis.call('HGET', K_SEATS, prev) == mine then
-      if free_seat(prev) then freed[#freed + 1] = prev end
+      -- back where it came from: its channel (alloc) or on sale
+      local ch = redis.call('HGET', K_ALLOC, prev)
+      redis.call('HSET', K_SEATS, prev, ch and 'c:' .. ch or '')
+      set_seat_status(prev, ch and 'c' or 'a')
+      if ch then redis.call('HINCRBY', K_CONFIG, 'allocated', 1) else freed[#freed + 1] = prev end
       delta = delta - 1
     end
   end

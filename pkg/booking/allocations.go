@@ -60,8 +60,6 @@ func (s *Store) AllocateSeats(ctx context.Context, eventID, channel string, rele
 	return s.markSeats(ctx, eventID, MarkAllocate, channel, at, seatIDs)
 }
 
-var scriptReleaseAllocation = newScript("release_allocation")
-
 // ReleaseAllocation ends channel's allocation: its unsold seats go on
 // sale (offered to the waitlist first) and seats of it that fans hold or
 // bought go on sale when given back. due: only once the channel's release
@@ -84,7 +82,7 @@ func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, 
 	if due {
 		how = "due"
 	}
-	r, err := s.run(ctx, scriptReleaseAllocation, eventID, channel, how)
+	r, err := s.run(ctx, scriptMarkSeats, eventID, "end_allocation", channel, how)
 	if errors.Is(err, ErrAllocationNotDue) {
 		var e AllocationNotDueError
 		r.scan(&e.At)
@@ -94,7 +92,7 @@ func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, 
 		return nil, fmt.Errorf("release allocation: %w", err)
 	}
 	var released []string
-	r.scan(&released)
+	r.scan(nil, &released)
 	return released, nil
 }
 
