@@ -168,7 +168,10 @@ func build() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!lua name=%s%s\n%s\n", LibraryPrefix, version, libSource())
 	for _, op := range operations {
-		fmt.Fprintf(&b, "local function op_%s()\n%s\nend\n", op, Source(op))
+		// each operation in a block of its own: its local goes out of
+		// scope at the block's end, so the operations do not count against
+		// Lua's 200 locals of the library's main function
+		fmt.Fprintf(&b, "do\nlocal function op_%s()\n%s\nend\n", op, Source(op))
 		fmt.Fprintf(&b, "redis.register_function('%s_%s', function(keys, argv)\n", op, version)
 		if f := byName[op]; len(f.event) == 0 {
 			// keys of its own: KEYS as given
@@ -186,7 +189,7 @@ func build() {
 			fmt.Fprintf(&b, "  KEYS, ARGV, NKEYS = keys, argv, %d\n  %s =\n    %s\n",
 				len(f.event), strings.Join(vars, ", "), strings.Join(vals, ", "))
 		}
-		fmt.Fprintf(&b, "  return op_%s()\nend)\n", op)
+		fmt.Fprintf(&b, "  return op_%s()\nend)\nend\n", op)
 	}
 	library = b.String()
 }
