@@ -13,11 +13,7 @@ local released, left, gone = 0, {}, {}
 for i = 3, #ARGV do
   local seat = ARGV[i]
   if mine and redis.call('HGET', K_SEATS, seat) == 's:' .. user then
-    -- back where it came from: its channel (alloc) or on sale
-    local ch = redis.call('HGET', K_ALLOC, seat)
-    redis.call('HSET', K_SEATS, seat, ch and 'c:' .. ch or '')
-    set_seat_status(seat, ch and 'c' or 'a')
-    if ch then redis.call('HINCRBY', K_CONFIG, 'allocated', 1) end
+    free_seat(seat) -- (an allocated seat goes back to its channel)
     released = released + 1
     gone[seat] = true
   else

@@ -38,11 +38,7 @@ local function release_hold(user, final_state)
     local mine, freed = 'h:' .. user, 0
     for _, id in ipairs(split_seats(seat)) do
       if redis.call('HGET', K_SEATS, id) == mine then
-        -- back where it came from: its channel (alloc) or on sale
-        local ch = redis.call('HGET', K_ALLOC, id)
-        redis.call('HSET', K_SEATS, id, ch and 'c:' .. ch or '')
-        set_seat_status(id, ch and 'c' or 'a')
-        if ch then redis.call('HINCRBY', K_CONFIG, 'allocated', 1) end
+        free_seat(id) -- (an allocated seat goes back to its channel)
         freed = freed + 1
       end
     end

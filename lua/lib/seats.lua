@@ -56,6 +56,18 @@ local function set_seat_status(seat, code)
   if i then status_write(i, code) end
 end
 
+-- A seat a fan gives back (a hold that ends, a selection replaced, a sale
+-- cancelled) returns where it came from: to the channel it is allocated
+-- to (alloc, mark_seats.lua), else on sale. Returns true when it went on
+-- sale (only those are offered to the waitlist).
+local function free_seat(seat)
+  local ch = redis.call('HGET', K_ALLOC, seat)
+  redis.call('HSET', K_SEATS, seat, ch and 'c:' .. ch or '')
+  set_seat_status(seat, ch and 'c' or 'a')
+  if ch then redis.call('HINCRBY', K_CONFIG, 'allocated', 1) end
+  return not ch
+end
+
 -- A seat's price in cents: the price of the section (config 'prices') its
 -- position falls in; 0 when the event has no prices (made before sections).
 local function seat_price(seat)

@@ -236,11 +236,7 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels
   local delta, freed = 0, {}
   for _, prev in ipairs(split_seats(redis.call('HGET', K_USEAT, user))) do
     if not wanted[prev] and redis.call('HGET', K_SEATS, prev) == mine then
-      -- back where it came from: its channel (alloc) or on sale
-      local ch = redis.call('HGET', K_ALLOC, prev)
-      redis.call('HSET', K_SEATS, prev, ch and 'c:' .. ch or '')
-      set_seat_status(prev, ch and 'c' or 'a')
-      if ch then redis.call('HINCRBY', K_CONFIG, 'allocated', 1) else freed[#freed + 1] = prev end
+      if free_seat(prev) then freed[#freed + 1] = prev end
       delta = delta - 1
     end
   end
