@@ -32,7 +32,7 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 			return err
 		}
 		if was, ok := byIndex[en.Index]; ok && was != en {
-			return fmt.Errorf("Kafka holds two different entries %d of the admission log: %+v and %+v", en.Index, was, en)
+			return fmt.Errorf("the Kafka topic holds two different entries %d of the admission log: %+v and %+v", en.Index, was, en)
 		}
 		byIndex[en.Index] = en
 		return nil
@@ -53,7 +53,7 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		d := fairness.DrawDoc{EventID: event, Status: fairness.DrawDrawn, Seed: f["seed"], Commit: f["commit"], Digest: f["digest"],
 			Count: e.Sequence, Entries: []fairness.DrawEntry{}}
 		if rec.Draw.Status == fairness.DrawDrawn && (d.Seed != rec.Draw.Seed || d.Digest != rec.Draw.Digest || d.Count != rec.Draw.Count) {
-			return fmt.Errorf("Kafka holds two different draws of %s", event)
+			return fmt.Errorf("the Kafka topic holds two different draws of %s", event)
 		}
 		rec.Draw = d
 		return nil
