@@ -21,8 +21,8 @@ type drawStore interface {
 // publishDraw runs when promotion answers draw_pending (the sale started
 // and its pre-queue's draw is not out yet): it closes the pre-queue and
 // ranks it (booking.Store.CloseDraw), publishes the Kafka queue_randomized
-// fact (the draw's inputs: seed, commitment, count and the closed list's
-// digest; confirmed, acks=all) and then lets promotion go on. Several
+// fact (the draw's inputs: seed, commitment, count, the closed list's
+// digest and the beacon's round and value if any; confirmed, acks=all) and then lets promotion go on. Several
 // instances may do it at once: one closes the draw while the others find
 // it busy and leave it to the next call; the fact's id is the same, so
 // consumers keep one. It reports whether the draw is out.
@@ -32,14 +32,16 @@ func (p *Promoter) publishDraw(ctx context.Context, eventID string) (bool, error
 		return false, errors.New("admission: the store cannot draw a pre-queue")
 	}
 	d, err := ds.CloseDraw(ctx, eventID)
-	if errors.Is(err, booking.ErrDrawBusy) {
+	if errors.Is(err, booking.ErrDrawBusy) || errors.Is(err, booking.ErrBeaconPending) {
+		// busy elsewhere, or waiting for the operator to supply the
+		// beacon round's value: the pre-queue is not admitted yet
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
 	if d.Count > 0 {
-		ev := events.QueueRandomized(eventID, d.Count, d.Seed, d.Commit, d.Digest, p.ann.now())
+		ev := events.QueueRandomized(eventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, p.ann.now())
 		if err := p.ann.kafka.Publish(ctx, ev); err != nil {
 			return false, fmt.Errorf("publish queue_randomized: %w", err)
 		}

@@ -70,11 +70,17 @@ type Draw struct {
 	Seed, Commit string // hex
 	Count        int64
 	Digest       string // fairness.ListDigest of the closed list
+	Beacon       fairness.Beacon
 }
 
 // ErrDrawBusy: another process is closing the draw; promotion keeps
 // answering draw_pending until it has, so the caller tries again later.
 var ErrDrawBusy = errors.New("the draw is being closed by another process")
+
+// ErrBeaconPending: the draw is committed to a beacon round whose value
+// the operator has not supplied (SetBeaconValue); promotion keeps
+// answering draw_pending, as for ErrDrawBusy, until it is.
+var ErrBeaconPending = errors.New("the draw waits for its beacon round's value")
 
 // drawLockTTL bounds how long a process that died while closing a draw
 // blocks the others.
@@ -89,14 +95,17 @@ const drawLockTTL = time.Minute
 // order (key drawlist, read by DrawList) with the digest and count in the
 // config (draw_digest, draw_count). One process closes a draw at a time
 // (ErrDrawBusy); a close that was cut short is done again from the start
-// with the same result, and once the digest is kept it is reused.
-// ErrEventNotFound when the event has no draw seed.
+// with the same result, and once the digest is kept it is reused. With a
+// beacon round committed (SetBeaconRound), ranks use the beacon's value
+// too (fairness.DrawInput), and the draw waits for it: ErrBeaconPending
+// until SetBeaconValue. ErrEventNotFound when the event has no draw seed.
 func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 	if err := checkIDs(eventID); err != nil {
 		return Draw{}, err
 	}
 	keys := s.eventKeys(eventID)
-	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit", "draw_digest", "draw_count").Result()
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit", "draw_digest", "draw_count",
+		"beacon_round", "beacon_source", "beacon").Result()
 	if err != nil {
 		return Draw{}, fmt.Errorf("close draw: %w", err)
 	}
@@ -105,7 +114,11 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 	if seed == "" {
 		return Draw{}, ErrEventNotFound
 	}
-	d := Draw{Seed: seed, Commit: commit}
+	d := Draw{Seed: seed, Commit: commit, Beacon: beaconOf(cfg[4:])}
+	if d.Beacon.Round > 0 && d.Beacon.Value == "" {
+		return Draw{}, ErrBeaconPending
+	}
+	input := func() string { return fairness.DrawInput(d.Digest, d.Beacon.Value) }
 	if digest, _ := cfg[2].(string); digest != "" {
 		d.Digest = digest
 		d.Count, _ = strconv.ParseInt(fmt.Sprint(cfg[3]), 10, 64)
@@ -145,7 +158,7 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 	for i, h := range hashes {
 		byHash[h] = users[i]
 	}
-	order := fairness.DrawOrder(seed, d.Digest, hashes)
+	order := fairness.DrawOrder(seed, input(), hashes)
 	list := s.drawKey(eventID, "drawlist")
 	if err := s.rdb.Del(ctx, list).Err(); err != nil {
 		return Draw{}, fmt.Errorf("close draw: %w", err)
@@ -155,7 +168,7 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 		zs := make([]redis.Z, len(page))
 		vals := make([]any, len(page))
 		for j, h := range page {
-			zs[j] = redis.Z{Score: float64(int64(fairness.DrawKey(seed, d.Digest, h)) - 1<<53), Member: byHash[h]}
+			zs[j] = redis.Z{Score: float64(int64(fairness.DrawKey(seed, input(), h)) - 1<<53), Member: byHash[h]}
 			vals[j] = h
 		}
 		if err := s.rdb.ZAddXX(ctx, keys[kWaiting], zs...).Err(); err != nil {
@@ -231,6 +244,9 @@ func (s *Store) DrawInputs(ctx context.Context, eventID string) (fairness.DrawIn
 	in := fairness.DrawInputs{Commit: e.DrawCommit, Seed: e.DrawSeed, Prequeued: e.Prequeued, SalesStart: e.SalesStart}
 	if e.DrawCommit == "" {
 		return in, nil
+	}
+	if in.Beacon, err = s.Beacon(ctx, eventID); err != nil {
+		return in, err
 	}
 	in.Digest, in.Count, err = s.ClosedDraw(ctx, eventID)
 	return in, err

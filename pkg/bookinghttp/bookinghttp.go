@@ -64,6 +64,10 @@ var bookingErrors = []struct {
 	{booking.ErrNotYourOffer, http.StatusForbidden, "not_your_offer"},
 	{booking.ErrOfferExpired, http.StatusConflict, "offer_expired"},
 	{booking.ErrOfferClosed, http.StatusConflict, "offer_closed"},
+	{booking.ErrBeaconLocked, http.StatusConflict, "beacon_locked"},
+	{booking.ErrBeaconNotCommitted, http.StatusConflict, "beacon_not_committed"},
+	{booking.ErrBeaconValueSet, http.StatusConflict, "beacon_value_set"},
+	{booking.ErrNoPrequeue, http.StatusConflict, "no_prequeue"},
 }
 
 // Status returns the HTTP status and code for err. Booking sentinels map

@@ -3,6 +3,7 @@ package events
 import (
 	"crypto/sha1"
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -140,8 +141,14 @@ func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.T
 // count users, was drawn; reason is "seed=<hex> commit=<hex>
 // digest=<hex>", digest the hex SHA-256 of the drawn order (each user id
 // followed by "\n"). user_id is RestoredBy (the system).
-func QueueRandomized(eventID string, count int64, seed, commit, digest string, at time.Time) Event {
-	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, "seed="+seed+" commit="+commit+" digest="+digest, at)
+// With a beacon round (round > 0) the reason goes on with " beacon_round=<n>
+// beacon=<hex> beacon_source=<source, query-escaped>".
+func QueueRandomized(eventID string, count int64, seed, commit, digest string, round int64, beacon, source string, at time.Time) Event {
+	reason := "seed=" + seed + " commit=" + commit + " digest=" + digest
+	if round > 0 {
+		reason += " beacon_round=" + strconv.FormatInt(round, 10) + " beacon=" + beacon + " beacon_source=" + url.QueryEscape(source)
+	}
+	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, reason, at)
 }
 
 // AdmissionLogged is the admission_logged fact: entry index (from 1) of

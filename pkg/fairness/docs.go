@@ -17,6 +17,16 @@ type DrawInputs struct {
 	SalesStart time.Time
 	Digest     string // the closed list's, once closed
 	Count      int64  // the closed list's length
+	Beacon     Beacon // the committed beacon round, if any
+}
+
+// Beacon is the public randomness beacon an event's draw is committed to
+// (docs/fairness.md "The beacon"): a round (0: none), the beacon's name
+// or address for fans, and the round's value (hex, once supplied).
+type Beacon struct {
+	Round  int64  `json:"beacon_round,omitempty"`
+	Source string `json:"beacon_source,omitempty"`
+	Value  string `json:"beacon,omitempty"`
 }
 
 // DrawSource reads an event's draw (booking.Store).
@@ -43,11 +53,12 @@ const (
 // DrawDoc is GET /api/events/{id}/draw: the draw's inputs and a page of
 // the closed list in draw order.
 type DrawDoc struct {
-	EventID    string      `json:"event_id"`
-	Status     string      `json:"status"`
-	Commit     string      `json:"commit,omitempty"`
-	Seed       string      `json:"seed,omitempty"`
-	Digest     string      `json:"digest,omitempty"`
+	EventID string `json:"event_id"`
+	Status  string `json:"status"`
+	Commit  string `json:"commit,omitempty"`
+	Seed    string `json:"seed,omitempty"`
+	Digest  string `json:"digest,omitempty"`
+	Beacon
 	Count      int64       `json:"count"`
 	SalesStart time.Time   `json:"sales_start,omitzero"`
 	Page       int64       `json:"page"`
@@ -62,7 +73,7 @@ func BuildDraw(ctx context.Context, src DrawSource, eventID string, page int64) 
 	if err != nil {
 		return DrawDoc{}, err
 	}
-	d := DrawDoc{EventID: eventID, Status: DrawNone, Commit: in.Commit, Seed: in.Seed, SalesStart: in.SalesStart,
+	d := DrawDoc{EventID: eventID, Status: DrawNone, Commit: in.Commit, Seed: in.Seed, Beacon: in.Beacon, SalesStart: in.SalesStart,
 		Page: page, PageSize: PageSize, Entries: []DrawEntry{}}
 	switch {
 	case in.Commit == "":

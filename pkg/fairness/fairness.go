@@ -54,6 +54,32 @@ func DrawKey(seed, digest, userHash string) uint64 {
 	return v
 }
 
+// DrawInput is what DrawKey and DrawOrder take as the digest: the closed
+// list's digest, followed by ":" and the public randomness beacon's value
+// when the operator committed the draw to a beacon round (docs/fairness.md
+// "The beacon"); the digest alone otherwise.
+func DrawInput(digest, beacon string) string {
+	if beacon == "" {
+		return digest
+	}
+	return digest + ":" + beacon
+}
+
+// ValidBeacon reports whether v is a beacon value as the draw takes it:
+// 64 lowercase hex characters (32 bytes, the size of a drand or NIST
+// beacon's randomness).
+func ValidBeacon(v string) bool {
+	if len(v) != 64 {
+		return false
+	}
+	for _, c := range v {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // DrawOrder is the pre-queue's order: its user hashes by DrawKey, ties by
 // the hash.
 func DrawOrder(seed, digest string, hashes []string) []string {

@@ -140,6 +140,14 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("selected fans not marked in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
+	// the draw's beacon round and value
+	beacon, err := r.Ledger.Beacon(ctx, eventID)
+	if err == nil {
+		err = r.Store.RestoreBeacon(ctx, eventID, beacon)
+	}
+	if err != nil {
+		r.log().Error("draw beacon not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	// the current phase (the last change)
 	phases, err := r.Ledger.Phases(ctx, eventID)
 	if err == nil && len(phases) > 0 {

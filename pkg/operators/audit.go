@@ -77,6 +77,10 @@ const (
 	// ActionSelectionDraw: the registration's selection drawn
 	// (POST /api/admin/events/{id}/registration/draw).
 	ActionSelectionDraw = "selection.draw"
+	// ActionDrawBeacon: the pre-queue's draw committed to a randomness
+	// beacon's round, or the round's value supplied
+	// (PUT /api/admin/events/{id}/beacon).
+	ActionDrawBeacon = "draw.beacon"
 )
 
 // Object marshals v (a map or struct) for Before and After.

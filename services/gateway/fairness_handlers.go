@@ -11,6 +11,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
 // The public record of a sale's fairness (docs/fairness.md): the
@@ -91,4 +92,110 @@ func (s *Server) getAdmissions(c *gin.Context) {
 		c.Header("Cache-Control", cacheOpen)
 	}
 	c.JSON(http.StatusOK, d)
+}
+
+// CodeInvalidBeacon is the refusal of a beacon value that is not 64
+// lowercase hex characters.
+const CodeInvalidBeacon = "invalid_beacon"
+
+// maxBeaconSource bounds the beacon's name or address.
+const maxBeaconSource = 256
+
+// beaconRequest is PUT /api/admin/events/{id}/beacon: the round the draw
+// is committed to, the beacon's name or address for fans, and the round's
+// value once the beacon published it.
+type beaconRequest struct {
+	Round  int64   `json:"round"`
+	Source *string `json:"source"`
+	Value  string  `json:"value"`
+}
+
+func (r beaconRequest) Validate() error {
+	if r.Round <= 0 {
+		return errf("round must be a positive integer")
+	}
+	if r.Source != nil && (len(*r.Source) > maxBeaconSource || !printable(*r.Source)) {
+		return errf("source must be at most 256 printable characters")
+	}
+	return nil
+}
+
+// printable reports whether s has no control characters.
+func printable(s string) bool {
+	for _, c := range s {
+		if c < ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// setBeacon: PUT /api/admin/events/{id}/beacon (operator) {round[,
+// source][, value]}: commits the pre-queue's draw to a public randomness
+// beacon's round, before the pre-queue opens (409 beacon_locked after,
+// 409 no_prequeue for an event without one), and supplies the round's
+// value (64 hex characters, 400 invalid_beacon otherwise) once the beacon
+// published it; the draw waits for it (docs/fairness.md "The beacon").
+// 200 {changed, beacon_round, beacon_source, beacon}: changed false for a
+// repeat, which records nothing. Kept in the ledger for a rebuild and
+// audited (draw.beacon). Errors: 400 invalid_body, 404 event_not_found,
+// 409 beacon_value_set (a different value was supplied before).
+func (s *Server) setBeacon(c *gin.Context) {
+	id := c.Param("id")
+	if !ids.ValidEvent(id) {
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return
+	}
+	var req beaconRequest
+	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+		return
+	}
+	if req.Value != "" && !fairness.ValidBeacon(req.Value) {
+		httpapi.Abort(c, http.StatusBadRequest, CodeInvalidBeacon, "value must be the beacon round's value: 64 lowercase hex characters")
+		return
+	}
+	ctx := c.Request.Context()
+	prev, err := s.Store.Beacon(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	source := prev.Source
+	if req.Source != nil {
+		source = *req.Source
+	}
+	if req.Round != prev.Round || source != prev.Source {
+		if _, err := s.Store.SetBeaconRound(ctx, id, req.Round, source); err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+	}
+	if req.Value != "" {
+		if _, err := s.Store.SetBeaconValue(ctx, id, req.Value); err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+	}
+	now, err := s.Store.Beacon(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return
+	}
+	// kept on a repeat too: a retry after the ledger failed records it
+	if s.Ledger != nil {
+		if err := s.Ledger.SaveBeacon(ctx, id, now); err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+	}
+	out := gin.H{"changed": now != prev, "beacon_round": now.Round, "beacon_source": now.Source, "beacon": now.Value}
+	if now == prev {
+		noChange(c)
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	if !s.audit(c, operators.ActionDrawBeacon, id, "", prev, now) {
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }

@@ -196,6 +196,7 @@ func (s *Server) Handler() http.Handler {
 	adm.GET("/events/:id", s.getEvent)
 	adm.PUT("/provider", s.setProvider)            // provider.go
 	adm.PUT("/events/:id/waitlist", s.setWaitlist) // waitlist_handlers.go
+	adm.PUT("/events/:id/beacon", s.setBeacon)     // fairness_handlers.go
 	s.ledgerRoutes(api, adm)
 	s.consoleRoutes(adm) // console_orders.go
 	s.reportRoutes(adm)

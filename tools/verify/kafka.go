@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,7 +53,17 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		f := fields(e.Reason)
 		d := fairness.DrawDoc{EventID: event, Status: fairness.DrawDrawn, Seed: f["seed"], Commit: f["commit"], Digest: f["digest"],
 			Count: e.Sequence, Entries: []fairness.DrawEntry{}}
-		if rec.Draw.Status == fairness.DrawDrawn && (d.Seed != rec.Draw.Seed || d.Digest != rec.Draw.Digest || d.Count != rec.Draw.Count) {
+		if r := f["beacon_round"]; r != "" {
+			var err error
+			if d.Round, err = strconv.ParseInt(r, 10, 64); err != nil || d.Round <= 0 {
+				return fmt.Errorf("queue_randomized of %s: beacon_round %q is not a positive integer", event, r)
+			}
+			if d.Source, err = url.QueryUnescape(f["beacon_source"]); err != nil {
+				return fmt.Errorf("queue_randomized of %s: beacon_source: %w", event, err)
+			}
+			d.Beacon.Value = f["beacon"]
+		}
+		if rec.Draw.Status == fairness.DrawDrawn && (d.Seed != rec.Draw.Seed || d.Digest != rec.Draw.Digest || d.Count != rec.Draw.Count || d.Beacon != rec.Draw.Beacon) {
 			return fmt.Errorf("the Kafka topic holds two different draws of %s", event)
 		}
 		rec.Draw = d
@@ -77,6 +88,10 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		}
 		if d.Seed != rec.Draw.Seed || d.Commit != rec.Draw.Commit || d.Digest != rec.Draw.Digest || d.Count != rec.Draw.Count {
 			return Record{}, fmt.Errorf("the gateway's draw (digest %s) is not the one on Kafka (digest %s)", short(d.Digest), short(rec.Draw.Digest))
+		}
+		if d.Beacon != rec.Draw.Beacon {
+			return Record{}, fmt.Errorf("the gateway's draw (beacon round %d, value %s) is not the one on Kafka (round %d, value %s)",
+				d.Round, short(d.Beacon.Value), rec.Draw.Round, short(rec.Draw.Beacon.Value))
 		}
 		rec.Draw.Entries = d.Entries
 	}

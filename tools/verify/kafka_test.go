@@ -35,7 +35,7 @@ func publish(t *testing.T, rec Record, change func([]events.Event) []events.Even
 	evs = append(evs, events.AdmissionLogged("other", 1, 1, "u", fairness.ReasonJoined, "p", "h", time.Now()))
 	evs = change(evs)
 	d := rec.Draw
-	evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, time.Now()))
+	evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
 	ctx := context.Background()
 	for len(evs) > 0 {
 		n := min(len(evs), 1000)

@@ -121,8 +121,10 @@ func checkHead(rec Record, issuer string, now time.Time, r *Report) error {
 }
 
 // checkDraw: a drawn pre-queue's seed matches its commitment, the digest
-// is the published list's, and the list is in the order the seed and the
-// digest give.
+// is the published list's, and the list is in the order the seed, the
+// digest and the beacon value (when a round was committed) give. That the
+// value is the beacon's for that round is checked against the beacon
+// itself (docs/fairness.md "The beacon").
 func checkDraw(d fairness.DrawDoc) error {
 	if d.Status != fairness.DrawDrawn {
 		return nil
@@ -144,10 +146,17 @@ func checkDraw(d fairness.DrawDoc) error {
 	if got := fairness.ListDigest(hashes); got != d.Digest {
 		return fmt.Errorf("the draw's digest %s is not its list's (%s): the list was changed after the close", short(d.Digest), short(got))
 	}
-	want := fairness.DrawOrder(d.Seed, d.Digest, hashes)
+	if d.Round > 0 && !fairness.ValidBeacon(d.Beacon.Value) {
+		return fmt.Errorf("the draw is committed to beacon round %d but its beacon value %q is not 64 hex characters", d.Round, d.Beacon.Value)
+	}
+	if d.Round == 0 && d.Beacon.Value != "" {
+		return fmt.Errorf("the draw carries a beacon value but no committed round")
+	}
+	in := fairness.DrawInput(d.Digest, d.Beacon.Value)
+	want := fairness.DrawOrder(d.Seed, in, hashes)
 	for i := range want {
-		if hashes[i] != want[i] && fairness.DrawKey(d.Seed, d.Digest, hashes[i]) != fairness.DrawKey(d.Seed, d.Digest, want[i]) {
-			return fmt.Errorf("the draw's rank %d is %s, the seed and the digest give %s", i+1, short(hashes[i]), short(want[i]))
+		if hashes[i] != want[i] && fairness.DrawKey(d.Seed, in, hashes[i]) != fairness.DrawKey(d.Seed, in, want[i]) {
+			return fmt.Errorf("the draw's rank %d is %s, the seed, the digest and the beacon give %s", i+1, short(hashes[i]), short(want[i]))
 		}
 	}
 	return nil

@@ -1,0 +1,89 @@
+package booking
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/fairness"
+)
+
+// A draw committed to a beacon round: the round is fixed before the
+// pre-queue opens and refused after, the draw waits for the round's value,
+// and the ranks are those of the seed, the digest and the value, which
+// another value would change.
+func TestDrawBeacon(t *testing.T) {
+	f := newFixture(t)
+	start := f.clock.Now().Add(time.Hour).Truncate(time.Second)
+	f.event(EventConfig{ID: "bc", Rows: 1, SeatsPerRow: 50, Capacity: 50, BatchSize: 50,
+		SalesStart: start, EarlyJoin: 30 * time.Minute})
+	f.event(EventConfig{ID: "plain", Rows: 1, SeatsPerRow: 5, Capacity: 5})
+	if _, err := f.s.SetBeaconRound(f.ctx, "plain", 7, ""); !errors.Is(err, ErrNoPrequeue) {
+		t.Fatalf("round for an event without a pre-queue: %v", err)
+	}
+	if _, err := f.s.SetBeaconRound(f.ctx, "nope", 7, ""); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("round for an unknown event: %v", err)
+	}
+	if _, err := f.s.SetBeaconValue(f.ctx, "bc", strings.Repeat("ab", 32)); !errors.Is(err, ErrBeaconNotCommitted) {
+		t.Fatalf("value before a round: %v", err)
+	}
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1000, "drand quicknet"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1001, "drand quicknet"); err != nil {
+		t.Fatalf("changing the round before the pre-queue opens: %v", err)
+	}
+	f.clock.Advance(31 * time.Minute)
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1002, "drand quicknet"); !errors.Is(err, ErrBeaconLocked) {
+		t.Fatalf("changing the round once the pre-queue opened: %v", err)
+	}
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1001, "drand quicknet"); err != nil {
+		t.Fatalf("the same round again: %v", err)
+	}
+	users := make([]string, 40)
+	for i := range users {
+		users[i] = "u" + strconv.Itoa(i)
+		f.join("bc", users[i])
+	}
+	f.clock.Advance(start.Sub(f.clock.Now()))
+	if _, err := f.s.CloseDraw(f.ctx, "bc"); !errors.Is(err, ErrBeaconPending) {
+		t.Fatalf("draw without the beacon's value: %v", err)
+	}
+	in, err := f.s.DrawInputs(f.ctx, "bc")
+	if err != nil || in.Beacon != (fairness.Beacon{Round: 1001, Source: "drand quicknet"}) || in.Digest != "" {
+		t.Fatalf("pending draw's inputs: %+v %v", in, err)
+	}
+	for _, bad := range []string{"xyz", strings.Repeat("AB", 32), strings.Repeat("a", 63)} {
+		if _, err := f.s.SetBeaconValue(f.ctx, "bc", bad); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("value %q: %v", bad, err)
+		}
+	}
+	value := strings.Repeat("5a", 32)
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", value); err != nil || !changed {
+		t.Fatalf("value: %v %v", changed, err)
+	}
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", value); err != nil || changed {
+		t.Fatalf("the same value again: %v %v", changed, err)
+	}
+	if _, err := f.s.SetBeaconValue(f.ctx, "bc", strings.Repeat("00", 32)); !errors.Is(err, ErrBeaconValueSet) {
+		t.Fatalf("another value: %v", err)
+	}
+	d, err := f.s.CloseDraw(f.ctx, "bc")
+	if err != nil || d.Beacon.Value != value || d.Beacon.Round != 1001 || d.Count != int64(len(users)) {
+		t.Fatalf("draw: %+v %v", d, err)
+	}
+	list, err := f.s.DrawList(f.ctx, "bc", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, value), list); !slices.Equal(list, want) {
+		t.Fatalf("the list is not in the order of the seed, digest and beacon")
+	}
+	if slices.Equal(list, fairness.DrawOrder(d.Seed, d.Digest, list)) ||
+		slices.Equal(list, fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, strings.Repeat("00", 32)), list)) {
+		t.Fatalf("the ranks do not depend on the beacon's value")
+	}
+}
