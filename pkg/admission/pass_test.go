@@ -133,3 +133,50 @@ func TestPromoterPublishesTheDraw(t *testing.T) {
 func (p *recordingPublisher) PublishBatch(ctx context.Context, out []amqpx.Outgoing) []error {
 	return oneByOne(ctx, p, out)
 }
+
+// A draw committed to a beacon round: the promoter admits nobody from the
+// pre-queue until the round's value is supplied, then publishes the draw
+// with the beacon and admits in its order.
+func TestPromoterWaitsForTheBeacon(t *testing.T) {
+	ctx := context.Background()
+	now := time.UnixMilli(1_800_000_000_000)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	store := booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clock))
+	t.Cleanup(store.Close)
+	start := now.Add(2 * time.Hour)
+	if _, err := store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 10, Capacity: 3,
+		SalesStart: start, EarlyJoin: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.SetBeaconRound(ctx, "e1", 42, "drand"); err != nil {
+		t.Fatal(err)
+	}
+	setNow(start.Add(-time.Minute))
+	for i := range 5 {
+		if _, err := store.Enqueue(ctx, "e1", "u"+string(rune('a'+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &events.Recorder{}
+	ann := admission.New(store, &recordingPublisher{}, rec, nil, admission.WithClock(clock))
+	p := admission.NewPromoter(store, ann, nil)
+	setNow(start)
+	for range 2 {
+		if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 0 || len(rec.Topic(events.TopicQueueRandomized)) != 0 {
+			t.Fatalf("without the beacon's value: admitted %d %v", n, err)
+		}
+	}
+	value := strings.Repeat("ab", 32)
+	if _, err := store.SetBeaconValue(ctx, "e1", value); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 3 {
+		t.Fatalf("with the value: admitted %d %v", n, err)
+	}
+	facts := rec.Topic(events.TopicQueueRandomized)
+	if len(facts) != 1 || !strings.Contains(facts[0].Reason, "beacon_round=42 beacon="+value+" beacon_source=drand") {
+		t.Fatalf("queue_randomized: %+v", facts)
+	}
+}
