@@ -103,4 +103,16 @@ func TestVerifyFromKafka(t *testing.T) {
 		!strings.Contains(err.Error(), "is not the one on Kafka") {
 		t.Errorf("a gateway's draw that is not Kafka's: %v", err)
 	}
+	// Kafka names a beacon (its source with a space, escaped) the
+	// gateway's draw does not have
+	beacon := rec
+	beacon.Draw.Beacon = fairness.Beacon{Round: 3, Source: "drand quicknet", Value: strings.Repeat("5a", 32)}
+	k, err = FromKafka(ctx, publish(t, beacon, same), events.ClientConfig{}, http.DefaultClient, "", "tour")
+	if err == nil || !strings.Contains(err.Error(), "the draw's list is not on Kafka") {
+		t.Fatalf("a drawn event with a beacon, without the gateway: %v", err)
+	}
+	if err := run(ctx, &out, s.srv.URL, "tour", issuer, "", "", "", strings.Join(publish(t, beacon, same), ",")); err == nil ||
+		!strings.Contains(err.Error(), "beacon round 0") || !strings.Contains(err.Error(), "is not the one on Kafka (round 3") {
+		t.Errorf("a gateway's beacon that is not Kafka's: %v", err)
+	}
 }
