@@ -194,7 +194,11 @@ func (s *Server) setBeacon(c *gin.Context) {
 		c.JSON(http.StatusOK, out)
 		return
 	}
-	if !s.audit(c, operators.ActionDrawBeacon, id, "", prev, now) {
+	var before any // none before the first commitment
+	if prev.Round > 0 {
+		before = prev
+	}
+	if !s.audit(c, operators.ActionDrawBeacon, id, "", before, now) {
 		return
 	}
 	c.JSON(http.StatusOK, out)

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -588,6 +589,19 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 	call(operator, "POST", "/api/admin/events/:id/registration/draw", "/api/admin/events/e1/registration/draw",
 		map[string]any{"method": "first_come", "count": 5}, http.StatusOK)
 	check(operators.ActionSelectionDraw, "otto", "e1", "", nil, map[string]any{"method": "first_come", "selected": 0, "registered": 0})
+
+	if _, err := h.srv.Store.CreateEvent(ctx, booking.EventConfig{ID: "pre", Rows: 1, SeatsPerRow: 4, Capacity: 2,
+		SalesStart: time.Now().Add(3 * time.Hour).Truncate(time.Second), EarlyJoin: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	call(operator, "PUT", "/api/admin/events/:id/beacon", "/api/admin/events/pre/beacon", map[string]any{"round": 9, "source": "drand"}, http.StatusOK)
+	check(operators.ActionDrawBeacon, "otto", "pre", "", nil, map[string]any{"beacon_round": 9, "beacon_source": "drand"})
+	call(operator, "PUT", "/api/admin/events/:id/beacon", "/api/admin/events/pre/beacon", map[string]any{"round": 9, "value": strings.Repeat("ab", 32)}, http.StatusOK)
+	check(operators.ActionDrawBeacon, "otto", "pre", "", map[string]any{"beacon_round": 9}, map[string]any{"beacon": strings.Repeat("ab", 32)})
+	call(operator, "PUT", "/api/admin/events/:id/beacon", "/api/admin/events/pre/beacon", map[string]any{"round": 9}, http.StatusOK) // a repeat: no record
+	if n := len(h.auditOf(operators.ActionDrawBeacon)); n != 2 {
+		t.Errorf("%d beacon records, want 2", n)
+	}
 
 	call(admin, "POST", "/api/admin/accounts", "/api/admin/accounts", map[string]string{"name": "vera", "role": "viewer", "password": opPassword}, http.StatusCreated)
 	check(operators.ActionAccountCreate, "ada", "", "vera", nil, map[string]any{"role": "viewer"})
