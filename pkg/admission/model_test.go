@@ -118,6 +118,8 @@ type model struct {
 	holdMS, graceMS, abandonMS, abandonSince, seqNo int64
 	served                                          int64 // the highest sequence admitted (the base after a rebuild)
 	paused                                          bool
+	salesEnd                                        int64 // ms, 0 none
+	holdsEnd                                        bool  // finish_after_end off: holds end with the sale
 	users                                           map[string]*mUser
 	seats                                           map[string]string
 	pays                                            map[string]*mPay
@@ -147,6 +149,12 @@ func (m *model) fact(typ, user string, seq int64) {
 }
 
 func (m *model) roomCap() int { return min(m.capacity, m.total-m.sold) }
+
+// ended mirrors lua/lib/room.lua sales_ended.
+func (m *model) ended() bool { return m.salesEnd > 0 && m.now > m.salesEnd }
+
+// holdOpen mirrors lua/lib/room.lua hold_open_after_end.
+func (m *model) holdOpen() bool { return !m.holdsEnd || !m.ended() }
 
 // sorted returns the users matching keep, ordered by less.
 func (m *model) sorted(keep func(*mUser) bool, less func(a, b string) bool) []string {
@@ -251,6 +259,9 @@ func (m *model) join(name string) (booking.State, bool, error) {
 	case booking.StateActive, booking.StateSeatSelected, booking.StatePaymentPending, booking.StateCompleted:
 		return u.state, false, nil
 	}
+	if m.ended() {
+		return "", false, booking.ErrSalesEnded
+	}
 	if m.sold >= m.total {
 		return "", false, booking.ErrSoldOut
 	}
@@ -292,6 +303,9 @@ func (m *model) promote() (promoted, expired, abandoned []string, reason string)
 	if m.sold >= m.total {
 		return promoted, expired, abandoned, "sold_out"
 	}
+	if m.ended() {
+		return promoted, expired, abandoned, "sales_ended"
+	}
 	if m.paused {
 		return promoted, expired, abandoned, "paused"
 	}
@@ -332,6 +346,8 @@ func (m *model) lockSeat(name string, want []string) error {
 		return booking.ErrInvalidState
 	case u.deadline <= m.now:
 		return booking.ErrHoldExpired
+	case !m.holdOpen():
+		return booking.ErrSalesEnded
 	case len(want) > booking.DefaultMaxSeatsPerOrder:
 		return booking.ErrTooManySeats
 	}
@@ -408,6 +424,8 @@ func (m *model) initiate(name, pid string) (string, error) {
 		return "", booking.ErrInvalidState
 	case u.deadline <= m.now:
 		return "", booking.ErrHoldExpired
+	case !m.holdOpen():
+		return "", booking.ErrSalesEnded
 	case m.pays[pid] != nil:
 		return "", booking.ErrInvalidArgument
 	}
@@ -444,7 +462,7 @@ func (m *model) success(name, pid string) (out booking.Outcome, dup bool, p *mPa
 		return booking.OutcomeDuplicate, false, p, nil
 	case p.status == "refund":
 		return "", true, p, booking.ErrLatePayment
-	case p.status == "pending" && u.state == booking.StatePaymentPending && u.pid == pid:
+	case p.status == "pending" && u.state == booking.StatePaymentPending && u.pid == pid && m.holdOpen():
 		for _, id := range booking.SplitSeats(u.seat) {
 			m.seats[id] = "s:" + name
 			m.held--
@@ -873,6 +891,9 @@ func (r *modelRun) randomStep() {
 				promoted, expired, abandoned)
 		}
 		r.checkOrder(before, gotP, res.Abandoned)
+		if len(gotP) > 0 && m.ended() {
+			r.fatalf("promote admitted %v after the sales end", gotP)
+		}
 		if len(gotP) > 0 {
 			r.checkRoom("promote")
 		}
@@ -894,14 +915,21 @@ func (r *modelRun) randomStep() {
 		if errors.Is(err, booking.ErrSeatNotForSale) {
 			r.stats["lock refused: not for sale"]++
 		}
+		if err == nil && !m.holdOpen() {
+			r.fatalf("lock %s %s: a hold went on after the sales end (holds end with the sale)", name, seat)
+		}
 	case op < 44: // initiate payment (now and then with a reused id)
 		name = r.userIn(false, booking.StateSeatSelected)
 		pid := "p" + strconv.Itoa(r.step)
 		if r.rng.IntN(10) == 0 && len(m.pays) > 0 {
 			pid = r.anyPid(name)
 		}
+		wasSelected := m.user(name).state == booking.StateSeatSelected
 		want, wantErr := m.initiate(name, pid)
 		h, err := r.store.InitiatePayment(ctx, ev, name, pid)
+		if err == nil && wasSelected && !m.holdOpen() {
+			r.fatalf("initiate %s %s: a payment started after the sales end (holds end with the sale)", name, pid)
+		}
 		r.logf("initiate %s %s -> %s %s", name, pid, errKey(err), h.PaymentID)
 		if !sameErr(err, wantErr) || (err == nil && (h.PaymentID != want || h.Sequence != m.users[name].seq)) {
 			r.fatalf("initiate %s %s: got %+v %v, model %s (sequence %d) %v", name, pid, h, err, want, m.user(name).seq, wantErr)
@@ -922,6 +950,9 @@ func (r *modelRun) randomStep() {
 			r.fatalf("success %s %s: seat %s seq %d, the payment was for %s seq %d", name, pid, res.SeatID, res.Sequence, p.seat, p.seq)
 		}
 		r.classify(pid, res, err)
+		if err == nil && res.Outcome == booking.OutcomeCompleted && !m.holdOpen() {
+			r.fatalf("success %s %s: sold after the sales end (holds end with the sale)", name, pid)
+		}
 	case op < 57: // failure webhook
 		name = r.userIn(true)
 		pid := r.anyPid(name)
@@ -983,7 +1014,7 @@ func (r *modelRun) randomStep() {
 			r.fatalf("touch: %v", err)
 		}
 		r.logf("touch %v", names)
-	case op < 88: // time passes
+	case op < 87: // time passes
 		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, modelHold + time.Second,
 			modelHold + modelGrace + time.Second}[r.rng.IntN(5)]
 		if room := m.active(); len(room) > 0 && r.rng.IntN(3) > 0 {
@@ -1001,6 +1032,20 @@ func (r *modelRun) randomStep() {
 		}
 		r.advance(d)
 		r.logf("advance %s", d)
+	case op < 88: // the operator sets the sales end (soon, or already past) or lifts it
+		var end time.Time
+		if r.rng.IntN(3) > 0 {
+			end = r.now().Add([]time.Duration{-time.Second, time.Second, 10 * time.Second, 90 * time.Second}[r.rng.IntN(4)])
+		}
+		finish := r.rng.IntN(2) == 0
+		if _, err := r.store.UpdateEvent(ctx, ev, booking.EventUpdate{SalesEnd: &end, FinishAfterEnd: &finish}); err != nil {
+			r.fatalf("sales end: %v", err)
+		}
+		m.salesEnd, m.holdsEnd = 0, !finish
+		if !end.IsZero() {
+			m.salesEnd = end.UnixMilli()
+		}
+		r.logf("sales end %d finish_after_end=%v", m.salesEnd, finish)
 	case op < 90: // an operator holds, kills or releases seats (now and then one a fan holds or bought, or unknown)
 		action := []booking.SeatMark{booking.MarkHold, booking.MarkKill, booking.MarkRelease, booking.MarkRelease}[r.rng.IntN(4)]
 		purpose := ""
@@ -1113,6 +1158,9 @@ func (r *modelRun) join(name string) {
 	}
 	if created && st == booking.StateActive {
 		r.checkRoom("join")
+	}
+	if err == nil && res.Created && m.ended() {
+		r.fatalf("join %s: joined (%s) after the sales end", name, res.State)
 	}
 	r.announce(res.Outbox)
 }
