@@ -118,17 +118,24 @@ type model struct {
 	holdMS, graceMS, abandonMS, abandonSince, seqNo int64
 	served                                          int64 // the highest sequence admitted (the base after a rebuild)
 	paused                                          bool
+	salesEnd                                        int64 // ms, 0 none
+	holdsEnd                                        bool  // finish_after_end off: holds end with the sale
 	users                                           map[string]*mUser
 	seats                                           map[string]string
 	pays                                            map[string]*mPay
-	facts                                           map[string]int // "type|user|seq" announced facts expected
-	graceFull                                       int            // joins refused only for overdue holds in grace
+	facts                                           map[string]int      // "type|user|seq" announced facts expected
+	graceFull                                       int                 // joins refused only for overdue holds in grace
+	early                                           bool                // waitlist_early: the waitlist opens before the sell-out
+	offerMS                                         int64               // the waitlist's offer time, 0 no waitlist
+	wl                                              map[string][2]int64 // waitlisted user -> {sequence, seats wanted}
+	offers                                          map[string]int64    // user -> the open offer's sequence
+	offerLog                                        []int64             // sequences offered, in order (waitlist order)
 }
 
 func newModel(now int64, capacity int) *model {
 	m := &model{now: now, capacity: capacity, total: modelSeats, holdMS: modelHold.Milliseconds(),
 		graceMS: modelGrace.Milliseconds(), users: map[string]*mUser{}, seats: map[string]string{},
-		pays: map[string]*mPay{}, facts: map[string]int{}}
+		pays: map[string]*mPay{}, facts: map[string]int{}, wl: map[string][2]int64{}, offers: map[string]int64{}}
 	for _, s := range booking.SeatIDs(1, modelSeats) {
 		m.seats[s] = ""
 	}
@@ -147,6 +154,12 @@ func (m *model) fact(typ, user string, seq int64) {
 }
 
 func (m *model) roomCap() int { return min(m.capacity, m.total-m.sold) }
+
+// ended mirrors lua/lib/room.lua sales_ended.
+func (m *model) ended() bool { return m.salesEnd > 0 && m.now > m.salesEnd }
+
+// holdOpen mirrors lua/lib/room.lua hold_open_after_end.
+func (m *model) holdOpen() bool { return !m.holdsEnd || !m.ended() }
 
 // sorted returns the users matching keep, ordered by less.
 func (m *model) sorted(keep func(*mUser) bool, less func(a, b string) bool) []string {
@@ -235,8 +248,112 @@ func (m *model) expireDue(name string) bool {
 		u.deadline, u.graced = d, true
 		return false
 	}
-	m.release(name, booking.StateExpired)
+	seats := m.release(name, booking.StateExpired)
+	delete(m.offers, name)
+	m.waitlistOffer(booking.SplitSeats(seats))
 	return true
+}
+
+// waitlistOffer mirrors lua/lib/waitlist.lua waitlist_offer: the free
+// seats of freed go to the waitlist's head, in order.
+func (m *model) waitlistOffer(freed []string) int {
+	if len(freed) == 0 || len(m.wl) == 0 || m.offerMS <= 0 || m.ended() {
+		return 0
+	}
+	var free []string
+	for _, id := range freed {
+		if v, ok := m.seats[id]; ok && v == "" {
+			free = append(free, id)
+		}
+	}
+	made := 0
+	for i := 0; i < len(free); {
+		head := ""
+		for n, w := range m.wl {
+			if head == "" || w[0] < m.wl[head][0] {
+				head = n
+			}
+		}
+		if head == "" {
+			break
+		}
+		w := m.wl[head]
+		delete(m.wl, head)
+		u := m.user(head)
+		switch u.state {
+		case booking.StateWaiting, booking.StateActive, booking.StateSeatSelected, booking.StatePaymentPending, booking.StateCompleted:
+			continue
+		}
+		var ids []string
+		for i < len(free) && int64(len(ids)) < max(1, w[1]) {
+			m.seats[free[i]] = "h:" + head
+			m.held++
+			ids = append(ids, free[i])
+			i++
+		}
+		u.state, u.seq, u.seat, u.pid, u.graced = booking.StateSeatSelected, w[0], strings.Join(ids, ","), "", false
+		u.deadline = m.now + m.offerMS
+		m.offers[head] = w[0]
+		m.offerLog = append(m.offerLog, w[0])
+		made++
+	}
+	return made
+}
+
+func (m *model) available() int {
+	n := 0
+	for _, v := range m.seats {
+		if v == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// joinWaitlist mirrors join_waitlist.lua: state, sequence, created, err.
+func (m *model) joinWaitlist(name string, want int) (string, int64, bool, error) {
+	u := m.user(name)
+	if s, ok := m.offers[name]; ok {
+		return booking.Offered, s, false, nil
+	}
+	if w, ok := m.wl[name]; ok {
+		return booking.Waitlisted, w[0], false, nil
+	}
+	switch {
+	case m.offerMS <= 0:
+		return "", 0, false, booking.ErrWaitlistDisabled
+	case want < 1 || want > booking.DefaultMaxSeatsPerOrder:
+		return "", 0, false, booking.ErrInvalidArgument
+	case m.ended():
+		return "", 0, false, booking.ErrSalesEnded
+	case u.state == booking.StateCompleted:
+		return "", 0, false, booking.ErrAlreadyCompleted
+	case u.state == booking.StateWaiting || u.state.InRoom():
+		return "", 0, false, booking.ErrInvalidState
+	case m.available() > 0 && !m.early:
+		return "", 0, false, booking.ErrNotSoldOut
+	}
+	m.seqNo++
+	m.wl[name] = [2]int64{m.seqNo, int64(want)}
+	return booking.Waitlisted, m.seqNo, true, nil
+}
+
+// answerOpen mirrors answer_offer.lua for an open offer (ok: there is one).
+func (m *model) answerOpen(name string, seq int64, accept bool) (out string, ok bool, err error) {
+	if s, open := m.offers[name]; !open || s != seq {
+		return "", false, nil
+	}
+	u := m.users[name]
+	if u.deadline <= m.now {
+		return "", true, booking.ErrOfferExpired
+	}
+	delete(m.offers, name)
+	if accept {
+		return booking.OfferAccepted, true, nil
+	}
+	seats := m.release(name, booking.StateCancelled)
+	m.waitlistOffer(booking.SplitSeats(seats))
+	return booking.OfferDeclined, true, nil
 }
 
 // mirror of enqueue.lua: state, created, err
@@ -250,6 +367,9 @@ func (m *model) join(name string) (booking.State, bool, error) {
 		return u.state, false, nil
 	case booking.StateActive, booking.StateSeatSelected, booking.StatePaymentPending, booking.StateCompleted:
 		return u.state, false, nil
+	}
+	if m.ended() {
+		return "", false, booking.ErrSalesEnded
 	}
 	if m.sold >= m.total {
 		return "", false, booking.ErrSoldOut
@@ -292,6 +412,9 @@ func (m *model) promote() (promoted, expired, abandoned []string, reason string)
 	if m.sold >= m.total {
 		return promoted, expired, abandoned, "sold_out"
 	}
+	if m.ended() {
+		return promoted, expired, abandoned, "sales_ended"
+	}
 	if m.paused {
 		return promoted, expired, abandoned, "paused"
 	}
@@ -332,6 +455,8 @@ func (m *model) lockSeat(name string, want []string) error {
 		return booking.ErrInvalidState
 	case u.deadline <= m.now:
 		return booking.ErrHoldExpired
+	case !m.holdOpen():
+		return booking.ErrSalesEnded
 	case len(want) > booking.DefaultMaxSeatsPerOrder:
 		return booking.ErrTooManySeats
 	}
@@ -354,12 +479,15 @@ func (m *model) lockSeat(name string, want []string) error {
 	if taken {
 		return booking.ErrSeatUnavailable
 	}
+	var freed []string
 	for _, prev := range booking.SplitSeats(u.seat) {
 		if !slices.Contains(want, prev) && m.seats[prev] == "h:"+name {
 			m.seats[prev] = ""
 			m.held--
+			freed = append(freed, prev)
 		}
 	}
+	defer func() { delete(m.offers, name); m.waitlistOffer(freed) }()
 	for _, seat := range want {
 		if m.seats[seat] == "" {
 			m.seats[seat] = "h:" + name
@@ -394,6 +522,9 @@ func (m *model) mark(action booking.SeatMark, purpose string, seats []string) ([
 	for _, id := range todo {
 		m.seats[id] = target
 	}
+	if action == booking.MarkRelease {
+		m.waitlistOffer(todo)
+	}
 	return todo, nil
 }
 
@@ -408,10 +539,13 @@ func (m *model) initiate(name, pid string) (string, error) {
 		return "", booking.ErrInvalidState
 	case u.deadline <= m.now:
 		return "", booking.ErrHoldExpired
+	case !m.holdOpen():
+		return "", booking.ErrSalesEnded
 	case m.pays[pid] != nil:
 		return "", booking.ErrInvalidArgument
 	}
 	u.pid, u.state = pid, booking.StatePaymentPending
+	delete(m.offers, name)
 	u.pids = append(u.pids, pid)
 	m.pays[pid] = &mPay{user: name, seq: u.seq, seat: u.seat, status: "pending"}
 	return pid, nil
@@ -444,7 +578,7 @@ func (m *model) success(name, pid string) (out booking.Outcome, dup bool, p *mPa
 		return booking.OutcomeDuplicate, false, p, nil
 	case p.status == "refund":
 		return "", true, p, booking.ErrLatePayment
-	case p.status == "pending" && u.state == booking.StatePaymentPending && u.pid == pid:
+	case p.status == "pending" && u.state == booking.StatePaymentPending && u.pid == pid && m.holdOpen():
 		for _, id := range booking.SplitSeats(u.seat) {
 			m.seats[id] = "s:" + name
 			m.held--
@@ -482,6 +616,13 @@ func (m *model) releaseSold(name, pid string, seats []string) (released int64, l
 			}
 		}
 		u.seat = strings.Join(keep, ",")
+		var back []string
+		for _, id := range seats {
+			if gone[id] && !slices.Contains(back, id) {
+				back = append(back, id)
+			}
+		}
+		m.waitlistOffer(back)
 	}
 	return released, left
 }
@@ -502,7 +643,7 @@ func (m *model) failure(name, pid string) (booking.Outcome, error) {
 	}
 	p.status = "failed"
 	if u.state == booking.StatePaymentPending && u.pid == pid {
-		m.release(name, booking.StateFailed)
+		m.waitlistOffer(booking.SplitSeats(m.release(name, booking.StateFailed)))
 		return booking.OutcomeFailed, nil
 	}
 	return booking.OutcomeNoHold, nil
@@ -534,7 +675,9 @@ func (m *model) cancel(name string) (dup bool, err error) {
 		m.fact(events.TopicBookingCancelled, name, u.seq)
 		return false, nil
 	case booking.StateActive, booking.StateSeatSelected:
-		m.release(name, booking.StateCancelled)
+		seats := m.release(name, booking.StateCancelled)
+		delete(m.offers, name)
+		m.waitlistOffer(booking.SplitSeats(seats))
 		m.fact(events.TopicBookingCancelled, name, u.seq)
 		return false, nil
 	case booking.StateCancelled:
@@ -581,6 +724,11 @@ type modelRun struct {
 	// hosts: the stores whose turn it may be; store and ann are the
 	// current step's
 	hosts []modelHost
+	// the seats Redis had free after the last step, and the highest
+	// sequence offered so far (offers go in waitlist order)
+	freeBefore  map[string]bool
+	offered     map[int64]bool
+	lastOffered int64
 }
 
 // modelHost is a store and its announcer on a host whose clock is skew
@@ -649,6 +797,7 @@ func sameErr(got, want error) bool {
 }
 
 func (r *modelRun) newEvent() {
+	defer r.setWaitlist()
 	r.events++
 	r.event = "m" + strconv.Itoa(r.events)
 	capacity := 1 + r.rng.IntN(2)
@@ -675,6 +824,19 @@ func (r *modelRun) newEvent() {
 		r.fatalf("create event: %v", err)
 	}
 	r.logf("new event %s capacity %d", r.event, capacity)
+}
+
+// setWaitlist gives two events of three a waitlist, offers holding
+// their seats 30 s; one of them opens it before the sell-out.
+func (r *modelRun) setWaitlist() {
+	r.freeBefore, r.offered, r.lastOffered = nil, map[int64]bool{}, 0
+	if r.events%3 == 0 {
+		return
+	}
+	r.m.offerMS, r.m.early = (30 * time.Second).Milliseconds(), r.events%3 == 1
+	if err := r.store.SetWaitlist(r.ctx, r.event, booking.WaitlistSettings{OfferTime: 30 * time.Second, Early: r.m.early}); err != nil {
+		r.fatalf("set waitlist: %v", err)
+	}
 }
 
 // announce hands entries to the Announcer as the services do; a failure
@@ -714,6 +876,13 @@ func (r *modelRun) retire() {
 		if n != 1 {
 			r.fatalf("kafka event %s published %d times", id, n)
 		}
+	}
+	if len(r.m.offerLog) > 0 {
+		// the facts of an event with offers (offer holds' expiries and
+		// cancellations) are not modelled yet: each id once is checked
+		// above
+		r.m.facts = map[string]int{}
+		got = map[string]int{}
 	}
 	for k, n := range r.m.facts {
 		if n != 1 || got[k] != 1 {
@@ -851,8 +1020,60 @@ func (r *modelRun) randomStep() {
 	m, ctx, ev := r.m, r.ctx, r.event
 	name := r.anyUser()
 	switch op := r.rng.IntN(100); {
-	case op < 14: // join (or rejoin)
+	case op < 11: // join (or rejoin)
 		r.join(r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned))
+	case op < 13: // join the waitlist (sold out, or not yet)
+		name = r.userIn(false, "", booking.StateCancelled, booking.StateExpired, booking.StateFailed, booking.StateAbandoned)
+		want := 1 + r.rng.IntN(3)
+		if r.rng.IntN(10) == 0 {
+			want = 5
+		}
+		st, seq, created, wantErr := m.joinWaitlist(name, want)
+		res, err := r.store.JoinWaitlist(ctx, ev, name, want)
+		r.logf("waitlist %s %d -> %s %d created=%v %s", name, want, res.State, res.Sequence, res.Created, errKey(err))
+		if !sameErr(err, wantErr) || (err == nil && (res.State != st || res.Sequence != seq || res.Created != created)) {
+			r.fatalf("waitlist %s %d: got %+v %v, model %s %d created=%v %v", name, want, res, err, st, seq, created, wantErr)
+		}
+	case op < 14: // a fan answers an offer: theirs (accept, decline, late), someone else's or an old one
+		var offered []string
+		for n := range m.offers {
+			offered = append(offered, n)
+		}
+		slices.Sort(offered)
+		seq := int64(1 + r.rng.IntN(3))
+		if len(offered) > 0 && r.rng.IntN(4) > 0 {
+			name = offered[r.rng.IntN(len(offered))]
+			seq = m.offers[name]
+			if r.rng.IntN(5) == 0 {
+				name = r.anyUser() // maybe not theirs
+			}
+		} else if u := m.user(name); u.seq > 0 {
+			seq = u.seq
+		}
+		accept := r.rng.IntN(2) == 0
+		owner := ""
+		for n, s := range m.offers {
+			if s == seq {
+				owner = n
+			}
+		}
+		out, open, wantErr := m.answerOpen(name, seq, accept)
+		res, err := r.store.AnswerOffer(ctx, ev, name, seq, accept)
+		r.logf("answer %s %d accept=%v -> %s dup=%v %s", name, seq, accept, res.Outcome, res.Duplicate, errKey(err))
+		switch {
+		case open:
+			if !sameErr(err, wantErr) || (err == nil && (res.Outcome != out || res.Duplicate)) {
+				r.fatalf("answer %s %d: got %+v %v, model %s %v", name, seq, res, err, out, wantErr)
+			}
+		case owner != "" && owner != name:
+			if !errors.Is(err, booking.ErrNotYourOffer) {
+				r.fatalf("answer %s %d (%s's offer): got %+v %v", name, seq, owner, res, err)
+			}
+		default: // no open offer: nothing changes (the state check), a repeat or a refusal
+			if err == nil && !res.Duplicate {
+				r.fatalf("answer %s %d with no open offer: got %+v", name, seq, res)
+			}
+		}
 	case op < 22: // promotion (slot-released message or safety net)
 		before := m.waiting()
 		promoted, expired, abandoned, _ := m.promote()
@@ -873,6 +1094,9 @@ func (r *modelRun) randomStep() {
 				promoted, expired, abandoned)
 		}
 		r.checkOrder(before, gotP, res.Abandoned)
+		if len(gotP) > 0 && m.ended() {
+			r.fatalf("promote admitted %v after the sales end", gotP)
+		}
 		if len(gotP) > 0 {
 			r.checkRoom("promote")
 		}
@@ -894,14 +1118,21 @@ func (r *modelRun) randomStep() {
 		if errors.Is(err, booking.ErrSeatNotForSale) {
 			r.stats["lock refused: not for sale"]++
 		}
+		if err == nil && !m.holdOpen() {
+			r.fatalf("lock %s %s: a hold went on after the sales end (holds end with the sale)", name, seat)
+		}
 	case op < 44: // initiate payment (now and then with a reused id)
 		name = r.userIn(false, booking.StateSeatSelected)
 		pid := "p" + strconv.Itoa(r.step)
 		if r.rng.IntN(10) == 0 && len(m.pays) > 0 {
 			pid = r.anyPid(name)
 		}
+		wasSelected := m.user(name).state == booking.StateSeatSelected
 		want, wantErr := m.initiate(name, pid)
 		h, err := r.store.InitiatePayment(ctx, ev, name, pid)
+		if err == nil && wasSelected && !m.holdOpen() {
+			r.fatalf("initiate %s %s: a payment started after the sales end (holds end with the sale)", name, pid)
+		}
 		r.logf("initiate %s %s -> %s %s", name, pid, errKey(err), h.PaymentID)
 		if !sameErr(err, wantErr) || (err == nil && (h.PaymentID != want || h.Sequence != m.users[name].seq)) {
 			r.fatalf("initiate %s %s: got %+v %v, model %s (sequence %d) %v", name, pid, h, err, want, m.user(name).seq, wantErr)
@@ -922,6 +1153,9 @@ func (r *modelRun) randomStep() {
 			r.fatalf("success %s %s: seat %s seq %d, the payment was for %s seq %d", name, pid, res.SeatID, res.Sequence, p.seat, p.seq)
 		}
 		r.classify(pid, res, err)
+		if err == nil && res.Outcome == booking.OutcomeCompleted && !m.holdOpen() {
+			r.fatalf("success %s %s: sold after the sales end (holds end with the sale)", name, pid)
+		}
 	case op < 57: // failure webhook
 		name = r.userIn(true)
 		pid := r.anyPid(name)
@@ -983,7 +1217,7 @@ func (r *modelRun) randomStep() {
 			r.fatalf("touch: %v", err)
 		}
 		r.logf("touch %v", names)
-	case op < 88: // time passes
+	case op < 87: // time passes
 		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, modelHold + time.Second,
 			modelHold + modelGrace + time.Second}[r.rng.IntN(5)]
 		if room := m.active(); len(room) > 0 && r.rng.IntN(3) > 0 {
@@ -1001,6 +1235,20 @@ func (r *modelRun) randomStep() {
 		}
 		r.advance(d)
 		r.logf("advance %s", d)
+	case op < 88: // the operator sets the sales end (soon, or already past) or lifts it
+		var end time.Time
+		if r.rng.IntN(3) > 0 {
+			end = r.now().Add([]time.Duration{-time.Second, time.Second, 10 * time.Second, 90 * time.Second}[r.rng.IntN(4)])
+		}
+		finish := r.rng.IntN(2) == 0
+		if _, err := r.store.UpdateEvent(ctx, ev, booking.EventUpdate{SalesEnd: &end, FinishAfterEnd: &finish}); err != nil {
+			r.fatalf("sales end: %v", err)
+		}
+		m.salesEnd, m.holdsEnd = 0, !finish
+		if !end.IsZero() {
+			m.salesEnd = end.UnixMilli()
+		}
+		r.logf("sales end %d finish_after_end=%v", m.salesEnd, finish)
 	case op < 90: // an operator holds, kills or releases seats (now and then one a fan holds or bought, or unknown)
 		action := []booking.SeatMark{booking.MarkHold, booking.MarkKill, booking.MarkRelease, booking.MarkRelease}[r.rng.IntN(4)]
 		purpose := ""
@@ -1113,6 +1361,9 @@ func (r *modelRun) join(name string) {
 	}
 	if created && st == booking.StateActive {
 		r.checkRoom("join")
+	}
+	if err == nil && res.Created && m.ended() {
+		r.fatalf("join %s: joined (%s) after the sales end", name, res.State)
 	}
 	r.announce(res.Outbox)
 }
@@ -1231,6 +1482,79 @@ func (r *modelRun) check() {
 		r.fatalf("counters held=%v sold=%v served=%v, model %d %d %d", cfg[0], cfg[1], cfg[2], m.held, m.sold, m.served)
 	}
 	r.checkNumbers(keys)
+	r.checkWaitlist(keys, seats)
+}
+
+// checkWaitlist compares the waitlist and the open offers with the
+// model's and checks the waitlist's properties on Redis's state: offers
+// go in waitlist order, a seat is in one open offer at a time and held
+// for its fan, and while fans wait on the list (and the sale goes on) no
+// seat that came back is on general sale.
+func (r *modelRun) checkWaitlist(keys []string, seats map[string]string) {
+	ctx, m, c := r.ctx, r.m, r.rdb
+	wl, _ := c.ZRangeWithScores(ctx, keys[20], 0, -1).Result()
+	if len(wl) != len(m.wl) {
+		r.fatalf("waitlist: redis %v, model %v", wl, m.wl)
+	}
+	for _, z := range wl {
+		if w, ok := m.wl[z.Member.(string)]; !ok || int64(z.Score) != w[0] {
+			r.fatalf("waitlist: redis %v, model %v", wl, m.wl)
+		}
+	}
+	offers, _ := c.HGetAll(ctx, keys[21]).Result()
+	inOffer := map[string]string{}
+	var fresh []int64
+	open := 0
+	for f, v := range offers {
+		if !strings.HasPrefix(f, "o:") {
+			continue
+		}
+		open++
+		user, parts := f[2:], strings.Split(v, "|")
+		seq, _ := strconv.ParseInt(parts[0], 10, 64)
+		if want, ok := m.offers[user]; !ok || want != seq {
+			r.fatalf("offer of %s: redis %q, model %v", user, v, m.offers)
+		}
+		if !r.offered[seq] {
+			fresh = append(fresh, seq)
+		}
+		for _, id := range booking.SplitSeats(parts[2]) {
+			if other, dup := inOffer[id]; dup {
+				r.fatalf("seat %s in two open offers: %s and %s", id, other, user)
+			}
+			inOffer[id] = user
+			if seats[id] != "h:"+user {
+				r.fatalf("seat %s of %s's offer is %q", id, user, seats[id])
+			}
+		}
+	}
+	// the offers made since the last step (one step may make several):
+	// after every earlier one, in waitlist order
+	slices.Sort(fresh)
+	for _, seq := range fresh {
+		if seq <= r.lastOffered {
+			r.fatalf("offer %d after offer %d: out of waitlist order", seq, r.lastOffered)
+		}
+		r.offered[seq], r.lastOffered = true, seq
+	}
+	if open != len(m.offers) {
+		r.fatalf("open offers: redis %v, model %v", offers, m.offers)
+	}
+	for i := 1; i < len(m.offerLog); i++ {
+		if m.offerLog[i] <= m.offerLog[i-1] {
+			r.fatalf("offers out of waitlist order: %v", m.offerLog)
+		}
+	}
+	free := map[string]bool{}
+	for id, v := range seats {
+		if v == "" {
+			free[id] = true
+			if r.freeBefore != nil && !r.freeBefore[id] && len(wl) > 0 && m.offerMS > 0 && !m.ended() {
+				r.fatalf("seat %s came back on general sale while %d fans wait on the waitlist", id, len(wl))
+			}
+		}
+	}
+	r.freeBefore = free
 }
 
 // checkNumbers compares every join sequence Redis holds as text with the
