@@ -29,6 +29,24 @@ const SeatCodeAllocated byte = 'c'
 // the channel's release time (or with none set).
 var ErrAllocationNotDue = errors.New("allocation not due")
 
+// The accessibility channels: wheelchair spaces and their companion
+// seats are allocated to these (an allocation like any other, with its
+// release time: then they go on general sale). A fan who asks for
+// accessibility seats (LockSeatsVia, SelectBestVia accessible; no proof
+// asked) is a request through both.
+const (
+	ChannelWheelchair = "wheelchair"
+	ChannelCompanion  = "companion"
+)
+
+// flag is a boolean as a script argument: "1" or "".
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
+}
+
 // MaxChannelLen bounds a channel's name, in bytes (an id, ids.Valid).
 const MaxChannelLen = 64
 
