@@ -146,3 +146,26 @@ func (s *Store) SetAllocationRelease(ctx context.Context, eventID, channel strin
 	}
 	return nil
 }
+
+// AccessibleSeats returns the seats reserved for accessibility, each
+// seat id mapped to its kind (ChannelWheelchair or ChannelCompanion):
+// the seats allocated to those channels, also while a fan who asked for
+// them holds or bought them, until the allocation ends. One read of the
+// alloc hash, O(seats allocated to any channel): for the seat map's
+// snapshot, never per reader.
+func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("accessible seats: %w", err)
+	}
+	out := map[string]string{}
+	for seat, ch := range all {
+		if (ch == ChannelWheelchair || ch == ChannelCompanion) && !strings.HasPrefix(seat, " ") {
+			out[seat] = ch
+		}
+	}
+	return out, nil
+}

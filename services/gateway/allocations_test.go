@@ -125,6 +125,10 @@ func TestAccessibilitySeatsThroughTheAPI(t *testing.T) {
 		r := hs.do("POST", path, hs.admin, map[string]any{"action": "allocate", "channel": ch, "seat_ids": []string{seat}, "release_at": at})
 		want(t, r, 200, "")
 	}
+	m := hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
+	if acc, _ := m.body["accessible"].(map[string]any); acc == nil || len(acc["wheelchair"].([]any)) != 1 || acc["companion"].([]any)[0] != "A2" {
+		t.Fatalf("seat map: %s", m.raw)
+	}
 	alice, bob := hs.token("alice", ""), hs.token("bob", "")
 	for _, tok := range []string{alice, bob} {
 		want(t, hs.do("POST", "/api/booking/request", tok, map[string]any{"event_id": "e1"}), 200, "")
