@@ -1,5 +1,6 @@
 -- lock_seat: hold seats for an admitted user, all or none; selecting again replaces the selection.
--- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 channel (the token's claim; '' none)
+-- ARGV: 1 user_id, 2 seat ids joined by ',' (at most max_seats), 3 channel (the token's claim; '' none),
+--   4 '1': the fan asks for accessibility seats (the channels wheelchair and companion; '' no)
 -- Replies: {'ok', seat_ids, deadline_ms} | {'not_found'} | {'invalid_state', state}
 --   | {'hold_expired'} | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed, or allocated to a channel not the request's (mark_seats.lua)}}
@@ -7,7 +8,7 @@
 --   | {'too_many_seats', max} | {'invalid_argument'} (none, or one twice) | {'event_not_found'}
 --   | {'sales_ended'} (the sale ended and the event's holds end with it)
 -- KEYS: config, seats, seatmap, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, codes, runs, waitlist, offers, alloc (ops.go)
-local user, csv, claim = ARGV[1], ARGV[2], ARGV[3] or ''
+local user, csv, claim, accessible = ARGV[1], ARGV[2], ARGV[3] or '', ARGV[4] == '1'
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply
 if not hold_open_after_end(now) then return {'sales_ended'} end
@@ -22,6 +23,9 @@ local channels = {}
 if claim ~= '' then channels[claim] = true end
 local phase = redis.call('HGET', K_CONFIG, 'phase')
 if phase and phase ~= '' then channels[phase] = true end
+-- accessibility seats are allocated to the channels wheelchair and
+-- companion: a fan who asks for them (no proof) is a request through both
+if accessible then channels.wheelchair, channels.companion = true, true end
 local reply, freed = hold_seats(user, want, csv, deadline, now, hnow, true, channels)
 if reply[1] == 'ok' then offer_after_selection(user, freed, now) end
 return reply

@@ -1,5 +1,6 @@
 -- select_best: hold the best count adjacent seats for an admitted user (best available), as lock_seat would.
--- ARGV: 1 user_id, 2 count, 3 section name ('': any section), 4 channel (the token's claim; '' none)
+-- ARGV: 1 user_id, 2 count, 3 section name ('': any section), 4 channel (the token's claim; '' none),
+--   5 '1': the fan asks for accessibility seats (the channels wheelchair and companion; '' no)
 -- Replies: {'ok', seat_ids, deadline_ms, orphaned} (orphaned 1: it leaves a single free seat,
 --   no other choice fitting) | {'not_found'} | {'invalid_state', state} | {'hold_expired'}
 --   | {'too_many_seats', max} | {'section_unknown'} | {'no_adjacent_seats', largest, available}
@@ -57,6 +58,7 @@ local function best_in_channels(c, channels, r0, r1)
 end
 
 local user, count, section, claim = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4] or ''
+local accessible = ARGV[5] == '1'
 local deadline, now, hnow = selecting_user(user)
 if not deadline then return now end -- the error reply
 if not hold_open_after_end(now) then return {'sales_ended'} end
@@ -74,6 +76,9 @@ local channels = {}
 if claim ~= '' then channels[claim] = true end
 local phase = redis.call('HGET', K_CONFIG, 'phase')
 if phase and phase ~= '' then channels[phase] = true end
+-- a fan who asks for accessibility seats: the channels wheelchair and
+-- companion (their seats first, then general sale)
+if accessible then channels.wheelchair, channels.companion = true, true end
 local pos, orphaned
 if next(channels) then pos, orphaned = best_in_channels(count, channels, r0, r1) end
 if not pos or orphaned then

@@ -29,6 +29,24 @@ const SeatCodeAllocated byte = 'c'
 // the channel's release time (or with none set).
 var ErrAllocationNotDue = errors.New("allocation not due")
 
+// The accessibility channels: wheelchair spaces and their companion
+// seats are allocated to these (an allocation like any other, with its
+// release time: then they go on general sale). A fan who asks for
+// accessibility seats (LockSeatsVia, SelectBestVia accessible; no proof
+// asked) is a request through both.
+const (
+	ChannelWheelchair = "wheelchair"
+	ChannelCompanion  = "companion"
+)
+
+// flag is a boolean as a script argument: "1" or "".
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
+}
+
 // MaxChannelLen bounds a channel's name, in bytes (an id, ids.Valid).
 const MaxChannelLen = 64
 
@@ -127,4 +145,27 @@ func (s *Store) SetAllocationRelease(ctx context.Context, eventID, channel strin
 		return fmt.Errorf("set allocation release: %w", err)
 	}
 	return nil
+}
+
+// AccessibleSeats returns the seats reserved for accessibility, each
+// seat id mapped to its kind (ChannelWheelchair or ChannelCompanion):
+// the seats allocated to those channels, also while a fan who asked for
+// them holds or bought them, until the allocation ends. One read of the
+// alloc hash, O(seats allocated to any channel): for the seat map's
+// snapshot, never per reader.
+func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("accessible seats: %w", err)
+	}
+	out := map[string]string{}
+	for seat, ch := range all {
+		if (ch == ChannelWheelchair || ch == ChannelCompanion) && !strings.HasPrefix(seat, " ") {
+			out[seat] = ch
+		}
+	}
+	return out, nil
 }

@@ -29,7 +29,7 @@ func TestAllocationsOnlyTheirChannel(t *testing.T) {
 	// a request through no channel, or another, is refused them
 	f.join("evt", "u1")
 	for _, ch := range []string{"", "other"} {
-		_, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", ch, []string{"A4", "A2"})
+		_, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", ch, false, []string{"A4", "A2"})
 		var kept *SeatsNotForSaleError
 		if !errors.As(err, &kept) || !slices.Equal(kept.Seats, []string{"A2"}) {
 			t.Fatalf("lock through %q: %v", ch, err)
@@ -43,10 +43,10 @@ func TestAllocationsOnlyTheirChannel(t *testing.T) {
 
 	// through the channel: taken, and given back to the channel
 	f.join("evt", "u2")
-	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "partner", []string{"A2"}); err != nil {
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "partner", false, []string{"A2"}); err != nil {
 		t.Fatalf("lock through the channel: %v", err)
 	}
-	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "partner", []string{"A1"}); err != nil {
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "partner", false, []string{"A1"}); err != nil {
 		t.Fatalf("select again through the channel: %v", err)
 	}
 	if st := f.seats("evt"); st["A2"] != SeatAllocated || st["A1"] != SeatHeld {
@@ -55,7 +55,7 @@ func TestAllocationsOnlyTheirChannel(t *testing.T) {
 	f.checkInvariants("evt")
 	// best available through the channel: its own seats first
 	f.join("evt", "u3")
-	best, err = f.s.SelectBestVia(f.ctx, "evt", "u3", "partner", 2, "")
+	best, err = f.s.SelectBestVia(f.ctx, "evt", "u3", "partner", false, 2, "")
 	if err != nil || !slices.Equal(best.Seats, []string{"A2", "A3"}) {
 		t.Fatalf("best available through the channel: %+v %v", best, err)
 	}
@@ -139,9 +139,66 @@ func TestAllocationsBadInput(t *testing.T) {
 		t.Fatalf("due release of an allocation with no time: %v", err)
 	}
 	f.join("evt", "u1")
-	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", "a,b", []string{"A1"}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", "a,b", false, []string{"A1"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("bad request channel: %v", err)
 	}
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// Accessibility seats are allocated to the channels wheelchair and
+// companion: a fan who asks for them (accessible) may take them, others
+// are refused them and best available passes them by; with accessible,
+// best available offers them first; at their release time (Redis's
+// clock) they are anyone's.
+func TestAccessibilitySeats(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 10, MaxSeatsPerOrder: 4}) // A1…B5
+	release := f.clock.Now().Add(time.Hour)
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", ChannelWheelchair, release, []string{"B2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", ChannelCompanion, release, []string{"B3"}); err != nil {
+		t.Fatal(err)
+	}
+	f.join("evt", "u1")
+	var kept *SeatsNotForSaleError
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", "", false, []string{"B2"}); !errors.As(err, &kept) {
+		t.Fatalf("a wheelchair space without asking: %v", err)
+	}
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u1", "partner", false, []string{"B3"}); !errors.As(err, &kept) {
+		t.Fatalf("a companion seat through another channel: %v", err)
+	}
+	f.mark("evt", MarkKill, "", "A1", "A2", "A3", "A4", "A5") // row B: B1, (B2, B3), B4, B5
+	best, err := f.s.SelectBestVia(f.ctx, "evt", "u1", "", false, 2, "")
+	if err != nil || !slices.Equal(best.Seats, []string{"B4", "B5"}) {
+		t.Fatalf("best available without asking took accessibility seats: %+v %v", best, err)
+	}
+	f.checkInvariants("evt")
+
+	// asking: the wheelchair space and its companion seat, first
+	f.join("evt", "u2")
+	best, err = f.s.SelectBestVia(f.ctx, "evt", "u2", "", true, 2, "")
+	if err != nil || !slices.Equal(best.Seats, []string{"B2", "B3"}) {
+		t.Fatalf("best available asking for accessibility seats: %+v %v", best, err)
+	}
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u2", "", true, []string{"B3"}); err != nil {
+		t.Fatalf("a companion seat asked for: %v", err)
+	}
+	if st := f.seats("evt"); st["B2"] != SeatAllocated || st["B3"] != SeatHeld {
+		t.Fatalf("a wheelchair space given back is not reserved again: %v", st)
+	}
+	f.checkInvariants("evt")
+
+	// at the release time, by Redis's clock: anyone's
+	f.clock.Advance(2 * time.Hour)
+	f.join("evt", "u3")
+	if _, err := f.s.LockSeatsVia(f.ctx, "evt", "u3", "", false, []string{"B2"}); err != nil {
+		t.Fatalf("a wheelchair space after its release time: %v", err)
+	}
+	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelCompanion, true)
+	if err != nil || len(freed) != 0 { // B3 is u2's: on sale when given back
+		t.Fatalf("due release: %v %v", freed, err)
+	}
+	f.checkInvariants("evt")
+}

@@ -83,13 +83,15 @@ type BestResult struct {
 // ErrNoAdjacentSeats (*NoAdjacentSeatsError), ErrNotFound,
 // ErrInvalidState, ErrHoldExpired, ErrEventNotFound.
 func (s *Store) SelectBest(ctx context.Context, eventID, userID string, count int, section string) (BestResult, error) {
-	return s.SelectBestVia(ctx, eventID, userID, "", count, section)
+	return s.SelectBestVia(ctx, eventID, userID, "", false, count, section)
 }
 
 // SelectBestVia is SelectBest for a request through channel (the signed
 // channel claim of the fan's token; "" none): the seats allocated to that
 // channel or to the event's current phase come first, then general sale.
-func (s *Store) SelectBestVia(ctx context.Context, eventID, userID, channel string, count int, section string) (BestResult, error) {
+// accessible: the fan asks for accessibility seats; the seats allocated to
+// ChannelWheelchair and ChannelCompanion come first.
+func (s *Store) SelectBestVia(ctx context.Context, eventID, userID, channel string, accessible bool, count int, section string) (BestResult, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return BestResult{}, err
 	}
@@ -105,7 +107,7 @@ func (s *Store) SelectBestVia(ctx context.Context, eventID, userID, channel stri
 	if len(section) > MaxSectionNameLen || !utf8.ValidString(section) {
 		return BestResult{}, ErrSectionUnknown
 	}
-	r, err := s.run(ctx, scriptSelectBest, eventID, userID, count, section, channel)
+	r, err := s.run(ctx, scriptSelectBest, eventID, userID, count, section, channel, flag(accessible))
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrNoAdjacentSeats):

@@ -390,7 +390,7 @@ func TestPropertyBestAvailableConcurrent(t *testing.T) {
 				if w%10 == 0 {
 					channel = "partner"
 				}
-				res, err := f.s.SelectBestVia(f.ctx, "evt", user, channel, 1+rng.IntN(6), "")
+				res, err := f.s.SelectBestVia(f.ctx, "evt", user, channel, false, 1+rng.IntN(6), "")
 				if errors.Is(err, ErrNoAdjacentSeats) {
 					refusedInARow.Add(1)
 					if _, err := f.s.Cancel(f.ctx, "evt", user); err != nil {

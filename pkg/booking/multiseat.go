@@ -84,15 +84,17 @@ func SplitSeats(csv string) []string {
 // one twice), ErrEventNotFound, ErrSalesEnded (holds end with the sale,
 // window.go).
 func (s *Store) LockSeats(ctx context.Context, eventID, userID string, seatIDs []string) (time.Time, error) {
-	return s.LockSeatsVia(ctx, eventID, userID, "", seatIDs)
+	return s.LockSeatsVia(ctx, eventID, userID, "", false, seatIDs)
 }
 
 // LockSeatsVia is LockSeats for a request through channel (the signed
 // channel claim of the fan's token; "" none): seats allocated to that
 // channel, or to the event's current phase, may be taken too (marks.go,
 // "Allocations"); a seat allocated to another channel is refused with a
-// *SeatsNotForSaleError.
-func (s *Store) LockSeatsVia(ctx context.Context, eventID, userID, channel string, seatIDs []string) (time.Time, error) {
+// *SeatsNotForSaleError. accessible: the fan asks for accessibility
+// seats (no proof), so the seats allocated to ChannelWheelchair and
+// ChannelCompanion may be taken too.
+func (s *Store) LockSeatsVia(ctx context.Context, eventID, userID, channel string, accessible bool, seatIDs []string) (time.Time, error) {
 	if err := checkIDs(eventID, userID); err != nil {
 		return time.Time{}, err
 	}
@@ -115,7 +117,7 @@ func (s *Store) LockSeatsVia(ctx context.Context, eventID, userID, channel strin
 		}
 		seen[id] = true
 	}
-	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","), channel)
+	r, err := s.run(ctx, scriptLockSeat, eventID, userID, strings.Join(seatIDs, ","), channel, flag(accessible))
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrOrphanSeat):

@@ -108,3 +108,40 @@ func countByte(s string, b byte) int {
 	}
 	return n
 }
+
+// Accessibility seats through the API, validated against docs/openapi.yaml:
+// a wheelchair space and a companion seat (allocated to the channels
+// wheelchair and companion) are refused to a fan who does not ask for
+// them and taken by one who does, by hand or best available.
+func TestAccessibilitySeatsThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	hs, _, _ := ledgerHarness(t)
+	ct := contracttest.Load(t)
+	hs.h = ct.Wrap(hs.h, func(*http.Request) bool { return true })
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 5, "capacity": 5, "max_seats_per_order": 4})
+	const path = "/api/admin/events/e1/seat-marks"
+	at := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	for seat, ch := range map[string]string{"A1": "wheelchair", "A2": "companion"} {
+		r := hs.do("POST", path, hs.admin, map[string]any{"action": "allocate", "channel": ch, "seat_ids": []string{seat}, "release_at": at})
+		want(t, r, 200, "")
+	}
+	m := hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
+	if acc, _ := m.body["accessible"].(map[string]any); acc == nil || len(acc["wheelchair"].([]any)) != 1 || acc["companion"].([]any)[0] != "A2" {
+		t.Fatalf("seat map: %s", m.raw)
+	}
+	alice, bob := hs.token("alice", ""), hs.token("bob", "")
+	for _, tok := range []string{alice, bob} {
+		want(t, hs.do("POST", "/api/booking/request", tok, map[string]any{"event_id": "e1"}), 200, "")
+	}
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1"}), 409, "seat_not_for_sale")
+	r := hs.do("POST", "/api/booking/select-best", alice, map[string]any{"event_id": "e1", "count": 1})
+	if want(t, r, 200, ""); r.body["seat_ids"].([]any)[0] == "A1" || r.body["seat_ids"].([]any)[0] == "A2" {
+		t.Fatalf("best available without asking: %s", r.raw)
+	}
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1", "accessible": true}), 200, "")
+	r = hs.do("POST", "/api/booking/select-best", bob, map[string]any{"event_id": "e1", "count": 1, "accessible": true})
+	if want(t, r, 200, ""); r.body["seat_ids"].([]any)[0] != "A2" {
+		t.Fatalf("best available asking for accessibility seats: %s", r.raw)
+	}
+	ct.Report()
+}

@@ -23,6 +23,9 @@ type selectBestRequest struct {
 	EventID string `json:"event_id"`
 	Count   int    `json:"count"`
 	Section string `json:"section"`
+	// Accessible: the fan asks for accessibility seats; those reserved
+	// for accessibility come first.
+	Accessible bool `json:"accessible"`
 }
 
 func (r selectBestRequest) Validate() error {
@@ -73,14 +76,15 @@ func refuseOrphan(c *gin.Context, err error, o *booking.OrphanSeatError) {
 // seats per order, 404 section_not_found, 409 no_adjacent_seats with
 // what is left. A caller whose token has a channel claim (or any caller
 // while the event's phase is a channel) gets the channel's allocated
-// seats first (allocations.go).
+// seats first (allocations.go); a caller asking "accessible": true the
+// seats reserved for accessibility (channels wheelchair and companion).
 func (s *Server) selectBest(c *gin.Context) {
 	var req selectBestRequest
 	user, ok := s.bookingRequest(c, &req)
 	if !ok {
 		return
 	}
-	res, err := s.Store.SelectBestVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, req.Count, req.Section)
+	res, err := s.Store.SelectBestVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, req.Accessible, req.Count, req.Section)
 	var left *booking.NoAdjacentSeatsError
 	var many *booking.TooManySeatsError
 	switch {

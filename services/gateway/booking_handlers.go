@@ -323,6 +323,9 @@ type selectSeatRequest struct {
 	EventID string   `json:"event_id"`
 	SeatID  string   `json:"seat_id"`
 	SeatIDs []string `json:"seat_ids"`
+	// Accessible: the fan asks for accessibility seats (wheelchair
+	// spaces, companion seats; no proof asked), which they may then take.
+	Accessible bool `json:"accessible"`
 }
 
 func (r selectSeatRequest) Validate() error {
@@ -392,7 +395,9 @@ func (s *Server) bookingRequest(c *gin.Context, req bookingBody) (user string, o
 // in "seat_ids"; a 409 seat_not_for_sale the seats operators hold or
 // killed, or allocated to a channel not the caller's (the token's
 // channel claim or the current phase; allocations.go); a 409 orphan_seat the seats the choice would
-// leave single and a suggestion (best_available.go).
+// leave single and a suggestion (best_available.go). Seats reserved for
+// accessibility (allocated to the channels wheelchair and companion) are
+// the caller's to take with "accessible": true.
 func (s *Server) selectSeat(c *gin.Context) {
 	var req selectSeatRequest
 	user, ok := s.bookingRequest(c, &req)
@@ -400,7 +405,7 @@ func (s *Server) selectSeat(c *gin.Context) {
 		return
 	}
 	seats := req.seats()
-	deadline, err := s.Store.LockSeatsVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, seats)
+	deadline, err := s.Store.LockSeatsVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, req.Accessible, seats)
 	var taken *booking.SeatsTakenError
 	var kept *booking.SeatsNotForSaleError
 	var many *booking.TooManySeatsError

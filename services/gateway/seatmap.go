@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
@@ -58,8 +59,13 @@ type seatMapResponse struct {
 	Killed   int `json:"killed"`
 	// Allocated: seats allocated to a channel (allocations.go), not
 	// taken; on the page, not for a fan outside the channel.
-	Allocated int              `json:"allocated"`
-	Sections  []seatMapSection `json:"sections"`
+	Allocated int `json:"allocated"`
+	// Accessible: the seats reserved for accessibility, by kind
+	// ("wheelchair": wheelchair spaces, "companion": companion seats),
+	// while their allocation lasts (status 'c', or 'h'/'s' for a fan who
+	// asked for them); absent when none.
+	Accessible map[string][]string `json:"accessible,omitempty"`
+	Sections   []seatMapSection    `json:"sections"`
 	// The priced sections, once each (not per seat), and the
 	// currency of their prices.
 	Currency string         `json:"currency"`
@@ -122,6 +128,19 @@ func readSeatMap(ctx context.Context, store *booking.Store, eventID string, prev
 		case booking.SeatCodeAllocated:
 			resp.Allocated++
 		}
+	}
+	acc, err := store.AccessibleSeats(ctx, eventID) // once per snapshot
+	if err != nil {
+		return nil, err
+	}
+	for seat, kind := range acc {
+		if resp.Accessible == nil {
+			resp.Accessible = map[string][]string{}
+		}
+		resp.Accessible[kind] = append(resp.Accessible[kind], seat)
+	}
+	for _, seats := range resp.Accessible {
+		slices.Sort(seats)
 	}
 	resp.Available = resp.Total - resp.Held - resp.Sold - resp.Reserved - resp.Killed - resp.Allocated
 	for i, sec := range snap.sections {

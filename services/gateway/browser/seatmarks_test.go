@@ -30,6 +30,9 @@ func heldAndKilled(t *testing.T, s *stacktest.Stack, b *browser) {
 	}
 	mark(map[string]any{"action": "hold", "purpose": "sponsor", "seat_ids": []string{"A1", "A2"}})
 	mark(map[string]any{"action": "kill", "seat_ids": []string{"A3"}})
+	// a wheelchair space, kept for fans who ask for one until its release time
+	mark(map[string]any{"action": "allocate", "channel": "wheelchair", "seat_ids": []string{"A5"},
+		"release_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 
 	p := b.tab(t, "")
 	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
@@ -42,7 +45,10 @@ func heldAndKilled(t *testing.T, s *stacktest.Stack, b *browser) {
 		 && `+seat("A1")+`.getAttribute("aria-label") === "A1, not for sale, held back by the organiser"
 		 && `+seat("A3")+`.getAttribute("aria-label") === "A3, not for sale"
 		 && `+seat("A1")+`.getAttribute("aria-disabled") === "true" && `+seat("A3")+`.getAttribute("aria-disabled") === "true"
-		 && `+seat("A4")+`.dataset.status === "available"`)
+		 && `+seat("A4")+`.dataset.status === "available"
+		 && text(".legend").includes("wheelchair space or companion seat") && `+seat("A5")+`.dataset.status === "accessible"
+		 && `+seat("A5")+`.getAttribute("aria-label") === "wheelchair space, A5, kept for fans who need it: tick the checkbox to pick it"
+		 && `+seat("A5")+`.getAttribute("aria-disabled") === "true"`)
 	p.shot("60-held-and-killed")
 	p.do("click A1", chromedp.Click(chromedp.CSS(`#seatmap button[data-seat="A1"]`)))
 	p.waitFor("A1 not picked", 5*time.Second,
@@ -56,4 +62,12 @@ func heldAndKilled(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.do("click A1", chromedp.Click(chromedp.CSS(`#seatmap button[data-seat="A1"]`)))
 	p.waitFor("A1 held too", 10*time.Second, seat("A1")+`.dataset.status === "mine" && !shown("#error")`)
 	p.shot("61-released-seat-picked")
+
+	// asking for an accessibility seat (no proof): the wheelchair space is pickable
+	p.do("tick the accessibility checkbox", chromedp.Click(chromedp.ID("need-access")))
+	p.waitFor("A5 free for this fan", 5*time.Second, seat("A5")+`.dataset.status === "available"
+		&& `+seat("A5")+`.getAttribute("aria-label") === "wheelchair space, A5, free"`)
+	p.do("click A5", chromedp.Click(chromedp.CSS(`#seatmap button[data-seat="A5"]`)))
+	p.waitFor("A5 held", 10*time.Second, seat("A5")+`.dataset.status === "mine" && !shown("#error")`)
+	p.shot("62-wheelchair-space-picked")
 }

@@ -1287,7 +1287,13 @@
   const SEAT_STATUS = { a: "available", h: "held", s: "sold", r: "reserved", k: "killed", c: "allocated" };
   const SEAT_LABEL = { available: "free", held: "held by another fan", sold: "sold", mine: "your seat",
     reserved: "not for sale, held back by the organiser", killed: "not for sale",
-    allocated: "kept for a sales channel (box office, partner or presale)" };
+    allocated: "kept for a sales channel (box office, partner or presale)",
+    accessible: "kept for fans who need it: tick the checkbox to pick it" };
+  // the kinds of seats reserved for accessibility (the seat map's accessible)
+  const ACCESS_LABEL = { wheelchair: "wheelchair space", companion: "companion seat" };
+  // needAccess: the fan ticked "I need a wheelchair space or companion seat"
+  // (no proof asked): such seats are theirs to pick, best available offers them first.
+  function needAccess() { const c = $("#need-access"); return !!(c && c.checked); }
   // Rows kept in the DOM above and below the visible ones.
   const ROW_BUFFER = 15;
 
@@ -1317,6 +1323,9 @@
     const ids = seats.map((s) => s.seat_id).join(",");
     if (ids !== S.seatIDs) { layoutSeats(seats); S.seatIDs = ids; }
     for (const s of seats) { S.status.set(s.seat_id, s.status); S.sec.set(s.seat_id, s.section); }
+    // seats reserved for accessibility: seat id -> wheelchair | companion
+    S.access = new Map();
+    for (const [kind, list] of Object.entries(data.accessible || {})) for (const x of list) S.access.set(x, kind);
     if (data.price_sections && JSON.stringify(data.price_sections) !== JSON.stringify(S.prices)) {
       S.prices = data.price_sections; S.currency = data.currency || "";
       priceLegend();
@@ -1448,15 +1457,20 @@
   function paintSeat(b) {
     if (!b) return;
     const id = b.dataset.seat;
-    const st = S.held.includes(id) ? "mine" : (S.status.get(id) || "sold");
-    if (b.dataset.status === st) return;
+    const kind = S.access && S.access.get(id);
+    let st = S.held.includes(id) ? "mine" : (S.status.get(id) || "sold");
+    // an accessibility seat is free for a fan who ticked the checkbox
+    if (st === "allocated" && kind) st = needAccess() ? "available" : "accessible";
+    if (b.dataset.status === st && (b.dataset.access || "") === (kind || "")) return;
     b.dataset.status = st;
+    if (kind) b.dataset.access = kind; else delete b.dataset.access;
     const k = S.sec.get(id) || 0;
     b.dataset.section = String(k);
-    b.className = "seat " + st + (S.prices.length > 1 ? " sec-" + (k % 6) : "");
+    b.className = "seat " + st + (kind ? " access" : "") + (S.prices.length > 1 ? " sec-" + (k % 6) : "");
     // several priced sections: the section and price are in the name too
     const p = S.prices.length > 1 && S.prices[k];
-    b.setAttribute("aria-label", `${id}, ${SEAT_LABEL[st] || st}` + (p ? `, ${p.name} ${money(p.price_cents)}` : ""));
+    b.setAttribute("aria-label", (kind ? `${ACCESS_LABEL[kind]}, ` : "") + `${id}, ${SEAT_LABEL[st] || st}` +
+      (p ? `, ${p.name} ${money(p.price_cents)}` : ""));
     b.setAttribute("aria-disabled", st === "available" || st === "mine" ? "false" : "true");
   }
 
@@ -1543,7 +1557,7 @@
     error("");
     $("#suggest").hidden = true;
     try {
-      await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_ids: ids });
+      await api("POST", "/api/booking/select-seat", { event_id: eventID, seat_ids: ids, accessible: needAccess() || undefined });
       const old = S.held;
       S.held = ids; S.seat = ids[0]; S.state = "seat_selected"; S.lastLocal = Date.now();
       for (const x of old.concat(ids)) paintSeat(S.seatEls.get(x));
@@ -1589,6 +1603,8 @@
 
   function bestEvents() {
     $("#best-form").addEventListener("submit", (e) => { e.preventDefault(); selectBest(); });
+    const acc = $("#need-access");
+    if (acc) acc.addEventListener("change", () => { for (const b of S.seatEls.values()) paintSeat(b); });
     $("#suggest-take").onclick = () => {
       const ids = S.suggested || [];
       $("#suggest").hidden = true;
@@ -1602,7 +1618,8 @@
     const count = +$("#best-count").value, section = $("#best-section").value;
     $("#best-go").disabled = true;
     try {
-      const r = await api("POST", "/api/booking/select-best", { event_id: eventID, count, section: section || undefined });
+      const r = await api("POST", "/api/booking/select-best", { event_id: eventID, count, section: section || undefined,
+        accessible: needAccess() || undefined });
       const ids = r.seat_ids || [];
       const old = S.held;
       S.held = ids; S.seat = ids[0]; S.state = "seat_selected"; S.lastLocal = Date.now();
