@@ -38,6 +38,28 @@ type eventView struct {
 	// lasted longer than PROVIDER_OUTAGE_MAX, not because the provider
 	// recovered: unpaid holds are released when their time runs out.
 	ProviderOutageEnded bool `json:"provider_outage_ended,omitempty"`
+	// Schedule is the public part of the event's scheduled phases (none:
+	// omitted): each phase's id, name, window and audience, in order.
+	Schedule []publicPhase `json:"schedule,omitempty"`
+}
+
+// publicPhase is what a fan may see of a scheduled phase: no price
+// overrides or settings.
+type publicPhase struct {
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	StartsAt time.Time `json:"starts_at"`
+	EndsAt   time.Time `json:"ends_at"`
+	Audience string    `json:"audience"`
+}
+
+// publicSchedule is the public part of sch's phases.
+func publicSchedule(sch booking.Schedule) []publicPhase {
+	var out []publicPhase
+	for _, p := range sch.Phases {
+		out = append(out, publicPhase{ID: p.ID, Name: p.Name, StartsAt: p.StartsAt.UTC(), EndsAt: p.EndsAt.UTC(), Audience: p.Audience})
+	}
+	return out
 }
 
 func viewOf(e booking.Event) eventView {
@@ -92,7 +114,16 @@ func (s *Server) getEvent(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, s.priced(viewOf(e)))
+	v := s.priced(viewOf(e))
+	if s.Ledger != nil {
+		sch, err := s.Ledger.Schedule(c.Request.Context(), id)
+		if err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+		v.Schedule = publicSchedule(sch)
+	}
+	c.JSON(http.StatusOK, v)
 }
 
 // devTokenRequest is the body of POST /api/auth/dev-token.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,11 @@ func TestThreePhaseSale(t *testing.T) {
 	// the first phase is current at once
 	if e := hs.do("GET", "/api/events/e1", "", nil); e.str("phase") != "fanclub" || e.str("audience") != "code" {
 		t.Fatalf("the presale: %s", e.raw)
+	}
+	// the event document carries the schedule's public part, no prices
+	if e := hs.do("GET", "/api/events/e1", "", nil); !strings.Contains(e.raw, `"schedule":[{"id":"fanclub","name":"Fan-club presale","starts_at":"`+at(0)+`","ends_at":"`+at(10)+`","audience":"code"},`) ||
+		strings.Contains(e.raw, "4500") || strings.Contains(e.raw, "order_limit") {
+		t.Fatalf("the public schedule: %s", e.raw)
 	}
 	gen := hs.do("POST", "/api/admin/events/e1/codes", hs.admin, map[string]any{"count": 3, "phase": "fanclub"})
 	want(t, gen, 201, "")
