@@ -345,6 +345,7 @@
     $("#paused").hidden = !S.event.paused;
     providerState(!!S.event.provider_degraded, !!S.event.provider_outage_ended);
     phaseNote(S.event);
+    scheduleList(S.event);
     if (S.event.sales_ended) { // nobody joins any more: no Join button
       $("#join").hidden = true;
       $("#join-note").textContent = "Sale ended. Sales for this event have ended.";
@@ -402,6 +403,24 @@
       n.textContent = name ? `Now on sale: ${name}, open to everyone.` : "";
     }
     n.hidden = !n.textContent;
+  }
+
+  // scheduleList shows the event's scheduled phases (its schedule), each
+  // with its window in the fan's time zone and who may join, marking the
+  // one on now (the event's current phase).
+  function scheduleList(ev) {
+    const list = $("#schedule-list");
+    const phases = ev.schedule || [];
+    list.textContent = "";
+    const who = { code: "code required", registered: "selected registered fans", public: "open to everyone" };
+    for (const p of phases) {
+      const li = document.createElement("li");
+      const now = p.id === ev.phase && ev.audience !== "closed";
+      li.textContent = `${p.name}: ${WHEN.format(Date.parse(p.starts_at))}–${WHEN.format(Date.parse(p.ends_at))}, ${who[p.audience] || p.audience}` + (now ? " (on now)" : "");
+      if (now) li.setAttribute("aria-current", "true");
+      list.appendChild(li);
+    }
+    $("#schedule").hidden = phases.length === 0;
   }
 
   // providerState shows what a payment provider outage means for this fan

@@ -1,0 +1,47 @@
+package browser
+
+import (
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/boxoffice/boxoffice/pkg/auth"
+	"github.com/boxoffice/boxoffice/pkg/stacktest"
+)
+
+// TestPhaseSchedulePage: the event page lists the event's scheduled
+// phases, each with its window and who may join, the current one marked.
+// axe-core on the state, no uncaught exception.
+func TestPhaseSchedulePage(t *testing.T) {
+	chromium, axeJS, out := browserSetup(t, "browser-phases")
+	s := stacktest.Start(t, stacktest.Options{
+		LogDir:   filepath.Join(out, "logs"),
+		Services: []string{stacktest.Gateway},
+	})
+	const ev = "phase-page"
+	admin := s.Client(t, "phase-admin", auth.RoleAdmin)
+	if code, err := admin.Do("POST", "/api/admin/events", map[string]any{"id": ev, "name": "Browser Test Phases",
+		"capacity": 2, "rows": 1, "seats_per_row": 4}, nil); err != nil || code != http.StatusCreated {
+		t.Fatalf("create the event: %d %v", code, err)
+	}
+	t0 := time.Now().Add(-time.Minute)
+	at := func(h int) string { return t0.Add(time.Duration(h) * time.Hour).UTC().Format(time.RFC3339) }
+	if code, err := admin.Do("PUT", "/api/admin/events/"+ev+"/phases", map[string]any{"phases": []map[string]any{
+		{"id": "fanclub", "name": "Fan-club presale", "starts_at": at(0), "ends_at": at(1), "audience": "code"},
+		{"id": "verified", "name": "Verified fans", "starts_at": at(1), "ends_at": at(2), "audience": "registered"},
+		{"id": "general", "name": "General sale", "starts_at": at(2), "ends_at": at(3), "audience": "public"}}}, nil); err != nil || code != http.StatusOK {
+		t.Fatalf("set the schedule: %d %v", code, err)
+	}
+	b := newBrowser(t, chromium, out, axeJS)
+	p := b.tab(t, "")
+	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
+	p.waitFor("the schedule, the presale on now", 10*time.Second,
+		`shown("#schedule") && document.querySelectorAll("#schedule-list li").length === 3
+		 && text("#schedule-list li:nth-child(1)").includes("Fan-club presale") && text("#schedule-list li:nth-child(1)").includes("code required")
+		 && $("#schedule-list li:nth-child(1)").getAttribute("aria-current") === "true"
+		 && text("#schedule-list li:nth-child(3)").includes("open to everyone") && $("#schedule-list li:nth-child(3)").getAttribute("aria-current") === null`)
+	p.shot("90-phase-schedule")
+}
