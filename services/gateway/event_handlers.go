@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/booking"
@@ -115,15 +117,37 @@ func (s *Server) getEvent(c *gin.Context) {
 		return
 	}
 	v := s.priced(viewOf(e))
-	if s.Ledger != nil {
-		sch, err := s.Ledger.Schedule(c.Request.Context(), id)
-		if err != nil {
-			bookinghttp.Fail(c, err)
-			return
-		}
-		v.Schedule = publicSchedule(sch)
-	}
+	v.Schedule = s.publicSchedule(c, id)
 	c.JSON(http.StatusOK, v)
+}
+
+// scheduleMaxAge is how long a gateway serves an event's public schedule
+// before reading the ledger again: every fan opening the page reads the
+// event, so the ledger sees one read per event and interval, not one per
+// fan. A schedule changes rarely, and the page marks the phase on now
+// from the times.
+const scheduleMaxAge = 2 * time.Second
+
+// publicSchedule is the public part of event id's phase schedule (nil
+// without a ledger or a schedule). The schedule is an addition to the
+// event's live counts, which come from Redis: a ledger that does not
+// answer leaves it out (and logs why) rather than failing the page.
+func (s *Server) publicSchedule(c *gin.Context, id string) []publicPhase {
+	if s.Ledger == nil {
+		return nil
+	}
+	snap, err := s.schedules.get(c.Request.Context(), id, scheduleMaxAge, func(ctx context.Context, _ *snapshot[[]publicPhase]) (*snapshot[[]publicPhase], error) {
+		sch, err := s.Ledger.Schedule(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &snapshot[[]publicPhase]{at: time.Now(), v: publicSchedule(sch)}, nil
+	})
+	if err != nil {
+		httpapi.Logger(c).Warn("event schedule left out of the event document", zap.String("event_id", id), zap.Error(err))
+		return nil
+	}
+	return snap.v
 }
 
 // devTokenRequest is the body of POST /api/auth/dev-token.

@@ -144,6 +144,8 @@ type Server struct {
 	receiptsOnce sync.Once
 	receipts     *receipt.Batcher
 	drawCommits  snapshotCache[string]
+	// each event's public phase schedule, from the ledger (event_handlers.go)
+	schedules snapshotCache[[]publicPhase]
 }
 
 // FastHandler is the gateway's HTTP handler: join and position, which
