@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,22 +17,7 @@ import (
 func TestAllocationsThroughTheAdminAPI(t *testing.T) {
 	t.Parallel()
 	hs, _, _ := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	var mu sync.Mutex
-	invalid := map[*http.Request]bool{}
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool { mu.Lock(); defer mu.Unlock(); return !invalid[r] })
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 5, "max_seats_per_order": 4})
 	const path = "/api/admin/events/e1/seat-marks"
 	r := hs.do("POST", path, hs.admin, map[string]any{"action": "allocate", "channel": "box_office", "row": "A",

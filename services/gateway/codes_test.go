@@ -6,13 +6,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
 
@@ -25,26 +23,7 @@ import (
 func TestAccessCodes(t *testing.T) {
 	t.Parallel()
 	hs, _, _ := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10, "max_seats_per_order": 4})
 	hs.createEvent(map[string]any{"id": "e2", "rows": 1, "seats_per_row": 5, "capacity": 5})
 	gen := func(event string, body map[string]any) []string {
@@ -174,26 +153,7 @@ func TestAccessCodeTriesLimited(t *testing.T) {
 func TestSalePhase(t *testing.T) {
 	t.Parallel()
 	hs, _, _ := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10})
 	const path = "/api/admin/events/e1/phase"
 	r := hs.do("PUT", path, hs.admin, map[string]any{"phase": "fanclub", "audience": "code"})
@@ -257,26 +217,7 @@ func TestSalePhase(t *testing.T) {
 func TestRegistrationPhase(t *testing.T) {
 	t.Parallel()
 	hs, l, _ := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 10})
 	const admin, fan = "/api/admin/events/e1/registration", "/api/events/e1/registration"
 	want(t, hs.do("GET", fan, "", nil), 404, "registration_not_found")

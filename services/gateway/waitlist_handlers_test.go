@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
 
 // TestWaitlistContract: the waitlist's journey and its bad input, every
@@ -17,26 +13,7 @@ import (
 // offer refused, a decline passing the seat on, an accept.
 func TestWaitlistContract(t *testing.T) {
 	hs := newHarness(t, true)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	_, bad := contractChecked(t, hs)
 	alice, bob, carol := hs.token("alice", ""), hs.token("bob", ""), hs.token("carol", "")
 	hs.createEvent(map[string]any{"id": "w1", "name": "Show", "seats": []string{"A1"}, "capacity": 1, "hold_seconds": 60})
 	const wl = "/api/events/w1/waitlist"
