@@ -44,4 +44,29 @@ func TestPhaseSchedulePage(t *testing.T) {
 		 && $("#schedule-list li:nth-child(1)").getAttribute("aria-current") === "true"
 		 && text("#schedule-list li:nth-child(3)").includes("open to everyone") && $("#schedule-list li:nth-child(3)").getAttribute("aria-current") === null`)
 	p.shot("90-phase-schedule")
+
+	// a fan registers for the verified-fans phase and is selected: the
+	// page says when their part of the sale opens (the phase's start)
+	window := func(closes time.Duration) {
+		t.Helper()
+		now := time.Now()
+		if code, err := admin.Do("PUT", "/api/admin/events/"+ev+"/registration", map[string]any{"phase": "verified",
+			"opens_at": now.Add(-time.Hour).UTC().Format(time.RFC3339), "closes_at": now.Add(closes).UTC().Format(time.RFC3339)}, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("set the registration window: %d %v", code, err)
+		}
+	}
+	window(time.Hour)
+	p.do("reload", chromedp.Reload())
+	p.waitFor("registration open", 10*time.Second, `shown("#registration") && shown("#register")`)
+	p.do("click Register", chromedp.Click(chromedp.ID("register")))
+	p.waitFor("registered", 10*time.Second, `text("#reg-state").includes("You are registered")`)
+	window(-time.Second)
+	if code, err := admin.Do("POST", "/api/admin/events/"+ev+"/registration/draw", map[string]any{"method": "draw", "count": 1}, nil); err != nil ||
+		code != http.StatusOK {
+		t.Fatalf("draw: %d %v", code, err)
+	}
+	p.do("reload", chromedp.Reload())
+	p.waitFor("selected, with the phase's start", 10*time.Second,
+		`text("#reg-state").startsWith("You were selected: your sale opens ") && !shown("#register")`)
+	p.shot("91-phase-selected")
 }

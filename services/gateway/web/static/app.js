@@ -370,11 +370,21 @@
     const text = {
       not_registered: open ? "You are not registered yet." : "You did not register.",
       registered: "You are registered. The draw is after registration closes; this page will say whether you were selected.",
-      selected: "You were selected: you can join when this part of the sale opens.",
+      selected: selectedText(w),
       not_selected: "You were not selected this time. You can still join the general sale.",
     }[state] || "";
     $("#reg-state").textContent = text;
     $("#register").hidden = !(open && state === "not_registered");
+  }
+  // selectedText tells a selected fan when their part of the sale opens:
+  // the start of the scheduled phase the registration is for, in the
+  // fan's time zone, when the event's schedule has it.
+  function selectedText(w) {
+    const p = ((S.event && S.event.schedule) || []).find((x) => x.id === w.phase);
+    if (!p) return "You were selected: you can join when this part of the sale opens.";
+    if (Date.now() < Date.parse(p.starts_at)) return `You were selected: your sale opens ${WHEN.format(Date.parse(p.starts_at))}.`;
+    if (Date.now() < Date.parse(p.ends_at)) return "You were selected: your sale is open now.";
+    return "You were selected, and your part of the sale has ended. You can still join the general sale.";
   }
   async function register() {
     error("");
