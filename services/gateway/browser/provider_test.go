@@ -16,7 +16,10 @@ import (
 // an outage from the event's details) and keeps everything the polite
 // live region says in window.__said.
 const providerTiming = `window.BOXOFFICE_TIMING = { roomEventRefreshMS: 300, eventRefreshMS: 300 };
-window.__said = [];
+` + keepSaid
+
+// keepSaid keeps everything the polite live region says in window.__said.
+const keepSaid = `window.__said = [];
 document.addEventListener("DOMContentLoaded", () => {
 	const a = document.getElementById("announce");
 	new MutationObserver(() => { if (a.textContent) window.__said.push(a.textContent); })

@@ -52,6 +52,11 @@
     // drawAtMS: the sales start while the user is pre-queued (the draw's
     // countdown), else 0.
     drawAtMS: 0,
+    // The schedule's countdown (phaseCountdown): the boundary counted down
+    // to ({at, text}, null: none), the minute last announced, and, after a
+    // boundary, the phase the event should show and until when to re-read
+    // it ({want, until, next}, null: none).
+    phaseNext: null, phaseMin: 0, phaseReload: null,
     // etaSecs: the last ETA shown (null: none), which paces progress polls.
     etaSecs: null,
     // chance: the progress document's chance parameters (pkg/chance) and
@@ -431,6 +436,56 @@
       list.appendChild(li);
     }
     $("#schedule").hidden = phases.length === 0;
+    phaseCountdown();
+  }
+
+  // phaseCountdown shows, under the schedule, the time to its next
+  // boundary: the end of the phase on now, else the next phase's start
+  // (by this device's clock; every second, every minute when an hour or
+  // more away, as duration() words it). The text is not a live region:
+  // the status region says the minutes under 10 as they change and the
+  // boundary when it comes, like the other countdowns. At a boundary the
+  // event is read again (every 2 s for 20 s, until it shows the phase the
+  // schedule says: the gateways apply it within a second or so), which
+  // updates the phase note, the join rules and the phase on now.
+  function phaseCountdown() {
+    const el = $("#schedule-countdown");
+    const phases = (S.event && S.event.schedule) || [];
+    const now = Date.now();
+    const prev = S.phaseNext;
+    let next = null;
+    for (const p of phases) {
+      const start = Date.parse(p.starts_at), end = Date.parse(p.ends_at);
+      if (now < start) { next = { at: start, text: `${p.name} opens` }; break; }
+      if (now < end) { next = { at: end, text: `${p.name} ends` }; break; }
+    }
+    if (prev && prev.at <= now) { // a boundary passed since the last tick
+      const opened = phases.find((p) => Date.parse(p.starts_at) === prev.at);
+      const ended = phases.find((p) => Date.parse(p.ends_at) === prev.at);
+      if (opened) announce(`${opened.name} is open now.`);
+      else if (ended) announce(`${ended.name} has ended.`);
+      S.phaseReload = { want: opened ? opened.id : "", until: now + 20000, next: now };
+    }
+    S.phaseNext = next;
+    const r = S.phaseReload;
+    if (r && now >= r.next) {
+      const ev = S.event || {};
+      const shows = r.want ? ev.phase === r.want && ev.audience !== "closed" : ev.audience === "closed";
+      if (shows || now > r.until) S.phaseReload = null;
+      else {
+        r.next = now + 2000;
+        loadEvent().catch(() => { /* the next try */ });
+      }
+    }
+    el.hidden = !next;
+    if (!next) { S.phaseMin = 0; return; }
+    const left = Math.max(0, Math.ceil((next.at - now) / 1000));
+    el.textContent = `${next.text} in ${duration(left)}`;
+    // The minutes under 10 are said as they change (not on the page's
+    // first tick for this boundary).
+    const min = Math.ceil(left / 60);
+    if (prev && prev.at === next.at && min !== S.phaseMin && min <= 10) announce(`${next.text} in ${min} min.`);
+    S.phaseMin = min;
   }
 
   // providerState shows what a payment provider outage means for this fan
@@ -800,6 +855,7 @@
     mode();
     if (inRoom(S.state)) countdown();
     waitlistTick();
+    phaseCountdown();
     if (S.state === "waiting" && S.drawAtMS) {
       if (S.drawAtMS > Date.now()) drawCountdown(false);
       else { S.drawAtMS = 0; check("draw"); } // the start: ask for the place
