@@ -201,7 +201,11 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 	}
 	switch n {
 	case PaymentSandbox:
-		env["WEBHOOK_RETRY_MIN"], env["WEBHOOK_RETRY_MAX"] = "50ms", "1s"
+		// retries at most a second apart, and enough of them to outlast
+		// the longest outage a fault round makes (Kafka's 30 s): as in
+		// production, where the defaults retry for minutes, a webhook
+		// answered 503 through an outage is delivered after it
+		env["WEBHOOK_RETRY_MIN"], env["WEBHOOK_RETRY_MAX"], env["WEBHOOK_RETRY_ATTEMPTS"] = "50ms", "1s", "90"
 	case Gateway:
 		env["DEV_TOKENS"] = "true"
 		// The abuse limits stay on (their checks run in every stack
