@@ -92,6 +92,9 @@ type Event struct {
 	GraceSeconds   float64 `json:"grace_seconds,omitempty"`
 	AbandonSeconds float64 `json:"abandon_seconds,omitempty"`
 	BatchSize      int     `json:"batch_size,omitempty"`
+	// NoOrphanRule is sent as it is: the zero value turns the rule off
+	// (the API's default is on), as the stack tests pick seats by id.
+	NoOrphanRule bool `json:"no_orphan_rule"`
 }
 
 // CreateEvent creates ev through the gateway's admin API and fails the

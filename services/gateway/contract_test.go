@@ -421,3 +421,31 @@ func TestOrderCancelOpenAPIContract(t *testing.T) {
 	want(t, hs.do("GET", "/api/orders", alice, nil), 200, "")
 	ct.Report()
 }
+
+// A new event has the no-orphan rule unless its definition turns it off:
+// a fan's choice that leaves one seat alone at a row's end is refused on
+// the default event and taken on one created with the rule off.
+func TestNoOrphanRuleOnByDefault(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t, false)
+	for _, ev := range []struct {
+		id   string
+		body string
+		want int
+	}{
+		{"dflt", `{"id":"dflt","rows":1,"seats_per_row":4,"capacity":2}`, 409},
+		{"off", `{"id":"off","rows":1,"seats_per_row":4,"capacity":2,"no_orphan_rule":false}`, 200},
+	} {
+		want(t, hs.do("POST", "/api/admin/events", hs.admin, json.RawMessage(ev.body)), 201, "")
+		r := hs.do("GET", "/api/admin/events/"+ev.id, hs.admin, nil)
+		if on, _ := r.body["no_orphan_rule"].(bool); on != (ev.want == 409) {
+			t.Fatalf("%s: no_orphan_rule %v in %s", ev.id, r.body["no_orphan_rule"], r.raw)
+		}
+		fan := hs.token("fan-"+ev.id, "")
+		want(t, hs.do("POST", "/api/booking/request", fan, map[string]any{"event_id": ev.id}), 200, "")
+		r = hs.do("POST", "/api/booking/select-seat", fan, map[string]any{"event_id": ev.id, "seat_id": "A2"})
+		if r.code != ev.want || (ev.want == 409 && (r.str("code") != "orphan_seat" || !strings.Contains(r.raw, `"seat_ids":["A1"]`))) {
+			t.Fatalf("%s: A2 of a row of 4: %d %s", ev.id, r.code, r.raw)
+		}
+	}
+}

@@ -258,9 +258,10 @@ type createEventRequest struct {
 	// Challenge "pow" asks every join for a solved proof-of-work
 	// challenge (challenge.go); "none" or absent: no challenge.
 	Challenge string `json:"challenge"`
-	// NoOrphanRule refuses a manual selection that leaves a single free
-	// seat in a row while another choice fits (best_available.go).
-	NoOrphanRule bool `json:"no_orphan_rule"`
+	// NoOrphanRule (default true) refuses a manual selection that leaves
+	// a single free seat in a row while another choice fits
+	// (best_available.go).
+	NoOrphanRule *bool `json:"no_orphan_rule"`
 	// FinishAfterEnd (default true): users in the room at sales_end
 	// finish within their hold; false: their holds end with the sale.
 	FinishAfterEnd *bool `json:"finish_after_end"`
@@ -272,7 +273,7 @@ type createEventRequest struct {
 func (r createEventRequest) config() (booking.EventConfig, error) {
 	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
 		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder,
-		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule}
+		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule == nil || *r.NoOrphanRule}
 	if r.PriceCents != nil {
 		cfg.PriceCents = *r.PriceCents
 	}

@@ -108,12 +108,12 @@ func TestAdminEventWritesGoToTheLedgerFirst(t *testing.T) {
 	// another definition under the same id
 	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e1", "rows": 1, "seats_per_row": 5}), 409, "event_exists")
 	// the same create again while Redis has it: an idempotent retry (201)
-	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2}), 201, "")
+	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2, "no_orphan_rule": false}), 201, "")
 	// Redis lost it: the same create again makes the Redis state
 	if err := redisDel(hs, "e1"); err != nil {
 		t.Fatal(err)
 	}
-	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2}), 201, "")
+	want(t, hs.do("POST", "/api/admin/events", hs.admin, map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2, "no_orphan_rule": false}), 201, "")
 
 	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"capacity": 3, "paused": true}), 200, "")
 	if d, _ := l.Event(ctx, "e1"); d.Config.Capacity != 3 || !d.Paused {

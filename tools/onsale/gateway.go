@@ -85,7 +85,8 @@ func (s *sim) createEvent() error {
 	}
 	var e apiError
 	code, _, err := s.call("POST", "/api/admin/events", admin, map[string]any{"id": s.c.EventID, "name": "On-sale " + s.c.EventID,
-		"rows": s.c.Rows, "seats_per_row": s.c.PerRow, "capacity": s.c.Capacity, "hold_seconds": s.c.Hold.Seconds()}, nil, &e)
+		"rows": s.c.Rows, "seats_per_row": s.c.PerRow, "capacity": s.c.Capacity, "hold_seconds": s.c.Hold.Seconds(),
+		"no_orphan_rule": false}, nil, &e) // simulated fans pick seats at random
 	if err != nil || code != http.StatusCreated {
 		return fmt.Errorf("create event %s: %d %v %s", s.c.EventID, code, err, e.Message)
 	}

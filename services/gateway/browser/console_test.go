@@ -321,11 +321,10 @@ func TestConsole(t *testing.T) {
 	const rules = "console-rules"
 	p.do("open the new event form", chromedp.Navigate(gw+"/admin/#/new"))
 	p.waitFor("the form", 10*time.Second, `document.body.dataset.view === "form" && text("#form-title") === "New event"
-		&& $("#f-finish").checked && !$("#f-orphan").checked && $("#f-offer").value === "0"`)
+		&& $("#f-finish").checked && $("#f-orphan").checked && $("#f-offer").value === "0"`)
 	setValue(p, "#f-id", rules)
 	setValue(p, "#f-name", "Console Rules")
 	p.do("untick finish after end", chromedp.Click(chromedp.ID("f-finish")))
-	p.do("tick the no-orphan rule", chromedp.Click(chromedp.ID("f-orphan")))
 	setValue(p, "#f-refundable", "2030-01-01T18:00")
 	setValue(p, "#f-offer", "120")
 	p.do("tick waitlist before the sell-out", chromedp.Click(chromedp.ID("f-wl-early")))

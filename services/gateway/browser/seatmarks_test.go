@@ -19,7 +19,7 @@ func heldAndKilled(t *testing.T, s *stacktest.Stack, b *browser) {
 	const ev = "show-marks"
 	admin := s.Client(t, "browser-admin-marks", auth.RoleAdmin)
 	if code, err := admin.Do("POST", "/api/admin/events", map[string]any{"id": ev, "name": "Browser Test Holds",
-		"capacity": 2, "hold_seconds": holdSecs, "rows": 1, "seats_per_row": 6}, nil); err != nil || code != http.StatusCreated {
+		"capacity": 2, "hold_seconds": holdSecs, "rows": 1, "seats_per_row": 6, "no_orphan_rule": false}, nil); err != nil || code != http.StatusCreated {
 		t.Fatalf("create the event: %d %v", code, err)
 	}
 	mark := func(body map[string]any) {

@@ -261,6 +261,7 @@
       $("f-hold").value = "300";
       $("f-challenge").value = "none";
       $("f-finish").checked = true;
+      $("f-orphan").checked = true;
       $("f-offer").value = "0";
     } else {
       $("form-title").textContent = "Edit " + id;
