@@ -312,14 +312,7 @@ func TestConsoleLiveStream(t *testing.T) {
 func TestConsoleFindsOrders(t *testing.T) {
 	t.Parallel()
 	h := operatorHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	h.h = ct.Wrap(h.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
+	ct, _ := contractChecked(t, h.harness)
 	h.account("vera", operators.Viewer)
 	vera := h.signIn("vera", opPassword)
 	h.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 4})
@@ -344,15 +337,8 @@ func TestConsoleFindsOrders(t *testing.T) {
 	}
 	bad := func(path string, c *http.Cookie, code int, errCode string, headers ...string) {
 		t.Helper()
-		orig := h.h
-		h.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		r, _ := h.send("GET", path, c, nil, headers...)
-		h.h = orig
+		var r resp
+		ct.invalidly(func() { r, _ = h.send("GET", path, c, nil, headers...) })
 		want(t, r, code, errCode)
 	}
 	bad("/api/admin/orders", vera, 400, "invalid_argument")

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,27 +28,7 @@ import (
 
 func TestOpenAPIContract(t *testing.T) {
 	hs := newHarness(t, true)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	// bad sends a request that is invalid on purpose.
-	bad := func(method, path, token string, body any, status int, code string, headers ...string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body, headers...), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	user := hs.token("alice", "")
 	bob := hs.token("bob", "")
 
@@ -351,26 +330,7 @@ func TestAdminBodiesTheDocumentRefuses(t *testing.T) {
 func TestOrderCancelOpenAPIContract(t *testing.T) {
 	t.Parallel()
 	hs, l, ref := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string, headers ...string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body, headers...), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2, "max_seats_per_order": 3})
 	o := payMany(t, hs, l, "e1", "alice", "A1", "A2", "A3")
 	alice := hs.token("alice", "")
@@ -398,9 +358,7 @@ func TestOrderCancelOpenAPIContract(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+hs.admin)
 		w := httptest.NewRecorder()
-		mu.Lock()
-		invalid[req] = true
-		mu.Unlock()
+		ct.markInvalid(req)
 		hs.h.ServeHTTP(w, req)
 		status := http.StatusBadRequest
 		if rf.Field == "" {

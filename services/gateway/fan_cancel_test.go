@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
 
 // A fan cancels their own order until the event's refundable_until, by
@@ -79,26 +77,7 @@ func TestFanCancelsOwnOrder(t *testing.T) {
 func TestFanCancelOpenAPIContract(t *testing.T) {
 	t.Parallel()
 	hs, l, ref := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2, "max_seats_per_order": 3,
 		"refundable_until": "2099-01-01T00:00:00Z", "finish_after_end": true})
 	hs.createEvent(map[string]any{"id": "past", "rows": 1, "seats_per_row": 2, "refundable_until": "2000-01-01T00:00:00Z"})
@@ -123,9 +102,7 @@ func TestFanCancelOpenAPIContract(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+alice)
 		w := httptest.NewRecorder()
-		mu.Lock()
-		invalid[req] = true
-		mu.Unlock()
+		ct.markInvalid(req)
 		hs.h.ServeHTTP(w, req)
 		status := http.StatusBadRequest
 		if rf.Field == "" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
@@ -19,14 +18,7 @@ import (
 func TestOperatorsOpenAPIContract(t *testing.T) {
 	t.Parallel()
 	h := operatorHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	h.h = ct.Wrap(h.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
+	ct, _ := contractChecked(t, h.harness)
 	ok := func(method, path string, c *http.Cookie, body any, code int) resp {
 		t.Helper()
 		r, _ := h.send(method, path, c, body)
@@ -37,15 +29,8 @@ func TestOperatorsOpenAPIContract(t *testing.T) {
 	}
 	bad := func(method, path string, c *http.Cookie, body any, code int, errCode string, headers ...string) {
 		t.Helper()
-		orig := h.h
-		h.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		r, _ := h.send(method, path, c, body, headers...)
-		h.h = orig
+		var r resp
+		ct.invalidly(func() { r, _ = h.send(method, path, c, body, headers...) })
 		want(t, r, code, errCode)
 	}
 

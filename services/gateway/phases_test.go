@@ -13,7 +13,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
 	"github.com/boxoffice/boxoffice/services/gateway/internal/fastserver"
@@ -45,32 +44,6 @@ func clockedLedgerHarness(t *testing.T) (*harness, *ledger.Ledger, *testClock) {
 	fh := hs.srv.FastHandler()
 	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
 	return hs, l, clk
-}
-
-// contractChecked validates every request and answer of hs against
-// docs/openapi.yaml; bad sends a request that must be refused (its body
-// need not match the contract).
-func contractChecked(t *testing.T, hs *harness) (ct *contracttest.Contract, bad func(method, path, token string, body any, status int, code string)) {
-	ct = contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	return ct, func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
 }
 
 // A fan-club presale (code), a registered-fan phase and the general sale,

@@ -5,11 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
@@ -34,26 +32,7 @@ func seatStatuses(t *testing.T, hs *harness, event string) string {
 func TestSeatMarksHoldKillRelease(t *testing.T) {
 	t.Parallel()
 	hs, l, _ := ledgerHarness(t)
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string) {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		want(t, hs.do(method, path, token, body), status, code)
-		hs.h = orig
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 3, "max_seats_per_order": 4})
 	const path = "/api/admin/events/e1/seat-marks"
 	mark := func(body map[string]any) resp {
@@ -136,9 +115,7 @@ func TestSeatMarksHoldKillRelease(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+hs.admin)
 		w := httptest.NewRecorder()
-		mu.Lock()
-		invalid[req] = true
-		mu.Unlock()
+		ct.markInvalid(req)
 		hs.h.ServeHTTP(w, req)
 		status := http.StatusBadRequest
 		if rf.Field == "" {
