@@ -153,16 +153,11 @@ func (s *Server) createCodes(c *gin.Context) {
 // batches of codes with their redemptions (never the codes). 404
 // event_not_found.
 func (s *Server) codeBatches(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
+	id, ok := s.ledgerEventID(c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := s.Ledger.Event(ctx, id); err != nil {
-		bookinghttp.Fail(c, ledgerErr(err))
-		return
-	}
 	bs, err := s.Ledger.CodeBatches(ctx, id)
 	if err != nil {
 		bookinghttp.Fail(c, err)
@@ -314,16 +309,11 @@ func (s *Server) setPhase(c *gin.Context) {
 // changes, oldest first (the last is the current phase), and its schedule
 // (phases.go). 404 event_not_found.
 func (s *Server) phases(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
+	id, ok := s.ledgerEventID(c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := s.Ledger.Event(ctx, id); err != nil {
-		bookinghttp.Fail(c, ledgerErr(err))
-		return
-	}
 	ps, err := s.Ledger.Phases(ctx, id)
 	if err != nil {
 		bookinghttp.Fail(c, err)

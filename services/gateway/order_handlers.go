@@ -50,6 +50,22 @@ func ledgerErr(err error) error {
 	return err
 }
 
+// ledgerEventID answers the path's event id when the ledger has the
+// event; otherwise it has answered (404 event_not_found, a malformed id
+// being unknown; 503 when PostgreSQL is unavailable) and ok is false.
+func (s *Server) ledgerEventID(c *gin.Context) (id string, ok bool) {
+	id = c.Param("id")
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return "", false
+	}
+	if _, err := s.Ledger.Event(c.Request.Context(), id); err != nil {
+		bookinghttp.Fail(c, ledgerErr(err))
+		return "", false
+	}
+	return id, true
+}
+
 // ledgerCreateEvent records the definition before Redis is written. created
 // reports a new row (false: the same definition was there, a retry).
 func (s *Server) ledgerCreateEvent(c *gin.Context, cfg booking.EventConfig) (created, ok bool) {
@@ -190,21 +206,16 @@ var csvHeader = []string{"order_id", "payment_id", "event_id", "user_id", "seat_
 // eventOrders: GET /api/admin/events/{id}/orders[?format=csv] — every
 // order of an event, oldest first.
 func (s *Server) eventOrders(c *gin.Context) {
-	id := c.Param("id")
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "csv" {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, `format must be "json" or "csv"`)
 		return
 	}
-	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
+	id, ok := s.ledgerEventID(c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := s.Ledger.Event(ctx, id); err != nil {
-		bookinghttp.Fail(c, ledgerErr(err))
-		return
-	}
 	orders, err := s.Ledger.EventOrders(ctx, id)
 	if err != nil {
 		bookinghttp.Fail(c, err)

@@ -323,16 +323,11 @@ func nonNil(s []string) []string {
 // operators hold or killed, with who and when (the ledger's). 404
 // event_not_found.
 func (s *Server) seatMarks(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
+	id, ok := s.ledgerEventID(c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := s.Ledger.Event(ctx, id); err != nil {
-		bookinghttp.Fail(c, ledgerErr(err))
-		return
-	}
 	marks, err := s.Ledger.SeatMarks(ctx, id)
 	if err != nil {
 		bookinghttp.Fail(c, err)
