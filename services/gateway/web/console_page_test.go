@@ -28,7 +28,7 @@ func TestConsolePageServed(t *testing.T) {
 			t.Errorf("console.html has %q (matches %s), which the CSP blocks", m, re)
 		}
 	}
-	for _, asset := range []string{"console.js", "console_phases.js", "console.css", "report.css", "style.css"} {
+	for _, asset := range []string{"operator_kit.js", "console.js", "console_phases.js", "console.css", "report.css", "style.css"} {
 		m := regexp.MustCompile(`"(/static/` + regexp.QuoteMeta(asset) + `\?v=[0-9a-f]+)"`).FindStringSubmatch(body)
 		if m == nil {
 			t.Errorf("console.html does not name a versioned %s", asset)
@@ -47,6 +47,7 @@ func TestConsolePageServed(t *testing.T) {
 	}
 	js := get(r, "/static/console.js").Body.String()
 	phases := get(r, "/static/console_phases.js").Body.String()
+	kit := get(r, "/static/operator_kit.js").Body.String()
 	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", ".style.",
 		"Authorization", "sessionStorage", "localStorage", "dev-token", "new Option"} {
 		if strings.Contains(js, bad) {
@@ -55,16 +56,22 @@ func TestConsolePageServed(t *testing.T) {
 		if strings.Contains(phases, bad) {
 			t.Errorf("console_phases.js uses %s (the session cookie is its only credential)", bad)
 		}
+		if strings.Contains(kit, bad) {
+			t.Errorf("operator_kit.js uses %s (the session cookie is its only credential)", bad)
+		}
 	}
 	for _, want := range []string{"/phases", `"PUT"`, "createElement", `"label"`} {
 		if !strings.Contains(phases, want) {
 			t.Errorf("console_phases.js lacks %s", want)
 		}
 	}
-	for _, want := range []string{"EventSource", "/live", "/api/admin/audit", "/api/admin/refunds/", "showModal", "/admin/sign-in.html"} {
+	for _, want := range []string{"EventSource", "/live", "/api/admin/audit", "/api/admin/refunds/", "showModal", "operatorKit"} {
 		if !strings.Contains(js, want) {
 			t.Errorf("console.js lacks %s", want)
 		}
+	}
+	if !strings.Contains(kit, "/admin/sign-in.html") || !strings.Contains(kit, `credentials: "same-origin"`) {
+		t.Errorf("operator_kit.js does not send a signed-out operator to sign in, or calls without the session")
 	}
 	if w := get(r, "/static/console.html"); w.Code != http.StatusNotFound {
 		t.Errorf("GET /static/console.html: %d, want 404", w.Code)

@@ -5,10 +5,13 @@
 // its refusal is shown as it words it, with nothing changed. The current
 // phase and the changes made so far (by operators or by the schedule) are
 // listed under it. A viewer sees the schedule with every control
-// disabled. Self-contained: it reads the page's fragment itself.
+// disabled. It reads the page's fragment itself and shares only
+// operator_kit.js with console.js.
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
+  const kit = window.operatorKit;
+  const { el, api, toUTC, fromUTC } = kit;
   const AUDIENCES = [["public", "Everyone"], ["code", "Access code holders"], ["registered", "Selected registered fans"]];
   const SETTINGS = [["admit_per_minute", "Admit per minute", 0], ["hold_seconds", "Hold time (s)", 1],
     ["order_limit", "Seats per order", 1], ["early_join_seconds", "Pre-queue opens (s before, first phase)", 0]];
@@ -19,12 +22,6 @@
   let canAct = false;
   let rows = 0; // numbers the rows' field ids
 
-  const el = (tag, attrs, ...kids) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    for (const k of kids) e.append(k);
-    return e;
-  };
   const option = (value, label, selected) => {
     const o = document.createElement("option");
     o.value = value;
@@ -32,42 +29,8 @@
     if (selected) o.selected = true;
     return o;
   };
-  // datetime-local values are UTC (the section says so)
-  const toUTC = (v) => (v ? v + (v.length === 16 ? ":00" : "") + "Z" : "");
-  const fromUTC = (iso) => (iso ? new Date(iso).toISOString().slice(0, 16) : "");
-  const digits = () => {
-    try {
-      return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits;
-    } catch (e) {
-      return 2;
-    }
-  };
-  const major = (minor) => (minor / 10 ** digits()).toFixed(digits());
-  const toMinor = (text) => {
-    const d = digits();
-    const m = /^\s*(\d+)(?:\.(\d+))?\s*$/.exec(text);
-    if (!m || (m[2] || "").length > d) return NaN;
-    return Number(m[1]) * 10 ** d + Number((m[2] || "").padEnd(d, "0") || 0);
-  };
-
-  async function api(method, path, body) {
-    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (body !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
-    }
-    let res;
-    try {
-      res = await fetch(path, opts);
-    } catch (e) {
-      throw new Error("The server could not be reached. Try again.");
-    }
-    let out = null;
-    try { out = await res.json(); } catch (e) { /* no body */ }
-    if (res.ok) return out;
-    const msg = (out && out.message) || res.statusText;
-    throw new Error(msg.charAt(0).toUpperCase() + msg.slice(1) + (/[.!]$/.test(msg) ? "" : "."));
-  }
+  const major = (minor) => kit.major(minor, currency);
+  const toMinor = (text) => kit.toMinor(text, currency);
 
   const showError = (msg) => {
     $("sch-error").textContent = msg;

@@ -8,7 +8,7 @@
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
-  const SVG = "http://www.w3.org/2000/svg";
+  const { int, money, el, svg, toSignIn } = window.operatorKit;
 
   // The funnel's facts first, then the other sale facts, in this order;
   // any other type of the report follows under its own name.
@@ -35,8 +35,6 @@
 
   // --- formatting (the browser test formats the JSON the same way) ---
 
-  const int = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-
   // percent: a ratio as a percentage with one decimal (0.6667 -> 66.7%).
   const percent = (v) => {
     const pm = Math.round(v * 1000);
@@ -54,23 +52,6 @@
     return Math.floor(s / 60) + " min " + String(s % 60).padStart(2, "0") + " s";
   };
 
-  // minorDigits: the currency's minor units (2 when unknown).
-  const minorDigits = (cur) => {
-    try {
-      return new Intl.NumberFormat("en", { style: "currency", currency: cur }).resolvedOptions().maximumFractionDigits;
-    } catch (e) {
-      return 2;
-    }
-  };
-
-  // money: minor units as "1,234.50 EUR", in integers (no rounding).
-  const money = (minor, cur) => {
-    const d = minorDigits(cur);
-    const s = String(Math.abs(minor)).padStart(d + 1, "0");
-    const whole = d > 0 ? s.slice(0, -d) : s;
-    return (minor < 0 ? "-" : "") + int(whole) + (d > 0 ? "." + s.slice(-d) : "") + " " + cur;
-  };
-
   const hhmm = (iso) => iso.slice(11, 16);
 
   // chartWidth: a chart's viewBox width, the width of its box, so that its
@@ -79,18 +60,6 @@
 
   // --- DOM helpers ---
 
-  const el = (tag, attrs, ...kids) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    for (const k of kids) e.append(k);
-    return e;
-  };
-  const svg = (tag, attrs, text) => {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    if (text !== undefined) e.textContent = text;
-    return e;
-  };
   const row = (head, cells) => {
     const tr = el("tr", {}, el("th", { scope: "row" }, head));
     for (const [text, attrs] of cells) tr.append(el("td", Object.assign({ class: "num" }, attrs), text));
@@ -108,11 +77,6 @@
   };
 
   // --- API ---
-
-  // toSignIn sends the browser to the sign-in page, back here afterwards.
-  const toSignIn = () => {
-    location.assign("/admin/sign-in.html?next=" + encodeURIComponent(location.pathname + location.search));
-  };
 
   async function api(path, accept) {
     const res = await fetch(path, { credentials: "same-origin", headers: { Accept: accept || "application/json" } });
