@@ -155,11 +155,7 @@ const cancelSweepBatch = 100
 // Sweep finishes every cancellation with a step left whose last change
 // is older than Age, and returns how many it finished.
 func (c *Canceller) Sweep(ctx context.Context) (int, error) {
-	age := c.Age
-	if age <= 0 {
-		age = 5 * time.Second
-	}
-	open, err := c.Ledger.OpenCancellations(ctx, age, cancelSweepBatch)
+	open, err := c.Ledger.OpenCancellations(ctx, sweepGrace(c.Age), cancelSweepBatch)
 	if err != nil {
 		return 0, err
 	}

@@ -183,12 +183,8 @@ func (p *CodePublisher) Publish(ctx context.Context, r Redemption) error {
 
 // Sweep publishes every fact not acknowledged yet; it returns how many.
 func (p *CodePublisher) Sweep(ctx context.Context) (int, error) {
-	age := p.Age
-	if age <= 0 {
-		age = 5 * time.Second
-	}
-	n := 0
-	for {
+	age := sweepGrace(p.Age)
+	return publishAll(ctx, func() ([]Redemption, error) {
 		rows, err := p.Ledger.pool.Query(ctx, `SELECT code_id, use_no, event_id, user_id, sequence, phase, redeemed_at
 			FROM code_redemptions WHERE NOT published AND redeemed_at < now() - make_interval(secs => $1)
 			ORDER BY redeemed_at LIMIT 100`, age.Seconds())
@@ -197,16 +193,8 @@ func (p *CodePublisher) Sweep(ctx context.Context) (int, error) {
 			err := r.Scan(&x.CodeID, &x.Use, &x.EventID, &x.UserID, &x.Sequence, &x.Phase, &x.At)
 			return x, err
 		})
-		if err != nil || len(todo) == 0 {
-			return n, wrap("unpublished redemptions", err)
-		}
-		for _, r := range todo {
-			if err := p.Publish(ctx, r); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
+		return todo, wrap("unpublished redemptions", err)
+	}, p.Publish)
 }
 
 // Run sweeps every interval until ctx ends.

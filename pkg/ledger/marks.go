@@ -163,23 +163,8 @@ func (p *MarkPublisher) Publish(ctx context.Context, m MarkChange) error {
 
 // Sweep publishes every fact not acknowledged yet; it returns how many.
 func (p *MarkPublisher) Sweep(ctx context.Context) (int, error) {
-	age := p.Age
-	if age <= 0 {
-		age = 5 * time.Second
-	}
-	n := 0
-	for {
-		todo, err := p.Ledger.UnpublishedMarkChanges(ctx, age, 100)
-		if err != nil || len(todo) == 0 {
-			return n, err
-		}
-		for _, m := range todo {
-			if err := p.Publish(ctx, m); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
+	age := sweepGrace(p.Age)
+	return publishAll(ctx, func() ([]MarkChange, error) { return p.Ledger.UnpublishedMarkChanges(ctx, age, 100) }, p.Publish)
 }
 
 // Run sweeps every interval until ctx ends.

@@ -133,24 +133,11 @@ func (pp *PhasePublisher) Publish(ctx context.Context, p PhaseChange) error {
 // Sweep publishes every change's facts not acknowledged yet; it returns
 // how many changes.
 func (pp *PhasePublisher) Sweep(ctx context.Context) (int, error) {
-	age := pp.Age
-	if age <= 0 {
-		age = 5 * time.Second
-	}
-	n := 0
-	for {
-		todo, err := pp.Ledger.phaseChanges(ctx, `WHERE NOT published AND created_at < now() - make_interval(secs => $1)
+	age := sweepGrace(pp.Age)
+	return publishAll(ctx, func() ([]PhaseChange, error) {
+		return pp.Ledger.phaseChanges(ctx, `WHERE NOT published AND created_at < now() - make_interval(secs => $1)
 			ORDER BY id LIMIT 100`, age.Seconds())
-		if err != nil || len(todo) == 0 {
-			return n, err
-		}
-		for _, p := range todo {
-			if err := pp.Publish(ctx, p); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
+	}, pp.Publish)
 }
 
 // Run sweeps every interval until ctx ends.
