@@ -1,9 +1,10 @@
 -- mark_seats: operators hold seats for a purpose, kill them (never for sale), allocate them to a channel or release them to sale, all or none; or end a channel's allocation.
--- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release' | 'end_allocation'), 2 purpose (hold) or channel (allocate,
---   end_allocation), '' otherwise, 3 release time of the channel's allocation in ms (allocate; '' unchanged),
---   or 'now' | 'due' (end_allocation: at once, or only once the release time has passed by Redis's clock), 4.. seat ids
---   (none for end_allocation)
--- Replies: {'ok', changed, {changed seat ids}} (end_allocation: the seats put on sale) | {'seat_unknown', {seat ids}}
+-- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release' | 'end_allocation' | 'accessible'), 2 purpose (hold) or
+--   channel (allocate, end_allocation) or kind ('wheelchair' | 'companion': accessible, a rebuild), '' otherwise,
+--   3 release time of the channel's allocation in ms (allocate; '' unchanged), or 'now' | 'due' (end_allocation: at
+--   once, or only once the release time has passed by Redis's clock), 4.. seat ids (none for end_allocation)
+-- Replies: {'ok', changed, {changed seat ids}} (end_allocation: the seats put on sale; accessible: the seats in the
+--   map given the kind) | {'seat_unknown', {seat ids}}
 --   | {'not_due', release_at_ms (0: none set)} (end_allocation)
 --   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
@@ -13,7 +14,9 @@
 -- (seat -> channel) while a fan of the channel holds or bought it, so it
 -- goes back to the channel when the fan gives it back, and
 -- the rows of a channel's seats are in alloc ' r:<channel>' (the rows
--- best available reads, select_best.lua best_in_channels); the release
+-- best available reads, select_best.lua best_in_channels), and a seat
+-- ever allocated to the channel wheelchair or companion has that kind in
+-- alloc ' a:<seat>' for good (its allocation's end keeps it); the release
 -- time in config 'ra:<channel>' (end_allocation, below). A hold or kill takes a
 -- free seat or one operators hold or killed already (its purpose or kind
 -- changes); a release takes seats operators hold or killed. A seat a fan
@@ -57,6 +60,20 @@ if action == 'end_allocation' then
   end
   return {'ok', #released, released}
 end
+-- The kind of seats reserved for accessibility, set again by a rebuild
+-- (the ledger keeps it when their allocation ended): purpose 'wheelchair'
+-- or 'companion'; seats not in the map are left out.
+if action == 'accessible' then
+  if purpose ~= 'wheelchair' and purpose ~= 'companion' then return {'invalid_argument'} end
+  local set = {}
+  for i = 4, #ARGV do
+    if redis.call('HEXISTS', K_SEATS, ARGV[i]) == 1 then
+      redis.call('HSET', K_ALLOC, ' a:' .. ARGV[i], purpose)
+      set[#set + 1] = ARGV[i]
+    end
+  end
+  return {'ok', #set, set}
+end
 local target, code
 if action == 'hold' and purpose ~= '' then
   target, code = 'r:' .. purpose, 'r'
@@ -88,6 +105,11 @@ for i = 4, #ARGV do
 end
 if #unknown > 0 then return {'seat_unknown', unknown} end
 if #refused > 0 then return {'seat_refused', refused} end
+-- a seat allocated to an accessibility channel is that kind of seat from
+-- then on (alloc ' a:<seat>'): the end of the allocation leaves it
+if code == 'c' and (purpose == 'wheelchair' or purpose == 'companion') then
+  for i = 4, #ARGV do redis.call('HSET', K_ALLOC, ' a:' .. ARGV[i], purpose) end
+end
 local changed, reserved, killed, allocated, rows = {}, 0, 0, 0, {}
 for _, t in ipairs(todo) do
   local seat, p = t[1], t[2]

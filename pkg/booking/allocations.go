@@ -31,9 +31,9 @@ var ErrAllocationNotDue = errors.New("allocation not due")
 
 // The accessibility channels: wheelchair spaces and their companion
 // seats are allocated to these (an allocation like any other, with its
-// release time: then they go on general sale). A fan who asks for
-// accessibility seats (LockSeatsVia, SelectBestVia accessible; no proof
-// asked) is a request through both.
+// release time: then they go on general sale, keeping their kind:
+// AccessibleSeats). A fan who asks for accessibility seats (LockSeatsVia,
+// SelectBestVia accessible; no proof asked) is a request through both.
 const (
 	ChannelWheelchair = "wheelchair"
 	ChannelCompanion  = "companion"
@@ -147,12 +147,17 @@ func (s *Store) SetAllocationRelease(ctx context.Context, eventID, channel strin
 	return nil
 }
 
-// AccessibleSeats returns the seats reserved for accessibility, each
-// seat id mapped to its kind (ChannelWheelchair or ChannelCompanion):
-// the seats allocated to those channels, also while a fan who asked for
-// them holds or bought them, until the allocation ends. One read of the
-// alloc hash, O(seats allocated to any channel): for the seat map's
-// snapshot, never per reader.
+// AccessibleSeats returns the wheelchair spaces and companion seats,
+// each seat id mapped to its kind (ChannelWheelchair or
+// ChannelCompanion). A seat is of a kind from its first allocation to
+// that channel (mark_seats.lua keeps the kind in alloc ' a:<seat>', a
+// rebuild sets it again: MarkAccessible), whatever its status: on sale
+// after the allocation ended, held, sold, held back or killed by the
+// operators. A seat allocated to another channel is left out while that
+// allocation lasts (its fans take it, not a fan who asks for
+// accessibility seats). One read of the alloc hash, O(seats allocated to
+// any channel or of a kind): for the seat map's snapshot, never per
+// reader.
 func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string]string, error) {
 	if err := checkIDs(eventID); err != nil {
 		return nil, err
@@ -162,10 +167,48 @@ func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string
 		return nil, fmt.Errorf("accessible seats: %w", err)
 	}
 	out := map[string]string{}
-	for seat, ch := range all {
-		if (ch == ChannelWheelchair || ch == ChannelCompanion) && !strings.HasPrefix(seat, " ") {
-			out[seat] = ch
+	for field, v := range all {
+		if seat, ok := strings.CutPrefix(field, " a:"); ok {
+			if ch, allocated := all[seat]; !allocated || ch == v {
+				out[seat] = v
+			}
+		} else if (v == ChannelWheelchair || v == ChannelCompanion) && !strings.HasPrefix(field, " ") {
+			out[field] = v // allocated before kinds were kept
 		}
 	}
 	return out, nil
+}
+
+// MarkAccessible gives seatIDs the kind (ChannelWheelchair or
+// ChannelCompanion) that AccessibleSeats reports: a rebuild's, for the
+// seats the ledger knows as such whose allocation ended. Seats not in the
+// map are left out; it returns the seats given the kind. Errors:
+// ErrEventNotFound, ErrInvalidArgument.
+func (s *Store) MarkAccessible(ctx context.Context, eventID, kind string, seatIDs []string) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	if kind != ChannelWheelchair && kind != ChannelCompanion {
+		return nil, fmt.Errorf("%w: kind %q", ErrInvalidArgument, kind)
+	}
+	if err := checkIDs(seatIDs...); err != nil {
+		return nil, err
+	}
+	var set []string
+	for len(seatIDs) > 0 {
+		n := min(len(seatIDs), MaxMarkSeats)
+		args := []any{"accessible", kind, ""}
+		for _, id := range seatIDs[:n] {
+			args = append(args, id)
+		}
+		r, err := s.run(ctx, scriptMarkSeats, eventID, args...)
+		if err != nil {
+			return set, fmt.Errorf("mark accessible: %w", err)
+		}
+		var part []string
+		r.scan(nil, &part)
+		set = append(set, part...)
+		seatIDs = seatIDs[n:]
+	}
+	return set, nil
 }

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -201,4 +202,87 @@ func TestAccessibilitySeats(t *testing.T) {
 		t.Fatalf("due release: %v %v", freed, err)
 	}
 	f.checkInvariants("evt")
+}
+
+// A wheelchair space or companion seat is one for good: the kind stays
+// when its allocation ends (by the operator or at its release time) and
+// the seat goes on general sale, while fans hold and buy it, and when an
+// operator takes it off sale; while the seat is allocated to another
+// channel the kind is not shown (that channel's fans take it), and it is
+// shown again when that allocation ends.
+func TestAccessibleSeatsKeepTheirKind(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 10, MaxSeatsPerOrder: 4}) // A1…B5
+	release := f.clock.Now().Add(time.Hour)
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", ChannelWheelchair, release, []string{"A1", "B1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", ChannelCompanion, release, []string{"A2"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"A1": ChannelWheelchair, "B1": ChannelWheelchair, "A2": ChannelCompanion}
+	check := func(when string, want map[string]string) {
+		t.Helper()
+		got, err := f.s.AccessibleSeats(f.ctx, "evt")
+		if err != nil || !maps.Equal(got, want) {
+			t.Fatalf("%s: accessible seats %v %v, want %v", when, got, err, want)
+		}
+	}
+	check("allocated", want)
+	// the operator ends the wheelchair allocation: on sale, still wheelchair spaces
+	if freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelWheelchair, false); err != nil || len(freed) != 2 {
+		t.Fatalf("release: %v %v", freed, err)
+	}
+	check("after the operator's release", want)
+	// the companion allocation ends at its release time
+	f.clock.Advance(2 * time.Hour)
+	if freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelCompanion, true); err != nil || len(freed) != 1 {
+		t.Fatalf("due release: %v %v", freed, err)
+	}
+	check("after the release time", want)
+	if st := f.seats("evt"); st["A1"] != SeatAvailable || st["A2"] != SeatAvailable {
+		t.Fatalf("seats %v", st)
+	}
+	// a fan who did not ask holds them, they stay what they are
+	f.join("evt", "u1")
+	if _, err := f.s.LockSeats(f.ctx, "evt", "u1", []string{"A1", "A2"}); err != nil {
+		t.Fatal(err)
+	}
+	check("held", want)
+	if _, err := f.s.Cancel(f.ctx, "evt", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	f.mark("evt", MarkKill, "", "B1")
+	check("killed", want)
+	f.mark("evt", MarkRelease, "", "B1")
+	// allocated to another channel: its fans' seat, not shown as one
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", "box_office", time.Time{}, []string{"B1"}); err != nil {
+		t.Fatal(err)
+	}
+	check("allocated to another channel", map[string]string{"A1": ChannelWheelchair, "A2": ChannelCompanion})
+	if _, err := f.s.ReleaseAllocation(f.ctx, "evt", "box_office", false); err != nil {
+		t.Fatal(err)
+	}
+	check("that allocation ended", want)
+	// allocated to the other accessibility channel: its kind changes
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", ChannelCompanion, time.Time{}, []string{"B1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelCompanion, false); err != nil {
+		t.Fatal(err)
+	}
+	check("made a companion seat", map[string]string{"A1": ChannelWheelchair, "A2": ChannelCompanion, "B1": ChannelCompanion})
+	f.checkInvariants("evt")
+
+	// a rebuild's: the kind set again, seats not in the map left out
+	if set, err := f.s.MarkAccessible(f.ctx, "evt", ChannelWheelchair, []string{"B5", "Z9"}); err != nil || !slices.Equal(set, []string{"B5"}) {
+		t.Fatalf("mark accessible: %v %v", set, err)
+	}
+	check("marked", map[string]string{"A1": ChannelWheelchair, "A2": ChannelCompanion, "B1": ChannelCompanion, "B5": ChannelWheelchair})
+	if _, err := f.s.MarkAccessible(f.ctx, "evt", "box_office", []string{"B4"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("mark accessible of no kind: %v", err)
+	}
+	if _, err := f.s.MarkAccessible(f.ctx, "nope", ChannelCompanion, []string{"B4"}); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("mark accessible of no event: %v", err)
+	}
 }

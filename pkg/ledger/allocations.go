@@ -15,7 +15,9 @@ import (
 // Allocations to channels (docs/ledger.md "Allocations"): seat_marks rows
 // with mark 'allocate' and the channel as purpose, each channel's release
 // time in allocation_releases, and the end of an allocation a change
-// MarkReleaseAllocation of seat_mark_changes.
+// MarkReleaseAllocation of seat_mark_changes. The seats allocated to the
+// channels wheelchair and companion are of that kind for good
+// (accessible_seats): the end of their allocation keeps it.
 
 // MarkReleaseAllocation is the change that ends a channel's allocation
 // (seat_mark_changes.mark; its fact allocation_released).
@@ -29,15 +31,24 @@ const SystemActor = "system"
 // (booking.Store.AllocateSeats) in the same transaction, as MarkSeats.
 func (l *Ledger) AllocateSeats(ctx context.Context, eventID, channel, actor string, releaseAt time.Time,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
-	var also func(pgx.Tx) error
-	if !releaseAt.IsZero() {
-		also = func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO allocation_releases (event_id, channel, release_at, actor)
+	also := func(tx pgx.Tx) error {
+		if !releaseAt.IsZero() {
+			if _, err := tx.Exec(ctx, `INSERT INTO allocation_releases (event_id, channel, release_at, actor)
 				VALUES ($1, $2, $3, $4) ON CONFLICT (event_id, channel) DO UPDATE
 				SET release_at = EXCLUDED.release_at, actor = EXCLUDED.actor, set_at = now()`,
-				eventID, channel, releaseAt, actor)
-			return err
+				eventID, channel, releaseAt, actor); err != nil {
+				return err
+			}
 		}
+		if channel != booking.ChannelWheelchair && channel != booking.ChannelCompanion {
+			return nil
+		}
+		// the seats' kind, kept when the allocation ends (AccessibleSeats)
+		_, err := tx.Exec(ctx, `INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
+			SELECT $1, s, $3, $4 FROM unnest($2::text[]) AS s
+			ON CONFLICT (event_id, seat_id) DO UPDATE SET kind = EXCLUDED.kind, actor = EXCLUDED.actor, set_at = now()
+			WHERE accessible_seats.kind <> EXCLUDED.kind`, eventID, seatIDs, channel, actor)
+		return err
 	}
 	return l.markSeats(ctx, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
 }
@@ -88,6 +99,27 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 		return MarkChange{}, wrap("release allocation", err)
 	}
 	return res, nil
+}
+
+// AccessibleSeats returns the event's wheelchair spaces and companion
+// seats (table accessible_seats), seat id -> booking.ChannelWheelchair
+// or booking.ChannelCompanion: the seats ever allocated to one of those
+// channels, the last of them, also once the allocation ended.
+func (l *Ledger) AccessibleSeats(ctx context.Context, eventID string) (map[string]string, error) {
+	rows, err := l.pool.Query(ctx, `SELECT seat_id, kind FROM accessible_seats WHERE event_id = $1`, eventID)
+	pairs, err := rowsOf(rows, err, func(r pgx.CollectableRow) ([2]string, error) {
+		var p [2]string
+		err := r.Scan(&p[0], &p[1])
+		return p, err
+	})
+	if err != nil {
+		return nil, wrap("accessible seats", err)
+	}
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[p[0]] = p[1]
+	}
+	return out, nil
 }
 
 // AllocationRelease is a channel's release time (allocation_releases).

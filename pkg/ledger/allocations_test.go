@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -108,4 +109,44 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 	if len(g.marks()) != 0 {
 		t.Fatalf("marks left %v", g.marks())
 	}
+}
+
+// A wheelchair space or companion seat stays one when its allocation
+// ends (the operator's release, the sweep at its release time) and
+// through a rebuild of Redis from the ledger, sold or on sale.
+func TestAccessibleSeatsKeptByTheLedger(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "access", Name: "Access", Rows: 2, SeatsPerRow: 5, Capacity: 5})
+	ctx := context.Background()
+	g.allocate(booking.ChannelWheelchair, time.Now().Add(-time.Minute), "A1", "B1")
+	g.allocate(booking.ChannelCompanion, time.Now().Add(time.Hour), "A2")
+	want := map[string]string{"A1": booking.ChannelWheelchair, "B1": booking.ChannelWheelchair, "A2": booking.ChannelCompanion}
+	check := func(when string) {
+		t.Helper()
+		got, err := g.store.AccessibleSeats(ctx, g.event)
+		if err != nil || !maps.Equal(got, want) {
+			t.Fatalf("%s: accessible seats %v %v, want %v", when, got, err, want)
+		}
+	}
+	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
+		Release: func(ctx context.Context, event, channel string) ([]string, error) {
+			return g.store.ReleaseAllocation(ctx, event, channel, true)
+		}}
+	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if _, err := g.led.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, "ops@example.com", func(ctx context.Context) ([]string, error) {
+		return g.store.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, false)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("released")
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.status(); st["A1"] != booking.SeatAvailable || st["A2"] != booking.SeatAvailable {
+		t.Fatalf("after the rebuild: %v", st)
+	}
+	check("rebuilt")
 }

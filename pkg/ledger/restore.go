@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -122,6 +123,15 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	}
 	if err != nil {
 		r.log().Error("allocation release times not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
+	// the wheelchair spaces and companion seats, also those whose
+	// allocation ended (a failure leaves the seat map without their kind)
+	kinds, err := r.Ledger.AccessibleSeats(ctx, eventID)
+	if err == nil {
+		err = markAccessible(ctx, r.Store, eventID, kinds)
+	}
+	if err != nil {
+		r.log().Error("accessible seats not marked in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
 	// the access codes, with their uses and users so far (a failure
 	// leaves the rebuilt event without them: its code joins are refused)
@@ -291,4 +301,22 @@ func (r *Restorer) reconcilePass(ctx context.Context) {
 			r.Metrics.errors.WithLabelValues("reconcile").Inc()
 		}
 	}
+}
+
+// markAccessible gives the seats of kinds (seat -> kind) their kind in
+// Redis, one call per kind.
+func markAccessible(ctx context.Context, store *booking.Store, eventID string, kinds map[string]string) error {
+	byKind := map[string][]string{}
+	for seat, kind := range kinds {
+		byKind[kind] = append(byKind[kind], seat)
+	}
+	for _, kind := range []string{booking.ChannelWheelchair, booking.ChannelCompanion} {
+		if seats := byKind[kind]; len(seats) > 0 {
+			slices.Sort(seats)
+			if _, err := store.MarkAccessible(ctx, eventID, kind, seats); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

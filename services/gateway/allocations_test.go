@@ -127,5 +127,16 @@ func TestAccessibilitySeatsThroughTheAPI(t *testing.T) {
 	if want(t, r, 200, ""); r.body["seat_ids"].([]any)[0] != "A2" {
 		t.Fatalf("best available asking for accessibility seats: %s", r.raw)
 	}
+
+	// released to general sale, a wheelchair space is still one on the map
+	want(t, hs.do("POST", "/api/booking/cancel", alice, map[string]any{"event_id": "e1"}), 200, "")
+	want(t, hs.do("POST", "/api/admin/events/e1/allocations/wheelchair/release", hs.admin, nil), 200, "")
+	if got := seatStatuses(t, hs, "e1"); got[0] != 'a' {
+		t.Fatalf("seat map after the release %s", got)
+	}
+	m = hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
+	if acc, _ := m.body["accessible"].(map[string]any); acc == nil || acc["wheelchair"].([]any)[0] != "A1" || acc["companion"].([]any)[0] != "A2" {
+		t.Fatalf("seat map after the release: %s", m.raw)
+	}
 	ct.Report()
 }

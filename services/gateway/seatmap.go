@@ -60,10 +60,9 @@ type seatMapResponse struct {
 	// Allocated: seats allocated to a channel (allocations.go), not
 	// taken; on the page, not for a fan outside the channel.
 	Allocated int `json:"allocated"`
-	// Accessible: the seats reserved for accessibility, by kind
-	// ("wheelchair": wheelchair spaces, "companion": companion seats),
-	// while their allocation lasts (status 'c', or 'h'/'s' for a fan who
-	// asked for them); absent when none.
+	// Accessible: the wheelchair spaces and companion seats, by kind
+	// ("wheelchair", "companion"; booking.Store.AccessibleSeats), whatever
+	// their status, also once their allocation ended; absent when none.
 	Accessible map[string][]string `json:"accessible,omitempty"`
 	Sections   []seatMapSection    `json:"sections"`
 	// The priced sections, once each (not per seat), and the
