@@ -140,3 +140,48 @@ func TestAccessibilitySeatsThroughTheAPI(t *testing.T) {
 	}
 	ct.Report()
 }
+
+// A fan buying through a channel picks the channel's seats by hand
+// (select-seat), by the token's channel claim or while the event's phase
+// is the channel; a fan of no channel or of another is refused them with
+// 409 seat_not_for_sale naming them, through the contract-checked API.
+func TestHandPickThroughTheChannel(t *testing.T) {
+	t.Parallel()
+	hs, _, _ := ledgerHarness(t)
+	ct, _ := contractChecked(t, hs)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 2, "seats_per_row": 5, "capacity": 5, "max_seats_per_order": 4})
+	want(t, hs.do("POST", "/api/admin/events/e1/seat-marks", hs.admin, map[string]any{"action": "allocate", "channel": "box_office", "row": "A"}), 200, "")
+	channelToken := func(user, channel string) string {
+		tok, err := hs.srv.Auth.IssueChannel(user, "", channel, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	alice, partner, walkup := hs.token("alice", ""), channelToken("carol", "partner"), channelToken("walkup", "box_office")
+	for _, tok := range []string{alice, partner, walkup} {
+		want(t, hs.do("POST", "/api/booking/request", tok, map[string]any{"event_id": "e1"}), 200, "")
+	}
+	for name, tok := range map[string]string{"no channel": alice, "another channel": partner} {
+		r := hs.do("POST", "/api/booking/select-seat", tok, map[string]any{"event_id": "e1", "seat_ids": []string{"B1", "A1"}})
+		if want(t, r, 409, "seat_not_for_sale"); len(r.body["seat_ids"].([]any)) != 1 || r.body["seat_ids"].([]any)[0] != "A1" {
+			t.Fatalf("%s: %s", name, r.raw)
+		}
+	}
+	r := hs.do("POST", "/api/booking/select-seat", walkup, map[string]any{"event_id": "e1", "seat_ids": []string{"A1", "A2"}})
+	if want(t, r, 200, ""); len(r.body["seat_ids"].([]any)) != 2 {
+		t.Fatalf("through the channel: %s", r.raw)
+	}
+	want(t, hs.do("POST", "/api/booking/select-seat", walkup, map[string]any{"event_id": "e1", "seat_id": "A5"}), 200, "")
+
+	// the event's phase is the channel: any fan picks its seats
+	const phase = "/api/admin/events/e1/phase"
+	want(t, hs.do("PUT", phase, hs.admin, map[string]any{"phase": "box_office", "audience": "public"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", alice, map[string]any{"event_id": "e1", "seat_id": "A1"}), 200, "")
+	want(t, hs.do("PUT", phase, hs.admin, map[string]any{"phase": "", "audience": "public"}), 200, "")
+	want(t, hs.do("POST", "/api/booking/select-seat", partner, map[string]any{"event_id": "e1", "seat_id": "A2"}), 409, "seat_not_for_sale")
+	if got := seatStatuses(t, hs, "e1"); got[:5] != "hccch" {
+		t.Fatalf("seat map %s", got)
+	}
+	ct.Report()
+}
