@@ -34,7 +34,7 @@ if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 if action == 'end_allocation' then
   local ch = purpose
   if ch == '' or (release_at ~= 'now' and release_at ~= 'due') then return {'invalid_argument'} end
-  local now = clock()
+  local now, now_s = clock()
   if release_at == 'due' then
     local at = num(redis.call('HGET', K_CONFIG, 'ra:' .. ch))
     if at <= 0 or at > now then return {'not_due', at} end
@@ -56,7 +56,7 @@ if action == 'end_allocation' then
   redis.call('HDEL', K_CONFIG, 'ra:' .. ch)
   if #released > 0 then
     redis.call('HINCRBY', K_CONFIG, 'allocated', -#released)
-    waitlist_offer(table.concat(released, ','), now)
+    waitlist_offer(table.concat(released, ','), now, now_s)
   end
   return {'ok', #released, released}
 end

@@ -286,3 +286,41 @@ func TestAccessibleSeatsKeepTheirKind(t *testing.T) {
 		t.Fatalf("mark accessible of no event: %v", err)
 	}
 }
+
+// The end of an allocation offers its unsold seats to the waitlist first,
+// in the same step: the fan at the head holds them for the offer time.
+func TestAllocationEndOffersTheWaitlist(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 10, MaxSeatsPerOrder: 4}) // A1…B5
+	if err := f.s.SetWaitlist(f.ctx, "evt", WaitlistSettings{OfferTime: time.Minute, Early: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", "partner", f.clock.Now().Add(time.Hour), []string{"A1", "A2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.JoinWaitlist(f.ctx, "evt", "w1", 1); err != nil {
+		t.Fatal(err)
+	}
+	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", false)
+	if err != nil || !slices.Equal(sorted(freed), []string{"A1", "A2"}) {
+		t.Fatalf("release: %v %v", freed, err)
+	}
+	st := f.seats("evt")
+	if held := countStatus(st, SeatHeld); held != 1 || f.state("evt", "w1") != StateSeatSelected {
+		t.Fatalf("the waitlist's head was not offered a seat: %v, w1 %s", st, f.state("evt", "w1"))
+	}
+	if c := f.counts("evt"); c.Allocated != 0 || c.Held != 1 {
+		t.Fatalf("counts %+v", c)
+	}
+	f.checkInvariants("evt")
+}
+
+func countStatus(st map[string]SeatStatus, want SeatStatus) int {
+	n := 0
+	for _, s := range st {
+		if s == want {
+			n++
+		}
+	}
+	return n
+}
