@@ -5,8 +5,13 @@ package admission_test
 // and a small Go reference model of lua/*.lua predicts every reply and the
 // whole state after every step. Each step is taken by one of three stores
 // whose process clocks are right, 30 s ahead and 30 s behind (the scripts
-// read Redis's clock, the model's). Besides agreeing with the model, every
-// step checks the properties directly:
+// read Redis's clock, the model's). Operators hold, kill, release and
+// allocate seats to channels (a partner, wheelchair, companion; with a
+// release time or none) and end allocations, at once or when due; fans
+// select through no channel, a channel's token or asking for
+// accessibility seats. Besides agreeing with the model (seats, counters,
+// each seat's channel, release times, the seats' accessibility kinds),
+// every step checks the properties directly:
 //
 //   - a seat is sold at most once;
 //   - every payment id whose success webhook arrived is classified once,
@@ -36,6 +41,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -130,12 +136,21 @@ type model struct {
 	wl                                              map[string][2]int64 // waitlisted user -> {sequence, seats wanted}
 	offers                                          map[string]int64    // user -> the open offer's sequence
 	offerLog                                        []int64             // sequences offered, in order (waitlist order)
+	// allocations (mark_seats.lua): seat -> channel (alloc, also while a
+	// fan of the channel holds or bought it), channel -> release time
+	// (config ra:<channel>), seat -> wheelchair | companion (alloc ' a:'),
+	// and the seats allocated, not taken (config allocated)
+	alloc     map[string]string
+	releaseAt map[string]int64
+	kinds     map[string]string
+	allocated int
 }
 
 func newModel(now int64, capacity int) *model {
 	m := &model{now: now, capacity: capacity, total: modelSeats, holdMS: modelHold.Milliseconds(),
 		graceMS: modelGrace.Milliseconds(), users: map[string]*mUser{}, seats: map[string]string{},
-		pays: map[string]*mPay{}, facts: map[string]int{}, wl: map[string][2]int64{}, offers: map[string]int64{}}
+		pays: map[string]*mPay{}, facts: map[string]int{}, wl: map[string][2]int64{}, offers: map[string]int64{},
+		alloc: map[string]string{}, releaseAt: map[string]int64{}, kinds: map[string]string{}}
 	for _, s := range booking.SeatIDs(1, modelSeats) {
 		m.seats[s] = ""
 	}
@@ -228,12 +243,24 @@ func (m *model) admit(name string) {
 	m.fact(events.TopicUserPromoted, name, u.seq)
 }
 
+// freeSeat mirrors lua/lib/seats.lua free_seat: a seat a fan gives back
+// returns to the channel it is allocated to, else on sale (true).
+func (m *model) freeSeat(id string) bool {
+	if ch, ok := m.alloc[id]; ok {
+		m.seats[id] = "c:" + ch
+		m.allocated++
+		return false
+	}
+	m.seats[id] = ""
+	return true
+}
+
 func (m *model) release(name string, final booking.State) string {
 	u := m.users[name]
 	seat := u.seat // every seat of the hold, joined by ','
 	for _, id := range booking.SplitSeats(seat) {
 		if m.seats[id] == "h:"+name {
-			m.seats[id] = ""
+			m.freeSeat(id)
 			m.held--
 		}
 	}
@@ -445,8 +472,11 @@ func (m *model) promote() (promoted, expired, abandoned []string, reason string)
 }
 
 // lockSeat mirrors lock_seat.lua: every seat or none; a new
-// selection replaces the one held.
-func (m *model) lockSeat(name string, want []string) error {
+// selection replaces the one held. channels: the request's (the token's
+// claim; both accessibility channels for a fan who asks for them): a
+// seat allocated to another channel is not for sale unless its
+// allocation is due.
+func (m *model) lockSeat(name string, want []string, channels map[string]bool) error {
 	u := m.user(name)
 	switch {
 	case u.state == "":
@@ -467,6 +497,11 @@ func (m *model) lockSeat(name string, want []string) error {
 			return booking.ErrSeatUnknown
 		}
 		switch {
+		case strings.HasPrefix(v, "c:"):
+			at, set := m.releaseAt[v[2:]]
+			if !channels[v[2:]] && !(set && at <= m.now) {
+				kept = true
+			}
 		case strings.HasPrefix(v, "r:") || strings.HasPrefix(v, "k:"):
 			kept = true
 		case v != "" && v != "h:"+name:
@@ -482,14 +517,22 @@ func (m *model) lockSeat(name string, want []string) error {
 	var freed []string
 	for _, prev := range booking.SplitSeats(u.seat) {
 		if !slices.Contains(want, prev) && m.seats[prev] == "h:"+name {
-			m.seats[prev] = ""
+			if m.freeSeat(prev) {
+				freed = append(freed, prev)
+			}
 			m.held--
-			freed = append(freed, prev)
 		}
 	}
 	defer func() { delete(m.offers, name); m.waitlistOffer(freed) }()
 	for _, seat := range want {
-		if m.seats[seat] == "" {
+		v := m.seats[seat]
+		if v == "" || strings.HasPrefix(v, "c:") {
+			if v != "" {
+				m.allocated--
+				if !channels[v[2:]] { // a due allocation's seat is on general sale
+					delete(m.alloc, seat)
+				}
+			}
 			m.seats[seat] = "h:" + name
 			m.held++
 		}
@@ -498,11 +541,14 @@ func (m *model) lockSeat(name string, want []string) error {
 	return nil
 }
 
-// mark is an operator's hold ("r:<purpose>"), kill ("k:") or release
-// (""): all the seats or none; a seat a fan holds or bought refuses the
-// whole call. It returns the seats that changed.
-func (m *model) mark(action booking.SeatMark, purpose string, seats []string) ([]string, error) {
-	target := map[booking.SeatMark]string{booking.MarkHold: "r:" + purpose, booking.MarkKill: "k:", booking.MarkRelease: ""}[action]
+// mark is an operator's hold ("r:<purpose>"), kill ("k:"), release
+// ("") or allocation to the channel purpose ("c:<channel>", with the
+// channel's release time at, 0 unchanged): all the seats or none; a seat
+// a fan holds or bought refuses the whole call. It returns the seats
+// that changed.
+func (m *model) mark(action booking.SeatMark, purpose string, at int64, seats []string) ([]string, error) {
+	target := map[booking.SeatMark]string{booking.MarkHold: "r:" + purpose, booking.MarkKill: "k:", booking.MarkRelease: "",
+		booking.MarkAllocate: "c:" + purpose}[action]
 	var todo []string
 	refused := false
 	for _, id := range seats {
@@ -519,13 +565,68 @@ func (m *model) mark(action booking.SeatMark, purpose string, seats []string) ([
 	if refused {
 		return nil, booking.ErrSeatUnavailable
 	}
+	allocate := action == booking.MarkAllocate
+	if allocate && (purpose == booking.ChannelWheelchair || purpose == booking.ChannelCompanion) {
+		for _, id := range seats {
+			m.kinds[id] = purpose // the seat's kind, for good
+		}
+	}
 	for _, id := range todo {
+		if strings.HasPrefix(m.seats[id], "c:") {
+			m.allocated--
+			delete(m.alloc, id)
+		}
 		m.seats[id] = target
+		if allocate {
+			m.allocated++
+			m.alloc[id] = purpose
+		}
+	}
+	if allocate && at > 0 {
+		m.releaseAt[purpose] = at
 	}
 	if action == booking.MarkRelease {
 		m.waitlistOffer(todo)
 	}
 	return todo, nil
+}
+
+// endAllocation mirrors mark_seats.lua end_allocation up to its offer to
+// the waitlist: the channel's unsold seats go on sale, the others lose
+// their channel; due, only once its release time has passed (else
+// ErrAllocationNotDue and the time, 0 for none). It returns the seats
+// put on sale, sorted (the caller offers them in the engine's order).
+func (m *model) endAllocation(ch string, due bool) ([]string, int64, error) {
+	if at := m.releaseAt[ch]; due && (at <= 0 || at > m.now) {
+		return nil, at, booking.ErrAllocationNotDue
+	}
+	var released []string
+	for id, owner := range m.alloc {
+		if owner != ch {
+			continue
+		}
+		delete(m.alloc, id)
+		if m.seats[id] == "c:"+ch {
+			m.seats[id] = ""
+			m.allocated--
+			released = append(released, id)
+		}
+	}
+	delete(m.releaseAt, ch)
+	slices.Sort(released)
+	return released, 0, nil
+}
+
+// accessible mirrors booking.Store.AccessibleSeats: the seats of a kind,
+// but for one allocated to another channel.
+func (m *model) accessible() map[string]string {
+	out := map[string]string{}
+	for id, kind := range m.kinds {
+		if ch, ok := m.alloc[id]; !ok || ch == kind {
+			out[id] = kind
+		}
+	}
+	return out
 }
 
 func (m *model) initiate(name, pid string) (string, error) {
@@ -600,7 +701,7 @@ func (m *model) releaseSold(name, pid string, seats []string) (released int64, l
 	gone := map[string]bool{}
 	for _, id := range seats {
 		if u.pid == pid && m.seats[id] == "s:"+name {
-			m.seats[id] = ""
+			m.freeSeat(id)
 			m.sold--
 			released++
 			gone[id] = true
@@ -1109,14 +1210,34 @@ func (r *modelRun) randomStep() {
 			seats = append(seats, "A"+strconv.Itoa(1+n))
 		}
 		seat := strings.Join(seats, ",")
-		want := m.lockSeat(name, seats)
-		_, err := r.store.LockSeats(ctx, ev, name, seats)
-		r.logf("lock %s %s -> %s", name, seat, errKey(err))
+		// through no channel mostly, a channel's token now and then, or
+		// asking for accessibility seats
+		claim, accessible := "", false
+		switch k := r.rng.IntN(6); k {
+		case 1, 2:
+			claim = modelChannels[r.rng.IntN(len(modelChannels))]
+		case 3:
+			accessible = true
+		}
+		channels := map[string]bool{claim: claim != ""}
+		if accessible {
+			channels[booking.ChannelWheelchair], channels[booking.ChannelCompanion] = true, true
+		}
+		allocated := false
+		for _, id := range seats {
+			allocated = allocated || strings.HasPrefix(m.seats[id], "c:")
+		}
+		want := m.lockSeat(name, seats, channels)
+		_, err := r.store.LockSeatsVia(ctx, ev, name, claim, accessible, seats)
+		r.logf("lock %s %s via %q accessible=%v -> %s", name, seat, claim, accessible, errKey(err))
 		if !sameErr(err, want) {
-			r.fatalf("lock %s %s: got %v, model %v", name, seat, err, want)
+			r.fatalf("lock %s %s via %q accessible=%v: got %v, model %v", name, seat, claim, accessible, err, want)
 		}
 		if errors.Is(err, booking.ErrSeatNotForSale) {
 			r.stats["lock refused: not for sale"]++
+		}
+		if allocated {
+			r.stats["~lock of an allocated seat "+errKey(err)]++
 		}
 		if err == nil && !m.holdOpen() {
 			r.fatalf("lock %s %s: a hold went on after the sales end (holds end with the sale)", name, seat)
@@ -1217,7 +1338,7 @@ func (r *modelRun) randomStep() {
 			r.fatalf("touch: %v", err)
 		}
 		r.logf("touch %v", names)
-	case op < 87: // time passes
+	case op < 86: // time passes
 		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, modelHold + time.Second,
 			modelHold + modelGrace + time.Second}[r.rng.IntN(5)]
 		if room := m.active(); len(room) > 0 && r.rng.IntN(3) > 0 {
@@ -1235,7 +1356,7 @@ func (r *modelRun) randomStep() {
 		}
 		r.advance(d)
 		r.logf("advance %s", d)
-	case op < 88: // the operator sets the sales end (soon, or already past) or lifts it
+	case op < 87: // the operator sets the sales end (soon, or already past) or lifts it
 		var end time.Time
 		if r.rng.IntN(3) > 0 {
 			end = r.now().Add([]time.Duration{-time.Second, time.Second, 10 * time.Second, 90 * time.Second}[r.rng.IntN(4)])
@@ -1249,18 +1370,43 @@ func (r *modelRun) randomStep() {
 			m.salesEnd = end.UnixMilli()
 		}
 		r.logf("sales end %d finish_after_end=%v", m.salesEnd, finish)
-	case op < 90: // an operator holds, kills or releases seats (now and then one a fan holds or bought, or unknown)
-		action := []booking.SeatMark{booking.MarkHold, booking.MarkKill, booking.MarkRelease, booking.MarkRelease}[r.rng.IntN(4)]
+	case op < 91: // an operator holds, kills, releases or allocates seats (now and then one a fan holds or bought, or unknown), or ends an allocation
+		k := r.rng.IntN(8)
+		if k >= 6 {
+			r.endAllocation()
+			break
+		}
+		action := []booking.SeatMark{booking.MarkHold, booking.MarkKill, booking.MarkRelease, booking.MarkRelease,
+			booking.MarkAllocate, booking.MarkAllocate}[k]
 		purpose := ""
-		if action == booking.MarkHold {
+		switch action {
+		case booking.MarkHold:
 			purpose = []string{"production", "sponsor"}[r.rng.IntN(2)]
+		case booking.MarkAllocate:
+			purpose = modelChannels[r.rng.IntN(len(modelChannels))]
 		}
 		var seats []string
 		for _, n := range r.rng.Perm(modelSeats + 1)[:1+r.rng.IntN(3)] {
 			seats = append(seats, "A"+strconv.Itoa(1+n))
 		}
-		want, wantErr := m.mark(action, purpose, seats)
-		got, err := r.store.MarkSeats(ctx, ev, action, purpose, seats)
+		var at time.Time // an allocation's release time: none, past, soon or later
+		if action == booking.MarkAllocate {
+			if d := []time.Duration{0, -time.Second, 10 * time.Second, 90 * time.Second}[r.rng.IntN(4)]; d != 0 {
+				at = r.now().Add(d)
+			}
+		}
+		var atMS int64
+		if !at.IsZero() {
+			atMS = at.UnixMilli()
+		}
+		want, wantErr := m.mark(action, purpose, atMS, seats)
+		var got []string
+		var err error
+		if action == booking.MarkAllocate {
+			got, err = r.store.AllocateSeats(ctx, ev, purpose, at, seats)
+		} else {
+			got, err = r.store.MarkSeats(ctx, ev, action, purpose, seats)
+		}
 		r.logf("mark %s %q %v -> %v %s", action, purpose, seats, got, errKey(err))
 		if !sameErr(err, wantErr) || !slices.Equal(got, want) {
 			r.fatalf("mark %s %v: got %v %v, model %v %v", action, seats, got, err, want, wantErr)
@@ -1346,6 +1492,35 @@ func (r *modelRun) randomStep() {
 		}
 	}
 }
+
+// modelChannels are the channels seats are allocated to and fans come
+// through: a partner and the two accessibility channels.
+var modelChannels = []string{"partner", booking.ChannelWheelchair, booking.ChannelCompanion}
+
+// endAllocation ends a channel's allocation as the operator does (now) or
+// as the sweep does at its release time (due), and checks it against the
+// model; the seats put on sale go to the waitlist first, in the order the
+// engine gives them.
+func (r *modelRun) endAllocation() {
+	m := r.m
+	ch, due := modelChannels[r.rng.IntN(len(modelChannels))], r.rng.IntN(2) == 0
+	want, at, wantErr := m.endAllocation(ch, due)
+	got, err := r.store.ReleaseAllocation(r.ctx, r.event, ch, due)
+	r.logf("end allocation %s due=%v -> %v %s", ch, due, got, errKey(err))
+	r.stats[fmt.Sprintf("~end allocation: %d seats on sale %s", len(got), errKey(err))]++
+	var early *booking.AllocationNotDueError
+	switch {
+	case !sameErr(err, wantErr) || !slices.Equal(sorted(got), want):
+		r.fatalf("end allocation %s due=%v: got %v %v, model %v %v", ch, due, got, err, want, wantErr)
+	case errors.As(err, &early) && early.At.UnixMilli() != at && !(at == 0 && early.At.IsZero()):
+		r.fatalf("end allocation %s not due: at %v, model %d", ch, early.At, at)
+	}
+	if m.waitlistOffer(got) > 0 {
+		r.stats["~end allocation: offered to the waitlist"]++
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
 
 // join runs a join (or a rejoin) of name and checks it against the model.
 func (r *modelRun) join(name string) {
@@ -1476,11 +1651,15 @@ func (r *modelRun) check() {
 	if !slices.Equal(waiting, m.waiting()) {
 		r.fatalf("queue: redis %v, model %v", waiting, m.waiting())
 	}
-	cfg, _ := c.HMGet(ctx, keys[0], "held", "sold", "served").Result()
+	cfg, _ := c.HMGet(ctx, keys[0], "held", "sold", "served", "allocated").Result()
 	if fmt.Sprint(cfg[0]) != strconv.Itoa(m.held) || fmt.Sprint(cfg[1]) != strconv.Itoa(m.sold) ||
 		fmt.Sprint(cfg[2]) != strconv.FormatInt(m.served, 10) {
 		r.fatalf("counters held=%v sold=%v served=%v, model %d %d %d", cfg[0], cfg[1], cfg[2], m.held, m.sold, m.served)
 	}
+	if n, _ := strconv.Atoi(fmt.Sprint(cfg[3])); n != m.allocated {
+		r.fatalf("counter allocated=%v, model %d", cfg[3], m.allocated)
+	}
+	r.checkAllocations(keys)
 	r.checkNumbers(keys)
 	r.checkWaitlist(keys, seats)
 }
@@ -1557,6 +1736,33 @@ func (r *modelRun) checkWaitlist(keys []string, seats map[string]string) {
 	r.freeBefore = free
 }
 
+// checkAllocations compares the allocations with the model's: each
+// seat's channel (alloc), each channel's release time and the seats'
+// kinds as the seat map reads them (Store.AccessibleSeats).
+func (r *modelRun) checkAllocations(keys []string) {
+	ctx, m, c := r.ctx, r.m, r.rdb
+	alloc, _ := c.HGetAll(ctx, keys[22]).Result()
+	seatsOf := map[string]string{}
+	for f, v := range alloc {
+		if !strings.HasPrefix(f, " ") {
+			seatsOf[f] = v
+		}
+	}
+	if !maps.Equal(seatsOf, m.alloc) {
+		r.fatalf("alloc: redis %v, model %v", seatsOf, m.alloc)
+	}
+	for _, ch := range modelChannels {
+		at, _ := c.HGet(ctx, keys[0], "ra:"+ch).Int64()
+		if at != m.releaseAt[ch] {
+			r.fatalf("release time of %s: redis %d, model %d", ch, at, m.releaseAt[ch])
+		}
+	}
+	acc, err := r.store.AccessibleSeats(ctx, r.event)
+	if err != nil || !maps.Equal(acc, m.accessible()) {
+		r.fatalf("accessible seats: redis %v %v, model %v", acc, err, m.accessible())
+	}
+}
+
 // checkNumbers compares every join sequence Redis holds as text with the
 // model's, digit for digit: each user's sequence (useq, for users not
 // waiting), each payment's record, each outbox entry (every one readable,
@@ -1605,7 +1811,7 @@ func (r *modelRun) checkNumbers(keys []string) {
 		want := byte(booking.SeatCodeAvailable)
 		if v := m.seats[id]; v != "" {
 			want = map[byte]byte{'h': booking.SeatCodeHeld, 's': booking.SeatCodeSold, 'r': booking.SeatCodeReserved,
-				'k': booking.SeatCodeKilled}[v[0]]
+				'k': booking.SeatCodeKilled, 'c': booking.SeatCodeAllocated}[v[0]]
 		}
 		if status[i] != want {
 			r.fatalf("seat map: %s is %q, model %q", id, status[i], m.seats[id])
