@@ -8,8 +8,8 @@ package admission_test
 // read Redis's clock, the model's). Operators hold, kill, release and
 // allocate seats to channels (a partner, wheelchair, companion; with a
 // release time or none) and end allocations, at once or when due; fans
-// select through no channel, a channel's token or asking for
-// accessibility seats. Besides agreeing with the model (seats, counters,
+// select through no channel, a channel's token, the sale's phase or
+// asking for accessibility seats. Besides agreeing with the model (seats, counters,
 // each seat's channel, release times, the seats' accessibility kinds),
 // every step checks the properties directly:
 //
@@ -144,6 +144,7 @@ type model struct {
 	releaseAt map[string]int64
 	kinds     map[string]string
 	allocated int
+	phase     string // the current phase (set_phase.lua), a channel of every request
 }
 
 func newModel(now int64, capacity int) *model {
@@ -1219,7 +1220,7 @@ func (r *modelRun) randomStep() {
 		case 3:
 			accessible = true
 		}
-		channels := map[string]bool{claim: claim != ""}
+		channels := map[string]bool{claim: claim != "", m.phase: m.phase != ""}
 		if accessible {
 			channels[booking.ChannelWheelchair], channels[booking.ChannelCompanion] = true, true
 		}
@@ -1371,7 +1372,16 @@ func (r *modelRun) randomStep() {
 		}
 		r.logf("sales end %d finish_after_end=%v", m.salesEnd, finish)
 	case op < 91: // an operator holds, kills, releases or allocates seats (now and then one a fan holds or bought, or unknown), or ends an allocation
-		k := r.rng.IntN(8)
+		k := r.rng.IntN(9)
+		if k == 8 { // the sale's phase is the partner's (its fans' seats are anyone's), or none
+			p := []string{"", "partner"}[r.rng.IntN(2)]
+			if _, _, err := r.store.SetPhase(ctx, ev, booking.PhaseState{Phase: p, Audience: booking.AudiencePublic}); err != nil {
+				r.fatalf("set phase %q: %v", p, err)
+			}
+			m.phase = p
+			r.logf("phase %q", p)
+			break
+		}
 		if k >= 6 {
 			r.endAllocation()
 			break
