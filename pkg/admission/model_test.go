@@ -8,8 +8,8 @@ package admission_test
 // read Redis's clock, the model's). Operators hold, kill, release and
 // allocate seats to channels (a partner, wheelchair, companion; with a
 // release time or none) and end allocations, at once or when due; fans
-// select through no channel, a channel's token, the sale's phase or
-// asking for accessibility seats. Besides agreeing with the model (seats, counters,
+// select, by hand and best available, through no channel, a channel's
+// token, the sale's phase or asking for accessibility seats. Besides agreeing with the model (seats, counters,
 // each seat's channel, release times, the seats' accessibility kinds),
 // every step checks the properties directly:
 //
@@ -144,14 +144,15 @@ type model struct {
 	releaseAt map[string]int64
 	kinds     map[string]string
 	allocated int
-	phase     string // the current phase (set_phase.lua), a channel of every request
+	phase     string          // the current phase (set_phase.lua), a channel of every request
+	rows      map[string]bool // channels whose allocation has rows (alloc ' r:<channel>'; one row here)
 }
 
 func newModel(now int64, capacity int) *model {
 	m := &model{now: now, capacity: capacity, total: modelSeats, holdMS: modelHold.Milliseconds(),
 		graceMS: modelGrace.Milliseconds(), users: map[string]*mUser{}, seats: map[string]string{},
 		pays: map[string]*mPay{}, facts: map[string]int{}, wl: map[string][2]int64{}, offers: map[string]int64{},
-		alloc: map[string]string{}, releaseAt: map[string]int64{}, kinds: map[string]string{}}
+		alloc: map[string]string{}, releaseAt: map[string]int64{}, kinds: map[string]string{}, rows: map[string]bool{}}
 	for _, s := range booking.SeatIDs(1, modelSeats) {
 		m.seats[s] = ""
 	}
@@ -586,10 +587,109 @@ func (m *model) mark(action booking.SeatMark, purpose string, at int64, seats []
 	if allocate && at > 0 {
 		m.releaseAt[purpose] = at
 	}
+	if allocate && len(todo) > 0 {
+		m.rows[purpose] = true
+	}
 	if action == booking.MarkRelease {
 		m.waitlistOffer(todo)
 	}
 	return todo, nil
+}
+
+// pickInRow mirrors lib/select.lua pick_in_row on a row's status bytes
+// ('a' free): the first seat's offset of the c adjacent free seats
+// nearest the row's centre (clean: leaving no single free seat beside
+// them); -1 when none.
+func pickInRow(row string, c int, clean bool) int {
+	best, bestd := -1, -1
+	for a := 0; a < len(row); {
+		if row[a] != 'a' {
+			a++
+			continue
+		}
+		b := a
+		for b+1 < len(row) && row[b+1] == 'a' {
+			b++
+		}
+		if n := b - a + 1; n >= c && (!clean || n == c || n >= c+2) {
+			for o := a; o <= b-c+1; o++ {
+				left, right := o-a, b-o-c+1
+				if !clean || (left != 1 && right != 1) {
+					d := 2*o + c - 1 - (len(row) - 1)
+					if d < 0 {
+						d = -d
+					}
+					if bestd < 0 || d < bestd {
+						best, bestd = o, d
+					}
+				}
+			}
+		}
+		a = b + 1
+	}
+	return best
+}
+
+// selectBest mirrors select_best.lua in the model's one row: the seats
+// of the request's channels (with free ones) first, clean then any, then
+// general sale, clean then any; held as lockSeat holds them. It returns
+// the seats and whether they leave a single free seat.
+func (m *model) selectBest(name string, count int, channels map[string]bool) ([]string, bool, error) {
+	u := m.user(name)
+	switch {
+	case u.state == "":
+		return nil, false, booking.ErrNotFound
+	case u.state != booking.StateActive && u.state != booking.StateSeatSelected:
+		return nil, false, booking.ErrInvalidState
+	case u.deadline <= m.now:
+		return nil, false, booking.ErrHoldExpired
+	case !m.holdOpen():
+		return nil, false, booking.ErrSalesEnded
+	case count > booking.DefaultMaxSeatsPerOrder:
+		return nil, false, booking.ErrTooManySeats
+	}
+	ids := booking.SeatIDs(1, modelSeats)
+	general, mine := make([]byte, len(ids)), make([]byte, len(ids))
+	hasRows, hasC := false, false
+	for ch := range channels {
+		hasRows = hasRows || (channels[ch] && m.rows[ch])
+	}
+	for i, id := range ids {
+		v := m.seats[id]
+		general[i], mine[i] = 'x', 'x'
+		switch {
+		case v == "":
+			general[i], mine[i] = 'a', 'a'
+		case strings.HasPrefix(v, "c:"):
+			hasC = true
+			if channels[v[2:]] {
+				mine[i] = 'a'
+			}
+		}
+	}
+	pos, orphaned := -1, false
+	if hasRows && hasC {
+		if pos = pickInRow(string(mine), count, true); pos < 0 {
+			pos, orphaned = pickInRow(string(mine), count, false), true
+		}
+	}
+	if pos < 0 || orphaned {
+		p2, o2 := pickInRow(string(general), count, true), false
+		if p2 < 0 {
+			p2, o2 = pickInRow(string(general), count, false), true
+		}
+		if p2 >= 0 && (pos < 0 || !o2) {
+			pos, orphaned = p2, o2
+		}
+	}
+	if pos < 0 {
+		return nil, false, booking.ErrNoAdjacentSeats
+	}
+	want := ids[pos : pos+count]
+	if err := m.lockSeat(name, want, channels); err != nil {
+		panic(fmt.Sprintf("best available picked seats it may not hold: %v %v", want, err))
+	}
+	return want, orphaned, nil
 }
 
 // endAllocation mirrors mark_seats.lua end_allocation up to its offer to
@@ -614,6 +714,7 @@ func (m *model) endAllocation(ch string, due bool) ([]string, int64, error) {
 		}
 	}
 	delete(m.releaseAt, ch)
+	delete(m.rows, ch)
 	slices.Sort(released)
 	return released, 0, nil
 }
@@ -1243,6 +1344,9 @@ func (r *modelRun) randomStep() {
 		if err == nil && !m.holdOpen() {
 			r.fatalf("lock %s %s: a hold went on after the sales end (holds end with the sale)", name, seat)
 		}
+		if r.rng.IntN(2) == 0 { // and best available, through the same channels
+			r.selectBest(r.userIn(false, booking.StateActive, booking.StateSeatSelected), claim, accessible, channels)
+		}
 	case op < 44: // initiate payment (now and then with a reused id)
 		name = r.userIn(false, booking.StateSeatSelected)
 		pid := "p" + strconv.Itoa(r.step)
@@ -1499,6 +1603,28 @@ func (r *modelRun) randomStep() {
 		r.logf("sweep -> %s", errKey(err))
 		if err != nil && r.kafkaUp && !r.pub.down {
 			r.fatalf("sweep with both brokers up: %v", err)
+		}
+	}
+}
+
+// selectBest runs best available for name through the request's
+// channels and checks it against the model.
+func (r *modelRun) selectBest(name, claim string, accessible bool, channels map[string]bool) {
+	count := 1 + r.rng.IntN(3)
+	if r.rng.IntN(10) == 0 {
+		count = 5
+	}
+	want, orphaned, wantErr := r.m.selectBest(name, count, channels)
+	res, err := r.store.SelectBestVia(r.ctx, r.event, name, claim, accessible, count, "")
+	r.logf("best %s %d via %q accessible=%v -> %v orphaned=%v %s", name, count, claim, accessible, res.Seats, res.Orphaned, errKey(err))
+	if !sameErr(err, wantErr) || !slices.Equal(res.Seats, want) || res.Orphaned != orphaned {
+		r.fatalf("best %s %d via %q accessible=%v: got %+v %v, model %v orphaned=%v %v", name, count, claim, accessible,
+			res, err, want, orphaned, wantErr)
+	}
+	for _, id := range want {
+		if r.m.alloc[id] != "" {
+			r.stats["~best available took a seat of its channel"]++
+			break
 		}
 	}
 }
