@@ -682,8 +682,12 @@ func (m *model) selectBest(name string, count int, channels map[string]bool) ([]
 			pos, orphaned = p2, o2
 		}
 	}
-	if pos < 0 {
-		return nil, false, booking.ErrNoAdjacentSeats
+	if pos < 0 { // the most adjacent seats below count still free together, and the seats on sale
+		left := &booking.NoAdjacentSeatsError{Available: strings.Count(string(general), "a")}
+		for _, run := range strings.FieldsFunc(string(general), func(c rune) bool { return c != 'a' }) {
+			left.Largest = max(left.Largest, min(len(run), count-1))
+		}
+		return nil, false, left
 	}
 	want := ids[pos : pos+count]
 	if err := m.lockSeat(name, want, channels); err != nil {
@@ -1617,6 +1621,13 @@ func (r *modelRun) selectBest(name, claim string, accessible bool, channels map[
 	want, orphaned, wantErr := r.m.selectBest(name, count, channels)
 	res, err := r.store.SelectBestVia(r.ctx, r.event, name, claim, accessible, count, "")
 	r.logf("best %s %d via %q accessible=%v -> %v orphaned=%v %s", name, count, claim, accessible, res.Seats, res.Orphaned, errKey(err))
+	var left, wantLeft *booking.NoAdjacentSeatsError
+	if errors.As(wantErr, &wantLeft) {
+		if !errors.As(err, &left) || *left != *wantLeft {
+			r.fatalf("best %s %d: got %v, model %+v", name, count, err, *wantLeft)
+		}
+		wantErr = booking.ErrNoAdjacentSeats
+	}
 	if !sameErr(err, wantErr) || !slices.Equal(res.Seats, want) || res.Orphaned != orphaned {
 		r.fatalf("best %s %d via %q accessible=%v: got %+v %v, model %v orphaned=%v %v", name, count, claim, accessible,
 			res, err, want, orphaned, wantErr)
