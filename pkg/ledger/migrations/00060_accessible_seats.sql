@@ -13,9 +13,17 @@ CREATE TABLE accessible_seats (
     set_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (event_id, seat_id)
 );
+-- the seats allocated to one of them now, then those whose allocation
+-- ended (the last such allocation of each seat, from the changes)
 INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
     SELECT event_id, seat_id, purpose, actor FROM seat_marks
     WHERE mark = 'allocate' AND purpose IN ('wheelchair', 'companion');
+INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
+    SELECT DISTINCT ON (c.event_id, s.seat_id) c.event_id, s.seat_id, c.purpose, c.actor
+    FROM seat_mark_changes c CROSS JOIN LATERAL unnest(c.seat_ids) AS s (seat_id)
+    WHERE c.mark = 'allocate' AND c.purpose IN ('wheelchair', 'companion')
+    ORDER BY c.event_id, s.seat_id, c.id DESC
+    ON CONFLICT (event_id, seat_id) DO NOTHING;
 
 -- +goose Down
 DROP TABLE accessible_seats;
