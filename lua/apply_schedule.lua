@@ -2,7 +2,7 @@
 -- ARGV: 1 mode ('check': answer only, 'apply': write, 'leave': the next users to leave), 2 users per leave step
 -- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience, due (0|1), leaving (0|1)}
 --   | {'event_not_found'} | {'invalid_argument'}
--- KEYS: config, waiting, seq, state, useq (ops.go)
+-- KEYS: config, waiting, seq, outbox, state, useq (ops.go)
 -- The schedule is config 'schedule' (booking.Schedule writes it): one
 -- line per phase, in order, '<id>|<starts_ms>|<ends_ms>|<audience>|
 -- <admit_per_minute>|<hold_ms>|<max_seats>|<early_join_ms>|<prices>'.
@@ -17,7 +17,9 @@
 -- audience changed (the change the ledger records); with the event's
 -- on_phase_change 'leave' (config 'phase_leave' '1') the users waiting
 -- when a phase ends leave the queue: their state becomes 'phase_ended'
--- (get_position reports it) and they may join again in the next phase,
+-- (get_position reports it), each with a cancelled outbox entry from
+-- 'phase_ended' (booking_cancelled and the user's notification), and
+-- they may join again in the next phase,
 -- at its end of the line; users in the room finish within their hold.
 -- The change records the last join sequence of the phase that ended
 -- ('leave_below') and takes out the first ARGV[2] waiting users at or
@@ -32,15 +34,23 @@ if not c[1] then return {'event_not_found'} end
 local was, wasaud = c[4] or '', c[5] or 'public'
 
 -- leave_step takes out up to step waiting users who joined at or below
--- the recorded sequence; 1 while more are left
+-- the recorded sequence, each announced by a cancellation entry from
+-- 'phase_ended' with their join's sequence (a pre-queued user's is in
+-- useq); 1 while more are left
 local function leave_step()
   local below = c[7]
   if not below then return 0 end
   local w = redis.call('ZRANGEBYSCORE', K_WAITING, '-inf', below, 'WITHSCORES', 'LIMIT', 0, step)
+  local _, now_s = clock()
   for j = 1, #w, 2 do
     local user, score = w[j], tonumber(w[j + 1])
-    if score >= 1 then redis.call('HSET', K_USEQ, user, w[j + 1]) end
+    if score >= 1 then
+      redis.call('HSET', K_USEQ, user, w[j + 1])
+    else
+      score = num(redis.call('HGET', K_USEQ, user))
+    end
     redis.call('HSET', K_STATE, user, 'phase_ended')
+    outbox_cancelled(int(score), user, 'phase_ended', '', now_s)
     redis.call('ZREM', K_WAITING, user)
   end
   if #w < 2 * step then

@@ -93,7 +93,7 @@ var functions = []declaration{
 	{name: "load_codes", event: ek(Config, Codes)},
 	{name: "load_waitlist", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "set_phase", event: ek(Config)},
-	{name: "apply_schedule", event: ek(Config, Waiting, Seq, State, Useq)},
+	{name: "apply_schedule", event: ek(Config, Waiting, Seq, Outbox, State, Useq)},
 	{name: "mark_seats", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
 	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},

@@ -2,7 +2,8 @@
 -- field per fact, never reused (docs/booking-engine.md "The outbox"):
 --   'p:<seq>:<user>' -> 'seq|deadline_ms||at_ms'  promoted (room.lua admit_all)
 --   'x:<seq>:<user>' -> 'seq|deadline_ms|seats|at_ms'  expired
---   'c:<seq>:<user>' -> 'seq|from|seats|at_ms'    cancelled ('abandoned': from promote)
+--   'c:<seq>:<user>' -> 'seq|from|seats|at_ms'    cancelled ('abandoned': from promote;
+--                                                 'phase_ended': from apply_schedule)
 --   'j:<seq>'        -> 'seq|user||at_ms'         joined (join.lua)
 --   'r:<seq_base>'   -> 'seq_base|reason||at_ms'  restored (restore_event.lua)
 -- A value may carry a fifth part, 'r' or 'k': its RabbitMQ (r) or Kafka
@@ -16,8 +17,9 @@ local function outbox_expired(s, user, deadline, seats, now)
   return v
 end
 
--- Writes the cancellation of user's join s (int), from 'queue', 'active'
--- or 'abandoned', with its seats, at now (as given); returns the value.
+-- Writes the cancellation of user's join s (int), from 'queue', 'active',
+-- 'abandoned' or 'phase_ended', with its seats, at now (as given);
+-- returns the value.
 local function outbox_cancelled(s, user, from, seats, now)
   local v = s .. '|' .. from .. '|' .. seats .. '|' .. now
   redis.call('HSET', K_OUTBOX, 'c:' .. s .. ':' .. user, v)

@@ -31,6 +31,7 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 		{booking.KindCancelled, events.CancelledFromActive, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindCancelled, events.CancelledFromQueue, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindCancelled, booking.FromAbandoned, false, events.TopicBookingCancelled, "r1"},
+		{booking.KindCancelled, booking.FromPhaseEnded, true, events.TopicBookingCancelled, "r1"},
 		{booking.KindRestored, "", false, events.TopicEventRestored, events.NoRequestID},
 		{booking.KindWaitlisted, "2", false, events.TopicWaitlistJoined, "r1"},
 		{booking.KindOffered, "", true, events.TopicOfferMade, events.NoRequestID},
@@ -56,7 +57,9 @@ func TestEveryOutboxKindHasItsEffects(t *testing.T) {
 // TestCancellationTellsTheUser: a cancellation the user made (in the
 // queue or in the room) sends them a cancelled notification, so that their
 // other tabs leave the queue at once; one from the room also releases its
-// slot. An abandonment (the user is gone) sends nothing to RabbitMQ.
+// slot. A user taken out of the queue at their phase's end is told the
+// same way, reason phase_ended, and booking_cancelled says so. An
+// abandonment (the user is gone) sends nothing to RabbitMQ.
 func TestCancellationTellsTheUser(t *testing.T) {
 	now := time.UnixMilli(1_900_000_000_000)
 	for _, tc := range []struct {
@@ -65,8 +68,12 @@ func TestCancellationTellsTheUser(t *testing.T) {
 	}{
 		{events.CancelledFromQueue, []string{amqpx.NotificationsExchange}},
 		{events.CancelledFromActive, []string{amqpx.SlotReleasedExchange, amqpx.NotificationsExchange}},
+		{booking.FromPhaseEnded, []string{amqpx.NotificationsExchange}},
 	} {
 		e := booking.OutboxEntry{Kind: booking.KindCancelled, UserID: "u7", Sequence: 42, SeatID: "A1", From: tc.from, At: now}
+		if ev := kinds[booking.KindCancelled].event("evt", e, now); ev.Reason != tc.from || ev.Validate() != nil {
+			t.Errorf("from %s: booking_cancelled %+v: %v", tc.from, ev, ev.Validate())
+		}
 		out, err := kinds[booking.KindCancelled].rabbit(nil, "evt", e, now)
 		if err != nil {
 			t.Fatal(err)

@@ -234,3 +234,8 @@ type CancelResult struct {
 // FromAbandoned is the From of a cancellation made by the system: a waiting
 // user absent when their turn came.
 const FromAbandoned = "abandoned"
+
+// FromPhaseEnded is the From of a cancellation made by a phase's end: a
+// user waiting when the phase they joined in ended, with the event's
+// on_phase_change leave (lua/apply_schedule.lua).
+const FromPhaseEnded = "phase_ended"

@@ -162,3 +162,72 @@ func TestCheckScheduleRefusals(t *testing.T) {
 		t.Fatalf("back-to-back phases: %v", err)
 	}
 }
+
+// A waiting user taken out of the queue at a phase's end (on_phase_change
+// leave) leaves a cancelled outbox entry from FromPhaseEnded with their
+// join's sequence, written with the state change, so the announcer
+// publishes booking_cancelled (reason phase_ended) and tells the user;
+// a user in the room and a pre-queued user of the next phase get none.
+func TestPhaseEndLeaveIsAnnounced(t *testing.T) {
+	defer func(n int) { LeaveStep = n }(LeaveStep)
+	LeaveStep = 1
+	f := newFixture(t)
+	cfg := EventConfig{ID: "lv", Capacity: 1, Sections: []Section{{Name: "floor", Rows: 1, SeatsPerRow: 4, PriceCents: 5000}}}
+	f.event(cfg)
+	now := f.clock.Now()
+	sch := Schedule{OnPhaseChange: PhaseChangeLeave, Phases: []Phase{
+		{ID: "first", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour), Audience: AudiencePublic},
+		{ID: "second", StartsAt: now.Add(time.Hour), EndsAt: now.Add(2 * time.Hour), Audience: AudiencePublic}}}
+	if err := CheckSchedule(cfg, &sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ApplySchedule(f.ctx, "lv", true); err != nil {
+		t.Fatal(err)
+	}
+	f.join("lv", "inroom")
+	seqs := map[string]int64{"w1": f.join("lv", "w1").Sequence, "w2": f.join("lv", "w2").Sequence}
+	ack := func() {
+		entries, err := f.s.Outbox(f.ctx, "lv", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.AckOutbox(f.ctx, "lv", entries...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ack()
+	f.clock.Advance(time.Hour)
+	st, err := f.s.ApplySchedule(f.ctx, "lv", true)
+	if err != nil || !st.Leaving {
+		t.Fatalf("apply: %+v %v", st, err)
+	}
+	for more := st.Leaving; more; {
+		if more, err = f.s.LeaveQueue(f.ctx, "lv"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := f.s.Outbox(f.ctx, "lv", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, e := range entries {
+		if e.Kind != KindCancelled || e.From != FromPhaseEnded || e.At.IsZero() {
+			t.Fatalf("an entry other than the leave's: %+v", e)
+		}
+		got[e.UserID] = e.Sequence
+	}
+	if len(got) != 2 || got["w1"] != seqs["w1"] || got["w2"] != seqs["w2"] {
+		t.Fatalf("leave entries %v, want %v", got, seqs)
+	}
+	ack()
+	if more, err := f.s.LeaveQueue(f.ctx, "lv"); err != nil || more {
+		t.Fatalf("nothing left: %v %v", more, err)
+	}
+	if entries, _ := f.s.Outbox(f.ctx, "lv", 0); len(entries) != 0 {
+		t.Fatalf("a second leave call wrote %+v", entries)
+	}
+}

@@ -177,13 +177,16 @@ func SourceFor(deployment string) string {
 	return "/boxoffice/" + deployment
 }
 
-// Values of Event.Reason for booking_cancelled: where the user was, or
+// Values of Event.Reason for booking_cancelled: where the user was,
 // CancelledAbandoned when the system dropped a waiting user who was absent
-// (neither connected nor polling) when their turn came.
+// (neither connected nor polling) when their turn came, or
+// CancelledPhaseEnded when the phase the waiting user joined in ended and
+// the event's on_phase_change is leave.
 const (
 	CancelledFromQueue  = "queue"
 	CancelledFromActive = "active"
 	CancelledAbandoned  = "abandoned"
+	CancelledPhaseEnded = "phase_ended"
 )
 
 // ErrInvalid is wrapped by Decode and Validate when a message breaks the

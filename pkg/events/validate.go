@@ -106,8 +106,9 @@ func (e Event) Validate() error {
 	check(isObjectOrEmpty(e.Before), "before")
 	check(isObjectOrEmpty(e.After), "after")
 	if e.Type == TopicBookingCancelled && e.Reason != "" &&
-		e.Reason != CancelledFromQueue && e.Reason != CancelledFromActive && e.Reason != CancelledAbandoned {
-		missing = append(missing, "reason (queue|active|abandoned)")
+		e.Reason != CancelledFromQueue && e.Reason != CancelledFromActive && e.Reason != CancelledAbandoned &&
+		e.Reason != CancelledPhaseEnded {
+		missing = append(missing, "reason (queue|active|abandoned|phase_ended)")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s: bad or missing %s", ErrInvalid, e.Type, strings.Join(missing, ", "))

@@ -45,7 +45,7 @@ var descriptions = map[string]string{
 	events.TopicPaymentInitiated: "A user holding a seat started a payment.",
 	events.TopicBookingCompleted: "A payment succeeded and the seat is sold.",
 	events.TopicPaymentFailed:    "The provider reported a failed payment; the hold is released.",
-	events.TopicBookingCancelled: "A user left the queue or the booking room, or was dropped from the queue for absence.",
+	events.TopicBookingCancelled: "A user left the queue or the booking room, or was dropped from the queue for absence or at the end of the phase they joined in.",
 	events.TopicBookingExpired:   "A user's booking-room hold timed out; occurred_at is the hold's deadline.",
 	events.TopicPaymentLate:      "A payment succeeded after its hold had ended: no booking was made; it is to be refunded.",
 	events.TopicEventRestored:    "An event's Redis state was rebuilt from the ledger.",
@@ -141,7 +141,7 @@ func schemaOf(typ string) (*jsonschema.Schema, error) {
 	set("version", func(p *jsonschema.Schema) { p.Const = events.SchemaVersion })
 	if typ == events.TopicBookingCancelled {
 		set("reason", func(p *jsonschema.Schema) {
-			p.Enum = []any{events.CancelledFromQueue, events.CancelledFromActive, events.CancelledAbandoned}
+			p.Enum = []any{events.CancelledFromQueue, events.CancelledFromActive, events.CancelledAbandoned, events.CancelledPhaseEnded}
 		})
 	}
 	if typ == events.TopicEventRestored || typ == events.TopicEventCreated || typ == events.TopicEventUpdated ||

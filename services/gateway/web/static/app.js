@@ -939,9 +939,11 @@
       case "seats_changed":
         refreshSeatsSoon();
         break;
-      case "cancelled": // the fan cancelled elsewhere (another tab, the API)
+      case "cancelled": // the fan cancelled elsewhere (another tab, the API), or their phase ended
         if (m.sequence && S.seq && m.sequence !== S.seq) break; // an earlier join's
-        if (["waiting", "active", "seat_selected"].includes(S.state)) onMessage({ type: "state", state: "cancelled" });
+        if (["waiting", "active", "seat_selected"].includes(S.state)) {
+          onMessage({ type: "state", state: m.reason === "phase_ended" ? "phase_ended" : "cancelled" });
+        }
         break;
       case "state":
         if (S.state === m.state && !$("#panel-join").hidden) break;

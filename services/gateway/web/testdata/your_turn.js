@@ -61,5 +61,10 @@ setImmediate(async () => {
   send({ type: "state", state: "phase_ended" });
   expect("the phase ended", "#panel-join");
   if (!el("#join-note").textContent.includes("has ended")) { console.error("phase_ended note: " + el("#join-note").textContent); process.exit(1); }
+  // the same told by the notifier while waiting: the leave's cancelled notification
+  send({ type: "position", event_id: "e1", state: "waiting", sequence: 7, position: 3, served: 4, waiting: 5 });
+  send({ type: "cancelled", event_id: "e1", user_id: "web-test", sequence: 7, reason: "phase_ended" });
+  expect("told the phase ended", "#panel-join");
+  if (!el("#join-note").textContent.includes("has ended")) { console.error("phase_ended notification: " + el("#join-note").textContent); process.exit(1); }
   console.log("ok");
 });
