@@ -147,6 +147,13 @@ func (u EventUpdate) args() ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if u.OnPhaseChange != nil {
+		v, err := phaseLeaveArg(*u.OnPhaseChange)
+		if err != nil {
+			return bad(err)
+		}
+		args = append(args, "phase_leave", v)
+	}
 	return append(append(append(args, door...), window...), wl...), nil
 }
 

@@ -131,6 +131,10 @@ func normalise(c *EventConfig) ([]string, error) {
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
 	}
+	if _, err := phaseLeaveArg(c.OnPhaseChange); err != nil {
+		return bad("%v", err)
+	}
+	c.OnPhaseChange = orKeep(c.OnPhaseChange)
 	switch {
 	case c.Capacity < 0:
 		return bad("capacity must not be negative")
@@ -244,6 +248,7 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		return Event{}, fmt.Errorf("get event: %w", err)
 	}
 	applyWindow(&e, cfg, now)
+	e.OnPhaseChange = phaseChangeOf(cfg)
 	return e, nil
 }
 
@@ -390,6 +395,9 @@ type EventConfig struct {
 	// the ledger keeps them and a rebuild restores them (setDoor).
 	OfferTime     time.Duration
 	WaitlistEarly bool
+	// OnPhaseChange is what a scheduled phase's end does to the users
+	// waiting (PhaseChangeKeep, also "", or PhaseChangeLeave; phases.go).
+	OnPhaseChange string
 }
 
 // Event is an event's configuration and live counts.
@@ -451,6 +459,9 @@ type Event struct {
 	// (waitlist.go).
 	OfferSeconds  int  `json:"offer_seconds"`
 	WaitlistEarly bool `json:"waitlist_early"`
+	// OnPhaseChange: what a scheduled phase's end does to the users
+	// waiting, PhaseChangeKeep or PhaseChangeLeave (phases.go).
+	OnPhaseChange string `json:"on_phase_change"`
 }
 
 // EventUpdate changes a live event; nil fields are left alone.
@@ -486,6 +497,9 @@ type EventUpdate struct {
 	// settings (waitlist.go), for offers made from now on.
 	OfferTime     *time.Duration
 	WaitlistEarly *bool
+	// OnPhaseChange sets what a scheduled phase's end does to the users
+	// waiting (PhaseChangeKeep or PhaseChangeLeave), from the next end on.
+	OnPhaseChange *string
 }
 
 // Counts are an event's live numbers.

@@ -23,7 +23,7 @@ func TestCreateEvent(t *testing.T) {
 					Grace: DefaultGrace, BatchSize: DefaultBatchSize, Rows: 5, PerRow: 10,
 					Counts: Counts{Total: 50, Available: 50}, Currency: DefaultCurrency,
 					MaxSeatsPerOrder: DefaultMaxSeatsPerOrder, Sections: []EventSection{{Name: DefaultSectionName, Len: 50}},
-					Challenge: ChallengeNone, Audience: AudiencePublic, FinishAfterEnd: true, At: f.clock.Now()}
+					Challenge: ChallengeNone, Audience: AudiencePublic, FinishAfterEnd: true, OnPhaseChange: PhaseChangeKeep, At: f.clock.Now()}
 				if diff := cmp.Diff(want, e); diff != "" {
 					t.Errorf("event (-want +got):\n%s", diff)
 				}

@@ -126,7 +126,7 @@ func doorUpdate(c EventConfig) []any {
 // sameDoor reports whether e has c's door (and sales window) settings.
 func sameDoor(e Event, c EventConfig) bool {
 	return e.AdmitPerMinute == c.AdmitPerMinute && e.EarlyJoin == c.EarlyJoin && e.Challenge == c.Challenge &&
-		e.NoOrphanRule == c.NoOrphanRule &&
+		e.NoOrphanRule == c.NoOrphanRule && e.OnPhaseChange == orKeep(c.OnPhaseChange) &&
 		e.FinishAfterEnd == !c.HoldsEndWithSale && e.RefundableUntil.Equal(ms(unixMS(c.RefundableUntil)))
 }
 
@@ -134,7 +134,7 @@ func sameDoor(e Event, c EventConfig) bool {
 // door update did not run).
 func noDoor(e Event) bool {
 	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone && !e.NoOrphanRule &&
-		e.FinishAfterEnd && e.RefundableUntil.IsZero()
+		e.OnPhaseChange == PhaseChangeKeep && e.FinishAfterEnd && e.RefundableUntil.IsZero()
 }
 
 // challengeOf is the event's challenge setting from its config hash.
@@ -168,6 +168,9 @@ func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, err
 // event.
 func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
 	args := append(append(doorUpdate(c), windowUpdate(c)...), waitlistUpdate(c)...)
+	if c.OnPhaseChange == PhaseChangeLeave {
+		args = append(args, "phase_leave", "1")
+	}
 	if len(args) == 0 {
 		return nil
 	}

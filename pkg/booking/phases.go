@@ -81,6 +81,34 @@ const (
 	SchedOnPhaseChange  = "invalid_on_phase_change" // neither keep nor leave
 )
 
+// phaseLeaveArg is the config's phase_leave for an on_phase_change
+// setting ("" is keep); an error names the values allowed.
+func phaseLeaveArg(v string) (string, error) {
+	switch v {
+	case "", PhaseChangeKeep:
+		return "0", nil
+	case PhaseChangeLeave:
+		return "1", nil
+	}
+	return "", fmt.Errorf("on_phase_change must be %q or %q", PhaseChangeKeep, PhaseChangeLeave)
+}
+
+// phaseChangeOf is the event's on_phase_change from its config hash.
+func phaseChangeOf(cfg map[string]string) string {
+	if cfg["phase_leave"] == "1" {
+		return PhaseChangeLeave
+	}
+	return PhaseChangeKeep
+}
+
+// orKeep is an on_phase_change setting with its default filled.
+func orKeep(v string) string {
+	if v == "" {
+		return PhaseChangeKeep
+	}
+	return v
+}
+
 func schedErr(code, format string, a ...any) error {
 	return &ScheduleError{Code: code, Msg: fmt.Sprintf(format, a...)}
 }

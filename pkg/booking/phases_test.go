@@ -231,3 +231,28 @@ func TestPhaseEndLeaveIsAnnounced(t *testing.T) {
 		t.Fatalf("a second leave call wrote %+v", entries)
 	}
 }
+
+// on_phase_change is an event setting: given at creation (a bad value
+// refused), changed by UpdateEvent (validated), read by GetEvent as the
+// config's phase_leave that apply_schedule reads.
+func TestOnPhaseChangeSetting(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "opc", Rows: 1, SeatsPerRow: 2, OnPhaseChange: PhaseChangeLeave})
+	if e, _ := f.s.GetEvent(f.ctx, "opc"); e.OnPhaseChange != PhaseChangeLeave {
+		t.Fatalf("created with leave: %q", e.OnPhaseChange)
+	}
+	if _, err := f.s.CreateEvent(f.ctx, EventConfig{ID: "opc2", Rows: 1, SeatsPerRow: 2, OnPhaseChange: "stay"}); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("a bad setting at creation: %v", err)
+	}
+	bad := "stay"
+	if _, err := f.s.UpdateEvent(f.ctx, "opc", EventUpdate{OnPhaseChange: &bad}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a bad setting: %v", err)
+	}
+	keep := PhaseChangeKeep
+	if _, err := f.s.UpdateEvent(f.ctx, "opc", EventUpdate{OnPhaseChange: &keep}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := f.s.GetEvent(f.ctx, "opc"); e.OnPhaseChange != PhaseChangeKeep {
+		t.Fatalf("updated to keep: %q", e.OnPhaseChange)
+	}
+}

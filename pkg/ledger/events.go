@@ -36,7 +36,7 @@ type EventDef struct {
 const eventColumns = `id, name, seats, rows_count, seats_per_row, capacity, hold_ms, grace_ms,
 	sales_start, sales_end, batch_size, abandon_ms, paused, restores, created_at, updated_at,
 	revision, last_change, changed_at, sections, price_cents, currency, max_seats, admit_per_minute, early_join_ms, challenge,
-	no_orphan_rule, finish_after_end, refundable_until, offer_ms, waitlist_early`
+	no_orphan_rule, finish_after_end, refundable_until, offer_ms, waitlist_early, on_phase_change`
 
 func scanEvent(row pgx.Row) (EventDef, error) {
 	var d EventDef
@@ -48,7 +48,7 @@ func scanEvent(row pgx.Row) (EventDef, error) {
 	err := row.Scan(&c.ID, &c.Name, &c.Seats, &c.Rows, &c.SeatsPerRow, &c.Capacity, &holdMS, &graceMS,
 		&start, &end, &c.BatchSize, &abandonMS, &d.Paused, &d.Restores, &d.CreatedAt, &d.UpdatedAt,
 		&d.Revision, &d.LastChange, &changed, &sections, &c.PriceCents, &c.Currency, &c.MaxSeatsPerOrder, &c.AdmitPerMinute, &earlyMS, &c.Challenge,
-		&c.NoOrphanRule, &finish, &refundable, &offerMS, &c.WaitlistEarly)
+		&c.NoOrphanRule, &finish, &refundable, &offerMS, &c.WaitlistEarly, &c.OnPhaseChange)
 	if err != nil {
 		return EventDef{}, err
 	}
@@ -103,13 +103,13 @@ func (l *Ledger) CreateEvent(ctx context.Context, cfg booking.EventConfig) (def 
 	}
 	tag, err := l.pool.Exec(ctx, `INSERT INTO events (id, name, seats, rows_count, seats_per_row, capacity,
 		hold_ms, grace_ms, sales_start, sales_end, batch_size, abandon_ms, sections, price_cents, currency, max_seats,
-		admit_per_minute, early_join_ms, challenge, no_orphan_rule, finish_after_end, refundable_until)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+		admit_per_minute, early_join_ms, challenge, no_orphan_rule, finish_after_end, refundable_until, on_phase_change)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
 		ON CONFLICT (id) DO NOTHING`,
 		cfg.ID, cfg.Name, cfg.Seats, cfg.Rows, cfg.SeatsPerRow, cfg.Capacity, cfg.Hold.Milliseconds(),
 		cfg.Grace.Milliseconds(), nullTime(cfg.SalesStart), nullTime(cfg.SalesEnd), cfg.BatchSize, cfg.Abandon.Milliseconds(),
 		sections, cfg.PriceCents, cfg.Currency, cfg.MaxSeatsPerOrder, cfg.AdmitPerMinute, cfg.EarlyJoin.Milliseconds(), cfg.Challenge,
-		cfg.NoOrphanRule, !cfg.HoldsEndWithSale, nullTime(cfg.RefundableUntil))
+		cfg.NoOrphanRule, !cfg.HoldsEndWithSale, nullTime(cfg.RefundableUntil), cfg.OnPhaseChange)
 	if err != nil {
 		return EventDef{}, false, wrap("create event", err)
 	}
@@ -143,7 +143,8 @@ func sameDefinition(a, b booking.EventConfig) bool {
 		len(a.Sections) == len(b.Sections) &&
 		a.AdmitPerMinute == b.AdmitPerMinute && a.EarlyJoin.Milliseconds() == b.EarlyJoin.Milliseconds() &&
 		a.Challenge == b.Challenge && a.NoOrphanRule == b.NoOrphanRule &&
-		a.HoldsEndWithSale == b.HoldsEndWithSale && ms(a.RefundableUntil) == ms(b.RefundableUntil)
+		a.HoldsEndWithSale == b.HoldsEndWithSale && ms(a.RefundableUntil) == ms(b.RefundableUntil) &&
+		a.OnPhaseChange == b.OnPhaseChange
 }
 
 // UpdateEvent applies an admin's change (nil fields left alone) in one
@@ -191,6 +192,7 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			finish_after_end = COALESCE($19, finish_after_end),
 			refundable_until = CASE WHEN $20 THEN $21 ELSE refundable_until END,
 			offer_ms = COALESCE($22, offer_ms), waitlist_early = COALESCE($23, waitlist_early),
+			on_phase_change = COALESCE($24, on_phase_change),
 			updated_at = now(),
 			revision = CASE WHEN $6 <> '' THEN revision + 1 ELSE revision END,
 			last_change = CASE WHEN $6 <> '' THEN $6 ELSE last_change END,
@@ -198,7 +200,7 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			WHERE id = $1 RETURNING `+eventColumns, id, u.Paused, u.Capacity, msp(u.Hold), msp(u.Abandon), change,
 			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder, u.AdmitPerMinute,
 			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule, u.FinishAfterEnd, setRefundable, refundable,
-			msp(u.OfferTime), u.WaitlistEarly))
+			msp(u.OfferTime), u.WaitlistEarly, u.OnPhaseChange))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -268,6 +270,9 @@ func settingsChange(old EventDef, u booking.EventUpdate) string {
 	}
 	if u.OfferTime != nil && u.OfferTime.Milliseconds() != old.Config.OfferTime.Milliseconds() {
 		parts = append(parts, "offer_seconds="+secs(*u.OfferTime))
+	}
+	if u.OnPhaseChange != nil && *u.OnPhaseChange != old.Config.OnPhaseChange {
+		parts = append(parts, "on_phase_change="+*u.OnPhaseChange)
 	}
 	if u.WaitlistEarly != nil && *u.WaitlistEarly != old.Config.WaitlistEarly {
 		parts = append(parts, "waitlist_early="+strconv.FormatBool(*u.WaitlistEarly))

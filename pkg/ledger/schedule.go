@@ -17,8 +17,11 @@ const ScheduleActor = "schedule"
 // (booking.CheckSchedule), records it for the event and calls apply (the
 // schedule into Redis, booking.Store.SetSchedule) in the same
 // transaction: a schedule refused, by the check or by Redis, changes
-// nothing. An empty list of phases removes the schedule. It returns the
-// schedule as saved (defaults filled). ErrEventNotFound;
+// nothing. An empty list of phases removes the schedule. sch's
+// OnPhaseChange, when given, is the event's setting from then on (the
+// events row's on_phase_change, which UpdateEvent also sets); left out,
+// the event's setting stands. It returns the schedule as saved (defaults
+// filled). ErrEventNotFound;
 // *booking.ScheduleError for a rule broken.
 func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Schedule, actor string,
 	apply func(context.Context, booking.EventConfig, booking.Schedule) error) (booking.Schedule, error) {
@@ -30,8 +33,18 @@ func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Sc
 		if err != nil {
 			return err
 		}
+		given := sch.OnPhaseChange != ""
+		if !given {
+			sch.OnPhaseChange = def.Config.OnPhaseChange
+		}
 		if err := booking.CheckSchedule(def.Config, &sch); err != nil {
 			return err
+		}
+		if given && sch.OnPhaseChange != def.Config.OnPhaseChange {
+			if _, err := tx.Exec(ctx, `UPDATE events SET on_phase_change = $2, updated_at = now() WHERE id = $1`,
+				eventID, sch.OnPhaseChange); err != nil {
+				return err
+			}
 		}
 		if len(sch.Phases) == 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM event_phase_schedules WHERE event_id = $1`, eventID); err != nil {
@@ -59,18 +72,27 @@ func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Sc
 	return sch, nil
 }
 
-// Schedule returns the event's schedule (no phases: none).
+// Schedule returns the event's schedule (no phases: none) with the
+// event's on_phase_change setting.
 func (l *Ledger) Schedule(ctx context.Context, eventID string) (booking.Schedule, error) {
 	var js []byte
-	err := l.pool.QueryRow(ctx, `SELECT schedule FROM event_phase_schedules WHERE event_id = $1`, eventID).Scan(&js)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return booking.Schedule{OnPhaseChange: booking.PhaseChangeKeep, Phases: []booking.Phase{}}, nil
-	}
+	var setting *string
+	err := l.pool.QueryRow(ctx, `SELECT s.schedule, e.on_phase_change FROM (SELECT $1::text AS id) k
+		LEFT JOIN events e ON e.id = k.id LEFT JOIN event_phase_schedules s ON s.event_id = k.id`, eventID).Scan(&js, &setting)
 	if err != nil {
 		return booking.Schedule{}, wrap("schedule", err)
 	}
-	var sch booking.Schedule
-	return sch, wrap("schedule", json.Unmarshal(js, &sch))
+	sch := booking.Schedule{Phases: []booking.Phase{}}
+	if js != nil {
+		if err := json.Unmarshal(js, &sch); err != nil {
+			return booking.Schedule{}, wrap("schedule", err)
+		}
+	}
+	sch.OnPhaseChange = booking.PhaseChangeKeep
+	if setting != nil {
+		sch.OnPhaseChange = *setting
+	}
+	return sch, nil
 }
 
 // ScheduledEvents returns the ids of the events with a schedule whose

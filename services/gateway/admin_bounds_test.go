@@ -27,6 +27,8 @@ func TestAdminInputBounds(t *testing.T) {
 		{"patch sales end before 1970", "PATCH", "/api/admin/events/e1", `{"sales_end":"1969-12-31T00:00:00Z"}`, 400, "invalid_argument"},
 		{"patch bad time", "PATCH", "/api/admin/events/e1", `{"sales_start":"noon"}`, 400, "invalid_argument"},
 		{"patch nothing", "PATCH", "/api/admin/events/e1", `{}`, 400, "invalid_argument"},
+		{"patch bad on_phase_change", "PATCH", "/api/admin/events/e1", `{"on_phase_change":"stay"}`, 400, "invalid_argument"},
+		{"create bad on_phase_change", "POST", "/api/admin/events", `{"id":"e9","rows":1,"seats_per_row":4,"on_phase_change":"later"}`, 400, "invalid_event"},
 		{"refundable until not a time", "POST", "/api/admin/events", `{"id":"e2","rows":1,"seats_per_row":1,"refundable_until":"soon"}`, 400, "invalid_event"},
 		{"refundable until before 1970", "POST", "/api/admin/events", `{"id":"e2","rows":1,"seats_per_row":1,"refundable_until":"1969-12-31T00:00:00Z"}`, 400, "invalid_event"},
 		{"finish after end not a bool", "POST", "/api/admin/events", `{"id":"e2","rows":1,"seats_per_row":1,"finish_after_end":"no"}`, 400, "invalid_body"},

@@ -268,12 +268,16 @@ type createEventRequest struct {
 	// RefundableUntil (RFC 3339): until when a fan may cancel their own
 	// order; absent: fans cannot.
 	RefundableUntil string `json:"refundable_until"`
+	// OnPhaseChange: what a scheduled phase's end does to the fans
+	// waiting, "keep" (default) or "leave".
+	OnPhaseChange string `json:"on_phase_change"`
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
 	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
 		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder,
-		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule == nil || *r.NoOrphanRule}
+		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule == nil || *r.NoOrphanRule,
+		OnPhaseChange: r.OnPhaseChange}
 	if r.PriceCents != nil {
 		cfg.PriceCents = *r.PriceCents
 	}
@@ -417,6 +421,9 @@ type updateEventRequest struct {
 	// within their hold. RefundableUntil: RFC 3339, or "" for none.
 	FinishAfterEnd  *bool   `json:"finish_after_end"`
 	RefundableUntil *string `json:"refundable_until"`
+	// OnPhaseChange: what a scheduled phase's end does to the fans
+	// waiting from the next end on, "keep" or "leave".
+	OnPhaseChange *string `json:"on_phase_change"`
 }
 
 // updateEvent: PATCH /api/admin/events/{id}. After a resume or a capacity
@@ -429,16 +436,16 @@ func (s *Server) updateEvent(c *gin.Context) {
 	}
 	u := booking.EventUpdate{Paused: req.Paused, Capacity: req.Capacity, Name: req.Name, BatchSize: req.BatchSize,
 		MaxSeatsPerOrder: req.MaxSeatsPerOrder, AdmitPerMinute: req.AdmitPerMinute, Challenge: req.Challenge,
-		NoOrphanRule: req.NoOrphanRule, FinishAfterEnd: req.FinishAfterEnd}
+		NoOrphanRule: req.NoOrphanRule, FinishAfterEnd: req.FinishAfterEnd, OnPhaseChange: req.OnPhaseChange}
 	if !req.more(&u, c) {
 		return
 	}
 	if req.Paused == nil && req.Capacity == nil && req.HoldSeconds == nil && req.AbandonSeconds == nil &&
 		req.Name == nil && req.GraceSeconds == nil && req.BatchSize == nil && req.SalesStart == nil && req.SalesEnd == nil &&
 		req.MaxSeatsPerOrder == nil && req.AdmitPerMinute == nil && req.EarlyJoinSeconds == nil && req.Challenge == nil &&
-		req.NoOrphanRule == nil && req.FinishAfterEnd == nil && req.RefundableUntil == nil {
+		req.NoOrphanRule == nil && req.FinishAfterEnd == nil && req.RefundableUntil == nil && req.OnPhaseChange == nil {
 		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument,
-			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge", "no_orphan_rule", "finish_after_end", "refundable_until"`)
+			`nothing to change: give any of "paused", "capacity", "hold_seconds", "abandon_seconds", "name", "grace_seconds", "batch_size", "sales_start", "sales_end", "max_seats_per_order", "admit_per_minute", "early_join_seconds", "challenge", "no_orphan_rule", "finish_after_end", "refundable_until", "on_phase_change"`)
 		return
 	}
 	if req.Challenge != nil {

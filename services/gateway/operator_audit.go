@@ -173,6 +173,7 @@ func eventAudit(cfg booking.EventConfig, paused bool) map[string]any {
 		"max_seats_per_order": cfg.MaxSeatsPerOrder, "admit_per_minute": cfg.AdmitPerMinute,
 		"early_join_seconds": secs(cfg.EarlyJoin), "challenge": challenge, "currency": cfg.Currency,
 		"finish_after_end": !cfg.HoldsEndWithSale, "refundable_until": ts(cfg.RefundableUntil),
+		"on_phase_change": cfg.OnPhaseChange,
 	}
 	if len(cfg.Sections) > 0 {
 		type section struct {
@@ -233,6 +234,7 @@ func (r updateEventRequest) fields() []string {
 		{r.MaxSeatsPerOrder != nil, "max_seats_per_order"}, {r.AdmitPerMinute != nil, "admit_per_minute"},
 		{r.EarlyJoinSeconds != nil, "early_join_seconds"}, {r.Challenge != nil, "challenge"},
 		{r.FinishAfterEnd != nil, "finish_after_end"}, {r.RefundableUntil != nil, "refundable_until"},
+		{r.OnPhaseChange != nil, "on_phase_change"},
 	} {
 		if f.set {
 			out = append(out, f.name)

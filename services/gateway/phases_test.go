@@ -268,3 +268,56 @@ func TestPhaseEndedLeavesTheQueue(t *testing.T) {
 	}
 	ct.Report()
 }
+
+// on_phase_change is an event setting of its own: given at creation,
+// changed by PATCH (a bad value: TestAdminInputBounds), answered by GET /api/events/{id} and by
+// the schedule, which keeps it when its body leaves it out; the setting
+// when a phase ends decides whether its waiting fans leave.
+func TestOnPhaseChangeSetting(t *testing.T) {
+	t.Parallel()
+	hs, _, clk := clockedLedgerHarness(t)
+	ct, _ := contractChecked(t, hs)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 1, "on_phase_change": "leave"})
+	setting := func() (event, schedule string) {
+		ev := hs.do("GET", "/api/events/e1", "", nil)
+		sch := hs.do("GET", "/api/admin/events/e1/phases", hs.admin, nil)
+		s, _ := sch.body["schedule"].(map[string]any)
+		v, _ := s["on_phase_change"].(string)
+		return ev.str("on_phase_change"), v
+	}
+	if ev, sch := setting(); ev != "leave" || sch != "leave" {
+		t.Fatalf("created with leave: event %q, schedule %q", ev, sch)
+	}
+	at := func(m int) string { return clk.Now().Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	phases := []map[string]any{
+		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public", "hold_seconds": 3600},
+		{"id": "second", "starts_at": at(10), "ends_at": at(20), "audience": "public"}}
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, map[string]any{"phases": phases}), 200, "")
+	if ev, sch := setting(); ev != "leave" || sch != "leave" {
+		t.Fatalf("a schedule without the setting: event %q, schedule %q", ev, sch)
+	}
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"on_phase_change": "keep"}), 200, "")
+	if ev, sch := setting(); ev != "keep" || sch != "keep" {
+		t.Fatalf("patched to keep: event %q, schedule %q", ev, sch)
+	}
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, map[string]any{"phases": phases, "on_phase_change": "leave"}), 200, "")
+	if ev, sch := setting(); ev != "leave" || sch != "leave" {
+		t.Fatalf("a schedule with leave: event %q, schedule %q", ev, sch)
+	}
+	// keep set by PATCH after the schedule: the waiting fan stays in line
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"on_phase_change": "keep"}), 200, "")
+	join := func(user string) {
+		want(t, hs.do("POST", "/api/booking/request", hs.token(user, ""), map[string]any{"event_id": "e1"}), 200, "")
+	}
+	join("inroom")
+	join("waiter")
+	clk.Advance(10 * time.Minute)
+	if n, err := hs.srv.applySchedules(ctx); err != nil || n != 1 {
+		t.Fatalf("the second phase: %d %v", n, err)
+	}
+	if p := hs.do("GET", "/api/booking/position?event_id=e1", hs.token("waiter", ""), nil); p.str("status") != "queued" {
+		t.Fatalf("kept: %s", p.raw)
+	}
+	ct.Report()
+}
