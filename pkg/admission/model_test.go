@@ -146,6 +146,8 @@ type model struct {
 	allocated int
 	phase     string          // the current phase (set_phase.lua), a channel of every request
 	rows      map[string]bool // channels whose allocation has rows (alloc ' r:<channel>'; one row here)
+	sch       *mSchedule      // scheduled phases (model_phases_test.go), nil none
+	joinCode  string          // the code digest of the join being run ("" none)
 }
 
 func newModel(now int64, capacity int) *model {
@@ -402,6 +404,9 @@ func (m *model) join(name string) (booking.State, bool, error) {
 	}
 	if m.sold >= m.total {
 		return "", false, booking.ErrSoldOut
+	}
+	if err := m.phaseGate(name, m.joinCode); err != nil {
+		return "", false, err
 	}
 	m.seqNo++
 	u.seq = m.seqNo
@@ -1027,10 +1032,14 @@ func (r *modelRun) newEvent() {
 		r.logf("new event %s capacity %d, rebuilt with sequences after %d", r.event, capacity, base)
 		return
 	}
+	phased := r.scheduled(&cfg)
 	if _, err := r.store.CreateEvent(r.ctx, cfg); err != nil {
 		r.fatalf("create event: %v", err)
 	}
 	r.logf("new event %s capacity %d", r.event, capacity)
+	if phased {
+		r.setPhases(cfg)
+	}
 }
 
 // setWaitlist gives two events of three a waitlist, offers holding
@@ -1224,6 +1233,10 @@ func (r *modelRun) anyPid(name string) string {
 }
 
 func (r *modelRun) randomStep() {
+	if r.m.sch != nil && r.rng.IntN(6) == 0 { // a scheduled event's own steps (model_phases_test.go)
+		r.phaseStep()
+		return
+	}
 	m, ctx, ev := r.m, r.ctx, r.event
 	name := r.anyUser()
 	switch op := r.rng.IntN(100); {
@@ -1487,6 +1500,9 @@ func (r *modelRun) randomStep() {
 				r.fatalf("set phase %q: %v", p, err)
 			}
 			m.phase = p
+			if m.sch != nil { // stands until the schedule's next boundary (model_phases_test.go)
+				m.sch.phase, m.sch.audience = p, booking.AudiencePublic
+			}
 			r.logf("phase %q", p)
 			break
 		}
