@@ -108,8 +108,10 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 //     user_promoted event;
 //   - expired: an expired notification and the Kafka booking_expired event;
 //   - cancelled (by the user, or by the system for absence, From
-//     "abandoned"): the Kafka booking_cancelled event and, when the user
-//     left the room (From "active"), a slot-released message.
+//     "abandoned", or at a phase's end, From "phase_ended"): the Kafka
+//     booking_cancelled event, the user's cancelled notification (not
+//     for "abandoned") and, when the user left the room (From "active"),
+//     a slot-released message.
 //
 // An entry is acknowledged (removed) once its RabbitMQ publishes were
 // confirmed and its Kafka write succeeded. The two sides' progress is kept

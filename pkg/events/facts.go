@@ -120,7 +120,8 @@ func PaymentFailed(eventID, userID, seatID, paymentID string, seq int64, reason 
 // BookingCancelled is the booking_cancelled fact: userID left, from the
 // queue (CancelledFromQueue) or the booking room (CancelledFromActive),
 // releasing seatID if one was held, or was dropped from the queue for
-// absence (CancelledAbandoned). from is carried in the reason field.
+// absence (CancelledAbandoned) or at the end of the phase they joined in
+// (CancelledPhaseEnded). from is carried in the reason field.
 func BookingCancelled(eventID, userID, seatID string, seq int64, from string, at time.Time) Event {
 	return newEvent(TopicBookingCancelled, eventID, userID, seatID, "", seq, from, at)
 }
