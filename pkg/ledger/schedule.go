@@ -19,8 +19,9 @@ const ScheduleActor = "schedule"
 // transaction: a schedule refused, by the check or by Redis, changes
 // nothing. An empty list of phases removes the schedule. sch's
 // OnPhaseChange, when given, is the event's setting from then on (the
-// events row's on_phase_change, which UpdateEvent also sets); left out,
-// the event's setting stands. It returns the schedule as saved (defaults
+// events row's on_phase_change, which UpdateEvent also sets; a change
+// moves the event's revision as UpdateEvent's do); left out, the event's
+// setting stands. It returns the schedule as saved (defaults
 // filled). ErrEventNotFound;
 // *booking.ScheduleError for a rule broken.
 func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Schedule, actor string,
@@ -41,8 +42,10 @@ func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Sc
 			return err
 		}
 		if given && sch.OnPhaseChange != def.Config.OnPhaseChange {
-			if _, err := tx.Exec(ctx, `UPDATE events SET on_phase_change = $2, updated_at = now() WHERE id = $1`,
-				eventID, sch.OnPhaseChange); err != nil {
+			// a settings change like UpdateEvent's: the revision moves
+			if _, err := tx.Exec(ctx, `UPDATE events SET on_phase_change = $2, updated_at = now(),
+				revision = revision + 1, last_change = $3, changed_at = now() WHERE id = $1`,
+				eventID, sch.OnPhaseChange, settingsChange(def, booking.EventUpdate{OnPhaseChange: &sch.OnPhaseChange})); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 )
@@ -57,5 +59,42 @@ func TestRetriedCreateRepublishesTheSameEventCreated(t *testing.T) {
 	b, _ := events.Encode(got[1])
 	if string(a) != string(b) {
 		t.Errorf("copies differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestScheduleSettingIsAnEventUpdate: on_phase_change changed by PUT
+// /api/admin/events/{id}/phases is a settings change like PATCH's: the
+// ledger's revision moves and one event_updated says so; the schedule
+// given with the same setting republishes the last change as it was, and
+// a schedule without the setting publishes none.
+func TestScheduleSettingIsAnEventUpdate(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2})
+	at := func(h int) string { return time.Now().Add(time.Duration(h) * time.Hour).UTC().Format(time.RFC3339) }
+	phases := []map[string]any{{"id": "presale", "starts_at": at(1), "ends_at": at(2), "audience": "public"}}
+	path := "/api/admin/events/e1/phases"
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"phases": phases, "on_phase_change": "leave"}), 200, "")
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"phases": phases, "on_phase_change": "leave"}), 200, "") // no change
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"phases": phases}), 200, "")                             // setting not given
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"on_phase_change": "keep"}), 200, "")
+	up := hs.rec.Topic(events.TopicEventUpdated)
+	if len(up) != 3 {
+		t.Fatalf("%d event_updated, want 3: %+v", len(up), up)
+	}
+	if up[0].Sequence != 1 || up[0].Reason != "on_phase_change=leave" {
+		t.Errorf("the schedule's change %+v", up[0])
+	}
+	a, _ := events.Encode(up[0])
+	b, _ := events.Encode(up[1])
+	if string(a) != string(b) {
+		t.Errorf("a schedule that changed nothing published a new fact:\n%s\n%s", a, b)
+	}
+	if up[2].Sequence != 2 || up[2].Reason != "on_phase_change=keep" {
+		t.Errorf("the PATCH after it %+v", up[2])
+	}
+	if d, err := l.Event(ctx, "e1"); err != nil || d.Revision != 2 || d.LastChange != "on_phase_change=keep" {
+		t.Fatalf("ledger revision %d %q, %v", d.Revision, d.LastChange, err)
 	}
 }

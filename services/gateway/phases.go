@@ -34,7 +34,8 @@ const ScheduleInterval = time.Second
 // prices, admit_per_minute, hold_seconds, order_limit,
 // early_join_seconds}]}: the event's schedule, replacing the one before
 // ([] removes it). 200 the schedule as saved, applied at once when a
-// phase is current. Errors: 400 invalid_body and each rule's code
+// phase is current; on_phase_change given publishes event_updated as
+// PATCH /api/admin/events/{id} does. Errors: 400 invalid_body and each rule's code
 // (booking.ScheduleError: invalid_phase, duplicate_phase,
 // phases_out_of_order, phases_overlap, phase_outside_sales,
 // phase_unknown_section, invalid_on_phase_change), 404 event_not_found;
@@ -69,6 +70,11 @@ func (s *Server) setSchedule(c *gin.Context) {
 	}
 	if saved.Phases == nil {
 		saved.Phases = []booking.Phase{}
+	}
+	// the setting given is a settings change as PATCH's: its
+	// event_updated (the last change again when it changed nothing)
+	if req.OnPhaseChange != "" && !s.publishEventUpdated(c, id) {
+		return
 	}
 	if !s.audit(c, operators.ActionPhaseSchedule, id, "", before, saved) {
 		return
