@@ -11,8 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
+	"github.com/boxoffice/boxoffice/pkg/jsonobj"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
@@ -57,8 +56,7 @@ func Sign(s *pass.Signer, joins []Join, out []Receipt) error {
 		leaves[i] = LeafHash(buf)
 	}
 	root, paths := tree(leaves)
-	signed, err := s.SignTyped(RootType, RootClaims{EventID: event, Batch: batch, Size: int64(len(joins)), Root: root,
-		RegisteredClaims: jwt.RegisteredClaims{Issuer: s.Issuer(), IssuedAt: jwt.NewNumericDate(latest)}})
+	signed, err := s.SignTypedJSON(RootType, appendRootClaims(make([]byte, 0, 256), event, batch, len(joins), &root, s.Issuer(), latest))
 	if err != nil {
 		return fmt.Errorf("sign receipts: %w", err)
 	}
@@ -66,6 +64,20 @@ func Sign(s *pass.Signer, joins []Join, out []Receipt) error {
 		out[i].Index, out[i].Path, out[i].Root = int64(i), paths[i], signed
 	}
 	return nil
+}
+
+// appendRootClaims appends the RootClaims of a batch as encoding/json
+// writes them (TestSignedRootIsEncodingJSONs): iat is golang-jwt's
+// NumericDate of iat, whole seconds.
+func appendRootClaims(b []byte, event, batch string, size int, root *Hash, iss string, iat time.Time) []byte {
+	o := jsonobj.New(b)
+	o.Str("event_id", event)
+	o.Str("batch", batch)
+	o.Int("size", int64(size))
+	o.Str("root", root.String())
+	o.StrOmitEmpty("iss", iss)
+	o.Int("iat", iat.Truncate(time.Second).Unix())
+	return o.Bytes()
 }
 
 // Batcher signs the receipts of concurrent joins together: while one
