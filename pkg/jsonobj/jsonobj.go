@@ -57,6 +57,21 @@ func (o *Object) Str(k, v string) {
 	o.b = append(o.b, '"')
 }
 
+// StrBytes is Str of a string held in bytes (one made on the stack, not
+// converted to a string first).
+func (o *Object) StrBytes(k string, v []byte) {
+	for _, c := range v {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			o.Str(k, string(v))
+			return
+		}
+	}
+	o.key(k)
+	o.b = append(o.b, '"')
+	o.b = append(o.b, v...)
+	o.b = append(o.b, '"')
+}
+
 // Int adds "k":v.
 func (o *Object) Int(k string, v int64) {
 	o.key(k)
