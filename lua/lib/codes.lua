@@ -12,35 +12,40 @@
 
 -- A call's codes: the value of every code its joins came with, read with
 -- one HMGET before them (codes_read; false: unknown) and kept up to date
--- as they redeem, and the fields they changed (field, value pairs, C_NSET
--- values), written with one HSET (codes_write). Made once at load and
--- reused, like join.lua's tables.
-local C_VAL, C_READ, C_SET = {}, {}, {}
+-- as they redeem, its field ('c:<digest>', made once per call), and the
+-- fields they changed (field, value pairs, C_NSET values), written with
+-- one HSET (codes_write). Made once at load and reused, like join.lua's
+-- tables.
+local C_VAL, C_FIELD, C_READ, C_FIELDS, C_SET = {}, {}, {}, {}, {}
 local C_NSET = 0
 
 -- codes_read reads the codes of the n digests in digests ('' none).
 local function codes_read(digests, n)
-  for i = 1, #C_READ do
-    C_VAL[C_READ[i]], C_READ[i] = nil, nil
+  local nread = #C_READ
+  for i = 1, nread do
+    C_VAL[C_READ[i]], C_FIELD[C_READ[i]], C_READ[i], C_FIELDS[i] = nil, nil, nil, nil
   end
-  C_NSET = 0
+  C_NSET, nread = 0, 0
   for i = 1, n do
     local d = digests[i]
     if d ~= '' and C_VAL[d] == nil then
-      C_VAL[d] = false
-      C_READ[#C_READ + 1] = d
+      local f = 'c:' .. d
+      nread = nread + 1
+      C_VAL[d], C_FIELD[d], C_READ[nread], C_FIELDS[nread] = false, f, d, f
     end
   end
-  if #C_READ == 0 then return end
-  local fields = {}
-  for i = 1, #C_READ do fields[i] = 'c:' .. C_READ[i] end
-  local vals = redis.call('HMGET', K_CODES, unpack(fields))
-  for i = 1, #C_READ do C_VAL[C_READ[i]] = vals[i] or false end
+  if nread == 0 then return end
+  local vals = redis.call('HMGET', K_CODES, unpack(C_FIELDS, 1, nread))
+  for i = 1, nread do C_VAL[C_READ[i]] = vals[i] or false end
 end
 
 -- codes_write writes what the redemptions since the last write changed.
 local function codes_write()
-  if C_NSET > 0 then bulk('HSET', K_CODES, C_SET, C_NSET) end
+  if C_NSET == 2 then
+    redis.call('HSET', K_CODES, C_SET[1], C_SET[2])
+  elseif C_NSET > 0 then
+    bulk('HSET', K_CODES, C_SET, C_NSET)
+  end
   C_NSET = 0
 end
 
@@ -49,7 +54,8 @@ end
 -- number and the use's number when it may, the use then recorded for
 -- codes_write (and the code bound to user); else the refusal's reply
 -- code, nothing changed. An unknown digest is invalid_code, whatever the
--- reason.
+-- reason. ('0' and '' are the common expiry, count and seats: no
+-- tonumber for them.)
 local function code_take(digest, user, now, phase)
   local v = C_VAL[digest]
   if not v then return 'invalid_code' end
@@ -57,16 +63,22 @@ local function code_take(digest, user, now, phase)
     string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
   if not id then return 'invalid_code' end
   if cphase ~= '' and cphase ~= (phase or '') then return 'code_wrong_phase' end
-  local e = num(exp)
-  if e > 0 and now >= e then return 'code_expired' end
+  if exp ~= '0' then
+    local e = num(exp)
+    if e > 0 and now >= e then return 'code_expired' end
+  end
   if owner ~= '' and owner ~= user then return 'code_taken' end
-  local n = num(used) + 1
+  local n, ns = 1, '1'
+  if used ~= '0' then
+    n = num(used) + 1
+    ns = int(n)
+  end
   if n > num(uses) then return 'code_used_up' end
-  v = id .. '|' .. cphase .. '|' .. uses .. '|' .. int(n) .. '|' .. seats .. '|' .. exp .. '|' .. user
+  v = id .. '|' .. cphase .. '|' .. uses .. '|' .. ns .. '|' .. seats .. '|' .. exp .. '|' .. user
   C_VAL[digest] = v
-  C_SET[C_NSET + 1], C_SET[C_NSET + 2] = 'c:' .. digest, v
+  C_SET[C_NSET + 1], C_SET[C_NSET + 2] = C_FIELD[digest], v
   C_NSET = C_NSET + 2
-  if num(seats) > 0 then
+  if seats ~= '0' and num(seats) > 0 then
     C_SET[C_NSET + 1], C_SET[C_NSET + 2] = 'u:' .. user, seats
     C_NSET = C_NSET + 2
   end

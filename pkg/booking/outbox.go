@@ -225,18 +225,30 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 
 // outboxField is the outbox field of a fact of user's join seq.
 func outboxField(kind byte, seq int64, user string) string {
-	return string(kind) + ":" + strconv.FormatInt(seq, 10) + ":" + user
+	var buf [64]byte
+	b := append(buf[:0], kind, ':')
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, ':')
+	return string(append(b, user...))
 }
 
+// seqField is the outbox field of a fact named by a sequence alone.
+func seqField(kind byte, seq int64) string {
+	var buf [24]byte
+	return string(strconv.AppendInt(append(buf[:0], kind, ':'), seq, 10))
+}
+
+// field and value are an entry as stored, each made in one buffer (the
+// relay acknowledges every join's entry: TestOutboxFieldsAndValues).
 func (e OutboxEntry) field() string {
 	var k byte
 	switch e.Kind {
 	case KindUnreadable:
 		return e.Field
 	case KindJoined:
-		return "j:" + strconv.FormatInt(e.Sequence, 10)
+		return seqField('j', e.Sequence)
 	case KindRestored:
-		return "r:" + strconv.FormatInt(e.Sequence, 10)
+		return seqField('r', e.Sequence)
 	case KindExpired:
 		k = 'x'
 	case KindCancelled:
@@ -257,33 +269,37 @@ func (e OutboxEntry) field() string {
 }
 
 func (e OutboxEntry) value() string {
-	dl := ""
-	switch e.Kind {
-	case KindUnreadable:
+	if e.Kind == KindUnreadable {
 		return e.Value
+	}
+	var buf [128]byte
+	b := strconv.AppendInt(buf[:0], e.Sequence, 10)
+	b = append(b, '|')
+	switch e.Kind {
 	case KindPromoted, KindOffered:
-		dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
-	case KindWaitlisted, KindOfferEnded:
-		dl = e.From
+		b = strconv.AppendInt(b, e.ExpireAt.UnixMilli(), 10)
+	case KindWaitlisted, KindOfferEnded, KindCancelled:
+		b = append(b, e.From...)
 	case KindExpired:
 		if !e.ExpireAt.IsZero() {
-			dl = strconv.FormatInt(e.ExpireAt.UnixMilli(), 10)
+			b = strconv.AppendInt(b, e.ExpireAt.UnixMilli(), 10)
 		}
-	case KindCancelled:
-		dl = e.From
 	case KindJoined:
-		dl = e.UserID
+		b = append(b, e.UserID...)
 	case KindRestored:
-		dl = e.Reason
+		b = append(b, e.Reason...)
 	}
-	v := strconv.FormatInt(e.Sequence, 10) + "|" + dl + "|" + e.SeatID + "|" + strconv.FormatInt(e.At.UnixMilli(), 10)
+	b = append(b, '|')
+	b = append(b, e.SeatID...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, e.At.UnixMilli(), 10)
 	switch {
 	case e.RabbitDone && !e.KafkaDone:
-		v += "|r"
+		b = append(b, "|r"...)
 	case e.KafkaDone && !e.RabbitDone:
-		v += "|k"
+		b = append(b, "|k"...)
 	}
-	return v
+	return string(b)
 }
 
 // outboxFor returns the outbox entries a promotion (or an immediate

@@ -2,6 +2,8 @@ package booking
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +109,70 @@ func TestOutboxReadBounded(t *testing.T) {
 	}
 	if total != n {
 		t.Fatalf("drained %d entries, want %d", total, n)
+	}
+}
+
+// An entry's field and value are the stored strings the scripts compare
+// byte for byte: what joining the parts with + gives, for every kind.
+func TestOutboxFieldsAndValues(t *testing.T) {
+	at, dl := time.UnixMilli(1_800_000_000_123), time.UnixMilli(1_800_000_600_456)
+	kinds := []OutboxKind{KindJoined, KindPromoted, KindExpired, KindCancelled, KindRestored, KindWaitlisted,
+		KindOffered, KindOfferEnded, KindUnreadable, "unknown"}
+	for _, k := range kinds {
+		for _, e := range []OutboxEntry{
+			{Kind: k, UserID: "u1", Sequence: 7, At: at},
+			{Kind: k, UserID: "user-" + strings.Repeat("x", 120), Sequence: 1 << 50, ExpireAt: dl, SeatID: "A1,B2",
+				From: "active", Reason: "seats=3 sold=1", At: at, RabbitDone: true},
+			{Kind: k, UserID: "u2", Sequence: 0, At: time.Time{}, KafkaDone: true, LegacyKey: true, Field: "f", Value: "v"},
+			{Kind: k, UserID: "u3", Sequence: 3, ExpireAt: dl, At: at, RabbitDone: true, KafkaDone: true},
+		} {
+			ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+			var field, d string
+			var c byte
+			switch k {
+			case KindUnreadable:
+				field = e.Field
+			case KindJoined:
+				field, d = "j:"+strconv.FormatInt(e.Sequence, 10), e.UserID
+			case KindRestored:
+				field, d = "r:"+strconv.FormatInt(e.Sequence, 10), e.Reason
+			case KindExpired:
+				c = 'x'
+				if !e.ExpireAt.IsZero() {
+					d = ms(e.ExpireAt)
+				}
+			case KindCancelled:
+				c, d = 'c', e.From
+			case KindWaitlisted:
+				c, d = 'w', e.From
+			case KindOffered:
+				c, d = 'o', ms(e.ExpireAt)
+			case KindOfferEnded:
+				c, d = 'e', e.From
+			case KindPromoted:
+				c, d = 'p', ms(e.ExpireAt)
+			default:
+				c = 'p'
+			}
+			if c != 0 {
+				field = string(c) + ":" + strconv.FormatInt(e.Sequence, 10) + ":" + e.UserID
+				if e.LegacyKey {
+					field = string(c) + ":" + e.UserID
+				}
+			}
+			value := strconv.FormatInt(e.Sequence, 10) + "|" + d + "|" + e.SeatID + "|" + ms(e.At)
+			if e.RabbitDone != e.KafkaDone {
+				value += map[bool]string{true: "|r", false: "|k"}[e.RabbitDone]
+			}
+			if k == KindUnreadable {
+				value = e.Value
+			}
+			if got := e.field(); got != field {
+				t.Errorf("%s field %q, want %q", k, got, field)
+			}
+			if got := e.value(); got != value {
+				t.Errorf("%s value %q, want %q", k, got, value)
+			}
+		}
 	}
 }

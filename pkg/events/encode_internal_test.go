@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,27 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 			}
 			if got := e.appendJSON(nil); string(got) != string(want) {
 				t.Errorf("envelope differs:\n got %s\nwant %s", got, want)
+			}
+		}
+	}
+}
+
+// appendOccurredAt writes what time.Format writes with occurredAtLayout,
+// in every zone, at the edges of its years and of the fractions.
+func TestOccurredAtIsTimeFormats(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	zones := []*time.Location{time.UTC, time.FixedZone("x", 3600), time.FixedZone("y", -5*3600-1800)}
+	times := []time.Time{{}, time.Unix(0, 0), time.Unix(0, 999_999_999), time.Unix(-1, 0),
+		time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 1_000_000, time.UTC)}
+	for range 10000 {
+		times = append(times, time.Unix(r.Int64N(400_000_000_000)-100_000_000_000, r.Int64N(1_000_000_000)))
+	}
+	for _, at := range times {
+		for _, z := range zones {
+			want := at.In(z).UTC().Format(occurredAtLayout)
+			if got := appendOccurredAt([]byte("x"), at.In(z)); string(got[1:]) != want {
+				t.Fatalf("%v: %s, want %s", at, got[1:], want)
 			}
 		}
 	}

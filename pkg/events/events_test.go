@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
@@ -582,5 +584,28 @@ func TestDecodeAcceptsVersion1(t *testing.T) {
 	e, err := events.Decode([]byte(v1))
 	if err != nil || e.Version != 1 || e.Source != "" {
 		t.Fatalf("Decode(v1) = %+v, %v", e, err)
+	}
+}
+
+// Publish counts every event it wrote under its topic, however the
+// topics of one call interleave.
+func TestPublishCountsEachTopicsEvents(t *testing.T) {
+	brokers := kafkatest.Start(t)
+	reg := prometheus.NewRegistry()
+	p := newProducer(t, brokers, events.WithRegisterer(reg))
+	at := time.UnixMilli(1_800_000_000_000)
+	evs := []events.Event{events.BookingRequested("e1", "u1", 1, at), events.BookingRequested("e1", "u2", 2, at),
+		events.BookingCancelled("e1", "u1", "", 1, events.CancelledFromQueue, at), events.BookingRequested("e1", "u3", 3, at)}
+	if err := p.Publish(context.Background(), evs...); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP boxoffice_events_published_total Events written to Kafka and acknowledged (acks=all), by topic.
+# TYPE boxoffice_events_published_total counter
+boxoffice_events_published_total{topic="booking_cancelled"} 1
+boxoffice_events_published_total{topic="booking_request"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "boxoffice_events_published_total"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,10 +1,11 @@
 // Package jsonobj appends flat JSON objects without reflection, writing
 // exactly what encoding/json writes for the equivalent struct. It is kept
-// because it wins: its three users (the gateway's join and position
-// answers, the Kafka envelope) encode faster than encoding/json, with one
-// allocation at most (BenchmarkJoinResponse and
+// because it wins: its users (the gateway's join and position answers,
+// the Kafka envelope, a join receipt's signed root) encode faster than
+// encoding/json, with one allocation at most (BenchmarkJoinResponse and
 // BenchmarkPositionResponse in services/gateway, BenchmarkEnvelope in
-// pkg/events; docs/benchmarks.md, "pkg/jsonobj against encoding/json").
+// pkg/events, BenchmarkSign in pkg/receipt; docs/benchmarks.md,
+// "pkg/jsonobj against encoding/json").
 package jsonobj
 
 import (
@@ -51,6 +52,21 @@ func (o *Object) Str(k, v string) {
 			return
 		}
 	}
+	o.b = append(o.b, '"')
+	o.b = append(o.b, v...)
+	o.b = append(o.b, '"')
+}
+
+// StrBytes is Str of a string held in bytes (one made on the stack, not
+// converted to a string first).
+func (o *Object) StrBytes(k string, v []byte) {
+	for _, c := range v {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			o.Str(k, string(v))
+			return
+		}
+	}
+	o.key(k)
 	o.b = append(o.b, '"')
 	o.b = append(o.b, v...)
 	o.b = append(o.b, '"')

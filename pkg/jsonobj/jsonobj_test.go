@@ -25,6 +25,14 @@ func TestObjectMatchesEncodingJSON(t *testing.T) {
 			if got := o.Bytes(); string(got) != string(want) {
 				t.Errorf("%q:\n got %s\nwant %s", s, got, want)
 			}
+			o = New(nil)
+			o.StrBytes("s", []byte(v.S))
+			o.Int("i", v.I)
+			o.Bool("b", v.B)
+			o.IntPtr("p", v.P)
+			if got := o.Bytes(); string(got) != string(want) {
+				t.Errorf("StrBytes %q:\n got %s\nwant %s", s, got, want)
+			}
 		}
 	}
 	if got := New([]byte("reused")).Bytes(); string(got) != "{}" {

@@ -1,6 +1,7 @@
 package pass_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -84,4 +85,41 @@ func mustSign(t *testing.T, kid, typ string) string {
 		t.Fatal(err)
 	}
 	return tk
+}
+
+// SignTypedJSON makes the very token SignTyped makes of the claims that
+// encode to its bytes (Ed25519 is deterministic), whatever the kid and
+// typ hold, and refuses what SignTyped refuses.
+func TestSignTypedJSONIsSignTypeds(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, kid := range []string{"k1", `k<"2">&\`, "ключ"} {
+		keys, err := pass.ParseKeys([]string{kid + ":" + seed(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := pass.NewSigner(keys, "bo")
+		for _, typ := range []string{"bo-receipt-root+jwt", "a<b>+jwt"} {
+			for _, c := range []headClaims{{}, {EventID: "e1", RegisteredClaims: jwt.RegisteredClaims{Issuer: "https://bo/<x>", IssuedAt: jwt.NewNumericDate(now)}}} {
+				want, err := s.SignTyped(typ, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, err := json.Marshal(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.SignTypedJSON(typ, raw)
+				if err != nil || got != want {
+					t.Fatalf("kid %q typ %q: SignTypedJSON = %q, %v; SignTyped %q", kid, typ, got, err, want)
+				}
+			}
+		}
+		if _, err := s.SignTypedJSON("JWT", []byte("{}")); err == nil {
+			t.Fatal("SignTypedJSON signed a pass's typ")
+		}
+	}
+	var none *pass.Signer
+	if tk, err := none.SignTypedJSON("bo-test+jwt", []byte("{}")); tk != "" || err != nil {
+		t.Fatalf("nil signer: %q, %v", tk, err)
+	}
 }

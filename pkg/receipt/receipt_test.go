@@ -188,6 +188,49 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 	}
 }
 
+// The signed root is the token SignTyped makes of the batch's RootClaims
+// (encoding/json's claims, golang-jwt's header), whatever the issuer
+// and the joins' times.
+func TestSignedRootIsEncodingJSONs(t *testing.T) {
+	seed := make([]byte, 32)
+	_, _ = rand.Read(seed)
+	ks, err := pass.ParseKeys([]string{"k1:" + base64.RawURLEncoding.EncodeToString(seed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iss := range []string{"bo", "", "https://bo.example/<x>&y"} {
+		s := pass.NewSigner(ks, iss)
+		for _, at := range []time.Time{time.UnixMilli(1_800_000_000_999), time.Unix(1_800_000_000, 0), {}} {
+			out := make([]receipt.Receipt, 3)
+			js := joins("e1", 3, at)
+			for i := range js {
+				js[i].At = at
+			}
+			if err := receipt.Sign(s, js, out); err != nil {
+				t.Fatal(err)
+			}
+			parts := strings.Split(out[0].Root, ".")
+			payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c receipt.RootClaims
+			if err := json.Unmarshal(payload, &c); err != nil {
+				t.Fatal(err)
+			}
+			if want, _ := json.Marshal(c); !bytes.Equal(payload, want) {
+				t.Fatalf("claims\n%s\nencoding/json\n%s", payload, want)
+			}
+			if c.Issuer != iss || c.Size != 3 || !c.IssuedAt.Time.Equal(at.Truncate(time.Second)) {
+				t.Fatalf("claims %+v, want iss %q, size 3, iat %v", c, iss, at)
+			}
+			if want, err := s.SignTyped(receipt.RootType, c); err != nil || out[0].Root != want {
+				t.Fatalf("signed root\n%s\nSignTyped\n%s (%v)", out[0].Root, want, err)
+			}
+		}
+	}
+}
+
 // The batcher gives every concurrent join a receipt that verifies, in
 // trees of one event each, however the joins of several events interleave.
 func TestBatcherSignsConcurrentJoins(t *testing.T) {

@@ -11,8 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
+	"github.com/boxoffice/boxoffice/pkg/jsonobj"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 )
 
@@ -57,8 +56,7 @@ func Sign(s *pass.Signer, joins []Join, out []Receipt) error {
 		leaves[i] = LeafHash(buf)
 	}
 	root, paths := tree(leaves)
-	signed, err := s.SignTyped(RootType, RootClaims{EventID: event, Batch: batch, Size: int64(len(joins)), Root: root,
-		RegisteredClaims: jwt.RegisteredClaims{Issuer: s.Issuer(), IssuedAt: jwt.NewNumericDate(latest)}})
+	signed, err := s.SignTypedJSON(RootType, appendRootClaims(make([]byte, 0, 256), event, batch, len(joins), &root, s.Issuer(), latest))
 	if err != nil {
 		return fmt.Errorf("sign receipts: %w", err)
 	}
@@ -66,6 +64,20 @@ func Sign(s *pass.Signer, joins []Join, out []Receipt) error {
 		out[i].Index, out[i].Path, out[i].Root = int64(i), paths[i], signed
 	}
 	return nil
+}
+
+// appendRootClaims appends the RootClaims of a batch as encoding/json
+// writes them (TestSignedRootIsEncodingJSONs): iat is golang-jwt's
+// NumericDate of iat, whole seconds.
+func appendRootClaims(b []byte, event, batch string, size int, root *Hash, iss string, iat time.Time) []byte {
+	o := jsonobj.New(b)
+	o.Str("event_id", event)
+	o.Str("batch", batch)
+	o.Int("size", int64(size))
+	o.Str("root", root.String())
+	o.StrOmitEmpty("iss", iss)
+	o.Int("iat", iat.Truncate(time.Second).Unix())
+	return o.Bytes()
 }
 
 // Batcher signs the receipts of concurrent joins together: while one
@@ -101,6 +113,17 @@ type request struct {
 	err    error
 	done   chan struct{}
 	signed bool // by the batcher's goroutine only
+}
+
+// requests are reused: a request goes back once its caller has read the
+// answer (never one whose caller gave up: the batcher may still hold it),
+// and the batcher touches none after waking its caller (sign).
+var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
+
+// free returns r, answered, to requests.
+func free(r *request) {
+	r.join, r.out, r.err, r.signed = Join{}, Receipt{}, nil, false
+	requests.Put(r)
 }
 
 // maxBatch bounds the joins under one signature (and a path's length);
@@ -140,27 +163,36 @@ func (b *Batcher) Issue(ctx context.Context, j Join) (Receipt, error) {
 	if b == nil {
 		return Receipt{}, nil
 	}
-	done := make(chan struct{}, 1)
-	r := &request{join: j, done: done}
+	r := requests.Get().(*request)
+	r.join = j
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
 		b.sign([]*request{r})
-		return r.out, r.err
+		<-r.done
+		return answer(r)
 	}
 	select {
 	case b.reqs <- r:
 		b.mu.RUnlock()
 	case <-ctx.Done():
 		b.mu.RUnlock()
+		free(r)
 		return Receipt{}, ctx.Err()
 	}
 	select {
-	case <-done:
-		return r.out, r.err
+	case <-r.done:
+		return answer(r)
 	case <-ctx.Done():
 		return Receipt{}, ctx.Err()
 	}
+}
+
+// answer is r's receipt and error, r then freed.
+func answer(r *request) (Receipt, error) {
+	out, err := r.out, r.err
+	free(r)
+	return out, err
 }
 
 func (b *Batcher) loop() {
@@ -189,7 +221,8 @@ func (b *Batcher) loop() {
 }
 
 // sign signs a batch, one tree per event (in the order of each event's
-// first join), and wakes its callers.
+// first join), then wakes its callers: a woken caller's request may be
+// reused at once, so none is looked at after the first is woken.
 func (b *Batcher) sign(batch []*request) {
 	joins := make([]Join, 0, len(batch))
 	out := make([]Receipt, len(batch))
@@ -215,8 +248,10 @@ func (b *Batcher) sign(batch []*request) {
 			r.out, r.err = out[i], err
 			done++
 			r.signed = true
-			r.done <- struct{}{}
 		}
+	}
+	for _, r := range batch {
+		r.done <- struct{}{}
 	}
 }
 
