@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
 	"github.com/boxoffice/boxoffice/pkg/payment"
 )
 
@@ -69,7 +73,7 @@ func TestKafkaOutageLongerThanTheRetriesLosesNoSaleFact(t *testing.T) {
 	// 200 and publishes the same id, time and payload
 	for _, w := range []struct {
 		pid, user, seat, topic string
-		swept              events.Event
+		swept                  events.Event
 	}{{sold, "alice", "A1", events.TopicBookingCompleted, completed[0]}, {late, "erin", "A2", events.TopicPaymentLate, refunds[0]}} {
 		if r := hs.signed(payment.PathSuccess, body(w.user, w.seat, w.pid, "")); r.code != 200 {
 			t.Fatalf("repeat of %s: %d %s", w.pid, r.code, r.raw)
@@ -87,5 +91,69 @@ func TestKafkaOutageLongerThanTheRetriesLosesNoSaleFact(t *testing.T) {
 	}
 	if n := hs.sweepFacts(l); n != 0 {
 		t.Fatalf("sweep after the repeats published %d orders", n)
+	}
+}
+
+// outage is a Kafka producer that can be cut off.
+type outage struct {
+	producer
+	down atomic.Bool
+}
+
+func (o *outage) Publish(ctx context.Context, evs ...events.Event) error {
+	if o.down.Load() {
+		return errKafkaDown
+	}
+	return o.producer.Publish(ctx, evs...)
+}
+
+// TestSweptSaleFactsAreTheWebhooksBytes: on the real brokers, three
+// sales complete, then Kafka is cut off for the last seat's: its webhook
+// answers 503 until the provider gives up. Kafka back, the sweep
+// publishes its booking_completed and the event_sold_out; the provider's
+// late repeat publishes both again, and each pair of Kafka records is the
+// same bytes (key, value, headers but request_id): a consumer dedupes by
+// id.
+func TestSweptSaleFactsAreTheWebhooksBytes(t *testing.T) {
+	hs, brokers := newBrokerHarness(t)
+	l := ledgertest.Open(t, ledgertest.URL(t))
+	hs.wh.Ledger = l
+	kfk := &outage{producer: hs.wh.Kafka}
+	hs.wh.Kafka = kfk
+	for i, user := range []string{"ann", "bob", "cat"} {
+		seat := fmt.Sprintf("A%d", i+1)
+		if r := hs.signed(payment.PathSuccess, body(user, seat, hs.issued(l, user, seat), "")); r.code != 200 {
+			t.Fatalf("%s: %d %s", user, r.code, r.raw)
+		}
+	}
+	last := hs.issued(l, "dan", "A4")
+	kfk.down.Store(true)
+	for range 2 {
+		if r := hs.signed(payment.PathSuccess, body("dan", "A4", last, "")); r.code != 503 {
+			t.Fatalf("last seat with Kafka down: %d %s", r.code, r.raw)
+		}
+	}
+	kfk.down.Store(false)
+	if n := hs.sweepFacts(l); n != 1 {
+		t.Fatalf("sweep published %d orders, want 1", n)
+	}
+	if r := hs.signed(payment.PathSuccess, body("dan", "A4", last, "")); r.code != 200 || r.body["outcome"] != "duplicate" {
+		t.Fatalf("late repeat: %d %s", r.code, r.raw)
+	}
+
+	got := consumeExactly(t, brokers, map[string]int{events.TopicBookingCompleted: 5, events.TopicEventSoldOut: 2})
+	var dan []kafka.Message
+	for _, m := range got[events.TopicBookingCompleted] {
+		if e := decoded(t, []kafka.Message{m})[0]; e.PaymentID == last {
+			dan = append(dan, m)
+		}
+	}
+	for topic, pair := range map[string][]kafka.Message{events.TopicBookingCompleted: dan, events.TopicEventSoldOut: got[events.TopicEventSoldOut]} {
+		if len(pair) != 2 {
+			t.Fatalf("%s: %d records of the fact, want 2", topic, len(pair))
+		}
+		if a, b := record(pair[0]), record(pair[1]); a != b {
+			t.Errorf("%s: the swept record differs from the webhook's:\n%s\n%s", topic, a, b)
+		}
 	}
 }
