@@ -438,9 +438,12 @@ func (m *model) join(name string) (booking.State, bool, error) {
 // mirror of promote.lua (max = batch, never reached here)
 func (m *model) promote() (promoted, expired, abandoned []string, reason string) {
 	for _, name := range m.active() {
+		// the fact names the hold that ended: the freed seats may go
+		// to the same fan's waitlist place, another sequence
+		seq := m.users[name].seq
 		if m.users[name].deadline <= m.now && m.expireDue(name) {
 			expired = append(expired, name)
-			m.fact(events.TopicBookingExpired, name, m.users[name].seq)
+			m.fact(events.TopicBookingExpired, name, seq)
 		}
 	}
 	if m.sold >= m.total {
@@ -869,9 +872,10 @@ func (m *model) timeout(name string) booking.Outcome {
 	if u.deadline > m.now {
 		return booking.OutcomeNotDue
 	}
-	if m.expireDue(name) {
-		// handle_timeout.lua writes the expiry's outbox entry
-		m.fact(events.TopicBookingExpired, name, u.seq)
+	if seq := u.seq; m.expireDue(name) {
+		// handle_timeout.lua writes the expiry's outbox entry, of the
+		// hold that ended (not of an offer its seats made the same fan)
+		m.fact(events.TopicBookingExpired, name, seq)
 		return booking.OutcomeReleased
 	}
 	return booking.OutcomeExtended
@@ -887,10 +891,13 @@ func (m *model) cancel(name string) (dup bool, err error) {
 		m.fact(events.TopicBookingCancelled, name, u.seq)
 		return false, nil
 	case booking.StateActive, booking.StateSeatSelected:
+		// cancel.lua's entry names the hold cancelled, though its seats
+		// may be offered to the same fan's waitlist place in the step
+		seq := u.seq
 		seats := m.release(name, booking.StateCancelled)
 		delete(m.offers, name)
 		m.waitlistOffer(booking.SplitSeats(seats))
-		m.fact(events.TopicBookingCancelled, name, u.seq)
+		m.fact(events.TopicBookingCancelled, name, seq)
 		return false, nil
 	case booking.StateCancelled:
 		return true, nil
@@ -1092,13 +1099,6 @@ func (r *modelRun) retire() {
 		if n != 1 {
 			r.fatalf("kafka event %s published %d times", id, n)
 		}
-	}
-	if len(r.m.offerLog) > 0 {
-		// the facts of an event with offers (offer holds' expiries and
-		// cancellations) are not modelled yet: each id once is checked
-		// above
-		r.m.facts = map[string]int{}
-		got = map[string]int{}
 	}
 	for k, n := range r.m.facts {
 		if n != 1 || got[k] != 1 {

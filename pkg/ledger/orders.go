@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/events"
 )
 
 // Order statuses.
@@ -84,6 +85,13 @@ type Order struct {
 	// cancellation and its refund became (cancel.go), oldest first.
 	CancelledSeatIDs []string       `json:"cancelled_seat_ids,omitempty"`
 	Cancellations    []Cancellation `json:"cancellations,omitempty"`
+	// Fact, FactAt and SoldOutAt are the order's facts as RecordSale
+	// fixed them (Facts): the fact's type ("" for orders written before
+	// facts were recorded with them), its time, and the event_sold_out
+	// its sale caused (nil: none).
+	Fact      string     `json:"-"`
+	FactAt    *time.Time `json:"-"`
+	SoldOutAt *time.Time `json:"-"`
 }
 
 // ErrPaymentNotFound is returned by Payment for an id never issued.
@@ -153,6 +161,45 @@ type Sale struct {
 	// Phase is the sale's phase current when the seats were sold
 	// (booking.PaymentResult.Phase; "" none).
 	Phase string
+	// At is the time of the order's fact, when Redis classified the
+	// payment (booking.PaymentResult.At; zero: the ledger's clock), and
+	// SoldOutAt the event_sold_out the sale caused (zero: none): the
+	// order keeps both, so every copy of its facts is the same.
+	At        time.Time
+	SoldOutAt time.Time
+}
+
+// fact is the type of the sale's fact: payment_late for a payment that
+// came without a ticket, booking_completed for a completion (also one the
+// ledger records as refund_due because another order has the seat: the
+// booking engine sold it).
+func (s Sale) fact() string {
+	if s.RefundReason != "" {
+		return events.TopicPaymentLate
+	}
+	return events.TopicBookingCompleted
+}
+
+// Order is the order s records as far as s tells (no id, amount or
+// status: the ledger adds them), with its facts: the webhooks' tests
+// without a ledger, and the facts of an order written before the ledger
+// kept them.
+func (s Sale) Order() Order {
+	ids, _ := s.seats()
+	seat := s.SeatID
+	if seat == "" {
+		seat = strings.Join(ids, ",")
+	}
+	return Order{PaymentID: s.PaymentID, EventID: s.EventID, UserID: s.UserID, SeatID: seat, SeatIDs: ids,
+		Sequence: s.Sequence, Phase: s.Phase, Fact: s.fact(), FactAt: orNull(s.At), SoldOutAt: orNull(s.SoldOutAt)}
+}
+
+// orNull is t, or NULL when zero.
+func orNull(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // seats returns the sale's seats and their prices (nil: not known).
@@ -196,7 +243,10 @@ func seatsTakenSQL(payment, event, seats string) string {
 // order. A ticket whose seat the ledger already sold to another order is
 // recorded as refund_due (RefundSeatTaken) instead: the ledger never sells
 // a seat twice. Amount and currency come from the payment's record. The
-// payment's outcome is updated in the same round trip.
+// payment's outcome is updated in the same round trip, and the order's
+// facts (Order.Facts) enter order_outbox with the order, in one implicit
+// transaction: they stay there until FactsPublished, or the sweep
+// (OrderPublisher), records Kafka's acknowledgement.
 func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	status, outcome := StatusCompleted, OutcomeSucceeded
 	if s.RefundReason != "" {
@@ -208,13 +258,18 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	}
 	b := &pgx.Batch{}
 	taken := seatsTakenSQL("$2", "$3", "$11")
-	b.Queue(`INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status, refund_reason, phase)
+	// the outbox row only with the order's first write: a repeat after
+	// Kafka acknowledged the facts leaves nothing for the sweep
+	b.Queue(`WITH o AS (INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
+			refund_reason, phase, fact, fact_at, sold_out_at)
 		SELECT $1, $2, $3, $4, $5, $6, COALESCE(p.amount, 0), COALESCE(p.currency, $9),
 			CASE WHEN $7 = 'completed' AND `+taken+` THEN 'refund_due' ELSE $7 END,
-			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END, $12
+			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END, $12, $13, COALESCE($14, now()), $15
 		FROM (SELECT 1) one LEFT JOIN payments p ON p.payment_id = $2
-		ON CONFLICT (payment_id) DO NOTHING`,
-		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids, s.Phase)
+		ON CONFLICT (payment_id) DO NOTHING RETURNING order_id)
+		INSERT INTO order_outbox (order_id) SELECT order_id FROM o`,
+		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids, s.Phase,
+		s.fact(), orNull(s.At), orNull(s.SoldOutAt))
 	// each line's price: what the payment charged it when the ledger
 	// knows (the prices may have changed since, with a phase), else the
 	// price the sale reports, else an even share of the amount
@@ -282,7 +337,7 @@ func perSeat(orders []Order) []Order {
 func newOrderID() string { return "ord_" + strings.ToLower(rand.Text()) }
 
 const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
-	refund_reason, created_at, updated_at, refunded_at, phase,
+	refund_reason, created_at, updated_at, refunded_at, phase, fact, fact_at, sold_out_at,
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
 	ARRAY(SELECT os.price_cents FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id AND os.status = 'cancelled' ORDER BY os.position)`
@@ -290,7 +345,7 @@ const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.PaymentID, &o.EventID, &o.UserID, &o.SeatID, &o.Sequence, &o.Amount, &o.Currency,
-		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.Phase, &o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
+		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.Phase, &o.Fact, &o.FactAt, &o.SoldOutAt, &o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
 	if err == nil && len(o.SeatIDs) == 0 {
 		o.SeatIDs = booking.SplitSeats(o.SeatID)
 	}

@@ -149,8 +149,9 @@ func (s *Stack) CheckSale(t testing.TB, sl *Sale, c SaleCheck) SaleReport {
 	// Kafka: one booking_completed fact per sold seat, naming the buyer. A
 	// sale whose webhook process died between its Lua step and its publish
 	// is published by the provider's retry of that webhook (the sandbox
-	// backs off up to WEBHOOK_RETRY_MAX), so the facts may trail the seats:
-	// wait for them before counting.
+	// backs off up to WEBHOOK_RETRY_MAX) or, past ORDER_FACT_SWEEP_AGE
+	// after its order, by payment-webhook's order sweep, so the facts may
+	// trail the seats: wait for them before counting.
 	idsBySeat := map[string]map[string]bool{}
 	copies := 0
 	var facts []events.Event

@@ -194,6 +194,7 @@ func (s *Stack) env(n, logLevel string) map[string]string {
 		"JWT_SECRET": JWTSecret, "WEBHOOK_SECRET": WebhookSecret, "SANDBOX_API_KEY": SandboxKey,
 		"DATABASE_URL":        s.DatabaseURL,
 		"SAFETY_NET_INTERVAL": "1s", "RECONCILE_INTERVAL": "1s", "OUTBOX_SWEEP_AGE": "2s", "SHUTDOWN_TIMEOUT": "5s",
+		"ORDER_FACT_SWEEP_INTERVAL": "1s", "ORDER_FACT_SWEEP_AGE": "5s",
 	}
 	maps.Copy(env, Wiring(n, s.services))
 	if s.faults != nil {

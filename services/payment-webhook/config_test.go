@@ -14,7 +14,8 @@ func TestConfigDefaults(t *testing.T) {
 	if cfg.AdminAddr != "127.0.0.1:9102" {
 		t.Errorf("admin address %q, want %q", cfg.AdminAddr, "127.0.0.1:9102")
 	}
-	if cfg.HTTPAddr != ":8081" || cfg.WebhookTolerance.String() != "5m0s" {
+	if cfg.HTTPAddr != ":8081" || cfg.WebhookTolerance.String() != "5m0s" || cfg.OrderFactSweepInterval.String() != "5s" ||
+		cfg.OrderFactSweepAge.String() != "30s" {
 		t.Errorf("defaults: %+v", cfg)
 	}
 }
@@ -26,6 +27,8 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "no secret", Env: map[string]string{"WEBHOOK_SECRET": ""}, Wants: []string{"WEBHOOK_SECRET: required and not set"}},
 		{Name: "short secret", Env: map[string]string{"WEBHOOK_SECRET": "short"}, Wants: []string{"WEBHOOK_SECRET", "16 bytes"}},
 		{Name: "no tolerance", Env: map[string]string{"WEBHOOK_TOLERANCE": "0s"}, Wants: []string{"WEBHOOK_TOLERANCE"}},
+		{Name: "no sweep interval", Env: map[string]string{"ORDER_FACT_SWEEP_INTERVAL": "0s"}, Wants: []string{"ORDER_FACT_SWEEP_INTERVAL"}},
+		{Name: "no sweep age", Env: map[string]string{"ORDER_FACT_SWEEP_AGE": "0s"}, Wants: []string{"ORDER_FACT_SWEEP_AGE"}},
 		{Name: "shared setting", Env: map[string]string{"AMQP_QUEUE_TYPE": "stream"}, Wants: []string{"AMQP_QUEUE_TYPE", "stream"}},
 	})
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/payment"
@@ -14,6 +17,7 @@ import (
 // provider retries (RecordSale is idempotent on the payment id).
 type recorder interface {
 	RecordSale(ctx context.Context, s ledger.Sale) (ledger.Order, error)
+	FactsPublished(ctx context.Context, orderID string) error
 	RecordFailure(ctx context.Context, paymentID, eventID, userID, seatID, reason string) error
 	Payment(ctx context.Context, paymentID string) (ledger.Payment, error)
 }
@@ -22,17 +26,44 @@ type recorder interface {
 // a ticket (refund "") or a refund due, and returns it (its amount and
 // currency are the payment's, recorded at initiation). seatID is the
 // engine's (the seats joined by ','), prices the seats' prices when known:
-// the order gets one line per seat. No-op without a ledger (tests of the
-// Redis path only): a zero order.
-func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, prices []int64, seq int64, refund, phase string) (ledger.Order, error) {
-	if w.Ledger == nil {
-		return ledger.Order{Phase: phase}, nil
-	}
+// the order gets one line per seat. at is the time of its fact and
+// soldOut the event_sold_out the sale caused (zero: none), which the
+// order keeps with it. Without a ledger (tests of the Redis path only) it
+// returns the order as it would have been written.
+func (w *Webhooks) recordSale(ctx context.Context, wh payment.Webhook, seatID string, prices []int64, seq int64, refund, phase string,
+	at, soldOut time.Time) (ledger.Order, error) {
 	if seatID == "" {
 		seatID = wh.SeatID
 	}
-	return w.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
-		SeatID: seatID, SeatPrices: prices, Sequence: seq, RefundReason: refund, Phase: phase})
+	s := ledger.Sale{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID,
+		SeatID: seatID, SeatPrices: prices, Sequence: seq, RefundReason: refund, Phase: phase, At: at, SoldOutAt: soldOut}
+	if w.Ledger == nil {
+		return s.Order(), nil
+	}
+	o, err := w.Ledger.RecordSale(ctx, s)
+	if err == nil && o.FactAt == nil {
+		// written before orders kept their facts: this call's are its
+		mine := s.Order()
+		o.Fact, o.FactAt, o.SoldOutAt = mine.Fact, mine.FactAt, mine.SoldOutAt
+	}
+	return o, err
+}
+
+// publishOrder publishes the order's facts (Order.Facts) and records
+// Kafka's acknowledgement in the ledger. A failure to record it is logged
+// only: the facts are out, and the sweep publishes them once more (the
+// same ids).
+func (w *Webhooks) publishOrder(ctx context.Context, log *zap.Logger, o ledger.Order) error {
+	if err := w.Kafka.Publish(ctx, o.Facts()...); err != nil {
+		return err
+	}
+	if w.Ledger == nil || o.OrderID == "" {
+		return nil
+	}
+	if err := w.Ledger.FactsPublished(ctx, o.OrderID); err != nil {
+		log.Warn("order facts published, acknowledgement not recorded; the sweep republishes them", zap.Error(err))
+	}
+	return nil
 }
 
 // paymentMoney is the amount and currency the ledger recorded for a

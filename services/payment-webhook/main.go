@@ -11,7 +11,10 @@
 // the provider retries. Duplicates are 2xx and change nothing (their
 // idempotent events are published again, with the same ids). A success
 // for a hold already released is never a sale: it is published as Kafka
-// payment_late for a refund and answered 200 so the provider stops.
+// payment_late for a refund and answered 200 so the provider stops. The
+// order and its facts are written to the ledger before they are
+// published; a sweep on a tick publishes the facts of orders whose
+// webhook never did (Kafka down for longer than the provider retried).
 package main
 
 import (
@@ -22,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/platform"
 	"github.com/boxoffice/boxoffice/pkg/service"
 )
@@ -42,6 +46,13 @@ type Config struct {
 	WebhookTolerance time.Duration `env:"WEBHOOK_TOLERANCE" default:"5m"`
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
 	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
+	// OrderFactSweepInterval is how often the facts of orders that no
+	// webhook got published (Kafka down for longer than the provider
+	// retried) are published (ledger.OrderPublisher).
+	OrderFactSweepInterval time.Duration `env:"ORDER_FACT_SWEEP_INTERVAL" default:"5s"`
+	// OrderFactSweepAge is how long an order's facts are left to its
+	// webhook and the provider's retries before the sweep publishes them.
+	OrderFactSweepAge time.Duration `env:"ORDER_FACT_SWEEP_AGE" default:"30s"`
 }
 
 // Validate checks what Load cannot (service.LoadFrom calls it).
@@ -52,6 +63,12 @@ func (c Config) Validate() error {
 	}
 	if c.WebhookTolerance <= 0 {
 		errs = append(errs, errors.New("WEBHOOK_TOLERANCE: must be positive"))
+	}
+	if c.OrderFactSweepInterval <= 0 {
+		errs = append(errs, errors.New("ORDER_FACT_SWEEP_INTERVAL: must be positive"))
+	}
+	if c.OrderFactSweepAge <= 0 {
+		errs = append(errs, errors.New("ORDER_FACT_SWEEP_AGE: must be positive"))
 	}
 	return errors.Join(append(errs, c.Common.Validate())...)
 }
@@ -75,8 +92,12 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		Log: log, Metrics: httpapi.NewMetrics(d.Admin.Registry()), Outcomes: NewOutcomes(d.Admin.Registry()),
 		Ledger: d.Ledger, Now: d.Now,
 	}
+	// the facts of orders whose webhooks never got them published: every
+	// replica sweeps, each takes rows the others do not hold
+	facts := &ledger.OrderPublisher{Ledger: d.Ledger, Kafka: d.Kafka, Log: log, Age: cfg.OrderFactSweepAge,
+		Metrics: ledger.NewOrderFactMetrics(d.Admin.Registry())}
 	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
 		return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
-	})
+	}, func(ctx context.Context) error { return facts.Run(ctx, cfg.OrderFactSweepInterval) })
 }

@@ -227,14 +227,13 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 		if !res.At.IsZero() {
 			now = res.At // a repeat republishes the same fact
 		}
-		order, err := w.recordSale(ctx, wh, seat, res.SeatPrices, res.Sequence, refund, res.Phase)
+		order, err := w.recordSale(ctx, wh, seat, res.SeatPrices, res.Sequence, refund, res.Phase, now, time.Time{})
 		if err != nil {
 			bookinghttp.Fail(c, err)
 			return
 		}
-		ev := events.PaymentLate(wh.EventID, wh.UserID, seat, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency).
-			WithPhase(order.Phase)
-		if err := w.Kafka.Publish(ctx, ev); err != nil {
+		// payment_late, as the ledger fixed it with the order
+		if err := w.publishOrder(ctx, log, order); err != nil {
 			bookinghttp.Fail(c, err)
 			return
 		}
@@ -256,31 +255,31 @@ func (w *Webhooks) success(c *gin.Context, wh payment.Webhook) {
 	// provider's retry of a call whose publishes failed after Redis was
 	// written, so the effects are repeated; their ids are the same.
 	// The order goes to the ledger first (idempotent: a duplicate may be
-	// the retry of a call that failed there).
-	order, err := w.recordSale(ctx, wh, res.SeatID, res.SeatPrices, res.Sequence, "", res.Phase)
+	// the retry of a call that failed there), with its facts' time and
+	// the event_sold_out its sale caused; then its facts, as the ledger
+	// fixed them with the order (the phase of the sale, however the phase
+	// changed since): a repeat, or the sweep after a Kafka outage that
+	// outlasted the provider's retries, publishes the same.
+	if !res.At.IsZero() {
+		now = res.At // when it completed
+	}
+	order, err := w.recordSale(ctx, wh, res.SeatID, res.SeatPrices, res.Sequence, "", res.Phase, now, res.SoldOutAt)
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	seq := itoa(res.Sequence)
-	if !res.At.IsZero() {
-		now = res.At // when it completed: a repeat republishes the same fact
-	}
-	// the phase the ledger recorded with the order: a repeat after a
-	// phase change republishes the fact as it was
-	ev := events.BookingCompleted(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, now).WithMoney(order.Amount, order.Currency).
-		WithPhase(order.Phase)
-	if err := w.Kafka.Publish(ctx, ev); err != nil {
+	if err := w.publishOrder(ctx, log, order); err != nil {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	if !res.SoldOutAt.IsZero() {
-		// every completion after the last seat's republishes it as it was
+	if !res.SoldOutAt.IsZero() && order.SoldOutAt == nil {
+		// a completion after the last seat's republishes it as it was
 		if err := w.Kafka.Publish(ctx, events.EventSoldOut(wh.EventID, res.SoldOutAt)); err != nil {
 			bookinghttp.Fail(c, err)
 			return
 		}
 	}
+	seq := itoa(res.Sequence)
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentSuccess, wh.UserID+"|"+seq); err != nil {
 		bookinghttp.Fail(c, err)
 		return

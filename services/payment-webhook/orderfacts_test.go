@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
+	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
+	"github.com/boxoffice/boxoffice/pkg/payment"
+)
+
+var errKafkaDown = errors.New("kafka: connection refused")
+
+// sweepFacts runs one pass of the service's order-fact sweep, as its
+// background loop does on a tick, taking every fact however young.
+func (hs *harness) sweepFacts(l *ledger.Ledger) int {
+	hs.t.Helper()
+	n, err := (&ledger.OrderPublisher{Ledger: l, Kafka: hs.wh.Kafka, Age: time.Nanosecond}).Sweep(context.Background())
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	return n
+}
+
+// TestKafkaOutageLongerThanTheRetriesLosesNoSaleFact: Kafka is down when
+// the success webhook (and a late one) comes and the provider gives up
+// after its retries: each answer is 503, the orders are in the ledger.
+// Once Kafka is back the sweep publishes booking_completed and
+// payment_late, the facts the webhook would have published (same id and
+// bytes); a second sweep publishes nothing more.
+func TestKafkaOutageLongerThanTheRetriesLosesNoSaleFact(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := newLedgerHarness(t)
+	ctx := context.Background()
+	sold, late := hs.issued(l, "alice", "A1"), hs.issued(l, "erin", "A2")
+	hs.expire("erin")
+
+	hs.rec.FailWith(errKafkaDown)
+	for range 3 { // the provider's retries, then it gives up
+		if r := hs.signed(payment.PathSuccess, body("alice", "A1", sold, "")); r.code != 503 {
+			t.Fatalf("success with Kafka down: %d %s", r.code, r.raw)
+		}
+		if r := hs.signed(payment.PathSuccess, body("erin", "A2", late, "")); r.code != 503 {
+			t.Fatalf("late success with Kafka down: %d %s", r.code, r.raw)
+		}
+	}
+	for _, pid := range []string{sold, late} {
+		if _, err := l.OrderByPayment(ctx, pid); err != nil {
+			t.Fatalf("order of %s: %v", pid, err)
+		}
+	}
+	hs.rec.FailWith(nil)
+	if n := hs.sweepFacts(l); n != 2 {
+		t.Fatalf("sweep published the facts of %d orders, want 2", n)
+	}
+	if n := hs.sweepFacts(l); n != 0 {
+		t.Fatalf("second sweep published %d orders again", n)
+	}
+	completed, refunds := hs.rec.Topic(events.TopicBookingCompleted), hs.rec.Topic(events.TopicPaymentLate)
+	if len(completed) != 1 || len(refunds) != 1 {
+		t.Fatalf("after the outage: %d booking_completed, %d payment_late, want 1 each", len(completed), len(refunds))
+	}
+
+	// the facts are those the webhook publishes: a repeat now answers
+	// 200 and publishes the same id, time and payload
+	for _, w := range []struct {
+		pid, user, seat, topic string
+		swept                  events.Event
+	}{{sold, "alice", "A1", events.TopicBookingCompleted, completed[0]}, {late, "erin", "A2", events.TopicPaymentLate, refunds[0]}} {
+		if r := hs.signed(payment.PathSuccess, body(w.user, w.seat, w.pid, "")); r.code != 200 {
+			t.Fatalf("repeat of %s: %d %s", w.pid, r.code, r.raw)
+		}
+		again := hs.rec.Topic(w.topic)
+		if len(again) != 2 {
+			t.Fatalf("%s: %d facts, want 2", w.topic, len(again))
+		}
+		if d := cmp.Diff(w.swept, again[1]); d != "" {
+			t.Errorf("%s: the swept fact differs from the webhook's (-swept +webhook):\n%s", w.topic, d)
+		}
+		if w.swept.PaymentID != w.pid || w.swept.Amount != 5000 || w.swept.SeatID != w.seat {
+			t.Errorf("%s: %+v", w.topic, w.swept)
+		}
+	}
+	if n := hs.sweepFacts(l); n != 0 {
+		t.Fatalf("sweep after the repeats published %d orders", n)
+	}
+}
+
+// outage is a Kafka producer that can be cut off.
+type outage struct {
+	producer
+	down atomic.Bool
+}
+
+func (o *outage) Publish(ctx context.Context, evs ...events.Event) error {
+	if o.down.Load() {
+		return errKafkaDown
+	}
+	return o.producer.Publish(ctx, evs...)
+}
+
+// TestSweptSaleFactsAreTheWebhooksBytes: on the real brokers, three
+// sales complete, then Kafka is cut off for the last seat's: its webhook
+// answers 503 until the provider gives up. Kafka back, the sweep
+// publishes its booking_completed and the event_sold_out; the provider's
+// late repeat publishes both again, and each pair of Kafka records is the
+// same bytes (key, value, headers but request_id): a consumer dedupes by
+// id.
+func TestSweptSaleFactsAreTheWebhooksBytes(t *testing.T) {
+	hs, brokers := newBrokerHarness(t)
+	l := ledgertest.Open(t, ledgertest.URL(t))
+	hs.wh.Ledger = l
+	kfk := &outage{producer: hs.wh.Kafka}
+	hs.wh.Kafka = kfk
+	for i, user := range []string{"ann", "bob", "cat"} {
+		seat := fmt.Sprintf("A%d", i+1)
+		if r := hs.signed(payment.PathSuccess, body(user, seat, hs.issued(l, user, seat), "")); r.code != 200 {
+			t.Fatalf("%s: %d %s", user, r.code, r.raw)
+		}
+	}
+	last := hs.issued(l, "dan", "A4")
+	kfk.down.Store(true)
+	for range 2 {
+		if r := hs.signed(payment.PathSuccess, body("dan", "A4", last, "")); r.code != 503 {
+			t.Fatalf("last seat with Kafka down: %d %s", r.code, r.raw)
+		}
+	}
+	kfk.down.Store(false)
+	if n := hs.sweepFacts(l); n != 1 {
+		t.Fatalf("sweep published %d orders, want 1", n)
+	}
+	if r := hs.signed(payment.PathSuccess, body("dan", "A4", last, "")); r.code != 200 || r.body["outcome"] != "duplicate" {
+		t.Fatalf("late repeat: %d %s", r.code, r.raw)
+	}
+
+	got := consumeExactly(t, brokers, map[string]int{events.TopicBookingCompleted: 5, events.TopicEventSoldOut: 2})
+	var dan []kafka.Message
+	for _, m := range got[events.TopicBookingCompleted] {
+		if e := decoded(t, []kafka.Message{m})[0]; e.PaymentID == last {
+			dan = append(dan, m)
+		}
+	}
+	for topic, pair := range map[string][]kafka.Message{events.TopicBookingCompleted: dan, events.TopicEventSoldOut: got[events.TopicEventSoldOut]} {
+		if len(pair) != 2 {
+			t.Fatalf("%s: %d records of the fact, want 2", topic, len(pair))
+		}
+		if a, b := record(pair[0]), record(pair[1]); a != b {
+			t.Errorf("%s: the swept record differs from the webhook's:\n%s\n%s", topic, a, b)
+		}
+	}
+}
