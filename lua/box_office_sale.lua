@@ -1,7 +1,7 @@
 -- box_office_sale: an operator sells seats at the counter: sold at once to the sale's buyer, all or none; a repeat of the sale answers what it sold.
 -- ARGV: 1 buyer user_id (booking.BoxOfficeBuyer), 2 payment_id (the sale's), 3 channel,
 --   4 seat ids joined by ',' ('': pick count seats, best available), 5 count, 6 section name ('': any)
--- Replies: {'ok', 'completed' | 'duplicate', seat_ids, at_ms, sold_out_ms, amount_cents, seat_prices, phase}
+-- Replies: {'ok', 'completed' | 'duplicate', seat_ids, at_ms, sold_out_ms, amount_cents, seat_prices, phase, currency}
 --   | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed, or allocated to another channel}}
 --   | {'too_many_seats', max} | {'section_unknown'} | {'no_adjacent_seats', largest, available}
@@ -26,7 +26,7 @@ if prev then
   local p = payment_record(user, pid)
   if not p or p.user ~= user or p.status ~= 'completed' then return {'invalid_argument'} end
   return {'ok', 'duplicate', p.seat, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
-    order_amount(p.seat), seat_prices(p.seat), phase}
+    order_amount(p.seat), seat_prices(p.seat), phase, redis.call('HGET', K_CONFIG, 'currency') or ''}
 end
 if user_state(user) then return {'invalid_argument'} end
 if sales_ended(now, redis.call('HGET', K_CONFIG, 'sales_end_ms')) then return {'sales_ended'} end
@@ -69,4 +69,4 @@ redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_USEQ, user, 0)
 redis.call('HSET', K_PAYS, pid, user .. '|0|' .. csv .. '|completed|' .. now_s)
 return {'ok', 'completed', csv, now, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
-  order_amount(csv), seat_prices(csv), phase}
+  order_amount(csv), seat_prices(csv), phase, redis.call('HGET', K_CONFIG, 'currency') or ''}

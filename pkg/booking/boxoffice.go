@@ -65,48 +65,54 @@ type BoxOfficeSale struct {
 	Section string
 }
 
+// BoxOfficeResult is what a box-office sale sold: PaymentSuccess's
+// answer (Sequence 0) with the event's currency.
+type BoxOfficeResult struct {
+	PaymentResult
+	Currency string
+}
+
 // SellAtBoxOffice sells the seats of a box-office sale, all or none
 // (lua/box_office_sale.lua): the named seats, or the best Count adjacent
 // seats (the channel's own allocation first, then general sale). A
 // repeat of the sale id answers what the first sold (OutcomeDuplicate),
-// whatever the request. The result is a PaymentResult as PaymentSuccess's
-// (Sequence 0). Errors: ErrInvalidArgument (no seat, one twice, a bad
+// whatever the request. Errors: ErrInvalidArgument (no seat, one twice, a bad
 // sale id, channel or count), *SeatUnknownError, *SeatsTakenError
 // (held or sold by another), *SeatsNotForSaleError (held or killed by
 // operators, or allocated to another channel), *TooManySeatsError (over
 // the event's order limit), ErrSectionUnknown, *NoAdjacentSeatsError,
 // ErrSalesEnded, ErrEventNotFound.
-func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (PaymentResult, error) {
+func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (BoxOfficeResult, error) {
 	if err := checkIDs(sale.EventID); err != nil {
-		return PaymentResult{}, err
+		return BoxOfficeResult{}, err
 	}
 	if !ValidSaleID(sale.SaleID) {
-		return PaymentResult{}, fmt.Errorf("%w: sale id must be 1-%d characters of %s", ErrInvalidArgument, MaxSaleIDLen, "A-Z, a-z, 0-9, '.', '_' and '-'")
+		return BoxOfficeResult{}, fmt.Errorf("%w: sale id must be 1-%d characters of %s", ErrInvalidArgument, MaxSaleIDLen, "A-Z, a-z, 0-9, '.', '_' and '-'")
 	}
 	if sale.Channel == "" {
 		sale.Channel = ChannelBoxOffice
 	}
 	if err := checkChannel(sale.Channel); err != nil {
-		return PaymentResult{}, err
+		return BoxOfficeResult{}, err
 	}
 	switch {
 	case len(sale.SeatIDs) > 0 && sale.Count > 0:
-		return PaymentResult{}, fmt.Errorf("%w: give seat ids or a count, not both", ErrInvalidArgument)
+		return BoxOfficeResult{}, fmt.Errorf("%w: give seat ids or a count, not both", ErrInvalidArgument)
 	case len(sale.SeatIDs) == 0 && sale.Count < 1:
-		return PaymentResult{}, fmt.Errorf("%w: no seat", ErrInvalidArgument)
+		return BoxOfficeResult{}, fmt.Errorf("%w: no seat", ErrInvalidArgument)
 	case len(sale.SeatIDs) > MaxSeatsPerOrderLimit || sale.Count > MaxSeatsPerOrderLimit:
-		return PaymentResult{}, &TooManySeatsError{Max: MaxSeatsPerOrderLimit}
+		return BoxOfficeResult{}, &TooManySeatsError{Max: MaxSeatsPerOrderLimit}
 	}
 	if len(sale.Section) > MaxSectionNameLen || !utf8.ValidString(sale.Section) {
-		return PaymentResult{}, ErrSectionUnknown
+		return BoxOfficeResult{}, ErrSectionUnknown
 	}
 	seen := make(map[string]bool, len(sale.SeatIDs))
 	for _, id := range sale.SeatIDs {
 		if !ids.Valid(id) || strings.IndexByte(id, ',') >= 0 {
-			return PaymentResult{}, &SeatUnknownError{Seat: id}
+			return BoxOfficeResult{}, &SeatUnknownError{Seat: id}
 		}
 		if seen[id] {
-			return PaymentResult{}, fmt.Errorf("%w: seat %q given twice", ErrInvalidArgument, id)
+			return BoxOfficeResult{}, fmt.Errorf("%w: seat %q given twice", ErrInvalidArgument, id)
 		}
 		seen[id] = true
 	}
@@ -117,29 +123,29 @@ func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (Paymen
 		case errors.Is(err, ErrSeatNotForSale):
 			var kept SeatsNotForSaleError
 			r.scan(&kept.Seats)
-			return PaymentResult{}, &kept
+			return BoxOfficeResult{}, &kept
 		case errors.Is(err, ErrSeatUnavailable):
 			var taken SeatsTakenError
 			r.scan(&taken.Seats)
-			return PaymentResult{}, &taken
+			return BoxOfficeResult{}, &taken
 		case errors.Is(err, ErrSeatUnknown):
 			var unknown SeatUnknownError
 			r.scan(&unknown.Seat)
-			return PaymentResult{}, &unknown
+			return BoxOfficeResult{}, &unknown
 		case errors.Is(err, ErrTooManySeats):
 			var many TooManySeatsError
 			r.scan(&many.Max)
-			return PaymentResult{}, &many
+			return BoxOfficeResult{}, &many
 		case errors.Is(err, ErrNoAdjacentSeats):
 			var left NoAdjacentSeatsError
 			r.scan(&left.Largest, &left.Available)
-			return PaymentResult{}, &left
+			return BoxOfficeResult{}, &left
 		}
-		return PaymentResult{}, fmt.Errorf("box office sale: %w", err)
+		return BoxOfficeResult{}, fmt.Errorf("box office sale: %w", err)
 	}
-	var res PaymentResult
+	var res BoxOfficeResult
 	var prices string
-	r.scan(&res.Outcome, &res.SeatID, &res.At, &res.SoldOutAt, &res.AmountCents, &prices, &res.Phase)
+	r.scan(&res.Outcome, &res.SeatID, &res.At, &res.SoldOutAt, &res.AmountCents, &prices, &res.Phase, &res.Currency)
 	res.SeatIDs, res.SeatPrices = SplitSeats(res.SeatID), splitPrices(prices)
 	return res, nil
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func (f *fixture) sell(sale BoxOfficeSale) (PaymentResult, error) {
+func (f *fixture) sell(sale BoxOfficeSale) (BoxOfficeResult, error) {
 	f.t.Helper()
 	if sale.EventID == "" {
 		sale.EventID = "evt"

@@ -35,7 +35,8 @@ func (s *Server) ledgerRoutes(api, adm *gin.RouterGroup) {
 	adm.POST("/events/:id/restore", s.restoreEvent)
 	adm.GET("/refunds", s.refundsDue)
 	adm.POST("/refunds/:order_id", s.markRefunded)
-	adm.POST("/orders/:order_id/cancel", s.cancelOrder) // order_cancel.go
+	adm.POST("/orders/:order_id/cancel", s.cancelOrder)       // order_cancel.go
+	adm.POST("/events/:id/box-office/sales", s.boxOfficeSale) // box_office.go
 }
 
 // ledgerErr maps the ledger's sentinels to the booking ones the JSON
