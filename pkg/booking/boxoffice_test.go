@@ -62,9 +62,9 @@ func TestBoxOfficeSale(t *testing.T) {
 		want  error
 		named []string
 	}{
-		{[]string{"A2", "A3"}, ErrSeatNotForSale, []string{"A3"}}, // another channel's
-		{[]string{"B1"}, ErrSeatNotForSale, []string{"B1"}},       // held by operators
-		{[]string{"B2"}, ErrSeatNotForSale, []string{"B2"}},       // killed
+		{[]string{"A2", "A3"}, ErrSeatNotForSale, []string{"A3"}},  // another channel's
+		{[]string{"B1"}, ErrSeatNotForSale, []string{"B1"}},        // held by operators
+		{[]string{"B2"}, ErrSeatNotForSale, []string{"B2"}},        // killed
 		{[]string{"B3", "A5"}, ErrSeatUnavailable, []string{"A5"}}, // a fan's hold
 		{[]string{"A1"}, ErrSeatUnavailable, []string{"A1"}},       // sold
 		{[]string{"B3", "B4", "B5", "A2", "B1"}, ErrTooManySeats, nil},
