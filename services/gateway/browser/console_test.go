@@ -533,8 +533,8 @@ func TestConsole(t *testing.T) {
 	p.waitFor("the rules event's actions", 15*time.Second, `(() => {
 		const rows = [...document.querySelectorAll("#audit tbody tr")];
 		const acts = rows.map((r) => r.children[2].textContent);
-		return rows.length === 9 && rows.every((r) => r.children[1].textContent.startsWith("ops-lead ") && r.children[3].textContent === "`+rules+`")
-			&& ["event.create", "event.update", "phase.set", "codes.create", "registration.open", "selection.draw"].every((a) => acts.includes(a))
+		return rows.length === 10 && rows.every((r) => r.children[1].textContent.startsWith("ops-lead ") && r.children[3].textContent === "`+rules+`")
+			&& ["event.create", "event.update", "boxoffice.sell", "phase.set", "codes.create", "registration.open", "selection.draw"].every((a) => acts.includes(a))
 			&& acts.filter((a) => a === "registration.open").length === 2 && acts.filter((a) => a === "event.update").length === 3;
 	})()`)
 	p.shot("c19-audit-sale")
