@@ -13,7 +13,6 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
@@ -27,28 +26,7 @@ func TestBoxOfficeSaleOpenAPIContract(t *testing.T) {
 	t.Parallel()
 	hs, l, ref := ledgerHarness(t)
 	ctx := context.Background()
-	ct := contracttest.Load(t)
-	invalid := map[*http.Request]bool{}
-	var mu sync.Mutex
-	hs.h = ct.Wrap(hs.h, func(r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !invalid[r]
-	})
-	bad := func(method, path, token string, body any, status int, code string, headers ...string) resp {
-		t.Helper()
-		orig := hs.h
-		hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			invalid[r] = true
-			mu.Unlock()
-			orig.ServeHTTP(w, r)
-		})
-		r := hs.do(method, path, token, body, headers...)
-		want(t, r, status, code)
-		hs.h = orig
-		return r
-	}
+	ct, bad := contractChecked(t, hs)
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 10, "capacity": 2, "max_seats_per_order": 3})
 	release := time.Now().Add(time.Hour)
 	if _, err := hs.store.AllocateSeats(ctx, "e1", booking.ChannelBoxOffice, release, []string{"A1", "A2"}); err != nil {
@@ -150,9 +128,7 @@ func TestBoxOfficeSaleOpenAPIContract(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+hs.admin)
 		w := httptest.NewRecorder()
-		mu.Lock()
-		invalid[req] = true
-		mu.Unlock()
+		ct.markInvalid(req)
 		hs.h.ServeHTTP(w, req)
 		status := http.StatusBadRequest
 		if rf.Field == "" {
