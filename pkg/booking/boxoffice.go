@@ -31,7 +31,7 @@ const MaxSaleIDLen = 48
 // BoxOfficePaymentPrefix the payment id of every box-office sale (no
 // provider ever sees one).
 const (
-	BoxOfficeUserPrefix    = "box-office:"
+	BoxOfficeUserPrefix    = ids.ReservedUserPrefix
 	BoxOfficePaymentPrefix = "box_"
 )
 
