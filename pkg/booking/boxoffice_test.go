@@ -174,3 +174,15 @@ func TestBoxOfficeSaleRacesFanSelection(t *testing.T) {
 	f.checkInvariants("evt")
 	t.Logf("box office won %d seats, fans %d", boxWins, fanWins)
 }
+
+// BenchmarkSellAtBoxOffice: box-office sales of 2 seats best available
+// into an event of 100,000 seats, 50 concurrent callers (one op = one
+// sale; run it with -benchtime Nx, N <= 50,000).
+func BenchmarkSellAtBoxOffice(b *testing.B) {
+	s, ctx := benchStore(b, EventConfig{Rows: 400, SeatsPerRow: 250, Capacity: 1, MaxSeatsPerOrder: 4})
+	parallel(b, func(i int64) {
+		if _, err := s.SellAtBoxOffice(ctx, BoxOfficeSale{EventID: "bench", SaleID: fmt.Sprintf("s%d", i), Count: 2}); err != nil {
+			b.Error(err)
+		}
+	})
+}
