@@ -14,7 +14,7 @@
 -- (seat -> channel) while a fan of the channel holds or bought it, so it
 -- goes back to the channel when the fan gives it back, and
 -- the rows of a channel's seats are in alloc ' r:<channel>' (the rows
--- best available reads, select_best.lua best_in_channels), and a seat
+-- best available reads, lib/select.lua best_in_channels), and a seat
 -- ever allocated to the channel wheelchair or companion has that kind in
 -- alloc ' a:<seat>' for good (its allocation's end keeps it); the release
 -- time in config 'ra:<channel>' (end_allocation, below). A hold or kill takes a

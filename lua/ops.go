@@ -80,6 +80,7 @@ func ek(keys ...EventKey) []EventKey { return keys }
 
 var functions = []declaration{
 	{name: "ack_outbox", event: ek(Outbox)},
+	{name: "box_office_sale", event: ek(Config, Seats, Seatmap, Waiting, State, Useq, Useat, Upay, Pays, Status, Seatidx, Runs, Alloc)},
 	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx, Runs)},

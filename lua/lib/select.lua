@@ -128,6 +128,49 @@ local function section_rows_at(i)
   return 0, RUN_SHIFT - 1
 end
 
+-- Best available within the allocations of the request's channels: the
+-- rows holding their seats (alloc ' r:<channel>', row numbers kept by
+-- mark_seats.lua) in row order, each read as its status bytes with the
+-- channel's own seats ('c' of one of channels) free, nearest the row's
+-- centre; clean first, then any. O(row length) per such row, bounded by
+-- the allocation's rows. Returns the first seat's position and whether
+-- it leaves a single free seat; nil when none fits.
+local function best_in_channels(c, channels, r0, r1)
+  local rows = {}
+  for ch in pairs(channels) do
+    for r in string.gmatch(redis.call('HGET', K_ALLOC, ' r:' .. string.sub(ch, 1)) or '', '%d+') do
+      local row = tonumber(r)
+      if row >= r0 and row <= r1 then rows[#rows + 1] = row end
+    end
+  end
+  if #rows == 0 then return nil end
+  table.sort(rows)
+  for pass = 1, 2 do
+    local prev
+    for _, row in ipairs(rows) do
+      if row ~= prev then
+        prev = row
+        local start, len = row_span(row)
+        local s = redis.call('GETRANGE', K_STATUS, start, start + len - 1)
+        if string.find(s, 'c', 1, true) then
+          local ids = seats_at(start, len)
+          local owners = redis.call('HMGET', K_ALLOC, unpack(ids))
+          local b = {}
+          for j = 1, len do
+            local x = string.sub(s, j, j)
+            if x == 'c' and owners[j] and channels[owners[j]] then x = 'a'
+            elseif x ~= 'a' then x = 'x' end
+            b[j] = x
+          end
+          local o = pick_in_row(table.concat(b), c, pass == 1, len - 1)
+          if o then return start + o, pass == 2 end
+        end
+      end
+    end
+  end
+  return nil
+end
+
 -- A manual selection's no-orphan check: nil when it leaves no single
 -- free seat beside a seat it takes (the user's own previous seats count
 -- as free), or when no other choice of as many adjacent seats avoids
@@ -193,24 +236,20 @@ local function orphan_refusal(user, want)
   return {'orphan_seat', orphans, seats_at(pos, c)}
 end
 
--- Holds the seats want (their ids; csv joined by ',') for user, all or
--- none, replacing the user's previous selection; deadline, now and hnow
--- from selecting_user. manual: a fan's own choice, held to the no-orphan
--- rule (orphan_refusal). channels: the request's, a set (channels[name]
--- true): the token's channel claim and the event's current phase; a
--- seat allocated to another channel is refused seat_not_for_sale unless
--- its allocation is due (it is then on general sale).
--- Replies as lock_seat.lua.
-local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels)
-  local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
-  if #want > max then return {'too_many_seats', max} end
-  local mine = 'h:' .. user
+-- Whether the seats want may be taken by a request through channels (a
+-- set) for the holder value mine ('h:<user>' or 's:<user>': the holder's
+-- own seats count as free): the seats' values in order, or nil and the
+-- refusal: {'invalid_argument'} (a seat twice), {'seat_unknown', seat},
+-- {'seat_not_for_sale', {seats}} (held or killed by operators, or
+-- allocated to another channel whose allocation is not due),
+-- {'seat_unavailable', {seats held or sold by another}}.
+local function seats_refusal(want, channels, mine, now)
   local wanted, vals, taken, kept = {}, {}, {}, {}
   for i, seat in ipairs(want) do
-    if wanted[seat] then return {'invalid_argument'} end
+    if wanted[seat] then return nil, {'invalid_argument'} end
     wanted[seat] = true
     local v = redis.call('HGET', K_SEATS, seat)
-    if not v then return {'seat_unknown', seat} end
+    if not v then return nil, {'seat_unknown', seat} end
     local p = string.sub(v, 1, 2)
     if p == 'c:' then
       local ch = string.sub(v, 3)
@@ -226,35 +265,62 @@ local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels
     end
     vals[i] = v
   end
-  if #kept > 0 then return {'seat_not_for_sale', kept} end
-  if #taken > 0 then return {'seat_unavailable', taken} end
+  if #kept > 0 then return nil, {'seat_not_for_sale', kept} end
+  if #taken > 0 then return nil, {'seat_unavailable', taken} end
+  return vals
+end
+
+-- Takes the free seats of want (vals: their values, seats_refusal) for
+-- holder ('h:<user>' or 's:<user>'), with status code ('h' or 's'),
+-- keeping the allocated count right; returns how many it took. A due
+-- allocation's seat is on general sale: it does not go back to its
+-- channel when freed.
+local function take_seats(want, vals, channels, holder, code)
+  local took, allocated = 0, 0
+  for i, seat in ipairs(want) do
+    local v = vals[i]
+    if v == '' or string.sub(v, 1, 2) == 'c:' then
+      if v ~= '' then
+        allocated = allocated - 1
+        if not channels[string.sub(v, 3)] then redis.call('HDEL', K_ALLOC, seat) end
+      end
+      redis.call('HSET', K_SEATS, seat, holder)
+      set_seat_status(seat, code)
+      took = took + 1
+    end
+  end
+  if allocated ~= 0 then redis.call('HINCRBY', K_CONFIG, 'allocated', allocated) end
+  return took
+end
+
+-- Holds the seats want (their ids; csv joined by ',') for user, all or
+-- none, replacing the user's previous selection; deadline, now and hnow
+-- from selecting_user. manual: a fan's own choice, held to the no-orphan
+-- rule (orphan_refusal). channels: the request's, a set (channels[name]
+-- true): the token's channel claim and the event's current phase; a
+-- seat allocated to another channel is refused seat_not_for_sale unless
+-- its allocation is due (it is then on general sale).
+-- Replies as lock_seat.lua.
+local function hold_seats(user, want, csv, deadline, now, hnow, manual, channels)
+  local max = tonumber(redis.call('HGET', K_CONFIG, 'max_seats')) or 4
+  if #want > max then return {'too_many_seats', max} end
+  local mine = 'h:' .. user
+  local vals, refusal = seats_refusal(want, channels, mine, now)
+  if not vals then return refusal end
   if manual and redis.call('HGET', K_CONFIG, 'no_orphans') == '1' then
-    local refusal = orphan_refusal(user, want)
-    if refusal then return refusal end
+    local orphans = orphan_refusal(user, want)
+    if orphans then return orphans end
   end
 
-  local delta, freed = 0, {}
+  local wanted, delta, freed = {}, 0, {}
+  for _, seat in ipairs(want) do wanted[seat] = true end
   for _, prev in ipairs(split_seats(redis.call('HGET', K_USEAT, user))) do
     if not wanted[prev] and redis.call('HGET', K_SEATS, prev) == mine then
       if free_seat(prev) then freed[#freed + 1] = prev end
       delta = delta - 1
     end
   end
-  local allocated = 0
-  for i, seat in ipairs(want) do
-    local v = vals[i]
-    if v == '' or string.sub(v, 1, 2) == 'c:' then
-      if v ~= '' then
-        allocated = allocated - 1
-        -- a due allocation's seat is on general sale: it does not go back
-        if not channels[string.sub(v, 3)] then redis.call('HDEL', K_ALLOC, seat) end
-      end
-      redis.call('HSET', K_SEATS, seat, mine)
-      set_seat_status(seat, 'h')
-      delta = delta + 1
-    end
-  end
-  if allocated ~= 0 then redis.call('HINCRBY', K_CONFIG, 'allocated', allocated) end
+  delta = delta + take_seats(want, vals, channels, mine, 'h')
   if delta ~= 0 then redis.call('HINCRBY', K_CONFIG, 'held', delta) end
   redis.call('HSET', K_USEAT, user, csv)
   redis.call('HSET', K_STATE, user, 'seat_selected')

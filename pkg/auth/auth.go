@@ -120,8 +120,8 @@ func (a *Authority) Issue(userID, role string, ttl time.Duration) (string, error
 // IssueChannel is Issue with the signed channel claim (channel "" none):
 // a token for a fan who buys through a partner or presale channel.
 func (a *Authority) IssueChannel(userID, role, channel string, ttl time.Duration) (string, error) {
-	if !ids.Valid(userID) {
-		return "", fmt.Errorf("auth: bad user id %q", userID)
+	if !ids.ValidUser(userID) {
+		return "", fmt.Errorf("auth: bad user id %q (ids beginning %s are reserved)", userID, ids.ReservedUserPrefix)
 	}
 	if ttl <= 0 {
 		return "", errors.New("auth: ttl must be positive")
@@ -145,7 +145,7 @@ func (a *Authority) Verify(token string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if !ids.Valid(c.Subject) {
+	if !ids.ValidUser(c.Subject) {
 		return Identity{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
 	}
 	return Identity{UserID: c.Subject, Role: c.Role, Channel: c.Channel}, nil

@@ -37,12 +37,17 @@ func TestVerifyRejects(t *testing.T) {
 	hs512, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
 	noSub, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
 	badSub, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "a{b}", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
+	// a box-office sale's buyer (booking.BoxOfficeBuyer): no fan acts as one
+	boxBuyer, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "box-office:s1", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
+	if _, err := a.Issue("box-office:s1", "", time.Hour); err == nil {
+		t.Error("Issue made a token for a box-office buyer")
+	}
 	good, _ := a.Issue("alice", "", time.Hour)
 	tampered := good[:len(good)-2] + "xx"
 	for name, tok := range map[string]string{
 		"empty": "", "garbage": "abc.def.ghi", "expired": expired, "wrong key": wrongKey,
 		"alg none": none, "no exp": noExp, "hs512": hs512, "no sub": noSub, "bad sub": badSub,
-		"tampered": tampered,
+		"tampered": tampered, "box-office buyer": boxBuyer,
 	} {
 		if _, err := a.Verify(tok); err == nil {
 			t.Errorf("%s: Verify accepted the token", name)

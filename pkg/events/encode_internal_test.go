@@ -23,13 +23,14 @@ func TestEncodeMatchesWireEvent(t *testing.T) {
 			BookingCancelled("evt", "u", s, 3, CancelledFromActive, at),
 			BookingCompleted("evt", "u", "A1,B2,"+s, "p", 4, at).WithMoney(13000, "USD"), // several seats (version 3)
 			BookingCompleted("evt", "u", "A1", "p", 5, at).WithMoney(100, "EUR").WithPhase(s),
+			BookingCompleted("evt", "box-office:"+s, "A1", "box_evt_"+s, 0, at).WithMoney(100, "EUR").WithChannel(s),
 			{ID: s, Type: s, Version: -1, UserID: s, EventID: s, Timestamp: -5},
 			OperatorAction(3, at, s, "session", "admin", "account."+s, "", s, "::1",
 				mustJSON(t, map[string]string{"name": s}), []byte(`{ "a" : [1, "<b>"] }`)),
 			OperatorAction(4, at, "u", "jwt", "admin", "event.restore", "evt", "", "", nil, []byte(`{"sold":2}`)),
 		} {
 			want, err := json.Marshal(wireEvent{ID: e.ID, Type: e.Type, Version: e.Version, Source: e.Source,
-				Amount: e.Amount, Currency: e.Currency, Phase: e.Phase, OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
+				Amount: e.Amount, Currency: e.Currency, Phase: e.Phase, Channel: e.Channel, OccurredAt: e.OccurredAt.UTC().Format(occurredAtLayout), UserID: e.UserID, EventID: e.EventID,
 				SeatID: e.SeatID, SeatIDs: e.SeatIDs, PaymentID: e.PaymentID, Sequence: e.Sequence, Reason: e.Reason,
 				Action: e.Action, Target: e.Target, Via: e.Via, Role: e.Role, RemoteAddr: e.RemoteAddr, Before: e.Before, After: e.After,
 				Timestamp: e.Timestamp})

@@ -33,6 +33,7 @@ type wireEvent struct {
 	Amount     int64           `json:"amount,omitempty" jsonschema:"minimum=1" jsonschema_description:"The payment's amount in the currency's minor unit (cents); with currency. Version 2."`
 	Currency   string          `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$" jsonschema_description:"ISO 4217 code of amount's currency; with amount. Version 2."`
 	Phase      string          `json:"phase,omitempty" jsonschema:"minLength=1" jsonschema_description:"booking_completed and payment_late: the phase of the concert's sale current when the seats were sold (the ledger's record of the order); absent when the sale had none. Version 3, additive."`
+	Channel    string          `json:"channel,omitempty" jsonschema:"minLength=1" jsonschema_description:"booking_completed: the channel a box-office sale went through (box_office unless the operator named another; user_id is then box-office:<sale id>); absent for a fan's order through the queue. Version 3, additive."`
 	Action     string          `json:"action,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: what the operator did, e.g. event.update (docs/operators.md lists them)."`
 	Target     string          `json:"target,omitempty" jsonschema:"minLength=1" jsonschema_description:"operator_action: what the action was done to besides the concert: an order id, an account name."`
 	Via        string          `json:"via,omitempty" jsonschema:"enum=session,enum=token,enum=jwt,enum=cli,enum=system" jsonschema_description:"operator_action: how the operator was signed in: a browser session, an API token, a bearer JWT (development), or the gateway's operators command; system when no operator acted (the payment provider's breaker, a phase schedule)."`
@@ -84,6 +85,7 @@ func (e Event) appendEnvelope(buf []byte) (b, at []byte) {
 	o.IntOmitZero("amount", e.Amount)
 	o.StrOmitEmpty("currency", e.Currency)
 	o.StrOmitEmpty("phase", e.Phase)
+	o.StrOmitEmpty("channel", e.Channel)
 	o.StrOmitEmpty("action", e.Action)
 	o.StrOmitEmpty("target", e.Target)
 	o.StrOmitEmpty("via", e.Via)
@@ -165,6 +167,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Amount:     w.Amount,
 		Currency:   w.Currency,
 		Phase:      w.Phase,
+		Channel:    w.Channel,
 		Action:     w.Action,
 		Target:     w.Target,
 		Via:        w.Via,

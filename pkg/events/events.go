@@ -223,6 +223,9 @@ type Event struct {
 	// Phase is the sale's phase current when the seats of a
 	// booking_completed or payment_late were sold (WithPhase); "" none.
 	Phase string
+	// Channel is the channel a box-office sale of a booking_completed
+	// went through (WithChannel); "" a fan's order through the queue.
+	Channel string
 
 	// The fields of operator_action (OperatorAction): what was done
 	// (Action, "event.update"), to what (Target: an order, an account),

@@ -23,6 +23,13 @@ func (e Event) WithMoney(amount int64, currency string) Event {
 	return e
 }
 
+// WithChannel returns e with the channel a box-office sale went through
+// ("" leaves it unset).
+func (e Event) WithChannel(channel string) Event {
+	e.Channel = channel
+	return e
+}
+
 // WithPhase returns e with the sale's phase its seats were sold in
 // ("" leaves it unset).
 func (e Event) WithPhase(phase string) Event {

@@ -4,6 +4,8 @@
 // It imports nothing of boxoffice's.
 package ids
 
+import "strings"
+
 // MaxLen is the longest user, seat or payment id; MaxEventLen the longest
 // event id.
 const (
@@ -45,6 +47,15 @@ func ValidEvent(id string) bool {
 	}
 	return true
 }
+
+// ReservedUserPrefix begins the user ids the system gives buyers of its
+// own (a box-office sale's buyer, booking.BoxOfficeBuyer): no token may
+// name one, so no fan acts as such a buyer or reads its orders.
+const ReservedUserPrefix = "box-office:"
+
+// ValidUser reports whether s may name a fan (a token's subject): Valid,
+// and not beginning with ReservedUserPrefix.
+func ValidUser(s string) bool { return Valid(s) && !strings.HasPrefix(s, ReservedUserPrefix) }
 
 // EventRule describes ValidEvent for error messages.
 const EventRule = "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"

@@ -24,7 +24,8 @@ import (
 //  2. the order_cancelled fact, acknowledged by Kafka,
 //  3. the refund with the provider, under the idempotency key
 //     RefundKey(id), so however often it is asked the money goes back
-//     once; a refusal or failure leaves it pending with the reason,
+//     once; a refusal or failure leaves it pending with the reason (a
+//     box-office sale's money goes back at the counter: no provider),
 //  4. the refund_issued fact.
 //
 // Finish runs them for one cancellation (the request that recorded it);
@@ -117,8 +118,12 @@ func (c *Canceller) release(ctx context.Context, x Cancellation) (Cancellation, 
 	return c.Ledger.MarkReleased(ctx, x.ID)
 }
 
+// refund gives the cancelled seats' amount back: through the provider,
+// except for a box-office sale (booking.IsBoxOfficePayment), paid at the
+// counter, whose money the operator who cancels hands back there: its
+// refund is recorded made at once.
 func (c *Canceller) refund(ctx context.Context, x Cancellation) (Cancellation, error) {
-	if x.Amount > 0 {
+	if x.Amount > 0 && !booking.IsBoxOfficePayment(x.PaymentID) {
 		if c.Refunds == nil {
 			return c.refundFailed(ctx, x, errors.New("no payment provider for refunds is configured"))
 		}

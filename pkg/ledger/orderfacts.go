@@ -33,7 +33,7 @@ func (o Order) Facts() []events.Event {
 	default:
 		return nil
 	}
-	out := []events.Event{f.WithMoney(o.Amount, o.Currency).WithPhase(o.Phase)}
+	out := []events.Event{f.WithMoney(o.Amount, o.Currency).WithPhase(o.Phase).WithChannel(o.Channel)}
 	if o.SoldOutAt != nil {
 		out = append(out, events.EventSoldOut(o.EventID, *o.SoldOutAt))
 	}

@@ -80,6 +80,12 @@ type Order struct {
 	RefundedAt   *time.Time `json:"refunded_at,omitempty"`
 	// Phase is the sale's phase current when it was sold ("" none).
 	Phase string `json:"phase,omitempty"`
+	// Channel is the channel a box-office sale went through ("" an order
+	// of a fan through the queue), SoldBy the operator's account who sold
+	// it, CustomerRef the walk-up customer's reference the operator gave.
+	Channel     string `json:"channel,omitempty"`
+	SoldBy      string `json:"sold_by,omitempty"`
+	CustomerRef string `json:"customer_ref,omitempty"`
 	// CancelledSeatIDs are the seats of the order that were cancelled
 	// (all of them when Status is cancelled), Cancellations what each
 	// cancellation and its refund became (cancel.go), oldest first.
@@ -167,6 +173,8 @@ type Sale struct {
 	// order keeps both, so every copy of its facts is the same.
 	At        time.Time
 	SoldOutAt time.Time
+	// Channel, SoldBy and CustomerRef: a box-office sale's (Order).
+	Channel, SoldBy, CustomerRef string
 }
 
 // fact is the type of the sale's fact: payment_late for a payment that
@@ -261,15 +269,15 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	// the outbox row only with the order's first write: a repeat after
 	// Kafka acknowledged the facts leaves nothing for the sweep
 	b.Queue(`WITH o AS (INSERT INTO orders (order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
-			refund_reason, phase, fact, fact_at, sold_out_at)
+			refund_reason, phase, fact, fact_at, sold_out_at, channel, sold_by, customer_ref)
 		SELECT $1, $2, $3, $4, $5, $6, COALESCE(p.amount, 0), COALESCE(p.currency, $9),
 			CASE WHEN $7 = 'completed' AND `+taken+` THEN 'refund_due' ELSE $7 END,
-			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END, $12, $13, COALESCE($14, now()), $15
+			CASE WHEN $7 = 'completed' AND `+taken+` THEN $10 ELSE $8 END, $12, $13, COALESCE($14, now()), $15, $16, $17, $18
 		FROM (SELECT 1) one LEFT JOIN payments p ON p.payment_id = $2
 		ON CONFLICT (payment_id) DO NOTHING RETURNING order_id)
 		INSERT INTO order_outbox (order_id) SELECT order_id FROM o`,
 		newOrderID(), s.PaymentID, s.EventID, s.UserID, s.SeatID, s.Sequence, status, s.RefundReason, DefaultCurrency, RefundSeatTaken, ids, s.Phase,
-		s.fact(), orNull(s.At), orNull(s.SoldOutAt))
+		s.fact(), orNull(s.At), orNull(s.SoldOutAt), s.Channel, s.SoldBy, s.CustomerRef)
 	// each line's price: what the payment charged it when the ledger
 	// knows (the prices may have changed since, with a phase), else the
 	// price the sale reports, else an even share of the amount
@@ -337,7 +345,7 @@ func perSeat(orders []Order) []Order {
 func newOrderID() string { return "ord_" + strings.ToLower(rand.Text()) }
 
 const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence, amount, currency, status,
-	refund_reason, created_at, updated_at, refunded_at, phase, fact, fact_at, sold_out_at,
+	refund_reason, created_at, updated_at, refunded_at, phase, fact, fact_at, sold_out_at, channel, sold_by, customer_ref,
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
 	ARRAY(SELECT os.price_cents FROM order_seats os WHERE os.order_id = orders.order_id ORDER BY os.position),
 	ARRAY(SELECT os.seat_id FROM order_seats os WHERE os.order_id = orders.order_id AND os.status = 'cancelled' ORDER BY os.position)`
@@ -345,7 +353,8 @@ const orderColumns = `order_id, payment_id, event_id, user_id, seat_id, sequence
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.PaymentID, &o.EventID, &o.UserID, &o.SeatID, &o.Sequence, &o.Amount, &o.Currency,
-		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.Phase, &o.Fact, &o.FactAt, &o.SoldOutAt, &o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
+		&o.Status, &o.RefundReason, &o.CreatedAt, &o.UpdatedAt, &o.RefundedAt, &o.Phase, &o.Fact, &o.FactAt, &o.SoldOutAt, &o.Channel, &o.SoldBy, &o.CustomerRef,
+		&o.SeatIDs, &o.SeatPrices, &o.CancelledSeatIDs)
 	if err == nil && len(o.SeatIDs) == 0 {
 		o.SeatIDs = booking.SplitSeats(o.SeatID)
 	}
@@ -467,4 +476,22 @@ func (l *Ledger) MaxSequence(ctx context.Context, eventID string) (int64, error)
 		(SELECT COALESCE(MAX(sequence), 0) FROM orders WHERE event_id = $1),
 		(SELECT COALESCE(MAX(sequence), 0) FROM payments WHERE event_id = $1))`, eventID).Scan(&n)
 	return n, wrap("max sequence", err)
+}
+
+// ChannelSales is what one channel of an event's sale sold: its completed
+// orders' seats (less the cancelled) and their prices, per currency.
+// Channel "" is the fans' orders through the queue; a box-office sale's
+// channel is the one it was sold through (box_office by default).
+type ChannelSales struct {
+	Channel  string `json:"channel"`
+	Currency string `json:"currency"`
+	Orders   int64  `json:"orders"`
+	Seats    int64  `json:"seats"`
+	Revenue  int64  `json:"revenue"`
+}
+
+// SalesByChannel returns the event's sold seats and revenue per channel,
+// by channel then currency.
+func (l *Ledger) SalesByChannel(ctx context.Context, eventID string) ([]ChannelSales, error) {
+	return salesBy[ChannelSales](ctx, l, "channel", eventID)
 }

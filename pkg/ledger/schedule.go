@@ -122,17 +122,21 @@ type PhaseSales struct {
 // SalesByPhase returns the event's sold seats and revenue per phase (the
 // phase current at each sale), by phase then currency.
 func (l *Ledger) SalesByPhase(ctx context.Context, eventID string) ([]PhaseSales, error) {
-	rows, err := l.pool.Query(ctx, `SELECT o.phase, o.currency, count(DISTINCT o.order_id), count(*), COALESCE(sum(os.price_cents), 0)
+	return salesBy[PhaseSales](ctx, l, "phase", eventID)
+}
+
+// salesBy is the event's sold seats and revenue grouped by an orders
+// column (phase, channel), in the order of each group's first sale,
+// then currency; T is a struct of that column, currency, orders, seats
+// and revenue.
+func salesBy[T any](ctx context.Context, l *Ledger, column, eventID string) ([]T, error) {
+	rows, err := l.pool.Query(ctx, `SELECT o.`+column+`, o.currency, count(DISTINCT o.order_id), count(*), COALESCE(sum(os.price_cents), 0)
 		FROM orders o JOIN order_seats os ON os.order_id = o.order_id
 		WHERE o.event_id = $1 AND os.status = 'completed'
-		GROUP BY o.phase, o.currency ORDER BY min(o.created_at), o.phase, o.currency`, eventID)
-	out, err := rowsOf(rows, err, func(r pgx.CollectableRow) (PhaseSales, error) {
-		var p PhaseSales
-		err := r.Scan(&p.Phase, &p.Currency, &p.Orders, &p.Seats, &p.Revenue)
-		return p, err
-	})
+		GROUP BY o.`+column+`, o.currency ORDER BY min(o.created_at), o.`+column+`, o.currency`, eventID)
+	out, err := rowsOf(rows, err, pgx.RowToStructByPos[T])
 	if out == nil {
-		out = []PhaseSales{}
+		out = []T{}
 	}
-	return out, wrap("sales by phase", err)
+	return out, wrap("sales by "+column, err)
 }

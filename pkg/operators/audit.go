@@ -81,6 +81,10 @@ const (
 	// beacon's round, or the round's value supplied
 	// (PUT /api/admin/events/{id}/beacon).
 	ActionDrawBeacon = "draw.beacon"
+	// ActionBoxOfficeSell: seats sold at the box office to a walk-up
+	// customer (POST /api/admin/events/{id}/box-office/sales); the
+	// target is the order.
+	ActionBoxOfficeSell = "boxoffice.sell"
 )
 
 // Object marshals v (a map or struct) for Before and After.

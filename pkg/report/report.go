@@ -96,6 +96,19 @@ type Report struct {
 	// ByPhase is what each phase of the sale sold (the phase current at
 	// each sale, from the ledger's orders; absent without a ledger).
 	ByPhase []PhaseSales `json:"by_phase,omitempty"`
+	// ByChannel is what each channel sold (from the ledger's orders:
+	// "" the fans' orders through the queue, box_office and any other a
+	// box-office sale went through; absent without a ledger).
+	ByChannel []ChannelSales `json:"by_channel,omitempty"`
+}
+
+// ChannelSales is what one channel sold in one currency, as PhaseSales.
+type ChannelSales struct {
+	Channel  string `json:"channel"`
+	Currency string `json:"currency"`
+	Orders   int64  `json:"orders"`
+	Seats    int64  `json:"seats"`
+	Revenue  int64  `json:"revenue"`
 }
 
 // PhaseSales is what one phase sold in one currency: orders, seats (less
@@ -221,15 +234,25 @@ func (r Report) CSV() string {
 	for _, m := range r.AdmissionsPerMinute {
 		add("admissions_per_minute", m.Minute.Format(time.RFC3339), strconv.FormatInt(m.Admissions, 10))
 	}
-	for _, p := range r.ByPhase {
-		// the currency (3 letters) first: any phase id after it reads back
-		key := p.Currency + ":" + p.Phase
+	// the currency (3 letters) first: any phase or channel id after it reads back
+	key := func(currency, id string) string {
+		key := currency + ":" + id
 		if strings.ContainsAny(key, ",\"") {
 			key = `"` + strings.ReplaceAll(key, `"`, `""`) + `"`
 		}
-		add("phase_orders", key, strconv.FormatInt(p.Orders, 10))
-		add("phase_seats", key, strconv.FormatInt(p.Seats, 10))
-		add("phase_revenue", key, strconv.FormatInt(p.Revenue, 10))
+		return key
+	}
+	for _, p := range r.ByPhase {
+		k := key(p.Currency, p.Phase)
+		add("phase_orders", k, strconv.FormatInt(p.Orders, 10))
+		add("phase_seats", k, strconv.FormatInt(p.Seats, 10))
+		add("phase_revenue", k, strconv.FormatInt(p.Revenue, 10))
+	}
+	for _, p := range r.ByChannel {
+		k := key(p.Currency, p.Channel)
+		add("channel_orders", k, strconv.FormatInt(p.Orders, 10))
+		add("channel_seats", k, strconv.FormatInt(p.Seats, 10))
+		add("channel_revenue", k, strconv.FormatInt(p.Revenue, 10))
 	}
 	sort.Strings(rows)
 	return "metric,key,value\n" + strings.Join(rows, "\n") + "\n"

@@ -406,34 +406,12 @@ func (s *Server) selectSeat(c *gin.Context) {
 	}
 	seats := req.seats()
 	deadline, err := s.Store.LockSeatsVia(c.Request.Context(), req.EventID, user, httpapi.Identity(c).Channel, req.Accessible, seats)
-	var taken *booking.SeatsTakenError
-	var kept *booking.SeatsNotForSaleError
-	var many *booking.TooManySeatsError
-	var unknown *booking.SeatUnknownError
 	var orphan *booking.OrphanSeatError
 	switch {
 	case errors.As(err, &orphan):
 		refuseOrphan(c, err, orphan)
 		return
-	case errors.As(err, &kept):
-		status, code := bookinghttp.Status(err)
-		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
-			Code: code, Message: "seats not for sale: " + strings.Join(kept.Seats, ", "),
-			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: kept.Seats})
-		return
-	case errors.As(err, &taken):
-		status, code := bookinghttp.Status(err)
-		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
-			Code: code, Message: "seats already taken: " + strings.Join(taken.Seats, ", "),
-			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: taken.Seats})
-		return
-	case errors.As(err, &many):
-		status, code := bookinghttp.Status(err)
-		httpapi.Abort(c, status, code, fmt.Sprintf("at most %d seats per order for this event", many.Max))
-		return
-	case errors.As(err, &unknown):
-		status, code := bookinghttp.Status(err)
-		httpapi.Abort(c, status, code, "no seat "+unknown.Seat+" in this event")
+	case refuseSeats(c, err):
 		return
 	case err != nil:
 		bookinghttp.Fail(c, err)
@@ -445,6 +423,38 @@ func (s *Server) selectSeat(c *gin.Context) {
 		resp["seat_id"] = seats[0]
 	}
 	c.JSON(http.StatusOK, resp)
+}
+
+// refuseSeats answers a selection's (or box-office sale's) refusal that
+// names seats or the order limit: 409 with the seat ids of those not for
+// sale or taken, 400 over the limit, 404 for an unknown seat. false, and
+// nothing written, for any other error.
+func refuseSeats(c *gin.Context, err error) bool {
+	var taken *booking.SeatsTakenError
+	var kept *booking.SeatsNotForSaleError
+	var many *booking.TooManySeatsError
+	var unknown *booking.SeatUnknownError
+	switch {
+	case errors.As(err, &kept):
+		status, code := bookinghttp.Status(err)
+		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
+			Code: code, Message: "seats not for sale: " + strings.Join(kept.Seats, ", "),
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: kept.Seats})
+	case errors.As(err, &taken):
+		status, code := bookinghttp.Status(err)
+		c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
+			Code: code, Message: "seats already taken: " + strings.Join(taken.Seats, ", "),
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: taken.Seats})
+	case errors.As(err, &many):
+		status, code := bookinghttp.Status(err)
+		httpapi.Abort(c, status, code, fmt.Sprintf("at most %d seats per order for this event", many.Max))
+	case errors.As(err, &unknown):
+		status, code := bookinghttp.Status(err)
+		httpapi.Abort(c, status, code, "no seat "+unknown.Seat+" in this event")
+	default:
+		return false
+	}
+	return true
 }
 
 // initiatePayment: POST /api/booking/payment/initiate {"event_id"}. The

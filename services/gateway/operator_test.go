@@ -542,6 +542,16 @@ func TestEveryAdminActionIsAudited(t *testing.T) {
 		t.Errorf("%d cancellation records, want 1", n)
 	}
 
+	sale := map[string]any{"sale_id": "s1", "seat_ids": []string{"A1"}, "customer_ref": "walk-up"}
+	bo := call(operator, "POST", "/api/admin/events/:id/box-office/sales", "/api/admin/events/e1/box-office/sales", sale, http.StatusCreated)
+	call(operator, "POST", "/api/admin/events/:id/box-office/sales", "/api/admin/events/e1/box-office/sales", sale, http.StatusOK) // a repeat: no record
+	boxOrder, _ := bo.body["order"].(map[string]any)
+	check(operators.ActionBoxOfficeSell, "otto", "e1", fmt.Sprint(boxOrder["order_id"]), nil,
+		map[string]any{"sale_id": "s1", "seat_ids": []any{"A1"}, "channel": "box_office", "customer_ref": "walk-up"})
+	if n := len(h.auditOf(operators.ActionBoxOfficeSell)); n != 1 {
+		t.Errorf("%d box-office sale records, want 1", n)
+	}
+
 	seatMarks := "/api/admin/events/e1/seat-marks"
 	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "kill", "seat_ids": []string{"A4"}}, http.StatusOK)
 	call(operator, "POST", "/api/admin/events/:id/seat-marks", seatMarks, map[string]any{"action": "kill", "seat_ids": []string{"A4"}}, http.StatusOK) // a repeat: no record

@@ -35,7 +35,8 @@ func (s *Server) ledgerRoutes(api, adm *gin.RouterGroup) {
 	adm.POST("/events/:id/restore", s.restoreEvent)
 	adm.GET("/refunds", s.refundsDue)
 	adm.POST("/refunds/:order_id", s.markRefunded)
-	adm.POST("/orders/:order_id/cancel", s.cancelOrder) // order_cancel.go
+	adm.POST("/orders/:order_id/cancel", s.cancelOrder)       // order_cancel.go
+	adm.POST("/events/:id/box-office/sales", s.boxOfficeSale) // box_office.go
 }
 
 // ledgerErr maps the ledger's sentinels to the booking ones the JSON
@@ -304,15 +305,19 @@ func (s *Server) markRefunded(c *gin.Context) {
 		httpapi.Abort(c, http.StatusConflict, "not_refundable", "the order was cancelled: its refunds are its cancellations'")
 		return
 	}
-	if s.Refunds == nil {
+	// a box-office sale's money is at the counter: no provider to ask
+	counter := booking.IsBoxOfficePayment(o.PaymentID)
+	if s.Refunds == nil && !counter {
 		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable", "no payment provider for refunds is configured")
 		return
 	}
-	if _, err := s.Refunds.Refund(ctx, o.PaymentID, o.Amount, ""); err != nil {
-		httpapi.Logger(c).Warn("refund failed", zap.String("order_id", id), zap.String("payment_id", o.PaymentID), zap.Error(err))
-		httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable",
-			"the payment provider did not confirm the refund; retry (refunds are idempotent)")
-		return
+	if !counter {
+		if _, err := s.Refunds.Refund(ctx, o.PaymentID, o.Amount, ""); err != nil {
+			httpapi.Logger(c).Warn("refund failed", zap.String("order_id", id), zap.String("payment_id", o.PaymentID), zap.Error(err))
+			httpapi.Abort(c, http.StatusServiceUnavailable, "payment_provider_unavailable",
+				"the payment provider did not confirm the refund; retry (refunds are idempotent)")
+			return
+		}
 	}
 	prev := o
 	o, err = s.Ledger.MarkRefunded(ctx, id)

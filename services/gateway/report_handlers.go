@@ -49,6 +49,16 @@ func (s *Server) eventReport(c *gin.Context) {
 		for i, p := range ps {
 			r.ByPhase[i] = report.PhaseSales(p)
 		}
+		// and each channel: the fans' ("") and the box office's
+		cs, err := s.Ledger.SalesByChannel(ctx, id)
+		if err != nil {
+			bookinghttp.Fail(c, err)
+			return
+		}
+		r.ByChannel = make([]report.ChannelSales, len(cs))
+		for i, p := range cs {
+			r.ByChannel[i] = report.ChannelSales(p)
+		}
 	}
 	switch f := c.Query("format"); {
 	case f == "csv" || (f == "" && strings.Contains(c.GetHeader("Accept"), "text/csv")):

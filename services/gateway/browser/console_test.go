@@ -367,6 +367,37 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("the rules event after the edit: %d %v %+v", code, err, rs)
 	}
 
+	// 11b2. The box office sells the best 2 seats together to a walk-up
+	// customer, confirmed first; an unknown seat is refused with the
+	// API's message and nothing more is sold.
+	setValue(p, "#b-seats", "2")
+	setValue(p, "#b-customer", "Walk-up 7")
+	p.do("click Sell the seats", chromedp.Click(chromedp.ID("b-sell")))
+	p.waitFor("the sale's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Sell these seats?"
+		&& text("#confirm-text").startsWith("Sell the best 2 seats together at the box office to Walk-up 7")`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("sold at the box office", 15*time.Second, `text("#box-result").startsWith("Sold ") && text("#box-result").includes("(order ord_")
+		&& !shown("#box-error") && $("#b-seats").value === "" && document.body.dataset.liveSold === "2"`)
+	p.shot("c13b-box-office")
+	var boxOrders struct {
+		Orders []struct {
+			Channel     string `json:"channel"`
+			CustomerRef string `json:"customer_ref"`
+			SoldBy      string `json:"sold_by"`
+		} `json:"orders"`
+	}
+	if code, err := admin.Do("GET", "/api/admin/events/"+rules+"/orders", nil, &boxOrders); err != nil || code != http.StatusOK ||
+		len(boxOrders.Orders) != 1 || boxOrders.Orders[0].Channel != "box_office" || boxOrders.Orders[0].CustomerRef != "Walk-up 7" ||
+		boxOrders.Orders[0].SoldBy != "ops-lead" {
+		t.Fatalf("the box-office order: %d %v %+v", code, err, boxOrders)
+	}
+	setValue(p, "#b-seats", "ZZ99")
+	p.do("click Sell the seats", chromedp.Click(chromedp.ID("b-sell")))
+	p.waitFor("the confirmation", 5*time.Second, `$("#confirm").open`)
+	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
+	p.waitFor("the refusal", 15*time.Second, `shown("#box-error") && text("#box-error").includes("ZZ99") && !shown("#box-result")
+		&& document.body.dataset.liveSold === "2"`)
+
 	// 11c. The phase switched by hand, confirmed first: in the history.
 	setValue(p, "#ph-phase", "presale")
 	p.do("pick code holders", chromedp.SetValue(chromedp.ID("ph-audience"), "code"))
@@ -502,8 +533,8 @@ func TestConsole(t *testing.T) {
 	p.waitFor("the rules event's actions", 15*time.Second, `(() => {
 		const rows = [...document.querySelectorAll("#audit tbody tr")];
 		const acts = rows.map((r) => r.children[2].textContent);
-		return rows.length === 9 && rows.every((r) => r.children[1].textContent.startsWith("ops-lead ") && r.children[3].textContent === "`+rules+`")
-			&& ["event.create", "event.update", "phase.set", "codes.create", "registration.open", "selection.draw"].every((a) => acts.includes(a))
+		return rows.length === 10 && rows.every((r) => r.children[1].textContent.startsWith("ops-lead ") && r.children[3].textContent === "`+rules+`")
+			&& ["event.create", "event.update", "boxoffice.sell", "phase.set", "codes.create", "registration.open", "selection.draw"].every((a) => acts.includes(a))
 			&& acts.filter((a) => a === "registration.open").length === 2 && acts.filter((a) => a === "event.update").length === 3;
 	})()`)
 	p.shot("c19-audit-sale")

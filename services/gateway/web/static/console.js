@@ -11,7 +11,8 @@
 // per minute of the last hour are a second chart (drawMinutes), and its
 // counts of what went wrong the errors panel (renderErrors). The seats
 // operators hold back or killed are listed under the controls
-// (loadMarks) and changed there (POST /api/admin/events/{id}/seat-marks);
+// (loadMarks) and changed there (POST /api/admin/events/{id}/seat-marks),
+// and the box office sells there (submitBox: POST .../box-office/sales);
 // the payment provider is declared degraded or recovered there too (PUT
 // /api/admin/provider). Under them: the sale's phase and its history
 // (PUT .../phase, GET .../phases), access codes (POST .../codes?format=csv,
@@ -370,6 +371,9 @@
       marksShown = "";
       showError("marks-error", "");
       $("marks-result").hidden = true;
+      boxKey = "";
+      showError("box-error", "");
+      $("box-result").hidden = true;
       drawMinutes();
       $("live-eta").textContent = "—";
       $("live-eta-note").textContent = "Not selling";
@@ -696,6 +700,57 @@
     }
   }
 
+  // --- the box office (POST /api/admin/events/{id}/box-office/sales) ---
+
+  // boxKey is the sale id of the sale being made: kept until it is
+  // answered (so a retry after no answer or a 503 sells nothing twice),
+  // a new one for the next sale.
+  let boxKey = "";
+  const newBoxKey = () => "c-" + [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+  async function submitBox(ev) {
+    ev.preventDefault();
+    showError("box-error", "");
+    $("box-result").hidden = true;
+    if (!canAct() || !liveID) return;
+    const t = $("b-seats").value.trim(), section = $("b-section").value.trim(), customer = $("b-customer").value.trim();
+    const body = {};
+    if (/^\d+$/.test(t)) {
+      body.count = Number(t);
+      if (section) body.section = section;
+    } else {
+      const ids = t.split(/[\s,]+/).filter(Boolean);
+      if (ids.length === 0) {
+        showError("box-error", "Name the seats (A1, A2), or how many for the best seats together (2).");
+        $("b-seats").focus();
+        return;
+      }
+      body.seat_ids = [...new Set(ids)];
+    }
+    if (customer) body.customer_ref = customer;
+    const which = body.seat_ids ? body.seat_ids.join(", ") : "the best " + body.count + " seats together" + (section ? " in " + section : "");
+    if (!(await confirmAction("Sell these seats?", `Sell ${which} at the box office${customer ? " to " + customer : ""}: paid at the counter.`, "Sell"))) return;
+    if (!boxKey) boxKey = newBoxKey();
+    body.sale_id = boxKey;
+    try {
+      const res = await api("POST", "/api/admin/events/" + encodeURIComponent(liveID) + "/box-office/sales", body);
+      boxKey = "";
+      const o = res.order;
+      $("box-result").textContent = (res.replayed ? "Sold before: " : "Sold ") + o.seat_ids.join(", ") + " for " + money(o.amount, o.currency) +
+        " (order " + o.order_id + ").";
+      $("box-result").hidden = false;
+      document.body.dataset.lastSale = o.order_id;
+      $("b-seats").value = "";
+      $("b-customer").value = "";
+    } catch (e) {
+      // refused (4xx): nothing was sold, the next try is a new sale;
+      // no answer or 503: the same sale again
+      if (e.body && e.body.statusCode >= 400 && e.body.statusCode < 500) boxKey = "";
+      const seats = (e.body && e.body.seat_ids) || [];
+      showError("box-error", e.message + (seats.length && !e.message.includes(seats[0]) ? " " + seats.join(", ") + "." : ""));
+    }
+  }
+
   async function submitMarks(ev) {
     ev.preventDefault();
     showError("marks-error", "");
@@ -860,6 +915,7 @@
       }
     });
     $("marks-form").addEventListener("submit", submitMarks);
+    $("box-form").addEventListener("submit", submitBox);
     $("phase-form").addEventListener("submit", submitPhase);
     // what the operator typed is not overwritten by a reload of the
     // current values (the forms are filled from them until then)
