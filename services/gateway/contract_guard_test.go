@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -58,4 +61,29 @@ func (g *contractGuard) bad(method, path, token string, body any, status int, co
 	var r resp
 	g.invalidly(func() { r = g.hs.do(method, path, token, body, headers...) })
 	want(g.t, r, status, code)
+}
+
+// refusals sends, as token, every body the document refuses for method
+// and path (contracttest.Refusals, made from valid's bodies) and wants
+// each answered 400 naming the refused field, or 415 for a body that is
+// not JSON.
+func (g *contractGuard) refusals(method, path, token string, valid func() map[string]any) {
+	g.t.Helper()
+	for _, rf := range g.Refusals(method, path, valid) {
+		req := httptest.NewRequest(method, path, bytes.NewReader(rf.Body))
+		if rf.ContentType != "" {
+			req.Header.Set("Content-Type", rf.ContentType)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		g.markInvalid(req)
+		g.hs.h.ServeHTTP(w, req)
+		status := http.StatusBadRequest
+		if rf.Field == "" {
+			status = http.StatusUnsupportedMediaType
+		}
+		if w.Code != status || (rf.Field != "" && !strings.Contains(w.Body.String(), rf.Leaf())) {
+			g.t.Errorf("%s: %d %s; want %d naming %q", rf.Name, w.Code, w.Body, status, rf.Leaf())
+		}
+	}
 }

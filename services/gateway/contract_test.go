@@ -351,23 +351,7 @@ func TestOrderCancelOpenAPIContract(t *testing.T) {
 	bad("POST", path, "", map[string]any{"reason": "x"}, 401, "unauthorized")
 	bad("POST", path, hs.admin, map[string]any{}, 400, "invalid_body")
 	bad("POST", path, hs.admin, `{"reason":`, 400, "invalid_body")
-	for _, rf := range ct.Refusals("POST", path, func() map[string]any { return map[string]any{"reason": "x", "seat_ids": []string{"A1"}} }) {
-		req := httptest.NewRequest("POST", path, bytes.NewReader(rf.Body))
-		if rf.ContentType != "" {
-			req.Header.Set("Content-Type", rf.ContentType)
-		}
-		req.Header.Set("Authorization", "Bearer "+hs.admin)
-		w := httptest.NewRecorder()
-		ct.markInvalid(req)
-		hs.h.ServeHTTP(w, req)
-		status := http.StatusBadRequest
-		if rf.Field == "" {
-			status = http.StatusUnsupportedMediaType
-		}
-		if w.Code != status || (rf.Field != "" && !strings.Contains(w.Body.String(), rf.Leaf())) {
-			t.Errorf("%s: %d %s; want %d naming %q", rf.Name, w.Code, w.Body, status, rf.Leaf())
-		}
-	}
+	ct.refusals("POST", path, hs.admin, func() map[string]any { return map[string]any{"reason": "x", "seat_ids": []string{"A1"}} })
 	if got := seatRow(t, hs, "e1"); got != "sasa" {
 		t.Fatalf("refused requests changed the seats: %s", got)
 	}

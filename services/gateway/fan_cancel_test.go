@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -95,23 +92,7 @@ func TestFanCancelOpenAPIContract(t *testing.T) {
 	want(t, hs.do("POST", "/api/orders/"+late.OrderID+"/cancel", alice, map[string]any{}), 409, "refund_deadline_passed")
 	bad("POST", path, "", map[string]any{}, 401, "unauthorized")
 	bad("POST", path, alice, `{"reason":`, 400, "invalid_body")
-	for _, rf := range ct.Refusals("POST", path, func() map[string]any { return map[string]any{"reason": "x", "seat_ids": []string{"A1"}} }) {
-		req := httptest.NewRequest("POST", path, bytes.NewReader(rf.Body))
-		if rf.ContentType != "" {
-			req.Header.Set("Content-Type", rf.ContentType)
-		}
-		req.Header.Set("Authorization", "Bearer "+alice)
-		w := httptest.NewRecorder()
-		ct.markInvalid(req)
-		hs.h.ServeHTTP(w, req)
-		status := http.StatusBadRequest
-		if rf.Field == "" {
-			status = http.StatusUnsupportedMediaType
-		}
-		if w.Code != status || (rf.Field != "" && !strings.Contains(w.Body.String(), rf.Leaf())) {
-			t.Errorf("%s: %d %s; want %d naming %q", rf.Name, w.Code, w.Body, status, rf.Leaf())
-		}
-	}
+	ct.refusals("POST", path, alice, func() map[string]any { return map[string]any{"reason": "x", "seat_ids": []string{"A1"}} })
 	if got := seatRow(t, hs, "e1"); got != "sasa" {
 		t.Fatalf("refused requests changed the seats: %s", got)
 	}
