@@ -270,14 +270,28 @@ type createEventRequest struct {
 	RefundableUntil string `json:"refundable_until"`
 	// OnPhaseChange: what a scheduled phase's end does to the fans
 	// waiting, "keep" (default) or "leave".
-	OnPhaseChange string `json:"on_phase_change"`
+	OnPhaseChange *string `json:"on_phase_change"`
+}
+
+// checkPhaseChangeSetting checks a given on_phase_change: "keep" or
+// "leave" (absent is keep; given empty is refused, as the document does).
+func checkPhaseChangeSetting(v string) error {
+	if v != booking.PhaseChangeKeep && v != booking.PhaseChangeLeave {
+		return errf(`on_phase_change must be "keep" or "leave"`)
+	}
+	return nil
 }
 
 func (r createEventRequest) config() (booking.EventConfig, error) {
 	cfg := booking.EventConfig{ID: r.ID, Name: r.Name, Seats: r.Seats, Capacity: r.Capacity, BatchSize: r.BatchSize,
 		Sections: r.Sections, Currency: r.Currency, MaxSeatsPerOrder: r.MaxSeatsPerOrder,
-		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule == nil || *r.NoOrphanRule,
-		OnPhaseChange: r.OnPhaseChange}
+		AdmitPerMinute: r.AdmitPerMinute, Challenge: r.Challenge, NoOrphanRule: r.NoOrphanRule == nil || *r.NoOrphanRule}
+	if r.OnPhaseChange != nil {
+		if err := checkPhaseChangeSetting(*r.OnPhaseChange); err != nil {
+			return cfg, err
+		}
+		cfg.OnPhaseChange = *r.OnPhaseChange
+	}
 	if r.PriceCents != nil {
 		cfg.PriceCents = *r.PriceCents
 	}
@@ -450,6 +464,12 @@ func (s *Server) updateEvent(c *gin.Context) {
 	}
 	if req.Challenge != nil {
 		if err := checkChallengeSetting(*req.Challenge); err != nil {
+			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
+			return
+		}
+	}
+	if req.OnPhaseChange != nil {
+		if err := checkPhaseChangeSetting(*req.OnPhaseChange); err != nil {
 			httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, err.Error())
 			return
 		}
