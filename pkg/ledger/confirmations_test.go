@@ -46,13 +46,13 @@ func TestOldestUnconfirmed(t *testing.T) {
 		t.Fatalf("after p1: %+v %v, want p2", u2, err)
 	}
 	// a webhook for the young payment: the provider confirms
-	if err := l.RecordFailure(ctx, "young", "e1", "u-young", "A1", "card_declined"); err != nil {
+	if _, err := l.RecordFailure(ctx, ledger.Failure{PaymentID: "young", EventID: "e1", UserID: "u-young", SeatID: "A1", Reason: "card_declined"}); err != nil {
 		t.Fatal(err)
 	}
 	if u, err := l.OldestUnconfirmed(ctx, time.Minute, time.Time{}); err != nil || u.PaymentID != "p1" || !u.Webhooked {
 		t.Fatalf("after a webhook: %+v %v, want p1 webhooked", u, err)
 	}
-	if err := l.RecordFailure(ctx, "p1", "e1", "u-p1", "A1", "card_declined"); err != nil {
+	if _, err := l.RecordFailure(ctx, ledger.Failure{PaymentID: "p1", EventID: "e1", UserID: "u-p1", SeatID: "A1", Reason: "card_declined"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.RecordSale(ctx, ledger.Sale{PaymentID: "p2", EventID: "e1", UserID: "u-p2", SeatID: "A1"}); err != nil {

@@ -89,13 +89,13 @@ func TestRecordSaleIsIdempotentAndNeverSellsASeatTwice(t *testing.T) {
 		t.Fatalf("payment p1: %v %+v", err, p)
 	}
 	// a failure webhook after the success does not undo it
-	if err := l.RecordFailure(ctx, "p1", "e", "u1", "A1", "declined"); err != nil {
+	if _, err := l.RecordFailure(ctx, ledger.Failure{PaymentID: "p1", EventID: "e", UserID: "u1", SeatID: "A1", Reason: "declined"}); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := l.Payment(ctx, "p1"); p.Outcome != ledger.OutcomeSucceeded {
 		t.Fatalf("p1 after failure: %+v", p)
 	}
-	if err := l.RecordFailure(ctx, "p4", "e", "u4", "", "card_declined"); err != nil {
+	if _, err := l.RecordFailure(ctx, ledger.Failure{PaymentID: "p4", EventID: "e", UserID: "u4", Reason: "card_declined"}); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := l.Payment(ctx, "p4"); p.Outcome != ledger.OutcomeFailed || p.Reason != "card_declined" {

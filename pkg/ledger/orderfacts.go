@@ -40,6 +40,20 @@ func (o Order) Facts() []events.Event {
 	return out
 }
 
+// Facts are the Kafka facts of a failed payment as its first failure
+// fixed them (RecordFailure): its payment_failed, with the payment's
+// amount. The failure webhook publishes them and so does the sweep
+// (OrderPublisher), so every copy has the same id and bytes. None for a
+// payment whose failure released no hold, none yet, or one recorded
+// before the ledger kept its fact (FailedAt nil).
+func (p Payment) Facts() []events.Event {
+	if p.FailedAt == nil {
+		return nil
+	}
+	return []events.Event{events.PaymentFailed(p.EventID, p.UserID, p.SeatID, p.PaymentID, p.Sequence, p.Reason, *p.FailedAt).
+		WithMoney(p.Amount, p.Currency)}
+}
+
 // FactsPublished records that Kafka acknowledged the facts of order id:
 // it leaves order_outbox (waiting, when a sweep is publishing them, for
 // the sweep to finish). An order not in the outbox is left as it is.
@@ -52,15 +66,72 @@ func (o Order) Facts() []events.Event {
 // facts once more, with the same ids; it cannot lose the order or its
 // outbox row, which committed durably before.
 func (l *Ledger) FactsPublished(ctx context.Context, orderID string) error {
+	return l.acknowledge(ctx, orderOutbox, orderID)
+}
+
+// FailureFactsPublished records that Kafka acknowledged the facts of
+// the failed payment id (Payment.Facts), as FactsPublished does for an
+// order's: it leaves failure_outbox.
+func (l *Ledger) FailureFactsPublished(ctx context.Context, paymentID string) error {
+	return l.acknowledge(ctx, failureOutbox, paymentID)
+}
+
+// acknowledge deletes id from outbox o, without waiting for the WAL
+// flush (FactsPublished).
+func (l *Ledger) acknowledge(ctx context.Context, o factOutbox, id string) error {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SET LOCAL synchronous_commit = off`)
-	b.Queue(`DELETE FROM order_outbox WHERE order_id = $1`, orderID)
+	b.Queue(`DELETE FROM `+o.table+` WHERE `+o.key+` = $1`, id)
 	b.Queue(`COMMIT`)
-	return wrap("order facts published", l.pool.SendBatch(ctx, b).Close())
+	return wrap(o.name+" published", l.pool.SendBatch(ctx, b).Close())
 }
 
-// OrderFactMetrics are the order outbox's metrics (NewOrderFactMetrics).
+// factOutbox is a table of the webhooks' facts Kafka has not
+// acknowledged yet, keyed by the id of the row that fixed them.
+type factOutbox struct {
+	name  string // in errors
+	table string
+	key   string
+	// facts reads the facts of the rows whose keys the subquery in
+	// selects, oldest first, and returns them with those keys.
+	facts func(ctx context.Context, tx pgx.Tx, in string, args ...any) ([]events.Event, []string, error)
+}
+
+var (
+	orderOutbox = factOutbox{name: "order facts", table: "order_outbox", key: "order_id",
+		facts: func(ctx context.Context, tx pgx.Tx, in string, args ...any) ([]events.Event, []string, error) {
+			rows, err := tx.Query(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id IN (`+in+`)
+				ORDER BY created_at, order_id`, args...)
+			return factsOf(rows, err, scanOrderRow, Order.Facts, func(o Order) string { return o.OrderID })
+		}}
+	failureOutbox = factOutbox{name: "failure facts", table: "failure_outbox", key: "payment_id",
+		facts: func(ctx context.Context, tx pgx.Tx, in string, args ...any) ([]events.Event, []string, error) {
+			rows, err := tx.Query(ctx, `SELECT `+paymentColumns+` FROM payments WHERE payment_id IN (`+in+`)
+				ORDER BY failed_at, payment_id`, args...)
+			return factsOf(rows, err, scanPaymentRow, Payment.Facts, func(p Payment) string { return p.PaymentID })
+		}}
+	// factOutboxes are what the sweep publishes, in this order.
+	factOutboxes = []factOutbox{orderOutbox, failureOutbox}
+)
+
+// factsOf collects rows into the facts and keys of each.
+func factsOf[T any](rows pgx.Rows, err error, scan func(pgx.CollectableRow) (T, error), facts func(T) []events.Event,
+	key func(T) string) ([]events.Event, []string, error) {
+	all, err := rowsOf(rows, err, scan)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []events.Event
+	keys := make([]string, len(all))
+	for i, x := range all {
+		out, keys[i] = append(out, facts(x)...), key(x)
+	}
+	return out, keys, nil
+}
+
+// OrderFactMetrics are the webhook facts' outboxes' metrics
+// (NewOrderFactMetrics): orders' and failed payments'.
 type OrderFactMetrics struct {
 	unpublished prometheus.Gauge
 	oldest      prometheus.Gauge
@@ -69,36 +140,37 @@ type OrderFactMetrics struct {
 
 // NewOrderFactMetrics registers with reg (nil: unregistered):
 //
-//	boxoffice_ledger_order_facts_unpublished     gauge, orders whose facts Kafka has not acknowledged, at the last sweep
+//	boxoffice_ledger_order_facts_unpublished     gauge, orders and failed payments whose facts Kafka has not acknowledged, at the last sweep
 //	boxoffice_ledger_order_facts_oldest_seconds  gauge, how long the oldest of them has waited, at the last sweep
-//	boxoffice_ledger_order_facts_swept_total     orders whose facts the sweep published
+//	boxoffice_ledger_order_facts_swept_total     orders and failed payments whose facts the sweep published
 func NewOrderFactMetrics(reg prometheus.Registerer) *OrderFactMetrics {
 	f := promx.New(reg, "ledger")
 	return &OrderFactMetrics{
-		unpublished: f.Gauge("order_facts_unpublished", "Orders whose Kafka facts were not acknowledged yet, at the last sweep."),
-		oldest:      f.Gauge("order_facts_oldest_seconds", "Age of the oldest order whose Kafka facts were not acknowledged, at the last sweep."),
-		swept:       f.Counter("order_facts_swept_total", "Orders whose Kafka facts the sweep published (their webhook did not)."),
+		unpublished: f.Gauge("order_facts_unpublished", "Orders and failed payments whose Kafka facts were not acknowledged yet, at the last sweep."),
+		oldest:      f.Gauge("order_facts_oldest_seconds", "Age of the oldest order or failed payment whose Kafka facts were not acknowledged, at the last sweep."),
+		swept:       f.Counter("order_facts_swept_total", "Orders and failed payments whose Kafka facts the sweep published (their webhook did not)."),
 	}
 }
 
 // Unpublished is the backlog gauge (for tests).
 func (m *OrderFactMetrics) Unpublished() prometheus.Gauge { return m.unpublished }
 
-// OrderPublisher is the sweep of the orders whose facts no webhook got
-// published: Kafka was down for longer than the provider kept retrying,
-// or the webhook's process died between the ledger and Kafka. On a tick
-// (Run) it takes the order_outbox rows older than Age that no one else
-// holds (FOR UPDATE SKIP LOCKED, so two replicas never publish one order
-// at once), publishes each order's facts (Order.Facts, the webhook's
-// bytes) and deletes the rows in the same transaction. A webhook's
-// repeat racing the sweep, or a crash between Kafka's acknowledgement
-// and the commit, publishes the facts again with the same ids: delivery
-// is at-least-once and consumers dedupe by id.
+// OrderPublisher is the sweep of the payment webhooks' facts that no
+// webhook got published: orders' (order_outbox, Order.Facts) and failed
+// payments' (failure_outbox, Payment.Facts). Kafka was down for longer
+// than the provider kept retrying, or the webhook's process died between
+// the ledger and Kafka. On a tick (Run) it takes the outbox rows older
+// than Age that no one else holds (FOR UPDATE SKIP LOCKED, so two
+// replicas never publish one row at once), publishes their facts (the
+// webhook's bytes) and deletes the rows in the same transaction. A
+// webhook's repeat racing the sweep, or a crash between Kafka's
+// acknowledgement and the commit, publishes the facts again with the
+// same ids: delivery is at-least-once and consumers dedupe by id.
 type OrderPublisher struct {
 	Ledger *Ledger
 	Kafka  publisher
 	Log    *zap.Logger
-	// Age is how long an order is left to its webhook (and the provider's
+	// Age is how long a row is left to its webhook (and the provider's
 	// retries) before a sweep takes it (default DefaultOrderFactAge).
 	Age time.Duration
 	// Metrics, when set, gets the backlog after every sweep.
@@ -106,64 +178,63 @@ type OrderPublisher struct {
 }
 
 // DefaultOrderFactAge is OrderPublisher.Age when unset: long enough for
-// the webhook that wrote the order to publish its facts, so the sweep
+// the webhook that wrote the row to publish its facts, so the sweep
 // publishes only what a request left behind.
 const DefaultOrderFactAge = 30 * time.Second
 
 const orderFactBatch = 100
 
-// Sweep publishes the facts of every order in the outbox older than
-// Age, in batches, and returns how many orders it published.
+// Sweep publishes the facts of every outbox row older than Age, orders'
+// then failed payments', in batches, and returns how many rows it
+// published.
 func (p *OrderPublisher) Sweep(ctx context.Context) (int, error) {
 	age := p.Age
 	if age <= 0 {
 		age = DefaultOrderFactAge
 	}
 	total := 0
-	for {
-		n, err := p.publish(ctx, age)
-		total += n
-		if err != nil || n < orderFactBatch {
-			if merr := p.measure(ctx); err == nil {
-				err = merr
+	var err error
+	for _, o := range factOutboxes {
+		for err == nil {
+			var n int
+			n, err = p.publish(ctx, o, age)
+			total += n
+			if n < orderFactBatch {
+				break
 			}
-			return total, err
 		}
 	}
+	if merr := p.measure(ctx); err == nil {
+		err = merr
+	}
+	return total, err
 }
 
-// publish takes up to orderFactBatch outbox rows older than age that no
-// one else holds, publishes their orders' facts and deletes the rows, in
-// one transaction.
-func (p *OrderPublisher) publish(ctx context.Context, age time.Duration) (int, error) {
+// publish takes up to orderFactBatch rows of outbox o older than age that
+// no one else holds, publishes their facts and deletes the rows, in one
+// transaction.
+func (p *OrderPublisher) publish(ctx context.Context, o factOutbox, age time.Duration) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, p.Ledger.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id IN (
-				SELECT order_id FROM order_outbox WHERE created_at < now() - make_interval(secs => $1)
-				ORDER BY created_at, order_id LIMIT `+strconv.Itoa(orderFactBatch)+` FOR UPDATE SKIP LOCKED)
-			ORDER BY created_at, order_id`, age.Seconds())
-		orders, err := rowsOf(rows, err, scanOrderRow)
-		if err != nil || len(orders) == 0 {
+		facts, keys, err := o.facts(ctx, tx, `SELECT `+o.key+` FROM `+o.table+`
+			WHERE created_at < now() - make_interval(secs => $1)
+			ORDER BY created_at, `+o.key+` LIMIT `+strconv.Itoa(orderFactBatch)+` FOR UPDATE SKIP LOCKED`, age.Seconds())
+		if err != nil || len(keys) == 0 {
 			return err
-		}
-		var facts []events.Event
-		ids := make([]string, len(orders))
-		for i, o := range orders {
-			facts, ids[i] = append(facts, o.Facts()...), o.OrderID
 		}
 		if len(facts) > 0 {
 			if err := p.Kafka.Publish(ctx, facts...); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM order_outbox WHERE order_id = ANY($1)`, ids); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+o.table+` WHERE `+o.key+` = ANY($1)`, keys); err != nil {
 			return err
 		}
-		n = len(orders)
+		n = len(keys)
 		return nil
 	})
 	if err != nil {
-		return 0, wrap("publish order facts", err)
+		return 0, wrap("publish "+o.name, err)
 	}
 	if p.Metrics != nil {
 		p.Metrics.swept.Add(float64(n))
@@ -171,7 +242,7 @@ func (p *OrderPublisher) publish(ctx context.Context, age time.Duration) (int, e
 	return n, nil
 }
 
-// measure sets the backlog gauges.
+// measure sets the backlog gauges, over every outbox.
 func (p *OrderPublisher) measure(ctx context.Context) error {
 	if p.Metrics == nil {
 		return nil
@@ -179,7 +250,7 @@ func (p *OrderPublisher) measure(ctx context.Context) error {
 	var count int64
 	var oldest float64
 	err := p.Ledger.pool.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
-		FROM order_outbox`).Scan(&count, &oldest)
+		FROM (SELECT created_at FROM order_outbox UNION ALL SELECT created_at FROM failure_outbox) b`).Scan(&count, &oldest)
 	if err != nil {
 		return wrap("order facts backlog", err)
 	}

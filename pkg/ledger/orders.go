@@ -58,6 +58,10 @@ type Payment struct {
 	Reason     string    `json:"reason,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
+	// FailedAt is the time of the payment's payment_failed as its first
+	// failure fixed it (Facts): when Redis released the hold (nil: no
+	// failure released one, or it was recorded before the ledger kept it).
+	FailedAt *time.Time `json:"-"`
 }
 
 // Order is one successful payment: a ticket, or a refund due.
@@ -123,30 +127,72 @@ func (l *Ledger) RecordPayment(ctx context.Context, p Payment) error {
 	return wrap("record payment", err)
 }
 
-const paymentColumns = `payment_id, event_id, user_id, seat_id, sequence, amount, currency, outcome, reason, created_at, updated_at`
+const paymentColumns = `payment_id, event_id, user_id, seat_id, sequence, amount, currency, outcome, reason, created_at, updated_at,
+	failed_at`
+
+func scanPayment(row pgx.Row) (Payment, error) {
+	var p Payment
+	err := row.Scan(&p.PaymentID, &p.EventID, &p.UserID, &p.SeatID, &p.Sequence, &p.Amount, &p.Currency, &p.Outcome, &p.Reason,
+		&p.CreatedAt, &p.UpdatedAt, &p.FailedAt)
+	return p, err
+}
+
+func scanPaymentRow(row pgx.CollectableRow) (Payment, error) { return scanPayment(row) }
 
 // Payment returns a payment id's record, or ErrPaymentNotFound.
 func (l *Ledger) Payment(ctx context.Context, paymentID string) (Payment, error) {
-	var p Payment
-	err := l.pool.QueryRow(ctx, `SELECT `+paymentColumns+` FROM payments WHERE payment_id = $1`, paymentID).Scan(
-		&p.PaymentID, &p.EventID, &p.UserID, &p.SeatID, &p.Sequence, &p.Amount, &p.Currency, &p.Outcome, &p.Reason,
-		&p.CreatedAt, &p.UpdatedAt)
+	p, err := scanPayment(l.pool.QueryRow(ctx, `SELECT `+paymentColumns+` FROM payments WHERE payment_id = $1`, paymentID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Payment{}, ErrPaymentNotFound
 	}
 	return p, wrap("payment", err)
 }
 
-// RecordFailure records a failure webhook's outcome. It never overrides a
-// success: the first money-moving outcome stays.
-func (l *Ledger) RecordFailure(ctx context.Context, paymentID, eventID, userID, seatID, reason string) error {
-	_, err := l.pool.Exec(ctx, `INSERT INTO payments (payment_id, event_id, user_id, seat_id, outcome, reason)
-		VALUES ($1, $2, $3, $4, 'failed', $5)
-		ON CONFLICT (payment_id) DO UPDATE SET outcome = 'failed', reason = EXCLUDED.reason, updated_at = now(),
-			seat_id = CASE WHEN payments.seat_id = '' THEN EXCLUDED.seat_id ELSE payments.seat_id END
-		WHERE payments.outcome IN ('initiated', 'failed')`,
-		paymentID, eventID, userID, seatID, reason)
-	return wrap("record failure", err)
+// Failure is a failure webhook after its Lua step.
+type Failure struct {
+	PaymentID string
+	EventID   string
+	UserID    string
+	SeatID    string // the released seats joined by ',' (the engine's)
+	Sequence  int64
+	Reason    string
+	// At is the time of its payment_failed, when Redis released the hold
+	// (booking.PaymentResult.At); zero when the failure released no hold
+	// and has no fact.
+	At time.Time
+}
+
+// RecordFailure records a failure webhook's outcome, idempotently on the
+// payment id, and returns the payment as recorded. The first failure
+// fixes the payment's reason, and, with f.At set, the fact it publishes
+// (Payment.Facts): its time, and its seat and sequence where the payment
+// had none; that fact enters failure_outbox in the same statement, and
+// stays there until FailureFactsPublished, or the sweep (OrderPublisher),
+// records Kafka's acknowledgement. A repeat changes nothing, and neither
+// does a failure after a success: the first money-moving outcome stays.
+func (l *Ledger) RecordFailure(ctx context.Context, f Failure) (Payment, error) {
+	b := &pgx.Batch{}
+	b.Queue(`WITH p AS (INSERT INTO payments (payment_id, event_id, user_id, seat_id, sequence, outcome, reason, failed_at)
+			VALUES ($1, $2, $3, $4, $5, 'failed', $6, $7)
+			ON CONFLICT (payment_id) DO UPDATE SET outcome = 'failed', reason = EXCLUDED.reason, updated_at = now(),
+				failed_at = EXCLUDED.failed_at,
+				seat_id = CASE WHEN payments.seat_id = '' THEN EXCLUDED.seat_id ELSE payments.seat_id END,
+				sequence = CASE WHEN payments.sequence = 0 THEN EXCLUDED.sequence ELSE payments.sequence END
+			WHERE payments.outcome = 'initiated'
+			RETURNING payment_id, failed_at)
+		INSERT INTO failure_outbox (payment_id) SELECT payment_id FROM p WHERE failed_at IS NOT NULL`,
+		f.PaymentID, f.EventID, f.UserID, f.SeatID, f.Sequence, f.Reason, orNull(f.At))
+	b.Queue(`SELECT `+paymentColumns+` FROM payments WHERE payment_id = $1`, f.PaymentID)
+	br := l.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return Payment{}, wrap("record failure", err)
+	}
+	p, err := scanPayment(br.QueryRow())
+	if err != nil {
+		return Payment{}, wrap("record failure read", err)
+	}
+	return p, wrap("record failure", br.Close())
 }
 
 // Sale is a success webhook after its Lua step: the booking completed (or

@@ -18,7 +18,8 @@ import (
 type recorder interface {
 	RecordSale(ctx context.Context, s ledger.Sale) (ledger.Order, error)
 	FactsPublished(ctx context.Context, orderID string) error
-	RecordFailure(ctx context.Context, paymentID, eventID, userID, seatID, reason string) error
+	RecordFailure(ctx context.Context, f ledger.Failure) (ledger.Payment, error)
+	FailureFactsPublished(ctx context.Context, paymentID string) error
 	Payment(ctx context.Context, paymentID string) (ledger.Payment, error)
 }
 
@@ -66,31 +67,51 @@ func (w *Webhooks) publishOrder(ctx context.Context, log *zap.Logger, o ledger.O
 	return nil
 }
 
-// paymentMoney is the amount and currency the ledger recorded for a
-// payment id at initiation (0, "" without a ledger or for an unknown id).
-func (w *Webhooks) paymentMoney(ctx context.Context, paymentID string) (int64, string, error) {
-	if w.Ledger == nil {
-		return 0, "", nil
-	}
-	p, err := w.Ledger.Payment(ctx, paymentID)
-	if errors.Is(err, ledger.ErrPaymentNotFound) {
-		return 0, "", nil
-	}
-	if err != nil {
-		return 0, "", err
-	}
-	return p.Amount, p.Currency, nil
-}
-
-// recordFailure writes a failure webhook's outcome.
-func (w *Webhooks) recordFailure(ctx context.Context, wh payment.Webhook, seatID, reason string) error {
-	if w.Ledger == nil {
-		return nil
-	}
+// recordFailure writes a failure webhook's outcome after its Lua step
+// and returns the payment as the ledger recorded it, with the fact its
+// first failure fixed (Payment.Facts; at zero: the failure released no
+// hold and has none). Without a ledger (tests of the Redis path only), or
+// for a payment whose failure the ledger recorded without a fact, it
+// returns the payment with this call's fact.
+func (w *Webhooks) recordFailure(ctx context.Context, wh payment.Webhook, seatID string, seq int64, reason string,
+	at time.Time) (ledger.Payment, error) {
 	if seatID == "" {
 		seatID = wh.SeatID
 	}
-	return w.Ledger.RecordFailure(ctx, wh.PaymentID, wh.EventID, wh.UserID, seatID, reason)
+	f := ledger.Failure{PaymentID: wh.PaymentID, EventID: wh.EventID, UserID: wh.UserID, SeatID: seatID, Sequence: seq,
+		Reason: reason, At: at}
+	mine := ledger.Payment{PaymentID: f.PaymentID, EventID: f.EventID, UserID: f.UserID, SeatID: f.SeatID, Sequence: f.Sequence,
+		Outcome: ledger.OutcomeFailed, Reason: f.Reason}
+	if !at.IsZero() {
+		mine.FailedAt = &at
+	}
+	if w.Ledger == nil {
+		return mine, nil
+	}
+	p, err := w.Ledger.RecordFailure(ctx, f)
+	if err == nil && p.FailedAt == nil && mine.FailedAt != nil {
+		// its first failure released no hold, or was recorded before
+		// the ledger kept the fact: this call's is its
+		mine.Amount, mine.Currency = p.Amount, p.Currency
+		p = mine
+	}
+	return p, err
+}
+
+// publishFailure publishes the failed payment's facts (Payment.Facts)
+// and records Kafka's acknowledgement in the ledger, as publishOrder
+// does for an order's.
+func (w *Webhooks) publishFailure(ctx context.Context, log *zap.Logger, p ledger.Payment) error {
+	if err := w.Kafka.Publish(ctx, p.Facts()...); err != nil {
+		return err
+	}
+	if w.Ledger == nil {
+		return nil
+	}
+	if err := w.Ledger.FailureFactsPublished(ctx, p.PaymentID); err != nil {
+		log.Warn("failure facts published, acknowledgement not recorded; the sweep republishes them", zap.Error(err))
+	}
+	return nil
 }
 
 // knownPayment reports whether the ledger issued this payment id to this

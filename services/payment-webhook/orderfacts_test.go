@@ -157,3 +157,85 @@ func TestSweptSaleFactsAreTheWebhooksBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaOutageLongerThanTheRetriesLosesNoFailureFact: Kafka is down
+// when the failure webhook comes and the provider gives up after its
+// retries: each answer is 503, the failure is in the ledger. Once Kafka
+// is back the sweep publishes payment_failed, the fact the webhook would
+// have published (same id and bytes, the first webhook's reason), once;
+// a repeat after the sweep publishes the same again and puts nothing
+// back for the sweep.
+func TestKafkaOutageLongerThanTheRetriesLosesNoFailureFact(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := newLedgerHarness(t)
+	ctx := context.Background()
+	pid := hs.issued(l, "alice", "A1")
+
+	hs.rec.FailWith(errKafkaDown)
+	for i := range 3 { // the provider's retries, then it gives up
+		reason := "insufficient_funds"
+		if i > 0 {
+			reason = "timeout" // a repeat does not change the fact
+		}
+		if r := hs.signed(payment.PathFailure, failBody("alice", "A1", pid, reason)); r.code != 503 {
+			t.Fatalf("failure with Kafka down: %d %s", r.code, r.raw)
+		}
+	}
+	if p, err := l.Payment(ctx, pid); err != nil || p.Outcome != ledger.OutcomeFailed {
+		t.Fatalf("payment %s: %v %+v", pid, err, p)
+	}
+	hs.rec.FailWith(nil)
+	if n := hs.sweepFacts(l); n != 1 {
+		t.Fatalf("sweep published %d facts, want the failure's", n)
+	}
+	if n := hs.sweepFacts(l); n != 0 {
+		t.Fatalf("second sweep published %d again", n)
+	}
+	failed := hs.rec.Topic(events.TopicPaymentFailed)
+	if len(failed) != 1 {
+		t.Fatalf("after the outage: %d payment_failed, want 1", len(failed))
+	}
+	swept := failed[0]
+	if swept.PaymentID != pid || swept.SeatID != "A1" || swept.Amount != 5000 || swept.Currency != "EUR" ||
+		swept.Reason != "insufficient_funds" || swept.Sequence == 0 ||
+		swept.ID != events.ID(events.TopicPaymentFailed, "e1", "alice", swept.Sequence, pid) {
+		t.Fatalf("swept fact %+v", swept)
+	}
+
+	if r := hs.signed(payment.PathFailure, failBody("alice", "A1", pid, "cancelled")); r.code != 200 || r.body["outcome"] != "duplicate" {
+		t.Fatalf("repeat after the sweep: %d %s", r.code, r.raw)
+	}
+	again := hs.rec.Topic(events.TopicPaymentFailed)
+	if len(again) != 2 {
+		t.Fatalf("%d payment_failed, want 2", len(again))
+	}
+	if d := cmp.Diff(swept, again[1]); d != "" {
+		t.Errorf("the swept fact differs from the webhook's (-swept +webhook):\n%s", d)
+	}
+	if n := hs.sweepFacts(l); n != 0 {
+		t.Fatalf("sweep after the repeat published %d", n)
+	}
+}
+
+// TestFailureFactAcknowledgedIsNotSwept: a failure webhook whose
+// payment_failed Kafka acknowledged leaves nothing for the sweep, and a
+// failure that released no hold (no fact) leaves nothing either.
+func TestFailureFactAcknowledgedIsNotSwept(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := newLedgerHarness(t)
+	pid := hs.issued(l, "alice", "A1")
+	if r := hs.signed(payment.PathFailure, failBody("alice", "A1", pid, "")); r.code != 200 {
+		t.Fatalf("failure: %d %s", r.code, r.raw)
+	}
+	late := hs.issued(l, "erin", "A2")
+	hs.expire("erin")
+	if r := hs.signed(payment.PathFailure, failBody("erin", "A2", late, "")); r.code != 200 || r.body["outcome"] != "no_hold" {
+		t.Fatalf("failure without a hold: %d %s", r.code, r.raw)
+	}
+	if n := hs.sweepFacts(l); n != 0 {
+		t.Fatalf("sweep published %d facts, want none", n)
+	}
+	if got := hs.rec.Topic(events.TopicPaymentFailed); len(got) != 1 || got[0].PaymentID != pid {
+		t.Fatalf("payment_failed %+v, want alice's once", got)
+	}
+}

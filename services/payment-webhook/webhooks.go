@@ -302,7 +302,22 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	if err := w.recordFailure(ctx, wh, res.SeatID, failureReason(wh.Reason)); err != nil {
+	log := httpapi.Logger(c).With(zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID), zap.String("payment_id", wh.PaymentID))
+	// The failure goes to the ledger first (idempotent: a repeat may be
+	// the retry of a call that failed there), with its fact when it
+	// released a hold: its time (when Redis released it, the same for a
+	// repeat) and its reason; then the fact, as the ledger fixed it with
+	// the first failure: a repeat, or the sweep after a Kafka outage that
+	// outlasted the provider's retries, publishes the same.
+	var at time.Time
+	if res.Outcome != booking.OutcomeNoHold {
+		at = w.now()
+		if !res.At.IsZero() {
+			at = res.At
+		}
+	}
+	pay, err := w.recordFailure(ctx, wh, res.SeatID, res.Sequence, failureReason(wh.Reason), at)
+	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
 	}
@@ -312,24 +327,11 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome})
 		return
 	}
-	reason := wh.Reason
-	if reason == "" {
-		reason = DefaultFailureReason
-	}
-	now := w.now()
-	if !res.At.IsZero() {
-		now = res.At // when it failed: a repeat republishes the same fact
-	}
-	amount, currency, err := w.paymentMoney(ctx, wh.PaymentID)
-	if err != nil {
+	if err := w.publishFailure(ctx, log, pay); err != nil {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	ev := events.PaymentFailed(wh.EventID, wh.UserID, res.SeatID, wh.PaymentID, res.Sequence, reason, now).WithMoney(amount, currency)
-	if err := w.Kafka.Publish(ctx, ev); err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
+	reason, now := pay.Reason, *pay.FailedAt
 	if err := w.Announcer.ReleaseSlot(ctx, wh.EventID, messages.ReasonPaymentFailure, wh.UserID+"|"+itoa(res.Sequence)); err != nil {
 		bookinghttp.Fail(c, err)
 		return
@@ -345,8 +347,7 @@ func (w *Webhooks) failure(c *gin.Context, wh payment.Webhook) {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	httpapi.Logger(c).Info("payment failure", zap.String("event_id", wh.EventID), zap.String("user_id", wh.UserID),
-		zap.String("outcome", string(res.Outcome)), zap.String("reason", reason))
+	log.Info("payment failure", zap.String("outcome", string(res.Outcome)), zap.String("reason", reason))
 	c.JSON(http.StatusOK, gin.H{"success": true, "outcome": res.Outcome, "seat_id": res.SeatID, "seat_ids": res.SeatIDs})
 }
 
