@@ -46,11 +46,11 @@ type Config struct {
 	WebhookTolerance time.Duration `env:"WEBHOOK_TOLERANCE" default:"5m"`
 	// DatabaseURL is the ledger's PostgreSQL (pkg/ledger).
 	DatabaseURL string `env:"DATABASE_URL" default:"postgres://boxoffice:boxoffice@127.0.0.1:5432/boxoffice?sslmode=disable" secret:"true"`
-	// OrderFactSweepInterval is how often the facts of orders that no
-	// webhook got published (Kafka down for longer than the provider
-	// retried) are published (ledger.OrderPublisher).
+	// OrderFactSweepInterval is how often the facts of orders and failed
+	// payments that no webhook got published (Kafka down for longer than
+	// the provider retried) are published (ledger.OrderPublisher).
 	OrderFactSweepInterval time.Duration `env:"ORDER_FACT_SWEEP_INTERVAL" default:"5s"`
-	// OrderFactSweepAge is how long an order's facts are left to its
+	// OrderFactSweepAge is how long an order's (a failure's) facts are left to its
 	// webhook and the provider's retries before the sweep publishes them.
 	OrderFactSweepAge time.Duration `env:"ORDER_FACT_SWEEP_AGE" default:"30s"`
 }
