@@ -239,3 +239,37 @@ func TestFailureFactAcknowledgedIsNotSwept(t *testing.T) {
 		t.Fatalf("payment_failed %+v, want alice's once", got)
 	}
 }
+
+// TestSweptFailureFactIsTheWebhooksBytes: on the real brokers, Kafka is
+// cut off for a failure webhook until the provider gives up; Kafka back,
+// the sweep publishes its payment_failed and the provider's late repeat
+// (with another reason) publishes it again: the two Kafka records are the
+// same bytes (key, value, headers but request_id).
+func TestSweptFailureFactIsTheWebhooksBytes(t *testing.T) {
+	hs, brokers := newBrokerHarness(t)
+	l := ledgertest.Open(t, ledgertest.URL(t))
+	hs.wh.Ledger = l
+	kfk := &outage{producer: hs.wh.Kafka}
+	hs.wh.Kafka = kfk
+	pid := hs.issued(l, "ann", "A1")
+	kfk.down.Store(true)
+	for range 2 {
+		if r := hs.signed(payment.PathFailure, failBody("ann", "A1", pid, "insufficient_funds")); r.code != 503 {
+			t.Fatalf("failure with Kafka down: %d %s", r.code, r.raw)
+		}
+	}
+	kfk.down.Store(false)
+	if n := hs.sweepFacts(l); n != 1 {
+		t.Fatalf("sweep published %d, want the failure", n)
+	}
+	if r := hs.signed(payment.PathFailure, failBody("ann", "A1", pid, "timeout")); r.code != 200 || r.body["outcome"] != "duplicate" {
+		t.Fatalf("late repeat: %d %s", r.code, r.raw)
+	}
+	pair := consumeExactly(t, brokers, map[string]int{events.TopicPaymentFailed: 2})[events.TopicPaymentFailed]
+	if a, b := record(pair[0]), record(pair[1]); a != b {
+		t.Errorf("the swept record differs from the webhook's:\n%s\n%s", a, b)
+	}
+	if e := decoded(t, pair[:1])[0]; e.Reason != "insufficient_funds" || e.PaymentID != pid || e.Amount != 5000 {
+		t.Errorf("swept fact %+v", e)
+	}
+}
