@@ -36,6 +36,19 @@ type reportJSON struct {
 		Minute     string `json:"minute"`
 		Admissions int64  `json:"admissions"`
 	} `json:"admissions_per_minute"`
+	ByPhase   []salesJSON `json:"by_phase"`
+	ByChannel []salesJSON `json:"by_channel"`
+}
+
+// salesJSON is a row of the report's by_phase (Phase) or by_channel
+// (Channel).
+type salesJSON struct {
+	Phase    string `json:"phase"`
+	Channel  string `json:"channel"`
+	Currency string `json:"currency"`
+	Orders   int64  `json:"orders"`
+	Seats    int64  `json:"seats"`
+	Revenue  int64  `json:"revenue"`
 }
 
 type distJSON struct {
@@ -154,7 +167,7 @@ func TestReportPage(t *testing.T) {
 	// 3. Every figure shown equals the JSON, formatted.
 	var shown map[string]string
 	if err := json.Unmarshal([]byte(p.str(`JSON.stringify(Object.fromEntries([...document.querySelectorAll(
-		"[data-count],[data-revenue],[data-refunds],[data-conversion],[data-dist]")].map((e) => {
+		"[data-count],[data-revenue],[data-refunds],[data-conversion],[data-dist],[data-sales]")].map((e) => {
 			const a = [...e.attributes].find((a) => a.name.startsWith("data-"));
 			return [a.name.slice(5) + ":" + a.value, e.innerText.trim()];
 		})))`)), &shown); err != nil {
@@ -181,10 +194,31 @@ func TestReportPage(t *testing.T) {
 		expect["dist:"+name+".p90_ms"] = duration(d.P90)
 		expect["dist:"+name+".p99_ms"] = duration(d.P99)
 	}
+	if len(rep.ByPhase) == 0 || len(rep.ByChannel) == 0 {
+		t.Errorf("the report has no sales by phase or channel: %+v %+v", rep.ByPhase, rep.ByChannel)
+	}
+	for _, l := range []struct {
+		key  string
+		rows []salesJSON
+	}{{"phase", rep.ByPhase}, {"channel", rep.ByChannel}} {
+		for _, r := range l.rows {
+			name := r.Phase
+			if l.key == "channel" {
+				name = r.Channel
+			}
+			at := "sales:" + l.key + ":" + name + ":" + r.Currency
+			expect[at+":orders"] = thousands(r.Orders)
+			expect[at+":seats"] = thousands(r.Seats)
+			expect[at+":revenue"] = money(r.Revenue, r.Currency)
+		}
+	}
 	for k, v := range expect {
 		if shown[k] != v {
 			t.Errorf("page shows %s = %q, the report says %q", k, shown[k], v)
 		}
+	}
+	if got := p.str(`[...document.querySelectorAll("#by-channel tbody th, #by-phase tbody th")].map((e) => e.innerText).join("|")`); got != "Fans, through the queue|No phase" && got != "No phase|Fans, through the queue" {
+		t.Errorf("the sales rows are named %q, want the fans' channel and no phase", got)
 	}
 	if len(shown) != len(expect) {
 		t.Errorf("page shows %d figures, the report has %d:\npage %v\nreport %v", len(shown), len(expect), shown, expect)

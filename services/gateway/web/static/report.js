@@ -182,6 +182,20 @@
     $("money").hidden = curs.length === 0;
     $("money-none").hidden = curs.length > 0;
 
+    // what each phase and each channel sold (the ledger's orders; absent
+    // without a ledger): a row per name and currency
+    const sales = (id, list, key, none) => {
+      fill($(id).tBodies[0], (list || []).map((x) => {
+        const at = key + ":" + x[key] + ":" + x.currency;
+        return row(x[key] || none, [[int(x.orders), { "data-sales": at + ":orders" }], [int(x.seats), { "data-sales": at + ":seats" }],
+          [money(x.revenue, x.currency), { "data-sales": at + ":revenue" }]]);
+      }));
+      $(id).hidden = !(list || []).length;
+    };
+    sales("by-phase", r.by_phase, "phase", "No phase");
+    sales("by-channel", r.by_channel, "channel", "Fans, through the queue");
+    $("sales-none").hidden = !!((r.by_phase || []).length || (r.by_channel || []).length);
+
     const conv = r.conversion || {};
     fill($("conversion").tBodies[0], STEPS.map(([k, label]) => row(label, [[percent(conv[k] || 0), { "data-conversion": k }]])));
     funnel(counts);
