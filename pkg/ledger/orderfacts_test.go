@@ -41,14 +41,11 @@ func sales(t *testing.T, l *ledger.Ledger, n int) {
 	}
 }
 
-// Two replicas sweep at once, each publishing slowly: together they
-// publish every order's facts, and no order's twice (each takes the rows
-// the other does not hold, FOR UPDATE SKIP LOCKED).
-func TestTwoOrderSweepsPublishEachOrderOnce(t *testing.T) {
-	t.Parallel()
-	l := ledgertest.New(t)
-	const n = 250 // more than one batch
-	sales(t, l, n)
+// sweepTogether runs two sweeps at once, as two replicas would, each
+// publishing slowly to its own recorder; it answers the recorders and
+// how many rows each sweep published.
+func sweepTogether(t *testing.T, l *ledger.Ledger) ([]*slowKafka, []int) {
+	t.Helper()
 	kafka := []*slowKafka{{pause: 50 * time.Millisecond}, {pause: 50 * time.Millisecond}}
 	var wg sync.WaitGroup
 	swept := make([]int, 2)
@@ -62,6 +59,18 @@ func TestTwoOrderSweepsPublishEachOrderOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	return kafka, swept
+}
+
+// Two replicas sweep at once, each publishing slowly: together they
+// publish every order's facts, and no order's twice (each takes the rows
+// the other does not hold, FOR UPDATE SKIP LOCKED).
+func TestTwoOrderSweepsPublishEachOrderOnce(t *testing.T) {
+	t.Parallel()
+	l := ledgertest.New(t)
+	const n = 250 // more than one batch
+	sales(t, l, n)
+	kafka, swept := sweepTogether(t, l)
 	seen := map[string]int{}
 	for _, k := range kafka {
 		for _, e := range k.Topic(events.TopicBookingCompleted) {
@@ -156,19 +165,7 @@ func TestTwoSweepsPublishEachFailureOnce(t *testing.T) {
 	const n = 250 // more than one batch
 	failures(t, l, n)
 	sales(t, l, 3)
-	kafka := []*slowKafka{{pause: 50 * time.Millisecond}, {pause: 50 * time.Millisecond}}
-	var wg sync.WaitGroup
-	swept := make([]int, 2)
-	for i, k := range kafka {
-		wg.Go(func() {
-			var err error
-			swept[i], err = (&ledger.OrderPublisher{Ledger: l, Kafka: k, Age: time.Nanosecond}).Sweep(context.Background())
-			if err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	kafka, swept := sweepTogether(t, l)
 	seen, orders := map[string]int{}, 0
 	for _, k := range kafka {
 		for _, e := range k.Topic(events.TopicPaymentFailed) {
