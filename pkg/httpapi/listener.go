@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,14 +32,17 @@ import (
 // server.
 func Listener(ln net.Listener) net.Listener { return listener{ln} }
 
-// ServeHTTP listens on srv.Addr through Listener and serves until ctx is
-// done, then shuts down gracefully (service.Serve).
-func ServeHTTP(ctx context.Context, srv *http.Server, timeout time.Duration) error {
-	ln, err := net.Listen("tcp", srv.Addr)
+// Listen binds addr and returns the listener wrapped by Listener. A
+// service binds its public port before it starts serving anything, the
+// admin port included: /readyz answers 200 only once the public port
+// accepts connections, and a port that is taken fails the start before
+// the service was ever reported ready. Serve it with service.Serve.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", srv.Addr, err)
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	return service.Serve(ctx, srv, Listener(ln), timeout)
+	return Listener(ln), nil
 }
 
 type listener struct{ net.Listener }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -74,9 +73,8 @@ func TestHeaderLimitNamesTheRequestOfTheConnection(t *testing.T) {
 	ct.Report()
 }
 
-func TestServeHTTPBadAddr(t *testing.T) {
-	err := ServeHTTP(context.Background(), &http.Server{Addr: "256.0.0.1:1"}, time.Second)
-	if err == nil {
+func TestListenBadAddr(t *testing.T) {
+	if _, err := Listen("256.0.0.1:1"); err == nil {
 		t.Fatal("no error for a bad address")
 	}
 }

@@ -19,8 +19,12 @@
 //
 //	func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 //		...
+//		ln, err := httpapi.Listen(cfg.HTTPAddr) // bound before /readyz can answer
+//		if err != nil {
+//			return err
+//		}
 //		return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
-//			return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout) // service.Serve behind httpapi.Listener
+//			return service.Serve(ctx, srv, ln, cfg.ShutdownTimeout)
 //		})
 //	}
 package service

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -111,7 +112,8 @@ func (p *Service) Launch(bin string, env map[string]string) error {
 
 // WaitReady polls /readyz on the admin port until it answers 200 (from
 // this process, not another one holding the port), the process exits, or
-// d passes.
+// d passes. A service with a public listener must accept connections on
+// it by the time it answers 200; one that does not is an error.
 func (p *Service) WaitReady(d time.Duration) error {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(d)
@@ -127,6 +129,16 @@ func (p *Service) WaitReady(d time.Duration) error {
 				// this child failed to listen and must not pass as ready
 				err = fmt.Errorf("%s is served by pid %d, not %d", p.AdminAddr, rep.PID, p.cmd.Process.Pid)
 			case resp.StatusCode == http.StatusOK:
+				// ready means serving: a load balancer that trusts /readyz
+				// sends requests to the public port at once
+				if p.Addr == "" {
+					return nil
+				}
+				c, cerr := net.DialTimeout("tcp", p.Addr, 2*time.Second)
+				if cerr != nil {
+					return fmt.Errorf("/readyz answered 200 but the public port does not accept: %v", cerr)
+				}
+				c.Close()
 				return nil
 			default:
 				err = fmt.Errorf("/readyz answered %d", resp.StatusCode)

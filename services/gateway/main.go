@@ -288,6 +288,10 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		return retry.Every(ctx, max(cfg.ProviderBreakerOpen/3, 100*time.Millisecond), log, "payment provider probes",
 			func(ctx context.Context) (int, error) { return 0, probeBreaker(ctx, breaker, sandbox.Status) })
 	}
+	ln, err := httpapi.Listen(cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
 	return service.RunAll(ctx,
 		d.Admin.Run,
 		confirms,
@@ -305,7 +309,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 			return retry.Every(ctx, admissionLogInterval, log, "admission log facts", srv.publishAdmissionLogs)
 		},
 		func(ctx context.Context) error {
-			err := fastserver.Serve(ctx, httpSrv, cfg.HTTPAddr, cfg.ShutdownTimeout)
+			err := fastserver.Serve(ctx, httpSrv, ln, cfg.ShutdownTimeout)
 			srv.closeReceipts()
 			// the requests are answered: publish what the relay holds
 			// before Kafka is closed (what it cannot, the sweep will)

@@ -98,6 +98,10 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	}, notifier.NewMetrics(d.Admin.Registry()), log)
 
 	httpSrv := service.NewHTTPServer(cfg.HTTPAddr, srv.Handler())
+	ln, err := httpapi.Listen(cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
 	log.Info("listening", zap.String("http_addr", cfg.HTTPAddr))
 	return service.RunAll(ctx,
 		d.Admin.Run,
@@ -113,7 +117,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error {
 			// WebSocket connections are hijacked and not drained by
 			// http.Server.Shutdown; srv.Run closes them with 1001 when ctx ends.
-			return httpapi.ServeHTTP(ctx, httpSrv, cfg.ShutdownTimeout)
+			return service.Serve(ctx, httpSrv, ln, cfg.ShutdownTimeout)
 		},
 	)
 }

@@ -79,7 +79,11 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	})
 	defer sb.Close()
 	srv := service.NewHTTPServer(cfg.HTTPAddr, sb.Handler())
+	ln, err := httpapi.Listen(cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
 	return service.RunAll(ctx, admin.Run, func(ctx context.Context) error {
-		return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+		return service.Serve(ctx, srv, ln, cfg.ShutdownTimeout)
 	})
 }

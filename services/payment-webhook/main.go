@@ -97,7 +97,11 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	facts := &ledger.OrderPublisher{Ledger: d.Ledger, Kafka: d.Kafka, Log: log, Age: cfg.OrderFactSweepAge,
 		Metrics: ledger.NewOrderFactMetrics(d.Admin.Registry())}
 	srv := service.NewHTTPServer(cfg.HTTPAddr, wh.Handler())
+	ln, err := httpapi.Listen(cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
 	return service.RunAll(ctx, d.Admin.Run, func(ctx context.Context) error {
-		return httpapi.ServeHTTP(ctx, srv, cfg.ShutdownTimeout)
+		return service.Serve(ctx, srv, ln, cfg.ShutdownTimeout)
 	}, func(ctx context.Context) error { return facts.Run(ctx, cfg.OrderFactSweepInterval) })
 }

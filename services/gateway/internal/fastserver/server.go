@@ -3,7 +3,6 @@ package fastserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -65,15 +64,11 @@ func fastError(rc *fasthttp.RequestCtx, err error) {
 	writeJSON(rc, status, httpapi.ErrorBody(status, httpapi.CodeInvalidBody, msg, path))
 }
 
-// Serve serves srv on addr until ctx is done, then shuts it down
+// Serve serves srv on ln (httpapi.Listen) until ctx is done, then shuts it down
 // gracefully as service.Serve does for net/http: requests in flight get up
 // to timeout to finish.
-func Serve(ctx context.Context, srv *fasthttp.Server, addr string, timeout time.Duration) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
-	}
-	return service.Serve(ctx, fastServer{srv}, httpapi.Listener(ln), timeout)
+func Serve(ctx context.Context, srv *fasthttp.Server, ln net.Listener, timeout time.Duration) error {
+	return service.Serve(ctx, fastServer{srv}, ln, timeout)
 }
 
 // fastServer is a fasthttp server as service.Serve runs it.
