@@ -1,13 +1,15 @@
 -- box_office_sale: an operator sells seats at the counter: sold at once to the sale's buyer, all or none; a repeat of the sale answers what it sold.
 -- ARGV: 1 buyer user_id (booking.BoxOfficeBuyer), 2 payment_id (the sale's), 3 channel,
---   4 seat ids joined by ',' ('': pick count seats, best available), 5 count, 6 section name ('': any)
--- Replies: {'ok', 'completed' | 'duplicate', seat_ids, at_ms, sold_out_ms, amount_cents, seat_prices, phase, currency}
+--   4 seat ids joined by ',' ('': pick count seats, best available), 5 count, 6 section name ('': any),
+--   7 the operator who sells, 8 the customer's reference
+-- Replies: {'ok', 'completed' | 'duplicate', seat_ids, at_ms, sold_out_ms, amount_cents, seat_prices, phase, currency,
+--   record ('': a duplicate whose order the ledger has)}
 --   | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
 --   | {'seat_not_for_sale', {seat ids operators hold or killed, or allocated to another channel}}
 --   | {'too_many_seats', max} | {'section_unknown'} | {'no_adjacent_seats', largest, available}
 --   | {'invalid_argument'} (no seat, one twice, or the buyer is no box-office buyer of this sale)
 --   | {'event_not_found'} | {'sales_ended'}
--- KEYS: config, seats, seatmap, waiting, state, useq, useat, upay, pays, status, seatidx, runs, alloc (ops.go)
+-- KEYS: config, seats, seatmap, waiting, state, useq, useat, upay, pays, status, seatidx, runs, alloc, boxsales (ops.go)
 -- The seats go through the checks of a fan's selection (lib/select.lua
 -- seats_refusal) and are written sold in the same step, so a seat is
 -- either this sale's or a fan's hold, never both. The channel's own
@@ -17,7 +19,13 @@
 -- the public sale opens). The buyer is recorded completed with the sale's
 -- payment id, as a restored buyer is (restore_event.lua), so the order's
 -- cancellation (release_sold.lua) and a rebuild treat it as any order.
+-- The same step writes the sale's record to boxsales (pid -> JSON of
+-- what the ledger's order needs), removed once the ledger has the order
+-- (booking.Store.BoxOfficeSaleRecorded): a sale whose ledger write failed
+-- stays there for the sweep (ledger.BoxOfficeSweeper), so it is never
+-- sold in Redis alone.
 local user, pid, channel, csv, count, section = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]) or 0, ARGV[6] or ''
+local sold_by, customer_ref = ARGV[7] or '', ARGV[8] or ''
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local now, now_s = clock()
 local phase = redis.call('HGET', K_CONFIG, 'phase') or ''
@@ -26,7 +34,8 @@ if prev then
   local p = payment_record(user, pid)
   if not p or p.user ~= user or p.status ~= 'completed' then return {'invalid_argument'} end
   return {'ok', 'duplicate', p.seat, p.at, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
-    order_amount(p.seat), seat_prices(p.seat), phase, redis.call('HGET', K_CONFIG, 'currency') or ''}
+    order_amount(p.seat), seat_prices(p.seat), phase, redis.call('HGET', K_CONFIG, 'currency') or '',
+    redis.call('HGET', K_BOXSALES, pid) or ''}
 end
 if user_state(user) then return {'invalid_argument'} end
 if sales_ended(now, redis.call('HGET', K_CONFIG, 'sales_end_ms')) then return {'sales_ended'} end
@@ -68,5 +77,9 @@ redis.call('HSET', K_USEAT, user, csv)
 redis.call('HSET', K_UPAY, user, pid)
 redis.call('HSET', K_USEQ, user, 0)
 redis.call('HSET', K_PAYS, pid, user .. '|0|' .. csv .. '|completed|' .. now_s)
-return {'ok', 'completed', csv, now, num(redis.call('HGET', K_CONFIG, 'sold_out_at')),
-  order_amount(csv), seat_prices(csv), phase, redis.call('HGET', K_CONFIG, 'currency') or ''}
+local sold_out, amount, prices = num(redis.call('HGET', K_CONFIG, 'sold_out_at')), order_amount(csv), seat_prices(csv)
+local currency = redis.call('HGET', K_CONFIG, 'currency') or ''
+local record = cjson.encode({user = user, seats = csv, at = now_s, sold_out = int(sold_out), amount = int(amount),
+  prices = prices, phase = phase, currency = currency, channel = channel, sold_by = sold_by, customer_ref = customer_ref})
+redis.call('HSET', K_BOXSALES, pid, record)
+return {'ok', 'completed', csv, now, sold_out, amount, prices, phase, currency, record}

@@ -55,7 +55,7 @@ func TestLibraryLoads(t *testing.T) {
 // take keys of their own.
 func TestFunctionKeys(t *testing.T) {
 	names := EventKeyNames()
-	if len(names) != 23 || names[Config] != "config" || names[Runs] != "runs" || names[Offers] != "offers" {
+	if len(names) != 24 || names[Config] != "config" || names[Runs] != "runs" || names[Offers] != "offers" {
 		t.Fatalf("event keys %v", names)
 	}
 	byName := func(idx []int) string {

@@ -41,6 +41,7 @@ const (
 	Waitlist
 	Offers
 	Alloc
+	Boxsales
 )
 
 // eventKeyNames are the keys' names, the last part of each key
@@ -54,6 +55,7 @@ var eventKeyNames = [...]string{
 	"runs",
 	"waitlist", "offers",
 	"alloc",
+	"boxsales",
 }
 
 // String returns the key's name ("config").
@@ -80,7 +82,7 @@ func ek(keys ...EventKey) []EventKey { return keys }
 
 var functions = []declaration{
 	{name: "ack_outbox", event: ek(Outbox)},
-	{name: "box_office_sale", event: ek(Config, Seats, Seatmap, Waiting, State, Useq, Useat, Upay, Pays, Status, Seatidx, Runs, Alloc)},
+	{name: "box_office_sale", event: ek(Config, Seats, Seatmap, Waiting, State, Useq, Useat, Upay, Pays, Status, Seatidx, Runs, Alloc, Boxsales)},
 	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx, Runs)},

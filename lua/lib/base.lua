@@ -18,6 +18,7 @@ local K_CODES
 local K_RUNS
 local K_WAITLIST, K_OFFERS
 local K_ALLOC
+local K_BOXSALES
 
 local function num(v)
   return tonumber(v) or 0

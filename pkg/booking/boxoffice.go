@@ -2,9 +2,13 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/boxoffice/boxoffice/pkg/ids"
@@ -55,21 +59,142 @@ func IsBoxOfficePayment(paymentID string) bool {
 }
 
 // BoxOfficeSale is what a box-office sale asks for: SeatIDs, or Count
-// seats best available (in Section, "" any).
+// seats best available (in Section, "" any), sold by the operator SoldBy
+// to the customer CustomerRef names (both kept for the ledger's order).
 type BoxOfficeSale struct {
-	EventID string
-	SaleID  string
-	Channel string // "" ChannelBoxOffice
-	SeatIDs []string
-	Count   int
-	Section string
+	EventID     string
+	SaleID      string
+	Channel     string // "" ChannelBoxOffice
+	SeatIDs     []string
+	Count       int
+	Section     string
+	SoldBy      string
+	CustomerRef string
 }
 
+// MaxBoxOfficeTextLen bounds a box-office sale's SoldBy and CustomerRef.
+const MaxBoxOfficeTextLen = 400
+
 // BoxOfficeResult is what a box-office sale sold: PaymentSuccess's
-// answer (Sequence 0) with the event's currency.
+// answer (Sequence 0) with the event's currency, and Record, what the
+// ledger's order of the sale is made of.
 type BoxOfficeResult struct {
 	PaymentResult
 	Currency string
+	Record   BoxOfficeRecord
+}
+
+// BoxOfficeRecord is a box-office sale as its Lua step wrote it, for the
+// ledger's order: kept in Redis (the event's boxsales) from the sale
+// until BoxOfficeSaleRecorded, so a sale whose ledger write failed is
+// recorded by the sweep (ledger.BoxOfficeSweeper), never lost.
+type BoxOfficeRecord struct {
+	EventID     string
+	PaymentID   string
+	UserID      string
+	SeatIDs     []string
+	SeatPrices  []int64
+	Amount      int64
+	Currency    string
+	Phase       string
+	Channel     string
+	SoldBy      string
+	CustomerRef string
+	At          time.Time // when the seats were sold (Redis's clock)
+	SoldOutAt   time.Time // the event_sold_out the sale caused (zero: none)
+}
+
+// boxOfficeRecord is BoxOfficeRecord as the script writes it (JSON of
+// strings: numbers as int() text).
+type boxOfficeRecord struct {
+	User        string `json:"user"`
+	Seats       string `json:"seats"`
+	At          string `json:"at"`
+	SoldOut     string `json:"sold_out"`
+	Amount      string `json:"amount"`
+	Prices      string `json:"prices"`
+	Phase       string `json:"phase"`
+	Currency    string `json:"currency"`
+	Channel     string `json:"channel"`
+	SoldBy      string `json:"sold_by"`
+	CustomerRef string `json:"customer_ref"`
+}
+
+// parseBoxOfficeRecord reads the record the script wrote for paymentID.
+func parseBoxOfficeRecord(eventID, paymentID, v string) (BoxOfficeRecord, error) {
+	var w boxOfficeRecord
+	if err := json.Unmarshal([]byte(v), &w); err != nil {
+		return BoxOfficeRecord{}, fmt.Errorf("box-office record %s: %w", paymentID, err)
+	}
+	at, err1 := strconv.ParseInt(w.At, 10, 64)
+	soldOut, err2 := strconv.ParseInt(w.SoldOut, 10, 64)
+	amount, err3 := strconv.ParseInt(w.Amount, 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return BoxOfficeRecord{}, fmt.Errorf("box-office record %s: %w", paymentID, err)
+	}
+	r := BoxOfficeRecord{EventID: eventID, PaymentID: paymentID, UserID: w.User, SeatIDs: SplitSeats(w.Seats),
+		SeatPrices: splitPrices(w.Prices), Amount: amount, Currency: w.Currency, Phase: w.Phase, Channel: w.Channel,
+		SoldBy: w.SoldBy, CustomerRef: w.CustomerRef, At: ms(at), SoldOutAt: ms(soldOut)}
+	return r, nil
+}
+
+// PendingBoxOfficeSales returns the event's box-office sales whose order
+// the ledger has not acknowledged (BoxOfficeSaleRecorded), sold at least
+// olderThan ago by Redis's clock (0: all), oldest first. The hash holds
+// only sales between their Lua step and their ledger write: a handful,
+// or those of a PostgreSQL outage.
+func (s *Store) PendingBoxOfficeSales(ctx context.Context, eventID string, olderThan time.Duration) ([]BoxOfficeRecord, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kBoxsales]).Result()
+	if err != nil || len(all) == 0 {
+		return nil, wrapRedis("box-office sales", err)
+	}
+	var cutoff time.Time
+	if olderThan > 0 {
+		now, err := s.Clock(ctx, eventID)
+		if err != nil {
+			return nil, fmt.Errorf("box-office sales: %w", err)
+		}
+		cutoff = now.Add(-olderThan)
+	}
+	out := make([]BoxOfficeRecord, 0, len(all))
+	for pid, v := range all {
+		r, err := parseBoxOfficeRecord(eventID, pid, v)
+		if err != nil {
+			return nil, err
+		}
+		if olderThan > 0 && r.At.After(cutoff) {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].PaymentID < out[j].PaymentID
+	})
+	return out, nil
+}
+
+// BoxOfficeSaleRecorded forgets a box-office sale's record once the
+// ledger has its order (completed, or refund_due with its seats released):
+// the sweep has nothing left to do for it. Forgetting it twice is
+// harmless.
+func (s *Store) BoxOfficeSaleRecorded(ctx context.Context, eventID, paymentID string) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	return wrapRedis("box-office sale recorded", s.rdb.HDel(ctx, s.eventKeys(eventID)[kBoxsales], paymentID).Err())
+}
+
+func wrapRedis(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: redis: %w", op, err)
 }
 
 // SellAtBoxOffice sells the seats of a box-office sale, all or none
@@ -106,6 +231,10 @@ func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (BoxOff
 	if len(sale.Section) > MaxSectionNameLen || !utf8.ValidString(sale.Section) {
 		return BoxOfficeResult{}, ErrSectionUnknown
 	}
+	if len(sale.SoldBy) > MaxBoxOfficeTextLen || len(sale.CustomerRef) > MaxBoxOfficeTextLen ||
+		!utf8.ValidString(sale.SoldBy) || !utf8.ValidString(sale.CustomerRef) {
+		return BoxOfficeResult{}, fmt.Errorf("%w: sold by and customer reference must be UTF-8 of at most %d bytes", ErrInvalidArgument, MaxBoxOfficeTextLen)
+	}
 	seen := make(map[string]bool, len(sale.SeatIDs))
 	for _, id := range sale.SeatIDs {
 		if !ids.Valid(id) || strings.IndexByte(id, ',') >= 0 {
@@ -117,7 +246,8 @@ func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (BoxOff
 		seen[id] = true
 	}
 	r, err := s.run(ctx, scriptBoxOfficeSale, sale.EventID, BoxOfficeBuyer(sale.SaleID),
-		BoxOfficePaymentID(sale.EventID, sale.SaleID), sale.Channel, strings.Join(sale.SeatIDs, ","), sale.Count, sale.Section)
+		BoxOfficePaymentID(sale.EventID, sale.SaleID), sale.Channel, strings.Join(sale.SeatIDs, ","), sale.Count, sale.Section,
+		sale.SoldBy, sale.CustomerRef)
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrSeatNotForSale):
@@ -144,8 +274,22 @@ func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (BoxOff
 		return BoxOfficeResult{}, fmt.Errorf("box office sale: %w", err)
 	}
 	var res BoxOfficeResult
-	var prices string
-	r.scan(&res.Outcome, &res.SeatID, &res.At, &res.SoldOutAt, &res.AmountCents, &prices, &res.Phase, &res.Currency)
+	var prices, record string
+	r.scan(&res.Outcome, &res.SeatID, &res.At, &res.SoldOutAt, &res.AmountCents, &prices, &res.Phase, &res.Currency, &record)
 	res.SeatIDs, res.SeatPrices = SplitSeats(res.SeatID), splitPrices(prices)
+	pid := BoxOfficePaymentID(sale.EventID, sale.SaleID)
+	if record == "" {
+		// a repeat of a sale whose record is gone (the ledger has its
+		// order, or Redis was rebuilt): the reply and the request
+		res.Record = BoxOfficeRecord{EventID: sale.EventID, PaymentID: pid, UserID: BoxOfficeBuyer(sale.SaleID),
+			SeatIDs: res.SeatIDs, SeatPrices: res.SeatPrices, Amount: res.AmountCents, Currency: res.Currency, Phase: res.Phase,
+			Channel: sale.Channel, SoldBy: sale.SoldBy, CustomerRef: sale.CustomerRef, At: res.At, SoldOutAt: res.SoldOutAt}
+		return res, nil
+	}
+	rec, err := parseBoxOfficeRecord(sale.EventID, pid, record)
+	if err != nil {
+		return BoxOfficeResult{}, err
+	}
+	res.Record = rec
 	return res, nil
 }

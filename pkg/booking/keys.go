@@ -2,7 +2,7 @@ package booking
 
 import "github.com/boxoffice/boxoffice/lua"
 
-// keysFor returns the 22 keys every booking script may take, in the order
+// keysFor returns the keys every booking script may take, in the order
 // of lua.EventKey (the booking functions' KEYS are declared in lua/ops.go
 // as indexes into this list). They all carry the hash tag {eventID}, so
 // one event's keys live in one Redis Cluster slot and every script is
@@ -42,6 +42,7 @@ const (
 	kWaitlist = lua.Waitlist
 	kOffers   = lua.Offers
 	kAlloc    = lua.Alloc
+	kBoxsales = lua.Boxsales
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

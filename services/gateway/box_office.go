@@ -87,8 +87,8 @@ func (r boxOfficeSaleRequest) Validate() error {
 // too_many_seats / sales_ended, 404 event_not_found / seat_not_found /
 // section_not_found, 409 seat_unavailable or seat_not_for_sale with
 // seat_ids, 409 no_adjacent_seats, 503 (not recorded yet: retry with the
-// same key; the seats sold in Redis wait for it). A sale id names one
-// sale per event.
+// same key; the seats sold in Redis wait for it, and without a retry the
+// box-office sweep records the sale). A sale id names one sale per event.
 func (s *Server) boxOfficeSale(c *gin.Context) {
 	eventID := c.Param("id")
 	if !ids.ValidEvent(eventID) {
@@ -136,7 +136,8 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 		return
 	}
 	res, err := s.Store.SellAtBoxOffice(ctx, booking.BoxOfficeSale{EventID: eventID, SaleID: req.SaleID,
-		Channel: req.Channel, SeatIDs: req.SeatIDs, Count: req.Count, Section: req.Section})
+		Channel: req.Channel, SeatIDs: req.SeatIDs, Count: req.Count, Section: req.Section,
+		SoldBy: principal(c).Account, CustomerRef: req.CustomerRef})
 	if refuseSeats(c, err) {
 		return
 	}
@@ -144,18 +145,12 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	// sold in Redis: the order goes to the ledger before the answer; a
-	// failure from here on is a 503 whose retry (same key) finds the seats
-	// sold to this sale (duplicate) and records them
-	buyer := booking.BoxOfficeBuyer(req.SaleID)
-	if err := s.Ledger.RecordPayment(ctx, ledger.Payment{PaymentID: pid, EventID: eventID, UserID: buyer, SeatID: res.SeatID,
-		Amount: res.AmountCents, Currency: res.Currency, SeatPrices: res.SeatPrices}); err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
-	order, err = s.Ledger.RecordSale(ctx, ledger.Sale{PaymentID: pid, EventID: eventID, UserID: buyer, SeatID: res.SeatID,
-		SeatIDs: res.SeatIDs, SeatPrices: res.SeatPrices, Phase: res.Phase, SoldOutAt: res.SoldOutAt,
-		Channel: req.Channel, SoldBy: principal(c).Account, CustomerRef: req.CustomerRef})
+	// sold in Redis, with the sale's record kept there by the same step:
+	// the order goes to the ledger before the answer; a failure from here
+	// on is a 503 whose retry (same key) finds the seats sold to this sale
+	// (duplicate) and records them, and without a retry the box-office
+	// sweep records them from the record
+	order, err = s.boxOfficeSweeper().Record(ctx, res.Record)
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
@@ -163,7 +158,7 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 	if order.Status != ledger.StatusCompleted {
 		// the ledger sold a seat to another order (Redis lost that sale
 		// and has not been rebuilt): the ledger's buyer keeps it; this
-		// sale's seats go back, nothing was paid
+		// sale's seats went back (Record), nothing was paid
 		s.undoBoxOfficeSale(c, order)
 		return
 	}
@@ -194,6 +189,12 @@ func (s *Server) answerBoxOfficeSale(c *gin.Context, saleID string, order ledger
 		status = http.StatusOK
 	}
 	c.JSON(status, gin.H{"success": true, "sale_id": saleID, "replayed": replayed, "order": order})
+}
+
+// boxOfficeSweeper records box-office sales in the ledger: the request's
+// (boxOfficeSale) and, on a tick, those a request left in Redis.
+func (s *Server) boxOfficeSweeper() *ledger.BoxOfficeSweeper {
+	return &ledger.BoxOfficeSweeper{Ledger: s.Ledger, Store: s.Store, Log: s.Log}
 }
 
 // undoBoxOfficeSale puts back the seats of a box-office sale the ledger

@@ -128,7 +128,8 @@ type Config struct {
 	// left unfinished (seats not released, a refund pending, a fact not
 	// published) are carried on (ledger.Canceller), and the facts of
 	// seat mark changes Kafka did not take are published
-	// (ledger.MarkPublisher).
+	// (ledger.MarkPublisher), and box-office sales sold in Redis whose
+	// order did not reach the ledger are recorded (ledger.BoxOfficeSweeper).
 	CancelSweepInterval time.Duration `env:"CANCEL_SWEEP_INTERVAL" default:"5s"`
 }
 
@@ -302,6 +303,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error { return srv.allocationSweeper().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.codePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.phasePublisher().Run(ctx, cfg.CancelSweepInterval) },
+		func(ctx context.Context) error { return srv.boxOfficeSweeper().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
 			return retry.Every(ctx, ScheduleInterval, log, "phase schedules", srv.applySchedules)
 		},

@@ -61,8 +61,14 @@ func (f *fakeRefunder) setFail(err error) {
 // ledgerHarness is the gateway harness with a ledger on a schema of the
 // test's own.
 func ledgerHarness(t *testing.T) (*harness, *ledger.Ledger, *fakeRefunder) {
+	return ledgerHarnessAt(t, ledgertest.URL(t))
+}
+
+// ledgerHarnessAt is ledgerHarness over the ledger schema at url
+// (ledgertest.URL), for tests that also reach PostgreSQL themselves.
+func ledgerHarnessAt(t *testing.T, url string) (*harness, *ledger.Ledger, *fakeRefunder) {
 	hs := newHarness(t, false)
-	l := ledgertest.New(t)
+	l := ledgertest.Open(t, url)
 	ref := &fakeRefunder{}
 	hs.srv.Ledger, hs.srv.Refunds, hs.srv.Currency = l, ref, "EUR"
 	// routes are registered when the handler is built: build it again

@@ -1,0 +1,117 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/retry"
+)
+
+// RecordBoxOfficeSale records the order of a box-office sale as its Lua
+// step wrote it (booking.BoxOfficeRecord): the payment, at the sale's
+// amount and prices, then the order with its channel, operator and
+// customer reference, idempotently on the payment id as RecordSale. A
+// seat the ledger sold to another order makes it refund_due
+// (RefundSeatTaken): the money goes back at the counter.
+func (l *Ledger) RecordBoxOfficeSale(ctx context.Context, r booking.BoxOfficeRecord) (Order, error) {
+	seats := strings.Join(r.SeatIDs, ",")
+	if err := l.RecordPayment(ctx, Payment{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
+		Amount: r.Amount, Currency: r.Currency, SeatPrices: r.SeatPrices}); err != nil {
+		return Order{}, err
+	}
+	return l.RecordSale(ctx, Sale{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
+		SeatIDs: r.SeatIDs, SeatPrices: r.SeatPrices, Phase: r.Phase, At: r.At, SoldOutAt: r.SoldOutAt,
+		Channel: r.Channel, SoldBy: r.SoldBy, CustomerRef: r.CustomerRef})
+}
+
+// BoxOfficeSweeper records the box-office sales that were sold in Redis
+// but whose request did not get their order into the ledger (PostgreSQL
+// down or the gateway gone between the two): each sale's Lua step keeps
+// its record in Redis until the ledger has the order
+// (booking.Store.PendingBoxOfficeSales), and on a tick (Run) every record
+// older than Age is recorded (Record). A paid sale is never dropped: a
+// record stays until PostgreSQL takes it, however long that is. The
+// order's facts enter order_outbox with it; the order sweep
+// (OrderPublisher) publishes them once. Any number of gateways may
+// sweep: recording is idempotent on the payment id.
+type BoxOfficeSweeper struct {
+	Ledger *Ledger
+	Store  *booking.Store
+	Log    *zap.Logger
+	// Age is how long a record is left to the request that wrote it
+	// before a sweep takes it (default 5 s).
+	Age time.Duration
+}
+
+func (s *BoxOfficeSweeper) log() *zap.Logger {
+	if s.Log == nil {
+		return zap.NewNop()
+	}
+	return s.Log
+}
+
+// Record records one box-office sale (RecordBoxOfficeSale); when the
+// ledger refused its seats (refund_due: sold to another order, which Redis
+// had lost) they go back on sale in Redis, so no seat is sold twice.
+// Then Redis forgets the record (a failure there is logged: the next
+// sweep records the sale again, which changes nothing, and forgets it).
+// The order is returned whatever its status.
+func (s *BoxOfficeSweeper) Record(ctx context.Context, r booking.BoxOfficeRecord) (Order, error) {
+	o, err := s.Ledger.RecordBoxOfficeSale(ctx, r)
+	if err != nil {
+		return Order{}, err
+	}
+	if o.RefundReason == RefundSeatTaken {
+		_, err := s.Store.ReleaseSold(ctx, o.EventID, o.UserID, o.PaymentID, o.SeatIDs)
+		if err != nil && !errors.Is(err, booking.ErrEventNotFound) {
+			return o, fmt.Errorf("release a refused box-office sale: %w", err)
+		}
+	}
+	if err := s.Store.BoxOfficeSaleRecorded(ctx, r.EventID, r.PaymentID); err != nil {
+		s.log().Warn("box-office sale recorded; its Redis record left to the sweep", zap.String("payment_id", r.PaymentID), zap.Error(err))
+	}
+	return o, nil
+}
+
+// Sweep records every box-office sale of every event whose record is
+// older than Age, and returns how many it recorded. It goes on past a
+// sale that fails and returns the errors joined.
+func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
+	ids, err := s.Store.EventIDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, id := range ids {
+		pending, err := s.Store.PendingBoxOfficeSales(ctx, id, sweepGrace(s.Age))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("event %s: %w", id, err))
+			continue
+		}
+		for _, r := range pending {
+			o, err := s.Record(ctx, r)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("box-office sale %s: %w", r.PaymentID, err))
+				continue
+			}
+			n++
+			if o.Status == StatusRefundDue {
+				s.log().Warn("box-office sale refused by the ledger: a seat was sold to another order; refund at the counter",
+					zap.String("order_id", o.OrderID), zap.Strings("seat_ids", o.SeatIDs))
+			}
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// Run sweeps every interval until ctx ends.
+func (s *BoxOfficeSweeper) Run(ctx context.Context, interval time.Duration) error {
+	return retry.Every(ctx, interval, s.log(), "box-office sales", s.Sweep)
+}
