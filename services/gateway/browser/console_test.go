@@ -368,13 +368,15 @@ func TestConsole(t *testing.T) {
 	}
 
 	// 11b2. The box office sells the best 2 seats together to a walk-up
-	// customer, confirmed first; an unknown seat is refused with the
-	// API's message and nothing more is sold.
+	// customer through the channel named, confirmed first; an unknown
+	// seat is refused with the API's message and nothing more is sold.
+	p.waitFor("the channel field, labelled", 5*time.Second, `document.querySelector("label[for=b-channel]").textContent === "Channel"`)
 	setValue(p, "#b-seats", "2")
 	setValue(p, "#b-customer", "Walk-up 7")
+	setValue(p, "#b-channel", "desk-2")
 	p.do("click Sell the seats", chromedp.Click(chromedp.ID("b-sell")))
 	p.waitFor("the sale's confirmation", 5*time.Second, `$("#confirm").open && text("#confirm-title") === "Sell these seats?"
-		&& text("#confirm-text").startsWith("Sell the best 2 seats together at the box office to Walk-up 7")`)
+		&& text("#confirm-text").startsWith("Sell the best 2 seats together at the box office through desk-2 to Walk-up 7")`)
 	p.do("confirm", chromedp.Click(chromedp.ID("confirm-yes")))
 	p.waitFor("sold at the box office", 15*time.Second, `text("#box-result").startsWith("Sold ") && text("#box-result").includes("(order ord_")
 		&& !shown("#box-error") && $("#b-seats").value === "" && document.body.dataset.liveSold === "2"`)
@@ -387,7 +389,7 @@ func TestConsole(t *testing.T) {
 		} `json:"orders"`
 	}
 	if code, err := admin.Do("GET", "/api/admin/events/"+rules+"/orders", nil, &boxOrders); err != nil || code != http.StatusOK ||
-		len(boxOrders.Orders) != 1 || boxOrders.Orders[0].Channel != "box_office" || boxOrders.Orders[0].CustomerRef != "Walk-up 7" ||
+		len(boxOrders.Orders) != 1 || boxOrders.Orders[0].Channel != "desk-2" || boxOrders.Orders[0].CustomerRef != "Walk-up 7" ||
 		boxOrders.Orders[0].SoldBy != "ops-lead" {
 		t.Fatalf("the box-office order: %d %v %+v", code, err, boxOrders)
 	}

@@ -714,6 +714,7 @@
     $("box-result").hidden = true;
     if (!canAct() || !liveID) return;
     const t = $("b-seats").value.trim(), section = $("b-section").value.trim(), customer = $("b-customer").value.trim();
+    const channel = $("b-channel").value.trim();
     const body = {};
     if (/^\d+$/.test(t)) {
       body.count = Number(t);
@@ -728,8 +729,9 @@
       body.seat_ids = [...new Set(ids)];
     }
     if (customer) body.customer_ref = customer;
+    if (channel) body.channel = channel;
     const which = body.seat_ids ? body.seat_ids.join(", ") : "the best " + body.count + " seats together" + (section ? " in " + section : "");
-    if (!(await confirmAction("Sell these seats?", `Sell ${which} at the box office${customer ? " to " + customer : ""}: paid at the counter.`, "Sell"))) return;
+    if (!(await confirmAction("Sell these seats?", `Sell ${which} at the box office${channel ? " through " + channel : ""}${customer ? " to " + customer : ""}: paid at the counter.`, "Sell"))) return;
     if (!boxKey) boxKey = newBoxKey();
     body.sale_id = boxKey;
     try {
