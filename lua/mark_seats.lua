@@ -1,10 +1,11 @@
 -- mark_seats: operators hold seats for a purpose, kill them (never for sale), allocate them to a channel or release them to sale, all or none; or end a channel's allocation.
--- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release' | 'end_allocation' | 'accessible'), 2 purpose (hold) or
---   channel (allocate, end_allocation) or kind ('wheelchair' | 'companion': accessible, a rebuild), '' otherwise,
+-- ARGV: 1 action ('hold' | 'kill' | 'allocate' | 'release' | 'end_allocation' | 'accessible' | 'set_kind'), 2 purpose
+--   (hold) or channel (allocate, end_allocation) or kind ('wheelchair' | 'companion': accessible, a rebuild; also
+--   '' none: set_kind, an operator's), '' otherwise,
 --   3 release time of the channel's allocation in ms (allocate; '' unchanged), or 'now' | 'due' (end_allocation: at
 --   once, or only once the release time has passed by Redis's clock), 4.. seat ids (none for end_allocation)
 -- Replies: {'ok', changed, {changed seat ids}} (end_allocation: the seats put on sale; accessible: the seats in the
---   map given the kind) | {'seat_unknown', {seat ids}}
+--   map given the kind; set_kind: the seats whose kind changed) | {'seat_unknown', {seat ids}}
 --   | {'not_due', release_at_ms (0: none set)} (end_allocation)
 --   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
@@ -73,6 +74,36 @@ if action == 'accessible' then
     end
   end
   return {'ok', #set, set}
+end
+-- An operator sets or clears (purpose '') seats' kind, all or none. A
+-- seat allocated to the channel wheelchair or companion is of that kind
+-- while the allocation lasts: another kind, or none, is refused with
+-- status 'allocated' (end or release the allocation first).
+if action == 'set_kind' then
+  if purpose ~= '' and purpose ~= 'wheelchair' and purpose ~= 'companion' then return {'invalid_argument'} end
+  local unknown, refused, changed, seen = {}, {}, {}, {}
+  for i = 4, #ARGV do
+    local seat = ARGV[i]
+    local ch = redis.call('HGET', K_ALLOC, seat)
+    if redis.call('HEXISTS', K_SEATS, seat) == 0 then
+      unknown[#unknown + 1] = seat
+    elseif (ch == 'wheelchair' or ch == 'companion') and ch ~= purpose then
+      refused[#refused + 1] = seat
+      refused[#refused + 1] = 'allocated'
+    end
+  end
+  if #unknown > 0 then return {'seat_unknown', unknown} end
+  if #refused > 0 then return {'seat_refused', refused} end
+  for i = 4, #ARGV do
+    local seat = ARGV[i]
+    local f = ' a:' .. seat
+    if not seen[seat] and (redis.call('HGET', K_ALLOC, f) or '') ~= purpose then
+      if purpose == '' then redis.call('HDEL', K_ALLOC, f) else redis.call('HSET', K_ALLOC, f, purpose) end
+      changed[#changed + 1] = seat
+    end
+    seen[seat] = true
+  end
+  return {'ok', #changed, changed}
 end
 local target, code
 if action == 'hold' and purpose ~= '' then

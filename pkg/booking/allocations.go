@@ -179,6 +179,19 @@ func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string
 	return out, nil
 }
 
+// SetSeatKind sets seatIDs' accessibility kind (ChannelWheelchair or
+// ChannelCompanion) or clears it (kind ""), all of them or none, an
+// operator's change (MarkSeats with MarkKind): AccessibleSeats reports
+// the new kind, or the seat no more. It returns the seats whose kind
+// changed (a repeat: none). A seat allocated to the channel wheelchair or
+// companion is of that kind while the allocation lasts: another kind or
+// none is refused (*SeatsRefusedError, status SeatAllocated). Errors:
+// ErrEventNotFound, ErrInvalidArgument, *SeatsUnknownError,
+// *SeatsRefusedError.
+func (s *Store) SetSeatKind(ctx context.Context, eventID, kind string, seatIDs []string) ([]string, error) {
+	return s.MarkSeats(ctx, eventID, MarkKind, kind, seatIDs)
+}
+
 // MarkAccessible gives seatIDs the kind (ChannelWheelchair or
 // ChannelCompanion) that AccessibleSeats reports: a rebuild's, for the
 // seats the ledger knows as such whose allocation ended. Seats not in the

@@ -25,6 +25,10 @@ const (
 	// MarkAllocate allocates seats to a channel (the purpose is the
 	// channel): only requests through it may take them.
 	MarkAllocate SeatMark = "allocate"
+	// MarkKind sets the seats' accessibility kind (the purpose:
+	// ChannelWheelchair or ChannelCompanion) or clears it (""), whatever
+	// their status; their sale is not touched (SetSeatKind).
+	MarkKind SeatMark = "set_kind"
 )
 
 // MaxMarkSeats bounds the seats of one MarkSeats call.
@@ -49,7 +53,8 @@ func (e *SeatsNotForSaleError) Error() string {
 func (e *SeatsNotForSaleError) Is(target error) bool { return target == ErrSeatNotForSale }
 
 // SeatRefusal is a seat MarkSeats refused and its status: SeatHeld or
-// SeatSold (a fan's).
+// SeatSold (a fan's), or SeatAllocated (MarkKind: allocated to the
+// channel of another kind).
 type SeatRefusal struct {
 	Seat   string     `json:"seat_id"`
 	Status SeatStatus `json:"status"`
@@ -126,6 +131,10 @@ func (s *Store) markSeats(ctx context.Context, eventID string, mark SeatMark, pu
 		}
 	case MarkKill, MarkRelease:
 		purpose = ""
+	case MarkKind:
+		if purpose != "" && purpose != ChannelWheelchair && purpose != ChannelCompanion {
+			return nil, fmt.Errorf("%w: kind %q", ErrInvalidArgument, purpose)
+		}
 	default:
 		return nil, fmt.Errorf("%w: mark %q", ErrInvalidArgument, mark)
 	}

@@ -101,6 +101,47 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 	return res, nil
 }
 
+// SetSeatKind records that actor set seatIDs' accessibility kind
+// (booking.ChannelWheelchair or booking.ChannelCompanion) or cleared it
+// (kind ""): accessible_seats, which a rebuild reads, gets or loses the
+// rows. apply (booking.Store.SetSeatKind, which returns the seats whose
+// kind changed) runs in the same transaction, so a refusal there leaves
+// the ledger as it was. Errors: ErrEventNotFound, and apply's.
+func (l *Ledger) SetSeatKind(ctx context.Context, eventID, kind, actor string, seatIDs []string,
+	apply func(context.Context) ([]string, error)) ([]string, error) {
+	var changed []string
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrEventNotFound
+			}
+			return err
+		}
+		var err error
+		if kind == "" {
+			_, err = tx.Exec(ctx, `DELETE FROM accessible_seats WHERE event_id = $1 AND seat_id = ANY($2)`, eventID, seatIDs)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
+				SELECT DISTINCT $1, s, $3, $4 FROM unnest($2::text[]) AS s
+				ON CONFLICT (event_id, seat_id) DO UPDATE SET kind = EXCLUDED.kind, actor = EXCLUDED.actor, set_at = now()
+				WHERE accessible_seats.kind <> EXCLUDED.kind`, eventID, seatIDs, kind, actor)
+		}
+		if err != nil {
+			return err
+		}
+		changed, err = apply(ctx)
+		return err
+	})
+	if errors.Is(err, ErrEventNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, wrap("set seat kind", err) // apply's errors stay visible to errors.Is and As
+	}
+	return changed, nil
+}
+
 // AccessibleSeats returns the event's wheelchair spaces and companion
 // seats (table accessible_seats), seat id -> booking.ChannelWheelchair
 // or booking.ChannelCompanion: the seats ever allocated to one of those

@@ -55,6 +55,9 @@ const (
 	// ActionSeatsAllocate: seats allocated to a sales channel
 	// (POST /api/admin/events/{id}/seat-marks, action allocate).
 	ActionSeatsAllocate = "seats.allocate"
+	// ActionSeatsKind: seats' accessibility kind set or cleared
+	// (POST /api/admin/events/{id}/seat-marks, action set_kind).
+	ActionSeatsKind = "seats.kind"
 	// ActionAllocationRelease: a channel's allocation ended by an
 	// operator (POST /api/admin/events/{id}/allocations/{channel}/release).
 	ActionAllocationRelease = "allocation.release"

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -183,5 +185,72 @@ func TestHandPickThroughTheChannel(t *testing.T) {
 	if got := seatStatuses(t, hs, "e1"); got[:5] != "hccch" {
 		t.Fatalf("seat map %s", got)
 	}
+	ct.Report()
+}
+
+// An accessibility seat's kind cleared (or set) through the seat marks'
+// action set_kind, validated against docs/openapi.yaml: kind "" is none
+// (null, as in every body, is refused); refused while the seat is allocated to the channel of its
+// kind, 4xx for bad input; kept in the ledger, so a rebuild of Redis
+// keeps the cleared kind.
+func TestAccessibleSeatKindClearedThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	ctx := context.Background()
+	ct, bad := contractChecked(t, hs)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 5, "capacity": 5})
+	const path = "/api/admin/events/e1/seat-marks"
+	accessible := func() map[string]any {
+		m := hs.do("GET", "/api/seats/available?event_id=e1", "", nil)
+		acc, _ := m.body["accessible"].(map[string]any)
+		return acc
+	}
+	for seat, ch := range map[string]string{"A1": "wheelchair", "A2": "companion"} {
+		want(t, hs.do("POST", path, hs.admin, map[string]any{"action": "allocate", "channel": ch, "seat_ids": []string{seat}}), 200, "")
+	}
+	// allocated to the channel of its kind: the kind stays with it
+	r := hs.do("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "", "seat_ids": []string{"A1", "A3"}})
+	if want(t, r, 409, "seat_unavailable"); fmt.Sprint(r.body["refused"]) != "[map[seat_id:A1 status:allocated]]" {
+		t.Fatalf("clear while allocated: %s", r.raw)
+	}
+	want(t, hs.do("POST", "/api/admin/events/e1/allocations/wheelchair/release", hs.admin, nil), 200, "")
+	want(t, hs.do("POST", "/api/admin/events/e1/allocations/companion/release", hs.admin, nil), 200, "")
+	if acc := accessible(); len(acc) != 2 {
+		t.Fatalf("kinds after the releases: %v", acc)
+	}
+	// cleared; a repeat changes nothing
+	r = hs.do("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "", "seat_ids": []string{"A1"}})
+	if want(t, r, 200, ""); r.body["changed"] != true || fmt.Sprint(r.body["seat_ids"]) != "[A1]" {
+		t.Fatalf("clear: %s", r.raw)
+	}
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "", "row": "A"}), 200, "")
+	r = hs.do("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "", "seat_ids": []string{"A1", "A2"}})
+	if want(t, r, 200, ""); r.body["changed"] != false {
+		t.Fatalf("repeat: %s", r.raw)
+	}
+	if acc := accessible(); len(acc) != 0 {
+		t.Fatalf("kinds after clearing: %v", acc)
+	}
+	// and set again by hand, without an allocation
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "companion", "seat_ids": []string{"A4"}}), 200, "")
+	if kinds, err := l.AccessibleSeats(ctx, "e1"); err != nil || len(kinds) != 1 || kinds["A4"] != "companion" {
+		t.Fatalf("ledger kinds: %v %v", kinds, err)
+	}
+	// a rebuild of Redis from the ledger keeps it so
+	if err := redisDel(hs, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	want(t, hs.do("POST", "/api/admin/events/e1/restore", hs.admin, nil), 200, "")
+	if acc := accessible(); len(acc) != 1 || fmt.Sprint(acc["companion"]) != "[A4]" {
+		t.Fatalf("kinds after the rebuild: %v", acc)
+	}
+	// bad input
+	bad("POST", path, hs.admin, map[string]any{"action": "set_kind", "seat_ids": []string{"A1"}}, 400, "invalid_body")
+	bad("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": nil, "seat_ids": []string{"A1"}}, 400, "invalid_body")
+	bad("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "vip", "seat_ids": []string{"A1"}}, 400, "invalid_body")
+	bad("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": 3, "seat_ids": []string{"A1"}}, 400, "invalid_body")
+	bad("POST", path, hs.admin, map[string]any{"action": "hold", "purpose": "x", "kind": "", "seat_ids": []string{"A1"}}, 400, "invalid_body")
+	bad("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "", "purpose": "x", "seat_ids": []string{"A1"}}, 400, "invalid_body")
+	want(t, hs.do("POST", path, hs.admin, map[string]any{"action": "set_kind", "kind": "", "seat_ids": []string{"Z9"}}), 404, "seat_not_found")
 	ct.Report()
 }

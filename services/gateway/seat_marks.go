@@ -50,11 +50,14 @@ type markSeatsRequest struct {
 	// Channel and ReleaseAt are an allocation's (action allocate): the
 	// channel that alone may take the seats and, optionally, when its
 	// unsold seats go on sale (allocations.go).
-	Channel   *string    `json:"channel"`
-	ReleaseAt *string    `json:"release_at"`
-	SeatIDs   []string   `json:"seat_ids"`
-	Row       *string    `json:"row"`
-	Range     *seatRange `json:"range"`
+	Channel   *string `json:"channel"`
+	ReleaseAt *string `json:"release_at"`
+	// Kind is set_kind's (required): the seats' accessibility kind,
+	// wheelchair or companion, or "" for none.
+	Kind    *string    `json:"kind"`
+	SeatIDs []string   `json:"seat_ids"`
+	Row     *string    `json:"row"`
+	Range   *seatRange `json:"range"`
 }
 
 func (r markSeatsRequest) Validate() error {
@@ -79,8 +82,18 @@ func (r markSeatsRequest) Validate() error {
 				return errf("release_at must be an RFC 3339 time")
 			}
 		}
+	case booking.MarkKind:
+		if r.Purpose != "" {
+			return errf("purpose is only for action hold")
+		}
+		if r.Kind == nil || (*r.Kind != "" && *r.Kind != booking.ChannelWheelchair && *r.Kind != booking.ChannelCompanion) {
+			return errf(`kind must be wheelchair, companion or "" (none)`)
+		}
 	default:
-		return errf("action must be hold, kill, allocate or release")
+		return errf("action must be hold, kill, allocate, release or set_kind")
+	}
+	if r.Action != booking.MarkKind && r.Kind != nil {
+		return errf("kind is only for action set_kind")
 	}
 	if r.Action != booking.MarkAllocate && r.Channel != nil {
 		return errf("channel is only for action allocate")
@@ -190,6 +203,10 @@ func (s *Server) markSeats(c *gin.Context) {
 			return
 		}
 	}
+	if req.Action == booking.MarkKind {
+		s.setSeatKind(c, id, *req.Kind, seats)
+		return
+	}
 	purpose, releaseAt := req.Purpose, time.Time{}
 	if req.Action == booking.MarkAllocate {
 		purpose = *req.Channel
@@ -215,23 +232,7 @@ func (s *Server) markSeats(c *gin.Context) {
 		res = ledger.MarkChange{EventID: id, Mark: req.Action, Purpose: purpose, Actor: p.Account, At: time.Now()}
 		res.Changed, err = apply(ctx)
 	}
-	var unknown *booking.SeatsUnknownError
-	var refused *booking.SeatsRefusedError
-	switch {
-	case errors.As(err, &unknown):
-		c.AbortWithStatusJSON(http.StatusNotFound, seatsTakenBody{Error: httpapi.Error{StatusCode: http.StatusNotFound,
-			Error: http.StatusText(http.StatusNotFound), Code: "seat_not_found",
-			Message:   "no such seats in this event: " + strings.Join(unknown.Seats, ", "),
-			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: unknown.Seats})
-		return
-	case errors.As(err, &refused):
-		c.AbortWithStatusJSON(http.StatusConflict, seatsRefusedBody{Error: httpapi.Error{StatusCode: http.StatusConflict,
-			Error: http.StatusText(http.StatusConflict), Code: "seat_unavailable",
-			Message:   "seats a fan holds or bought cannot be " + pastTense(req.Action) + "; nothing changed",
-			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, Refused: refused.Seats})
-		return
-	case err != nil:
-		bookinghttp.Fail(c, ledgerErr(err))
+	if failMarks(c, err, "seats a fan holds or bought cannot be "+pastTense(req.Action)+"; nothing changed") {
 		return
 	}
 	if req.Action == booking.MarkRelease && len(res.Changed) > 0 {
@@ -258,6 +259,64 @@ func (s *Server) markSeats(c *gin.Context) {
 		return
 	}
 	s.publishMarks(c, res)
+	c.JSON(http.StatusOK, out)
+}
+
+// failMarks answers a seat mark's error, if any, and reports whether it
+// did: 404 seat_not_found naming the unknown seats, 409 seat_unavailable
+// with each refused seat and its status (refusal says why), else the
+// ledger's or the engine's error.
+func failMarks(c *gin.Context, err error, refusal string) bool {
+	var unknown *booking.SeatsUnknownError
+	var refused *booking.SeatsRefusedError
+	switch {
+	case errors.As(err, &unknown):
+		c.AbortWithStatusJSON(http.StatusNotFound, seatsTakenBody{Error: httpapi.Error{StatusCode: http.StatusNotFound,
+			Error: http.StatusText(http.StatusNotFound), Code: "seat_not_found",
+			Message:   "no such seats in this event: " + strings.Join(unknown.Seats, ", "),
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, SeatIDs: unknown.Seats})
+	case errors.As(err, &refused):
+		c.AbortWithStatusJSON(http.StatusConflict, seatsRefusedBody{Error: httpapi.Error{StatusCode: http.StatusConflict,
+			Error: http.StatusText(http.StatusConflict), Code: "seat_unavailable", Message: refusal,
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Path: c.Request.URL.Path}, Refused: refused.Seats})
+	case err != nil:
+		bookinghttp.Fail(c, ledgerErr(err))
+	default:
+		return false
+	}
+	return true
+}
+
+// setSeatKind is markSeats' action set_kind: the seats' accessibility
+// kind set, or cleared (kind ""), in the ledger (accessible_seats, read by
+// a rebuild) in the transaction that applies it in Redis
+// (booking.Store.SetSeatKind), then audited (seats.kind). 200 {changed,
+// action, purpose "", kind, seat_ids (those whose kind changed),
+// change_id 0}; 409 seat_unavailable for a seat allocated to the channel
+// of another kind (status allocated).
+func (s *Server) setSeatKind(c *gin.Context, eventID, kind string, seats []string) {
+	ctx := c.Request.Context()
+	apply := func(ctx context.Context) ([]string, error) { return s.Store.SetSeatKind(ctx, eventID, kind, seats) }
+	var changed []string
+	var err error
+	if s.Ledger != nil {
+		changed, err = s.Ledger.SetSeatKind(ctx, eventID, kind, principal(c).Account, seats, apply)
+	} else {
+		changed, err = apply(ctx)
+	}
+	if failMarks(c, err, "seats allocated to the wheelchair or companion channel keep its kind while allocated: release them first; nothing changed") {
+		return
+	}
+	out := gin.H{"changed": len(changed) > 0, "action": booking.MarkKind, "purpose": "", "kind": kind,
+		"seat_ids": nonNil(changed), "change_id": 0}
+	if len(changed) == 0 {
+		noChange(c)
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	if !s.audit(c, operators.ActionSeatsKind, eventID, "", nil, gin.H{"seat_ids": changed, "kind": kind}) {
+		return
+	}
 	c.JSON(http.StatusOK, out)
 }
 
