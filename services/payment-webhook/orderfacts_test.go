@@ -273,3 +273,43 @@ func TestSweptFailureFactIsTheWebhooksBytes(t *testing.T) {
 		t.Errorf("swept fact %+v", e)
 	}
 }
+
+// TestNoHoldFailureRepeatedWhileKafkaIsDown: a failure webhook for a
+// payment whose hold had already ended answers no_hold and has no
+// payment_failed (docs/events-kafka.md); its repeats, while Kafka is down
+// and after, answer the same: 200 no_hold, no fact for the webhook nor the
+// sweep, so what is published never depends on whether the provider
+// retried or Kafka was up. Its success after it is late, as after any
+// failure.
+func TestNoHoldFailureRepeatedWhileKafkaIsDown(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := newLedgerHarness(t)
+	ctx := context.Background()
+	pid := hs.issued(l, "erin", "A2")
+	hs.expire("erin")
+	if r := hs.signed(payment.PathFailure, failBody("erin", "A2", pid, "insufficient_funds")); r.code != 200 || r.body["outcome"] != "no_hold" {
+		t.Fatalf("failure without a hold: %d %s", r.code, r.raw)
+	}
+	hs.rec.FailWith(errKafkaDown)
+	for range 3 {
+		if r := hs.signed(payment.PathFailure, failBody("erin", "A2", pid, "timeout")); r.code != 200 || r.body["outcome"] != "no_hold" {
+			t.Fatalf("repeat with Kafka down: %d %s", r.code, r.raw)
+		}
+	}
+	hs.rec.FailWith(nil)
+	if n := hs.sweepFacts(l); n != 0 {
+		t.Fatalf("sweep published %d facts, want none", n)
+	}
+	if r := hs.signed(payment.PathFailure, failBody("erin", "A2", pid, "timeout")); r.code != 200 || r.body["outcome"] != "no_hold" {
+		t.Fatalf("repeat with Kafka back: %d %s", r.code, r.raw)
+	}
+	if got := hs.rec.Topic(events.TopicPaymentFailed); len(got) != 0 {
+		t.Fatalf("payment_failed %+v, want none", got)
+	}
+	if p, err := l.Payment(ctx, pid); err != nil || p.Outcome != ledger.OutcomeFailed || p.Reason != "insufficient_funds" || p.FailedAt != nil {
+		t.Fatalf("payment %+v %v", p, err)
+	}
+	if r := hs.signed(payment.PathSuccess, body("erin", "A2", pid, "")); r.code != 200 || r.body["outcome"] != "refund" {
+		t.Fatalf("success after the failure: %d %s", r.code, r.raw)
+	}
+}
