@@ -16,16 +16,17 @@ import (
 // RecordBoxOfficeSale records the order of a box-office sale as its Lua
 // step wrote it (booking.BoxOfficeRecord): the payment, at the sale's
 // amount and prices, then the order with its channel, operator and
-// customer reference, idempotently on the payment id as RecordSale. A
-// seat the ledger sold to another order makes it refund_due
-// (RefundSeatTaken): the money goes back at the counter.
-func (l *Ledger) RecordBoxOfficeSale(ctx context.Context, r booking.BoxOfficeRecord) (Order, error) {
+// customer reference, idempotently on the payment id as RecordSale;
+// created reports that this call wrote the order. A seat the ledger sold
+// to another order makes it refund_due (RefundSeatTaken): the money goes
+// back at the counter.
+func (l *Ledger) RecordBoxOfficeSale(ctx context.Context, r booking.BoxOfficeRecord) (o Order, created bool, err error) {
 	seats := strings.Join(r.SeatIDs, ",")
 	if err := l.RecordPayment(ctx, Payment{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
 		Amount: r.Amount, Currency: r.Currency, SeatPrices: r.SeatPrices}); err != nil {
-		return Order{}, err
+		return Order{}, false, err
 	}
-	return l.RecordSale(ctx, Sale{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
+	return l.recordSale(ctx, Sale{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
 		SeatIDs: r.SeatIDs, SeatPrices: r.SeatPrices, Phase: r.Phase, At: r.At, SoldOutAt: r.SoldOutAt,
 		Channel: r.Channel, SoldBy: r.SoldBy, CustomerRef: r.CustomerRef})
 }
@@ -47,6 +48,10 @@ type BoxOfficeSweeper struct {
 	// Age is how long a record is left to the request that wrote it
 	// before a sweep takes it (default 5 s).
 	Age time.Duration
+	// Recorded, when set, is called with each order a sweep wrote (not
+	// one the request or another sweep wrote first): the gateway audits
+	// the sale there, as the request would have.
+	Recorded func(ctx context.Context, o Order)
 }
 
 func (s *BoxOfficeSweeper) log() *zap.Logger {
@@ -61,22 +66,23 @@ func (s *BoxOfficeSweeper) log() *zap.Logger {
 // had lost) they go back on sale in Redis, so no seat is sold twice.
 // Then Redis forgets the record (a failure there is logged: the next
 // sweep records the sale again, which changes nothing, and forgets it).
-// The order is returned whatever its status.
-func (s *BoxOfficeSweeper) Record(ctx context.Context, r booking.BoxOfficeRecord) (Order, error) {
-	o, err := s.Ledger.RecordBoxOfficeSale(ctx, r)
+// The order is returned whatever its status; created reports that this
+// call wrote it.
+func (s *BoxOfficeSweeper) Record(ctx context.Context, r booking.BoxOfficeRecord) (o Order, created bool, err error) {
+	o, created, err = s.Ledger.RecordBoxOfficeSale(ctx, r)
 	if err != nil {
-		return Order{}, err
+		return Order{}, false, err
 	}
 	if o.RefundReason == RefundSeatTaken {
 		_, err := s.Store.ReleaseSold(ctx, o.EventID, o.UserID, o.PaymentID, o.SeatIDs)
 		if err != nil && !errors.Is(err, booking.ErrEventNotFound) {
-			return o, fmt.Errorf("release a refused box-office sale: %w", err)
+			return Order{}, false, fmt.Errorf("release a refused box-office sale: %w", err)
 		}
 	}
 	if err := s.Store.BoxOfficeSaleRecorded(ctx, r.EventID, r.PaymentID); err != nil {
 		s.log().Warn("box-office sale recorded; its Redis record left to the sweep", zap.String("payment_id", r.PaymentID), zap.Error(err))
 	}
-	return o, nil
+	return o, created, nil
 }
 
 // Sweep records every box-office sale of every event whose record is
@@ -96,12 +102,15 @@ func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 			continue
 		}
 		for _, r := range pending {
-			o, err := s.Record(ctx, r)
+			o, created, err := s.Record(ctx, r)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("box-office sale %s: %w", r.PaymentID, err))
 				continue
 			}
 			n++
+			if created && s.Recorded != nil {
+				s.Recorded(ctx, o)
+			}
 			if o.Status == StatusRefundDue {
 				s.log().Warn("box-office sale refused by the ledger: a seat was sold to another order; refund at the counter",
 					zap.String("order_id", o.OrderID), zap.Strings("seat_ids", o.SeatIDs))

@@ -14,8 +14,9 @@ import (
 
 // Box-office sales sold in Redis whose request never reached the ledger,
 // swept by two gateways at once: each sale becomes one order, with the
-// sale's operator, channel and customer reference, its record leaves
-// Redis, and the order sweep publishes each booking_completed once.
+// sale's operator, channel and customer reference, written (so audited)
+// by one of them, its record leaves Redis, and the order sweep publishes
+// each booking_completed once.
 func TestBoxOfficeSweepersRecordEachSaleOnce(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "counter", Name: "Counter", Rows: 1, SeatsPerRow: 8, Capacity: 8})
@@ -31,15 +32,26 @@ func TestBoxOfficeSweepersRecordEachSaleOnce(t *testing.T) {
 		t.Fatalf("pending: %+v %v", pending, err)
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	recorded := map[string]int{} // order id -> the sweeps that wrote it (and would audit it)
 	for range 2 {
 		wg.Go(func() {
-			sw := &ledger.BoxOfficeSweeper{Ledger: g.led, Store: g.store, Age: time.Nanosecond}
+			sw := &ledger.BoxOfficeSweeper{Ledger: g.led, Store: g.store, Age: time.Nanosecond,
+				Recorded: func(_ context.Context, o ledger.Order) { mu.Lock(); recorded[o.OrderID]++; mu.Unlock() }}
 			if _, err := sw.Sweep(ctx); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
+	if len(recorded) != n {
+		t.Fatalf("orders written: %v, want %d once each", recorded, n)
+	}
+	for id, k := range recorded {
+		if k != 1 {
+			t.Fatalf("order %s written by %d sweeps", id, k)
+		}
+	}
 	for i := range n {
 		o, err := g.led.OrderByPayment(ctx, booking.BoxOfficePaymentID(g.event, fmt.Sprintf("s%d", i)))
 		if err != nil || o.Status != ledger.StatusCompleted || len(o.SeatIDs) != 2 || o.Channel != "desk" || o.SoldBy != "otto" ||

@@ -302,6 +302,13 @@ func seatsTakenSQL(payment, event, seats string) string {
 // transaction: they stay there until FactsPublished, or the sweep
 // (OrderPublisher), records Kafka's acknowledgement.
 func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
+	o, _, err := l.recordSale(ctx, s)
+	return o, err
+}
+
+// recordSale is RecordSale; created reports that this call wrote the
+// order (its first write), not a repeat's.
+func (l *Ledger) recordSale(ctx context.Context, s Sale) (o Order, created bool, err error) {
 	status, outcome := StatusCompleted, OutcomeSucceeded
 	if s.RefundReason != "" {
 		status, outcome = StatusRefundDue, OutcomeLate
@@ -344,20 +351,25 @@ func (l *Ledger) RecordSale(ctx context.Context, s Sale) (Order, error) {
 	b.Queue(`SELECT `+orderColumns+` FROM orders WHERE payment_id = $1`, s.PaymentID)
 	br := l.pool.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return Order{}, wrap("record sale", err)
-	}
-	if _, err := br.Exec(); err != nil {
-		return Order{}, wrap("record sale seats", err)
-	}
-	if _, err := br.Exec(); err != nil {
-		return Order{}, wrap("record sale payment", err)
-	}
-	o, err := scanOrder(br.QueryRow())
+	tag, err := br.Exec()
 	if err != nil {
-		return Order{}, wrap("record sale read", err)
+		return Order{}, false, wrap("record sale", err)
 	}
-	return o, wrap("record sale", br.Close())
+	if _, err := br.Exec(); err != nil {
+		return Order{}, false, wrap("record sale seats", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return Order{}, false, wrap("record sale payment", err)
+	}
+	o, err = scanOrder(br.QueryRow())
+	if err != nil {
+		return Order{}, false, wrap("record sale read", err)
+	}
+	if err := br.Close(); err != nil {
+		return Order{}, false, wrap("record sale", err)
+	}
+	// the outbox row is written with the order's first write only
+	return o, tag.RowsAffected() == 1, nil
 }
 
 // IsSeatConflict reports a concurrent second sale of one seat that the

@@ -150,7 +150,7 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 	// on is a 503 whose retry (same key) finds the seats sold to this sale
 	// (duplicate) and records them, and without a retry the box-office
 	// sweep records them from the record
-	order, err = s.boxOfficeSweeper().Record(ctx, res.Record)
+	order, created, err := s.boxOfficeSweeper().Record(ctx, res.Record)
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return
@@ -162,12 +162,22 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 		s.undoBoxOfficeSale(c, order)
 		return
 	}
-	if !s.audit(c, operators.ActionBoxOfficeSell, eventID, order.OrderID, nil,
-		gin.H{"sale_id": req.SaleID, "seat_ids": order.SeatIDs, "amount": order.Amount, "currency": order.Currency,
-			"channel": order.Channel, "customer_ref": order.CustomerRef}) {
+	if !created {
+		// the box-office sweep recorded it (and audited it) first
+		noChange(c)
+		s.answerBoxOfficeSale(c, req.SaleID, order, true)
+		return
+	}
+	if !s.audit(c, operators.ActionBoxOfficeSell, eventID, order.OrderID, nil, boxOfficeAudit(req.SaleID, order)) {
 		return
 	}
 	s.answerBoxOfficeSale(c, req.SaleID, order, false)
+}
+
+// boxOfficeAudit is what the audit record of a box-office sale keeps.
+func boxOfficeAudit(saleID string, o ledger.Order) gin.H {
+	return gin.H{"sale_id": saleID, "seat_ids": o.SeatIDs, "amount": o.Amount, "currency": o.Currency,
+		"channel": o.Channel, "customer_ref": o.CustomerRef}
 }
 
 // answerBoxOfficeSale publishes the order's facts as the ledger keeps
@@ -194,7 +204,29 @@ func (s *Server) answerBoxOfficeSale(c *gin.Context, saleID string, order ledger
 // boxOfficeSweeper records box-office sales in the ledger: the request's
 // (boxOfficeSale) and, on a tick, those a request left in Redis.
 func (s *Server) boxOfficeSweeper() *ledger.BoxOfficeSweeper {
-	return &ledger.BoxOfficeSweeper{Ledger: s.Ledger, Store: s.Store, Log: s.Log}
+	return &ledger.BoxOfficeSweeper{Ledger: s.Ledger, Store: s.Store, Log: s.Log, Recorded: s.auditSweptSale}
+}
+
+// auditSweptSale audits a box-office sale the sweep recorded, as its
+// request would have: boxoffice.sell by the operator who sold it, via
+// system. A sale the ledger refused (refund_due) is not audited, as the
+// request's 409 is not.
+func (s *Server) auditSweptSale(ctx context.Context, o ledger.Order) {
+	if s.Operators == nil || o.Status != ledger.StatusCompleted {
+		return
+	}
+	saleID := strings.TrimPrefix(o.UserID, booking.BoxOfficeUserPrefix)
+	rec, err := s.Operators.Record(ctx, operators.Action{Actor: o.SoldBy, Via: operators.ViaSystem, Role: operators.Operator,
+		Action: operators.ActionBoxOfficeSell, EventID: o.EventID, Target: o.OrderID, After: operators.Object(boxOfficeAudit(saleID, o))})
+	if err != nil {
+		s.Log.Error("swept box-office sale not audited", zap.String("order_id", o.OrderID), zap.Error(err))
+		return
+	}
+	if s.AuditPublisher != nil {
+		if err := s.AuditPublisher.Publish(ctx, rec.ID); err != nil {
+			s.Log.Warn("operator_action left to the sweep", zap.Int64("id", rec.ID), zap.Error(err))
+		}
+	}
 }
 
 // undoBoxOfficeSale puts back the seats of a box-office sale the ledger

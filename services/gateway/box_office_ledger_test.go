@@ -12,6 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/ledger/ledgertest"
+	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
 // ledgerOutage makes the ledger at url drop its connection at the first
@@ -38,6 +39,25 @@ func ledgerOutage(t *testing.T, url string) (back func()) {
 	}
 }
 
+// boxOfficeHarness is ledgerHarnessAt with the operators' audit trail.
+func boxOfficeHarness(t *testing.T, url string) (*harness, *ledger.Ledger) {
+	hs, l, _ := ledgerHarnessAt(t, url)
+	hs.srv.Operators = operators.New(l.Pool(), hs.srv.Redis, hs.srv.Prefix)
+	hs.srv.AuditPublisher = &operators.Publisher{Store: hs.srv.Operators, Kafka: hs.rec}
+	hs.rebuild()
+	return hs, l
+}
+
+// saleAudits are the audit records of box-office sales.
+func saleAudits(t *testing.T, hs *harness) []operators.Action {
+	t.Helper()
+	acts, _, err := hs.srv.Operators.Audit(context.Background(), operators.AuditFilter{Action: operators.ActionBoxOfficeSell, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acts
+}
+
 // completedFacts are the booking_completed facts of payment id pid.
 func completedFacts(hs *harness, pid string) []events.Event {
 	var out []events.Event
@@ -51,11 +71,12 @@ func completedFacts(hs *harness, pid string) []events.Event {
 
 // A box-office sale whose ledger write fails after its seats were sold in
 // Redis: the retry with the same sale id records exactly one order and
-// publishes its fact once; the sweep then finds nothing left.
+// publishes its fact once, audited once; the sweep then finds nothing
+// left.
 func TestBoxOfficeSaleRetryAfterLedgerOutage(t *testing.T) {
 	t.Parallel()
 	url := ledgertest.URL(t)
-	hs, l, _ := ledgerHarnessAt(t, url)
+	hs, l := boxOfficeHarness(t, url)
 	ctx := context.Background()
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2})
 	back := ledgerOutage(t, url)
@@ -89,16 +110,20 @@ func TestBoxOfficeSaleRetryAfterLedgerOutage(t *testing.T) {
 	if got := seatRow(t, hs, "e1"); got[0] != 's' || got[1] != 'a' {
 		t.Fatalf("seats after the retry: %s", got)
 	}
+	if acts := saleAudits(t, hs); len(acts) != 1 || acts[0].Target != o["order_id"] || acts[0].Via == operators.ViaSystem {
+		t.Fatalf("audit: %+v", acts)
+	}
 }
 
 // A box-office sale whose ledger write fails and is never retried: the
 // sale waits in Redis (written by its Lua step) and the sweep records the
 // order once PostgreSQL answers, with the sale's channel, operator and
-// customer reference; its fact goes out once; a late retry answers it.
+// customer reference, audited as the operator's sale via system; its fact
+// goes out once; a late retry answers it.
 func TestBoxOfficeSaleRecordedBySweepAfterLedgerOutage(t *testing.T) {
 	t.Parallel()
 	url := ledgertest.URL(t)
-	hs, l, _ := ledgerHarnessAt(t, url)
+	hs, l := boxOfficeHarness(t, url)
 	ctx := context.Background()
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "capacity": 2})
 	back := ledgerOutage(t, url)
@@ -138,6 +163,10 @@ func TestBoxOfficeSaleRecordedBySweepAfterLedgerOutage(t *testing.T) {
 	}
 	if got := seatRow(t, hs, "e1"); got[:2] != "ss" || got[2:] != "aa" {
 		t.Fatalf("seats: %s", got)
+	}
+	if acts := saleAudits(t, hs); len(acts) != 1 || acts[0].Target != o.OrderID || acts[0].Actor != o.SoldBy ||
+		acts[0].Via != operators.ViaSystem || acts[0].EventID != "e1" {
+		t.Fatalf("audit: %+v", acts)
 	}
 }
 
