@@ -68,7 +68,7 @@ type Store struct {
 	// testNow: in a test binary, the clock this Store's scripts read
 	// (WithClock; setTestClock); nil: Redis's
 	testNow func() time.Time
-	keys    sync.Map // event id → *keySet, so hot paths do not rebuild 22 keys per call
+	keys    sync.Map // event id → *keySet, so hot paths do not rebuild the keys per call
 	cached  atomic.Int64
 
 	flushers int
@@ -220,7 +220,7 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 
 // keySet is an event's keys as strings and, boxed once, as the arguments
 // of a command (a script call on the hot path then boxes only its own
-// ARGV, not 22 keys).
+// ARGV, not every key).
 type keySet struct {
 	keys []string
 	args []any
