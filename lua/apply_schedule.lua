@@ -2,7 +2,7 @@
 -- ARGV: 1 mode ('check': answer only, 'apply': write, 'leave': the next users to leave), 2 users per leave step
 -- Replies: {'ok', changed (0|1), slot, phase, audience, previous phase, previous audience, due (0|1), leaving (0|1)}
 --   | {'event_not_found'} | {'invalid_argument'}
--- KEYS: config, waiting, seq, outbox, state, useq (ops.go)
+-- KEYS: config, waiting, seq, outbox, state, useq, pq, pqdraw (ops.go)
 -- The schedule is config 'schedule' (booking.Schedule writes it): one
 -- line per phase, in order, '<id>|<starts_ms>|<ends_ms>|<audience>|
 -- <admit_per_minute>|<hold_ms>|<max_seats>|<early_join_ms>|<prices>'.
@@ -29,7 +29,8 @@
 -- stay).
 local mode, step = ARGV[1], tonumber(ARGV[2]) or 0
 if (mode ~= 'check' and mode ~= 'apply' and mode ~= 'leave') or step < 1 then return {'invalid_argument'} end
-local c = redis.call('HMGET', K_CONFIG, 'total', 'schedule', 'sched_slot', 'phase', 'audience', 'phase_leave', 'leave_below')
+local c = redis.call('HMGET', K_CONFIG, 'total', 'schedule', 'sched_slot', 'phase', 'audience', 'phase_leave', 'leave_below',
+  'pq_lo')
 if not c[1] then return {'event_not_found'} end
 local was, wasaud = c[4] or '', c[5] or 'public'
 
@@ -43,12 +44,9 @@ local function leave_step()
   local w = redis.call('ZRANGEBYSCORE', K_WAITING, '-inf', below, 'WITHSCORES', 'LIMIT', 0, step)
   local _, now_s = clock()
   for j = 1, #w, 2 do
-    local user, score = w[j], tonumber(w[j + 1])
-    if score >= 1 then
-      redis.call('HSET', K_USEQ, user, w[j + 1])
-    else
-      score = num(redis.call('HGET', K_USEQ, user))
-    end
+    local user = w[j]
+    local score = wait_seq(user, tonumber(w[j + 1]), c[8])
+    redis.call('HSET', K_USEQ, user, int(score))
     redis.call('HSET', K_STATE, user, 'phase_ended')
     outbox_cancelled(int(score), user, 'phase_ended', '', now_s)
     redis.call('ZREM', K_WAITING, user)
@@ -65,21 +63,30 @@ local pending = 0
 if c[7] then pending = 1 end
 if not c[2] or c[2] == '' then return {'ok', 0, c[3] or '', was, wasaud, was, wasaud, 0, pending} end
 local now = clock()
-local slot, found = '', nil
+local slot, found, nextp = '', nil, nil
 local i = 0
-for line in string.gmatch(c[2], '[^\n]+') do
-  i = i + 1
+local lines = string.gmatch(c[2], '[^\n]+')
+local function parse(line)
   local id, st, en, aud, admit, hold, seats, early, prices =
     string.match(line, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
-  if not id then return {'invalid_argument'} end
-  local from = num(st)
-  if i == 1 then from = from - num(early) end
+  if not id then return nil end
+  return {id = id, st = num(st), en = num(en), aud = aud, admit = admit, hold = hold, seats = seats, early = early,
+    prices = prices}
+end
+for line in lines do
+  i = i + 1
+  local p = parse(line)
+  if not p then return {'invalid_argument'} end
+  local from = p.st
+  if i == 1 then from = from - num(p.early) end
   if now < from then
-    if i > 1 then slot = 'g' .. int(i) end
+    if i > 1 then slot, nextp = 'g' .. int(i), p end
     break
   end
-  if now < num(en) then
-    slot, found = 'p' .. int(i), {id = id, aud = aud, admit = admit, hold = hold, seats = seats, early = early, prices = prices}
+  if now < p.en then
+    slot, found = 'p' .. int(i), p
+    local after = lines()
+    if after then nextp = parse(after) end
     break
   end
   slot = 'g' .. int(i + 1)
@@ -91,13 +98,27 @@ local changed = 0
 if phase ~= was or aud ~= wasaud then changed = 1 end
 if mode == 'check' then return {'ok', changed, slot, phase, aud, was, wasaud, 1, pending} end
 redis.call('HSET', K_CONFIG, 'sched_slot', slot, 'phase', phase, 'audience', aud)
+-- the pre-queue of the phase starting now closes (draw.lua), before
+-- anything else takes a number
+pq_close(now)
+if nextp and num(nextp.early) > 0 and redis.call('HEXISTS', K_CONFIG, 'pq_seed:' .. nextp.id) == 1 then
+  -- the next phase's pre-queue (draw.lua), unless another one is still
+  -- open (its close waits for a pending draw)
+  local open = redis.call('HGET', K_CONFIG, 'pq_phase')
+  if not open or open == nextp.id then
+    redis.call('HSET', K_CONFIG, 'pq_phase', nextp.id, 'pq_open', int(nextp.st - num(nextp.early)),
+      'pq_start', int(nextp.st), 'pq_aud', nextp.aud)
+  end
+end
 if found then
   redis.call('HSET', K_CONFIG, 'admit_per_minute', found.admit, 'hold_ms', found.hold,
     'max_seats', found.seats, 'early_join_ms', found.early)
   if found.prices ~= '' then redis.call('HSET', K_CONFIG, 'prices', found.prices) end -- '' for an event made before sections
 end
 if c[6] == '1' and was ~= '' and phase ~= was then
-  c[7] = redis.call('GET', K_SEQ) or '0'
+  -- (a phase whose pre-queue closed: its draw's reserved numbers stay)
+  local closed = redis.call('HGET', K_CONFIG, 'pq_closed:' .. phase)
+  c[7] = (closed and string.match(closed, '^([^|]*)')) or redis.call('GET', K_SEQ) or '0'
   redis.call('HSET', K_CONFIG, 'leave_below', c[7])
 end
 return {'ok', changed, slot, phase, aud, was, wasaud, 1, leave_step()}

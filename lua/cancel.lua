@@ -5,7 +5,7 @@
 --   (a repeat whose entry was announced: from and outbox_value '')
 --   | {'cannot_cancel'} (payment pending) | {'not_found'} | {'invalid_state', state}
 --   | {'event_not_found'}
--- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
+-- KEYS: config, seats, waiting, active, seen, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc, pq (ops.go)
 local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local _, now = clock()
@@ -21,6 +21,15 @@ if state == 'waiting' then
   redis.call('ZREM', K_SEEN, user)
   redis.call('HSET', K_STATE, user, 'cancelled')
   redis.call('HSET', K_USEQ, user, s) -- out of the queue: the sequence moves to useq
+  return cancelled('queue', '')
+end
+if state == 'prequeued' then
+  -- in a later phase's pre-queue (draw.lua): out of the open list; a
+  -- closed one keeps the member (its digest is fixed) and the draw
+  -- places only users still 'prequeued'
+  redis.call('ZREM', K_PQ, user)
+  redis.call('ZREM', K_SEEN, user)
+  redis.call('HSET', K_STATE, user, 'cancelled')
   return cancelled('queue', '')
 end
 if state == 'active' or state == 'seat_selected' then

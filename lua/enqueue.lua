@@ -11,7 +11,7 @@
 --   | {'code_required'} (the phase's audience is code holders and none came)
 --   | {'not_selected'} (the phase's audience is the registration's selected fans)
 --   | {'phase_closed'} (between two phases of the event's schedule)
--- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, then one per limit (ops.go)
+-- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, pq, pqdraw, then one per limit (ops.go)
 local m = #KEYS - NKEYS
 reqs_at(1, 1, 3, false, m, 4)
 return enqueue_joins()[1]

@@ -4,7 +4,7 @@
 --   none), and per slot the number, from 1, of its limit key among the
 --   keys after the event's
 -- Replies: a list of n enqueue replies
--- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, then one per limit (ops.go)
+-- KEYS: config, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, alog, codes, pq, pqdraw, then one per limit (ops.go)
 local m = tonumber(ARGV[2])
 reqs_at(tonumber(ARGV[1]), 3 + 2 * m, 3, true, m, 3)
 return enqueue_joins()

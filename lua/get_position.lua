@@ -6,6 +6,6 @@
 --   (a pre-queued user's position is 0 before the start)
 --   | {'not_found', sold_out, served, waiting_count, admitted_last_minute,
 --   admit_per_minute, sales_start_ms, sales_ended} | {'event_not_found'} | {'rate_limited', retry_after_ms}
--- KEYS: config, waiting, active, seen, rate, state, useq, useat, upay, then one per limit (ops.go)
+-- KEYS: config, waiting, active, seen, rate, state, useq, useat, upay, pq, then one per limit (ops.go)
 reqs_at(1, 1, 1, false, #KEYS - NKEYS, 2)
 return read_positions()[1]

@@ -3,7 +3,7 @@
 --   interval_ms and burst, then per read user_id, and per slot the
 --   number, from 1, of its limit key among the keys after the event's
 -- Replies: a list of n get_position replies
--- KEYS: config, waiting, active, seen, rate, state, useq, useat, upay, then one per limit (ops.go)
+-- KEYS: config, waiting, active, seen, rate, state, useq, useat, upay, pq, then one per limit (ops.go)
 local m = tonumber(ARGV[2])
 reqs_at(tonumber(ARGV[1]), 3 + 2 * m, 1, true, m, 3)
 return read_positions()

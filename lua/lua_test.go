@@ -51,11 +51,11 @@ func TestLibraryLoads(t *testing.T) {
 }
 
 // TestFunctionKeys: a booking function takes the event keys ops.go
-// declares for it, in EventKey order (a join: 14 of the 22); the counters
+// declares for it, in EventKey order (a join: 16 of the 25); the counters
 // take keys of their own.
 func TestFunctionKeys(t *testing.T) {
 	names := EventKeyNames()
-	if len(names) != 24 || names[Config] != "config" || names[Runs] != "runs" || names[Offers] != "offers" {
+	if len(names) != 26 || names[Config] != "config" || names[Runs] != "runs" || names[Offers] != "offers" {
 		t.Fatalf("event keys %v", names)
 	}
 	byName := func(idx []int) string {
@@ -66,8 +66,8 @@ func TestFunctionKeys(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for op, want := range map[string]string{
-		"enqueue":      "config,waiting,active,seq,seen,outbox,rate,state,useq,useat,upay,ugrace,alog,codes",
-		"get_position": "config,waiting,active,seen,rate,state,useq,useat,upay",
+		"enqueue":      "config,waiting,active,seq,seen,outbox,rate,state,useq,useat,upay,ugrace,alog,codes,pq,pqdraw",
+		"get_position": "config,waiting,active,seen,rate,state,useq,useat,upay,pq",
 		"rate_limit":   "config",
 		"ack_outbox":   "outbox",
 	} {

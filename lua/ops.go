@@ -42,6 +42,8 @@ const (
 	Offers
 	Alloc
 	Boxsales
+	Pq
+	Pqdraw
 )
 
 // eventKeyNames are the keys' names, the last part of each key
@@ -56,6 +58,7 @@ var eventKeyNames = [...]string{
 	"waitlist", "offers",
 	"alloc",
 	"boxsales",
+	"pq", "pqdraw",
 }
 
 // String returns the key's name ("config").
@@ -83,20 +86,21 @@ func ek(keys ...EventKey) []EventKey { return keys }
 var functions = []declaration{
 	{name: "ack_outbox", event: ek(Outbox)},
 	{name: "box_office_sale", event: ek(Config, Seats, Seatmap, Waiting, State, Useq, Useat, Upay, Pays, Status, Seatidx, Runs, Alloc, Boxsales)},
-	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
+	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc, Pq)},
 	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx, Runs)},
-	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
-	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes), limits: true},
-	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
-	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay), limits: true},
+	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes, Pq, Pqdraw), limits: true},
+	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes, Pq, Pqdraw), limits: true},
+	{name: "get_position", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay, Pq), limits: true},
+	{name: "get_position_batch", event: ek(Config, Waiting, Active, Seen, Rate, State, Useq, Useat, Upay, Pq), limits: true},
 	{name: "handle_timeout", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "initiate_payment", event: ek(Config, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Pays, Seatidx, Offers)},
 	{name: "lock_seat", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Codes, Runs, Waitlist, Offers, Alloc)},
 	{name: "load_codes", event: ek(Config, Codes)},
 	{name: "load_waitlist", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers)},
 	{name: "set_phase", event: ek(Config)},
-	{name: "apply_schedule", event: ek(Config, Waiting, Seq, Outbox, State, Useq)},
+	{name: "apply_schedule", event: ek(Config, Waiting, Seq, Outbox, State, Useq, Pq, Pqdraw)},
+	{name: "place_draw", event: ek(Config, Waiting, Seq, State, Pq, Pqdraw)},
 	{name: "mark_seats", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "mend_outbox", event: ek(Outbox, State, Useq)},
 	{name: "payment_failure", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Pays, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
@@ -108,7 +112,7 @@ var functions = []declaration{
 	{name: "release_sold", event: ek(Config, Seats, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
 	{name: "repair_sold", event: ek(Config, Seats, Waiting, Active, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Runs, Alloc)},
 	{name: "report_count", own: []string{"counts", "seen", "times", "queue", "purchase", "minutes"}},
-	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc)},
+	{name: "restore_event", event: ek(Config, Seats, Seatmap, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc, Pq, Pqdraw)},
 	{name: "select_best", event: ek(Config, Seats, Seatmap, Waiting, Active, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Codes, Runs, Waitlist, Offers, Alloc)},
 	{name: "seat_status", event: ek(Config, Seats, Seatmap, Status, Seatidx)},
 	{name: "touch", event: ek(Config, Waiting, Seen)},

@@ -7,7 +7,7 @@
 --   alog list continues that chain; 0, '', '': a new log), 21..20+n seat
 --   ids, then 4 per sold seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', total_seats, sold, seq_base, skipped, reason, now_ms} | {'event_exists'}
--- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
+-- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc, pq, pqdraw (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
   return {'event_exists'}
 end
@@ -17,7 +17,7 @@ local _, now = clock()
 local left = num(redis.call('GET', K_SEQ))
 if left > base then base = left end
 redis.call('DEL', K_SEATS, K_SEATMAP, K_WAITING, K_ACTIVE, K_SEQ, K_SEEN, K_OUTBOX,
-  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX, K_RUNS, K_ALOG, K_ALLOC)
+  K_RATE, K_STATE, K_USEQ, K_USEAT, K_UPAY, K_UGRACE, K_STATUS, K_SEATIDX, K_RUNS, K_ALOG, K_ALLOC, K_PQ, K_PQDRAW)
 -- the waitlist is kept; a fan whose offer was open (its hold is gone)
 -- goes back to their place on it
 local open = redis.call('HGETALL', K_OFFERS)

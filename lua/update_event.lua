@@ -3,7 +3,8 @@
 --   grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
 --   admit_per_minute, early_join_ms, draw_seed, draw_commit, drawn,
 --   challenge, no_orphans, finish_after_end, refundable_until_ms, offer_ms,
---   waitlist_early, schedule, phase_leave, sched_slot)
+--   waitlist_early, schedule, phase_leave, sched_slot, and a later phase's
+--   draw seed and commitment 'pq_seed:<phase>', 'pq_commit:<phase>')
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then
@@ -20,8 +21,15 @@ local set, abandon = {}, nil
 for i = 1, #ARGV, 2 do
   local f, v = ARGV[i], ARGV[i + 1]
   if v == nil then return {'invalid_argument'} end
+  local phase_seed = string.sub(f or '', 1, 8) == 'pq_seed:' or string.sub(f or '', 1, 10) == 'pq_commit:'
   if (f == 'draw_seed' or f == 'draw_commit') and seeded then
     -- keep the seed (and commitment) already published
+  elseif phase_seed then
+    -- likewise a phase's: set once (lib/draw.lua)
+    if redis.call('HEXISTS', K_CONFIG, f) == 0 then
+      set[#set + 1] = f
+      set[#set + 1] = v
+    end
   elseif allowed[f] then
     set[#set + 1] = f
     set[#set + 1] = v

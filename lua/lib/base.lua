@@ -19,6 +19,7 @@ local K_RUNS
 local K_WAITLIST, K_OFFERS
 local K_ALLOC
 local K_BOXSALES
+local K_PQ, K_PQDRAW
 
 local function num(v)
   return tonumber(v) or 0
@@ -87,6 +88,19 @@ end
 -- else (not waiting, or pre-queued with a draw key for a score) useq.
 local function user_seq(user)
   local score = tonumber(redis.call('ZSCORE', K_WAITING, user))
-  if score and score >= 1 then return score end
-  return num(redis.call('HGET', K_USEQ, user))
+  local kept = redis.call('HGET', K_USEQ, user)
+  if score and score >= 1 and not kept then return score end
+  return num(kept)
+end
+
+-- wait_seq is the join sequence of a waiting user whose score is score:
+-- the score itself, but useq's when the score is a draw's (a first
+-- phase's pre-queued user: below 1; a later phase's drawn user: base +
+-- rank, above pq_lo, the config's lowest base of such a draw, nil when
+-- none), so an event without a later phase's draw reads nothing more.
+local function wait_seq(user, score, pq_lo)
+  if score >= 1 and (not pq_lo or score <= num(pq_lo)) then return score end
+  local kept = tonumber(redis.call('HGET', K_USEQ, user))
+  if kept or score < 1 then return kept or 0 end
+  return score
 end

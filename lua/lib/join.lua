@@ -18,6 +18,9 @@ local J_HNOW, J_SHIFT, J_HELD
 -- the access code's digest the join being run came with (nil: none),
 -- and what its redemption answered: the code's number and the use's
 local J_CODE, J_CID, J_CUSE
+-- the phase the code was redeemed for when not the current one (a later
+-- phase's pre-queue)
+local J_CPH
 -- each join's code digest ('' none), reused like the tables above
 local J_CODES = {}
 
@@ -72,7 +75,8 @@ local function j_next_seq()
 end
 
 local function j_waiting_count()
-  if not J_QUEUED then J_QUEUED = redis.call('ZCARD', K_WAITING) + J_NW / 2 end
+  -- (a later phase's draw pending: its closed list ranks before)
+  if not J_QUEUED then J_QUEUED = redis.call('ZCARD', K_WAITING) + J_NW / 2 + num(J_C[23]) end
   return J_QUEUED
 end
 
@@ -87,6 +91,22 @@ local function j_present(now_s, user)
     J_SEEN[J_NS + 1], J_SEEN[J_NS + 2] = now_s, user
     J_NS = J_NS + 2
   end
+end
+
+-- j_admits is the refusal (nil: none) of a new join of user at now by
+-- a phase's audience aud: closed, a code (redeemed for the phase phase,
+-- J_CID and J_CUSE then set), none while codes are required, or the
+-- registration's draw.
+local function j_admits(user, now, aud, phase)
+  if aud == 'closed' then return 'phase_closed' end
+  if J_CODE then
+    local refused
+    refused, J_CID, J_CUSE = code_take(J_CODE, user, now, phase)
+    return refused
+  end
+  if aud == 'code' then return 'code_required' end
+  if aud == 'registered' and not code_selected(user) then return 'not_selected' end
+  return nil
 end
 
 -- One join: request i, user at now (now_s: int(now)). enqueue.lua's header
@@ -105,14 +125,22 @@ local function j_join(i, user, now, now_s)
   if score then state = 'waiting' end
   if state == 'waiting' then
     -- (a state field 'waiting': an entry written before waiting users lost it)
-    local s = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
-    if s < 1 then s = num(redis.call('HGET', K_USEQ, user)) end
+    local s = wait_seq(user, tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0, J_C[22])
     j_present(now_s, user)
     if now < J_START then return {'ok', state, s, 0, 0, 0, J_START} end
     -- a pending pre-queued entry may rank before this user; a pending
     -- queued one never does (its sequence is larger)
     if J_EARLY then j_flush() end
-    return {'ok', state, s, redis.call('ZRANK', K_WAITING, user) + 1, 0, 0}
+    local pos = redis.call('ZRANK', K_WAITING, user) + 1
+    -- a later phase's draw pending: its closed list ranks before
+    if J_C[20] and s > num(J_C[24]) then pos = pos + num(J_C[23]) end
+    return {'ok', state, s, pos, 0, 0}
+  end
+  if state == 'prequeued' then
+    -- in a later phase's pre-queue (draw.lua): its rank is drawn at the
+    -- phase's start
+    j_present(now_s, user)
+    return {'ok', 'waiting', num(redis.call('HGET', K_USEQ, user)), 0, 0, 0, pq_start_of(user)}
   end
   if state == 'active' or state == 'seat_selected' or state == 'payment_pending' or state == 'completed' then
     local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
@@ -127,18 +155,21 @@ local function j_join(i, user, now, now_s)
   end
   if J_END > 0 and now > J_END then return {'sales_ended'} end
   if J_SOLD >= J_TOTAL then return {'sold_out'} end
-  if J_C[15] == 'closed' then return {'phase_closed'} end
-  if J_CODE then
-    -- the last refusal: nothing after it refuses, so a use is only
-    -- taken by a join that places the user
-    local refused
-    refused, J_CID, J_CUSE = code_take(J_CODE, user, now, J_C[14])
-    if refused then return {refused} end
-  elseif J_C[15] == 'code' then
-    return {'code_required'}
-  elseif J_C[15] == 'registered' and not code_selected(user) then
-    return {'not_selected'}
+  -- the last refusals: nothing after them refuses, so a code's use is
+  -- only taken by a join that places the user
+  local refused = j_admits(user, now, J_C[15], J_C[14])
+  local pq = false
+  if refused and J_C[16] and now >= num(J_C[17]) and now < num(J_C[18]) then
+    -- the next phase's pre-queue is open: a fan it admits waits for its
+    -- draw (draw.lua)
+    local later = j_admits(user, now, J_C[19], J_C[16])
+    if not later then
+      pq, refused, J_CPH = true, nil, J_C[16]
+    elseif refused == 'phase_closed' then
+      refused = later
+    end
   end
+  if refused then return {refused} end
 
   local seq = j_next_seq()
   local s = int(seq)
@@ -152,6 +183,15 @@ local function j_join(i, user, now, now_s)
     redis.call('HDEL', K_USEAT, user)
     redis.call('HDEL', K_UPAY, user)
     redis.call('HDEL', K_UGRACE, user)
+  end
+
+  if pq then
+    j_seq_write()
+    redis.call('HSET', K_STATE, user, 'prequeued')
+    redis.call('HSET', K_USEQ, user, s)
+    redis.call('ZADD', K_PQ, s, user)
+    j_present(now_s, user)
+    return {'ok', 'waiting', seq, 0, 0, 1, num(J_C[18])}
   end
 
   if early then
@@ -170,7 +210,8 @@ local function j_join(i, user, now, now_s)
   -- that will get their grace; other overdue holds are reclaimed by the next
   -- promotion. Undecided (many overdue holds): the user waits for promotion.
   local q = j_waiting_count()
-  if J_PAUSED ~= '1' and not J_HELD and q == 0 then
+  -- (not while a later phase's draw is pending: its fans come first)
+  if J_PAUSED ~= '1' and not J_HELD and q == 0 and not J_C[20] then
     local room = room_capacity(J_CAPACITY, J_TOTAL, J_SOLD)
     local admit = redis.call('ZCARD', K_ACTIVE) < room
     if not admit and room > 0 then
@@ -218,10 +259,19 @@ local function enqueue_joins()
   local replies = {}
   J_C = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
     'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed',
-    'hold_pause_ms', 'hold_paused_at', 'phase', 'audience')
+    'hold_pause_ms', 'hold_paused_at', 'phase', 'audience', 'pq_phase', 'pq_open', 'pq_start', 'pq_aud',
+    'pqd_phase', 'pqd_start', 'pq_lo', 'pqd_count', 'pqd_base')
   if not J_C[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
+  end
+  local now, now_s = clock()
+  if J_C[16] and now >= num(J_C[18]) and pq_close(now) then
+    -- the first call after the next phase's start closes its pre-queue
+    -- before any join takes a number: they all rank after its draw
+    J_C[16], J_C[17], J_C[18], J_C[19] = nil, nil, nil, nil
+    local d = redis.call('HMGET', K_CONFIG, 'pqd_phase', 'pqd_start', 'pq_lo', 'pqd_count', 'pqd_base')
+    J_C[20], J_C[21], J_C[22], J_C[23], J_C[24] = d[1], d[2], d[3], d[4], d[5]
   end
   J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON =
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
@@ -229,7 +279,6 @@ local function enqueue_joins()
   reqs_read()
   for i = 1, R_N do J_CODES[i] = ARGV[R_FIRST + (i - 1) * R_STRIDE + 2] or '' end
   codes_read(J_CODES, R_N)
-  local now, now_s = clock()
   J_HNOW, J_HELD = hold_clock(now, J_C[12], J_C[13])
   J_SHIFT = now - J_HNOW
 
@@ -238,7 +287,7 @@ local function enqueue_joins()
     if wait > 0 then
       replies[i] = {'rate_limited', wait}
     else
-      J_CODE, J_CID, J_CUSE = J_CODES[i], nil, nil
+      J_CODE, J_CID, J_CUSE, J_CPH = J_CODES[i], nil, nil, nil
       if J_CODE == '' then J_CODE = nil end
       local r = j_join(i, R_USERS[i], now, now_s)
       replies[i] = r
@@ -247,7 +296,7 @@ local function enqueue_joins()
         r[7] = r[7] or 0
         r[8] = now
         -- a redeemed code: its number, the use's, and the event's phase
-        if J_CUSE then r[9], r[10], r[11] = J_CID, J_CUSE, J_C[14] or '' end
+        if J_CUSE then r[9], r[10], r[11] = J_CID, J_CUSE, J_CPH or J_C[14] or '' end
       end
       if L_M > 0 then
         local spare = 0

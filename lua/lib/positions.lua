@@ -9,7 +9,7 @@
 local function read_positions()
   local replies = {}
   local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms',
-    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms')
+    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pq_lo', 'pqd_base', 'pqd_count')
   if not c[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -41,6 +41,16 @@ local function read_positions()
         -- (a state field 'waiting' without a waiting entry: none to report)
         if not state or state == 'waiting' then
           replies[i] = {'not_found', sold_out, served, waiting, rate, cap, start_ms, ended}
+        elseif state == 'prequeued' then
+          -- in a later phase's pre-queue (draw.lua): position 0 until its
+          -- draw, with that phase's start
+          if abandon > 0 then
+            if not seen then seen, nseen = {}, 0 end
+            seen[nseen + 1], seen[nseen + 2] = now_s, user
+            nseen = nseen + 2
+          end
+          replies[i] = {'ok', 'waiting', num(redis.call('HGET', K_USEQ, user)), 0, '', '', 0, sold_out, served,
+            waiting, rate, cap, pq_start_of(user), now, ended}
         else
           local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, user))
           if deadline then deadline = deadline + shift else deadline = 0 end
@@ -49,9 +59,12 @@ local function read_positions()
             waiting, rate, cap, start_ms, now, ended}
         end
       else
-        if score < 1 then score = num(redis.call('HGET', K_USEQ, user)) end -- pre-queued: a draw key
+        score = wait_seq(user, score, c[10]) -- pre-queued or drawn: a draw key
         local position = 0
         if now >= start_ms then position = redis.call('ZRANK', K_WAITING, user) + 1 end
+        -- a later phase's draw pending: its closed list ranks before
+        -- those who joined after its start
+        if c[11] and score > num(c[11]) then position = position + num(c[12]) end
         if abandon > 0 then
           if not seen then seen, nseen = {}, 0 end
           seen[nseen + 1], seen[nseen + 2] = now_s, user

@@ -16,6 +16,8 @@ import (
 type drawStore interface {
 	CloseDraw(ctx context.Context, eventID string) (booking.Draw, error)
 	MarkDrawn(ctx context.Context, eventID string) error
+	ClosePhaseDraw(ctx context.Context, eventID string) (booking.PhaseDraw, bool, error)
+	MarkPhaseDrawn(ctx context.Context, eventID, phase string) error
 }
 
 // publishDraw runs when promotion answers draw_pending (the sale started
@@ -30,6 +32,9 @@ func (p *Promoter) publishDraw(ctx context.Context, eventID string) (bool, error
 	ds, ok := p.store.(drawStore)
 	if !ok {
 		return false, errors.New("admission: the store cannot draw a pre-queue")
+	}
+	if done, pending, err := p.publishPhaseDraw(ctx, ds, eventID); pending || err != nil {
+		return done, err
 	}
 	d, err := ds.CloseDraw(ctx, eventID)
 	if errors.Is(err, booking.ErrDrawBusy) || errors.Is(err, booking.ErrBeaconPending) {
@@ -49,4 +54,28 @@ func (p *Promoter) publishDraw(ctx context.Context, eventID string) (bool, error
 			zap.String("digest", d.Digest))
 	}
 	return true, ds.MarkDrawn(ctx, eventID)
+}
+
+// publishPhaseDraw is publishDraw for a later phase's pre-queue
+// (booking.Store.ClosePhaseDraw), when one is pending (pending true): it
+// is placed into the queue, its queue_randomized (reason ending with
+// phase=<id>) published, and then promotion lets go on
+// (MarkPhaseDrawn). done: the draw is out.
+func (p *Promoter) publishPhaseDraw(ctx context.Context, ds drawStore, eventID string) (done, pending bool, err error) {
+	d, pending, err := ds.ClosePhaseDraw(ctx, eventID)
+	if errors.Is(err, booking.ErrDrawBusy) {
+		return false, true, nil
+	}
+	if err != nil || !pending {
+		return false, pending, err
+	}
+	if d.Count > 0 {
+		ev := events.PhaseQueueRandomized(eventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, p.ann.now())
+		if err := p.ann.kafka.Publish(ctx, ev); err != nil {
+			return false, true, fmt.Errorf("publish queue_randomized: %w", err)
+		}
+		p.log.Info("phase pre-queue drawn", zap.String("event_id", eventID), zap.String("phase", d.Phase),
+			zap.Int64("count", d.Count), zap.String("digest", d.Digest))
+	}
+	return true, true, ds.MarkPhaseDrawn(ctx, eventID, d.Phase)
 }

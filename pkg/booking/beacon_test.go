@@ -52,7 +52,7 @@ func TestDrawBeacon(t *testing.T) {
 	if _, err := f.s.CloseDraw(f.ctx, "bc"); !errors.Is(err, ErrBeaconPending) {
 		t.Fatalf("draw without the beacon's value: %v", err)
 	}
-	in, err := f.s.DrawInputs(f.ctx, "bc")
+	in, err := f.s.DrawInputs(f.ctx, "bc", "")
 	if err != nil || in.Beacon != (fairness.Beacon{Round: 1001, Source: "drand quicknet"}) || in.Digest != "" {
 		t.Fatalf("pending draw's inputs: %+v %v", in, err)
 	}
@@ -75,7 +75,7 @@ func TestDrawBeacon(t *testing.T) {
 	if err != nil || d.Beacon.Value != value || d.Beacon.Round != 1001 || d.Count != int64(len(users)) {
 		t.Fatalf("draw: %+v %v", d, err)
 	}
-	list, err := f.s.DrawList(f.ctx, "bc", 0, 100)
+	list, err := f.s.DrawList(f.ctx, "bc", "", 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

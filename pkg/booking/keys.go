@@ -43,6 +43,8 @@ const (
 	kOffers   = lua.Offers
 	kAlloc    = lua.Alloc
 	kBoxsales = lua.Boxsales
+	kPq       = lua.Pq
+	kPqdraw   = lua.Pqdraw
 )
 
 // EventKeys returns the keys every booking script takes for an event, for

@@ -79,6 +79,7 @@ const (
 	SchedOutsideSales   = "phase_outside_sales"     // a phase outside the event's sales window
 	SchedUnknownSection = "phase_unknown_section"   // a price for a section the event does not have
 	SchedOnPhaseChange  = "invalid_on_phase_change" // neither keep nor leave
+	SchedPrequeue       = "prequeue_overlap"        // a later phase's pre-queue opens before the phase before starts
 )
 
 // phaseLeaveArg is the config's phase_leave for an on_phase_change
@@ -194,6 +195,13 @@ func CheckSchedule(c EventConfig, s *Schedule) error {
 			// phase's start only when the sale starts with it
 			return schedErr(SchedInvalid, "%s.early_join_seconds needs the event's sales_start at the phase's starts_at", name)
 		}
+		if i > 0 && p.EarlyJoinSeconds != nil &&
+			p.StartsAt.Add(-time.Duration(*p.EarlyJoinSeconds)*time.Second).Before(s.Phases[i-1].StartsAt) {
+			// one later phase's pre-queue open at a time, while the phase
+			// before runs or in the gap before it (docs/booking-engine.md
+			// "A later phase's pre-queue")
+			return schedErr(SchedPrequeue, "%s.early_join_seconds opens its pre-queue before phases[%d] starts", name, i-1)
+		}
 	}
 	return nil
 }
@@ -226,10 +234,7 @@ func scheduleField(c EventConfig, s Schedule) string {
 		if p.HoldSeconds != nil {
 			hold = time.Duration(*p.HoldSeconds) * time.Second
 		}
-		early := c.EarlyJoin
-		if p.EarlyJoinSeconds != nil {
-			early = time.Duration(*p.EarlyJoinSeconds) * time.Second
-		}
+		early := phaseEarly(c, p)
 		parts := make([]string, len(layout))
 		for j, sec := range layout {
 			cents := sec.PriceCents
@@ -246,6 +251,15 @@ func scheduleField(c EventConfig, s Schedule) string {
 	return b.String()
 }
 
+// phaseEarly is the phase's early join, the event's (c, with its
+// defaults) when it sets none.
+func phaseEarly(c EventConfig, p Phase) time.Duration {
+	if p.EarlyJoinSeconds != nil {
+		return time.Duration(*p.EarlyJoinSeconds) * time.Second
+	}
+	return c.EarlyJoin
+}
+
 // SetSchedule puts the schedule s (checked with CheckSchedule) of the
 // event defined by c into Redis, and the base prices back: the phase it
 // says current is applied by the next ApplySchedule. An empty schedule
@@ -258,7 +272,17 @@ func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule) er
 	if sch.OnPhaseChange == PhaseChangeLeave {
 		leave = "1"
 	}
-	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, "schedule", scheduleField(c, sch), "phase_leave", leave, "sched_slot", ""); err != nil {
+	args := []any{"schedule", scheduleField(c, sch), "phase_leave", leave, "sched_slot", ""}
+	for i, p := range sch.Phases {
+		if i > 0 && p.EarlyJoinSeconds != nil && *p.EarlyJoinSeconds > 0 {
+			// the phase's pre-queue (a later phase has one when it sets
+			// early_join_seconds itself) draws with its own seed,
+			// committed now (kept when the phase had one already)
+			seed := drawSeedArgs()
+			args = append(args, "pq_seed:"+p.ID, seed[1], "pq_commit:"+p.ID, seed[3])
+		}
+	}
+	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, args...); err != nil {
 		return fmt.Errorf("set schedule: %w", err)
 	}
 	return nil

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -159,7 +161,7 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 		byHash[h] = users[i]
 	}
 	order := fairness.DrawOrder(seed, input(), hashes)
-	list := s.drawKey(eventID, "drawlist")
+	list := s.drawKey(eventID, drawListName(""))
 	if err := s.rdb.Del(ctx, list).Err(); err != nil {
 		return Draw{}, fmt.Errorf("close draw: %w", err)
 	}
@@ -185,12 +187,13 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 }
 
 // DrawList returns the closed pre-queue's user hashes in draw order,
-// count of them from index start (0-based), and the list's length.
-func (s *Store) DrawList(ctx context.Context, eventID string, start, count int64) ([]string, error) {
+// count of them from index start (0-based): the first phase's (phase
+// "") or a later phase's (ClosePhaseDraw).
+func (s *Store) DrawList(ctx context.Context, eventID, phase string, start, count int64) ([]string, error) {
 	if err := checkIDs(eventID); err != nil {
 		return nil, err
 	}
-	out, err := s.rdb.LRange(ctx, s.drawKey(eventID, "drawlist"), start, start+count-1).Result()
+	out, err := s.rdb.LRange(ctx, s.drawKey(eventID, drawListName(phase)), start, start+count-1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("draw list: %w", err)
 	}
@@ -235,13 +238,21 @@ func (s *Store) ClosedDraw(ctx context.Context, eventID string) (digest string, 
 
 // DrawInputs returns what the booking state says about the event's draw
 // (fairness.BuildDraw): the commitment, the seed once revealed (GetEvent),
-// the pre-queue's count and, once closed, its digest and count.
-func (s *Store) DrawInputs(ctx context.Context, eventID string) (fairness.DrawInputs, error) {
+// the pre-queue's count and, once closed, its digest and count. phase ""
+// is the first phase's pre-queue (with the ids of the later phases that
+// have one), else that later phase's (ErrNoPhaseDraw when it has none).
+func (s *Store) DrawInputs(ctx context.Context, eventID, phase string) (fairness.DrawInputs, error) {
+	if phase != "" {
+		return s.phaseDrawInputs(ctx, eventID, phase)
+	}
 	e, err := s.GetEvent(ctx, eventID)
 	if err != nil {
 		return fairness.DrawInputs{}, err
 	}
 	in := fairness.DrawInputs{Commit: e.DrawCommit, Seed: e.DrawSeed, Prequeued: e.Prequeued, SalesStart: e.SalesStart}
+	if in.Phases, err = s.PhaseDraws(ctx, eventID); err != nil {
+		return in, err
+	}
 	if e.DrawCommit == "" {
 		return in, nil
 	}
@@ -250,4 +261,215 @@ func (s *Store) DrawInputs(ctx context.Context, eventID string) (fairness.DrawIn
 	}
 	in.Digest, in.Count, err = s.ClosedDraw(ctx, eventID)
 	return in, err
+}
+
+// A later phase's pre-queue (docs/booking-engine.md "A later phase's
+// pre-queue"; lua/lib/draw.lua): its joins wait outside the queue (key
+// pq) until the phase's start closes the list (pqdraw) and reserves the
+// sequence numbers after the counter for it; ClosePhaseDraw ranks the
+// closed list as CloseDraw does the first phase's, with the phase's own
+// seed (config pq_seed:<id>, committed by pq_commit:<id> when the
+// schedule was saved), and places the users into the queue at base +
+// rank: after everyone waiting before the start, before every later
+// joiner. Promotion answers draw_pending until MarkPhaseDrawn.
+
+var scriptPlaceDraw = newScript("place_draw")
+
+// ErrNoPhaseDraw: the event has no later phase of that id with a
+// pre-queue.
+var ErrNoPhaseDraw = errors.New("no phase of that id has a pre-queue")
+
+// PhaseDraw is a later phase's draw: the phase's id, the draw (its seed,
+// commitment, closed list's count and digest; no beacon) and Base, the
+// sequence number before its first rank.
+type PhaseDraw struct {
+	Phase string
+	Draw
+	Base int64
+}
+
+// drawListName is the key (drawKey) of a draw's list in draw order.
+func drawListName(phase string) string {
+	if phase == "" {
+		return "drawlist"
+	}
+	return "drawlist:" + phase
+}
+
+// ClosePhaseDraw closes and places the pending draw of a later phase's
+// pre-queue, closing the pre-queue first if its phase started and no
+// call did yet; false (and no error) when none is pending. It reads the
+// closed list in pages of PageSize, digests the users' salted hashes,
+// ranks them (fairness.DrawOrder with the phase's seed), keeps the list
+// in draw order (drawlist:<id>) with the digest and count in the config
+// (pq_digest:<id>, pq_count:<id>), and places the users still waiting
+// for it into the queue, PageSize per call (place_draw.lua, which skips
+// the ones who cancelled). One process at a time (ErrDrawBusy); a draw
+// cut short is done again from the start with the same result.
+func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, bool, error) {
+	if err := checkIDs(eventID); err != nil {
+		return PhaseDraw{}, false, err
+	}
+	r, err := s.run(ctx, scriptPlaceDraw, eventID, "close")
+	if err != nil {
+		return PhaseDraw{}, false, fmt.Errorf("close phase draw: %w", err)
+	}
+	var d PhaseDraw
+	var start int64
+	r.scan(&d.Phase, &d.Base, &d.Count, &start)
+	if d.Phase == "" {
+		return d, false, nil
+	}
+	keys := s.eventKeys(eventID)
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "pq_seed:"+d.Phase, "pq_commit:"+d.Phase).Result()
+	if err != nil {
+		return d, true, fmt.Errorf("close phase draw: %w", err)
+	}
+	d.Seed, _ = cfg[0].(string)
+	d.Commit, _ = cfg[1].(string)
+	lock := s.drawKey(eventID, "drawlock")
+	ok, err := s.rdb.SetNX(ctx, lock, "1", drawLockTTL).Result()
+	if err != nil {
+		return d, true, fmt.Errorf("close phase draw: %w", err)
+	}
+	if !ok {
+		return d, true, ErrDrawBusy
+	}
+	defer s.rdb.Del(context.WithoutCancel(ctx), lock)
+	salt, err := s.FairSalt(ctx, eventID)
+	if err != nil {
+		return d, true, err
+	}
+	var users, hashes []string
+	for off := int64(0); ; off += fairness.PageSize {
+		page, err := s.rdb.ZRange(ctx, keys[kPqdraw], off, off+fairness.PageSize-1).Result()
+		if err != nil {
+			return d, true, fmt.Errorf("close phase draw: %w", err)
+		}
+		for _, u := range page {
+			users = append(users, u)
+			hashes = append(hashes, fairness.UserHash(salt, u))
+		}
+		if len(page) < fairness.PageSize {
+			break
+		}
+	}
+	if int64(len(users)) != d.Count {
+		return d, true, fmt.Errorf("close phase draw: the closed list of %s has %d users, its close counted %d", d.Phase, len(users), d.Count)
+	}
+	d.Digest = fairness.ListDigest(hashes)
+	byHash := make(map[string]string, len(users))
+	for i, h := range hashes {
+		byHash[h] = users[i]
+	}
+	order := fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, ""), hashes)
+	list := s.drawKey(eventID, drawListName(d.Phase))
+	if err := s.rdb.Del(ctx, list).Err(); err != nil {
+		return d, true, fmt.Errorf("close phase draw: %w", err)
+	}
+	for i := 0; i < len(order); i += fairness.PageSize {
+		page := order[i:min(i+fairness.PageSize, len(order))]
+		args := make([]any, 0, 3+len(page))
+		args = append(args, "place", d.Phase, i+1)
+		vals := make([]any, len(page))
+		for j, h := range page {
+			args = append(args, byHash[h])
+			vals[j] = h
+		}
+		if err := s.rdb.RPush(ctx, list, vals...).Err(); err != nil {
+			return d, true, fmt.Errorf("close phase draw: %w", err)
+		}
+		if _, err := s.run(ctx, scriptPlaceDraw, eventID, args...); err != nil {
+			return d, true, fmt.Errorf("close phase draw: %w", err)
+		}
+	}
+	if err := s.rdb.HSet(ctx, keys[kConfig], "pq_count:"+d.Phase, d.Count, "pq_digest:"+d.Phase, d.Digest).Err(); err != nil {
+		return d, true, fmt.Errorf("close phase draw: %w", err)
+	}
+	return d, true, nil
+}
+
+// MarkPhaseDrawn lets promotion admit a later phase's drawn pre-queue
+// (after its draw was published): ErrInvalidArgument when phase's draw
+// is not the one pending.
+func (s *Store) MarkPhaseDrawn(ctx context.Context, eventID, phase string) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	if _, err := s.run(ctx, scriptPlaceDraw, eventID, "done", phase); err != nil {
+		return fmt.Errorf("mark phase drawn: %w", err)
+	}
+	return nil
+}
+
+// PhaseDraws returns the ids of the event's later phases with a
+// pre-queue (a committed seed), sorted.
+func (s *Store) PhaseDraws(ctx context.Context, eventID string) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	var out []string
+	var cursor uint64
+	for {
+		fields, next, err := s.rdb.HScan(ctx, s.eventKeys(eventID)[kConfig], cursor, "pq_commit:*", 100).Result()
+		if err != nil {
+			return nil, fmt.Errorf("phase draws: %w", err)
+		}
+		for i := 0; i < len(fields); i += 2 {
+			out = append(out, strings.TrimPrefix(fields[i], "pq_commit:"))
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// phaseDrawInputs is DrawInputs of a later phase: its commitment, its
+// seed and closed list's count once the phase started, and its digest
+// once drawn; Prequeued counts the open list.
+func (s *Store) phaseDrawInputs(ctx context.Context, eventID, phase string) (fairness.DrawInputs, error) {
+	if err := checkIDs(eventID); err != nil {
+		return fairness.DrawInputs{}, err
+	}
+	keys := s.eventKeys(eventID)
+	v, err := s.rdb.HMGet(ctx, keys[kConfig], "total", "pq_commit:"+phase, "pq_seed:"+phase, "pq_closed:"+phase,
+		"pq_digest:"+phase, "pq_count:"+phase, "pq_phase").Result()
+	if err != nil {
+		return fairness.DrawInputs{}, fmt.Errorf("phase draw: %w", err)
+	}
+	str := func(i int) string { x, _ := v[i].(string); return x }
+	if str(0) == "" {
+		return fairness.DrawInputs{}, ErrEventNotFound
+	}
+	in := fairness.DrawInputs{Phase: phase, Commit: str(1)}
+	if in.Commit == "" {
+		return in, ErrNoPhaseDraw
+	}
+	if closed := str(3); closed != "" {
+		// '<base>|<n>|<start_ms>' (draw.lua pq_close): the seed is revealed
+		in.Seed = str(2)
+		parts := strings.Split(closed, "|")
+		if len(parts) == 3 {
+			in.Base, _ = strconv.ParseInt(parts[0], 10, 64)
+			in.Prequeued, _ = strconv.ParseInt(parts[1], 10, 64)
+			if ms, err := strconv.ParseInt(parts[2], 10, 64); err == nil {
+				in.SalesStart = time.UnixMilli(ms).UTC()
+			}
+		}
+		in.Digest = str(4)
+		in.Count, _ = strconv.ParseInt(str(5), 10, 64)
+		return in, nil
+	}
+	if str(6) == phase {
+		if in.Prequeued, err = s.rdb.ZCard(ctx, keys[kPq]).Result(); err != nil {
+			return in, fmt.Errorf("phase draw: %w", err)
+		}
+		start, err := s.rdb.HGet(ctx, keys[kConfig], "pq_start").Int64()
+		if err == nil {
+			in.SalesStart = time.UnixMilli(start).UTC()
+		}
+	}
+	return in, nil
 }

@@ -106,7 +106,7 @@ func TestPrequeueDraw(t *testing.T) {
 	if got := fairness.ListDigest(hashes); got != d.Digest {
 		t.Fatalf("the published digest %s is not the closed list's %s", d.Digest, got)
 	}
-	list, err := f.s.DrawList(f.ctx, "pq", 0, n+1)
+	list, err := f.s.DrawList(f.ctx, "pq", "", 0, n+1)
 	if err != nil || len(list) != n {
 		t.Fatalf("draw list: %d entries, %v", len(list), err)
 	}
@@ -188,7 +188,7 @@ func TestDrawNeedsTheClosedList(t *testing.T) {
 	if d.Digest != fairness.ListDigest(all) {
 		t.Fatalf("digest %s is not the closed list's", d.Digest)
 	}
-	drawn, err := f.s.DrawList(f.ctx, "dl", 0, n+1)
+	drawn, err := f.s.DrawList(f.ctx, "dl", "", 0, n+1)
 	if err != nil {
 		t.Fatal(err)
 	}

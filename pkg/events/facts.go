@@ -159,6 +159,17 @@ func QueueRandomized(eventID string, count int64, seed, commit, digest string, r
 	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, reason, at)
 }
 
+// PhaseQueueRandomized is the queue_randomized fact of a later phase's
+// pre-queue (phase, its id): QueueRandomized's, its reason followed by
+// " phase=<id>", its id made from the phase too, so each phase's draw is
+// its own record.
+func PhaseQueueRandomized(eventID, phase string, count int64, seed, commit, digest string, at time.Time) Event {
+	e := QueueRandomized(eventID, count, seed, commit, digest, 0, "", "", at)
+	e.Reason += " phase=" + phase
+	e.ID = ID(TopicQueueRandomized, eventID, RestoredBy, count, "phase:"+phase)
+	return e
+}
+
 // AdmissionLogged is the admission_logged fact: entry index (from 1) of
 // eventID's admission log, the admission of join seq at at (Redis's
 // clock), with its reason, the user's salted hash and the chain's hashes

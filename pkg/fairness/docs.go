@@ -11,11 +11,14 @@ import (
 
 // DrawInputs is what the booking state says about an event's draw.
 type DrawInputs struct {
-	Commit     string // hex SHA-256 of the seed; empty: no pre-queue
-	Seed       string // hex, once the sale started
+	Phase      string   // a later phase's id; "" the first phase's pre-queue
+	Phases     []string // (the first's) the later phases with a pre-queue of their own
+	Commit     string   // hex SHA-256 of the seed; empty: no pre-queue
+	Seed       string   // hex, once the sale started
 	Prequeued  int64
 	SalesStart time.Time
 	Digest     string // the closed list's, once closed
+	Base       int64  // a later phase's: the join sequence its ranks follow (rank r ranks as Base + r)
 	Count      int64  // the closed list's length
 	Beacon     Beacon // the committed beacon round, if any
 }
@@ -30,9 +33,10 @@ type Beacon struct {
 }
 
 // DrawSource reads an event's draw (booking.Store).
+// phase "" is the first phase's pre-queue, else a later phase's.
 type DrawSource interface {
-	DrawInputs(ctx context.Context, eventID string) (DrawInputs, error)
-	DrawList(ctx context.Context, eventID string, start, count int64) ([]string, error)
+	DrawInputs(ctx context.Context, eventID, phase string) (DrawInputs, error)
+	DrawList(ctx context.Context, eventID, phase string, start, count int64) ([]string, error)
 }
 
 // DrawEntry is one member of the closed pre-queue: its rank (1 first) and
@@ -54,12 +58,19 @@ const (
 // the closed list in draw order.
 type DrawDoc struct {
 	EventID string `json:"event_id"`
-	Status  string `json:"status"`
-	Commit  string `json:"commit,omitempty"`
-	Seed    string `json:"seed,omitempty"`
-	Digest  string `json:"digest,omitempty"`
+	// Phase is a later phase's id (its own pre-queue; SalesStart is then
+	// its start); Phases, on the first phase's document, lists them.
+	Phase  string   `json:"phase,omitempty"`
+	Phases []string `json:"phases,omitempty"`
+	Status string   `json:"status"`
+	Commit string   `json:"commit,omitempty"`
+	Seed   string   `json:"seed,omitempty"`
+	Digest string   `json:"digest,omitempty"`
 	Beacon
-	Count      int64       `json:"count"`
+	Count int64 `json:"count"`
+	// Base (a later phase's draw, once closed): the join sequence its
+	// ranks follow, so rank r is admitted as join Base + r would be.
+	Base       int64       `json:"base,omitempty"`
 	SalesStart time.Time   `json:"sales_start,omitzero"`
 	Page       int64       `json:"page"`
 	PageSize   int64       `json:"page_size"`
@@ -67,14 +78,15 @@ type DrawDoc struct {
 	NextPage   *int64      `json:"next_page,omitempty"`
 }
 
-// BuildDraw returns page page (from 0) of eventID's draw document.
-func BuildDraw(ctx context.Context, src DrawSource, eventID string, page int64) (DrawDoc, error) {
-	in, err := src.DrawInputs(ctx, eventID)
+// BuildDraw returns page page (from 0) of eventID's draw document: the
+// first phase's pre-queue (phase "") or a later phase's.
+func BuildDraw(ctx context.Context, src DrawSource, eventID, phase string, page int64) (DrawDoc, error) {
+	in, err := src.DrawInputs(ctx, eventID, phase)
 	if err != nil {
 		return DrawDoc{}, err
 	}
-	d := DrawDoc{EventID: eventID, Status: DrawNone, Commit: in.Commit, Seed: in.Seed, Beacon: in.Beacon, SalesStart: in.SalesStart,
-		Page: page, PageSize: PageSize, Entries: []DrawEntry{}}
+	d := DrawDoc{EventID: eventID, Phase: in.Phase, Phases: in.Phases, Status: DrawNone, Commit: in.Commit, Seed: in.Seed,
+		Beacon: in.Beacon, Base: in.Base, SalesStart: in.SalesStart, Page: page, PageSize: PageSize, Entries: []DrawEntry{}}
 	switch {
 	case in.Commit == "":
 		return d, nil
@@ -86,7 +98,7 @@ func BuildDraw(ctx context.Context, src DrawSource, eventID string, page int64) 
 		return d, nil
 	}
 	d.Status, d.Digest, d.Count = DrawDrawn, in.Digest, in.Count
-	list, err := src.DrawList(ctx, eventID, page*PageSize, PageSize)
+	list, err := src.DrawList(ctx, eventID, phase, page*PageSize, PageSize)
 	if err != nil {
 		return DrawDoc{}, err
 	}

@@ -268,7 +268,9 @@ func (s *Server) position(c *fastserver.Ctx) {
 	switch {
 	case st.State == booking.StateWaiting:
 		resp.Position = st.Position
-		if st.At.Before(st.SalesStart) { // by Redis's clock, the script's
+		// by Redis's clock, the script's; position 0: in a later phase's
+		// pre-queue, until its draw
+		if st.At.Before(st.SalesStart) || st.Position == 0 {
 			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
 		} else if st.SalesEnded { // nobody is admitted any more (booking/window.go)
 			resp.Status = "sales_ended"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -39,8 +40,16 @@ func queryInt(c *gin.Context, name string) (int64, bool) {
 	return n, true
 }
 
-// getDraw: GET /api/events/{id}/draw?page=N, the pre-queue's draw: its
-// inputs and the closed list in draw order (fairness.BuildDraw).
+// CodePhaseDrawNotFound answers /draw?phase= for a phase without a
+// pre-queue of its own.
+const CodePhaseDrawNotFound = "phase_draw_not_found"
+
+// getDraw: GET /api/events/{id}/draw?page=N[&phase=ID], the pre-queue's
+// draw: its inputs and the closed list in draw order
+// (fairness.BuildDraw); without phase the first phase's (listing the
+// later phases with their own in phases), with it that later phase's.
+// Errors: 400 invalid_argument, 404 event_not_found, 404
+// phase_draw_not_found.
 func (s *Server) getDraw(c *gin.Context) {
 	id := c.Param("id")
 	if !ids.ValidEvent(id) {
@@ -51,7 +60,16 @@ func (s *Server) getDraw(c *gin.Context) {
 	if !ok {
 		return
 	}
-	d, err := fairness.BuildDraw(c.Request.Context(), s.Store, id, page)
+	phase := c.Query("phase")
+	if _, given := c.GetQuery("phase"); given && !ids.Valid(phase) {
+		httpapi.Abort(c, http.StatusBadRequest, httpapi.CodeInvalidArgument, "phase must be a phase's id")
+		return
+	}
+	d, err := fairness.BuildDraw(c.Request.Context(), s.Store, id, phase, page)
+	if errors.Is(err, booking.ErrNoPhaseDraw) {
+		httpapi.Abort(c, http.StatusNotFound, CodePhaseDrawNotFound, "the event has no phase "+strconv.Quote(phase)+" with a pre-queue")
+		return
+	}
 	if err != nil {
 		bookinghttp.Fail(c, err)
 		return

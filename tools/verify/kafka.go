@@ -51,8 +51,20 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 			return nil
 		}
 		f := fields(e.Reason)
-		d := fairness.DrawDoc{EventID: event, Status: fairness.DrawDrawn, Seed: f["seed"], Commit: f["commit"], Digest: f["digest"],
-			Count: e.Sequence, Entries: []fairness.DrawEntry{}}
+		d := fairness.DrawDoc{EventID: event, Phase: f["phase"], Status: fairness.DrawDrawn, Seed: f["seed"], Commit: f["commit"],
+			Digest: f["digest"], Count: e.Sequence, Entries: []fairness.DrawEntry{}}
+		if d.Phase != "" {
+			// a later phase's draw (its list and base from /draw?phase=)
+			for _, o := range rec.PhaseDraws {
+				if o.Phase == d.Phase && (o.Seed != d.Seed || o.Digest != d.Digest || o.Count != d.Count) {
+					return fmt.Errorf("the Kafka topic holds two different draws of %s's phase %s", event, d.Phase)
+				}
+			}
+			if !slices.ContainsFunc(rec.PhaseDraws, func(o fairness.DrawDoc) bool { return o.Phase == d.Phase }) {
+				rec.PhaseDraws = append(rec.PhaseDraws, d)
+			}
+			return nil
+		}
 		if r := f["beacon_round"]; r != "" {
 			var err error
 			if d.Round, err = strconv.ParseInt(r, 10, 64); err != nil || d.Round <= 0 {
@@ -73,7 +85,7 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		return Record{}, err
 	}
 	if gateway == "" {
-		if rec.Draw.Status == fairness.DrawDrawn {
+		if rec.Draw.Status == fairness.DrawDrawn || len(rec.PhaseDraws) > 0 {
 			return Record{}, fmt.Errorf("%s was drawn: the draw's list is not on Kafka, give -gateway to read it from /draw (it is checked against Kafka's digest)", event)
 		}
 		return rec, nil
@@ -82,7 +94,7 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		return Record{}, err
 	}
 	if rec.Draw.Status == fairness.DrawDrawn {
-		d, err := fetchDraw(ctx, c, gateway, event)
+		d, err := fetchDraw(ctx, c, gateway, event, "")
 		if err != nil {
 			return Record{}, err
 		}
@@ -94,6 +106,16 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 				d.Round, short(d.Beacon.Value), rec.Draw.Round, short(rec.Draw.Beacon.Value))
 		}
 		rec.Draw.Entries = d.Entries
+	}
+	for i, k := range rec.PhaseDraws {
+		d, err := fetchDraw(ctx, c, gateway, event, k.Phase)
+		if err != nil {
+			return Record{}, err
+		}
+		if d.Seed != k.Seed || d.Commit != k.Commit || d.Digest != k.Digest || d.Count != k.Count {
+			return Record{}, fmt.Errorf("the gateway's draw of phase %s (digest %s) is not the one on Kafka (digest %s)", k.Phase, short(d.Digest), short(k.Digest))
+		}
+		rec.PhaseDraws[i].Entries, rec.PhaseDraws[i].Base = d.Entries, d.Base
 	}
 	return rec, nil
 }

@@ -117,8 +117,15 @@ func Fetch(ctx context.Context, c *http.Client, gateway, event string) (Record, 
 		return Record{}, err
 	}
 	base := gateway + "/api/events/" + url.PathEscape(event)
-	if rec.Draw, err = fetchDraw(ctx, c, gateway, event); err != nil {
+	if rec.Draw, err = fetchDraw(ctx, c, gateway, event, ""); err != nil {
 		return Record{}, err
+	}
+	for _, phase := range rec.Draw.Phases {
+		d, err := fetchDraw(ctx, c, gateway, event, phase)
+		if err != nil {
+			return Record{}, err
+		}
+		rec.PhaseDraws = append(rec.PhaseDraws, d)
 	}
 	for after := int64(0); ; {
 		var d fairness.LogDoc
@@ -135,13 +142,17 @@ func Fetch(ctx context.Context, c *http.Client, gateway, event string) (Record, 
 	return rec, nil
 }
 
-// fetchDraw reads every page of event's draw from a gateway.
-func fetchDraw(ctx context.Context, c *http.Client, gateway, event string) (fairness.DrawDoc, error) {
+// fetchDraw reads every page of event's draw from a gateway: the first
+// phase's pre-queue (phase "") or a later phase's.
+func fetchDraw(ctx context.Context, c *http.Client, gateway, event, phase string) (fairness.DrawDoc, error) {
 	var draw fairness.DrawDoc
-	base := gateway + "/api/events/" + url.PathEscape(event)
+	base := gateway + "/api/events/" + url.PathEscape(event) + "/draw?"
+	if phase != "" {
+		base += "phase=" + url.QueryEscape(phase) + "&"
+	}
 	for page := int64(0); ; {
 		var d fairness.DrawDoc
-		if err := getJSON(ctx, c, base+"/draw?page="+strconv.FormatInt(page, 10), &d); err != nil {
+		if err := getJSON(ctx, c, base+"page="+strconv.FormatInt(page, 10), &d); err != nil {
 			return fairness.DrawDoc{}, err
 		}
 		entries := append(draw.Entries, d.Entries...)

@@ -21,11 +21,14 @@ type Record struct {
 	// Source is where the log was read: "" a gateway (or a saved
 	// record of one), SourceKafka the admission_logged topic, which
 	// carries no signed heads.
-	Source     string           `json:"source,omitempty"`
-	Draw       fairness.DrawDoc `json:"draw"`
-	Log        []fairness.Entry `json:"log"`
-	SignedHead string           `json:"signed_head"`
-	JWKS       []byte           `json:"jwks"`
+	Source string           `json:"source,omitempty"`
+	Draw   fairness.DrawDoc `json:"draw"`
+	// PhaseDraws are the later phases' draws (each with its entries), in
+	// the order of Draw.Phases.
+	PhaseDraws []fairness.DrawDoc `json:"phase_draws,omitempty"`
+	Log        []fairness.Entry   `json:"log"`
+	SignedHead string             `json:"signed_head"`
+	JWKS       []byte             `json:"jwks"`
 }
 
 // SourceKafka is a Record read from the Kafka topics (FromKafka).
@@ -35,7 +38,7 @@ const SourceKafka = "kafka"
 type Report struct {
 	Entries    int   // admissions in the log
 	SignedSize int64 // entries the signed head covers
-	Drawn      int   // users in the closed pre-queue
+	Drawn      int   // users in the closed pre-queues (the first phase's and the later phases')
 	// Overtakes: pairs of admissions where the one admitted later should
 	// have gone first (joined earlier, or drawn earlier); 0 in a fair sale.
 	Overtakes int64
@@ -43,7 +46,9 @@ type Report struct {
 
 // key is an admission's place in the order the rules give: a
 // pre-queued user's first admission by their draw rank, before every
-// other admission by join sequence.
+// other admission by join sequence; a later phase's drawn user's as
+// join base + rank (its draw's Base), after everyone who joined before
+// that phase's start and before everyone who joined after it.
 type key struct {
 	group int // 0: drawn, 1: by join sequence
 	n     int64
@@ -64,6 +69,15 @@ func Check(rec Record, issuer string, now time.Time) (Report, error) {
 	r := Report{Entries: len(rec.Log), Drawn: len(rec.Draw.Entries)}
 	if err := checkDraw(rec.Draw); err != nil {
 		return r, err
+	}
+	for _, d := range rec.PhaseDraws {
+		r.Drawn += len(d.Entries)
+		if err := checkDraw(d); err != nil {
+			return r, fmt.Errorf("phase %s: %w", d.Phase, err)
+		}
+		if d.Status == fairness.DrawDrawn && d.Base <= 0 && d.Count > 0 {
+			return r, fmt.Errorf("phase %s: the draw does not say which join sequence its ranks follow", d.Phase)
+		}
 	}
 	head, err := fairness.CheckChain(fairness.Genesis(rec.EventID), 0, rec.Log)
 	if err != nil {
@@ -164,15 +178,22 @@ func checkDraw(d fairness.DrawDoc) error {
 
 // orderKeys gives each log entry its key.
 func orderKeys(rec Record) []key {
-	rank := map[string]int64{}
+	// each user's drawn places in the order of the draws: the first
+	// admission of a user takes the first, a later one the next
+	rank := map[string][]key{}
 	for _, e := range rec.Draw.Entries {
-		rank[e.UserHash] = e.Rank
+		rank[e.UserHash] = append(rank[e.UserHash], key{0, e.Rank})
+	}
+	for _, d := range rec.PhaseDraws {
+		for _, e := range d.Entries {
+			rank[e.UserHash] = append(rank[e.UserHash], key{1, d.Base + e.Rank})
+		}
 	}
 	keys := make([]key, len(rec.Log))
 	for i, e := range rec.Log {
-		if r, ok := rank[e.UserHash]; ok {
-			keys[i] = key{0, r}
-			delete(rank, e.UserHash) // a later admission of the same user came by a new join
+		if r := rank[e.UserHash]; len(r) > 0 && (r[0].group == 0 || r[0].n > e.Seq) {
+			keys[i] = r[0]
+			rank[e.UserHash] = r[1:] // a later admission of the same user came by a new join
 			continue
 		}
 		keys[i] = key{1, e.Seq}

@@ -198,7 +198,7 @@ func (s *sale) handler() http.Handler {
 	})
 	mux.HandleFunc("GET /api/events/{id}/draw", func(w http.ResponseWriter, r *http.Request) {
 		if page, ok := num(w, r, "page"); ok {
-			d, err := fairness.BuildDraw(r.Context(), s.store, r.PathValue("id"), page)
+			d, err := fairness.BuildDraw(r.Context(), s.store, r.PathValue("id"), r.URL.Query().Get("phase"), page)
 			reply(w, d, err)
 		}
 	})

@@ -78,7 +78,8 @@ var descriptions = map[string]string{
 		"opens=<RFC 3339> phase=<the phase it selects for>; sequence is opens in unix ms; user_id is the operator.",
 	events.TopicQueueRandomized: "The concert's pre-queue was closed and drawn: sequence is the closed list's length, reason seed=<hex, revealed> " +
 		"commit=<hex SHA-256 of the seed> digest=<hex, the closed list's>, with a randomness beacon committed followed by " +
-		"beacon_round=<n> beacon=<hex, the round's value> beacon_source=<the beacon's name, query-escaped>.",
+		"beacon_round=<n> beacon=<hex, the round's value> beacon_source=<the beacon's name, query-escaped>; " +
+		"a later phase's pre-queue, drawn at that phase's start, ends it with phase=<the phase's id>.",
 	events.TopicRegistered: "A fan (user_id) registered for the concert's registered phase; sequence numbers the registration.",
 	events.TopicSelectionDrawn: "The registration's selection was made: reason method=<draw|first_come> registered=<n> seed=<hex, the draw's, " +
 		"recomputable with the registrants> selected=<n>; user_id is the operator.",

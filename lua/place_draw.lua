@@ -1,0 +1,43 @@
+-- place_draw: a later phase's pre-queue drawn into the queue (booking.Store.ClosePhaseDraw; lib/draw.lua).
+-- ARGV: 1 mode, then
+--   'close': nothing; closes the next phase's pre-queue when its start passed, answers the pending draw
+--   'place': 2 phase id, 3 the rank of the first user, 4.. users in draw order
+--   'done': 2 phase id
+-- Replies: close {'ok', phase ('' none pending), base, count, start_ms}; place {'ok', placed}; done {'ok'}
+--   | {'event_not_found'} | {'invalid_argument'} (not that phase's draw pending)
+-- KEYS: config, waiting, seq, state, pq, pqdraw (ops.go)
+-- 'place' puts each user still in the closed list and still 'prequeued'
+-- (not cancelled, not pre-queued again for a later phase) into waiting at
+-- base + rank, after everyone waiting before the phase's start and before
+-- every later joiner (whose sequences are above base + count); it is
+-- idempotent, so a draw cut short is placed again. 'done' (after
+-- queue_randomized is out) lets promotion go on: it clears the pending
+-- draw, empties the closed list and marks the phase 'pq_drawn:<id>'.
+local mode = ARGV[1]
+if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
+local c = redis.call('HMGET', K_CONFIG, 'pqd_phase', 'pqd_base', 'pqd_count', 'pqd_start')
+if mode == 'close' then
+  if not c[1] then
+    pq_close(clock())
+    c = redis.call('HMGET', K_CONFIG, 'pqd_phase', 'pqd_base', 'pqd_count', 'pqd_start')
+  end
+  return {'ok', c[1] or '', num(c[2]), num(c[3]), num(c[4])}
+end
+if (mode ~= 'place' and mode ~= 'done') or not c[1] or c[1] ~= ARGV[2] then return {'invalid_argument'} end
+if mode == 'done' then
+  redis.call('HDEL', K_CONFIG, 'pqd_phase', 'pqd_base', 'pqd_count', 'pqd_start')
+  redis.call('HSET', K_CONFIG, 'pq_drawn:' .. ARGV[2], '1')
+  redis.call('DEL', K_PQDRAW)
+  return {'ok'}
+end
+local base, first, placed = num(c[2]), num(ARGV[3]), 0
+for k = 4, #ARGV do
+  local user = ARGV[k]
+  if redis.call('HGET', K_STATE, user) == 'prequeued' and redis.call('ZSCORE', K_PQDRAW, user)
+    and not redis.call('ZSCORE', K_PQ, user) then
+    redis.call('ZADD', K_WAITING, int(base + first + k - 4), user)
+    redis.call('HDEL', K_STATE, user)
+    placed = placed + 1
+  end
+end
+return {'ok', placed}

@@ -1,0 +1,237 @@
+package booking
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/fairness"
+)
+
+// phasePrequeueFixture is an event with a registered presale running now
+// and a public general sale an hour later whose pre-queue opens half an
+// hour before it (early_join_seconds 1800), the presale applied; fans
+// selected for the presale are selected.
+func phasePrequeueFixture(t *testing.T, id string, leave bool, selected ...string) (*fixture, EventConfig, time.Time) {
+	t.Helper()
+	f := newFixture(t)
+	cfg := EventConfig{ID: id, Capacity: 500, Sections: []Section{{Name: "floor", Rows: 10, SeatsPerRow: 100, PriceCents: 5000}}}
+	f.event(cfg)
+	now := f.clock.Now().Truncate(time.Second)
+	general := now.Add(time.Hour)
+	sch := Schedule{Phases: []Phase{
+		{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: general, Audience: AudienceRegistered},
+		{ID: "general", StartsAt: general, EndsAt: now.Add(3 * time.Hour), Audience: AudiencePublic, EarlyJoinSeconds: intp(1800)}}}
+	if leave {
+		sch.OnPhaseChange = PhaseChangeLeave
+	}
+	if err := CheckSchedule(cfg, &sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ApplySchedule(f.ctx, id, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.MarkSelected(f.ctx, id, selected); err != nil {
+		t.Fatal(err)
+	}
+	return f, cfg, general
+}
+
+// drawPhase closes, places and marks the pending later phase's draw as
+// the promoter does (admission.Promoter.publishDraw).
+func (f *fixture) drawPhase(event string) PhaseDraw {
+	f.t.Helper()
+	d, ok, err := f.s.ClosePhaseDraw(f.ctx, event)
+	if err != nil || !ok {
+		f.t.Fatalf("close phase draw: %+v %v %v", d, ok, err)
+	}
+	if err := f.s.MarkPhaseDrawn(f.ctx, event, d.Phase); err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+// A later phase's pre-queue: fans the running presale refuses and the
+// general sale admits join it in its window, are not admitted in the
+// presale, keep their rank when they retry, may cancel and join again;
+// at the general sale's start they are drawn (the order recomputed from
+// the revealed seed, the salt and the closed list) and admitted after
+// the presale's users still waiting and before everyone who joined after
+// the start, including a join that saw the start before the schedule
+// was applied.
+func TestPhasePrequeueDraw(t *testing.T) {
+	f, _, general := phasePrequeueFixture(t, "lpq", false, "sel0", "mover1", "mover2", "mover3", "late0")
+	d0, err := f.s.DrawInputs(f.ctx, "lpq", "general")
+	if err != nil || len(d0.Commit) != 64 || d0.Seed != "" {
+		t.Fatalf("before the window: the commitment is published, the seed secret: %+v %v", d0, err)
+	}
+	if first, _ := f.s.DrawInputs(f.ctx, "lpq", ""); !slices.Equal(first.Phases, []string{"general"}) {
+		t.Fatalf("the first draw's document lists the phases with a draw: %v", first.Phases)
+	}
+	if _, err := f.s.DrawInputs(f.ctx, "lpq", "presale"); !errors.Is(err, ErrNoPhaseDraw) {
+		t.Fatalf("a phase without a pre-queue: %v", err)
+	}
+	// before the window: the presale refuses a fan it did not select
+	if _, err := f.s.Enqueue(f.ctx, "lpq", "fan0"); !errors.Is(err, ErrNotSelected) {
+		t.Fatalf("a join before the window: %v", err)
+	}
+	if r := f.join("lpq", "sel0"); r.State != StateActive {
+		t.Fatalf("a selected fan is admitted at once: %+v", r)
+	}
+	f.clock.Advance(31 * time.Minute)
+	const n = 60
+	fans := make([]string, n)
+	seqs := map[string]int64{}
+	for i := range n {
+		fans[i] = "fan" + strconv.Itoa(i)
+		r := f.join("lpq", fans[i])
+		if r.State != StateWaiting || r.Position != 0 || !r.Created || !r.PrequeuedUntil.Equal(general) {
+			t.Fatalf("pre-queued join: %+v", r)
+		}
+		seqs[fans[i]] = r.Sequence
+	}
+	// a selected fan joins the presale's queue as before
+	if _, err := f.s.UpdateEvent(f.ctx, "lpq", EventUpdate{Paused: new(true)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range []string{"mover1", "mover2", "mover3"} {
+		if r := f.join("lpq", u); r.State != StateWaiting || r.Position != int64(i+1) || !r.PrequeuedUntil.IsZero() {
+			t.Fatalf("a presale join: %+v", r)
+		}
+	}
+	// a retry changes nothing
+	if r := f.join("lpq", "fan3"); r.Created || r.Sequence != seqs["fan3"] || r.Position != 0 || !r.PrequeuedUntil.Equal(general) {
+		t.Fatalf("a retried pre-queued join: %+v", r)
+	}
+	st, err := f.s.Position(f.ctx, "lpq", "fan5")
+	if err != nil || st.State != StateWaiting || st.Position != 0 || !st.SalesStart.Equal(general) || st.Sequence != seqs["fan5"] {
+		t.Fatalf("pre-queued position: %+v %v", st, err)
+	}
+	if c := f.counts("lpq"); c.Waiting != 3 {
+		t.Fatalf("the pre-queue is not in the presale's queue: %+v", c)
+	}
+	// not admitted in the presale
+	if _, err := f.s.UpdateEvent(f.ctx, "lpq", EventUpdate{Paused: new(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Cancel(f.ctx, "lpq", "mover3"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.s.Promote(f.ctx, "lpq", 0); err != nil || len(res.Promoted) != 2 || res.Reason != "no_waiting" {
+		t.Fatalf("promotion in the presale: %+v %v", res, err)
+	}
+	if _, err := f.s.UpdateEvent(f.ctx, "lpq", EventUpdate{Paused: new(true)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"mover1", "mover2"} {
+		if _, err := f.s.Cancel(f.ctx, "lpq", u); err != nil {
+			t.Fatal(err)
+		}
+		if r := f.join("lpq", u); r.State != StateWaiting {
+			t.Fatalf("a presale join: %+v", r)
+		}
+	}
+	// a pre-queued fan cancels (and is out), another cancels and joins again
+	c, err := f.s.Cancel(f.ctx, "lpq", "fan7")
+	if err != nil || c.From != "queue" || c.Sequence != seqs["fan7"] {
+		t.Fatalf("cancel a pre-queued fan: %+v %v", c, err)
+	}
+	if st := f.state("lpq", "fan7"); st != StateCancelled {
+		t.Fatalf("cancelled: %s", st)
+	}
+	if _, err := f.s.Cancel(f.ctx, "lpq", "fan8"); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.join("lpq", "fan8"); !r.Created || r.Position != 0 || r.Sequence <= seqs["fan8"] || !r.PrequeuedUntil.Equal(general) {
+		t.Fatalf("a pre-queued fan joins again: %+v", r)
+	}
+	in, _ := f.s.DrawInputs(f.ctx, "lpq", "general")
+	if in.Prequeued != n-1 || in.Seed != "" {
+		t.Fatalf("the open pre-queue: %+v", in)
+	}
+
+	// the general sale starts; a join sees it before the schedule is
+	// applied (the presale's audience still applies): it closes the
+	// pre-queue and ranks after it
+	f.clock.Advance(general.Sub(f.clock.Now()))
+	late := []string{"late0"}
+	for _, u := range late {
+		if r := f.join("lpq", u); r.State != StateWaiting || r.Position < 2+n-1 {
+			t.Fatalf("a join after the start is not behind the pre-queue: %+v", r)
+		}
+	}
+	if _, err := f.s.UpdateEvent(f.ctx, "lpq", EventUpdate{Paused: new(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.s.Promote(f.ctx, "lpq", 0); err != nil || len(res.Promoted) != 0 || res.Reason != "draw_pending" {
+		t.Fatalf("promotion before the draw: %+v %v", res, err)
+	}
+	if st, err := f.s.ApplySchedule(f.ctx, "lpq", true); err != nil || st.Next.Phase != "general" {
+		t.Fatalf("apply: %+v %v", st, err)
+	}
+	for _, u := range []string{"late1", "late2"} {
+		if r := f.join("lpq", u); r.State != StateWaiting || r.Position < 2+n {
+			t.Fatalf("a join after the apply: %+v", r)
+		}
+		late = append(late, u)
+	}
+	if st, err := f.s.Position(f.ctx, "lpq", "fan9"); err != nil || st.Position != 0 || !st.SalesStart.Equal(general) {
+		t.Fatalf("a pre-queued fan before the draw: %+v %v", st, err)
+	}
+	d := f.drawPhase("lpq")
+	if d.Phase != "general" || d.Count != n-1 || d.Commit != d0.Commit {
+		t.Fatalf("draw: %+v", d)
+	}
+	in, err = f.s.DrawInputs(f.ctx, "lpq", "general")
+	if err != nil || in.Seed != d.Seed || in.Digest != d.Digest || in.Count != n-1 || in.Base != d.Base {
+		t.Fatalf("the drawn inputs: %+v %v", in, err)
+	}
+	// the closed list: everyone who was in the pre-queue at the start
+	// (fan7 cancelled before: out; fan8 joined again: once)
+	closed := slices.DeleteFunc(slices.Clone(fans), func(u string) bool { return u == "fan7" })
+	salt, err := f.s.FairSalt(f.ctx, "lpq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := DrawOrder(d.Seed, d.Commit, salt, closed)
+	if err != nil || len(want) != n-1 {
+		t.Fatal(len(want), err)
+	}
+	var order []string
+	for range 10 {
+		res, err := f.s.Promote(f.ctx, "lpq", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range res.Promoted {
+			order = append(order, a.UserID)
+			if s, ok := seqs[a.UserID]; ok && a.UserID != "fan8" && a.Sequence != s {
+				t.Fatalf("%s admitted with sequence %d, joined as %d", a.UserID, a.Sequence, s)
+			}
+		}
+		if res.Reason == "no_waiting" {
+			break
+		}
+	}
+	wantAll := append(append([]string{"mover1", "mover2"}, want...), late...)
+	if !slices.Equal(order, wantAll) {
+		t.Fatalf("admission order\n%v\nwant\n%v", order, wantAll)
+	}
+	list, err := f.s.DrawList(f.ctx, "lpq", "general", 0, n+1)
+	if err != nil || len(list) != n-1 {
+		t.Fatalf("the draw's list: %d %v", len(list), err)
+	}
+	for i, u := range want {
+		if list[i] != fairness.UserHash(salt, u) {
+			t.Fatalf("the draw's list %d is not %s", i, u)
+		}
+	}
+	if res, _ := f.s.Promote(f.ctx, "lpq", 0); res.Reason == "draw_pending" {
+		t.Fatal("the draw is still pending")
+	}
+}
