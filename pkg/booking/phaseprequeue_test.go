@@ -235,3 +235,100 @@ func TestPhasePrequeueDraw(t *testing.T) {
 		t.Fatal("the draw is still pending")
 	}
 }
+
+// With on_phase_change leave, the presale's end takes its waiting users
+// out and leaves the general sale's pre-queue alone; the general sale's
+// end takes its drawn users out with their own join sequences.
+func TestPhasePrequeueLeave(t *testing.T) {
+	f, _, general := phasePrequeueFixture(t, "lpl", true, "sel0", "w1")
+	if _, err := f.s.UpdateEvent(f.ctx, "lpl", EventUpdate{Paused: new(true)}); err != nil {
+		t.Fatal(err)
+	}
+	w1 := f.join("lpl", "w1")
+	f.clock.Advance(31 * time.Minute)
+	seqs := map[string]int64{}
+	for _, u := range []string{"fan0", "fan1", "fan2"} {
+		seqs[u] = f.join("lpl", u).Sequence
+	}
+	f.clock.Advance(general.Sub(f.clock.Now()))
+	st, err := f.s.ApplySchedule(f.ctx, "lpl", true)
+	if err != nil || st.Next.Phase != "general" {
+		t.Fatalf("apply: %+v %v", st, err)
+	}
+	for more := st.Leaving; more; {
+		if more, err = f.s.LeaveQueue(f.ctx, "lpl"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := f.state("lpl", "w1"); s != StatePhaseEnded {
+		t.Fatalf("a presale waiter at its end: %s", s)
+	}
+	d := f.drawPhase("lpl")
+	if d.Count != 3 {
+		t.Fatalf("draw: %+v", d)
+	}
+	for u := range seqs {
+		if st, err := f.s.Position(f.ctx, "lpl", u); err != nil || st.State != StateWaiting || st.Position < 1 || st.Sequence != seqs[u] {
+			t.Fatalf("%s after the draw: %+v %v", u, st, err)
+		}
+	}
+	if c := f.counts("lpl"); c.Waiting != 3 {
+		t.Fatalf("the drawn users wait: %+v", c)
+	}
+	entries, err := f.s.Outbox(f.ctx, "lpl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.AckOutbox(f.ctx, "lpl", entries...); err != nil {
+		t.Fatal(err)
+	}
+	// the general sale ends: its drawn users leave, each announced with
+	// the sequence of their own join
+	f.clock.Advance(2*time.Hour + time.Second)
+	st, err = f.s.ApplySchedule(f.ctx, "lpl", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for more := st.Leaving; more; {
+		if more, err = f.s.LeaveQueue(f.ctx, "lpl"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err = f.s.Outbox(f.ctx, "lpl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, e := range entries {
+		if e.Kind == KindCancelled && e.From == FromPhaseEnded {
+			got[e.UserID] = e.Sequence
+		}
+	}
+	if len(got) != 3 || got["fan0"] != seqs["fan0"] || got["fan1"] != seqs["fan1"] || got["fan2"] != seqs["fan2"] || got["w1"] != 0 {
+		t.Fatalf("leave entries %v, want %v (w1 %d left at the presale's end)", got, seqs, w1.Sequence)
+	}
+}
+
+// A later phase's pre-queue must open while the phase before runs or in
+// the gap before it (one pre-queue open at a time); a phase without
+// early_join_seconds has none.
+func TestPhasePrequeueRefusals(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	cfg := EventConfig{ID: "x", Sections: []Section{{Name: "floor", Rows: 1, SeatsPerRow: 2, PriceCents: 100}}}
+	p := func(id string, from, to int, early int) Phase {
+		ph := Phase{ID: id, StartsAt: now.Add(time.Duration(from) * time.Hour), EndsAt: now.Add(time.Duration(to) * time.Hour),
+			Audience: AudiencePublic}
+		if early > 0 {
+			ph.EarlyJoinSeconds = intp(early)
+		}
+		return ph
+	}
+	bad := Schedule{Phases: []Phase{p("a", 0, 1, 0), p("b", 2, 3, 3*3600)}}
+	if se, ok := IsScheduleError(CheckSchedule(cfg, &bad)); !ok || se.Code != SchedPrequeue {
+		t.Fatalf("a pre-queue opening before the phase before starts: %v", se)
+	}
+	ok := Schedule{Phases: []Phase{p("a", 0, 1, 0), p("b", 2, 3, 2*3600), p("c", 3, 4, 3600)}}
+	if err := CheckSchedule(cfg, &ok); err != nil {
+		t.Fatalf("pre-queues opening at the phase before's start: %v", err)
+	}
+}
