@@ -180,3 +180,97 @@ func TestPromoterWaitsForTheBeacon(t *testing.T) {
 		t.Fatalf("queue_randomized: %+v", facts)
 	}
 }
+
+// At a later phase's start the promoter draws that phase's pre-queue
+// (booking.Store.ClosePhaseDraw), publishes its queue_randomized (reason
+// ending with phase=<id>, an id of its own) and then admits the presale's
+// waiter, the drawn fans in the draw's order, then the later joiner.
+func TestPromoterPublishesAPhaseDraw(t *testing.T) {
+	ctx := context.Background()
+	now := time.UnixMilli(1_800_000_000_000)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	store := booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clock))
+	t.Cleanup(store.Close)
+	cfg := booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 20, Capacity: 20}
+	if _, err := store.CreateEvent(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	general := now.Add(time.Hour)
+	early := 1800
+	sch := booking.Schedule{Phases: []booking.Phase{
+		{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: general, Audience: booking.AudienceRegistered},
+		{ID: "general", StartsAt: general, EndsAt: general.Add(time.Hour), Audience: booking.AudiencePublic, EarlyJoinSeconds: &early}}}
+	if err := booking.CheckSchedule(cfg, &sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetSchedule(ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.ApplySchedule(ctx, "e1", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MarkSelected(ctx, "e1", []string{"member"}); err != nil {
+		t.Fatal(err)
+	}
+	paused := true
+	if _, err := store.UpdateEvent(ctx, "e1", booking.EventUpdate{Paused: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Enqueue(ctx, "e1", "member"); err != nil {
+		t.Fatal(err)
+	}
+	setNow(general.Add(-10 * time.Minute))
+	var fans []string
+	for i := range 5 {
+		u := "fan" + string(rune('a'+i))
+		fans = append(fans, u)
+		if r, err := store.Enqueue(ctx, "e1", u); err != nil || r.PrequeuedUntil.IsZero() {
+			t.Fatalf("pre-queued join: %+v %v", r, err)
+		}
+	}
+	rec := &events.Recorder{}
+	ann := admission.New(store, &recordingPublisher{}, rec, nil, admission.WithClock(clock))
+	p := admission.NewPromoter(store, ann, nil)
+	setNow(general)
+	if _, err := store.ApplySchedule(ctx, "e1", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Enqueue(ctx, "e1", "late"); err != nil {
+		t.Fatal(err)
+	}
+	paused = false
+	if _, err := store.UpdateEvent(ctx, "e1", booking.EventUpdate{Paused: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 7 {
+		t.Fatalf("at the general sale's start: admitted %d %v", n, err)
+	}
+	facts := rec.Topic(events.TopicQueueRandomized)
+	if len(facts) != 1 || facts[0].Sequence != 5 || !strings.HasSuffix(facts[0].Reason, " phase=general") {
+		t.Fatalf("queue_randomized: %+v", facts)
+	}
+	in, err := store.DrawInputs(ctx, "e1", "general")
+	if err != nil || !strings.Contains(facts[0].Reason, "seed="+in.Seed) || !strings.Contains(facts[0].Reason, "digest="+in.Digest) {
+		t.Fatalf("fact %q, the draw %+v %v", facts[0].Reason, in, err)
+	}
+	if first := events.QueueRandomized("e1", 5, in.Seed, in.Commit, in.Digest, 0, "", "", clock()); first.ID == facts[0].ID {
+		t.Fatal("a phase's draw has the id of the first phase's")
+	}
+	salt, _ := store.FairSalt(ctx, "e1")
+	order, _ := booking.DrawOrder(in.Seed, in.Commit, salt, fans)
+	want := append(append([]string{"member"}, order...), "late")
+	promoted := rec.Topic(events.TopicUserPromoted)
+	if len(promoted) != len(want) {
+		t.Fatalf("promoted %d, want %d", len(promoted), len(want))
+	}
+	for i, ev := range promoted {
+		if ev.UserID != want[i] {
+			t.Fatalf("promoted %d: %s, want %s (%v)", i, ev.UserID, want[i], want)
+		}
+	}
+	if _, err := p.PromoteEvent(ctx, "e1"); err != nil || len(rec.Topic(events.TopicQueueRandomized)) != 1 {
+		t.Fatal("the draw was published twice")
+	}
+}
