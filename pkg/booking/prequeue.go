@@ -405,25 +405,39 @@ func (s *Store) MarkPhaseDrawn(ctx context.Context, eventID, phase string) error
 // PhaseDraws returns the ids of the event's later phases with a
 // pre-queue (a committed seed), sorted.
 func (s *Store) PhaseDraws(ctx context.Context, eventID string) ([]string, error) {
+	commits, err := s.PhaseCommits(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(commits))
+	for id := range commits {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// PhaseCommits returns the commitments (hex SHA-256 of the seed) of the
+// draws of the event's later phases with a pre-queue, by phase id.
+func (s *Store) PhaseCommits(ctx context.Context, eventID string) (map[string]string, error) {
 	if err := checkIDs(eventID); err != nil {
 		return nil, err
 	}
-	var out []string
+	out := map[string]string{}
 	var cursor uint64
 	for {
 		fields, next, err := s.rdb.HScan(ctx, s.eventKeys(eventID)[kConfig], cursor, "pq_commit:*", 100).Result()
 		if err != nil {
 			return nil, fmt.Errorf("phase draws: %w", err)
 		}
-		for i := 0; i < len(fields); i += 2 {
-			out = append(out, strings.TrimPrefix(fields[i], "pq_commit:"))
+		for i := 0; i+1 < len(fields); i += 2 {
+			out[strings.TrimPrefix(fields[i], "pq_commit:")] = fields[i+1]
 		}
 		if cursor = next; cursor == 0 {
 			break
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
 }
 
 // phaseDrawInputs is DrawInputs of a later phase: its commitment, its

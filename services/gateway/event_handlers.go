@@ -53,13 +53,22 @@ type publicPhase struct {
 	StartsAt time.Time `json:"starts_at"`
 	EndsAt   time.Time `json:"ends_at"`
 	Audience string    `json:"audience"`
+	// a later phase's own pre-queue: how long before its start it opens
+	// and the commitment to its draw's seed (GET /api/events/{id}/draw?phase=)
+	EarlyJoinSeconds int    `json:"early_join_seconds,omitempty"`
+	DrawCommit       string `json:"draw_commit,omitempty"`
 }
 
-// publicSchedule is the public part of sch's phases.
-func publicSchedule(sch booking.Schedule) []publicPhase {
+// publicSchedule is the public part of sch's phases; commits are the
+// later phases' draw commitments (booking.Store.PhaseCommits).
+func publicSchedule(sch booking.Schedule, commits map[string]string) []publicPhase {
 	var out []publicPhase
 	for _, p := range sch.Phases {
-		out = append(out, publicPhase{ID: p.ID, Name: p.Name, StartsAt: p.StartsAt.UTC(), EndsAt: p.EndsAt.UTC(), Audience: p.Audience})
+		pp := publicPhase{ID: p.ID, Name: p.Name, StartsAt: p.StartsAt.UTC(), EndsAt: p.EndsAt.UTC(), Audience: p.Audience}
+		if c := commits[p.ID]; c != "" && p.EarlyJoinSeconds != nil {
+			pp.EarlyJoinSeconds, pp.DrawCommit = *p.EarlyJoinSeconds, c
+		}
+		out = append(out, pp)
 	}
 	return out
 }
@@ -141,7 +150,11 @@ func (s *Server) publicSchedule(c *gin.Context, id string) []publicPhase {
 		if err != nil {
 			return nil, err
 		}
-		return &snapshot[[]publicPhase]{at: time.Now(), v: publicSchedule(sch)}, nil
+		commits, err := s.Store.PhaseCommits(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &snapshot[[]publicPhase]{at: time.Now(), v: publicSchedule(sch, commits)}, nil
 	})
 	if err != nil {
 		httpapi.Logger(c).Warn("event schedule left out of the event document", zap.String("event_id", id), zap.Error(err))

@@ -321,3 +321,85 @@ func TestOnPhaseChangeSetting(t *testing.T) {
 	}
 	ct.Report()
 }
+
+// A later phase's pre-queue through the HTTP API: the schedule refuses a
+// pre-queue that would open before the phase before starts
+// (prequeue_overlap); the event document publishes the phase's draw
+// commitment; fans joining in the gap before it are prequeued with its
+// start; at its start the draw is served per phase (GET .../draw?phase=),
+// a phase without a pre-queue answering 404 phase_draw_not_found.
+func TestPhaseDrawServed(t *testing.T) {
+	t.Parallel()
+	hs, _, clk := clockedLedgerHarness(t)
+	ct, bad := contractChecked(t, hs)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 10, "capacity": 10})
+	t0 := clk.Now()
+	at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	const path = "/api/admin/events/e1/phases"
+	bad("PUT", path, hs.admin, map[string]any{"phases": []map[string]any{
+		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public"},
+		{"id": "second", "starts_at": at(20), "ends_at": at(30), "audience": "public", "early_join_seconds": 1500}}}, 400, "prequeue_overlap")
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"phases": []map[string]any{
+		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public"},
+		{"id": "second", "starts_at": at(20), "ends_at": at(30), "audience": "public", "early_join_seconds": 900}}}), 200, "")
+	e := hs.do("GET", "/api/events/e1", "", nil)
+	sch, _ := e.body["schedule"].([]any)
+	if len(sch) != 2 {
+		t.Fatalf("the public schedule: %s", e.raw)
+	}
+	commit, _ := sch[1].(map[string]any)["draw_commit"].(string)
+	if len(commit) != 64 || sch[0].(map[string]any)["draw_commit"] != nil {
+		t.Fatalf("the second phase's commitment: %s", e.raw)
+	}
+	d := hs.do("GET", "/api/events/e1/draw", "", nil)
+	if want(t, d, 200, ""); !strings.Contains(d.raw, `"phases":["second"]`) {
+		t.Fatalf("the first draw lists the phases with one: %s", d.raw)
+	}
+	d = hs.do("GET", "/api/events/e1/draw?phase=second", "", nil)
+	if want(t, d, 200, ""); d.str("status") != "open" || d.str("commit") != commit || d.str("seed") != "" || d.str("phase") != "second" {
+		t.Fatalf("the open draw: %s", d.raw)
+	}
+	bad("GET", "/api/events/e1/draw?phase=first", "", nil, 404, "phase_draw_not_found")
+	bad("GET", "/api/events/e1/draw?phase=nope", "", nil, 404, "phase_draw_not_found")
+	bad("GET", "/api/events/e1/draw?phase=a%20b", "", nil, 400, "invalid_argument")
+
+	join := func(user string) resp {
+		return hs.do("POST", "/api/booking/request", hs.token(user, ""), map[string]any{"event_id": "e1"})
+	}
+	// the gap before the second phase: its pre-queue is open
+	clk.Advance(12 * time.Minute)
+	if _, err := hs.srv.applySchedules(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"ann", "bob", "cid"} {
+		if r := join(u); r.code != 200 || r.str("status") != "prequeued" || r.str("sales_start") != at(20) {
+			t.Fatalf("a join in the gap: %s", r.raw)
+		}
+	}
+	p := hs.do("GET", "/api/booking/position?event_id=e1", hs.token("bob", ""), nil)
+	if p.str("status") != "prequeued" || p.str("sales_start") != at(20) {
+		t.Fatalf("a pre-queued position: %s", p.raw)
+	}
+	clk.Advance(8 * time.Minute)
+	if _, err := hs.srv.applySchedules(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := hs.do("GET", "/api/events/e1/draw?phase=second", "", nil); d.str("status") != "pending" || d.str("seed") == "" {
+		t.Fatalf("the draw at the start: %s", d.raw)
+	}
+	dr, ok, err := hs.store.ClosePhaseDraw(ctx, "e1")
+	if err != nil || !ok || dr.Count != 3 {
+		t.Fatalf("draw: %+v %v %v", dr, ok, err)
+	}
+	if err := hs.store.MarkPhaseDrawn(ctx, "e1", "second"); err != nil {
+		t.Fatal(err)
+	}
+	d = hs.do("GET", "/api/events/e1/draw?phase=second", "", nil)
+	entries, _ := d.body["entries"].([]any)
+	if d.str("status") != "drawn" || d.str("digest") != dr.Digest || d.num("count") != 3 || len(entries) != 3 || d.num("base") != dr.Base ||
+		d.raw == "" || !strings.Contains(d.raw, `"sales_start":"`+at(20)+`"`) {
+		t.Fatalf("the drawn draw: %s", d.raw)
+	}
+	ct.Report()
+}
