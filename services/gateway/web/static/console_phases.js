@@ -14,7 +14,7 @@
   const { el, api, toUTC, fromUTC } = kit;
   const AUDIENCES = [["public", "Everyone"], ["code", "Access code holders"], ["registered", "Selected registered fans"]];
   const SETTINGS = [["admit_per_minute", "Admit per minute", 0], ["hold_seconds", "Hold time (s)", 1],
-    ["order_limit", "Seats per order", 1], ["early_join_seconds", "Pre-queue opens (s before, first phase)", 0]];
+    ["order_limit", "Seats per order", 1], ["early_join_seconds", "Pre-queue opens (s before the phase)", 0]];
 
   let eventID = "";
   let currency = "EUR";
