@@ -134,17 +134,25 @@ func (p *recordingPublisher) PublishBatch(ctx context.Context, out []amqpx.Outgo
 	return oneByOne(ctx, p, out)
 }
 
-// A draw committed to a beacon round: the promoter admits nobody from the
-// pre-queue until the round's value is supplied, then publishes the draw
-// with the beacon and admits in its order.
-func TestPromoterWaitsForTheBeacon(t *testing.T) {
-	ctx := context.Background()
+// clockedStore is a store on the real Redis whose scripts read a test
+// clock (booking.WithClock), with the clock and its setter.
+func clockedStore(t *testing.T) (func() time.Time, func(time.Time), *booking.Store) {
 	now := time.UnixMilli(1_800_000_000_000)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
 	store := booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clock))
 	t.Cleanup(store.Close)
+	return clock, setNow, store
+}
+
+// A draw committed to a beacon round: the promoter admits nobody from the
+// pre-queue until the round's value is supplied, then publishes the draw
+// with the beacon and admits in its order.
+func TestPromoterWaitsForTheBeacon(t *testing.T) {
+	ctx := context.Background()
+	clock, setNow, store := clockedStore(t)
+	now := clock()
 	start := now.Add(2 * time.Hour)
 	if _, err := store.CreateEvent(ctx, booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 10, Capacity: 3,
 		SalesStart: start, EarlyJoin: time.Hour}); err != nil {
@@ -187,12 +195,8 @@ func TestPromoterWaitsForTheBeacon(t *testing.T) {
 // waiter, the drawn fans in the draw's order, then the later joiner.
 func TestPromoterPublishesAPhaseDraw(t *testing.T) {
 	ctx := context.Background()
-	now := time.UnixMilli(1_800_000_000_000)
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
-	store := booking.New(redistest.Client(t), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clock))
-	t.Cleanup(store.Close)
+	clock, setNow, store := clockedStore(t)
+	now := clock()
 	cfg := booking.EventConfig{ID: "e1", Rows: 1, SeatsPerRow: 20, Capacity: 20}
 	if _, err := store.CreateEvent(ctx, cfg); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,17 +250,34 @@ func (f *fixture) checkInvariants(event string) {
 		}
 	}
 	// a waiting user is only a member of waiting: no state field, and a
-	// useq field only when pre-queued (its score is a draw key, not its
-	// sequence)
+	// useq field only when pre-queued or drawn by a later phase's draw
+	// (its score is a draw key or a place, not its sequence: above
+	// pq_lo, the lowest base of such a draw)
 	waiting, _ := f.rdb.ZRangeWithScores(f.ctx, k[kWaiting], 0, -1).Result()
 	useq, _ := f.rdb.HGetAll(f.ctx, k[kUseq]).Result()
+	pqLo, err := f.rdb.HGet(f.ctx, k[kConfig], "pq_lo").Float64()
+	if err != nil {
+		pqLo = math.Inf(1)
+	}
 	for _, z := range waiting {
 		u := z.Member.(string)
 		if st, ok := states[u]; ok {
 			f.t.Errorf("user %s waiting with the state field %q", u, st)
 		}
-		if _, ok := useq[u]; ok != (z.Score < 1) {
+		if _, ok := useq[u]; ok != (z.Score < 1) && (!ok || z.Score <= pqLo) {
 			f.t.Errorf("user %s waiting with score %v: useq field %q", u, z.Score, useq[u])
+		}
+	}
+	// a later phase's pre-queued user: in its open or closed list, not
+	// waiting, with its sequence
+	for u, st := range states {
+		if st != "prequeued" {
+			continue
+		}
+		open, _ := f.rdb.ZScore(f.ctx, k[kPq], u).Result()
+		closed, _ := f.rdb.ZScore(f.ctx, k[kPqdraw], u).Result()
+		if open == 0 && closed == 0 {
+			f.t.Errorf("user %s prequeued in no pre-queue", u)
 		}
 	}
 	for u, st := range states {

@@ -150,6 +150,7 @@ func TestPhasePrequeueDraw(t *testing.T) {
 	if r := f.join("lpq", "fan8"); !r.Created || r.Position != 0 || r.Sequence <= seqs["fan8"] || !r.PrequeuedUntil.Equal(general) {
 		t.Fatalf("a pre-queued fan joins again: %+v", r)
 	}
+	f.checkInvariants("lpq")
 	in, _ := f.s.DrawInputs(f.ctx, "lpq", "general")
 	if in.Prequeued != n-1 || in.Seed != "" {
 		t.Fatalf("the open pre-queue: %+v", in)
@@ -183,7 +184,9 @@ func TestPhasePrequeueDraw(t *testing.T) {
 	if st, err := f.s.Position(f.ctx, "lpq", "fan9"); err != nil || st.Position != 0 || !st.SalesStart.Equal(general) {
 		t.Fatalf("a pre-queued fan before the draw: %+v %v", st, err)
 	}
+	f.checkInvariants("lpq")
 	d := f.drawPhase("lpq")
+	f.checkInvariants("lpq")
 	if d.Phase != "general" || d.Count != n-1 || d.Commit != d0.Commit {
 		t.Fatalf("draw: %+v", d)
 	}
@@ -231,6 +234,7 @@ func TestPhasePrequeueDraw(t *testing.T) {
 			t.Fatalf("the draw's list %d is not %s", i, u)
 		}
 	}
+	f.checkInvariants("lpq")
 	if res, _ := f.s.Promote(f.ctx, "lpq", 0); res.Reason == "draw_pending" {
 		t.Fatal("the draw is still pending")
 	}

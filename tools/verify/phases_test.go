@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,8 +10,6 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/fairness"
-	"github.com/boxoffice/boxoffice/pkg/pass"
-	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // A phased sale verifies: a registered presale whose waiters move on
@@ -24,16 +20,8 @@ import (
 // moved puts them after the later joiners and is caught as overtakes.
 func TestVerifyAPhasedSale(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{now: time.Now().Add(-3 * time.Hour).Truncate(time.Second)}
-	store := booking.New(redistest.Client(t), booking.WithPrefix(strings.TrimSuffix(redistest.Prefix(t), ":")), booking.WithClock(c.Now))
-	t.Cleanup(store.Close)
-	seed := make([]byte, 32)
-	_, _ = rand.Read(seed)
-	keys, err := pass.ParseKeys([]string{"k1:" + base64.RawURLEncoding.EncodeToString(seed)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sale{store: store, signer: pass.NewSigner(keys, issuer), keys: keys, clock: c}
+	s := newSale(t)
+	c, store := s.clock, s.store
 	cfg := booking.EventConfig{ID: "ph", Rows: 2, SeatsPerRow: 100, Capacity: 20}
 	if _, err := store.CreateEvent(ctx, cfg); err != nil {
 		t.Fatal(err)

@@ -67,12 +67,10 @@ const (
 	issuer    = "bo"
 )
 
-// runSale: 1,000 users join the pre-queue, 9,000 join after the start,
-// every batch of 1,000 is admitted and leaves, and one more joins an
-// empty queue and is admitted at once: 10,001 admissions.
-func runSale(t *testing.T) *sale {
+// newSale is a sale with nothing in it yet: a store on the real Redis
+// whose clock starts three hours back, and a fresh signing key.
+func newSale(t *testing.T) *sale {
 	t.Helper()
-	ctx := context.Background()
 	c := &clock{now: time.Now().Add(-3 * time.Hour).Truncate(time.Second)}
 	store := booking.New(redistest.Client(t), booking.WithPrefix(strings.TrimSuffix(redistest.Prefix(t), ":")), booking.WithClock(c.Now))
 	t.Cleanup(store.Close)
@@ -82,8 +80,18 @@ func runSale(t *testing.T) *sale {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sale{store: store, signer: pass.NewSigner(keys, issuer), keys: keys, clock: c,
+	return &sale{store: store, signer: pass.NewSigner(keys, issuer), keys: keys, clock: c,
 		tickets: map[string]string{}, seqs: map[string]int64{}}
+}
+
+// runSale: 1,000 users join the pre-queue, 9,000 join after the start,
+// every batch of 1,000 is admitted and leaves, and one more joins an
+// empty queue and is admitted at once: 10,001 admissions.
+func runSale(t *testing.T) *sale {
+	t.Helper()
+	ctx := context.Background()
+	s := newSale(t)
+	c, store := s.clock, s.store
 	start := c.Now().Add(time.Hour)
 	if _, err := store.CreateEvent(ctx, booking.EventConfig{ID: "tour", Rows: 101, SeatsPerRow: 100, Capacity: 1000,
 		SalesStart: start, EarlyJoin: 2 * time.Hour}); err != nil {
