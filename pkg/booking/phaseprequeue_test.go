@@ -58,7 +58,9 @@ func (f *fixture) drawPhase(event string) PhaseDraw {
 
 // A later phase's pre-queue: fans the running presale refuses and the
 // general sale admits join it in its window, are not admitted in the
-// presale, keep their rank when they retry, may cancel and join again;
+// presale, keep their rank when they retry, may cancel and join again
+// (pre-queued again before the start; after the close, behind the later
+// joiners, the closed list keeping them unplaced);
 // at the general sale's start they are drawn (the order recomputed from
 // the revealed seed, the salt and the closed list) and admitted after
 // the presale's users still waiting and before everyone who joined after
@@ -184,6 +186,16 @@ func TestPhasePrequeueDraw(t *testing.T) {
 	if st, err := f.s.Position(f.ctx, "lpq", "fan9"); err != nil || st.Position != 0 || !st.SalesStart.Equal(general) {
 		t.Fatalf("a pre-queued fan before the draw: %+v %v", st, err)
 	}
+	// a fan of the closed list cancels before the draw and joins again:
+	// the list keeps them (its digest is fixed), the draw does not place
+	// them, their new join ranks after the later joiners
+	if c, err := f.s.Cancel(f.ctx, "lpq", "fan11"); err != nil || c.From != "queue" || c.Sequence != seqs["fan11"] {
+		t.Fatalf("cancel from the closed list: %+v %v", c, err)
+	}
+	if r := f.join("lpq", "fan11"); !r.Created || r.State != StateWaiting || !r.PrequeuedUntil.IsZero() {
+		t.Fatalf("joining again after the start: %+v", r)
+	}
+	late = append(late, "fan11")
 	f.checkInvariants("lpq")
 	d := f.drawPhase("lpq")
 	f.checkInvariants("lpq")
@@ -213,7 +225,7 @@ func TestPhasePrequeueDraw(t *testing.T) {
 		}
 		for _, a := range res.Promoted {
 			order = append(order, a.UserID)
-			if s, ok := seqs[a.UserID]; ok && a.UserID != "fan8" && a.Sequence != s {
+			if s, ok := seqs[a.UserID]; ok && a.UserID != "fan8" && a.UserID != "fan11" && a.Sequence != s {
 				t.Fatalf("%s admitted with sequence %d, joined as %d", a.UserID, a.Sequence, s)
 			}
 		}
@@ -221,7 +233,8 @@ func TestPhasePrequeueDraw(t *testing.T) {
 			break
 		}
 	}
-	wantAll := append(append([]string{"mover1", "mover2"}, want...), late...)
+	drawn := slices.DeleteFunc(slices.Clone(want), func(u string) bool { return u == "fan11" })
+	wantAll := append(append([]string{"mover1", "mover2"}, drawn...), late...)
 	if !slices.Equal(order, wantAll) {
 		t.Fatalf("admission order\n%v\nwant\n%v", order, wantAll)
 	}
