@@ -104,10 +104,10 @@ pq_close(now)
 if nextp and num(nextp.early) > 0 and redis.call('HEXISTS', K_CONFIG, 'pq_seed:' .. nextp.id) == 1 then
   -- the next phase's pre-queue (draw.lua), unless another one is still
   -- open (its close waits for a pending draw)
-  local open = redis.call('HGET', K_CONFIG, 'pq_phase')
+  local open = pq_parse(redis.call('HGET', K_CONFIG, 'pq'))
   if not open or open == nextp.id then
-    redis.call('HSET', K_CONFIG, 'pq_phase', nextp.id, 'pq_open', int(nextp.st - num(nextp.early)),
-      'pq_start', int(nextp.st), 'pq_aud', nextp.aud)
+    redis.call('HSET', K_CONFIG, 'pq', nextp.id .. '|' .. int(nextp.st - num(nextp.early)) .. '|' .. int(nextp.st) .. '|' ..
+      nextp.aud)
   end
 end
 if found then

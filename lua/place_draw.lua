@@ -15,22 +15,24 @@
 -- draw, empties the closed list and marks the phase 'pq_drawn:<id>'.
 local mode = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
-local c = redis.call('HMGET', K_CONFIG, 'pqd_phase', 'pqd_base', 'pqd_count', 'pqd_start')
+local pqd = redis.call('HGET', K_CONFIG, 'pqd')
 if mode == 'close' then
-  if not c[1] then
+  if not pqd then
     pq_close(clock())
-    c = redis.call('HMGET', K_CONFIG, 'pqd_phase', 'pqd_base', 'pqd_count', 'pqd_start')
+    pqd = redis.call('HGET', K_CONFIG, 'pqd')
   end
-  return {'ok', c[1] or '', num(c[2]), num(c[3]), num(c[4])}
+  local phase, start, base, n = pq_parse(pqd)
+  return {'ok', phase or '', base or 0, num(n), start or 0}
 end
-if (mode ~= 'place' and mode ~= 'done') or not c[1] or c[1] ~= ARGV[2] then return {'invalid_argument'} end
+local phase, _, base = pq_parse(pqd)
+if (mode ~= 'place' and mode ~= 'done') or not phase or phase ~= ARGV[2] then return {'invalid_argument'} end
 if mode == 'done' then
-  redis.call('HDEL', K_CONFIG, 'pqd_phase', 'pqd_base', 'pqd_count', 'pqd_start')
+  redis.call('HDEL', K_CONFIG, 'pqd')
   redis.call('HSET', K_CONFIG, 'pq_drawn:' .. ARGV[2], '1')
   redis.call('DEL', K_PQDRAW)
   return {'ok'}
 end
-local base, first, placed = num(c[2]), num(ARGV[3]), 0
+local first, placed = num(ARGV[3]), 0
 for k = 4, #ARGV do
   local user = ARGV[k]
   if redis.call('HGET', K_STATE, user) == 'prequeued' and redis.call('ZSCORE', K_PQDRAW, user)

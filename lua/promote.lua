@@ -12,7 +12,7 @@
 local max = tonumber(ARGV[1])
 local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'capacity', 'hold_ms', 'batch',
   'abandon_ms', 'paused', 'abandon_since_ms', 'admit_per_minute', 'sales_start_ms',
-  'prequeued', 'drawn', 'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pqd_phase', 'pq_phase', 'pq_start', 'pq_lo')
+  'prequeued', 'drawn', 'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pqd', 'pq', 'pq_lo')
 if not c[1] then
   return {'event_not_found'}
 end
@@ -67,7 +67,7 @@ if now < num(c[10]) then
   -- before the sales start only pre-queued users wait (enqueue.lua)
   return {'ok', 'not_started', promoted, expired, abandoned, now}
 end
-if (num(c[11]) > 0 and c[12] ~= '1') or c[16] or (c[17] and now >= num(c[18])) then
+if (num(c[11]) > 0 and c[12] ~= '1') or c[16] or (c[17] and now >= select(3, pq_parse(c[17]))) then
   -- the pre-queue's draw is published first (booking.Store.CloseDraw);
   -- a later phase's from its start, closed (draw.lua pq_close) or not
   -- yet, until placed and published (booking.Store.ClosePhaseDraw)
@@ -98,7 +98,7 @@ while admitted < want do
   for i = 1, #next, 2 do
     local user, seq = next[i], tonumber(next[i + 1])
     -- a pre-queued or drawn user's score is its draw key, not its sequence
-    seq = wait_seq(user, seq, c[19])
+    seq = wait_seq(user, seq, c[18])
     popped = popped + 1
     local absent = false
     if abandon_ms > 0 then

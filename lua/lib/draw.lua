@@ -20,47 +20,59 @@ end
 
 -- A later phase's pre-queue (docs/booking-engine.md "A later phase's
 -- pre-queue"). apply_schedule writes the next phase's into the config
--- when it applies a slot: pq_phase (its id), pq_open and pq_start (its
--- window, [start - early_join_ms, start)) and pq_aud (its audience). A
--- join in that window that the current phase refuses and that phase
--- admits waits outside waiting, in the zset pq (score: its sequence),
--- with the state 'prequeued' and its sequence in useq, so it neither
--- blocks nor overtakes the running phase's queue.
+-- when it applies a slot: 'pq' = '<phase>|<open_ms>|<start_ms>|<audience>'
+-- (its window [start - early_join_ms, start) and who it admits). A join
+-- in that window that the current phase refuses and that phase admits
+-- waits outside waiting, in the zset pq (score: its sequence), with the
+-- state 'prequeued' and its sequence in useq, so it neither blocks nor
+-- overtakes the running phase's queue. One field each for the open list
+-- and the pending draw keeps the join's config read to two fields more
+-- (tools/unitcost join).
+
+-- pq_parse reads the config's 'pq' (open) or 'pqd' (pending draw,
+-- '<phase>|<start_ms>|<base>|<count>'): its phase and three numbers,
+-- then the rest (pq's audience); nil for none.
+local function pq_parse(v)
+  if not v then return nil end
+  local phase, a, b, rest = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  return phase, num(a), num(b), rest
+end
 
 -- pq_close closes the next phase's pre-queue once its start passed: the
 -- next n sequence numbers (n = |pq|) are reserved for its draw (the
 -- counter jumps to base + n), pq becomes pqdraw (the closed list, which
 -- only the draw reads and empties), and the config records the pending
--- draw (pqd_phase, pqd_start, pqd_base, pqd_count, promotion answers
--- draw_pending while pqd_phase is set), the phase's closed list
--- ('pq_closed:<id>' = '<base>|<n>|<start_ms>') and pq_lo, the lowest
--- base of any such draw: a waiting score above it may be a drawn rank
--- (base + rank) rather than a sequence (wait_seq). The pre-queue of the
--- phase after is not closed while the draw before is pending (its list
--- would take pqdraw). true when it closed one.
+-- draw ('pqd'; promotion answers draw_pending while it is set), the
+-- phase's closed list ('pq_closed:<id>' = '<base>|<n>|<start_ms>') and
+-- pq_lo, the lowest base of any such draw: a waiting score above it may
+-- be a drawn rank (base + rank) rather than a sequence (wait_seq). The
+-- pre-queue of the phase after is not closed while the draw before is
+-- pending (its list would take pqdraw). true when it closed one.
 local function pq_close(now)
-  local c = redis.call('HMGET', K_CONFIG, 'pq_phase', 'pq_start', 'pqd_phase', 'pq_lo')
-  if not c[1] or c[1] == '' or now < num(c[2]) then return false end
-  if c[3] and c[3] ~= '' then return false end
+  local c = redis.call('HMGET', K_CONFIG, 'pq', 'pqd', 'pq_lo')
+  local phase, _, start = pq_parse(c[1])
+  if not phase or now < start or c[2] then return false end
   local n = redis.call('ZCARD', K_PQ)
   local base = num(redis.call('GET', K_SEQ))
-  local b, ns = int(base), int(n)
+  local b, ns, st = int(base), int(n), int(start)
   redis.call('DEL', K_PQDRAW)
   if n > 0 then
     redis.call('SET', K_SEQ, int(base + n))
     redis.call('RENAME', K_PQ, K_PQDRAW)
-    if not c[4] then redis.call('HSET', K_CONFIG, 'pq_lo', b) end
+    if not c[3] then redis.call('HSET', K_CONFIG, 'pq_lo', b) end
   end
-  redis.call('HSET', K_CONFIG, 'pqd_phase', c[1], 'pqd_start', c[2], 'pqd_base', b, 'pqd_count', ns,
-    'pq_closed:' .. c[1], b .. '|' .. ns .. '|' .. c[2])
-  redis.call('HDEL', K_CONFIG, 'pq_phase', 'pq_open', 'pq_start', 'pq_aud')
+  redis.call('HSET', K_CONFIG, 'pqd', phase .. '|' .. st .. '|' .. b .. '|' .. ns,
+    'pq_closed:' .. phase, b .. '|' .. ns .. '|' .. st)
+  redis.call('HDEL', K_CONFIG, 'pq')
   return true
 end
 
 -- pq_start_of is the start of the phase a 'prequeued' user waits for:
 -- the open pre-queue's when the user is in it, else the closed one's.
 local function pq_start_of(user)
-  local c = redis.call('HMGET', K_CONFIG, 'pq_start', 'pqd_start')
-  if redis.call('ZSCORE', K_PQ, user) then return num(c[1]) end
-  return num(c[2])
+  local c = redis.call('HMGET', K_CONFIG, 'pq', 'pqd')
+  local _, _, open = pq_parse(c[1])
+  local _, closed = pq_parse(c[2])
+  if redis.call('ZSCORE', K_PQ, user) then return open or 0 end
+  return closed or 0
 end

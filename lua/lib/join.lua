@@ -21,6 +21,11 @@ local J_CODE, J_CID, J_CUSE
 -- the phase the code was redeemed for when not the current one (a later
 -- phase's pre-queue)
 local J_CPH
+-- the next phase's open pre-queue (phase, window, audience) and the
+-- pending draw of a closed one (phase, base, count), from the config's
+-- 'pq' and 'pqd' (draw.lua); nil: none
+local J_PQ, J_PQ_OPEN, J_PQ_START, J_PQ_AUD
+local J_PQD, J_PQD_BASE, J_PQD_N
 -- each join's code digest ('' none), reused like the tables above
 local J_CODES = {}
 
@@ -76,7 +81,7 @@ end
 
 local function j_waiting_count()
   -- (a later phase's draw pending: its closed list ranks before)
-  if not J_QUEUED then J_QUEUED = redis.call('ZCARD', K_WAITING) + J_NW / 2 + num(J_C[23]) end
+  if not J_QUEUED then J_QUEUED = redis.call('ZCARD', K_WAITING) + J_NW / 2 + J_PQD_N end
   return J_QUEUED
 end
 
@@ -125,7 +130,7 @@ local function j_join(i, user, now, now_s)
   if score then state = 'waiting' end
   if state == 'waiting' then
     -- (a state field 'waiting': an entry written before waiting users lost it)
-    local s = wait_seq(user, tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0, J_C[22])
+    local s = wait_seq(user, tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0, J_C[18])
     j_present(now_s, user)
     if now < J_START then return {'ok', state, s, 0, 0, 0, J_START} end
     -- a pending pre-queued entry may rank before this user; a pending
@@ -133,7 +138,7 @@ local function j_join(i, user, now, now_s)
     if J_EARLY then j_flush() end
     local pos = redis.call('ZRANK', K_WAITING, user) + 1
     -- a later phase's draw pending: its closed list ranks before
-    if J_C[20] and s > num(J_C[24]) then pos = pos + num(J_C[23]) end
+    if J_PQD and s > J_PQD_BASE then pos = pos + J_PQD_N end
     return {'ok', state, s, pos, 0, 0}
   end
   if state == 'prequeued' then
@@ -159,12 +164,12 @@ local function j_join(i, user, now, now_s)
   -- only taken by a join that places the user
   local refused = j_admits(user, now, J_C[15], J_C[14])
   local pq = false
-  if refused and J_C[16] and now >= num(J_C[17]) and now < num(J_C[18]) then
+  if refused and J_PQ and now >= J_PQ_OPEN and now < J_PQ_START then
     -- the next phase's pre-queue is open: a fan it admits waits for its
     -- draw (draw.lua)
-    local later = j_admits(user, now, J_C[19], J_C[16])
+    local later = j_admits(user, now, J_PQ_AUD, J_PQ)
     if not later then
-      pq, refused, J_CPH = true, nil, J_C[16]
+      pq, refused, J_CPH = true, nil, J_PQ
     elseif refused == 'phase_closed' then
       refused = later
     end
@@ -191,7 +196,7 @@ local function j_join(i, user, now, now_s)
     redis.call('HSET', K_USEQ, user, s)
     redis.call('ZADD', K_PQ, s, user)
     j_present(now_s, user)
-    return {'ok', 'waiting', seq, 0, 0, 1, num(J_C[18])}
+    return {'ok', 'waiting', seq, 0, 0, 1, J_PQ_START}
   end
 
   if early then
@@ -211,7 +216,7 @@ local function j_join(i, user, now, now_s)
   -- promotion. Undecided (many overdue holds): the user waits for promotion.
   local q = j_waiting_count()
   -- (not while a later phase's draw is pending: its fans come first)
-  if J_PAUSED ~= '1' and not J_HELD and q == 0 and not J_C[20] then
+  if J_PAUSED ~= '1' and not J_HELD and q == 0 and not J_PQD then
     local room = room_capacity(J_CAPACITY, J_TOTAL, J_SOLD)
     local admit = redis.call('ZCARD', K_ACTIVE) < room
     if not admit and room > 0 then
@@ -259,20 +264,22 @@ local function enqueue_joins()
   local replies = {}
   J_C = redis.call('HMGET', K_CONFIG, 'total', 'sales_start_ms', 'sales_end_ms',
     'capacity', 'sold', 'paused', 'hold_ms', 'abandon_ms', 'admit_per_minute', 'early_join_ms', 'draw_seed',
-    'hold_pause_ms', 'hold_paused_at', 'phase', 'audience', 'pq_phase', 'pq_open', 'pq_start', 'pq_aud',
-    'pqd_phase', 'pqd_start', 'pq_lo', 'pqd_count', 'pqd_base')
+    'hold_pause_ms', 'hold_paused_at', 'phase', 'audience', 'pq', 'pqd', 'pq_lo')
   if not J_C[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
   end
   local now, now_s = clock()
-  if J_C[16] and now >= num(J_C[18]) and pq_close(now) then
+  J_PQ, J_PQ_OPEN, J_PQ_START, J_PQ_AUD = pq_parse(J_C[16])
+  if J_PQ and now >= J_PQ_START and pq_close(now) then
     -- the first call after the next phase's start closes its pre-queue
     -- before any join takes a number: they all rank after its draw
-    J_C[16], J_C[17], J_C[18], J_C[19] = nil, nil, nil, nil
-    local d = redis.call('HMGET', K_CONFIG, 'pqd_phase', 'pqd_start', 'pq_lo', 'pqd_count', 'pqd_base')
-    J_C[20], J_C[21], J_C[22], J_C[23], J_C[24] = d[1], d[2], d[3], d[4], d[5]
+    local d = redis.call('HMGET', K_CONFIG, 'pqd', 'pq_lo')
+    J_PQ, J_C[17], J_C[18] = nil, d[1], d[2]
   end
+  local _
+  J_PQD, _, J_PQD_BASE, J_PQD_N = pq_parse(J_C[17])
+  J_PQD_BASE, J_PQD_N = J_PQD_BASE or 0, num(J_PQD_N)
   J_TOTAL, J_START, J_END, J_CAPACITY, J_SOLD, J_PAUSED, J_HOLD, J_ABANDON =
     num(J_C[1]), num(J_C[2]), num(J_C[3]), num(J_C[4]), num(J_C[5]), J_C[6], num(J_C[7]), num(J_C[8])
   J_NW, J_NS, J_NO, J_NU, J_EARLY, J_SEQ, J_SEQ0, J_QUEUED = 0, 0, 0, 0, false, nil, nil, nil

@@ -9,7 +9,7 @@
 local function read_positions()
   local replies = {}
   local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms',
-    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pq_lo', 'pqd_base', 'pqd_count')
+    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pq_lo', 'pqd')
   if not c[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -64,7 +64,10 @@ local function read_positions()
         if now >= start_ms then position = redis.call('ZRANK', K_WAITING, user) + 1 end
         -- a later phase's draw pending: its closed list ranks before
         -- those who joined after its start
-        if c[11] and score > num(c[11]) then position = position + num(c[12]) end
+        if c[11] then
+          local _, _, base, n = pq_parse(c[11])
+          if score > base then position = position + num(n) end
+        end
         if abandon > 0 then
           if not seen then seen, nseen = {}, 0 end
           seen[nseen + 1], seen[nseen + 2] = now_s, user

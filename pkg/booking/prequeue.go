@@ -449,7 +449,7 @@ func (s *Store) phaseDrawInputs(ctx context.Context, eventID, phase string) (fai
 	}
 	keys := s.eventKeys(eventID)
 	v, err := s.rdb.HMGet(ctx, keys[kConfig], "total", "pq_commit:"+phase, "pq_seed:"+phase, "pq_closed:"+phase,
-		"pq_digest:"+phase, "pq_count:"+phase, "pq_phase").Result()
+		"pq_digest:"+phase, "pq_count:"+phase, "pq").Result()
 	if err != nil {
 		return fairness.DrawInputs{}, fmt.Errorf("phase draw: %w", err)
 	}
@@ -476,13 +476,13 @@ func (s *Store) phaseDrawInputs(ctx context.Context, eventID, phase string) (fai
 		in.Count, _ = strconv.ParseInt(str(5), 10, 64)
 		return in, nil
 	}
-	if str(6) == phase {
+	// the open pre-queue: '<phase>|<open_ms>|<start_ms>|<audience>' (draw.lua)
+	if open := strings.Split(str(6), "|"); len(open) == 4 && open[0] == phase {
 		if in.Prequeued, err = s.rdb.ZCard(ctx, keys[kPq]).Result(); err != nil {
 			return in, fmt.Errorf("phase draw: %w", err)
 		}
-		start, err := s.rdb.HGet(ctx, keys[kConfig], "pq_start").Int64()
-		if err == nil {
-			in.SalesStart = time.UnixMilli(start).UTC()
+		if ms, err := strconv.ParseInt(open[2], 10, 64); err == nil {
+			in.SalesStart = time.UnixMilli(ms).UTC()
 		}
 	}
 	return in, nil
