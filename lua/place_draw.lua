@@ -3,7 +3,8 @@
 --   'close': nothing; closes the next phase's pre-queue when its start passed, answers the pending draw
 --   'place': 2 phase id, 3 the rank of the first user, 4.. users in draw order
 --   'done': 2 phase id
--- Replies: close {'ok', phase ('' none pending), base, count, start_ms}; place {'ok', placed}; done {'ok'}
+-- Replies: close {'ok', phase ('' none pending), base, count, start_ms}; place {'ok', placed}; done {'ok'} (also
+--   when that phase's draw is done already)
 --   | {'event_not_found'} | {'invalid_argument'} (not that phase's draw pending)
 -- KEYS: config, waiting, seq, state, pq, pqdraw (ops.go)
 -- 'place' puts each user still in the closed list and still 'prequeued'
@@ -25,6 +26,9 @@ if mode == 'close' then
   return {'ok', phase or '', base or 0, num(n), start or 0}
 end
 local phase, _, base = pq_parse(pqd)
+if mode == 'done' and phase ~= ARGV[2] and redis.call('HGET', K_CONFIG, 'pq_drawn:' .. (ARGV[2] or '')) == '1' then
+  return {'ok'} -- done already (another promoter): a repeat changes nothing
+end
 if (mode ~= 'place' and mode ~= 'done') or not phase or phase ~= ARGV[2] then return {'invalid_argument'} end
 if mode == 'done' then
   redis.call('HDEL', K_CONFIG, 'pqd')

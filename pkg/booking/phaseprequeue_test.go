@@ -53,6 +53,13 @@ func (f *fixture) drawPhase(event string) PhaseDraw {
 	if err := f.s.MarkPhaseDrawn(f.ctx, event, d.Phase); err != nil {
 		f.t.Fatal(err)
 	}
+	// a second promoter that drew it too: nothing changes
+	if err := f.s.MarkPhaseDrawn(f.ctx, event, d.Phase); err != nil {
+		f.t.Fatalf("a repeated mark: %v", err)
+	}
+	if err := f.s.MarkPhaseDrawn(f.ctx, event, "nope"); !errors.Is(err, ErrInvalidArgument) {
+		f.t.Fatalf("marking a phase without a pending draw: %v", err)
+	}
 	return d
 }
 
@@ -347,5 +354,46 @@ func TestPhasePrequeueRefusals(t *testing.T) {
 	ok := Schedule{Phases: []Phase{p("a", 0, 1, 0), p("b", 2, 3, 2*3600), p("c", 3, 4, 3600)}}
 	if err := CheckSchedule(cfg, &ok); err != nil {
 		t.Fatalf("pre-queues opening at the phase before's start: %v", err)
+	}
+}
+
+// Redis's state of an event is lost while a later phase's pre-queue is
+// open: the rebuild (restore_event, then the schedule written back)
+// drops its fans as it drops waiting users, with nothing left of the
+// old list, and a fan joining again is pre-queued for the phase anew.
+func TestPhasePrequeueRestored(t *testing.T) {
+	f, cfg, general := phasePrequeueFixture(t, "lpr", false)
+	f.clock.Advance(31 * time.Minute)
+	if r := f.join("lpr", "fan0"); !r.Created || r.PrequeuedUntil.IsZero() {
+		t.Fatalf("pre-queued: %+v", r)
+	}
+	k := f.s.eventKeys("lpr")
+	if err := f.rdb.Del(f.ctx, k[kConfig]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f.rebuilt(cfg)
+	if n, _ := f.rdb.Exists(f.ctx, k[kPq], k[kPqdraw]).Result(); n != 0 {
+		t.Fatalf("the old pre-queue's lists survived the rebuild: %d", n)
+	}
+	sch := Schedule{Phases: []Phase{
+		{ID: "presale", StartsAt: general.Add(-2 * time.Hour), EndsAt: general, Audience: AudienceRegistered},
+		{ID: "general", StartsAt: general, EndsAt: general.Add(2 * time.Hour), Audience: AudiencePublic, EarlyJoinSeconds: intp(1800)}}}
+	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ApplySchedule(f.ctx, "lpr", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Position(f.ctx, "lpr", "fan0"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a pre-queued fan after the rebuild: %v", err)
+	}
+	if r := f.join("lpr", "fan0"); !r.Created || !r.PrequeuedUntil.Equal(general) {
+		t.Fatalf("joining again after the rebuild: %+v", r)
+	}
+	f.seats("lpr") // (the rebuilt status string is made at its first read)
+	f.checkInvariants("lpr")
+	in, err := f.s.DrawInputs(f.ctx, "lpr", "general")
+	if err != nil || in.Prequeued != 1 || len(in.Commit) != 64 {
+		t.Fatalf("the rebuilt pre-queue: %+v %v", in, err)
 	}
 }
