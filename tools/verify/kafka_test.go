@@ -15,7 +15,7 @@ import (
 
 // publish puts rec's log and draw on a new embedded Kafka broker as the
 // gateways and the promoter publish them (admission_logged,
-// queue_randomized), with change applied to the log's facts first, and
+// queue_randomized, a later phase's with its phase), with change applied to the log's facts first, and
 // returns the broker's addresses.
 func publish(t *testing.T, rec Record, change func([]events.Event) []events.Event) []string {
 	t.Helper()
@@ -31,11 +31,15 @@ func publish(t *testing.T, rec Record, change func([]events.Event) []events.Even
 	}
 	// racing gateways publish some entries twice, and another event's
 	// log shares the topic
-	evs = append(evs, evs[100:200]...)
+	evs = append(evs, evs[min(100, len(evs)):min(200, len(evs))]...)
 	evs = append(evs, events.AdmissionLogged("other", 1, 1, "u", fairness.ReasonJoined, "p", "h", time.Now()))
 	evs = change(evs)
-	d := rec.Draw
-	evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
+	if d := rec.Draw; d.Status == fairness.DrawDrawn {
+		evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
+	}
+	for _, d := range rec.PhaseDraws {
+		evs = append(evs, events.PhaseQueueRandomized(rec.EventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, time.Now()))
+	}
 	ctx := context.Background()
 	for len(evs) > 0 {
 		n := min(len(evs), 1000)
@@ -114,5 +118,33 @@ func TestVerifyFromKafka(t *testing.T) {
 	if err := run(ctx, &out, s.srv.URL, "tour", issuer, "", "", "", strings.Join(publish(t, beacon, same), ",")); err == nil ||
 		!strings.Contains(err.Error(), "beacon round 0") || !strings.Contains(err.Error(), "is not the one on Kafka (round 3") {
 		t.Errorf("a gateway's beacon that is not Kafka's: %v", err)
+	}
+}
+
+// A phased sale read from Kafka: each phase's queue_randomized is its
+// own draw, its list read from the gateway's /draw?phase= and checked
+// against Kafka's digest; a gateway's phase draw that is not Kafka's is
+// caught.
+func TestVerifyAPhasedSaleFromKafka(t *testing.T) {
+	s := runPhasedSale(t)
+	ctx := context.Background()
+	rec, err := Fetch(ctx, http.DefaultClient, s.srv.URL, "ph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(evs []events.Event) []events.Event { return evs }
+	var out bytes.Buffer
+	if err := run(ctx, &out, s.srv.URL, "ph", issuer, "", "", "", strings.Join(publish(t, rec, same), ",")); err != nil {
+		t.Fatalf("the phased sale from Kafka does not verify: %v", err)
+	}
+	if !strings.Contains(out.String(), "(100 pre-queued), 160 admissions") {
+		t.Fatalf("output: %s", out.String())
+	}
+	other := rec
+	other.PhaseDraws = []fairness.DrawDoc{rec.PhaseDraws[0]}
+	other.PhaseDraws[0].Digest = strings.Repeat("0", 64)
+	if err := run(ctx, &out, s.srv.URL, "ph", issuer, "", "", "", strings.Join(publish(t, other, same), ",")); err == nil ||
+		!strings.Contains(err.Error(), "the gateway's draw of phase general") {
+		t.Errorf("a gateway's phase draw that is not Kafka's: %v", err)
 	}
 }

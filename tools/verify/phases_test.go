@@ -20,6 +20,36 @@ import (
 // moved puts them after the later joiners and is caught as overtakes.
 func TestVerifyAPhasedSale(t *testing.T) {
 	ctx := context.Background()
+	s := runPhasedSale(t)
+	rec, err := Fetch(ctx, http.DefaultClient, s.srv.URL, "ph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.PhaseDraws) != 1 || rec.PhaseDraws[0].Phase != "general" || len(rec.PhaseDraws[0].Entries) != 100 {
+		t.Fatalf("the phase draws: %+v", rec.PhaseDraws)
+	}
+	r, err := Check(rec, issuer, time.Now())
+	if err != nil {
+		t.Fatalf("a fair phased sale does not verify: %v", err)
+	}
+	if r.Entries != 160 || r.Drawn != 100 || r.Overtakes != 0 {
+		t.Fatalf("report %+v", r)
+	}
+	moved := rec
+	moved.PhaseDraws = []fairness.DrawDoc{rec.PhaseDraws[0]}
+	moved.PhaseDraws[0].Base += 1000
+	if _, err := Check(moved, issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "went ahead") {
+		t.Fatalf("a moved draw verifies: %v", err)
+	}
+}
+
+// runPhasedSale: 10 registered members join the presale's queue (paused),
+// 100 fans the general sale's pre-queue during the presale, 50 fans the
+// general sale after its start; all 160 are admitted, 20 at a time, each
+// leaving at once.
+func runPhasedSale(t *testing.T) *sale {
+	t.Helper()
+	ctx := context.Background()
 	s := newSale(t)
 	c, store := s.clock, s.store
 	cfg := booking.EventConfig{ID: "ph", Rows: 2, SeatsPerRow: 100, Capacity: 20}
@@ -96,24 +126,5 @@ func TestVerifyAPhasedSale(t *testing.T) {
 	}
 	s.srv = httptest.NewServer(s.handler())
 	t.Cleanup(s.srv.Close)
-	rec, err := Fetch(ctx, http.DefaultClient, s.srv.URL, "ph")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.PhaseDraws) != 1 || rec.PhaseDraws[0].Phase != "general" || len(rec.PhaseDraws[0].Entries) != 100 {
-		t.Fatalf("the phase draws: %+v", rec.PhaseDraws)
-	}
-	r, err := Check(rec, issuer, time.Now())
-	if err != nil {
-		t.Fatalf("a fair phased sale does not verify: %v", err)
-	}
-	if r.Entries != 160 || r.Drawn != 100 || r.Overtakes != 0 {
-		t.Fatalf("report %+v", r)
-	}
-	moved := rec
-	moved.PhaseDraws = []fairness.DrawDoc{rec.PhaseDraws[0]}
-	moved.PhaseDraws[0].Base += 1000
-	if _, err := Check(moved, issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "went ahead") {
-		t.Fatalf("a moved draw verifies: %v", err)
-	}
+	return s
 }
