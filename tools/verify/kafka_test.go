@@ -137,7 +137,7 @@ func TestVerifyAPhasedSaleFromKafka(t *testing.T) {
 	if err := run(ctx, &out, s.srv.URL, "ph", issuer, "", "", "", strings.Join(publish(t, rec, same), ",")); err != nil {
 		t.Fatalf("the phased sale from Kafka does not verify: %v", err)
 	}
-	if !strings.Contains(out.String(), "(100 pre-queued), 160 admissions") {
+	if !strings.Contains(out.String(), "draw none, phase general drawn (100 pre-queued), 160 admissions") {
 		t.Fatalf("output: %s", out.String())
 	}
 	other := rec

@@ -89,8 +89,12 @@ func run(ctx context.Context, out io.Writer, gateway, event, issuer, receipt, sa
 	if rec.SignedHead == "" {
 		signed = "no signed head (Kafka carries none)"
 	}
+	draws := rec.Draw.Status
+	for _, d := range rec.PhaseDraws {
+		draws += ", phase " + d.Phase + " " + d.Status
+	}
 	fmt.Fprintf(out, "event %s: draw %s (%d pre-queued), %d admissions, chain intact, %s, 0 overtakes\n",
-		rec.EventID, rec.Draw.Status, r.Drawn, r.Entries, signed)
+		rec.EventID, draws, r.Drawn, r.Entries, signed)
 	if receipt != "" {
 		rr, err := CheckReceipt(rec, receipt, issuer, now)
 		if err != nil {
