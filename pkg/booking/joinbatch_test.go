@@ -193,12 +193,16 @@ func expireLimitKeys(t *testing.T, rdb redis.UniversalClient, prefix string, now
 // rounds users are promoted, cancel and join again; one event in two has
 // abandonment on, one in two a rate cap, and one in three is pre-queued
 // before its start; half the joins of the second come with an access
-// code (used up, bound to another user, or unknown, too).
+// code (used up, bound to another user, or unknown, too), and in every
+// other round the second runs a registered presale for half the users
+// while its general sale's own pre-queue opens and closes (a batch may
+// be the call that closes it).
 func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 	// what the rounds covered: each kind must have happened
 	seen := map[string]int{}
 	defer func() {
-		for _, k := range []string{"placed", "repeated", "admitted", "rate limited", "waiting read", "not found read", "redeemed", "code refused"} {
+		for _, k := range []string{"placed", "repeated", "admitted", "rate limited", "waiting read", "not found read", "redeemed", "code refused",
+			"phase prequeued"} {
 			if seen[k] == 0 && !t.Failed() {
 				t.Errorf("no %s call in any round: %v", k, seen)
 			}
@@ -216,6 +220,7 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 			many := New(rdb, WithPrefix(base+"many"), WithClock(clock), WithAutoPipeline(0))
 
 			events := []string{"a", "b"}
+			cfgs := map[string]EventConfig{}
 			for i, id := range events {
 				cfg := EventConfig{ID: id, Rows: 2, SeatsPerRow: 5, Capacity: 1 + rng.IntN(4), Hold: 5 * time.Second}
 				if rng.IntN(2) == 0 {
@@ -228,6 +233,7 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 					cfg.SalesStart = clock().Add(3 * time.Second)
 					cfg.EarlyJoin = time.Minute
 				}
+				cfgs[id] = cfg
 				for _, s := range []*Store{one, many} {
 					if _, err := s.CreateEvent(ctx, cfg); err != nil {
 						t.Fatal(err)
@@ -253,6 +259,39 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			phased := round%2 == 1
+			if phased {
+				// a presale for u0-u4 until 8 s from now, then the general
+				// sale, whose pre-queue opens 6 s before it
+				now := clock()
+				cfg := cfgs["b"]
+				sch := Schedule{Phases: []Phase{
+					{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(8 * time.Second), Audience: AudienceRegistered},
+					{ID: "general", StartsAt: now.Add(8 * time.Second), EndsAt: now.Add(time.Hour), Audience: AudiencePublic,
+						EarlyJoinSeconds: intp(6)}}}
+				for _, s := range []*Store{one, many} {
+					if err := s.SetSchedule(ctx, cfg, sch); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.MarkSelected(ctx, "b", []string{"u0", "u1", "u2", "u3", "u4"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// the same draw seed on both
+				seed := rdb.HMGet(ctx, one.eventKeys("b")[kConfig], "pq_seed:general", "pq_commit:general").Val()
+				rdb.HSet(ctx, many.eventKeys("b")[kConfig], "pq_seed:general", seed[0], "pq_commit:general", seed[1])
+			}
+			applySchedules := func() {
+				if !phased {
+					return
+				}
+				for _, s := range []*Store{one, many} {
+					if _, err := s.ApplySchedule(ctx, "b", true); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			applySchedules()
 			// (a limit key's expiry is the test's, on the test's clock:
 			// persistLimitKeys, expireLimitKeys)
 			limits := func(u string) []Limit {
@@ -292,6 +331,8 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 						seen["waiting read"]++
 					case ops[i].position && o.Err == ErrNotFound.Error():
 						seen["not found read"]++
+					case !ops[i].position && o.Join.Created && ops[i].event == "b" && !o.Join.PrequeuedUntil.IsZero():
+						seen["phase prequeued"]++
 					case !ops[i].position && o.Join.Created && o.Join.State == StateActive:
 						seen["admitted"]++
 					case !ops[i].position && o.Join.Created:
@@ -312,6 +353,9 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 				expireLimitKeys(t, rdb, base+"one", clock().UnixMilli())
 				expireLimitKeys(t, rdb, base+"many", clock().UnixMilli())
 				quitter := "u" + strconv.Itoa(rng.IntN(pool))
+				if rng.IntN(2) == 0 {
+					applySchedules()
+				}
 				for _, s := range []*Store{one, many} {
 					for _, e := range events {
 						_, _ = s.Cancel(ctx, e, quitter)
