@@ -268,14 +268,15 @@ func (s *Server) position(c *fastserver.Ctx) {
 	switch {
 	case st.State == booking.StateWaiting:
 		resp.Position = st.Position
-		// by Redis's clock, the script's; position 0: in a later phase's
-		// pre-queue, until its draw
-		if st.At.Before(st.SalesStart) || st.Position == 0 {
+		if st.At.Before(st.SalesStart) { // by Redis's clock, the script's
 			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
 		} else if st.SalesEnded { // nobody is admitted any more (booking/window.go)
 			resp.Status = "sales_ended"
 		} else if st.SoldOut {
 			resp.Status, resp.Chance = "sold_out", new(float64)
+		} else if st.Position == 0 {
+			// in a later phase's pre-queue, until its draw
+			resp.Status, resp.SalesStart = "prequeued", rfc3339OrEmpty(st.SalesStart)
 		} else {
 			if rate := etaRate(st.Counts.AdmittedLastMinute, st.AdmitPerMinute); rate > 0 {
 				eta := int64(math.Ceil(float64(st.Position) * 60 / float64(rate)))
