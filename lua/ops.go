@@ -87,7 +87,7 @@ var functions = []declaration{
 	{name: "ack_outbox", event: ek(Outbox)},
 	{name: "box_office_sale", event: ek(Config, Seats, Seatmap, Waiting, State, Useq, Useat, Upay, Pays, Status, Seatidx, Runs, Alloc, Boxsales)},
 	{name: "cancel", event: ek(Config, Seats, Waiting, Active, Seen, Outbox, State, Useq, Useat, Upay, Ugrace, Status, Seatidx, Alog, Runs, Waitlist, Offers, Alloc, Pq)},
-	{name: "counts", event: ek(Config, Waiting, Active, Rate)},
+	{name: "counts", event: ek(Config, Waiting, Active, Rate, Pq)},
 	{name: "create_event", event: ek(Config, Seats, Seatmap, Status, Seatidx, Runs)},
 	{name: "enqueue", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes, Pq, Pqdraw), limits: true},
 	{name: "enqueue_batch", event: ek(Config, Waiting, Active, Seq, Seen, Outbox, Rate, State, Useq, Useat, Upay, Ugrace, Alog, Codes, Pq, Pqdraw), limits: true},

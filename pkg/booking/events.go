@@ -211,7 +211,8 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 	var kv reply
 	var live Counts
 	var now time.Time // Redis's clock
-	r.scan(&kv, &live.Waiting, &live.Active, &live.AdmittedLastMinute, &now)
+	var phasePrequeued int64
+	r.scan(&kv, &live.Waiting, &live.Active, &live.AdmittedLastMinute, &now, &phasePrequeued)
 	cfg := map[string]string{}
 	kv.records(2, func(f reply) { cfg[f.str(0)] = f.str(1) })
 	n := func(k string) int64 { v, _ := strconv.ParseInt(cfg[k], 10, 64); return v }
@@ -224,7 +225,8 @@ func (s *Store) GetEvent(ctx context.Context, eventID string) (Event, error) {
 		Paused: cfg["paused"] == "1", Rows: int(n("rows")), PerRow: int(n("per_row")),
 		AdmitPerMinute: int(n("admit_per_minute")),
 		EarlyJoin:      time.Duration(n("early_join_ms")) * time.Millisecond,
-		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), Challenge: challengeOf(cfg),
+		DrawCommit:     cfg["draw_commit"], Prequeued: n("prequeued"), PhasePrequeued: phasePrequeued,
+		Challenge:           challengeOf(cfg),
 		HoldsPausedSince:    ms(n("hold_paused_at")),
 		ProviderOutageEnded: ms(n("hold_outage_ended_at")),
 		NoOrphanRule:        cfg["no_orphans"] == "1",
@@ -429,6 +431,9 @@ type Event struct {
 	DrawSeed   string `json:"draw_seed,omitempty"`
 	// Prequeued counts the joins into the pre-queue.
 	Prequeued int64 `json:"prequeued,omitempty"`
+	// PhasePrequeued is how many fans wait in a later phase's open
+	// pre-queue (docs/booking-engine.md "A later phase's pre-queue").
+	PhasePrequeued int64 `json:"phase_prequeued,omitempty"`
 	// Challenge: "pow" when joining needs a solved proof-of-work
 	// challenge, else "none".
 	Challenge string `json:"challenge"`

@@ -160,6 +160,9 @@ func TestPhasePrequeueDraw(t *testing.T) {
 		t.Fatalf("a pre-queued fan joins again: %+v", r)
 	}
 	f.checkInvariants("lpq")
+	if e, _ := f.s.GetEvent(f.ctx, "lpq"); e.PhasePrequeued != n-1 {
+		t.Fatalf("the event counts %d fans in the general sale's pre-queue", e.PhasePrequeued)
+	}
 	in, _ := f.s.DrawInputs(f.ctx, "lpq", "general")
 	if in.Prequeued != n-1 || in.Seed != "" {
 		t.Fatalf("the open pre-queue: %+v", in)

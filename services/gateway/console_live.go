@@ -71,7 +71,7 @@ type liveDoc struct {
 	Challenge      string  `json:"challenge"`
 	// The queue: waiting (pre-queue included), in the room (holding a
 	// turn), admitted in the last 60 s, the highest join sequence let in,
-	// and the joins into the pre-queue.
+	// and the joins into the pre-queue (with a later phase's open one).
 	Waiting            int64 `json:"waiting"`
 	Prequeued          int64 `json:"prequeued"`
 	InRoom             int64 `json:"in_room"`
@@ -128,7 +128,7 @@ func liveOf(e booking.Event, r report.Report, at time.Time) liveDoc {
 	d := liveDoc{EventID: e.ID, Name: e.Name, At: at.UTC().Format(time.RFC3339), Paused: e.Paused,
 		SoldOut: c.Total > 0 && c.Sold >= c.Total, Capacity: e.Capacity, AdmitPerMinute: e.AdmitPerMinute,
 		HoldSeconds: e.Hold.Seconds(), SalesStart: rfc3339OrEmpty(e.SalesStart), SalesEnd: rfc3339OrEmpty(e.SalesEnd),
-		Challenge: e.Challenge, Waiting: c.Waiting, Prequeued: e.Prequeued, InRoom: c.Active,
+		Challenge: e.Challenge, Waiting: c.Waiting, Prequeued: e.Prequeued + e.PhasePrequeued, InRoom: c.Active,
 		AdmittedLastMinute: c.AdmittedLastMinute, Served: c.Served, Revenue: r.Revenue, Refunds: r.Refunds}
 	d.Seats.Total, d.Seats.Available, d.Seats.Held, d.Seats.Sold = c.Total, c.Available, c.Held, c.Sold
 	d.Seats.Reserved, d.Seats.Killed = c.Reserved, c.Killed
