@@ -400,3 +400,46 @@ func TestPhasePrequeueRestored(t *testing.T) {
 		t.Fatalf("the rebuilt pre-queue: %+v %v", in, err)
 	}
 }
+
+// A later phase for code holders: during the presale a fan whose code
+// opens that phase is pre-queued for it (the code redeemed for that
+// phase, once), a fan without one is refused as the presale refuses, and
+// a code of no phase of the schedule is refused as before.
+func TestPhasePrequeueWithCodes(t *testing.T) {
+	f := newFixture(t)
+	cfg := EventConfig{ID: "lpc", Capacity: 10, Sections: []Section{{Name: "floor", Rows: 1, SeatsPerRow: 20, PriceCents: 5000}}}
+	f.event(cfg)
+	now := f.clock.Now().Truncate(time.Second)
+	club := now.Add(time.Hour)
+	sch := Schedule{Phases: []Phase{
+		{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: club, Audience: AudienceRegistered},
+		{ID: "club", StartsAt: club, EndsAt: club.Add(time.Hour), Audience: AudienceCode, EarlyJoinSeconds: intp(1800)}}}
+	if err := CheckSchedule(cfg, &sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ApplySchedule(f.ctx, "lpc", true); err != nil {
+		t.Fatal(err)
+	}
+	code := f.loadCode("lpc", "CLUB-1", CodeRecord{ID: 1, Phase: "club", Uses: 1})
+	other := f.loadCode("lpc", "ELSE-1", CodeRecord{ID: 2, Phase: "elsewhere", Uses: 1})
+	f.clock.Advance(31 * time.Minute)
+	r, err := f.s.EnqueueCode(f.ctx, "lpc", "member", code)
+	if err != nil || !r.Created || !r.PrequeuedUntil.Equal(club) || r.Code == nil || r.Code.Phase != "club" || r.Code.Use != 1 {
+		t.Fatalf("a club code during the presale: %+v %v", r, err)
+	}
+	if r2, err := f.s.EnqueueCode(f.ctx, "lpc", "member", code); err != nil || r2.Created || r2.Sequence != r.Sequence || r2.Code != nil {
+		t.Fatalf("a retry with the code: %+v %v", r2, err)
+	}
+	if _, err := f.s.Enqueue(f.ctx, "lpc", "nocode"); !errors.Is(err, ErrNotSelected) {
+		t.Fatalf("no code during the presale: %v", err)
+	}
+	if _, err := f.s.EnqueueCode(f.ctx, "lpc", "stranger", other); !errors.Is(err, ErrCodeWrongPhase) {
+		t.Fatalf("a code of another phase: %v", err)
+	}
+	if e, _ := f.s.GetEvent(f.ctx, "lpc"); e.PhasePrequeued != 1 {
+		t.Fatalf("pre-queued: %d", e.PhasePrequeued)
+	}
+}
