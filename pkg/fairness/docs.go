@@ -59,7 +59,8 @@ const (
 type DrawDoc struct {
 	EventID string `json:"event_id"`
 	// Phase is a later phase's id (its own pre-queue; SalesStart is then
-	// its start); Phases, on the first phase's document, lists them.
+	// its start); Phases, on the first page of the first phase's
+	// document, lists them.
 	Phase  string   `json:"phase,omitempty"`
 	Phases []string `json:"phases,omitempty"`
 	Status string   `json:"status"`
@@ -85,8 +86,11 @@ func BuildDraw(ctx context.Context, src DrawSource, eventID, phase string, page 
 	if err != nil {
 		return DrawDoc{}, err
 	}
-	d := DrawDoc{EventID: eventID, Phase: in.Phase, Phases: in.Phases, Status: DrawNone, Commit: in.Commit, Seed: in.Seed,
+	d := DrawDoc{EventID: eventID, Phase: in.Phase, Status: DrawNone, Commit: in.Commit, Seed: in.Seed,
 		Beacon: in.Beacon, Base: in.Base, SalesStart: in.SalesStart, Page: page, PageSize: PageSize, Entries: []DrawEntry{}}
+	if page == 0 {
+		d.Phases = in.Phases
+	}
 	switch {
 	case in.Commit == "":
 		return d, nil

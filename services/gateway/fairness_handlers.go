@@ -74,7 +74,9 @@ func (s *Server) getDraw(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
-	if d.Status == fairness.DrawDrawn {
+	// (the first page of the first phase's draw lists the later phases'
+	// draws, which a schedule saved later may add to: never cached long)
+	if d.Status == fairness.DrawDrawn && (phase != "" || page > 0) {
 		c.Header("Cache-Control", cacheForever)
 	} else {
 		c.Header("Cache-Control", cacheOpen)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -400,6 +401,15 @@ func TestPhaseDrawServed(t *testing.T) {
 	if d.str("status") != "drawn" || d.str("digest") != dr.Digest || d.num("count") != 3 || len(entries) != 3 || d.num("base") != dr.Base ||
 		d.raw == "" || !strings.Contains(d.raw, `"sales_start":"`+at(20)+`"`) {
 		t.Fatalf("the drawn draw: %s", d.raw)
+	}
+	// a drawn phase's draw never changes; the first draw's first page
+	// lists the phases, to which a schedule saved later may add
+	for path, want := range map[string]string{"/api/events/e1/draw?phase=second": cacheForever, "/api/events/e1/draw": cacheOpen} {
+		w := httptest.NewRecorder()
+		hs.h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		if got := w.Header().Get("Cache-Control"); w.Code != 200 || got != want {
+			t.Fatalf("%s: %d, Cache-Control %q, want %q", path, w.Code, got, want)
+		}
 	}
 	ct.Report()
 }

@@ -159,8 +159,11 @@ func fetchDraw(ctx context.Context, c *http.Client, gateway, event, phase string
 		if err := getJSON(ctx, c, base+"page="+strconv.FormatInt(page, 10), &d); err != nil {
 			return fairness.DrawDoc{}, err
 		}
-		entries := append(draw.Entries, d.Entries...)
-		draw, draw.Entries = d, entries
+		entries, phases := append(draw.Entries, d.Entries...), draw.Phases
+		if page == 0 {
+			phases = d.Phases // (on the first page only)
+		}
+		draw, draw.Entries, draw.Phases = d, entries, phases
 		if d.NextPage == nil {
 			return draw, nil
 		}
