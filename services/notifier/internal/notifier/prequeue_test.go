@@ -31,6 +31,15 @@ func TestInitialMessageOfAPrequeuedUser(t *testing.T) {
 	if _, ok := m["prequeued"]; ok || m["eta_seconds"] != float64(3) {
 		t.Fatalf("after the start: %s", b)
 	}
+	// a later phase's pre-queued fan after the phase's start, before its
+	// draw placed them: position 0, still pre-queued
+	b, _ = initialMessage("e1", booking.Status{State: booking.StateWaiting, Sequence: 7, SalesStart: now.Add(-time.Second),
+		Counts: booking.Counts{AdmittedLastMinute: 60}}, nil, now)
+	m = nil
+	_ = json.Unmarshal(b, &m)
+	if m["prequeued"] != now.Add(-time.Second).UTC().Format(time.RFC3339Nano) || m["eta_seconds"] != nil {
+		t.Fatalf("a phase's pre-queued fan before the draw: %s", b)
+	}
 }
 
 // Past the sales end a waiting user's first message, and a stranger's,

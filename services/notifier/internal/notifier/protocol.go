@@ -60,7 +60,8 @@ type InitialPosition struct {
 	// admitted in the last minute (no rate to go by).
 	ETASeconds *int64 `json:"eta_seconds,omitempty"`
 	// Prequeued is the sales start (RFC 3339) while the user waits in the
-	// pre-queue: no position nor ETA until the draw then.
+	// pre-queue, or a later phase's start in that phase's: no position
+	// nor ETA until the draw then.
 	Prequeued string `json:"prequeued,omitempty"`
 }
 
@@ -109,7 +110,9 @@ func initialMessage(eventID string, st booking.Status, err error, now time.Time)
 		if at.IsZero() {
 			at = now
 		}
-		if at.Before(st.SalesStart) {
+		// position 0 after the start: in a later phase's pre-queue
+		// (its start in SalesStart) until its draw places them
+		if at.Before(st.SalesStart) || st.Position == 0 {
 			p.Prequeued = st.SalesStart.UTC().Format(time.RFC3339Nano)
 		} else if c.AdmittedLastMinute > 0 {
 			eta := (st.Position*60 + c.AdmittedLastMinute - 1) / c.AdmittedLastMinute
