@@ -130,7 +130,7 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		return nil
 	}
 	now := a.now()
-	var evs []events.Event
+	evs := make([]events.Event, 0, len(entries))
 	for _, e := range entries {
 		if e.Kind == booking.KindUnreadable {
 			// nothing to announce; removed below, logged whole here so
@@ -171,7 +171,7 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		// Kafka is still in flight (slow, or down and timing out): record
 		// the RabbitMQ side now, so that a sweep meanwhile redoes only the
 		// Kafka side and each entry's RabbitMQ side is published once.
-		entries = slices.Clone(entries) // the caller's slice stays as given
+		// (A relay's batch of joins has no RabbitMQ side: nothing to mark.)
 		var early []booking.OutboxEntry
 		var idx []int
 		for i, e := range entries {
@@ -180,12 +180,15 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 				idx = append(idx, i)
 			}
 		}
-		if err := a.store.MarkOutbox(ctx, eventID, true, early...); err != nil {
-			errs = append(errs, err)
-		} else {
-			for _, i := range idx {
-				settled[i] = entries[i].KafkaDone // both sides done: removed
-				entries[i].RabbitDone = true
+		if len(early) > 0 {
+			if err := a.store.MarkOutbox(ctx, eventID, true, early...); err != nil {
+				errs = append(errs, err)
+			} else {
+				entries = slices.Clone(entries) // the caller's slice stays as given
+				for _, i := range idx {
+					settled[i] = entries[i].KafkaDone // both sides done: removed
+					entries[i].RabbitDone = true
+				}
 			}
 		}
 	}

@@ -112,12 +112,30 @@ func (r *Relay) Close(ctx context.Context) error {
 }
 
 func (r *Relay) work() {
+	// A batch's entries are gathered into slices kept from one batch to
+	// the next (Announce keeps none once it returns), not into a new map
+	// of slices grown entry by entry on every batch.
+	byEvent := map[string][]booking.OutboxEntry{}
+	var order []string
+	var spare [][]booking.OutboxEntry
+	add := func(it relayItem) int {
+		b, seen := byEvent[it.eventID]
+		if !seen {
+			order = append(order, it.eventID)
+			if n := len(spare); n > 0 {
+				b, spare = spare[n-1], spare[:n-1]
+			} else {
+				b = make([]booking.OutboxEntry, 0, 64)
+			}
+		}
+		byEvent[it.eventID] = append(b, it.entries...)
+		return len(it.entries)
+	}
 	for first := range r.queue {
 		// take what else is queued, up to a batch, grouped by event in
 		// arrival order
-		byEvent := map[string][]booking.OutboxEntry{first.eventID: first.entries}
-		order := []string{first.eventID}
-		n := len(first.entries)
+		order = order[:0]
+		n := add(first)
 	drain:
 		for n < r.maxBatch {
 			select {
@@ -125,17 +143,19 @@ func (r *Relay) work() {
 				if !ok {
 					break drain
 				}
-				if _, seen := byEvent[it.eventID]; !seen {
-					order = append(order, it.eventID)
-				}
-				byEvent[it.eventID] = append(byEvent[it.eventID], it.entries...)
-				n += len(it.entries)
+				n += add(it)
 			default:
 				break drain
 			}
 		}
 		for _, id := range order {
-			r.announce(id, byEvent[id])
+			b := byEvent[id]
+			r.announce(id, b)
+			delete(byEvent, id)
+			if cap(b) <= 4*r.maxBatch && len(spare) < 8 {
+				clear(b) // no user ids kept alive in between
+				spare = append(spare, b[:0])
+			}
 		}
 	}
 }
