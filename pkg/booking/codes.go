@@ -186,8 +186,7 @@ func (s *Store) EnqueueCode(ctx context.Context, eventID, userID, digest string,
 	if err != nil {
 		return JoinResult{}, err
 	}
-	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, args...)
-	return joinResult(r, err, userID)
+	return s.runJoin(ctx, eventID, userID, lkeys, args)
 }
 
 // Audiences of a phase: who may join while it is the event's.

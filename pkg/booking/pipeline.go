@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,6 +35,38 @@ type pipeliner struct {
 
 	mu     sync.RWMutex // held to read closed and send on calls atomically
 	closed bool
+
+	joins atomic.Pointer[JoinsHook] // Store.OnJoins
+}
+
+// JoinsHook is given the joins of eventID one round trip answered
+// together, users[i]'s answer in joins[i] (only joins that succeeded),
+// in the pipeliner before their callers are woken: work it does for
+// them all at once (the gateway signs their receipts under one root)
+// costs no further hand-off per join. What it sets in a join's Attached
+// is in the JoinResult its Enqueue (or EnqueueCode) returns. It must not
+// block: the next round trip waits for it.
+type JoinsHook func(eventID string, users []string, joins []*JoinResult)
+
+// OnJoins sets the hook run on every round trip's joins (nil: none).
+// Joins not sent through the pipeliner (WithAutoPipeline(0), or after
+// Close) do not reach it.
+func (s *Store) OnJoins(h JoinsHook) {
+	if s.pipe == nil {
+		return
+	}
+	if h == nil {
+		s.pipe.joins.Store(nil)
+		return
+	}
+	s.pipe.joins.Store(&h)
+}
+
+// joinAnswer is a join's decoded answer, the pcall's result when a
+// JoinsHook saw it (runJoin returns it as is).
+type joinAnswer struct {
+	res JoinResult
+	err error
 }
 
 type pcall struct {
@@ -173,6 +207,9 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 			}
 		}
 	}
+	if h := p.joins.Load(); h != nil {
+		answerJoins(*h, batch)
+	}
 	reloaded := false
 	for _, c := range batch {
 		if redisfn.IsNoFunction(c.err) {
@@ -187,6 +224,43 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 			continue
 		}
 		c.done <- struct{}{}
+	}
+}
+
+// answerJoins decodes the answers of the joins among calls (their
+// results become *joinAnswer) and gives each event's successful ones to
+// h, in the order they were sent; not those flush sends again.
+func answerJoins(h JoinsHook, calls []*pcall) {
+	var users []string
+	var joins []*JoinResult
+	var events []string
+	var answers []joinAnswer // one allocation for the round trip's joins
+	for _, c := range calls {
+		if c.sc != scriptEnqueue || redisfn.IsNoFunction(c.err) { // sent again alone
+			continue
+		}
+		if answers == nil {
+			answers = make([]joinAnswer, 0, len(calls))
+		}
+		user, _ := c.args[0].(string)
+		answers = append(answers, joinAnswer{})
+		a := &answers[len(answers)-1]
+		r, err := decodeReply(c.res, c.err)
+		a.res, a.err = joinResult(r, err, user)
+		c.res, c.err = a, nil
+		if a.err == nil && !slices.Contains(events, c.keys.event) {
+			events = append(events, c.keys.event)
+		}
+	}
+	for _, event := range events {
+		users, joins = users[:0], joins[:0]
+		for _, c := range calls {
+			if a, ok := c.res.(*joinAnswer); ok && a.err == nil && c.keys.event == event {
+				users = append(users, c.args[0].(string))
+				joins = append(joins, &a.res)
+			}
+		}
+		h(event, users, joins)
 	}
 }
 

@@ -2,6 +2,8 @@ package booking
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -64,4 +66,66 @@ func TestPipelineLoadsMissingLibrary(t *testing.T) {
 func isEventNotFound(v any) bool {
 	a, ok := v.([]any)
 	return ok && len(a) == 1 && a[0] == "event_not_found"
+}
+
+// TestPipelineJoinsHook: a Store's JoinsHook sees every join that
+// succeeded once, of its own event, with the answer its caller gets, and
+// what it attaches is in that caller's JoinResult; a join that failed
+// (an event that does not exist) is not given to it and its caller gets
+// the error as without a hook. Concurrent joins share round trips, so
+// the hook sees batches.
+func TestPipelineJoinsHook(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{ID: "hooked", Capacity: 1})
+	var mu sync.Mutex
+	seen := map[string]int{}
+	calls := 0
+	f.s.OnJoins(func(eventID string, users []string, joins []*JoinResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if len(users) != len(joins) || len(joins) == 0 {
+			t.Errorf("hook: %d users, %d joins", len(users), len(joins))
+		}
+		for i, j := range joins {
+			if eventID != "hooked" {
+				t.Errorf("hook: event %q", eventID)
+			}
+			seen[users[i]]++
+			j.Attached = fmt.Sprintf("%s/%d/%s", users[i], j.Sequence, j.State)
+		}
+	})
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			user := fmt.Sprintf("u%d", i)
+			r, err := f.s.Enqueue(f.ctx, "hooked", user)
+			if err != nil {
+				t.Errorf("join %s: %v", user, err)
+				return
+			}
+			if want := fmt.Sprintf("%s/%d/%s", user, r.Sequence, r.State); r.Attached != want {
+				t.Errorf("join %s: attached %v, want %s", user, r.Attached, want)
+			}
+			if _, err := f.s.Enqueue(f.ctx, "no-such-event", user); !errors.Is(err, ErrEventNotFound) {
+				t.Errorf("join %s of no event: %v", user, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("the hook saw %d users, want %d", len(seen), n)
+	}
+	for u, k := range seen {
+		if k != 1 {
+			t.Errorf("the hook saw %s %d times", u, k)
+		}
+	}
+	t.Logf("%d joins in %d hook calls", n, calls)
+	// without a hook, nothing is attached
+	f.s.OnJoins(nil)
+	if r := f.join("hooked", "after"); r.Attached != nil {
+		t.Fatalf("attached without a hook: %v", r.Attached)
+	}
 }

@@ -18,7 +18,17 @@ func (s *Store) Enqueue(ctx context.Context, eventID, userID string, limits ...L
 	if err != nil {
 		return JoinResult{}, err
 	}
-	r, err := s.runLimited(ctx, scriptEnqueue, eventID, lkeys, args...)
+	return s.runJoin(ctx, eventID, userID, lkeys, args)
+}
+
+// runJoin runs enqueue.lua with args for userID and decodes its answer,
+// unless the pipeliner did (answerJoins).
+func (s *Store) runJoin(ctx context.Context, eventID, userID string, lkeys []string, args []any) (JoinResult, error) {
+	v, err := s.runRaw(ctx, scriptEnqueue, eventID, lkeys, args)
+	if a, ok := v.(*joinAnswer); ok && err == nil {
+		return a.res, a.err
+	}
+	r, err := decodeReply(v, err)
 	return joinResult(r, err, userID)
 }
 
@@ -178,6 +188,9 @@ type JoinResult struct {
 	// (the booking_request fact) and, when the user was admitted at once,
 	// the promoted entry after it. Announce them and then AckOutbox.
 	Outbox []OutboxEntry
+	// Attached is what the Store's JoinsHook (OnJoins) attached to this
+	// answer (the gateway: the join's receipt); nil without one.
+	Attached any
 }
 
 // Status is what GetPosition reports.

@@ -183,8 +183,12 @@ func (s *Store) run(ctx context.Context, sc *script, eventID string, args ...any
 // runLimited is run with more keys after the event's 19: the abuse-limit
 // keys of limitKeys (KEYS[20..]).
 func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extra []string, args ...any) (reply, error) {
-	var v any
-	var err error
+	return decodeReply(s.runRaw(ctx, sc, eventID, extra, args))
+}
+
+// runRaw is runLimited's call, its result undecoded (a join's may be a
+// *joinAnswer: pipeline.go answerJoins).
+func (s *Store) runRaw(ctx context.Context, sc *script, eventID string, extra []string, args []any) (any, error) {
 	if s.testNow != nil {
 		if err := s.setTestClock(ctx, eventID); err != nil {
 			return nil, err
@@ -192,11 +196,9 @@ func (s *Store) runLimited(ctx context.Context, sc *script, eventID string, extr
 	}
 	ks := s.eventKeySet(eventID)
 	if s.pipe != nil {
-		v, err = s.pipe.do(ctx, sc, ks, extra, args)
-	} else {
-		v, err = callScript(ctx, s.rdb, sc, ks, extra, args...)
+		return s.pipe.do(ctx, sc, ks, extra, args)
 	}
-	return decodeReply(v, err)
+	return callScript(ctx, s.rdb, sc, ks, extra, args...)
 }
 
 // decodeReply turns a script call's result into its reply, and a reply's
@@ -222,15 +224,16 @@ func (s *Store) eventKeys(eventID string) []string { return s.eventKeySet(eventI
 // of a command (a script call on the hot path then boxes only its own
 // ARGV, not every key).
 type keySet struct {
-	keys []string
-	args []any
+	event string
+	keys  []string
+	args  []any
 }
 
 func (s *Store) eventKeySet(eventID string) *keySet {
 	if k, ok := s.keys.Load(eventID); ok {
 		return k.(*keySet)
 	}
-	ks := &keySet{keys: keysFor(s.prefix, eventID)}
+	ks := &keySet{event: eventID, keys: keysFor(s.prefix, eventID)}
 	ks.args = make([]any, len(ks.keys))
 	for i, k := range ks.keys {
 		ks.args[i] = k

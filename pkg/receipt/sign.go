@@ -188,6 +188,21 @@ func (b *Batcher) Issue(ctx context.Context, j Join) (Receipt, error) {
 	}
 }
 
+// SignNow signs joins, all of one event, under one root in the caller's
+// goroutine, counted with the batcher's (Counts): for a caller that
+// already holds joins answered together (the gateway's booking pipeline,
+// booking.JoinsHook), which then need no hand-off to the batcher. It
+// fills out[i] for joins[i]; a nil Batcher signs nothing.
+func (b *Batcher) SignNow(joins []Join, out []Receipt) error {
+	if b == nil || len(joins) == 0 {
+		return nil
+	}
+	err := Sign(b.signer, joins, out)
+	b.signatures.Add(1)
+	b.receipts.Add(int64(len(joins)))
+	return err
+}
+
 // answer is r's receipt and error, r then freed.
 func answer(r *request) (Receipt, error) {
 	out, err := r.out, r.err

@@ -140,7 +140,7 @@ func (s *Server) join(c *fastserver.Ctx) {
 		return
 	}
 	// a pre-queued user's place is drawn at the start: no receipt until then
-	if res.State == booking.StateWaiting && res.PrequeuedUntil.IsZero() && !s.fastReceipt(c, req.EventID, user, res.Sequence, res.At, &resp.Receipt) {
+	if wantsReceipt(&res) && !s.fastReceipt(c, req.EventID, user, res.Sequence, res.At, res.Attached, &resp.Receipt) {
 		return
 	}
 	c.WriteJSONBuffer(http.StatusOK, resp.appendJSON(c.BodyBuffer()))
