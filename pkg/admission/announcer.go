@@ -198,23 +198,36 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	if kafkaErr != nil {
 		errs = append(errs, kafkaErr)
 	}
+	// done is entries[:len(done)] itself, no copy, for as long as every
+	// entry so far is done (a relay's batch of joins), and clipped at the
+	// first that is not, so that what is appended after it is a copy
+	inPlace := true
 	for i, e := range entries {
-		if settled[i] {
-			continue
-		}
-		rabbit := e.RabbitDone || rabbitErrs[i] == nil
-		_, hasKafka := kinds[e.Kind]
-		kafka := e.KafkaDone || kafkaErr == nil || !hasKafka
-		if rabbitErrs[i] != nil {
-			errs = append(errs, rabbitErrs[i])
+		isDone := false
+		if !settled[i] {
+			rabbit := e.RabbitDone || rabbitErrs[i] == nil
+			_, hasKafka := kinds[e.Kind]
+			kafka := e.KafkaDone || kafkaErr == nil || !hasKafka
+			if rabbitErrs[i] != nil {
+				errs = append(errs, rabbitErrs[i])
+			}
+			switch {
+			case rabbit && kafka:
+				isDone = true
+			case rabbit && !e.RabbitDone && hasRabbitSide(e):
+				rabbitOnly = append(rabbitOnly, e)
+			case kafka && !e.KafkaDone:
+				kafkaOnly = append(kafkaOnly, e)
+			}
 		}
 		switch {
-		case rabbit && kafka:
+		case isDone && inPlace:
+			done = entries[:i+1]
+		case isDone:
 			done = append(done, e)
-		case rabbit && !e.RabbitDone && hasRabbitSide(e):
-			rabbitOnly = append(rabbitOnly, e)
-		case kafka && !e.KafkaDone:
-			kafkaOnly = append(kafkaOnly, e)
+		case inPlace:
+			inPlace = false
+			done = slices.Clip(done)
 		}
 	}
 	if err := a.store.AckOutbox(ctx, eventID, done...); err != nil {
