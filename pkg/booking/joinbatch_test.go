@@ -70,7 +70,7 @@ func callTogether(t *testing.T, s *Store, set func(int64), ops []batchOp, limits
 			order = append(order, index[c])
 		}
 	}
-	(&pipeliner{rdb: s.rdb}).flush(batch, nil)
+	(&pipeliner{rdb: s.rdb}).flush(batch, nil, nil)
 	out := make([]outcome, len(ops))
 	for i, c := range batch {
 		<-c.done

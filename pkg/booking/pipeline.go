@@ -80,10 +80,9 @@ type pcall struct {
 	err   error
 }
 
-// argv is the call's FCALL command line: the keys are boxed once per
-// event (keySet.args), only the script's own arguments per call.
-func (c *pcall) argv() []any {
-	a := make([]any, 0, 3+len(c.sc.keys)+len(c.extra)+len(c.args))
+// argv appends the call's FCALL command line to a: the keys are boxed
+// once per event (keySet.args), only the script's own arguments per call.
+func (c *pcall) argv(a []any) []any {
 	a = append(a, "fcall", c.sc.fn, len(c.sc.keys)+len(c.extra))
 	for _, i := range c.sc.keys {
 		a = append(a, c.keys.args[i])
@@ -154,6 +153,7 @@ func (p *pipeliner) do(ctx context.Context, sc *script, keys *keySet, extra []st
 func (p *pipeliner) loop() {
 	batch := make([]*pcall, 0, pipelineMaxBatch)
 	cmds := make([]*redis.Cmd, 0, pipelineMaxBatch)
+	var args []any // the batch's command lines, reused (flush)
 	for {
 		select {
 		case <-p.stop:
@@ -178,25 +178,35 @@ func (p *pipeliner) loop() {
 				break drain
 			}
 		}
-		p.flush(batch, cmds[:0])
+		args = p.flush(batch, cmds[:0], args)
 	}
 }
 
-func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
+// flush sends batch and answers its callers. Its commands' lines are
+// appended to args, a buffer kept from one batch to the next (returned,
+// emptied; nothing holds a line once the replies are read), where each
+// line was a new slice of its own.
+func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd, args []any) []any {
 	ctx, cancel := context.WithTimeout(context.Background(), pipelineTimeout)
 	defer cancel()
+	args = args[:0]
+	// no user ids kept alive in between
+	defer func() { clear(args) }()
 	if len(batch) == 1 { // no pipeline overhead for a lone call
 		c := batch[0]
-		c.res, c.err = p.rdb.Do(c.ctx, c.argv()...).Result()
+		args = c.argv(args)
+		c.res, c.err = p.rdb.Do(c.ctx, args...).Result()
 	} else {
 		units := groupCalls(batch)
 		pipe := p.rdb.Pipeline()
 		for _, u := range units {
+			start := len(args)
 			if len(u) == 1 {
-				cmds = append(cmds, pipe.Do(ctx, u[0].argv()...))
+				args = u[0].argv(args)
 			} else {
-				cmds = append(cmds, pipe.Do(ctx, batchArgv(u)...))
+				args = batchArgv(args, u)
 			}
+			cmds = append(cmds, pipe.Do(ctx, args[start:len(args):len(args)]...))
 		}
 		_, _ = pipe.Exec(ctx) // errors are per command
 		for i, u := range units {
@@ -225,6 +235,7 @@ func (p *pipeliner) flush(batch []*pcall, cmds []*redis.Cmd) {
 		}
 		c.done <- struct{}{}
 	}
+	return args[:0]
 }
 
 // answerJoins decodes the answers of the joins among calls (their
@@ -309,11 +320,11 @@ func sameBatch(a, b *pcall) bool {
 	return true
 }
 
-// batchArgv is the FCALL of the batch variant of calls' script
+// batchArgv appends to a the FCALL of the batch variant of calls' script
 // (enqueue_batch.lua, get_position_batch.lua): each call's args are the
 // script's own (its head values, then per limit its interval and burst;
 // its limit keys in extra), and the limit keys are sent once each.
-func batchArgv(calls []*pcall) []any {
+func batchArgv(a []any, calls []*pcall) []any {
 	first := calls[0]
 	sc, head, m := first.sc.batch, first.sc.head, len(first.extra)
 	var lkeys []string
@@ -329,7 +340,7 @@ func batchArgv(calls []*pcall) []any {
 			}
 		}
 	}
-	a := make([]any, 0, 5+len(sc.keys)+len(lkeys)+2*m+len(calls)*(head+m))
+	a = slices.Grow(a, 5+len(sc.keys)+len(lkeys)+2*m+len(calls)*(head+m))
 	a = append(a, "fcall", sc.fn, len(sc.keys)+len(lkeys))
 	for _, i := range sc.keys {
 		a = append(a, first.keys.args[i])
