@@ -853,14 +853,16 @@ func (m *model) failure(name, pid string) (booking.Outcome, error) {
 		return "", booking.ErrAlreadyCompleted
 	case "failed":
 		return booking.OutcomeDuplicate, nil
-	case "refund":
+	case "refund", "nohold":
 		return booking.OutcomeNoHold, nil
 	}
-	p.status = "failed"
 	if u.state == booking.StatePaymentPending && u.pid == pid {
+		p.status = "failed"
 		m.waitlistOffer(booking.SplitSeats(m.release(name, booking.StateFailed)))
 		return booking.OutcomeFailed, nil
 	}
+	// a failure that released no hold: its repeats answer no_hold too
+	p.status = "nohold"
 	return booking.OutcomeNoHold, nil
 }
 
