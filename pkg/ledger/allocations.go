@@ -64,11 +64,7 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 	apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: channel, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrEventNotFound
-			}
+		if err := eventInTx(ctx, tx, eventID); err != nil {
 			return err
 		}
 		a, err := tx.Exec(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND mark = 'allocate' AND purpose = $2`,
@@ -111,11 +107,7 @@ func (l *Ledger) SetSeatKind(ctx context.Context, eventID, kind, actor string, s
 	apply func(context.Context) ([]string, error)) ([]string, error) {
 	var changed []string
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrEventNotFound
-			}
+		if err := eventInTx(ctx, tx, eventID); err != nil {
 			return err
 		}
 		var err error

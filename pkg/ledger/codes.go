@@ -37,11 +37,7 @@ func (l *Ledger) AddCodes(ctx context.Context, b *CodeBatch, digests []string,
 	apply func(context.Context, []booking.CodeRecord) error) error {
 	b.Count = len(digests)
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, b.EventID).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrEventNotFound
-			}
+		if err := eventInTx(ctx, tx, b.EventID); err != nil {
 			return err
 		}
 		var exp *time.Time

@@ -329,3 +329,26 @@ func (l *Ledger) countRestore(ctx context.Context, id string) error {
 	_, err := l.pool.Exec(ctx, `UPDATE events SET restores = restores + 1, updated_at = now() WHERE id = $1`, id)
 	return wrap("count restore", err)
 }
+
+// eventInTx answers ErrEventNotFound unless the event is in the ledger,
+// for a change made in tx that needs it there.
+func eventInTx(ctx context.Context, tx pgx.Tx, eventID string) error {
+	return oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1`, eventID)
+}
+
+// lockEvent is eventInTx that also locks the event's row until tx ends,
+// so changes of one event's schedule or windows are made one at a time.
+func lockEvent(ctx context.Context, tx pgx.Tx, eventID string) error {
+	return oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID)
+}
+
+func oneEvent(ctx context.Context, tx pgx.Tx, query, eventID string) error {
+	var one int
+	if err := tx.QueryRow(ctx, query, eventID).Scan(&one); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrEventNotFound
+		}
+		return err
+	}
+	return nil
+}

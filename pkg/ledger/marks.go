@@ -76,11 +76,7 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1`, eventID).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrEventNotFound
-			}
+		if err := eventInTx(ctx, tx, eventID); err != nil {
 			return err
 		}
 		var err error

@@ -63,11 +63,7 @@ func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
 	apply func(context.Context) (prev, next booking.PhaseState, changed bool, err error)) (PhaseChange, error) {
 	res := PhaseChange{EventID: eventID, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrEventNotFound
-			}
+		if err := lockEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
 		prev, next, changed, err := apply(ctx)

@@ -94,11 +94,7 @@ func (l *Ledger) OpenRegistration(ctx context.Context, eventID, phase string, op
 	sum := sha256.Sum256(seed)
 	var w RegistrationWindow
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrEventNotFound
-			}
+		if err := lockEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO registration_windows (event_id, phase, opens_at, closes_at, seed, commit, actor)
