@@ -125,7 +125,12 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 	order, err := s.Ledger.OrderByPayment(ctx, pid)
 	switch {
 	case err == nil && order.Status == ledger.StatusRefundDue:
-		s.undoBoxOfficeSale(c, order)
+		// its seats go back again, in case the first answer's release failed
+		if _, err := s.Store.ReleaseSold(ctx, order.EventID, order.UserID, order.PaymentID, order.SeatIDs); err != nil {
+			httpapi.Logger(c).Warn("box-office sale refused by the ledger; its seats are left to the reconciliation",
+				zap.String("order_id", order.OrderID), zap.Error(err))
+		}
+		refusedByLedger(c, order)
 		return
 	case err == nil:
 		noChange(c)
@@ -159,7 +164,7 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 		// the ledger sold a seat to another order (Redis lost that sale
 		// and has not been rebuilt): the ledger's buyer keeps it; this
 		// sale's seats went back (Record), nothing was paid
-		s.undoBoxOfficeSale(c, order)
+		refusedByLedger(c, order)
 		return
 	}
 	if !created {
@@ -229,15 +234,10 @@ func (s *Server) auditSweptSale(ctx context.Context, o ledger.Order) {
 	}
 }
 
-// undoBoxOfficeSale puts back the seats of a box-office sale the ledger
-// refused (refund_due: a seat sold to another order) and answers 409.
-func (s *Server) undoBoxOfficeSale(c *gin.Context, order ledger.Order) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 5*time.Second)
-	defer cancel()
-	if _, err := s.Store.ReleaseSold(ctx, order.EventID, order.UserID, order.PaymentID, order.SeatIDs); err != nil {
-		httpapi.Logger(c).Warn("box-office sale refused by the ledger; its seats are left to the reconciliation",
-			zap.String("order_id", order.OrderID), zap.Error(err))
-	}
+// refusedByLedger answers 409 for a box-office sale the ledger refused
+// (refund_due: a seat sold to another order), whose seats
+// BoxOfficeSweeper.Record already put back on sale.
+func refusedByLedger(c *gin.Context, order ledger.Order) {
 	noChange(c)
 	status, code := bookinghttp.Status(booking.ErrSeatUnavailable)
 	c.AbortWithStatusJSON(status, seatsTakenBody{Error: httpapi.Error{StatusCode: status, Error: http.StatusText(status),
