@@ -139,27 +139,15 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 	if err != nil {
 		return Draw{}, err
 	}
-	var users, hashes []string
-	for off := int64(0); ; off += fairness.PageSize {
-		page, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: keys[kWaiting], ByScore: true,
+	byHash, hashes, err := hashedList(salt, func(off int64) ([]string, error) {
+		return s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: keys[kWaiting], ByScore: true,
 			Start: "-inf", Stop: "(0", Offset: off, Count: fairness.PageSize}).Result()
-		if err != nil {
-			return Draw{}, fmt.Errorf("close draw: %w", err)
-		}
-		for _, u := range page {
-			users = append(users, u)
-			hashes = append(hashes, fairness.UserHash(salt, u))
-		}
-		if len(page) < fairness.PageSize {
-			break
-		}
+	})
+	if err != nil {
+		return Draw{}, fmt.Errorf("close draw: %w", err)
 	}
-	d.Count = int64(len(users))
+	d.Count = int64(len(hashes))
 	d.Digest = fairness.ListDigest(hashes)
-	byHash := make(map[string]string, len(users))
-	for i, h := range hashes {
-		byHash[h] = users[i]
-	}
 	order := fairness.DrawOrder(seed, input(), hashes)
 	list := s.drawKey(eventID, drawListName(""))
 	if err := s.rdb.Del(ctx, list).Err(); err != nil {
@@ -340,28 +328,16 @@ func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, 
 	if err != nil {
 		return d, true, err
 	}
-	var users, hashes []string
-	for off := int64(0); ; off += fairness.PageSize {
-		page, err := s.rdb.ZRange(ctx, keys[kPqdraw], off, off+fairness.PageSize-1).Result()
-		if err != nil {
-			return d, true, fmt.Errorf("close phase draw: %w", err)
-		}
-		for _, u := range page {
-			users = append(users, u)
-			hashes = append(hashes, fairness.UserHash(salt, u))
-		}
-		if len(page) < fairness.PageSize {
-			break
-		}
+	byHash, hashes, err := hashedList(salt, func(off int64) ([]string, error) {
+		return s.rdb.ZRange(ctx, keys[kPqdraw], off, off+fairness.PageSize-1).Result()
+	})
+	if err != nil {
+		return d, true, fmt.Errorf("close phase draw: %w", err)
 	}
-	if int64(len(users)) != d.Count {
-		return d, true, fmt.Errorf("close phase draw: the closed list of %s has %d users, its close counted %d", d.Phase, len(users), d.Count)
+	if int64(len(hashes)) != d.Count {
+		return d, true, fmt.Errorf("close phase draw: the closed list of %s has %d users, its close counted %d", d.Phase, len(hashes), d.Count)
 	}
 	d.Digest = fairness.ListDigest(hashes)
-	byHash := make(map[string]string, len(users))
-	for i, h := range hashes {
-		byHash[h] = users[i]
-	}
 	order := fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, ""), hashes)
 	list := s.drawKey(eventID, drawListName(d.Phase))
 	if err := s.rdb.Del(ctx, list).Err(); err != nil {
@@ -486,4 +462,26 @@ func (s *Store) phaseDrawInputs(ctx context.Context, eventID, phase string) (fai
 		}
 	}
 	return in, nil
+}
+
+// hashedList reads a closed pre-queue a page (fairness.PageSize users)
+// at a time, page(offset) answering one, and returns each user's salted
+// hash (fairness.UserHash) in the order read and the user of each hash.
+func hashedList(salt string, page func(off int64) ([]string, error)) (map[string]string, []string, error) {
+	byHash := map[string]string{}
+	var hashes []string
+	for off := int64(0); ; off += fairness.PageSize {
+		users, err := page(off)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, u := range users {
+			h := fairness.UserHash(salt, u)
+			byHash[h] = u
+			hashes = append(hashes, h)
+		}
+		if len(users) < fairness.PageSize {
+			return byHash, hashes, nil
+		}
+	}
 }
