@@ -176,3 +176,27 @@ func TestOutboxFieldsAndValues(t *testing.T) {
 		}
 	}
 }
+
+// ack_outbox reads a call's entries at once but settles them one at a
+// time, in order: an entry of a field an earlier one in the same call
+// rewrote is compared with the rewritten value.
+func TestAckOutboxSettlesInOrder(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 1})
+	key := f.s.eventKeys("evt")[kOutbox]
+	if err := f.rdb.HSet(f.ctx, key, "j:1", "v1", "j:2", "w1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// j:1: v1 → v2, then v2 → removed; j:2: w0 (stale) is not removed
+	res, err := f.s.run(f.ctx, scriptAckOutbox, "evt", "j:1", "v1", "v2", "j:1", "v2", "", "j:2", "w0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res); got != "[ok 2]" {
+		t.Fatalf("reply %s, want [ok 2]", got)
+	}
+	left, _ := f.rdb.HGetAll(f.ctx, key).Result()
+	if !cmp.Equal(left, map[string]string{"j:2": "w1"}) {
+		t.Fatalf("outbox after the ack: %v", left)
+	}
+}
