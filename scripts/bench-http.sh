@@ -32,15 +32,13 @@
 # The CPU column is the gateway's and Redis's CPU time during each wrk run
 # (/proc/<pid>/stat) divided by its requests. Each round also runs
 # `redis-benchmark -t set` at the same client count right after the
-# gateway, and the table gives the gateway's rate as a ratio to it (issue
-# 21's yardstick). PPROF_DIR=<dir> saves an 8 s CPU profile of the gateway
+# gateway, and the table gives the gateway's rate as a ratio to it. PPROF_DIR=<dir> saves an 8 s CPU profile of the gateway
 # during each join and position run (<dir>/join50-1.pprof, ...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10s}
 CONNS=${CONNS:-"50 500"}
 THREADS=${THREADS:-2}
-TOKENS=${TOKENS:-300000}
 REPS=${REPS:-3}
 RB_REQUESTS=${RB_REQUESTS:-300000}
 GW_PORT=${GW_PORT:-18080}
@@ -53,6 +51,8 @@ for c in rabbitmqctl python3 go; do
 done
 
 . scripts/lib/gateway.sh
+# users per join run: every join a new user's (TOKENS sets fewer)
+TOKENS=${TOKENS:-$(new_users "$DURATION")}
 gateway_setup benchhttp || exit 1
 echo "bench-http: building gateway and kafka-dev" >&2
 gateway_build mint-token || exit 1

@@ -44,7 +44,7 @@ scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
 . scripts/lib/gateway.sh
 gateway_setup joinab || exit 1
 gateway_build mint-token httpfloor || exit 1
-JWT_SECRET=$SECRET "$TMP/mint-token" -prefix u -n 250000 >"$TMP/tok"
+JWT_SECRET=$SECRET "$TMP/mint-token" -prefix u -n "$(new_users "$DURATION")" >"$TMP/tok"
 JWT_SECRET=$SECRET "$TMP/mint-token" -prefix admin -n 1 -role admin >"$TMP/admin"
 # counters PID: the process's CPU ticks (user, system), read and write
 # calls, and context switches of all its threads; then the rest of the

@@ -15,6 +15,7 @@
 #   gateway_start DEV_TOKENS=true          # kafka-dev, then the gateway with these
 #                                          # settings; waits for its /readyz
 #   token USER [ROLE]                      # a JWT for USER (after gateway_build mint-token)
+#   new_users DURATION                     # JWTs a wrk run needs for new users only
 #   ticks PID                              # a process's CPU so far, in clock ticks
 #   set_rate C N                           # redis-benchmark SET, C clients, N requests: req/s
 #
@@ -117,6 +118,15 @@ gateway_start() {
 	echo "gateway not ready:" >&2
 	cat "$TMP/gateway.log" >&2
 	return 1
+}
+
+# new_users DURATION: how many users (JWTs) a wrk run of DURATION (10s,
+# 1m, or seconds) needs so that every join is a new user's, not a user
+# joining again, up to 100,000 joins a second
+new_users() {
+	local s
+	case $1 in *m) s=$((${1%m} * 60)) ;; *s) s=${1%s} ;; *) s=$1 ;; esac
+	echo $((s * 100000))
 }
 
 # ticks PID: the CPU a process has used, in clock ticks (10 ms)

@@ -96,3 +96,23 @@ echo "in-schema=$(psql -qXAt "$LEDGER_BASE" -c "select count(*) from \"$LEDGER_S
 		t.Errorf("schema %s still there after the script exited", schema)
 	}
 }
+
+// new_users sizes a join run's users to its duration, so that every join
+// of a run at up to 100,000 joins a second is a new user's.
+func TestNewUsersCoverTheRun(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]int{"10s": 1_000_000, "1m": 6_000_000, "20": 2_000_000} {
+		cmd := exec.Command("bash", "-c", `. scripts/lib/gateway.sh; new_users "$1"`, "bash", d)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("new_users %s: %v", d, err)
+		}
+		if got, _ := strconv.Atoi(strings.TrimSpace(string(out))); got != want {
+			t.Errorf("new_users %s = %q, want %d", d, out, want)
+		}
+	}
+}
