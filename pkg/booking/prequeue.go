@@ -485,3 +485,107 @@ func hashedList(salt string, page func(off int64) ([]string, error)) (map[string
 		}
 	}
 }
+
+// DrawSeed is one pre-queue draw's secret seed and its commitment (hex
+// SHA-256 of the seed bytes): Phase "" is the event's own pre-queue
+// (config draw_seed, draw_commit), a phase id a later phase's (pq_seed:<id>,
+// pq_commit:<id>).
+type DrawSeed struct {
+	Phase  string
+	Seed   string
+	Commit string
+}
+
+// DrawSeeds returns the seeds and commitments of the event's draws as
+// Redis keeps them, the event's own first (none: no pre-queue ever).
+// ErrEventNotFound.
+func (s *Store) DrawSeeds(ctx context.Context, eventID string) ([]DrawSeed, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	key := s.eventKeys(eventID)[kConfig]
+	v, err := s.rdb.HMGet(ctx, key, "total", "draw_seed", "draw_commit").Result()
+	if err != nil {
+		return nil, fmt.Errorf("draw seeds: %w", err)
+	}
+	str := func(i int) string { x, _ := v[i].(string); return x }
+	if str(0) == "" {
+		return nil, ErrEventNotFound
+	}
+	var out []DrawSeed
+	if str(1) != "" {
+		out = append(out, DrawSeed{Seed: str(1), Commit: str(2)})
+	}
+	seeds, commits := map[string]string{}, map[string]string{}
+	var cursor uint64
+	for {
+		fields, next, err := s.rdb.HScan(ctx, key, cursor, "pq_*", 100).Result()
+		if err != nil {
+			return nil, fmt.Errorf("draw seeds: %w", err)
+		}
+		for i := 0; i+1 < len(fields); i += 2 {
+			if p, ok := strings.CutPrefix(fields[i], "pq_seed:"); ok {
+				seeds[p] = fields[i+1]
+			} else if p, ok := strings.CutPrefix(fields[i], "pq_commit:"); ok {
+				commits[p] = fields[i+1]
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	phases := make([]string, 0, len(seeds))
+	for p := range seeds {
+		phases = append(phases, p)
+	}
+	slices.Sort(phases)
+	for _, p := range phases {
+		out = append(out, DrawSeed{Phase: p, Seed: seeds[p], Commit: commits[p]})
+	}
+	return out, nil
+}
+
+// CheckDrawSeed reports whether d's seed is 32 bytes of hex whose SHA-256
+// is its commitment.
+func CheckDrawSeed(d DrawSeed) error {
+	seed, err := hex.DecodeString(d.Seed)
+	if err != nil || len(seed) != 32 {
+		return fmt.Errorf("%w: draw seed of %q is not 32 bytes of hex", ErrInvalidArgument, d.Phase)
+	}
+	if sum := sha256.Sum256(seed); hex.EncodeToString(sum[:]) != d.Commit {
+		return fmt.Errorf("%w: draw seed of %q does not match its commitment", ErrInvalidArgument, d.Phase)
+	}
+	if d.Phase != "" && checkIDs(d.Phase) != nil {
+		return fmt.Errorf("%w: phase id %q", ErrInvalidArgument, d.Phase)
+	}
+	return nil
+}
+
+// RestoreDrawSeeds puts seeds (kept by the ledger) into a rebuilt event's
+// config, replacing the fresh ones the rebuild made, so the commitments
+// published before the rebuild still match the seeds revealed later
+// (Restorer.Restore). Nothing is written when a seed does not match its
+// commitment (ErrInvalidArgument).
+func (s *Store) RestoreDrawSeeds(ctx context.Context, eventID string, seeds []DrawSeed) error {
+	if err := checkIDs(eventID); err != nil {
+		return err
+	}
+	var args []any
+	for _, d := range seeds {
+		if err := CheckDrawSeed(d); err != nil {
+			return err
+		}
+		if d.Phase == "" {
+			args = append(args, "draw_seed", d.Seed, "draw_commit", d.Commit)
+		} else {
+			args = append(args, "pq_seed:"+d.Phase, d.Seed, "pq_commit:"+d.Phase, d.Commit)
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if err := s.rdb.HSet(ctx, s.eventKeys(eventID)[kConfig], args...).Err(); err != nil {
+		return fmt.Errorf("restore draw seeds: %w", err)
+	}
+	return nil
+}

@@ -89,6 +89,11 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 		m.difference.WithLabelValues(eventID, "conflict").Set(float64(len(out.Conflicts)))
 		m.repaired.Add(float64(out.Repaired))
 	}
+	// the draws' seeds the ledger lacks (a create, update or schedule
+	// whose ledger write failed): recorded, so a rebuild keeps them
+	if err := r.keepDrawSeeds(ctx, eventID); err != nil {
+		return out, fmt.Errorf("draw seeds: %w", err)
+	}
 	return out, nil
 }
 

@@ -176,6 +176,16 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("phase schedule not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
+	// the draws' seeds: the ledger's replace the new ones the rebuild
+	// drew (RestoreEvent's pre-queue, SetSchedule's later phases), so the
+	// commitments published before still match the seeds revealed; a
+	// draw the ledger has no seed of keeps its new one, recorded now (a
+	// failure leaves the new seeds: the reconciliation records those the
+	// ledger lacks and logs those that differ)
+	err = r.restoreDrawSeeds(ctx, eventID)
+	if err != nil {
+		r.log().Error("draw seeds not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	}
 	// the waitlist's open places, last: the seats free after the rebuild
 	// go to its head first. A failure leaves the places in the ledger;
 	// the fans' next join (idempotent in the gateway) records them again
@@ -217,6 +227,38 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 		}
 	}
 	return out, nil
+}
+
+// restoreDrawSeeds puts the ledger's draw seeds into the rebuilt event,
+// then records the seeds of the draws the ledger had none of.
+func (r *Restorer) restoreDrawSeeds(ctx context.Context, eventID string) error {
+	kept, err := r.Ledger.DrawSeeds(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	if err := r.Store.RestoreDrawSeeds(ctx, eventID, kept); err != nil {
+		return err
+	}
+	return r.keepDrawSeeds(ctx, eventID)
+}
+
+// keepDrawSeeds records the seeds of eventID's draws as Redis has them
+// (the first recorded for a draw stays) and logs a draw whose seed in
+// Redis differs from the ledger's, which it leaves as it is.
+func (r *Restorer) keepDrawSeeds(ctx context.Context, eventID string) error {
+	seeds, err := r.Store.DrawSeeds(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	differ, err := r.Ledger.RecordDrawSeeds(ctx, eventID, seeds)
+	if err != nil {
+		return err
+	}
+	for _, d := range differ {
+		r.log().Error("draw seed in Redis differs from the one the ledger kept", zap.String("event_id", eventID),
+			zap.String("phase", d.Phase), zap.String("ledger_commit", d.Commit))
+	}
+	return nil
 }
 
 func soldSeats(orders []Order) []booking.SoldSeat {
