@@ -407,6 +407,9 @@ func (s *Server) createEvent(c *gin.Context) {
 		bookinghttp.Fail(c, err)
 		return
 	}
+	if !s.ledgerDrawSeeds(c, cfg.ID) {
+		return
+	}
 	if !s.publishEventCreated(c, cfg, e.DrawCommit) {
 		return
 	}
@@ -526,6 +529,9 @@ func (s *Server) updateEvent(c *gin.Context) {
 	e, err := s.Store.UpdateEvent(ctx, id, u)
 	if err != nil {
 		bookinghttp.Fail(c, err)
+		return
+	}
+	if req.EarlyJoinSeconds != nil && !s.ledgerDrawSeeds(c, id) {
 		return
 	}
 	if req.Challenge != nil {

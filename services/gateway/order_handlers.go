@@ -93,6 +93,36 @@ func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpd
 	return true
 }
 
+// ledgerDrawSeeds records the seeds of the event's pre-queue draws as
+// Redis keeps them, after a Store call that may have drawn one (create,
+// update of early_join_seconds, schedule), before its commitment is
+// published: a rebuild puts them back (ledger.Restorer). A failure
+// answers the error (503 when PostgreSQL is down): the operator retries,
+// which records them then, as does the reconciliation meanwhile. A seed
+// the ledger kept that differs from Redis's is logged: the ledger's is
+// the one a rebuild restores.
+func (s *Server) ledgerDrawSeeds(c *gin.Context, id string) bool {
+	if s.Ledger == nil {
+		return true
+	}
+	ctx := c.Request.Context()
+	seeds, err := s.Store.DrawSeeds(ctx, id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return false
+	}
+	differ, err := s.Ledger.RecordDrawSeeds(ctx, id, seeds)
+	if err != nil {
+		bookinghttp.Fail(c, ledgerErr(err))
+		return false
+	}
+	for _, d := range differ {
+		httpapi.Logger(c).Error("draw seed in Redis differs from the one the ledger kept", zap.String("event_id", id),
+			zap.String("phase", d.Phase), zap.String("ledger_commit", d.Commit))
+	}
+	return true
+}
+
 // ledgerRecordPayment records an issued payment id before the provider
 // hears of it (503 when PostgreSQL is down: the client retries and gets
 // the same payment id).

@@ -68,6 +68,11 @@ func (s *Server) setSchedule(c *gin.Context) {
 		bookinghttp.Fail(c, ledgerErr(err))
 		return
 	}
+	// a later phase's pre-queue has a seed now (a repeat records it if
+	// this fails)
+	if !s.ledgerDrawSeeds(c, id) {
+		return
+	}
 	if saved.Phases == nil {
 		saved.Phases = []booking.Phase{}
 	}
