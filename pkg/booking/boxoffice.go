@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
@@ -144,16 +146,71 @@ func parseBoxOfficeRecord(eventID, paymentID, v string) (BoxOfficeRecord, error)
 // only sales between their Lua step and their ledger write: a handful,
 // or those of a PostgreSQL outage.
 func (s *Store) PendingBoxOfficeSales(ctx context.Context, eventID string, olderThan time.Duration) ([]BoxOfficeRecord, error) {
-	if err := checkIDs(eventID); err != nil {
-		return nil, err
+	r := s.PendingBoxOfficeSalesOf(ctx, []string{eventID}, olderThan)[0]
+	return r.Sales, r.Err
+}
+
+// EventBoxOfficeSales is one event's answer of PendingBoxOfficeSalesOf:
+// its pending sales, or why they could not be read.
+type EventBoxOfficeSales struct {
+	EventID string
+	Sales   []BoxOfficeRecord
+	Err     error
+}
+
+// boxOfficeReadChunk bounds the events whose boxsales one pipeline reads.
+const boxOfficeReadChunk = 1000
+
+// PendingBoxOfficeSalesOf is PendingBoxOfficeSales of many events, in one
+// pipelined round trip per boxOfficeReadChunk events (on a cluster, one
+// per node holding some of them; the sweep reads every event's on every
+// tick): one answer per event, in the order given, each with its own
+// error. Redis's clock is read once per Redis node
+// holding a pending sale, not once per event.
+func (s *Store) PendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, olderThan time.Duration) []EventBoxOfficeSales {
+	return s.pendingBoxOfficeSalesOf(ctx, eventIDs, olderThan, boxOfficeReadChunk)
+}
+
+// pendingBoxOfficeSalesOf is PendingBoxOfficeSalesOf with chunkSize events
+// per round trip.
+func (s *Store) pendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, olderThan time.Duration,
+	chunkSize int) []EventBoxOfficeSales {
+	out := make([]EventBoxOfficeSales, len(eventIDs))
+	clock := s.clockPerNode()
+	for lo := 0; lo < len(eventIDs); lo += chunkSize {
+		chunk := eventIDs[lo:min(lo+chunkSize, len(eventIDs))]
+		cmds := make([]*redis.MapStringStringCmd, len(chunk))
+		pipe := s.rdb.Pipeline()
+		for i, id := range chunk {
+			out[lo+i].EventID = id
+			if out[lo+i].Err = checkIDs(id); out[lo+i].Err == nil {
+				cmds[i] = pipe.HGetAll(ctx, s.eventKeys(id)[kBoxsales])
+			}
+		}
+		if pipe.Len() > 0 {
+			_, _ = pipe.Exec(ctx) // each command keeps its own error
+		}
+		for i, cmd := range cmds {
+			if cmd != nil {
+				r := &out[lo+i]
+				r.Sales, r.Err = s.pendingBoxOffice(ctx, r.EventID, cmd, olderThan, clock)
+			}
+		}
 	}
-	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kBoxsales]).Result()
+	return out
+}
+
+// pendingBoxOffice reads one event's boxsales hash as PendingBoxOfficeSales
+// answers it.
+func (s *Store) pendingBoxOffice(ctx context.Context, eventID string, cmd *redis.MapStringStringCmd, olderThan time.Duration,
+	clock func(context.Context, string) (time.Time, error)) ([]BoxOfficeRecord, error) {
+	all, err := cmd.Result()
 	if err != nil || len(all) == 0 {
 		return nil, wrapRedis("box-office sales", err)
 	}
 	var cutoff time.Time
 	if olderThan > 0 {
-		now, err := s.Clock(ctx, eventID)
+		now, err := clock(ctx, eventID)
 		if err != nil {
 			return nil, fmt.Errorf("box-office sales: %w", err)
 		}

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/boxoffice/boxoffice/pkg/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 func (f *fixture) sell(sale BoxOfficeSale) (BoxOfficeResult, error) {
@@ -185,4 +188,75 @@ func BenchmarkSellAtBoxOffice(b *testing.B) {
 			b.Error(err)
 		}
 	})
+}
+
+// The pending sales of many events are read in one pipelined round trip
+// per chunk of events, each event answered on its own as
+// PendingBoxOfficeSales answers it: its sales older than the age asked,
+// oldest first; none for an event without (or gone); an error for a bad
+// id, which costs no command.
+func TestPendingBoxOfficeSalesOfManyEvents(t *testing.T) {
+	f := newFixture(t)
+	events := []string{"e0", "e1", "e2", "e3", "e4"}
+	for i, id := range events {
+		f.event(EventConfig{ID: id})
+		for j := range i % 3 { // e0 none, e1 one, e2 two, e3 none, e4 one
+			f.clock.Advance(time.Second)
+			if _, err := f.sell(BoxOfficeSale{EventID: id, SaleID: fmt.Sprintf("s%d", j), Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f.clock.Advance(10 * time.Second)
+	if _, err := f.sell(BoxOfficeSale{EventID: "e4", SaleID: "young", Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	log := &commandLog{}
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	rdb.AddHook(log)
+	s := New(rdb, WithPrefix(f.s.prefix), WithClock(f.clock.Now), WithAutoPipeline(0))
+	t.Cleanup(s.Close)
+	asked := append(slices.Clone(events), "gone", "bad id")
+	got := s.pendingBoxOfficeSalesOf(f.ctx, asked, 5*time.Second, 3)
+	cmds := log.take()
+	if log.pipelines != 2 { // [e0 e1 e2] [e3 e4 gone]; the bad id alone sends nothing
+		t.Fatalf("%d pipelines (%v), want 2", log.pipelines, cmds)
+	}
+	for _, c := range cmds {
+		if c != "hgetall" && c != "hello" && c != "client" { // a new connection's handshake
+			t.Fatalf("commands %v: want only hgetall", cmds)
+		}
+	}
+	want := map[string][]string{"e1": {"box_e1_s0"}, "e2": {"box_e2_s0", "box_e2_s1"}, "e4": {"box_e4_s0"}}
+	if len(got) != len(asked) {
+		t.Fatalf("%d answers for %d events", len(got), len(asked))
+	}
+	for i, ev := range got {
+		if ev.EventID != asked[i] {
+			t.Fatalf("answer %d is %s's, want %s's", i, ev.EventID, asked[i])
+		}
+		if ev.EventID == "bad id" {
+			var idErr *IDError
+			if !errors.As(ev.Err, &idErr) || ev.Sales != nil {
+				t.Fatalf("bad id: %+v, want an IDError", ev)
+			}
+			continue
+		}
+		var pids []string
+		for _, r := range ev.Sales {
+			if r.EventID != ev.EventID || len(r.SeatIDs) != 1 {
+				t.Fatalf("%s: record %+v", ev.EventID, r)
+			}
+			pids = append(pids, r.PaymentID)
+		}
+		if ev.Err != nil || !slices.Equal(pids, want[ev.EventID]) {
+			t.Fatalf("%s: %v %v, want %v", ev.EventID, pids, ev.Err, want[ev.EventID])
+		}
+		one, err := f.s.PendingBoxOfficeSales(f.ctx, ev.EventID, 5*time.Second)
+		if err != nil || !slices.EqualFunc(one, ev.Sales, func(a, b BoxOfficeRecord) bool { return a.PaymentID == b.PaymentID && a.At.Equal(b.At) }) {
+			t.Fatalf("%s: one event's read %+v %v, the many events' %+v", ev.EventID, one, err, ev.Sales)
+		}
+	}
 }

@@ -13,8 +13,9 @@ import (
 
 // commandLog records the names of the commands a client sends.
 type commandLog struct {
-	mu   sync.Mutex
-	cmds []string
+	mu        sync.Mutex
+	cmds      []string
+	pipelines int // pipelines sent (each one round trip), but a new connection's handshake
 }
 
 func (l *commandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -26,6 +27,11 @@ func (l *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (l *commandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() != "hello" && cmds[0].Name() != "client" {
+			l.mu.Lock()
+			l.pipelines++
+			l.mu.Unlock()
+		}
 		for _, c := range cmds {
 			l.add(c)
 		}

@@ -86,7 +86,9 @@ func (s *BoxOfficeSweeper) Record(ctx context.Context, r booking.BoxOfficeRecord
 }
 
 // Sweep records every box-office sale of every event whose record is
-// older than Age, and returns how many it recorded. It goes on past a
+// older than Age, and returns how many it recorded. The events' records
+// are read in one pipelined round trip (a few for many events:
+// booking.Store.PendingBoxOfficeSalesOf). It goes on past an event or a
 // sale that fails and returns the errors joined.
 func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 	ids, err := s.Store.EventIDs(ctx)
@@ -95,13 +97,12 @@ func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	var errs []error
-	for _, id := range ids {
-		pending, err := s.Store.PendingBoxOfficeSales(ctx, id, sweepGrace(s.Age))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("event %s: %w", id, err))
+	for _, ev := range s.Store.PendingBoxOfficeSalesOf(ctx, ids, sweepGrace(s.Age)) {
+		if ev.Err != nil {
+			errs = append(errs, fmt.Errorf("event %s: %w", ev.EventID, ev.Err))
 			continue
 		}
-		for _, r := range pending {
+		for _, r := range ev.Sales {
 			o, created, err := s.Record(ctx, r)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("box-office sale %s: %w", r.PaymentID, err))
