@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
+	"github.com/boxoffice/boxoffice/pkg/promx"
 	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
@@ -52,7 +54,29 @@ type BoxOfficeSweeper struct {
 	// one the request or another sweep wrote first): the gateway audits
 	// the sale there, as the request would have.
 	Recorded func(ctx context.Context, o Order)
+	// Metrics, when set, gets the sales left unrecorded after every sweep.
+	Metrics *BoxOfficeMetrics
 }
+
+// BoxOfficeMetrics are the box-office sweep's metrics
+// (NewBoxOfficeMetrics).
+type BoxOfficeMetrics struct {
+	pending prometheus.Gauge
+}
+
+// NewBoxOfficeMetrics registers with reg (nil: unregistered):
+//
+//	boxoffice_ledger_box_office_sales_pending  gauge, box-office sales older than the sweep's Age that the last sweep found in Redis and could not record in the ledger
+func NewBoxOfficeMetrics(reg prometheus.Registerer) *BoxOfficeMetrics {
+	f := promx.New(reg, "ledger")
+	return &BoxOfficeMetrics{
+		pending: f.Gauge("box_office_sales_pending",
+			"Box-office sales sold in Redis that the last sweep could not record in the ledger."),
+	}
+}
+
+// Pending is the gauge of unrecorded sales (for tests).
+func (m *BoxOfficeMetrics) Pending() prometheus.Gauge { return m.pending }
 
 func (s *BoxOfficeSweeper) log() *zap.Logger {
 	if s.Log == nil {
@@ -89,13 +113,14 @@ func (s *BoxOfficeSweeper) Record(ctx context.Context, r booking.BoxOfficeRecord
 // older than Age, and returns how many it recorded. The events' records
 // are read in one pipelined round trip (a few for many events:
 // booking.Store.PendingBoxOfficeSalesOf). It goes on past an event or a
-// sale that fails and returns the errors joined.
+// sale that fails and returns the errors joined; Metrics gets the sales it
+// found and did not record.
 func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 	ids, err := s.Store.EventIDs(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	n, left := 0, 0
 	var errs []error
 	for _, ev := range s.Store.PendingBoxOfficeSalesOf(ctx, ids, sweepGrace(s.Age)) {
 		if ev.Err != nil {
@@ -106,6 +131,7 @@ func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 			o, created, err := s.Record(ctx, r)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("box-office sale %s: %w", r.PaymentID, err))
+				left++
 				continue
 			}
 			n++
@@ -117,6 +143,9 @@ func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 					zap.String("order_id", o.OrderID), zap.Strings("seat_ids", o.SeatIDs))
 			}
 		}
+	}
+	if s.Metrics != nil {
+		s.Metrics.pending.Set(float64(left))
 	}
 	return n, errors.Join(errs...)
 }

@@ -209,7 +209,8 @@ func (s *Server) answerBoxOfficeSale(c *gin.Context, saleID string, order ledger
 // boxOfficeSweeper records box-office sales in the ledger: the request's
 // (boxOfficeSale) and, on a tick, those a request left in Redis.
 func (s *Server) boxOfficeSweeper() *ledger.BoxOfficeSweeper {
-	return &ledger.BoxOfficeSweeper{Ledger: s.Ledger, Store: s.Store, Log: s.Log, Recorded: s.auditSweptSale}
+	return &ledger.BoxOfficeSweeper{Ledger: s.Ledger, Store: s.Store, Log: s.Log, Recorded: s.auditSweptSale,
+		Metrics: s.BoxOfficeMetrics}
 }
 
 // auditSweptSale audits a box-office sale the sweep recorded, as its

@@ -25,6 +25,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/auth"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/obs"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 	"github.com/boxoffice/boxoffice/pkg/payment"
@@ -273,6 +274,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	defer srv.Sessions.Close()
 	srv.AuditPublisher = &operators.Publisher{Store: srv.Operators, Kafka: d.Kafka, Log: log}
 	srv.NoAdminJWT = !cfg.AdminJWT
+	srv.BoxOfficeMetrics = ledger.NewBoxOfficeMetrics(d.Admin.Registry())
 	if cfg.AdminJWT {
 		log.Info("ADMIN_JWT is on: a bearer JWT with the admin role opens the admin API (set ADMIN_JWT=false once admin accounts exist)")
 	}

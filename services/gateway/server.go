@@ -77,6 +77,8 @@ type Server struct {
 	Ledger *ledger.Ledger
 	// Currency is recorded with each payment (default ledger.DefaultCurrency).
 	Currency string
+	// BoxOfficeMetrics gets the box-office sweep's backlog (nil: none).
+	BoxOfficeMetrics *ledger.BoxOfficeMetrics
 	// Refunds makes refunds with the payment provider (the sandbox client).
 	Refunds payment.Refunder
 	// SeatMapMaxAge is how old a served seat map may be (0: 1s; seatmap.go).
