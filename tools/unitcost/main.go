@@ -37,6 +37,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/boxoffice/boxoffice/lua"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/ratelimit"
 )
@@ -60,6 +61,7 @@ func main() {
 	s := booking.New(rdb, booking.WithPrefix(prefix))
 	defer s.Close()
 	defer cleanup(ctx, rdb, prefix)
+	atFail = func() { cleanup(ctx, rdb, prefix) }
 	if err := s.Load(ctx); err != nil {
 		fail(err)
 	}
@@ -142,27 +144,19 @@ func main() {
 		return err
 	})
 	fmt.Printf("\nmemory: %d users joined in %v\n", *waiting, time.Since(start).Round(time.Millisecond))
-	keys := booking.EventKeys(prefix, "mem")
-	names := []string{"config", "seats", "seatmap", "waiting", "active", "seq", "seen", "outbox",
-		"rate", "state", "useq", "useat", "upay", "ugrace", "pays", "status", "seatidx", "alog", "codes", "runs"}
 	report := func(title string) {
 		fmt.Printf("%s (MEMORY USAGE SAMPLES 0, bytes per waiting user; used_memory delta %.1f B/user)\n",
 			title, float64(usedMemory(ctx, rdb)-before)/float64(*waiting))
 		fmt.Println("| key | type | entries | bytes | per waiting user |")
 		fmt.Println("|---|---|---|---|---|")
 		var total float64
-		for i, k := range keys {
-			b, err := rdb.MemoryUsage(ctx, k, 0).Result()
-			if err == redis.Nil || b == 0 {
-				continue
-			}
-			typ := rdb.Type(ctx, k).Val()
-			per := float64(b) / float64(*waiting)
+		for _, k := range eventMemory(ctx, rdb, prefix, "mem") {
+			per := float64(k.Bytes) / float64(*waiting)
 			if per < 0.05 {
 				continue
 			}
 			total += per
-			fmt.Printf("| %s | %s | %d | %d | %.1f |\n", names[i], typ, entries(ctx, rdb, typ, k), b, per)
+			fmt.Printf("| %s | %s | %d | %d | %.1f |\n", k.Name, k.Type, k.Entries, k.Bytes, per)
 		}
 		fmt.Printf("| total | | | | %.1f |\n", total)
 	}
@@ -382,7 +376,33 @@ func usedMemory(ctx context.Context, rdb *redis.Client) int64 {
 	return 0
 }
 
-func entries(ctx context.Context, rdb *redis.Client, typ, key string) int64 {
+// keyMemory is one key of an event in the memory report.
+type keyMemory struct {
+	Name    string // the key's name in the scripts ("waiting")
+	Type    string
+	Entries int64
+	Bytes   int64 // MEMORY USAGE SAMPLES 0
+}
+
+// eventMemory measures every key of eventID that exists
+// (booking.EventKeys, every key the scripts write for an event), in
+// lua.EventKey order.
+func eventMemory(ctx context.Context, rdb redis.Cmdable, prefix, eventID string) []keyMemory {
+	// keys[i] is names[i]: both are the scripts' list, in lua.EventKey order
+	keys, names := booking.EventKeys(prefix, eventID), lua.EventKeyNames()
+	var out []keyMemory
+	for i, k := range keys {
+		b, err := rdb.MemoryUsage(ctx, k, 0).Result()
+		if err == redis.Nil || b == 0 {
+			continue
+		}
+		typ := rdb.Type(ctx, k).Val()
+		out = append(out, keyMemory{Name: names[i], Type: typ, Entries: entries(ctx, rdb, typ, k), Bytes: b})
+	}
+	return out
+}
+
+func entries(ctx context.Context, rdb redis.Cmdable, typ, key string) int64 {
 	switch typ {
 	case "hash":
 		return rdb.HLen(ctx, key).Val()
@@ -394,14 +414,29 @@ func entries(ctx context.Context, rdb *redis.Client, typ, key string) int64 {
 	return 1
 }
 
-func cleanup(ctx context.Context, rdb *redis.Client, prefix string) {
+// cleanup deletes every key under prefix: the events' keys and any other
+// the Store wrote (the events' index, abuse limits); what it cannot delete
+// is said on stderr.
+func cleanup(ctx context.Context, rdb redis.Cmdable, prefix string) {
 	it := rdb.Scan(ctx, 0, prefix+":*", 1000).Iterator()
 	for it.Next(ctx) {
-		rdb.Unlink(ctx, it.Val())
+		if err := rdb.Unlink(ctx, it.Val()).Err(); err != nil {
+			fmt.Fprintln(os.Stderr, "unitcost: cleanup:", err)
+		}
+	}
+	if err := it.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "unitcost: cleanup: keys under", prefix+":", "may be left:", err)
 	}
 }
 
+// atFail deletes the keys written so far before fail exits (os.Exit runs
+// no deferred call).
+var atFail func()
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "unitcost:", err)
+	if atFail != nil {
+		atFail()
+	}
 	os.Exit(1)
 }
