@@ -165,8 +165,8 @@ const boxOfficeReadChunk = 1000
 // pipelined round trip per boxOfficeReadChunk events (on a cluster, one
 // per node holding some of them; the sweep reads every event's on every
 // tick): one answer per event, in the order given, each with its own
-// error. Redis's clock is read once per Redis node
-// holding a pending sale, not once per event.
+// error. Redis's clock is read only for an event with a record (the
+// sales between their Lua step and their ledger write: a handful).
 func (s *Store) PendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, olderThan time.Duration) []EventBoxOfficeSales {
 	return s.pendingBoxOfficeSalesOf(ctx, eventIDs, olderThan, boxOfficeReadChunk)
 }
@@ -176,7 +176,6 @@ func (s *Store) PendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, 
 func (s *Store) pendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, olderThan time.Duration,
 	chunkSize int) []EventBoxOfficeSales {
 	out := make([]EventBoxOfficeSales, len(eventIDs))
-	clock := s.clockPerNode()
 	for lo := 0; lo < len(eventIDs); lo += chunkSize {
 		chunk := eventIDs[lo:min(lo+chunkSize, len(eventIDs))]
 		cmds := make([]*redis.MapStringStringCmd, len(chunk))
@@ -193,7 +192,7 @@ func (s *Store) pendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, 
 		for i, cmd := range cmds {
 			if cmd != nil {
 				r := &out[lo+i]
-				r.Sales, r.Err = s.pendingBoxOffice(ctx, r.EventID, cmd, olderThan, clock)
+				r.Sales, r.Err = s.pendingBoxOffice(ctx, r.EventID, cmd, olderThan)
 			}
 		}
 	}
@@ -202,15 +201,15 @@ func (s *Store) pendingBoxOfficeSalesOf(ctx context.Context, eventIDs []string, 
 
 // pendingBoxOffice reads one event's boxsales hash as PendingBoxOfficeSales
 // answers it.
-func (s *Store) pendingBoxOffice(ctx context.Context, eventID string, cmd *redis.MapStringStringCmd, olderThan time.Duration,
-	clock func(context.Context, string) (time.Time, error)) ([]BoxOfficeRecord, error) {
+func (s *Store) pendingBoxOffice(ctx context.Context, eventID string, cmd *redis.MapStringStringCmd,
+	olderThan time.Duration) ([]BoxOfficeRecord, error) {
 	all, err := cmd.Result()
 	if err != nil || len(all) == 0 {
 		return nil, wrapRedis("box-office sales", err)
 	}
 	var cutoff time.Time
 	if olderThan > 0 {
-		now, err := clock(ctx, eventID)
+		now, err := s.Clock(ctx, eventID)
 		if err != nil {
 			return nil, fmt.Errorf("box-office sales: %w", err)
 		}

@@ -157,31 +157,6 @@ func (s *Store) Clock(ctx context.Context, eventID string) (time.Time, error) {
 	return t, nil
 }
 
-// clockPerNode returns Clock read once per Redis node (the master of the
-// event's keys on a cluster) for as long as the returned function is used:
-// one pass over many events. It is not safe for concurrent use.
-func (s *Store) clockPerNode() func(ctx context.Context, eventID string) (time.Time, error) {
-	read := map[string]time.Time{}
-	return func(ctx context.Context, eventID string) (time.Time, error) {
-		node := ""
-		if cc, ok := s.rdb.(*redis.ClusterClient); ok && s.testNow == nil {
-			m, err := cc.MasterForKey(ctx, s.eventKeys(eventID)[kConfig])
-			if err != nil {
-				return time.Time{}, fmt.Errorf("redis: %w", err)
-			}
-			node = m.Options().Addr
-		}
-		if t, ok := read[node]; ok {
-			return t, nil
-		}
-		t, err := s.Clock(ctx, eventID)
-		if err == nil {
-			read[node] = t
-		}
-		return t, err
-	}
-}
-
 // setTestClock writes the Store's clock as the event's test clock, the
 // time a test binary's library reads (lua/lua.go testClockSource), before
 // a call of a Store given WithClock in a test binary.
