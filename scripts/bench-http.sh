@@ -92,14 +92,20 @@ cpu() {
 	awk -v n="$n" '{printf "%.0f %.0f", $1 * 10000 / n, $2 * 10000 / n}' "$1.ticks"
 }
 # wrkrun OUT C METHOD PATH BODY TOKENS LIMIT
+# (measured from the end of wrk's threads' inits: wrk_started)
 wrkrun() {
-	local g0 r0; g0=$(ticks "$GW_PID"); r0=$(ticks "$REDIS_PID")
+	local g0 r0 w
+	rm -f "$1.ready"
+	BENCH_READY=$1.ready BENCH_METHOD=$3 BENCH_PATH=$4 BENCH_BODY=$5 BENCH_TOKENS=$6 BENCH_LIMIT=$7 BENCH_THREADS=$THREADS \
+		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s scripts/lib/wrk-users.lua "$GW" >"$1" 2>&1 &
+	w=$!
+	wrk_started "$1.ready" "$w" "$THREADS"
+	g0=$(ticks "$GW_PID"); r0=$(ticks "$REDIS_PID")
 	if [[ -n ${PPROF_DIR:-} ]]; then
 		mkdir -p "$PPROF_DIR"
 		(sleep 1; curl -fs -o "$PPROF_DIR/$(basename "$1").pprof" "http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/profile?seconds=8") &
 	fi
-	BENCH_METHOD=$3 BENCH_PATH=$4 BENCH_BODY=$5 BENCH_TOKENS=$6 BENCH_LIMIT=$7 BENCH_THREADS=$THREADS \
-		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s scripts/lib/wrk-users.lua "$GW" >"$1" 2>&1
+	wait "$w"
 	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0))" >"$1.ticks"
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }

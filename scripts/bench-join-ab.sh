@@ -100,20 +100,27 @@ for r in $(seq 1 "$ROUNDS"); do
 		fi
 		pprof="http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/allocs"
 		[[ -n ${ALLOCS_DIR:-} ]] && curl -fs -o "$ALLOCS_DIR/$name-$r-before.pprof" "$pprof"
+		# counted from the end of wrk's threads' inits (wrk_started):
+		# wrk's CPU until then (w0) is taken off its column
+		rm -f "$TMP/ready"
+		BENCH_READY=$TMP/ready BENCH_METHOD=POST BENCH_PATH=/api/booking/request BENCH_BODY="{\"event_id\":\"ab$ev\"}" \
+			BENCH_TOKENS=$TMP/tok BENCH_LIMIT=0 BENCH_THREADS=2 wrk -t2 -c50 -d"$DURATION" -s scripts/lib/wrk-users.lua "$GW" >"$TMP/wrk" 2>&1 &
+		wp=$!
+		wrk_started "$TMP/ready" "$wp" 2
 		c0=$(counters "$GW_PID")
-		BENCH_METHOD=POST BENCH_PATH=/api/booking/request BENCH_BODY="{\"event_id\":\"ab$ev\"}" BENCH_TOKENS=$TMP/tok \
-			BENCH_LIMIT=0 BENCH_THREADS=2 wrk -t2 -c50 -d"$DURATION" -s scripts/lib/wrk-users.lua "$GW" >"$TMP/wrk" 2>&1
+		w0=$(ticks "$wp")
+		wait "$wp"
 		c1=$(counters "$GW_PID")
 		[[ -n ${ALLOCS_DIR:-} ]] && curl -fs -o "$ALLOCS_DIR/$name-$r-after.pprof" "$pprof"
 		n=$(grep -Eo '[0-9]+ requests in' "$TMP/wrk" | awk '{print $1}')
 		bad=$(grep -Eo 'Non-2xx or 3xx responses: [0-9]+' "$TMP/wrk" | awk '{print $NF}')
 		[[ -z $bad ]] || { echo "bench-join-ab: $bad joins of $name failed" >&2; exit 1; }
-		rows+=("$(echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" '{
+		rows+=("$(echo "$c0 $c1" | awk -v name="$name" -v r="$r" -v n="$n" -v d="${DURATION%s}" -v w0="$w0" '{
 			# ten counters per snapshot (counters): before $1..$10, after $11..$20
 			u = ($11 - $1) * 10000 / n; s = ($12 - $2) * 10000 / n
 			printf "%.3f\t%.1f\t| %s | %d | %.0f | %.1f (%.1f + %.1f) | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f %% |", u + s, n / d, name, r, n / d, u + s, u, s,
 				($13 - $3) / n, ($14 - $4) / n, ($15 - $5) / n,
-				($16 - $6) * 10000 / n, ($17 - $7) * 10000 / n, ($18 - $8) * 10000 / n, ($19 - $9) * 100 / ($20 - $10) }')")
+				($16 - $6) * 10000 / n, ($17 - $7) * 10000 / n, ($18 - $8 - w0) * 10000 / n, ($19 - $9) * 100 / ($20 - $10) }')")
 		for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 		wait 2>/dev/null
 		[[ $bin == stand-in ]] || rabbitmqctl -q delete_vhost "$VHOST" >/dev/null 2>&1

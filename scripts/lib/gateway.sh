@@ -16,6 +16,7 @@
 #                                          # settings; waits for its /readyz
 #   token USER [ROLE]                      # a JWT for USER (after gateway_build mint-token)
 #   new_users DURATION                     # JWTs a wrk run needs for new users only
+#   wrk_started FILE PID THREADS           # a wrk-users.lua run past its threads' inits
 #   ticks PID                              # a process's CPU so far, in clock ticks
 #   set_rate C N                           # redis-benchmark SET, C clients, N requests: req/s
 #
@@ -127,6 +128,14 @@ new_users() {
 	local s
 	case $1 in *m) s=$((${1%m} * 60)) ;; *s) s=${1%s} ;; *) s=$1 ;; esac
 	echo $((s * 100000))
+}
+
+# wrk_started FILE PID THREADS: returns once every thread of the wrk
+# run PID has built its requests (scripts/lib/wrk-users.lua with
+# BENCH_READY=FILE: a line per thread), or wrk has ended; what is measured
+# from then on is the run alone
+wrk_started() {
+	while kill -0 "$2" 2>/dev/null && [[ $({ wc -l <"$1"; } 2>/dev/null || echo 0) -lt $3 ]]; do sleep 0.05; done
 }
 
 # ticks PID: the CPU a process has used, in clock ticks (10 ms)
