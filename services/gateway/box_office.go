@@ -90,13 +90,8 @@ func (r boxOfficeSaleRequest) Validate() error {
 // same key; the seats sold in Redis wait for it, and without a retry the
 // box-office sweep records the sale). A sale id names one sale per event.
 func (s *Server) boxOfficeSale(c *gin.Context) {
-	eventID := c.Param("id")
-	if !ids.ValidEvent(eventID) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req boxOfficeSaleRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	eventID, req, ok := adminEventRequest[boxOfficeSaleRequest](c)
+	if !ok {
 		return
 	}
 	key := c.GetHeader("Idempotency-Key")

@@ -89,13 +89,8 @@ func (r *createCodesRequest) Validate() error {
 // answers them as text/csv. Errors: 400 invalid_body, 404
 // event_not_found.
 func (s *Server) createCodes(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req createCodesRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[createCodesRequest](c)
+	if !ok {
 		return
 	}
 	if s.CodeKey == nil {
@@ -263,13 +258,8 @@ func (r phaseRequest) Validate() error {
 // (phase.set) and published (phase_ended, phase_started). Errors: 400
 // invalid_body, 404 event_not_found.
 func (s *Server) setPhase(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req phaseRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[phaseRequest](c)
+	if !ok {
 		return
 	}
 	p := booking.PhaseState(req)

@@ -161,13 +161,8 @@ func printable(s string) bool {
 // audited (draw.beacon). Errors: 400 invalid_body, 404 event_not_found,
 // 409 beacon_value_set (a different value was supplied before).
 func (s *Server) setBeacon(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req beaconRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[beaconRequest](c)
+	if !ok {
 		return
 	}
 	if req.Value != "" && !fairness.ValidBeacon(req.Value) {

@@ -51,6 +51,19 @@ func ledgerErr(err error) error {
 	return err
 }
 
+// adminEventRequest reads an admin change's path event id and its JSON body,
+// strictly (httpapi.BindStrict): ok false when it has answered (404
+// event_not_found for a malformed id, which is an unknown one; 400
+// invalid_body, 413, 415).
+func adminEventRequest[T any](c *gin.Context) (id string, req T, ok bool) {
+	id = c.Param("id")
+	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
+		bookinghttp.Fail(c, booking.ErrEventNotFound)
+		return "", req, false
+	}
+	return id, req, httpapi.BindStrict(c, &req, httpapi.MaxBody)
+}
+
 // ledgerEventID answers the path's event id when the ledger has the
 // event; otherwise it has answered (404 event_not_found, a malformed id
 // being unknown; 503 when PostgreSQL is unavailable) and ok is false.

@@ -12,7 +12,6 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
-	"github.com/boxoffice/boxoffice/pkg/ids"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
@@ -41,13 +40,8 @@ const ScheduleInterval = time.Second
 // phase_unknown_section, invalid_on_phase_change), 404 event_not_found;
 // nothing changed.
 func (s *Server) setSchedule(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req booking.Schedule
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[booking.Schedule](c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()

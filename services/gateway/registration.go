@@ -102,13 +102,8 @@ func (r openRegistrationRequest) Validate() error {
 // (the draw's commitment stays). 200 the window. Errors: 400
 // invalid_body, 404 event_not_found, 409 registration_drawn.
 func (s *Server) openRegistration(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req openRegistrationRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[openRegistrationRequest](c)
+	if !ok {
 		return
 	}
 	o, _ := time.Parse(time.RFC3339, req.OpensAt)
@@ -150,13 +145,8 @@ func (r drawRequest) Validate() error {
 // window with the seed. Errors: 400 invalid_body, 404 event_not_found,
 // registration_not_found, 409 registration_open.
 func (s *Server) drawSelection(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) {
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req drawRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[drawRequest](c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()

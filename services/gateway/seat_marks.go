@@ -177,13 +177,8 @@ func (r markSeatsRequest) seats(ids []string) ([]string, error) {
 // row or range not in the map), 409 seat_unavailable (refused: each seat
 // a fan holds or bought, with its status; nothing changed).
 func (s *Server) markSeats(c *gin.Context) {
-	id := c.Param("id")
-	if !ids.ValidEvent(id) { // the one event id rule: malformed is unknown
-		bookinghttp.Fail(c, booking.ErrEventNotFound)
-		return
-	}
-	var req markSeatsRequest
-	if !httpapi.BindStrict(c, &req, httpapi.MaxBody) {
+	id, req, ok := adminEventRequest[markSeatsRequest](c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
