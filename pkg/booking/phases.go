@@ -279,7 +279,8 @@ func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule) er
 			// early_join_seconds itself) draws with its own seed,
 			// committed now (kept when the phase had one already)
 			seed := drawSeedArgs()
-			args = append(args, "pq_seed:"+p.ID, seed[1], "pq_commit:"+p.ID, seed[3])
+			seedField, commitField := drawFields(p.ID)
+			args = append(args, seedField, seed[1], commitField, seed[3])
 		}
 	}
 	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, args...); err != nil {

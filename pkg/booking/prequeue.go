@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -309,7 +310,8 @@ func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, 
 		return d, false, nil
 	}
 	keys := s.eventKeys(eventID)
-	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "pq_seed:"+d.Phase, "pq_commit:"+d.Phase).Result()
+	seedField, commitField := drawFields(d.Phase)
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], seedField, commitField).Result()
 	if err != nil {
 		return d, true, fmt.Errorf("close phase draw: %w", err)
 	}
@@ -496,15 +498,30 @@ type DrawSeed struct {
 	Commit string
 }
 
+// drawFields are the config fields of a draw's seed and commitment:
+// phase "" the event's own pre-queue's, else the later phase's.
+func drawFields(phase string) (seed, commit string) {
+	if phase == "" {
+		return "draw_seed", "draw_commit"
+	}
+	return "pq_seed:" + phase, "pq_commit:" + phase
+}
+
 // DrawSeeds returns the seeds and commitments of the event's draws as
-// Redis keeps them, the event's own first (none: no pre-queue ever).
-// ErrEventNotFound.
+// Redis keeps them, the event's own first, then by phase id (none: no
+// pre-queue ever). ErrEventNotFound.
 func (s *Store) DrawSeeds(ctx context.Context, eventID string) ([]DrawSeed, error) {
-	if err := checkIDs(eventID); err != nil {
+	commits, err := s.PhaseCommits(ctx, eventID)
+	if err != nil {
 		return nil, err
 	}
-	key := s.eventKeys(eventID)[kConfig]
-	v, err := s.rdb.HMGet(ctx, key, "total", "draw_seed", "draw_commit").Result()
+	phases := slices.Sorted(maps.Keys(commits))
+	fields := []string{"total", "draw_seed", "draw_commit"}
+	for _, p := range phases {
+		seed, _ := drawFields(p)
+		fields = append(fields, seed)
+	}
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], fields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("draw seeds: %w", err)
 	}
@@ -516,31 +533,8 @@ func (s *Store) DrawSeeds(ctx context.Context, eventID string) ([]DrawSeed, erro
 	if str(1) != "" {
 		out = append(out, DrawSeed{Seed: str(1), Commit: str(2)})
 	}
-	seeds, commits := map[string]string{}, map[string]string{}
-	var cursor uint64
-	for {
-		fields, next, err := s.rdb.HScan(ctx, key, cursor, "pq_*", 100).Result()
-		if err != nil {
-			return nil, fmt.Errorf("draw seeds: %w", err)
-		}
-		for i := 0; i+1 < len(fields); i += 2 {
-			if p, ok := strings.CutPrefix(fields[i], "pq_seed:"); ok {
-				seeds[p] = fields[i+1]
-			} else if p, ok := strings.CutPrefix(fields[i], "pq_commit:"); ok {
-				commits[p] = fields[i+1]
-			}
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
-	}
-	phases := make([]string, 0, len(seeds))
-	for p := range seeds {
-		phases = append(phases, p)
-	}
-	slices.Sort(phases)
-	for _, p := range phases {
-		out = append(out, DrawSeed{Phase: p, Seed: seeds[p], Commit: commits[p]})
+	for i, p := range phases {
+		out = append(out, DrawSeed{Phase: p, Seed: str(3 + i), Commit: commits[p]})
 	}
 	return out, nil
 }
@@ -575,11 +569,8 @@ func (s *Store) RestoreDrawSeeds(ctx context.Context, eventID string, seeds []Dr
 		if err := CheckDrawSeed(d); err != nil {
 			return err
 		}
-		if d.Phase == "" {
-			args = append(args, "draw_seed", d.Seed, "draw_commit", d.Commit)
-		} else {
-			args = append(args, "pq_seed:"+d.Phase, d.Seed, "pq_commit:"+d.Phase, d.Commit)
-		}
+		seed, commit := drawFields(d.Phase)
+		args = append(args, seed, d.Seed, commit, d.Commit)
 	}
 	if len(args) == 0 {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 )
@@ -15,6 +16,9 @@ import (
 // rows of the draws whose kept seed differs from the one given (the seed
 // whose commitment was recorded first, which a rebuild puts back).
 func (l *Ledger) RecordDrawSeeds(ctx context.Context, eventID string, seeds []booking.DrawSeed) ([]booking.DrawSeed, error) {
+	if len(seeds) == 0 { // an event without a pre-queue: nothing to read
+		return nil, nil
+	}
 	for _, d := range seeds {
 		if err := booking.CheckDrawSeed(d); err != nil {
 			return nil, wrap("record draw seeds", err)
@@ -70,4 +74,25 @@ func (l *Ledger) keptSeeds(ctx context.Context, eventID string) (map[string]book
 		out[d.Phase] = d
 	}
 	return out, nil
+}
+
+// KeepDrawSeeds records the seeds of eventID's draws as store has them
+// (RecordDrawSeeds) and logs each draw whose seed in Redis differs from
+// the one the ledger kept, which it leaves as it is: after an admin call
+// that may have drawn one (the gateway), on a rebuild and on every
+// reconciliation (Restorer).
+func (l *Ledger) KeepDrawSeeds(ctx context.Context, store *booking.Store, eventID string, log *zap.Logger) error {
+	seeds, err := store.DrawSeeds(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	differ, err := l.RecordDrawSeeds(ctx, eventID, seeds)
+	if err != nil {
+		return err
+	}
+	for _, d := range differ {
+		log.Error("draw seed in Redis differs from the one the ledger kept", zap.String("event_id", eventID),
+			zap.String("phase", d.Phase), zap.String("ledger_commit", d.Commit))
+	}
+	return nil
 }

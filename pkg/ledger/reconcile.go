@@ -91,7 +91,7 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	}
 	// the draws' seeds the ledger lacks (a create, update or schedule
 	// whose ledger write failed): recorded, so a rebuild keeps them
-	if err := r.keepDrawSeeds(ctx, eventID); err != nil {
+	if err := r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log()); err != nil {
 		return out, fmt.Errorf("draw seeds: %w", err)
 	}
 	return out, nil

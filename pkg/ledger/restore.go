@@ -239,26 +239,7 @@ func (r *Restorer) restoreDrawSeeds(ctx context.Context, eventID string) error {
 	if err := r.Store.RestoreDrawSeeds(ctx, eventID, kept); err != nil {
 		return err
 	}
-	return r.keepDrawSeeds(ctx, eventID)
-}
-
-// keepDrawSeeds records the seeds of eventID's draws as Redis has them
-// (the first recorded for a draw stays) and logs a draw whose seed in
-// Redis differs from the ledger's, which it leaves as it is.
-func (r *Restorer) keepDrawSeeds(ctx context.Context, eventID string) error {
-	seeds, err := r.Store.DrawSeeds(ctx, eventID)
-	if err != nil {
-		return err
-	}
-	differ, err := r.Ledger.RecordDrawSeeds(ctx, eventID, seeds)
-	if err != nil {
-		return err
-	}
-	for _, d := range differ {
-		r.log().Error("draw seed in Redis differs from the one the ledger kept", zap.String("event_id", eventID),
-			zap.String("phase", d.Phase), zap.String("ledger_commit", d.Commit))
-	}
-	return nil
+	return r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
 }
 
 func soldSeats(orders []Order) []booking.SoldSeat {

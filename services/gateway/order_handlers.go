@@ -118,20 +118,9 @@ func (s *Server) ledgerDrawSeeds(c *gin.Context, id string) bool {
 	if s.Ledger == nil {
 		return true
 	}
-	ctx := c.Request.Context()
-	seeds, err := s.Store.DrawSeeds(ctx, id)
-	if err != nil {
-		bookinghttp.Fail(c, err)
-		return false
-	}
-	differ, err := s.Ledger.RecordDrawSeeds(ctx, id, seeds)
-	if err != nil {
+	if err := s.Ledger.KeepDrawSeeds(c.Request.Context(), s.Store, id, httpapi.Logger(c)); err != nil {
 		bookinghttp.Fail(c, ledgerErr(err))
 		return false
-	}
-	for _, d := range differ {
-		httpapi.Logger(c).Error("draw seed in Redis differs from the one the ledger kept", zap.String("event_id", id),
-			zap.String("phase", d.Phase), zap.String("ledger_commit", d.Commit))
 	}
 	return true
 }
