@@ -1,10 +1,14 @@
 package booking
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -163,4 +167,45 @@ func TestRepairSoldOverAMark(t *testing.T) {
 		t.Fatalf("counts %+v", c)
 	}
 	f.checkInvariants("evt")
+}
+
+// A rebuild draws with the seeds the ledger kept from its first step on:
+// the event's config never holds a fresh seed the commitment published
+// before the rebuild does not match, not even between the rebuild's steps.
+func TestRestoreKeepsDrawSeeds(t *testing.T) {
+	f := newFixture(t)
+	c, err := NormalizeEvent(EventConfig{ID: "evt", Name: "x", Rows: 2, SeatsPerRow: 5, Capacity: 2,
+		SalesStart: time.Now().Add(time.Hour), EarlyJoin: 30 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := func(b byte) DrawSeed {
+		s := bytes.Repeat([]byte{b}, 32)
+		sum := sha256.Sum256(s)
+		return DrawSeed{Seed: hex.EncodeToString(s), Commit: hex.EncodeToString(sum[:])}
+	}
+	bad := seed(3)
+	bad.Commit = seed(4).Commit
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, DrawSeeds: []DrawSeed{bad}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a seed that does not match its commitment: %v", err)
+	}
+	if ok, err := f.s.EventExists(f.ctx, "evt"); err != nil || ok {
+		t.Fatalf("a refused rebuild wrote the event: %v %v", ok, err)
+	}
+	own, later := seed(1), seed(2)
+	later.Phase = "general"
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, DrawSeeds: []DrawSeed{own, later}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.s.DrawSeeds(f.ctx, "evt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []DrawSeed{own, later}) {
+		t.Fatalf("draws after the rebuild %+v, want %+v", got, []DrawSeed{own, later})
+	}
+	ev, err := f.s.GetEvent(f.ctx, "evt")
+	if err != nil || ev.DrawCommit != own.Commit {
+		t.Fatalf("draw_commit %q %v, want %q", ev.DrawCommit, err, own.Commit)
+	}
 }

@@ -554,29 +554,3 @@ func CheckDrawSeed(d DrawSeed) error {
 	}
 	return nil
 }
-
-// RestoreDrawSeeds puts seeds (kept by the ledger) into a rebuilt event's
-// config, replacing the fresh ones the rebuild made, so the commitments
-// published before the rebuild still match the seeds revealed later
-// (Restorer.Restore). Nothing is written when a seed does not match its
-// commitment (ErrInvalidArgument).
-func (s *Store) RestoreDrawSeeds(ctx context.Context, eventID string, seeds []DrawSeed) error {
-	if err := checkIDs(eventID); err != nil {
-		return err
-	}
-	var args []any
-	for _, d := range seeds {
-		if err := CheckDrawSeed(d); err != nil {
-			return err
-		}
-		seed, commit := drawFields(d.Phase)
-		args = append(args, seed, d.Seed, commit, d.Commit)
-	}
-	if len(args) == 0 {
-		return nil
-	}
-	if err := s.rdb.HSet(ctx, s.eventKeys(eventID)[kConfig], args...).Err(); err != nil {
-		return fmt.Errorf("restore draw seeds: %w", err)
-	}
-	return nil
-}

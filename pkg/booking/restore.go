@@ -64,8 +64,12 @@ func checkSold(x SoldSeat) error {
 // (NormalizeEvent), whether admission is paused, the seat sold to each
 // completed user, SeqBase, a join sequence above every one the event
 // ever gave out (new joins continue after it), and the seats operators
-// hold or killed (Marks), and the admission log the ledger archived
-// (AdmissionLog; zero: a new log).
+// hold or killed (Marks), the admission log the ledger archived
+// (AdmissionLog; zero: a new log), and the draws' seeds the ledger kept
+// (DrawSeeds: the event's own pre-queue's and later phases'), which the
+// rebuilt event has from its first step on, so that no answer in between
+// shows a commitment other than the one published before the rebuild (a
+// draw without a kept seed gets a new one, as a new event does).
 type RestoreInput struct {
 	Config       EventConfig
 	Paused       bool
@@ -73,6 +77,7 @@ type RestoreInput struct {
 	Sold         []SoldSeat
 	Marks        []MarkedSeat
 	AdmissionLog LogStart
+	DrawSeeds    []DrawSeed
 }
 
 // LogStart is where a rebuilt event's admission log continues: the
@@ -105,7 +110,8 @@ type RestoreResult struct {
 // join again. The seats operators hold or killed (Marks) are marked by a
 // second call right after, before any fan can have been admitted again
 // (admission needs a promotion and a selection in between). ErrEventExists when the event's configuration is present
-// (nothing changed). Errors: ErrInvalidEvent, ErrInvalidArgument.
+// (nothing changed). Errors: ErrInvalidEvent, ErrInvalidArgument (also a
+// draw seed that does not match its commitment: nothing written).
 func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResult, error) {
 	c := in.Config
 	if !ids.Valid(c.ID) || len(c.Seats) == 0 || len(c.Seats) > MaxSeats {
@@ -121,7 +127,7 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if in.Paused {
 		paused = 1
 	}
-	args := make([]any, 0, 20+len(c.Seats)+4*len(in.Sold))
+	args := make([]any, 0, 21+4*len(in.DrawSeeds)+len(c.Seats)+4*len(in.Sold))
 	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
 		c.Rows, c.SeatsPerRow, paused, in.SeqBase, len(c.Seats))
@@ -134,7 +140,14 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if lg.Size < 0 || (lg.Size > 0) != (lg.Head != "") || strings.ContainsRune(lg.Salt+lg.Head, '|') {
 		return RestoreResult{}, fmt.Errorf("%w: admission log start %d %q", ErrInvalidArgument, lg.Size, lg.Head)
 	}
-	args = append(args, lg.Size, lg.Head, lg.Salt)
+	args = append(args, lg.Size, lg.Head, lg.Salt, 2*len(in.DrawSeeds))
+	for _, d := range in.DrawSeeds {
+		if err := CheckDrawSeed(d); err != nil {
+			return RestoreResult{}, err
+		}
+		seed, commit := drawFields(d.Phase)
+		args = append(args, seed, d.Seed, commit, d.Commit)
+	}
 	for _, id := range c.Seats {
 		args = append(args, id)
 	}

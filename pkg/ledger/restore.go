@@ -107,8 +107,15 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
+	// the draws' seeds: the rebuilt event draws with these from its first
+	// step, so the commitments published before still match the seeds
+	// revealed
+	seeds, err := r.Ledger.DrawSeeds(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
 	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold)),
-		Marks: markedSeats(marks), AdmissionLog: alog}
+		Marks: markedSeats(marks), AdmissionLog: alog, DrawSeeds: seeds}
 	res, err := r.Store.RestoreEvent(ctx, in)
 	if err != nil {
 		return Restored{}, err
@@ -176,15 +183,12 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("phase schedule not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
-	// the draws' seeds: the ledger's replace the new ones the rebuild
-	// drew (RestoreEvent's pre-queue, SetSchedule's later phases), so the
-	// commitments published before still match the seeds revealed; a
-	// draw the ledger has no seed of keeps its new one, recorded now (a
-	// failure leaves the new seeds: the reconciliation records those the
-	// ledger lacks and logs those that differ)
-	err = r.restoreDrawSeeds(ctx, eventID)
+	// the seeds of draws the ledger had none of (new ones the rebuild
+	// drew: RestoreEvent's pre-queue, SetSchedule's later phases); a
+	// failure is left to the reconciliation, which records them too
+	err = r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
 	if err != nil {
-		r.log().Error("draw seeds not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+		r.log().Error("new draw seeds of the rebuilt event not recorded", zap.String("event_id", eventID), zap.Error(err))
 	}
 	// the waitlist's open places, last: the seats free after the rebuild
 	// go to its head first. A failure leaves the places in the ledger;
@@ -227,19 +231,6 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 		}
 	}
 	return out, nil
-}
-
-// restoreDrawSeeds puts the ledger's draw seeds into the rebuilt event,
-// then records the seeds of the draws the ledger had none of.
-func (r *Restorer) restoreDrawSeeds(ctx context.Context, eventID string) error {
-	kept, err := r.Ledger.DrawSeeds(ctx, eventID)
-	if err != nil {
-		return err
-	}
-	if err := r.Store.RestoreDrawSeeds(ctx, eventID, kept); err != nil {
-		return err
-	}
-	return r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
 }
 
 func soldSeats(orders []Order) []booking.SoldSeat {
