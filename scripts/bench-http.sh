@@ -26,8 +26,11 @@
 #                                              # $PEER/join, wrk, same
 #                                              # connections) right after each
 #                                              # gateway join: the join's ratio
-#                                              # to it, run by run
-#                                              # (scripts/bench-peer.sh)
+#                                              # to it, run by run, and the
+#                                              # whole machine's CPU per join
+#                                              # in each (scripts/bench-peer.sh;
+#                                              # PEER_PIDS="PID REDIS_PID" adds
+#                                              # the peer's and its Redis's)
 #
 # The CPU column is the gateway's and Redis's CPU time during each wrk run
 # (/proc/<pid>/stat) divided by its requests. Each round also runs
@@ -86,10 +89,17 @@ done
 
 
 # cpu OUT: the gateway's and Redis's CPU per request of the wrk run in OUT,
-# in µs (run_ticks, written by wrkrun, holds their ticks during the run)
+# in µs (OUT.ticks, written by wrkrun, holds their ticks during the run)
 cpu() {
 	local n; n=$(grep -Eo '[0-9]+ requests in' "$1" | awk '{print $1}')
 	awk -v n="$n" '{printf "%.0f %.0f", $1 * 10000 / n, $2 * 10000 / n}' "$1.ticks"
+}
+# busy OUT: the whole machine's CPU (every process, every core) per
+# request of the wrk run in OUT, in µs (the third and fourth numbers of
+# OUT.ticks: the machine's idle and total ticks during the run)
+busy() {
+	local n; n=$(grep -Eo '[0-9]+ requests in' "$1" | awk '{print $1}')
+	awk -v n="$n" '{printf "%.1f", ($4 - $3) * 10000 / n}' "$1.ticks"
 }
 # wrkrun OUT C METHOD PATH BODY TOKENS LIMIT
 # (measured from the end of wrk's threads' inits: wrk_started)
@@ -100,13 +110,26 @@ wrkrun() {
 		wrk -t"$THREADS" -c"$2" -d"$DURATION" --latency -s scripts/lib/wrk-users.lua "$GW" >"$1" 2>&1 &
 	w=$!
 	wrk_started "$1.ready" "$w" "$THREADS"
-	g0=$(ticks "$GW_PID"); r0=$(ticks "$REDIS_PID")
+	g0=$(ticks "$GW_PID"); r0=$(ticks "$REDIS_PID"); read -r i0 t0 < <(machine_ticks)
 	if [[ -n ${PPROF_DIR:-} ]]; then
 		mkdir -p "$PPROF_DIR"
 		(sleep 1; curl -fs -o "$PPROF_DIR/$(basename "$1").pprof" "http://127.0.0.1:$((GW_PORT + 1))/debug/pprof/profile?seconds=8") &
 	fi
 	wait "$w"
-	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0))" >"$1.ticks"
+	read -r i1 t1 < <(machine_ticks)
+	echo "$(($(ticks "$GW_PID") - g0)) $(($(ticks "$REDIS_PID") - r0)) $((i1 - i0)) $((t1 - t0))" >"$1.ticks"
+}
+# peerrun OUT C: the peer's join under wrk, with the CPU of the peer and
+# its Redis (PEER_PIDS, when set) and of the machine in OUT.ticks
+peerrun() {
+	local p0=0 q0=0 p1=0 q1=0 i0 t0 i1 t1 pp pr
+	read -r pp pr <<<"${PEER_PIDS:-}"
+	[[ -n $pp ]] && p0=$(ticks "$pp") && q0=$(ticks "$pr")
+	read -r i0 t0 < <(machine_ticks)
+	wrk -t"$THREADS" -c"$2" -d"$DURATION" -s scripts/lib/wrk-post.lua "$PEER/join" >"$1" 2>&1
+	read -r i1 t1 < <(machine_ticks)
+	[[ -n $pp ]] && p1=$(ticks "$pp") && q1=$(ticks "$pr")
+	echo "$((p1 - p0)) $((q1 - q0)) $((i1 - i0)) $((t1 - t0))" >"$1.ticks"
 }
 rps() { grep -E '^Requests/sec' "$1" | awk '{print $2}'; }
 pct() { awk -v p="$2%" '$1==p {print $2}' "$1"; }
@@ -139,8 +162,8 @@ for c in $CONNS; do
 		tokens "$TMP/t$c-$r" "u$c-$r-" "$TOKENS"
 		wrkrun "$TMP/join$c-$r" "$c" POST /api/booking/request "{\"event_id\":\"${EV}http$c-$r\"}" "$TMP/t$c-$r" 0
 		if [[ -n ${PEER:-} ]]; then
-			wrk -t"$THREADS" -c"$c" -d"$DURATION" -s scripts/lib/wrk-post.lua "$PEER/join" >"$TMP/peer$c-$r" 2>&1
-			echo "$c $(rps "$TMP/join$c-$r") $(rps "$TMP/peer$c-$r") $(errs "$TMP/peer$c-$r")" >>"$TMP/peer"
+			peerrun "$TMP/peer$c-$r" "$c"
+			echo "$c $(rps "$TMP/join$c-$r") $(rps "$TMP/peer$c-$r") $(errs "$TMP/peer$c-$r") $(busy "$TMP/join$c-$r") $(busy "$TMP/peer$c-$r") $(cpu "$TMP/join$c-$r") $(cpu "$TMP/peer$c-$r")" >>"$TMP/peer"
 		fi
 		echo "$c join $r $(rps "$TMP/join$c-$r") $(pct "$TMP/join$c-$r" 50) $(pct "$TMP/join$c-$r" 99) $(errs "$TMP/join$c-$r") $(cpu "$TMP/join$c-$r") $(set_rate "$c" "$RB_REQUESTS") $(rb "$c" enqueue "${EV}rb$c" 1000000000 "$RB_REQUESTS")" >>"$TMP/results"
 		# position: the users who just joined ask (their tokens are cached,
@@ -181,15 +204,20 @@ if [[ -n ${PEER:-} ]]; then
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    c, gw, peer, non2xx = line.split()
-    runs.setdefault(int(c), []).append((float(gw), float(peer), int(non2xx or 0)))
+    c, gw, peer, non2xx, busy, pbusy, gw_us, redis_us, peer_us, peer_redis_us = line.split()
+    runs.setdefault(int(c), []).append((float(gw), float(peer), int(non2xx or 0), float(busy), float(pbusy),
+                                        int(gw_us), int(redis_us), int(peer_us), int(peer_redis_us)))
+med = lambda rs, i: statistics.median(r[i] for r in rs)
 print()
-print(f"| connections | join req/s | peer join req/s ({sys.argv[2]}/join) | peer non-2xx | **join ÷ peer** (median) | per run |")
-print("|---|---|---|---|---|---|")
+print(f"| connections | join req/s | peer join req/s ({sys.argv[2]}/join) | peer non-2xx | **join ÷ peer** (median) | per run "
+      "| machine CPU µs per join: ours / peer's | gateway / Redis, peer / its Redis CPU µs per join |")
+print("|---|---|---|---|---|---|---|---|")
 for c, rs in sorted(runs.items()):
-    ratios = [g / p for g, p, _ in rs]
-    print(f"| {c} | {statistics.median(g for g, _, _ in rs):,.0f} | {statistics.median(p for _, p, _ in rs):,.0f} | {sum(n for _, _, n in rs)} "
-          f"| **{statistics.median(ratios):.2f}** | {' '.join(f'{x:.2f}' for x in ratios)} |")
+    ratios = [r[0] / r[1] for r in rs]
+    print(f"| {c} | {med(rs, 0):,.0f} | {med(rs, 1):,.0f} | {sum(r[2] for r in rs)} "
+          f"| **{statistics.median(ratios):.2f}** | {' '.join(f'{x:.2f}' for x in ratios)} "
+          f"| {med(rs, 3):.1f} / {med(rs, 4):.1f} | {med(rs, 5):.0f} / {med(rs, 6):.0f}, "
+          + (f"{med(rs, 7):.0f} / {med(rs, 8):.0f} |" if med(rs, 7) or med(rs, 8) else "– |"))
 PY
 fi
 echo

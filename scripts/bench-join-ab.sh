@@ -57,7 +57,7 @@ counters() {
 	# machine's idle and total ticks
 	printf '%s %s ' "$(ticks "$REDIS_PID")" "$( [[ -n $KAFKA_PID ]] && ticks "$KAFKA_PID" || echo 0)"
 	awk '{printf "%s ", $16 + $17}' /proc/$$/stat
-	awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t}' /proc/stat
+	machine_ticks
 }
 # floor: the yardstick's CPU µs per request now
 floor() {

@@ -3,7 +3,10 @@
 # run: HarrisonTCodes/session-queue (Go; signs an HS256 token per join and
 # keeps no per-user state) built from a checkout (PEER_SRC), on a
 # redis-server of its own, then scripts/bench-http.sh with PEER set, whose
-# join rounds go gateway, peer, redis-benchmark SET, FCALL, side by side.
+# join rounds go gateway, peer, redis-benchmark SET, FCALL, side by side;
+# its peer table gives the ratio and where each side's CPU went per join:
+# the whole machine's (the load generator's too), the gateway's and its
+# Redis's, the peer's and its Redis's.
 #
 #   git clone https://github.com/HarrisonTCodes/session-queue /tmp/session-queue
 #   PEER_SRC=/tmp/session-queue CONNS=50 REPS=3 scripts/bench-peer.sh
@@ -33,4 +36,4 @@ PEER_PID=$!
 for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$PEER_PORT/livez" && break; sleep 0.1; done
 curl -fs -o /dev/null -X POST "http://127.0.0.1:$PEER_PORT/join" || { echo "bench-peer: the peer does not join" >&2; cat "$PTMP/peer.log" >&2; exit 1; }
 
-PEER=http://127.0.0.1:$PEER_PORT scripts/bench-http.sh
+PEER=http://127.0.0.1:$PEER_PORT PEER_PIDS="$PEER_PID $PEER_REDIS_PID" scripts/bench-http.sh

@@ -18,6 +18,7 @@
 #   new_users DURATION                     # JWTs a wrk run needs for new users only
 #   wrk_started FILE PID THREADS           # a wrk-users.lua run past its threads' inits
 #   ticks PID                              # a process's CPU so far, in clock ticks
+#   machine_ticks                          # the machine's idle and total ticks so far
 #   set_rate C N                           # redis-benchmark SET, C clients, N requests: req/s
 #
 # Ports: GW_PORT (18180) for the gateway, GW_PORT+1 for its admin listener;
@@ -140,6 +141,10 @@ wrk_started() {
 
 # ticks PID: the CPU a process has used, in clock ticks (10 ms)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# machine_ticks: the machine's idle (with iowait) and total clock ticks so
+# far, all cores together
+machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t}' /proc/stat; }
 
 # set_rate C N: redis-benchmark SET on 6379 at C clients for N requests,
 # in requests per second (the yardstick the performance page uses, run beside the gateway)
