@@ -77,22 +77,25 @@ func (l *Ledger) keptSeeds(ctx context.Context, eventID string) (map[string]book
 }
 
 // KeepDrawSeeds records the seeds of eventID's draws as store has them
-// (RecordDrawSeeds) and logs each draw whose seed in Redis differs from
-// the one the ledger kept, which it leaves as it is: after an admin call
-// that may have drawn one (the gateway), on a rebuild and on every
-// reconciliation (Restorer).
-func (l *Ledger) KeepDrawSeeds(ctx context.Context, store *booking.Store, eventID string, log *zap.Logger) error {
+// (RecordDrawSeeds), and logs and returns the phases ("": the event's own
+// draw) whose seed in Redis differs from the one the ledger kept, which
+// it leaves as it is: after an admin call that may have drawn one (the
+// gateway), on a rebuild and on every reconciliation (Restorer, which
+// counts them in boxoffice_ledger_draw_seed_mismatch).
+func (l *Ledger) KeepDrawSeeds(ctx context.Context, store *booking.Store, eventID string, log *zap.Logger) ([]string, error) {
 	seeds, err := store.DrawSeeds(ctx, eventID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	differ, err := l.RecordDrawSeeds(ctx, eventID, seeds)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, d := range differ {
+	phases := make([]string, len(differ))
+	for i, d := range differ {
 		log.Error("draw seed in Redis differs from the one the ledger kept", zap.String("event_id", eventID),
 			zap.String("phase", d.Phase), zap.String("ledger_commit", d.Commit))
+		phases[i] = d.Phase
 	}
-	return nil
+	return phases, nil
 }

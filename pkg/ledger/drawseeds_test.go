@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/boxoffice/boxoffice/pkg/booking"
 )
 
@@ -135,5 +137,39 @@ func TestDrawSeedsRecordedByReconciliation(t *testing.T) {
 	}
 	if after, err := g.store.DrawSeeds(ctx, g.event); err != nil || !slices.Equal(after, before) {
 		t.Fatalf("after the rebuild %+v %v, want %+v", after, err, before)
+	}
+}
+
+// A seed in Redis that differs from the one the ledger kept (changed by
+// hand, or by a bug) is left as it is but counted by the reconciliation,
+// for the alert: the draw will not verify against the commitment
+// published first.
+func TestDrawSeedMismatchCounted(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "swap", Name: "Swap", Rows: 1, SeatsPerRow: 4, Capacity: 2,
+		SalesStart: time.Now().Add(3 * time.Hour).Truncate(time.Second), EarlyJoin: time.Hour})
+	ctx := context.Background()
+	gauge := g.r.Metrics.DrawSeedMismatch(g.event)
+	res, err := g.r.Reconcile(ctx, g.event)
+	if err != nil || len(res.DrawSeedMismatches) != 0 || testutil.ToFloat64(gauge) != 0 {
+		t.Fatalf("first pass (records the seed): %+v %v, gauge %v", res, err, testutil.ToFloat64(gauge))
+	}
+	kept, err := g.led.DrawSeeds(ctx, g.event)
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("kept %+v %v", kept, err)
+	}
+	raw := strings.Repeat("7e", 32)
+	b, _ := hex.DecodeString(raw)
+	sum := sha256.Sum256(b)
+	config := booking.EventKeys(g.store.Prefix(), g.event)[0]
+	if err := g.rdb.HSet(ctx, config, "draw_seed", raw, "draw_commit", hex.EncodeToString(sum[:])).Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err = g.r.Reconcile(ctx, g.event)
+	if err != nil || !slices.Equal(res.DrawSeedMismatches, []string{""}) || testutil.ToFloat64(gauge) != 1 {
+		t.Fatalf("after the swap: %+v %v, gauge %v", res, err, testutil.ToFloat64(gauge))
+	}
+	if again, err := g.led.DrawSeeds(ctx, g.event); err != nil || !slices.Equal(again, kept) {
+		t.Fatalf("the ledger's seed changed: %+v %v", again, err)
 	}
 }

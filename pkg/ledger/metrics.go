@@ -15,11 +15,15 @@ import (
 //	    missing_in_ledger (sold in Redis, no order), conflict (sold to two buyers);
 //	    an event that a pass of ReconcileAll did not reconcile (gone from
 //	    Redis or the ledger) loses its series, so no alert outlives its event
+//	boxoffice_ledger_draw_seed_mismatch{event_id}  gauge, last pass: the
+//	    event's draws whose seed in Redis differs from the one the ledger
+//	    kept (its commitment published first), which will not verify
 //	boxoffice_ledger_repaired_seats_total   seats marked sold in Redis by reconciliation
 //	boxoffice_ledger_restores_total         events rebuilt from the ledger
 //	boxoffice_ledger_errors_total{stage}    failed passes: restore, reconcile, publish
 type Metrics struct {
 	difference *prometheus.GaugeVec
+	drawSeeds  *prometheus.GaugeVec
 	repaired   prometheus.Counter
 	restores   prometheus.Counter
 	errors     *prometheus.CounterVec
@@ -34,19 +38,23 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return &Metrics{
 		difference: f.GaugeVec("reconcile_difference",
 			"Seats whose sale Redis and the ledger disagree on, at the last reconciliation.", "event_id", "direction"),
+		drawSeeds: f.GaugeVec("draw_seed_mismatch",
+			"Draws whose seed in Redis differs from the one the ledger kept, at the last reconciliation: they will not verify against the commitment published first.", "event_id"),
 		repaired: f.Counter("repaired_seats_total", "Seats sold in the ledger that reconciliation marked sold in Redis."),
 		restores: f.Counter("restores_total", "Events whose Redis state was rebuilt from the ledger."),
 		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes and event_restored publishes.", "stage"),
 	}
 }
 
-// keepOnly deletes the difference series of every event not in ids.
+// keepOnly deletes the difference and draw seed series of every event not
+// in ids.
 func (m *Metrics) keepOnly(ids map[string]bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id := range m.reconciled {
 		if !ids[id] {
 			m.difference.DeletePartialMatch(prometheus.Labels{"event_id": id})
+			m.drawSeeds.DeleteLabelValues(id)
 		}
 	}
 	m.reconciled = ids
@@ -55,4 +63,9 @@ func (m *Metrics) keepOnly(ids map[string]bool) {
 // Difference is the gauge of one event and direction (for tests).
 func (m *Metrics) Difference(eventID, direction string) prometheus.Gauge {
 	return m.difference.WithLabelValues(eventID, direction)
+}
+
+// DrawSeedMismatch is the draw seed gauge of one event (for tests).
+func (m *Metrics) DrawSeedMismatch(eventID string) prometheus.Gauge {
+	return m.drawSeeds.WithLabelValues(eventID)
 }

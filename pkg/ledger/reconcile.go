@@ -33,6 +33,9 @@ type Reconciliation struct {
 	Conflicts []string
 	// MissingInLedger are seats Redis sold with no completed order.
 	MissingInLedger []string
+	// DrawSeedMismatches are the draws (their phases; "": the event's
+	// own) whose seed in Redis differs from the one the ledger kept.
+	DrawSeedMismatches []string
 }
 
 // Reconcile compares and repairs one event. booking.ErrEventNotFound when
@@ -90,9 +93,15 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 		m.repaired.Add(float64(out.Repaired))
 	}
 	// the draws' seeds the ledger lacks (a create, update or schedule
-	// whose ledger write failed): recorded, so a rebuild keeps them
-	if err := r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log()); err != nil {
+	// whose ledger write failed): recorded, so a rebuild keeps them; those
+	// that differ from the ledger's are counted for the alert
+	differ, err := r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
+	if err != nil {
 		return out, fmt.Errorf("draw seeds: %w", err)
+	}
+	out.DrawSeedMismatches = differ
+	if m := r.Metrics; m != nil {
+		m.drawSeeds.WithLabelValues(eventID).Set(float64(len(differ)))
 	}
 	return out, nil
 }

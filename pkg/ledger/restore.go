@@ -186,7 +186,7 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	// the seeds of draws the ledger had none of (new ones the rebuild
 	// drew: RestoreEvent's pre-queue, SetSchedule's later phases); a
 	// failure is left to the reconciliation, which records them too
-	err = r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
+	_, err = r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
 	if err != nil {
 		r.log().Error("new draw seeds of the rebuilt event not recorded", zap.String("event_id", eventID), zap.Error(err))
 	}

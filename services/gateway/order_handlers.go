@@ -118,7 +118,7 @@ func (s *Server) ledgerDrawSeeds(c *gin.Context, id string) bool {
 	if s.Ledger == nil {
 		return true
 	}
-	if err := s.Ledger.KeepDrawSeeds(c.Request.Context(), s.Store, id, httpapi.Logger(c)); err != nil {
+	if _, err := s.Ledger.KeepDrawSeeds(c.Request.Context(), s.Store, id, httpapi.Logger(c)); err != nil {
 		bookinghttp.Fail(c, ledgerErr(err))
 		return false
 	}
