@@ -5,10 +5,10 @@
 --   17 sections, 18 alog_size, 19 alog_head, 20 fair_salt (the admission
 --   log's archived entries, the hash of the last, and its salt: the new
 --   alog list continues that chain; 0, '', '': a new log), 21 k, then k
---   config field, value pairs of the draws' kept seeds and commitments
---   (draw_seed, draw_commit, pq_seed:<phase>, pq_commit:<phase>), then n
---   seat ids, then 4 per sold seat: user_id, seat_id, payment_id, join
---   sequence
+--   config field, value pairs written with the config (the door, sales
+--   window and waitlist settings update_event takes, phase and audience,
+--   the draws' seeds and commitments), then n seat ids, then 4 per sold
+--   seat: user_id, seat_id, payment_id, join sequence
 -- Replies: {'ok', total_seats, sold, seq_base, skipped, reason, now_ms} | {'event_exists'}
 -- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc, pq, pqdraw (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
@@ -33,8 +33,8 @@ for i = 1, #open, 2 do
     redis.call('HDEL', K_OFFERS, open[i], 's:' .. s)
   end
 end
-local SEEDS = tonumber(ARGV[21])
-local FIRST = 22 + 2 * SEEDS
+local CONF = tonumber(ARGV[21])
+local FIRST = 22 + 2 * CONF
 write_seatmap(FIRST, FIRST - 1 + n)
 local sold, skipped, users = 0, 0, 0
 for i = FIRST + n, #ARGV - 3, 4 do
@@ -71,9 +71,7 @@ if num(ARGV[18]) > 0 then
   -- the archived entries are on Kafka already
   redis.call('HSET', K_CONFIG, 'alog_base', ARGV[18], 'alog_head', ARGV[19], 'alog_kafka', ARGV[18])
 end
-if SEEDS > 0 then
-  -- the draws' kept seeds: the door and schedule settings written next
-  -- (update_event.lua) keep a seed the event has
+if CONF > 0 then
   redis.call('HSET', K_CONFIG, unpack(ARGV, 22, FIRST - 1))
 end
 local reason = 'seats=' .. int(n) .. ' sold=' .. int(sold) .. ' completed_users=' .. int(users)

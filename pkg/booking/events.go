@@ -394,7 +394,7 @@ type EventConfig struct {
 	// OfferTime is how long a waitlist offer holds its seats (zero: no
 	// waitlist); WaitlistEarly lets fans join before the sell-out
 	// (waitlist.go). Set by the waitlist's settings, not at creation;
-	// the ledger keeps them and a rebuild restores them (setDoor).
+	// the ledger keeps them and a rebuild restores them (doorFields).
 	OfferTime     time.Duration
 	WaitlistEarly bool
 	// OnPhaseChange is what a scheduled phase's end does to the users

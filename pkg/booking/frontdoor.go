@@ -104,15 +104,18 @@ func (u EventUpdate) doorArgs() ([]any, error) {
 }
 
 // doorUpdate is the update that gives a created event c's door settings
-// (nil when c has none).
-func doorUpdate(c EventConfig) []any {
+// (nil when c has none), with a new draw seed for its pre-queue when
+// newSeed (update_event.lua keeps a seed the event has).
+func doorUpdate(c EventConfig, newSeed bool) []any {
 	var args []any
 	if c.AdmitPerMinute != 0 {
 		args = append(args, "admit_per_minute", c.AdmitPerMinute)
 	}
 	if c.EarlyJoin > 0 {
 		args = append(args, "early_join_ms", c.EarlyJoin.Milliseconds())
-		args = append(args, drawSeedArgs()...)
+		if newSeed {
+			args = append(args, drawSeedArgs()...)
+		}
 	}
 	if c.Challenge == ChallengePoW {
 		args = append(args, "challenge", c.Challenge)
@@ -164,13 +167,21 @@ func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, err
 	return challengeOf(map[string]string{"challenge": c}), nil
 }
 
-// setDoor applies c's door, sales window and waitlist settings to the
-// event.
-func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
-	args := append(append(doorUpdate(c), windowUpdate(c)...), waitlistUpdate(c)...)
+// doorFields are the config field, value pairs of c's door, sales window
+// and waitlist settings (newSeed: doorUpdate), which setDoor writes to a
+// created event and RestoreEvent with a rebuilt one's config.
+func doorFields(c EventConfig, newSeed bool) []any {
+	args := append(append(doorUpdate(c, newSeed), windowUpdate(c)...), waitlistUpdate(c)...)
 	if c.OnPhaseChange == PhaseChangeLeave {
 		args = append(args, "phase_leave", "1")
 	}
+	return args
+}
+
+// setDoor applies c's door, sales window and waitlist settings to the
+// event.
+func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
+	args := doorFields(c, true)
 	if len(args) == 0 {
 		return nil
 	}

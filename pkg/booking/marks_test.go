@@ -209,3 +209,33 @@ func TestRestoreKeepsDrawSeeds(t *testing.T) {
 		t.Fatalf("draw_commit %q %v, want %q", ev.DrawCommit, err, own.Commit)
 	}
 }
+
+// A rebuilt event has its door settings and its phase from its first
+// step: no join between the rebuild's steps, nor after a later step
+// failed, finds an event open to anyone without the challenge, the rate
+// cap or the presale's code.
+func TestRestoreKeepsDoorAndPhase(t *testing.T) {
+	f := newFixture(t)
+	c, err := NormalizeEvent(EventConfig{ID: "evt", Name: "x", Rows: 2, SeatsPerRow: 5, Capacity: 2,
+		AdmitPerMinute: 600, Challenge: ChallengePoW, NoOrphanRule: true, OnPhaseChange: PhaseChangeLeave})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Phase: PhaseState{Phase: "presale", Audience: "nobody"}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("an unknown audience: %v", err)
+	}
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Phase: PhaseState{Phase: "presale", Audience: AudienceCode}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := f.s.GetEvent(f.ctx, "evt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Phase != "presale" || ev.Audience != AudienceCode || ev.AdmitPerMinute != 600 || ev.Challenge != ChallengePoW ||
+		!ev.NoOrphanRule || ev.OnPhaseChange != PhaseChangeLeave {
+		t.Fatalf("the rebuilt event %+v", ev)
+	}
+	if _, err := f.s.Enqueue(f.ctx, "evt", "fan"); !errors.Is(err, ErrCodeRequired) {
+		t.Fatalf("a join without a code in the code-only presale: %v", err)
+	}
+}

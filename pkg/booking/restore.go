@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/boxoffice/boxoffice/pkg/ids"
@@ -65,11 +66,15 @@ func checkSold(x SoldSeat) error {
 // completed user, SeqBase, a join sequence above every one the event
 // ever gave out (new joins continue after it), and the seats operators
 // hold or killed (Marks), the admission log the ledger archived
-// (AdmissionLog; zero: a new log), and the draws' seeds the ledger kept
-// (DrawSeeds: the event's own pre-queue's and later phases'), which the
-// rebuilt event has from its first step on, so that no answer in between
-// shows a commitment other than the one published before the rebuild (a
-// draw without a kept seed gets a new one, as a new event does).
+// (AdmissionLog; zero: a new log), the current phase and who may join in
+// it (Phase; zero: none, anyone), and the draws' seeds the ledger kept
+// (DrawSeeds: the event's own pre-queue's and later phases'; a draw
+// without one gets a new seed, as a new event does). The rebuilt event
+// has its phase, its seeds and Config's door, sales window and waitlist
+// settings from its first step on, so that no join between the steps,
+// nor after a later step failed, finds it open to anyone, without its
+// challenge or rate cap, or showing a commitment other than the one
+// published before the rebuild.
 type RestoreInput struct {
 	Config       EventConfig
 	Paused       bool
@@ -77,6 +82,7 @@ type RestoreInput struct {
 	Sold         []SoldSeat
 	Marks        []MarkedSeat
 	AdmissionLog LogStart
+	Phase        PhaseState
 	DrawSeeds    []DrawSeed
 }
 
@@ -127,7 +133,7 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if in.Paused {
 		paused = 1
 	}
-	args := make([]any, 0, 21+4*len(in.DrawSeeds)+len(c.Seats)+4*len(in.Sold))
+	args := make([]any, 0, 40+4*len(in.DrawSeeds)+len(c.Seats)+4*len(in.Sold))
 	args = append(args, c.Name, c.Capacity, c.Hold.Milliseconds(), c.Grace.Milliseconds(),
 		unixMS(c.SalesStart), unixMS(c.SalesEnd), c.BatchSize, c.Abandon.Milliseconds(),
 		c.Rows, c.SeatsPerRow, paused, in.SeqBase, len(c.Seats))
@@ -140,14 +146,12 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if lg.Size < 0 || (lg.Size > 0) != (lg.Head != "") || strings.ContainsRune(lg.Salt+lg.Head, '|') {
 		return RestoreResult{}, fmt.Errorf("%w: admission log start %d %q", ErrInvalidArgument, lg.Size, lg.Head)
 	}
-	args = append(args, lg.Size, lg.Head, lg.Salt, 2*len(in.DrawSeeds))
-	for _, d := range in.DrawSeeds {
-		if err := CheckDrawSeed(d); err != nil {
-			return RestoreResult{}, err
-		}
-		seed, commit := drawFields(d.Phase)
-		args = append(args, seed, d.Seed, commit, d.Commit)
+	conf, err := restoreFields(c, in)
+	if err != nil {
+		return RestoreResult{}, err
 	}
+	args = append(args, lg.Size, lg.Head, lg.Salt, len(conf)/2)
+	args = append(args, conf...)
 	for _, id := range c.Seats {
 		args = append(args, id)
 	}
@@ -165,9 +169,6 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("restore event: marks: %w", err)
 	}
-	if err := s.setDoor(ctx, c); err != nil {
-		return RestoreResult{}, err
-	}
 	if err := s.rdb.SAdd(ctx, eventsIndexKey(s.prefix), c.ID).Err(); err != nil {
 		return RestoreResult{}, fmt.Errorf("index event: %w", err)
 	}
@@ -176,6 +177,29 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 	res.Unmarked = unmarked
 	res.Restored.Kind, res.Restored.Sequence = KindRestored, res.SeqBase
 	return res, nil
+}
+
+// restoreFields are the config field, value pairs restore_event writes
+// with a rebuilt event's config: c's door, sales window and waitlist
+// settings, in's phase and its kept draw seeds (a new seed for the
+// event's own pre-queue when none was kept).
+func restoreFields(c EventConfig, in RestoreInput) ([]any, error) {
+	kept := slices.ContainsFunc(in.DrawSeeds, func(d DrawSeed) bool { return d.Phase == "" })
+	conf := doorFields(c, !kept)
+	if in.Phase != (PhaseState{}) {
+		if err := CheckPhase(in.Phase); err != nil {
+			return nil, err
+		}
+		conf = append(conf, "phase", in.Phase.Phase, "audience", in.Phase.Audience)
+	}
+	for _, d := range in.DrawSeeds {
+		if err := CheckDrawSeed(d); err != nil {
+			return nil, err
+		}
+		seed, commit := drawFields(d.Phase)
+		conf = append(conf, seed, d.Seed, commit, d.Commit)
+	}
+	return conf, nil
 }
 
 // EventExists reports whether the event's configuration is in Redis.

@@ -107,15 +107,24 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
-	// the draws' seeds: the rebuilt event draws with these from its first
-	// step, so the commitments published before still match the seeds
-	// revealed
+	// the draws' seeds and the current phase (the last change): the
+	// rebuilt event has them from its first step, so the commitments
+	// published before still match the seeds revealed and a presale's
+	// audience holds throughout
 	seeds, err := r.Ledger.DrawSeeds(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
+	phases, err := r.Ledger.Phases(ctx, eventID)
 	if err != nil {
 		return Restored{}, err
 	}
 	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold)),
 		Marks: markedSeats(marks), AdmissionLog: alog, DrawSeeds: seeds}
+	if len(phases) > 0 {
+		last := phases[len(phases)-1]
+		in.Phase = booking.PhaseState{Phase: last.Phase, Audience: last.Audience}
+	}
 	res, err := r.Store.RestoreEvent(ctx, in)
 	if err != nil {
 		return Restored{}, err
@@ -164,15 +173,6 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	}
 	if err != nil {
 		r.log().Error("draw beacon not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the current phase (the last change)
-	phases, err := r.Ledger.Phases(ctx, eventID)
-	if err == nil && len(phases) > 0 {
-		last := phases[len(phases)-1]
-		_, _, err = r.Store.SetPhase(ctx, eventID, booking.PhaseState{Phase: last.Phase, Audience: last.Audience})
-	}
-	if err != nil {
-		r.log().Error("phase not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
 	// the schedule: the gateways' next tick applies the phase it says now
 	// (its settings and prices; a change only when the phase differs)
