@@ -14,7 +14,7 @@ import (
 // (Restorer.Restore). The first seed recorded for a draw (event, phase)
 // stays: a later different one is not written. It returns the ledger's
 // rows of the draws whose kept seed differs from the one given (the seed
-// whose commitment was recorded first, which a rebuild puts back).
+// whose commitment was recorded first, which a rebuild starts with).
 func (l *Ledger) RecordDrawSeeds(ctx context.Context, eventID string, seeds []booking.DrawSeed) ([]booking.DrawSeed, error) {
 	if len(seeds) == 0 { // an event without a pre-queue: nothing to read
 		return nil, nil

@@ -77,11 +77,7 @@ func TestDrawSeedsFirstStays(t *testing.T) {
 	g := newRig(t, booking.EventConfig{ID: "first", Name: "First", Rows: 1, SeatsPerRow: 4, Capacity: 2,
 		SalesStart: time.Now().Add(3 * time.Hour).Truncate(time.Second), EarlyJoin: time.Hour})
 	ctx := context.Background()
-	seed := func(phase, b string) booking.DrawSeed {
-		raw, _ := hex.DecodeString(strings.Repeat(b, 32))
-		sum := sha256.Sum256(raw)
-		return booking.DrawSeed{Phase: phase, Seed: strings.Repeat(b, 32), Commit: hex.EncodeToString(sum[:])}
-	}
+	seed := drawSeed
 	first := []booking.DrawSeed{seed("", "a1"), seed("general", "b2")}
 	if differ, err := g.led.RecordDrawSeeds(ctx, g.event, first); err != nil || len(differ) > 0 {
 		t.Fatalf("first record: %+v %v", differ, err)
@@ -158,11 +154,9 @@ func TestDrawSeedMismatchCounted(t *testing.T) {
 	if err != nil || len(kept) != 1 {
 		t.Fatalf("kept %+v %v", kept, err)
 	}
-	raw := strings.Repeat("7e", 32)
-	b, _ := hex.DecodeString(raw)
-	sum := sha256.Sum256(b)
+	swapped := drawSeed("", "7e")
 	config := booking.EventKeys(g.store.Prefix(), g.event)[0]
-	if err := g.rdb.HSet(ctx, config, "draw_seed", raw, "draw_commit", hex.EncodeToString(sum[:])).Err(); err != nil {
+	if err := g.rdb.HSet(ctx, config, "draw_seed", swapped.Seed, "draw_commit", swapped.Commit).Err(); err != nil {
 		t.Fatal(err)
 	}
 	res, err = g.r.Reconcile(ctx, g.event)
@@ -172,4 +166,12 @@ func TestDrawSeedMismatchCounted(t *testing.T) {
 	if again, err := g.led.DrawSeeds(ctx, g.event); err != nil || !slices.Equal(again, kept) {
 		t.Fatalf("the ledger's seed changed: %+v %v", again, err)
 	}
+}
+
+// drawSeed is phase's draw seed of 32 bytes b (two hex digits) with its
+// commitment.
+func drawSeed(phase, b string) booking.DrawSeed {
+	raw, _ := hex.DecodeString(strings.Repeat(b, 32))
+	sum := sha256.Sum256(raw)
+	return booking.DrawSeed{Phase: phase, Seed: strings.Repeat(b, 32), Commit: hex.EncodeToString(sum[:])}
 }

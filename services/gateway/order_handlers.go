@@ -109,11 +109,11 @@ func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpd
 // ledgerDrawSeeds records the seeds of the event's pre-queue draws as
 // Redis keeps them, after a Store call that may have drawn one (create,
 // update of early_join_seconds, schedule), before its commitment is
-// published: a rebuild puts them back (ledger.Restorer). A failure
+// published: a rebuild starts with them (ledger.Restorer). A failure
 // answers the error (503 when PostgreSQL is down): the operator retries,
 // which records them then, as does the reconciliation meanwhile. A seed
 // the ledger kept that differs from Redis's is logged: the ledger's is
-// the one a rebuild restores.
+// the one a rebuild starts with.
 func (s *Server) ledgerDrawSeeds(c *gin.Context, id string) bool {
 	if s.Ledger == nil {
 		return true
