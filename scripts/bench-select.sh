@@ -19,7 +19,7 @@ scripts_setup benchsel create_event enqueue lock_seat || exit 1
 declare -A KEYS # FCALL's numkeys and keys, per operation
 for op in create_event enqueue lock_seat; do KEYS[$op]=$(luascript -keys "$PREFIX" sel "$op"); done
 seats=$(for f in a b c d; do for ((i = 0; i < USERS; i++)); do printf 'S%012d%s ' "$i" "$f"; done; done)
-$RC FCALL "${FN[create_event]}" ${KEYS[create_event]} sel "$USERS" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "1:0" "[]" $seats >/dev/null
+$RC FCALL "${FN[create_event]}" ${KEYS[create_event]} sel "$USERS" 600000 120000 0 0 500 0 0 0 EUR 4 "$((USERS * 4)):0" "[]" 0 $seats >/dev/null
 for ((i = 0; i < USERS; i++)); do printf 'FCALL %s %s u%012d %s\n' "${FN[enqueue]}" "${KEYS[enqueue]}" "$i" "$NOW"; done | $RC >/dev/null
 active=$($RC ZCARD "$PREFIX:{sel}:active")
 

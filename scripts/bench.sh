@@ -17,7 +17,7 @@ PROMOTE_USERS=${PROMOTE_USERS:-20000}
 mkevent() { # id capacity paused [seats]
   local seats
   seats=$(for i in $(seq 1 "${4:-100}"); do printf 'S%d ' "$i"; done)
-  $RC FCALL "${FN[create_event]}" $(keys "$1" create_event) "$1" "$2" 600000 120000 0 0 500 0 0 0 "$NOW" EUR 4 "" "[]" $seats >/dev/null
+  $RC FCALL "${FN[create_event]}" $(keys "$1" create_event) "$1" "$2" 600000 120000 0 0 500 0 0 0 EUR 4 "${4:-100}:0" "[]" 0 $seats >/dev/null
   [ "$3" = 1 ] && $RC FCALL "${FN[update_event]}" $(keys "$1" update_event) paused 1 >/dev/null
   true
 }

@@ -52,17 +52,16 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}
 	args = append(args, more...)
+	// the door, sales window and waitlist settings go with the config: no
+	// join finds the event without them, even if this process stops here
+	door := doorFields(c, true)
+	args = append(append(args, len(door)/2), door...)
 	for _, id := range seats {
 		args = append(args, id)
 	}
 	_, err = s.run(ctx, scriptCreateEvent, c.ID, args...)
 	if err != nil && !errors.Is(err, ErrEventExists) {
 		return Event{}, fmt.Errorf("create event: %w", err)
-	}
-	if err == nil {
-		if err := s.setDoor(ctx, c); err != nil {
-			return Event{}, err
-		}
 	}
 	// Registration is a second step (the index is outside the event's
 	// slot). It runs on event_exists too, so a retry after a failed SADD
@@ -72,17 +71,8 @@ func (s *Store) CreateEvent(ctx context.Context, c EventConfig) (Event, error) {
 	}
 	e, gerr := s.GetEvent(ctx, c.ID)
 	if err != nil {
-		if gerr == nil && sameConfig(e, c, len(seats)) {
-			if !sameDoor(e, c) && noDoor(e) {
-				// the first create stopped before its door settings
-				if err := s.setDoor(ctx, c); err != nil {
-					return Event{}, err
-				}
-				return s.GetEvent(ctx, c.ID)
-			}
-			if sameDoor(e, c) {
-				return e, nil
-			}
+		if gerr == nil && sameConfig(e, c, len(seats)) && sameDoor(e, c) {
+			return e, nil
 		}
 		return Event{}, fmt.Errorf("create event: %w", err)
 	}

@@ -8,9 +8,9 @@ import (
 
 // The front door's event settings: the rate cap (AdmitPerMinute), the
 // pre-queue (EarlyJoin; its draw is prequeue.go's) and the join
-// challenge. They are config fields that create_event.lua does not take:
-// CreateEvent sets them with update_event.lua right after the create, and
-// a retried create whose event lacks them sets them then.
+// challenge. They are config fields written with the rest of the config:
+// by create_event.lua and restore_event.lua (doorFields), and changed by
+// update_event.lua.
 
 // MaxAdmitPerMinute bounds the rate cap.
 const MaxAdmitPerMinute = 10_000_000
@@ -133,13 +133,6 @@ func sameDoor(e Event, c EventConfig) bool {
 		e.FinishAfterEnd == !c.HoldsEndWithSale && e.RefundableUntil.Equal(ms(unixMS(c.RefundableUntil)))
 }
 
-// noDoor reports whether e has no door setting (created by a create whose
-// door update did not run).
-func noDoor(e Event) bool {
-	return e.AdmitPerMinute == 0 && e.EarlyJoin == 0 && e.Challenge == ChallengeNone && !e.NoOrphanRule &&
-		e.OnPhaseChange == PhaseChangeKeep && e.FinishAfterEnd && e.RefundableUntil.IsZero()
-}
-
 // challengeOf is the event's challenge setting from its config hash.
 func challengeOf(cfg map[string]string) string {
 	if v := cfg["challenge"]; v != "" {
@@ -168,25 +161,12 @@ func (s *Store) EventChallenge(ctx context.Context, eventID string) (string, err
 }
 
 // doorFields are the config field, value pairs of c's door, sales window
-// and waitlist settings (newSeed: doorUpdate), which setDoor writes to a
-// created event and RestoreEvent with a rebuilt one's config.
+// and waitlist settings (newSeed: doorUpdate), which CreateEvent and
+// RestoreEvent write with the event's config.
 func doorFields(c EventConfig, newSeed bool) []any {
 	args := append(append(doorUpdate(c, newSeed), windowUpdate(c)...), waitlistUpdate(c)...)
 	if c.OnPhaseChange == PhaseChangeLeave {
 		args = append(args, "phase_leave", "1")
 	}
 	return args
-}
-
-// setDoor applies c's door, sales window and waitlist settings to the
-// event.
-func (s *Store) setDoor(ctx context.Context, c EventConfig) error {
-	args := doorFields(c, true)
-	if len(args) == 0 {
-		return nil
-	}
-	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, args...); err != nil {
-		return fmt.Errorf("create event: door settings: %w", err)
-	}
-	return nil
 }

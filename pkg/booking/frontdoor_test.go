@@ -1,9 +1,15 @@
 package booking
 
 import (
+	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // early_join_seconds is patchable. A change applies to joins from then
@@ -152,5 +158,70 @@ func TestChallengeSetting(t *testing.T) {
 	}
 	if _, err := f.s.EventChallenge(f.ctx, "nope"); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("EventChallenge of a missing event: %v", err)
+	}
+}
+
+// cutAfterCreate is a connection that breaks right after create_event
+// ran: every later command fails, as when the process creating the event
+// dies there.
+type cutAfterCreate struct{ cut atomic.Bool }
+
+func (h *cutAfterCreate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *cutAfterCreate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.cut.Load() {
+			cmd.SetErr(errConnectionCut)
+			return errConnectionCut
+		}
+		err := next(ctx, cmd)
+		if args := cmd.Args(); err == nil && len(args) > 1 && args[0] == "fcall" && args[1] == scriptCreateEvent.fn {
+			h.cut.Store(true)
+		}
+		return err
+	}
+}
+func (h *cutAfterCreate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+var errConnectionCut = errors.New("connection cut")
+
+// A create cut off right after its script leaves the event whole, its
+// door, sales window and waitlist settings with it: no join finds it
+// open to anyone without the challenge or the rate cap, or pre-queues
+// without a committed draw, however long until someone retries.
+func TestCreateEventIsOneStep(t *testing.T) {
+	f := newFixture(t)
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	cut := &cutAfterCreate{}
+	rdb.AddHook(cut)
+	s := New(rdb, WithPrefix(f.s.prefix), WithClock(f.clock.Now), WithAutoPipeline(0))
+	t.Cleanup(s.Close)
+	start := f.clock.Now().Add(time.Hour).Truncate(time.Second)
+	refundable := start.Add(48 * time.Hour)
+	cfg := EventConfig{ID: "evt", Rows: 2, SeatsPerRow: 5, Capacity: 2, SalesStart: start,
+		AdmitPerMinute: 600, EarlyJoin: 30 * time.Minute, Challenge: ChallengePoW, NoOrphanRule: true,
+		HoldsEndWithSale: true, RefundableUntil: refundable, OfferTime: 5 * time.Minute, WaitlistEarly: true,
+		OnPhaseChange: PhaseChangeLeave}
+	if _, err := s.CreateEvent(f.ctx, cfg); !errors.Is(err, errConnectionCut) {
+		t.Fatalf("create cut after its script: %v", err)
+	}
+	if !cut.cut.Load() {
+		t.Fatal("create_event never ran")
+	}
+	e, err := f.s.GetEvent(f.ctx, "evt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.AdmitPerMinute != 600 || e.EarlyJoin != 30*time.Minute || len(e.DrawCommit) != 64 || e.Challenge != ChallengePoW ||
+		!e.NoOrphanRule || e.FinishAfterEnd || !e.RefundableUntil.Equal(refundable) || e.OfferSeconds != 300 ||
+		!e.WaitlistEarly || e.OnPhaseChange != PhaseChangeLeave {
+		t.Fatalf("the event a cut create left: %+v", e)
+	}
+	// the retry registers it and answers the same event
+	again, err := f.s.CreateEvent(f.ctx, cfg)
+	if err != nil || again.DrawCommit != e.DrawCommit {
+		t.Fatalf("retry: %+v %v (commit was %s)", again, err, e.DrawCommit)
 	}
 }

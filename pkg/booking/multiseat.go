@@ -268,7 +268,7 @@ func layoutOf(c EventConfig, total int) []EventSection {
 	return out
 }
 
-// orderArgs are create_event.lua's ARGV 12-15 for a normalised config.
+// orderArgs are create_event.lua's ARGV 11-14 for a normalised config.
 func orderArgs(c EventConfig, total int) ([]any, error) {
 	layout := layoutOf(c, total)
 	var prices strings.Builder

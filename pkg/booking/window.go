@@ -9,10 +9,9 @@ import (
 // The sales window's event settings beside SalesStart and SalesEnd:
 // whether users in the room at the sales end may finish within their
 // hold (FinishAfterEnd) and until when a fan may cancel their own sold
-// order (RefundableUntil). Like the door's (frontdoor.go) they are config
-// fields that create_event.lua does not take: CreateEvent sets them with
-// update_event.lua right after (setDoor), RestoreEvent with the rebuilt
-// config (doorFields).
+// order (RefundableUntil). Like the door's (frontdoor.go) they are
+// written with the rest of the event's config (doorFields), by
+// CreateEvent and RestoreEvent alike.
 //
 // After SalesEnd, by Redis's clock, nobody joins (join.lua) and nobody is
 // admitted (promote.lua answers reason "sales_ended"); a waiting user's
