@@ -443,3 +443,70 @@ func TestPhasePrequeueWithCodes(t *testing.T) {
 		t.Fatalf("pre-queued: %d", e.PhasePrequeued)
 	}
 }
+
+// A phase taken out of the schedule while its pre-queue is open keeps
+// its promise to the fans in it: they stay pre-queued, and at the start
+// the list was opened with it is closed and drawn with the seed whose
+// commitment was published, its fans admitted in the draw's order.
+func TestPhasePrequeueKeptWhenRemoved(t *testing.T) {
+	f, cfg, general := phasePrequeueFixture(t, "lpr", false)
+	commit, err := f.s.DrawInputs(f.ctx, "lpr", "general")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(31 * time.Minute)
+	fans := []string{"fan0", "fan1", "fan2", "fan3", "fan4"}
+	for _, u := range fans {
+		if r := f.join("lpr", u); r.State != StateWaiting || !r.PrequeuedUntil.Equal(general) {
+			t.Fatalf("pre-queued join: %+v", r)
+		}
+	}
+	// the general sale is taken out: the presale runs on to the end
+	now := f.clock.Now().Truncate(time.Second)
+	sch := Schedule{Phases: []Phase{{ID: "presale", StartsAt: now.Add(-2 * time.Hour), EndsAt: now.Add(3 * time.Hour), Audience: AudienceRegistered}}}
+	if err := CheckSchedule(cfg, &sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ApplySchedule(f.ctx, "lpr", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range fans {
+		if st, err := f.s.Position(f.ctx, "lpr", u); err != nil || st.State != StateWaiting || st.Position != 0 || !st.SalesStart.Equal(general) {
+			t.Fatalf("%s after the phase was taken out: %+v %v", u, st, err)
+		}
+	}
+	f.clock.Advance(general.Sub(f.clock.Now()))
+	if _, err := f.s.ApplySchedule(f.ctx, "lpr", true); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.s.Promote(f.ctx, "lpr", 0); err != nil || len(res.Promoted) != 0 || res.Reason != "draw_pending" {
+		t.Fatalf("promotion at the old start: %+v %v", res, err)
+	}
+	d := f.drawPhase("lpr")
+	if d.Phase != "general" || d.Count != int64(len(fans)) || d.Commit != commit.Commit {
+		t.Fatalf("the removed phase's draw: %+v (published commitment %s)", d, commit.Commit)
+	}
+	salt, err := f.s.FairSalt(f.ctx, "lpr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := DrawOrder(d.Seed, d.Commit, salt, fans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.s.Promote(f.ctx, "lpr", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, a := range res.Promoted {
+		order = append(order, a.UserID)
+	}
+	if !slices.Equal(order, want) {
+		t.Fatalf("admitted %v, the draw says %v", order, want)
+	}
+	f.checkInvariants("lpr")
+}
