@@ -129,8 +129,10 @@ type Config struct {
 	// left unfinished (seats not released, a refund pending, a fact not
 	// published) are carried on (ledger.Canceller), and the facts of
 	// seat mark changes Kafka did not take are published
-	// (ledger.MarkPublisher), and box-office sales sold in Redis whose
-	// order did not reach the ledger are recorded (ledger.BoxOfficeSweeper).
+	// (ledger.MarkPublisher), box-office sales sold in Redis whose order
+	// did not reach the ledger are recorded (ledger.BoxOfficeSweeper), and
+	// the event_created and event_updated facts a request left are
+	// published (ledger.EventFactPublisher).
 	CancelSweepInterval time.Duration `env:"CANCEL_SWEEP_INTERVAL" default:"5s"`
 }
 
@@ -306,6 +308,7 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error { return srv.codePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.phasePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.boxOfficeSweeper().Run(ctx, cfg.CancelSweepInterval) },
+		func(ctx context.Context) error { return srv.eventFacts().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error {
 			return retry.Every(ctx, ScheduleInterval, log, "phase schedules", srv.applySchedules)
 		},
