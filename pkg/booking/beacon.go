@@ -15,7 +15,8 @@ import (
 // value, published by the beacon after the pre-queue closed, is then a
 // third input of every rank (fairness.DrawInput), supplied by the
 // operator (config beacon). Plain commands on the config hash, read by
-// CloseDraw and DrawInputs; the ledger keeps a copy for a rebuild.
+// CloseDraw and DrawInputs; the ledger keeps a copy, which a rebuild
+// writes with the config (RestoreInput.Beacon).
 
 // Refusals of the beacon's settings.
 var (
@@ -132,22 +133,4 @@ func (s *Store) SetBeaconValue(ctx context.Context, eventID, value string) (chan
 		return false, ErrBeaconValueSet
 	}
 	return false, nil
-}
-
-// RestoreBeacon puts a rebuilt event's beacon back as the ledger kept it.
-func (s *Store) RestoreBeacon(ctx context.Context, eventID string, b fairness.Beacon) error {
-	if err := checkIDs(eventID); err != nil {
-		return err
-	}
-	if b.Round <= 0 {
-		return nil
-	}
-	args := []any{"beacon_round", b.Round, "beacon_source", b.Source}
-	if b.Value != "" {
-		args = append(args, "beacon", b.Value)
-	}
-	if err := s.rdb.HSet(ctx, s.eventKeys(eventID)[kConfig], args...).Err(); err != nil {
-		return fmt.Errorf("restore beacon: %w", err)
-	}
-	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
 // mark is MarkSeats that must succeed; it returns the seats changed.
@@ -179,21 +181,15 @@ func TestRestoreKeepsDrawSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seed := func(b byte) DrawSeed {
-		s := bytes.Repeat([]byte{b}, 32)
-		sum := sha256.Sum256(s)
-		return DrawSeed{Seed: hex.EncodeToString(s), Commit: hex.EncodeToString(sum[:])}
-	}
-	bad := seed(3)
-	bad.Commit = seed(4).Commit
+	bad := drawSeedOf("", 3)
+	bad.Commit = drawSeedOf("", 4).Commit
 	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, DrawSeeds: []DrawSeed{bad}}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("a seed that does not match its commitment: %v", err)
 	}
 	if ok, err := f.s.EventExists(f.ctx, "evt"); err != nil || ok {
 		t.Fatalf("a refused rebuild wrote the event: %v %v", ok, err)
 	}
-	own, later := seed(1), seed(2)
-	later.Phase = "general"
+	own, later := drawSeedOf("", 1), drawSeedOf("general", 2)
 	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, DrawSeeds: []DrawSeed{own, later}}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,4 +234,56 @@ func TestRestoreKeepsDoorAndPhase(t *testing.T) {
 	if _, err := f.s.Enqueue(f.ctx, "evt", "fan"); !errors.Is(err, ErrCodeRequired) {
 		t.Fatalf("a join without a code in the code-only presale: %v", err)
 	}
+}
+
+// A rebuilt event has its draw's beacon and its schedule of phases from
+// its first step, a later phase's kept seed with them: no draw closes
+// without the beacon round it was committed to, and no sale stays in
+// its phase because a later step failed.
+func TestRestoreKeepsBeaconAndSchedule(t *testing.T) {
+	f := newFixture(t)
+	now := f.clock.Now().Truncate(time.Second)
+	general := now.Add(time.Hour)
+	c, err := NormalizeEvent(EventConfig{ID: "evt", Name: "x", Capacity: 500, SalesStart: now.Add(-time.Hour),
+		EarlyJoin: 30 * time.Minute, Sections: []Section{{Name: "floor", Rows: 10, SeatsPerRow: 100, PriceCents: 5000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := Schedule{Phases: []Phase{
+		{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: general, Audience: AudienceCode},
+		{ID: "general", StartsAt: general, EndsAt: now.Add(3 * time.Hour), Audience: AudiencePublic, EarlyJoinSeconds: intp(1800)}}}
+	if err := CheckSchedule(c, &sch); err != nil {
+		t.Fatal(err)
+	}
+	own, later := drawSeedOf("", 0x11), drawSeedOf("general", 0x22)
+	beacon := fairness.Beacon{Round: 4242, Source: "drand quicknet", Value: strings.Repeat("ab", 32)}
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Schedule: sch, Beacon: fairness.Beacon{Round: 1, Value: "nothex"}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a malformed beacon value: %v", err)
+	}
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Schedule: sch, Beacon: beacon,
+		DrawSeeds: []DrawSeed{own, later}, Phase: PhaseState{Phase: "presale", Audience: AudienceCode}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.s.Beacon(f.ctx, "evt"); err != nil || got != beacon {
+		t.Fatalf("the rebuilt beacon %+v %v, want %+v", got, err, beacon)
+	}
+	st, err := f.s.ApplySchedule(f.ctx, "evt", false)
+	if err != nil || st.Slot != "p1" || !st.Due || st.Next.Phase != "presale" {
+		t.Fatalf("the rebuilt schedule: %+v %v", st, err)
+	}
+	in, err := f.s.DrawInputs(f.ctx, "evt", "general")
+	if err != nil || in.Commit != later.Commit {
+		t.Fatalf("the later phase's draw: %+v %v, kept commitment %s", in, err, later.Commit)
+	}
+	if e, _ := f.s.GetEvent(f.ctx, "evt"); e.DrawCommit != own.Commit {
+		t.Fatalf("the event's own draw: %s, kept %s", e.DrawCommit, own.Commit)
+	}
+}
+
+// drawSeedOf is the draw seed of phase made of the byte b, with its
+// commitment.
+func drawSeedOf(phase string, b byte) DrawSeed {
+	s := bytes.Repeat([]byte{b}, 32)
+	sum := sha256.Sum256(s)
+	return DrawSeed{Phase: phase, Seed: hex.EncodeToString(s), Commit: hex.EncodeToString(sum[:])}
 }

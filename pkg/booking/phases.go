@@ -260,6 +260,28 @@ func phaseEarly(c EventConfig, p Phase) time.Duration {
 	return c.EarlyJoin
 }
 
+// scheduleArgs are the config field, value pairs of the schedule sch of
+// the event c: the schedule, its on_phase_change and no slot applied yet,
+// and a new seed and commitment for each later phase's pre-queue (a
+// later phase has one when it sets early_join_seconds itself), but for
+// the phases kept says have one (nil: none; update_event keeps a seed a
+// phase has already, restore_event is given the kept ones).
+func scheduleArgs(c EventConfig, sch Schedule, kept func(phase string) bool) []any {
+	leave := "0"
+	if sch.OnPhaseChange == PhaseChangeLeave {
+		leave = "1"
+	}
+	args := []any{"schedule", scheduleField(c, sch), "phase_leave", leave, "sched_slot", ""}
+	for i, p := range sch.Phases {
+		if i > 0 && p.EarlyJoinSeconds != nil && *p.EarlyJoinSeconds > 0 && (kept == nil || !kept(p.ID)) {
+			seed := drawSeedArgs()
+			seedField, commitField := drawFields(p.ID)
+			args = append(args, seedField, seed[1], commitField, seed[3])
+		}
+	}
+	return args
+}
+
 // SetSchedule puts the schedule s (checked with CheckSchedule) of the
 // event defined by c into Redis, and the base prices back: the phase it
 // says current is applied by the next ApplySchedule. An empty schedule
@@ -268,22 +290,7 @@ func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule) er
 	if err := checkIDs(c.ID); err != nil {
 		return err
 	}
-	leave := "0"
-	if sch.OnPhaseChange == PhaseChangeLeave {
-		leave = "1"
-	}
-	args := []any{"schedule", scheduleField(c, sch), "phase_leave", leave, "sched_slot", ""}
-	for i, p := range sch.Phases {
-		if i > 0 && p.EarlyJoinSeconds != nil && *p.EarlyJoinSeconds > 0 {
-			// the phase's pre-queue (a later phase has one when it sets
-			// early_join_seconds itself) draws with its own seed,
-			// committed now (kept when the phase had one already)
-			seed := drawSeedArgs()
-			seedField, commitField := drawFields(p.ID)
-			args = append(args, seedField, seed[1], commitField, seed[3])
-		}
-	}
-	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, args...); err != nil {
+	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, scheduleArgs(c, sch, nil)...); err != nil {
 		return fmt.Errorf("set schedule: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/ids"
 )
 
@@ -84,6 +85,12 @@ type RestoreInput struct {
 	AdmissionLog LogStart
 	Phase        PhaseState
 	DrawSeeds    []DrawSeed
+	// Schedule is the event's schedule of phases (none: no phases), its
+	// current slot applied again by the next ApplySchedule; Beacon the
+	// beacon round its draw is committed to, with the value once given
+	// (zero: none).
+	Schedule Schedule
+	Beacon   fairness.Beacon
 }
 
 // LogStart is where a rebuilt event's admission log continues: the
@@ -181,16 +188,30 @@ func (s *Store) RestoreEvent(ctx context.Context, in RestoreInput) (RestoreResul
 
 // restoreFields are the config field, value pairs restore_event writes
 // with a rebuilt event's config: c's door, sales window and waitlist
-// settings, in's phase and its kept draw seeds (a new seed for the
-// event's own pre-queue when none was kept).
+// settings, in's phase, schedule and beacon, and its kept draw seeds (a
+// new seed for a pre-queue none was kept for).
 func restoreFields(c EventConfig, in RestoreInput) ([]any, error) {
-	kept := slices.ContainsFunc(in.DrawSeeds, func(d DrawSeed) bool { return d.Phase == "" })
-	conf := doorFields(c, !kept)
+	kept := func(phase string) bool {
+		return slices.ContainsFunc(in.DrawSeeds, func(d DrawSeed) bool { return d.Phase == phase })
+	}
+	conf := doorFields(c, !kept(""))
 	if in.Phase != (PhaseState{}) {
 		if err := CheckPhase(in.Phase); err != nil {
 			return nil, err
 		}
 		conf = append(conf, "phase", in.Phase.Phase, "audience", in.Phase.Audience)
+	}
+	if len(in.Schedule.Phases) > 0 {
+		conf = append(conf, scheduleArgs(c, in.Schedule, kept)...)
+	}
+	if b := in.Beacon; b != (fairness.Beacon{}) {
+		if b.Round <= 0 || (b.Value != "" && !fairness.ValidBeacon(b.Value)) {
+			return nil, fmt.Errorf("%w: beacon round %d, value %q", ErrInvalidArgument, b.Round, b.Value)
+		}
+		conf = append(conf, "beacon_round", b.Round, "beacon_source", b.Source)
+		if b.Value != "" {
+			conf = append(conf, "beacon", b.Value)
+		}
 	}
 	for _, d := range in.DrawSeeds {
 		if err := CheckDrawSeed(d); err != nil {

@@ -119,8 +119,21 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
+	// the schedule (the gateways' next tick applies the phase it says
+	// now: its settings and prices, a change only when the phase differs)
+	// and the draw's beacon: with the config too, so no step's failure
+	// leaves a sale stuck in its phase or a draw closing without the
+	// beacon round it was committed to
+	sch, err := r.Ledger.Schedule(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
+	beacon, err := r.Ledger.Beacon(ctx, eventID)
+	if err != nil {
+		return Restored{}, err
+	}
 	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold)),
-		Marks: markedSeats(marks), AdmissionLog: alog, DrawSeeds: seeds}
+		Marks: markedSeats(marks), AdmissionLog: alog, DrawSeeds: seeds, Schedule: sch, Beacon: beacon}
 	if len(phases) > 0 {
 		last := phases[len(phases)-1]
 		in.Phase = booking.PhaseState{Phase: last.Phase, Audience: last.Audience}
@@ -166,25 +179,8 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		r.log().Error("selected fans not marked in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
 	}
-	// the draw's beacon round and value
-	beacon, err := r.Ledger.Beacon(ctx, eventID)
-	if err == nil {
-		err = r.Store.RestoreBeacon(ctx, eventID, beacon)
-	}
-	if err != nil {
-		r.log().Error("draw beacon not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the schedule: the gateways' next tick applies the phase it says now
-	// (its settings and prices; a change only when the phase differs)
-	sch, err := r.Ledger.Schedule(ctx, eventID)
-	if err == nil && len(sch.Phases) > 0 {
-		err = r.Store.SetSchedule(ctx, def.Config, sch)
-	}
-	if err != nil {
-		r.log().Error("phase schedule not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
 	// the seeds of draws the ledger had none of (new ones the rebuild
-	// drew: RestoreEvent's pre-queue, SetSchedule's later phases); a
+	// drew for the event's pre-queue or a later phase's); a
 	// failure is left to the reconciliation, which records them too
 	_, err = r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
 	if err != nil {
