@@ -192,13 +192,17 @@ func scanRelease(r pgx.CollectableRow) (AllocationRelease, error) {
 // (Release, booking.Store.ReleaseAllocation with due), which refuses it
 // while not due; each ended one is recorded as SystemActor's change and
 // its fact published (Publisher). Announce, when set, announces the
-// waitlist offers the release made.
+// waitlist offers the release made. SetRelease, when set
+// (booking.Store.SetAllocationRelease), puts the ledger's release time
+// back where the engine has none (a rebuild's step that failed, or an end
+// whose ledger write failed), so that such an allocation still ends.
 type AllocationSweeper struct {
-	Ledger    *Ledger
-	Release   func(ctx context.Context, eventID, channel string) ([]string, error)
-	Publisher *MarkPublisher
-	Announce  func(ctx context.Context, eventID string) error
-	Log       *zap.Logger
+	Ledger     *Ledger
+	Release    func(ctx context.Context, eventID, channel string) ([]string, error)
+	SetRelease func(ctx context.Context, eventID, channel string, at time.Time) error
+	Publisher  *MarkPublisher
+	Announce   func(ctx context.Context, eventID string) error
+	Log        *zap.Logger
 }
 
 // Sweep ends every due allocation; it returns how many ended.
@@ -210,7 +214,19 @@ func (s *AllocationSweeper) Sweep(ctx context.Context) (int, error) {
 	n := 0
 	for _, a := range due {
 		res, err := s.Ledger.ReleaseAllocation(ctx, a.EventID, a.Channel, SystemActor, func(ctx context.Context) ([]string, error) {
-			return s.Release(ctx, a.EventID, a.Channel)
+			seats, err := s.Release(ctx, a.EventID, a.Channel)
+			var notDue *booking.AllocationNotDueError
+			if errors.As(err, &notDue) && notDue.At.IsZero() && s.SetRelease != nil {
+				if s.Log != nil {
+					s.Log.Warn("allocation without its release time in Redis: the ledger's put back",
+						zap.String("event_id", a.EventID), zap.String("channel", a.Channel), zap.Time("release_at", a.ReleaseAt))
+				}
+				if err := s.SetRelease(ctx, a.EventID, a.Channel, a.ReleaseAt); err != nil {
+					return nil, err
+				}
+				seats, err = s.Release(ctx, a.EventID, a.Channel)
+			}
+			return seats, err
 		})
 		if errors.Is(err, booking.ErrAllocationNotDue) {
 			continue

@@ -111,6 +111,37 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 	}
 }
 
+// An allocation the ledger has a release time for but Redis has none
+// (a rebuild whose step failed, or an end whose ledger write failed)
+// still ends at that time: the sweep puts the ledger's time back and
+// asks again, instead of finding it not due on every pass.
+func TestSweepEndsAnAllocationRedisLostTheTimeOf(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lost", Name: "Lost", Rows: 2, SeatsPerRow: 5, Capacity: 5})
+	ctx := context.Background()
+	g.allocate("early", time.Now().Add(-time.Minute), "B1", "B2")
+	later := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	g.allocate("partner", later, "A1")
+	config := booking.EventKeys(g.store.Prefix(), g.event)[0]
+	if err := g.rdb.HDel(ctx, config, "ra:early", "ra:partner").Err(); err != nil {
+		t.Fatal(err)
+	}
+	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
+		Release: func(ctx context.Context, event, channel string) ([]string, error) {
+			return g.store.ReleaseAllocation(ctx, event, channel, true)
+		},
+		SetRelease: g.store.SetAllocationRelease}
+	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if st := g.status(); st["B1"] != booking.SeatAvailable || st["B2"] != booking.SeatAvailable || st["A1"] != booking.SeatAllocated {
+		t.Fatalf("after the sweep: %v", st)
+	}
+	if got := g.marks(); got["B1"] != "" || got["A1"] != "allocate:partner" {
+		t.Fatalf("ledger marks after the sweep %v", got)
+	}
+}
+
 // A wheelchair space or companion seat stays one when its allocation
 // ends (the operator's release, the sweep at its release time) and
 // through a rebuild of Redis from the ledger, sold or on sale.

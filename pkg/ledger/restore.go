@@ -142,7 +142,8 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
-	// the allocations' release times
+	// the allocations' release times (a failure: the allocation sweep
+	// puts the ledger's back once it is due)
 	releases, err := r.Ledger.AllocationReleases(ctx, eventID)
 	for _, a := range releases {
 		if err != nil {

@@ -84,7 +84,7 @@ func (s *Server) allocationSweeper() *ledger.AllocationSweeper {
 		Release: func(ctx context.Context, eventID, channel string) ([]string, error) {
 			return s.Store.ReleaseAllocation(ctx, eventID, channel, true)
 		},
-		Announce: s.Announcer.AnnounceWaitlist}
+		SetRelease: s.Store.SetAllocationRelease, Announce: s.Announcer.AnnounceWaitlist}
 	if s.Kafka != nil {
 		sw.Publisher = s.markPublisher()
 	}
