@@ -3,7 +3,8 @@
 --   grace_ms, batch, sales_start_ms, sales_end_ms, max_seats,
 --   admit_per_minute, early_join_ms, draw_seed, draw_commit, drawn,
 --   challenge, no_orphans, finish_after_end, refundable_until_ms, offer_ms,
---   waitlist_early, schedule, phase_leave, sched_slot, and a later phase's
+--   waitlist_early, schedule, phase_leave, sched_slot, restore_pending (a
+--   rebuild's steps after restore_event still to run), and a later phase's
 --   draw seed and commitment 'pq_seed:<phase>', 'pq_commit:<phase>')
 -- Replies: {'ok'} | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config (ops.go)
@@ -15,7 +16,7 @@ local allowed = {paused = true, capacity = true, hold_ms = true, abandon_ms = tr
   max_seats = true, admit_per_minute = true, early_join_ms = true, draw_seed = true, draw_commit = true,
   drawn = true, challenge = true, no_orphans = true, finish_after_end = true,
   refundable_until_ms = true, offer_ms = true, waitlist_early = true, schedule = true, phase_leave = true,
-  sched_slot = true}
+  sched_slot = true, restore_pending = true}
 local seeded = redis.call('HEXISTS', K_CONFIG, 'draw_seed') == 1
 local set, abandon = {}, nil
 for i = 1, #ARGV, 2 do

@@ -220,7 +220,37 @@ func restoreFields(c EventConfig, in RestoreInput) ([]any, error) {
 		seed, commit := drawFields(d.Phase)
 		conf = append(conf, seed, d.Seed, commit, d.Commit)
 	}
-	return conf, nil
+	return append(conf, "restore_pending", RestorePendingAll), nil
+}
+
+// RestorePendingAll is the restore_pending of a rebuilt event none of
+// whose steps after RestoreEvent has run yet (ledger.Restorer runs them,
+// then records those that failed: SetRestorePending).
+const RestorePendingAll = "all"
+
+// RestorePending reports whether eventID's configuration is in Redis and
+// which of its rebuild's steps after RestoreEvent are still to run
+// (config restore_pending: RestorePendingAll, the names of those that
+// failed joined by ',', or "": none; absent on an event never rebuilt).
+func (s *Store) RestorePending(ctx context.Context, eventID string) (exists bool, steps string, err error) {
+	if err := checkIDs(eventID); err != nil {
+		return false, "", err
+	}
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "total", "restore_pending").Result()
+	if err != nil {
+		return false, "", fmt.Errorf("restore pending: %w", err)
+	}
+	steps, _ = v[1].(string)
+	return v[0] != nil, steps, nil
+}
+
+// SetRestorePending records the steps of eventID's rebuild still to run
+// ("": none). ErrEventNotFound when its configuration is gone.
+func (s *Store) SetRestorePending(ctx context.Context, eventID, steps string) error {
+	if _, err := s.run(ctx, scriptUpdateEvent, eventID, "restore_pending", steps); err != nil {
+		return fmt.Errorf("restore pending: %w", err)
+	}
+	return nil
 }
 
 // EventExists reports whether the event's configuration is in Redis.

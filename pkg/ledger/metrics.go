@@ -42,7 +42,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Draws whose seed in Redis differs from the one the ledger kept, at the last reconciliation: they will not verify against the commitment published first.", "event_id"),
 		repaired: f.Counter("repaired_seats_total", "Seats sold in the ledger that reconciliation marked sold in Redis."),
 		restores: f.Counter("restores_total", "Events whose Redis state was rebuilt from the ledger."),
-		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes and event_restored publishes.", "stage"),
+		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes, failed steps of a rebuild (run again on the next pass) and event_restored publishes.", "stage"),
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -42,6 +44,9 @@ type Restorer struct {
 	// both stores, work that grows with the seats sold, and repairs what
 	// only a lost Redis write leaves behind.
 	ReconcileEvery time.Duration
+
+	mu      sync.Mutex
+	pending map[string]string // event id -> the rebuild's steps the last pass found still to run
 }
 
 // SeqBaseFactor spaces the join sequences of successive rebuilds: a
@@ -142,65 +147,10 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	if err != nil {
 		return Restored{}, err
 	}
-	// the allocations' release times (a failure: the allocation sweep
-	// puts the ledger's back once it is due)
-	releases, err := r.Ledger.AllocationReleases(ctx, eventID)
-	for _, a := range releases {
-		if err != nil {
-			break
-		}
-		err = r.Store.SetAllocationRelease(ctx, eventID, a.Channel, a.ReleaseAt)
-	}
-	if err != nil {
-		r.log().Error("allocation release times not set in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the wheelchair spaces and companion seats, also those whose
-	// allocation ended (a failure leaves the seat map without their kind)
-	kinds, err := r.Ledger.AccessibleSeats(ctx, eventID)
-	if err == nil {
-		err = markAccessible(ctx, r.Store, eventID, kinds)
-	}
-	if err != nil {
-		r.log().Error("accessible seats not marked in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the access codes, with their uses and users so far (a failure
-	// leaves the rebuilt event without them: its code joins are refused)
-	codes, err := r.Ledger.Codes(ctx, eventID)
-	if err == nil && len(codes) > 0 {
-		err = r.Store.LoadCodes(ctx, eventID, codes)
-	}
-	if err != nil {
-		r.log().Error("access codes not loaded into the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the fans the registration's draw selected
-	selected, err := r.Ledger.Selected(ctx, eventID)
-	if err == nil && len(selected) > 0 {
-		err = r.Store.MarkSelected(ctx, eventID, selected)
-	}
-	if err != nil {
-		r.log().Error("selected fans not marked in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the seeds of draws the ledger had none of (new ones the rebuild
-	// drew for the event's pre-queue or a later phase's); a
-	// failure is left to the reconciliation, which records them too
-	_, err = r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
-	if err != nil {
-		r.log().Error("new draw seeds of the rebuilt event not recorded", zap.String("event_id", eventID), zap.Error(err))
-	}
-	// the waitlist's open places, last: the seats free after the rebuild
-	// go to its head first. A failure leaves the places in the ledger;
-	// the fans' next join (idempotent in the gateway) records them again
-	// but not at their old place, so it is logged as an error.
-	places, err := r.Ledger.WaitlistPlaces(ctx, eventID)
-	if err == nil && len(places) > 0 {
-		var n, offers int
-		n, offers, err = r.Store.LoadWaitlist(ctx, eventID, places)
-		if err == nil {
-			r.log().Info("waitlist restored", zap.String("event_id", eventID), zap.Int("places", n), zap.Int("offers", offers))
-		}
-	}
-	if err != nil {
-		r.log().Error("waitlist not restored in the rebuilt event", zap.String("event_id", eventID), zap.Error(err))
+	failed := r.restoreSteps(ctx, eventID, nil)
+	if err := r.Store.SetRestorePending(ctx, eventID, strings.Join(failed, ",")); err != nil {
+		r.log().Error("the rebuild's failed steps not recorded", zap.String("event_id", eventID),
+			zap.Strings("failed", failed), zap.Error(err))
 	}
 	out := Restored{EventID: eventID, RestoreResult: res}
 	r.log().Warn("event restored from the ledger", zap.String("event_id", eventID), zap.Int64("seats", res.Total),
@@ -230,6 +180,101 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	return out, nil
 }
 
+// The steps of a rebuild after RestoreEvent, by name: each loads what the
+// ledger keeps of one part of the event, and can run again (a step that
+// failed runs again on a later pass: RestoreMissing).
+const (
+	stepAllocations = "allocations"
+	stepAccessible  = "accessible"
+	stepCodes       = "codes"
+	stepSelected    = "selected"
+	stepSeeds       = "seeds"
+	stepWaitlist    = "waitlist"
+)
+
+var restoreStepOrder = []string{stepAllocations, stepAccessible, stepCodes, stepSelected, stepSeeds, stepWaitlist}
+
+// restoreSteps runs the steps of a rebuild after RestoreEvent, all of
+// them (only nil) or those only names, in their order, and returns the
+// names of those that failed (each logged).
+func (r *Restorer) restoreSteps(ctx context.Context, eventID string, only map[string]bool) (failed []string) {
+	for _, name := range restoreStepOrder {
+		if only != nil && !only[name] {
+			continue
+		}
+		if err := r.restoreStep(ctx, eventID, name); err != nil {
+			r.log().Error("a step of the rebuild failed; it runs again on the next pass", zap.String("event_id", eventID),
+				zap.String("step", name), zap.Error(err))
+			failed = append(failed, name)
+			if r.Metrics != nil {
+				r.Metrics.errors.WithLabelValues("restore_step").Inc()
+			}
+		}
+	}
+	return failed
+}
+
+func (r *Restorer) restoreStep(ctx context.Context, eventID, name string) error {
+	switch name {
+	case stepAllocations:
+		// the allocations' release times (until they are set, the
+		// allocation sweep puts the ledger's back once one is due)
+		releases, err := r.Ledger.AllocationReleases(ctx, eventID)
+		for _, a := range releases {
+			if err != nil {
+				break
+			}
+			err = r.Store.SetAllocationRelease(ctx, eventID, a.Channel, a.ReleaseAt)
+		}
+		return err
+	case stepAccessible:
+		// the wheelchair spaces and companion seats, also those whose
+		// allocation ended (until then the seat map shows them without
+		// their kind)
+		kinds, err := r.Ledger.AccessibleSeats(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		return markAccessible(ctx, r.Store, eventID, kinds)
+	case stepCodes:
+		// the access codes, with their uses and users so far (until then
+		// the event's code joins are refused)
+		codes, err := r.Ledger.Codes(ctx, eventID)
+		if err != nil || len(codes) == 0 {
+			return err
+		}
+		return r.Store.LoadCodes(ctx, eventID, codes)
+	case stepSelected:
+		// the fans the registration's draw selected (until then they are
+		// refused as not selected)
+		selected, err := r.Ledger.Selected(ctx, eventID)
+		if err != nil || len(selected) == 0 {
+			return err
+		}
+		return r.Store.MarkSelected(ctx, eventID, selected)
+	case stepSeeds:
+		// the seeds of draws the ledger had none of (new ones the rebuild
+		// drew for the event's pre-queue or a later phase's; the
+		// reconciliation records them too)
+		_, err := r.Ledger.KeepDrawSeeds(ctx, r.Store, eventID, r.log())
+		return err
+	case stepWaitlist:
+		// the waitlist's open places, last: the seats free after the
+		// rebuild go to its head first (until then the fans' places stay
+		// in the ledger; a place already back, or a buyer's, is skipped)
+		places, err := r.Ledger.WaitlistPlaces(ctx, eventID)
+		if err != nil || len(places) == 0 {
+			return err
+		}
+		n, offers, err := r.Store.LoadWaitlist(ctx, eventID, places)
+		if err == nil {
+			r.log().Info("waitlist restored", zap.String("event_id", eventID), zap.Int("places", n), zap.Int("offers", offers))
+		}
+		return err
+	}
+	return fmt.Errorf("unknown rebuild step %q", name)
+}
+
 func soldSeats(orders []Order) []booking.SoldSeat {
 	out := make([]booking.SoldSeat, len(orders))
 	for i, o := range orders {
@@ -239,8 +284,10 @@ func soldSeats(orders []Order) []booking.SoldSeat {
 }
 
 // RestoreMissing rebuilds every event of the ledger whose configuration is
-// gone from Redis. It goes on past an event that fails and returns the
-// errors joined.
+// gone from Redis, and runs again the steps after RestoreEvent that a
+// rebuild left undone (failed, or not run because its process stopped)
+// and that the pass before found undone too. It goes on past an event
+// that fails and returns the errors joined.
 func (r *Restorer) RestoreMissing(ctx context.Context) ([]Restored, error) {
 	ids, err := r.Ledger.EventIDs(ctx)
 	if err != nil {
@@ -248,13 +295,18 @@ func (r *Restorer) RestoreMissing(ctx context.Context) ([]Restored, error) {
 	}
 	var out []Restored
 	var errs []error
+	pending := map[string]string{}
 	for _, id := range ids {
-		ok, err := r.Store.EventExists(ctx, id)
+		ok, steps, err := r.Store.RestorePending(ctx, id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if ok {
+			if steps != "" {
+				pending[id] = steps
+				r.resume(ctx, id, steps)
+			}
 			continue
 		}
 		res, err := r.Restore(ctx, id)
@@ -267,7 +319,37 @@ func (r *Restorer) RestoreMissing(ctx context.Context) ([]Restored, error) {
 		}
 		out = append(out, res)
 	}
+	r.mu.Lock()
+	r.pending = pending
+	r.mu.Unlock()
 	return out, errors.Join(errs...)
+}
+
+// resume runs again the steps of eventID's rebuild that are still to run
+// (steps: booking.RestorePendingAll or names), when the last pass found
+// them pending too (a rebuild in progress, by this instance or another,
+// is left to finish its own steps).
+func (r *Restorer) resume(ctx context.Context, eventID, steps string) {
+	r.mu.Lock()
+	seen := r.pending[eventID] == steps
+	r.mu.Unlock()
+	if !seen {
+		return
+	}
+	var only map[string]bool
+	if steps != booking.RestorePendingAll {
+		only = map[string]bool{}
+		for _, name := range strings.Split(steps, ",") {
+			only[name] = true
+		}
+	}
+	failed := r.restoreSteps(ctx, eventID, only)
+	if err := r.Store.SetRestorePending(ctx, eventID, strings.Join(failed, ",")); err != nil {
+		r.log().Error("the rebuild's failed steps not recorded", zap.String("event_id", eventID), zap.Error(err))
+		return
+	}
+	r.log().Warn("rebuild steps run again", zap.String("event_id", eventID), zap.String("steps", steps),
+		zap.Strings("still_failing", failed))
 }
 
 // Run restores and reconciles every interval until ctx ends: the ledger's
