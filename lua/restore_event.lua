@@ -7,8 +7,9 @@
 --   alog list continues that chain; 0, '', '': a new log), 21 k, then k
 --   config field, value pairs written with the config (the door, sales
 --   window and waitlist settings update_event takes, phase and audience,
---   the draws' seeds and commitments), then n seat ids, then 4 per sold
---   seat: user_id, seat_id, payment_id, join sequence
+--   the schedule, the beacon, the draws' seeds and commitments, and
+--   restore_pending), then n seat ids, then 4 per sold seat: user_id,
+--   seat_id, payment_id, join sequence
 -- Replies: {'ok', total_seats, sold, seq_base, skipped, reason, now_ms} | {'event_exists'}
 -- KEYS: config, seats, seatmap, waiting, active, seq, seen, outbox, rate, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc, pq, pqdraw (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 1 then
