@@ -164,7 +164,15 @@ func (s *Store) checkSalesWindow(ctx context.Context, eventID string, u EventUpd
 	if err != nil {
 		return err
 	}
-	start, end := e.SalesStart, e.SalesEnd
+	return u.CheckSalesWindow(e.SalesStart, e.SalesEnd)
+}
+
+// CheckSalesWindow checks that u, applied to an event sold from start to
+// end (zero: not set), leaves the sales end after the start: the one rule
+// of an update that depends on the event. The ledger checks it before it
+// takes a change, Store.UpdateEvent before Redis does, so neither keeps a
+// change the other refuses. ErrInvalidArgument.
+func (u EventUpdate) CheckSalesWindow(start, end time.Time) error {
 	if u.SalesStart != nil {
 		start = *u.SalesStart
 	}

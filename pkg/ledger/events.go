@@ -152,7 +152,10 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // ledger has no such event; a value out of bounds
 // (booking.EventUpdate.Validate, the rules of booking.Store.UpdateEvent)
 // is refused with booking.ErrInvalidArgument before PostgreSQL sees it,
-// never an int4 overflow or a NUL byte that would fail there.
+// never an int4 overflow or a NUL byte that would fail there, and so is
+// a sales end the change would leave before the start
+// (booking.EventUpdate.CheckSalesWindow): the ledger takes no change Redis
+// refuses.
 func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate) (EventDef, error) {
 	if err := u.Validate(); err != nil {
 		return EventDef{}, err
@@ -161,6 +164,9 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		old, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
+			return err
+		}
+		if err := u.CheckSalesWindow(old.Config.SalesStart, old.Config.SalesEnd); err != nil {
 			return err
 		}
 		msp := func(d *time.Duration) *int64 {
@@ -205,6 +211,9 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound
+	}
+	if errors.Is(err, booking.ErrInvalidArgument) {
+		return EventDef{}, err // the client's message, as Validate's
 	}
 	return d, wrap("update event", err)
 }

@@ -98,3 +98,31 @@ func TestScheduleSettingIsAnEventUpdate(t *testing.T) {
 		t.Fatalf("ledger revision %d %q, %v", d.Revision, d.LastChange, err)
 	}
 }
+
+// TestRefusedUpdateLeavesTheLedgerAlone: a PATCH refused with a 4xx (a
+// sales end before the event's sales start) changes nothing: not Redis,
+// and not the ledger that a rebuild of Redis starts from.
+func TestRefusedUpdateLeavesTheLedgerAlone(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	start := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2,
+		"sales_start": start.Format(time.RFC3339)})
+	r := hs.do("PATCH", "/api/admin/events/e1", hs.admin,
+		map[string]any{"sales_end": start.Add(-time.Hour).Format(time.RFC3339), "capacity": 3})
+	want(t, r, 400, "invalid_argument")
+	if msg := r.str("message"); msg != "invalid argument: sales_end must be after sales_start" {
+		t.Errorf("message %q", msg)
+	}
+	def, err := l.Event(context.Background(), "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !def.Config.SalesEnd.IsZero() || def.Config.Capacity != 2 || def.Revision != 0 {
+		t.Errorf("the ledger took a refused change: sales_end %v capacity %d revision %d",
+			def.Config.SalesEnd, def.Config.Capacity, def.Revision)
+	}
+	if up := hs.rec.Topic(events.TopicEventUpdated); len(up) != 0 {
+		t.Errorf("a refused change published %+v", up)
+	}
+}
