@@ -33,6 +33,9 @@ type Action struct {
 	RequestID  string          `json:"request_id,omitempty"`
 	Before     json.RawMessage `json:"before,omitempty"`
 	After      json.RawMessage `json:"after,omitempty"`
+	// Intent is the request's write-ahead entry (Begin), removed with the
+	// record's write; 0: none (a record the system makes on its own).
+	Intent int64 `json:"-"`
 }
 
 // The actions recorded today (docs/operators.md); a new admin route adds
@@ -122,8 +125,8 @@ func scanAction(row pgx.Row) (Action, error) {
 }
 
 // Record appends a to the audit trail and, in the same transaction, to
-// the outbox of facts to publish (Publisher). It returns the record as
-// written (ID, At). The record is never changed afterwards: the table
+// the outbox of facts to publish (Publisher), and removes a's Intent. It
+// returns the record as written (ID, At). The record is never changed afterwards: the table
 // refuses UPDATE, DELETE and TRUNCATE.
 func (s *Store) Record(ctx context.Context, a Action) (Action, error) {
 	if a.Actor == "" || a.Via == "" || a.Role == "" || a.Action == "" {
@@ -141,7 +144,12 @@ func (s *Store) Record(ctx context.Context, a Action) (Action, error) {
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO operator_action_outbox (action_id) VALUES ($1)`, out.ID)
+		if _, err = tx.Exec(ctx, `INSERT INTO operator_action_outbox (action_id) VALUES ($1)`, out.ID); err != nil {
+			return err
+		}
+		if a.Intent != 0 {
+			_, err = tx.Exec(ctx, `DELETE FROM operator_action_intents WHERE id = $1`, a.Intent)
+		}
 		return err
 	})
 	return out, wrap("record action", err)

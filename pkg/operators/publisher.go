@@ -33,6 +33,9 @@ type Publisher struct {
 	// Age is how old an outbox entry must be before a sweep takes it
 	// (default 5 s), leaving the request that wrote it time to publish.
 	Age time.Duration
+	// IntentAge is how old a request's intent must be before a sweep
+	// records it as interrupted (Store.Settle; default DefaultIntentAge).
+	IntentAge time.Duration
 }
 
 const sweepBatch = 100
@@ -44,9 +47,20 @@ func (p *Publisher) Publish(ctx context.Context, id int64) error {
 	return err
 }
 
-// Sweep publishes every outbox entry older than Age, in batches, and
-// returns how many it published.
+// Sweep records the intents of interrupted requests (Store.Settle), then
+// publishes every outbox entry older than Age, in batches, and returns
+// how many it published.
 func (p *Publisher) Sweep(ctx context.Context) (int, error) {
+	settled, err := p.Store.Settle(ctx, p.IntentAge)
+	if err != nil {
+		return 0, err
+	}
+	if len(settled) > 0 {
+		// at once, not a sweep later
+		if _, err := p.publish(ctx, `o.action_id = ANY($1)`, settled); err != nil {
+			return 0, err
+		}
+	}
 	age := p.Age
 	if age <= 0 {
 		age = 5 * time.Second

@@ -25,7 +25,15 @@ import (
 // names itself (an operators.Action… constant) and passes the values it
 // changed, before and after. auditGuard catches a route that forgets.
 
-const ctxAudited = "operators.audited"
+const (
+	ctxAudited = "operators.audited"
+	// ctxIntent: the request's write-ahead entry (operators.Intent), 0 for none
+	ctxIntent = "operators.intent"
+	// ctxRecorded: the request's record is written (its intent with it)
+	ctxRecorded = "operators.recorded"
+	// ctxUnchanged: the request changed nothing (noChange)
+	ctxUnchanged = "operators.unchanged"
+)
 
 // audit records the change a route made: who (the caller), when, from
 // where, to which event and target, and the values before and after
@@ -42,7 +50,7 @@ func (s *Server) audit(c *gin.Context, action, eventID, target string, before, a
 	p := principal(c)
 	a := operators.Action{Actor: p.Account, Via: p.Via, Role: p.Role, Action: action, EventID: eventID, Target: target,
 		RemoteAddr: addrString(s.clientAddr(c)), RequestID: httpapi.RequestIDFrom(c),
-		Before: operators.Object(before), After: operators.Object(after)}
+		Before: operators.Object(before), After: operators.Object(after), Intent: c.GetInt64(ctxIntent)}
 	return s.record(c, a)
 }
 
@@ -52,6 +60,9 @@ func (s *Server) record(c *gin.Context, a operators.Action) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 10*time.Second)
 	defer cancel()
 	rec, err := s.Operators.Record(ctx, a)
+	if err == nil {
+		c.Set(ctxRecorded, true)
+	}
 	if err != nil {
 		httpapi.Logger(c).Error("operator action not recorded", zap.String("actor", a.Actor), zap.String("via", a.Via),
 			zap.String("action", a.Action), zap.String("event_id", a.EventID), zap.String("target", a.Target),
@@ -70,17 +81,58 @@ func (s *Server) record(c *gin.Context, a operators.Action) bool {
 
 // noChange marks a successful call that changed nothing (a refund
 // repeated): no record.
-func noChange(c *gin.Context) { c.Set(ctxAudited, true) }
+func noChange(c *gin.Context) {
+	c.Set(ctxAudited, true)
+	c.Set(ctxUnchanged, true)
+}
 
-// auditGuard counts and logs a state-changing admin call that succeeded
-// without a record (a route that forgot audit): the tests hold it at 0.
+// auditGuard writes the audit trail's write-ahead entry of a
+// state-changing admin call before the route runs (operators.Intent: 503
+// unavailable, nothing done, when it cannot), and afterwards removes it
+// when the call changed nothing: refused (4xx) or a repeat (noChange).
+// The route's record removes it otherwise. One left, by a 5xx, a record
+// that failed, a panic or a gateway killed mid-call, becomes a
+// request.interrupted record (the operator_action sweep), so no change
+// goes unrecorded. It also counts and logs a call that succeeded without
+// a record (a route that forgot audit): the tests hold that at 0.
 func (s *Server) auditGuard(c *gin.Context) {
-	c.Next()
 	switch c.Request.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return
 	}
-	if c.Writer.Status() >= 300 || c.GetBool(ctxAudited) || c.FullPath() == "/api/admin/sign-out" {
+	if c.FullPath() == "/api/admin/sign-out" {
+		return
+	}
+	if s.Operators != nil {
+		p := principal(c)
+		eventID := ""
+		if id := c.Param("id"); strings.HasPrefix(c.FullPath(), "/api/admin/events/:id") && ids.ValidEvent(id) {
+			eventID = id
+		}
+		// the path as sent (escaped: no NUL or invalid UTF-8 for PostgreSQL)
+		id, err := s.Operators.Begin(c.Request.Context(), operators.Intent{Actor: p.Account, Via: p.Via, Role: p.Role,
+			Method: c.Request.Method, Route: c.FullPath(), Path: c.Request.URL.EscapedPath(), EventID: eventID,
+			RemoteAddr: addrString(s.clientAddr(c)), RequestID: httpapi.RequestIDFrom(c)})
+		if err != nil {
+			httpapi.Logger(c).Error("admin call refused: its audit intent could not be written", zap.Error(err))
+			bookinghttp.Fail(c, err)
+			c.Abort()
+			return
+		}
+		c.Set(ctxIntent, id)
+	}
+	c.Next()
+	status := c.Writer.Status()
+	if id := c.GetInt64(ctxIntent); id != 0 && !c.GetBool(ctxRecorded) &&
+		(c.GetBool(ctxUnchanged) || (status >= 400 && status < 500)) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 10*time.Second)
+		defer cancel()
+		if err := s.Operators.Discard(ctx, id); err != nil {
+			// the sweep records it as interrupted: one record too many, none lost
+			httpapi.Logger(c).Warn("audit intent of an unchanged call not removed", zap.Int64("intent", id), zap.Error(err))
+		}
+	}
+	if status >= 300 || c.GetBool(ctxAudited) {
 		return
 	}
 	s.unaudited.Add(1)
