@@ -17,7 +17,7 @@ func TestRateCapOutlivesRedis(t *testing.T) {
 		t.Fatalf("redis: %+v %v", e, err)
 	}
 	n := 45
-	if _, err := g.led.UpdateEvent(ctx, "capped", booking.EventUpdate{AdmitPerMinute: &n}); err != nil {
+	if _, err := g.led.UpdateEvent(ctx, "capped", booking.EventUpdate{AdmitPerMinute: &n}, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, err := g.led.Event(ctx, "capped")
@@ -49,7 +49,7 @@ func TestEarlyJoinAndChallengeOutliveRedis(t *testing.T) {
 		t.Fatalf("redis: %+v %v", e, err)
 	}
 	early, none := 20*time.Minute, booking.ChallengeNone
-	d, err := g.led.UpdateEvent(ctx, "door", booking.EventUpdate{EarlyJoin: &early, Challenge: &none})
+	d, err := g.led.UpdateEvent(ctx, "door", booking.EventUpdate{EarlyJoin: &early, Challenge: &none}, nil)
 	if err != nil || d.Config.EarlyJoin != early || d.Config.Challenge != none {
 		t.Fatalf("ledger after the patch: %+v %v", d.Config, err)
 	}

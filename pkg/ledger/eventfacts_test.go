@@ -78,11 +78,11 @@ func TestEventFactsSwept(t *testing.T) {
 	// a settings change whose publish failed, then another one's: the
 	// ledger keeps the last, the sweep publishes it once
 	three, four := 3, 4
-	if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: &three}); err != nil {
+	if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: &three}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sweep(1)
-	if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: &four}); err != nil {
+	if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: &four}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sweep(1)
@@ -92,7 +92,7 @@ func TestEventFactsSwept(t *testing.T) {
 	}
 	sweep(0)
 	// published by its request: nothing for the sweep
-	if _, err := led.UpdateEvent(ctx, "done", booking.EventUpdate{Capacity: &three}); err != nil {
+	if _, err := led.UpdateEvent(ctx, "done", booking.EventUpdate{Capacity: &three}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.PublishUpdated(ctx, "done"); err != nil {

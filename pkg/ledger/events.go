@@ -155,8 +155,12 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // never an int4 overflow or a NUL byte that would fail there, and so is
 // a sales end the change would leave before the start
 // (booking.EventUpdate.CheckSalesWindow): the ledger takes no change Redis
-// refuses.
-func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate) (EventDef, error) {
+// refuses. apply (nil: none) makes the change in Redis
+// (booking.Store.UpdateEvent) in the same transaction, the event's row
+// locked: a change Redis did not take, refused or lost with the
+// connection, is not kept either.
+func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate,
+	apply func(context.Context) error) (EventDef, error) {
 	if err := u.Validate(); err != nil {
 		return EventDef{}, err
 	}
@@ -207,7 +211,10 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder, u.AdmitPerMinute,
 			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule, u.FinishAfterEnd, setRefundable, refundable,
 			msp(u.OfferTime), u.WaitlistEarly, u.OnPhaseChange))
-		return err
+		if err != nil || apply == nil {
+			return err
+		}
+		return apply(ctx)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound

@@ -42,11 +42,11 @@ func TestCreateEventIsIdempotentAndKeepsTheDefinition(t *testing.T) {
 		t.Fatalf("no seats: %v, want ErrInvalidEvent", err)
 	}
 	paused, capacity, hold := true, 9, 30*time.Second
-	d, err = l.UpdateEvent(ctx, "e1", booking.EventUpdate{Paused: &paused, Capacity: &capacity, Hold: &hold})
+	d, err = l.UpdateEvent(ctx, "e1", booking.EventUpdate{Paused: &paused, Capacity: &capacity, Hold: &hold}, nil)
 	if err != nil || !d.Paused || d.Config.Capacity != 9 || d.Config.Hold != hold {
 		t.Fatalf("update: %v %+v", err, d)
 	}
-	if _, err := l.UpdateEvent(ctx, "nope", booking.EventUpdate{Paused: &paused}); !errors.Is(err, ledger.ErrEventNotFound) {
+	if _, err := l.UpdateEvent(ctx, "nope", booking.EventUpdate{Paused: &paused}, nil); !errors.Is(err, ledger.ErrEventNotFound) {
 		t.Fatalf("update unknown: %v", err)
 	}
 	ids, err := l.EventIDs(ctx)

@@ -19,7 +19,7 @@ func TestUpdateEventStoresEverySettingAndNumbersTheChanges(t *testing.T) {
 	ctx := context.Background()
 	name, grace, batch := "Big Show", 30*time.Second, 7
 	start := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
-	d, err := g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{Name: &name, Grace: &grace, BatchSize: &batch, SalesStart: &start})
+	d, err := g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{Name: &name, Grace: &grace, BatchSize: &batch, SalesStart: &start}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,12 +29,12 @@ func TestUpdateEventStoresEverySettingAndNumbersTheChanges(t *testing.T) {
 	if d.Revision != 1 || d.LastChange != `batch_size=7 grace_seconds=30 name="Big Show" sales_start=2027-01-02T03:04:05Z` {
 		t.Fatalf("change %d %q", d.Revision, d.LastChange)
 	}
-	d, err = g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{Name: &name, BatchSize: &batch})
+	d, err = g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{Name: &name, BatchSize: &batch}, nil)
 	if err != nil || d.Revision != 1 || d.LastChange == "" {
 		t.Fatalf("no-op update: %d %q %v", d.Revision, d.LastChange, err)
 	}
 	var zero time.Time
-	d, err = g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{SalesStart: &zero})
+	d, err = g.led.UpdateEvent(ctx, "upd", booking.EventUpdate{SalesStart: &zero}, nil)
 	if err != nil || d.Revision != 2 || !d.Config.SalesStart.IsZero() || d.LastChange != "sales_start=" {
 		t.Fatalf("cleared start: %d %q %+v %v", d.Revision, d.LastChange, d.Config.SalesStart, err)
 	}
@@ -55,7 +55,7 @@ func TestEventBoundsAreCheckedBeforePostgreSQL(t *testing.T) {
 		"admit_per_minute 2^31": {AdmitPerMinute: &big}, "admit_per_minute -2^63": {AdmitPerMinute: &neg},
 		"name with NUL": {Name: &nul}, "name with a line break": {Name: &ctl},
 	} {
-		if _, err := g.led.UpdateEvent(ctx, "bnd", u); !errors.Is(err, booking.ErrInvalidArgument) {
+		if _, err := g.led.UpdateEvent(ctx, "bnd", u, nil); !errors.Is(err, booking.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want invalid argument", name, err)
 		}
 	}

@@ -45,7 +45,7 @@ func TestRestoreKeepsTheWaitlistItsSettingsAndItsPlaces(t *testing.T) {
 	ctx := context.Background()
 	offer, early := 90*time.Second, true
 	u := booking.EventUpdate{OfferTime: &offer, WaitlistEarly: &early}
-	if _, err := g.led.UpdateEvent(ctx, g.event, u); err != nil {
+	if _, err := g.led.UpdateEvent(ctx, g.event, u, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.store.SetWaitlist(ctx, g.event, booking.WaitlistSettings{OfferTime: offer, Early: early}); err != nil {

@@ -20,7 +20,7 @@ func TestSalesWindowOutlivesRedis(t *testing.T) {
 		t.Fatalf("redis: %+v %v", e, err)
 	}
 	finish, later := true, until.Add(time.Hour)
-	d, err := g.led.UpdateEvent(ctx, "window", booking.EventUpdate{FinishAfterEnd: &finish, RefundableUntil: &later})
+	d, err := g.led.UpdateEvent(ctx, "window", booking.EventUpdate{FinishAfterEnd: &finish, RefundableUntil: &later}, nil)
 	if err != nil || d.Config.HoldsEndWithSale || !d.Config.RefundableUntil.Equal(later) {
 		t.Fatalf("ledger after the patch: %+v %v", d.Config, err)
 	}

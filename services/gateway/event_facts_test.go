@@ -2,10 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxoffice/boxoffice/lua"
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/redistest"
 )
 
 // TestEventFactsOncePerChange: creating an event publishes event_created
@@ -124,5 +133,75 @@ func TestRefusedUpdateLeavesTheLedgerAlone(t *testing.T) {
 	}
 	if up := hs.rec.Topic(events.TopicEventUpdated); len(up) != 0 {
 		t.Errorf("a refused change published %+v", up)
+	}
+}
+
+// failScript fails every call of one Redis function (FCALL name) while on,
+// as a Redis lost mid-request would.
+type failScript struct {
+	name string
+	on   atomic.Bool
+}
+
+func (f *failScript) fails(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	if !f.on.Load() || len(args) < 2 || !strings.EqualFold(fmt.Sprint(args[0]), "fcall") {
+		return false
+	}
+	return fmt.Sprint(args[1]) == lua.Function(f.name)
+}
+func (f *failScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f *failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.fails(cmd) {
+			return errors.New("read tcp: connection reset by peer")
+		}
+		return next(ctx, cmd)
+	}
+}
+func (f *failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if f.fails(cmd) {
+				return errors.New("read tcp: connection reset by peer")
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestUpdateRedisFailedLeavesTheLedgerAlone: a PATCH or a waitlist change
+// whose Redis step fails answers 503 and leaves the ledger as it was, so
+// the two never disagree about the settings and the retry does it all.
+func TestUpdateRedisFailedLeavesTheLedgerAlone(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2})
+	fail := &failScript{name: "update_event"}
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	rdb.AddHook(fail)
+	hs.srv.Store = booking.New(rdb, booking.WithPrefix(hs.store.Prefix()))
+	t.Cleanup(hs.srv.Store.Close)
+	fail.on.Store(true)
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"capacity": 3}), 503, "unavailable")
+	want(t, hs.do("PUT", "/api/admin/events/e1/waitlist", hs.admin, map[string]any{"offer_seconds": 600}), 503, "unavailable")
+	def, err := l.Event(ctx, "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Config.Capacity != 2 || def.Config.OfferTime != 0 || def.Revision != 0 {
+		t.Errorf("the ledger kept a change Redis never made: capacity %d offer %v revision %d",
+			def.Config.Capacity, def.Config.OfferTime, def.Revision)
+	}
+	fail.on.Store(false)
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"capacity": 3}), 200, "")
+	e, err := hs.store.GetEvent(ctx, "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def, err = l.Event(ctx, "e1"); err != nil || def.Config.Capacity != 3 || e.Capacity != 3 || def.Revision != 1 {
+		t.Errorf("the retry: ledger capacity %d revision %d, Redis %d (%v)", def.Config.Capacity, def.Revision, e.Capacity, err)
 	}
 }

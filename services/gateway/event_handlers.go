@@ -519,16 +519,11 @@ func (s *Server) updateEvent(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	before, _ := s.ledgerSettings(c, id) // for the audit record
-	if !s.ledgerUpdateEvent(c, id, u) {
-		return
-	}
-	if _, err := s.Store.GetEvent(ctx, id); err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
-	e, err := s.Store.UpdateEvent(ctx, id, u)
-	if err != nil {
-		bookinghttp.Fail(c, err)
+	var e booking.Event
+	if !s.ledgerUpdateEvent(c, id, u, func(ctx context.Context) (err error) {
+		e, err = s.Store.UpdateEvent(ctx, id, u)
+		return err
+	}) {
 		return
 	}
 	if req.EarlyJoinSeconds != nil && !s.ledgerDrawSeeds(c, id) {

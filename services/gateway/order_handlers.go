@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"io"
@@ -94,12 +95,17 @@ func (s *Server) ledgerCreateEvent(c *gin.Context, cfg booking.EventConfig) (cre
 	return created, true
 }
 
-// ledgerUpdateEvent applies an update to the definition before Redis.
-func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpdate) bool {
+// ledgerUpdateEvent applies an update to the definition and, in the same
+// ledger transaction, to Redis (apply): both or neither. Without a
+// ledger, apply alone. false: it has answered the error.
+func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpdate, apply func(context.Context) error) bool {
+	var err error
 	if s.Ledger == nil {
-		return true
+		err = apply(c.Request.Context())
+	} else {
+		_, err = s.Ledger.UpdateEvent(c.Request.Context(), id, u, apply)
 	}
-	if _, err := s.Ledger.UpdateEvent(c.Request.Context(), id, u); err != nil {
+	if err != nil {
 		bookinghttp.Fail(c, ledgerErr(err))
 		return false
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -211,14 +212,12 @@ func (s *Server) setWaitlist(c *gin.Context) {
 	}
 	before := waitlistSettings{OfferSeconds: e.OfferSeconds, Early: e.WaitlistEarly}
 	after := waitlistSettings{OfferSeconds: *req.OfferSeconds, Early: req.Early}
-	// the ledger first: a rebuild of Redis restores the settings from it
+	// the ledger and Redis together: a rebuild of Redis restores the
+	// settings from the ledger
 	offer := time.Duration(after.OfferSeconds) * time.Second
-	if !s.ledgerUpdateEvent(c, id, booking.EventUpdate{OfferTime: &offer, WaitlistEarly: &after.Early}) {
-		return
-	}
-	err = s.Store.SetWaitlist(ctx, id, booking.WaitlistSettings{OfferTime: time.Duration(after.OfferSeconds) * time.Second, Early: after.Early})
-	if err != nil {
-		bookinghttp.Fail(c, err)
+	if !s.ledgerUpdateEvent(c, id, booking.EventUpdate{OfferTime: &offer, WaitlistEarly: &after.Early}, func(ctx context.Context) error {
+		return s.Store.SetWaitlist(ctx, id, booking.WaitlistSettings{OfferTime: offer, Early: after.Early})
+	}) {
 		return
 	}
 	if !s.audit(c, operators.ActionEventUpdate, id, "waitlist", before, after) {
