@@ -155,7 +155,9 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // never an int4 overflow or a NUL byte that would fail there, and so is
 // a sales end the change would leave before the start
 // (booking.EventUpdate.CheckSalesWindow): the ledger takes no change Redis
-// refuses. apply (nil: none) makes the change in Redis
+// refuses, nor a sales window the event's saved schedule would not fit
+// (*booking.ScheduleError: change the schedule first). apply (nil: none)
+// makes the change in Redis
 // (booking.Store.UpdateEvent) in the same transaction, the event's row
 // locked: a change Redis did not take, refused or lost with the
 // connection, is not kept either.
@@ -172,6 +174,11 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		}
 		if err := u.CheckSalesWindow(old.Config.SalesStart, old.Config.SalesEnd); err != nil {
 			return err
+		}
+		if u.SalesStart != nil || u.SalesEnd != nil {
+			if err := scheduleFits(ctx, tx, old.Config, u); err != nil {
+				return err
+			}
 		}
 		msp := func(d *time.Duration) *int64 {
 			if d == nil {

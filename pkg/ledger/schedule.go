@@ -140,3 +140,38 @@ func salesBy[T any](ctx context.Context, l *Ledger, column, eventID string) ([]T
 	}
 	return out, wrap("sales by "+column, err)
 }
+
+// scheduleFits checks the event's saved schedule (none: nothing to check)
+// against its definition c with u's sales window, as SetSchedule would
+// check it: a window a saved phase would fall outside of is refused with
+// the schedule's error, so no event keeps a schedule its own save would
+// refuse.
+func scheduleFits(ctx context.Context, tx pgx.Tx, c booking.EventConfig, u booking.EventUpdate) error {
+	var js []byte
+	err := tx.QueryRow(ctx, `SELECT schedule FROM event_phase_schedules WHERE event_id = $1`, c.ID).Scan(&js)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var sch booking.Schedule
+	if err := json.Unmarshal(js, &sch); err != nil {
+		return err
+	}
+	if len(sch.Phases) == 0 {
+		return nil
+	}
+	if u.SalesStart != nil {
+		c.SalesStart = *u.SalesStart
+	}
+	if u.SalesEnd != nil {
+		c.SalesEnd = *u.SalesEnd
+	}
+	err = booking.CheckSchedule(c, &sch)
+	if se, ok := booking.IsScheduleError(err); ok {
+		return &booking.ScheduleError{Code: se.Code, Msg: "the event's schedule would not fit the new sales window (" + se.Msg +
+			"): change the schedule first"}
+	}
+	return err
+}

@@ -105,6 +105,11 @@ func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpd
 	} else {
 		_, err = s.Ledger.UpdateEvent(c.Request.Context(), id, u, apply)
 	}
+	if se, ok := booking.IsScheduleError(err); ok {
+		// the body is valid; the event's saved schedule is in the way
+		httpapi.Abort(c, http.StatusConflict, se.Code, se.Msg)
+		return false
+	}
 	if err != nil {
 		bookinghttp.Fail(c, ledgerErr(err))
 		return false

@@ -413,3 +413,48 @@ func TestPhaseDrawServed(t *testing.T) {
 	}
 	ct.Report()
 }
+
+// TestSalesWindowKeepsTheSchedule: a PATCH of the sales window that would
+// leave a saved phase outside it (or the first phase's pre-queue without
+// the sales start at its start) is refused with the schedule's code, and
+// nothing changes; a window that still holds every phase is taken.
+func TestSalesWindowKeepsTheSchedule(t *testing.T) {
+	t.Parallel()
+	hs, l, _ := ledgerHarness(t)
+	ctx := context.Background()
+	start := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+	at := func(m int) string { return start.Add(time.Duration(m) * time.Minute).Format(time.RFC3339) }
+	hs.createEvent(map[string]any{"id": "e1", "name": "Show", "rows": 1, "seats_per_row": 4, "capacity": 2,
+		"sales_start": at(0), "sales_end": at(240)})
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, map[string]any{"phases": []map[string]any{
+		{"id": "presale", "starts_at": at(0), "ends_at": at(60), "audience": "public", "early_join_seconds": 600},
+		{"id": "general", "starts_at": at(60), "ends_at": at(180), "audience": "public"}}}), 200, "")
+	for _, c := range []struct {
+		body map[string]any
+		code string
+	}{
+		{map[string]any{"sales_end": at(120)}, "phase_outside_sales"},
+		{map[string]any{"sales_start": at(30)}, "phase_outside_sales"},
+		{map[string]any{"sales_start": at(-30)}, "invalid_phase"}, // the presale's pre-queue opens at the sales start
+	} {
+		r := hs.do("PATCH", "/api/admin/events/e1", hs.admin, c.body)
+		want(t, r, 409, c.code)
+		if !strings.Contains(r.str("message"), "schedule") {
+			t.Errorf("%v: message %q does not say the schedule is in the way", c.body, r.str("message"))
+		}
+	}
+	def, err := l.Event(ctx, "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := hs.store.GetEvent(ctx, "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !def.Config.SalesEnd.Equal(start.Add(240*time.Minute)) || !def.Config.SalesStart.Equal(start) ||
+		!e.SalesEnd.Equal(start.Add(240*time.Minute)) || !e.SalesStart.Equal(start) || def.Revision != 0 {
+		t.Fatalf("a refused window changed: ledger %v–%v (revision %d), Redis %v–%v",
+			def.Config.SalesStart, def.Config.SalesEnd, def.Revision, e.SalesStart, e.SalesEnd)
+	}
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_end": at(180)}), 200, "")
+}
