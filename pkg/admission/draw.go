@@ -63,14 +63,16 @@ func (p *Promoter) publishDraw(ctx context.Context, eventID string) (bool, error
 // (MarkPhaseDrawn). done: the draw is out.
 func (p *Promoter) publishPhaseDraw(ctx context.Context, ds drawStore, eventID string) (done, pending bool, err error) {
 	d, pending, err := ds.ClosePhaseDraw(ctx, eventID)
-	if errors.Is(err, booking.ErrDrawBusy) {
+	if errors.Is(err, booking.ErrDrawBusy) || errors.Is(err, booking.ErrBeaconPending) {
+		// as publishDraw's: busy elsewhere, or waiting for the beacon
 		return false, true, nil
 	}
 	if err != nil || !pending {
 		return false, pending, err
 	}
 	if d.Count > 0 {
-		ev := events.PhaseQueueRandomized(eventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, p.ann.now())
+		ev := events.PhaseQueueRandomized(eventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value,
+			d.Beacon.Source, p.ann.now())
 		if err := p.ann.kafka.Publish(ctx, ev); err != nil {
 			return false, true, fmt.Errorf("publish queue_randomized: %w", err)
 		}

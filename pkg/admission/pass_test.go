@@ -158,7 +158,7 @@ func TestPromoterWaitsForTheBeacon(t *testing.T) {
 		SalesStart: start, EarlyJoin: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.SetBeaconRound(ctx, "e1", 42, "drand"); err != nil {
+	if _, err := store.SetBeaconRound(ctx, "e1", "", 42, "drand"); err != nil {
 		t.Fatal(err)
 	}
 	setNow(start.Add(-time.Minute))
@@ -177,7 +177,7 @@ func TestPromoterWaitsForTheBeacon(t *testing.T) {
 		}
 	}
 	value := strings.Repeat("ab", 32)
-	if _, err := store.SetBeaconValue(ctx, "e1", value); err != nil {
+	if _, err := store.SetBeaconValue(ctx, "e1", "", value); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 3 {

@@ -5,18 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
-// The draw's public randomness beacon (docs/fairness.md "The beacon"):
-// before the pre-queue opens, the operator may commit the draw to a round
-// of a public beacon (config beacon_round, beacon_source); the round's
-// value, published by the beacon after the pre-queue closed, is then a
-// third input of every rank (fairness.DrawInput), supplied by the
-// operator (config beacon). Plain commands on the config hash, read by
-// CloseDraw and DrawInputs; the ledger keeps a copy, which a rebuild
-// writes with the config (RestoreInput.Beacon).
+// A draw's public randomness beacon (docs/fairness.md "The beacon"):
+// before a pre-queue opens, the operator may commit its draw to a round of
+// a public beacon (config beacon_round, beacon_source for the event's own
+// pre-queue; pq_beacon_round:<id>, pq_beacon_source:<id> for a later
+// phase's, beaconFields); the round's value, published by the beacon after
+// the pre-queue closed, is then a third input of every rank
+// (fairness.DrawInput), supplied by the operator (config beacon,
+// pq_beacon:<id>). Plain commands on the config hash, read by CloseDraw,
+// ClosePhaseDraw and DrawInputs; the ledger keeps a copy, which a rebuild
+// writes with the config (RestoreInput.Beacons).
 
 // Refusals of the beacon's settings.
 var (
@@ -32,7 +35,16 @@ var (
 	ErrNoPrequeue = errors.New("the event has no pre-queue (early_join_seconds): there is no draw")
 )
 
-// beaconOf reads the config's beacon_round, beacon_source, beacon.
+// beaconFields are the config fields of the beacon of phase's draw (""
+// the event's own pre-queue's).
+func beaconFields(phase string) (round, source, value string) {
+	if phase == "" {
+		return "beacon_round", "beacon_source", "beacon"
+	}
+	return "pq_beacon_round:" + phase, "pq_beacon_source:" + phase, "pq_beacon:" + phase
+}
+
+// beaconOf reads a beacon's round, source and value fields.
 func beaconOf(v []any) fairness.Beacon {
 	var b fairness.Beacon
 	if r, ok := v[0].(string); ok {
@@ -43,24 +55,28 @@ func beaconOf(v []any) fairness.Beacon {
 	return b
 }
 
-// Beacon returns the event's committed beacon (zero: none).
-func (s *Store) Beacon(ctx context.Context, eventID string) (fairness.Beacon, error) {
+// Beacon returns the beacon phase's draw is committed to ("" the event's
+// own pre-queue's; zero: none).
+func (s *Store) Beacon(ctx context.Context, eventID, phase string) (fairness.Beacon, error) {
 	if err := checkIDs(eventID); err != nil {
 		return fairness.Beacon{}, err
 	}
-	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "beacon_round", "beacon_source", "beacon").Result()
+	r, src, val := beaconFields(phase)
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], r, src, val).Result()
 	if err != nil {
 		return fairness.Beacon{}, fmt.Errorf("beacon: %w", err)
 	}
 	return beaconOf(v), nil
 }
 
-// SetBeaconRound commits eventID's draw to beacon round round (> 0),
-// source naming the beacon for fans, while the pre-queue has not opened
-// (Redis's clock before sales start - early join): ErrBeaconLocked after,
-// ErrNoPrequeue for an event without a pre-queue. It returns the beacon
-// before the change; the same round and source again change nothing.
-func (s *Store) SetBeaconRound(ctx context.Context, eventID string, round int64, source string) (fairness.Beacon, error) {
+// SetBeaconRound commits the draw of phase's pre-queue ("" the event's
+// own, else a later phase's: ErrNoPhaseDraw when that phase has none) to
+// beacon round round (> 0), source naming the beacon for fans, while the
+// pre-queue has not opened (Redis's clock before its start - its early
+// join): ErrBeaconLocked after, ErrNoPrequeue for an event without a
+// pre-queue. It returns the beacon before the change; the same round and
+// source again change nothing.
+func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round int64, source string) (fairness.Beacon, error) {
 	if err := checkIDs(eventID); err != nil {
 		return fairness.Beacon{}, err
 	}
@@ -68,7 +84,9 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID string, round int64,
 		return fairness.Beacon{}, ErrInvalidArgument
 	}
 	cfgKey := s.eventKeys(eventID)[kConfig]
-	v, err := s.rdb.HMGet(ctx, cfgKey, "beacon_round", "beacon_source", "beacon", "draw_commit", "sales_start_ms", "early_join_ms").Result()
+	r, src, val := beaconFields(phase)
+	_, commitField := drawFields(phase)
+	v, err := s.rdb.HMGet(ctx, cfgKey, r, src, val, commitField, "sales_start_ms", "early_join_ms", "schedule").Result()
 	if err != nil {
 		return fairness.Beacon{}, fmt.Errorf("beacon round: %w", err)
 	}
@@ -77,14 +95,24 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID string, round int64,
 	if v[4] == nil {
 		return prev, ErrEventNotFound
 	}
-	if commit == "" {
+	switch {
+	case commit == "" && phase == "":
 		return prev, ErrNoPrequeue
+	case commit == "":
+		return prev, ErrNoPhaseDraw
 	}
 	if prev.Round == round && prev.Source == source {
 		return prev, nil
 	}
 	start, _ := strconv.ParseInt(fmt.Sprint(v[4]), 10, 64)
 	early, _ := strconv.ParseInt(fmt.Sprint(v[5]), 10, 64)
+	if phase != "" {
+		sched, _ := v[6].(string)
+		var ok bool
+		if start, early, ok = phaseWindow(sched, phase); !ok {
+			return prev, ErrNoPhaseDraw // the schedule no longer has it
+		}
+	}
 	now, err := s.Clock(ctx, eventID)
 	if err != nil {
 		return prev, err
@@ -92,24 +120,40 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID string, round int64,
 	if now.UnixMilli() >= start-early {
 		return prev, ErrBeaconLocked
 	}
-	if err := s.rdb.HSet(ctx, cfgKey, "beacon_round", round, "beacon_source", source).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, cfgKey, r, round, src, source).Err(); err != nil {
 		return prev, fmt.Errorf("beacon round: %w", err)
 	}
 	return prev, nil
 }
 
-// SetBeaconValue supplies the committed round's value (fairness.ValidBeacon,
-// else ErrInvalidArgument): ErrBeaconNotCommitted without a round,
-// ErrBeaconValueSet when a different value was supplied (the same again
-// changes nothing: changed false).
-func (s *Store) SetBeaconValue(ctx context.Context, eventID, value string) (changed bool, err error) {
+// phaseWindow reads phase's start and early join (ms) from the config's
+// schedule (scheduleField); false when the schedule has no such phase.
+func phaseWindow(sched, phase string) (start, early int64, ok bool) {
+	for line := range strings.SplitSeq(sched, "\n") {
+		f := strings.Split(line, "|")
+		if len(f) < 8 || f[0] != phase {
+			continue
+		}
+		start, err1 := strconv.ParseInt(f[1], 10, 64)
+		early, err2 := strconv.ParseInt(f[7], 10, 64)
+		return start, early, err1 == nil && err2 == nil
+	}
+	return 0, 0, false
+}
+
+// SetBeaconValue supplies the value of the round phase's draw is
+// committed to (fairness.ValidBeacon, else ErrInvalidArgument):
+// ErrBeaconNotCommitted without a round, ErrBeaconValueSet when a
+// different value was supplied (the same again changes nothing: changed
+// false).
+func (s *Store) SetBeaconValue(ctx context.Context, eventID, phase, value string) (changed bool, err error) {
 	if err := checkIDs(eventID); err != nil {
 		return false, err
 	}
 	if !fairness.ValidBeacon(value) {
 		return false, ErrInvalidArgument
 	}
-	b, err := s.Beacon(ctx, eventID)
+	b, err := s.Beacon(ctx, eventID, phase)
 	if err != nil {
 		return false, err
 	}
@@ -119,14 +163,15 @@ func (s *Store) SetBeaconValue(ctx context.Context, eventID, value string) (chan
 		}
 		return false, ErrBeaconNotCommitted
 	}
-	set, err := s.rdb.HSetNX(ctx, s.eventKeys(eventID)[kConfig], "beacon", value).Result()
+	_, _, val := beaconFields(phase)
+	set, err := s.rdb.HSetNX(ctx, s.eventKeys(eventID)[kConfig], val, value).Result()
 	if err != nil {
 		return false, fmt.Errorf("beacon value: %w", err)
 	}
 	if set {
 		return true, nil
 	}
-	if b, err = s.Beacon(ctx, eventID); err != nil {
+	if b, err = s.Beacon(ctx, eventID, phase); err != nil {
 		return false, err
 	}
 	if b.Value != value {

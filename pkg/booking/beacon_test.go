@@ -21,26 +21,26 @@ func TestDrawBeacon(t *testing.T) {
 	f.event(EventConfig{ID: "bc", Rows: 1, SeatsPerRow: 50, Capacity: 50, BatchSize: 50,
 		SalesStart: start, EarlyJoin: 30 * time.Minute})
 	f.event(EventConfig{ID: "plain", Rows: 1, SeatsPerRow: 5, Capacity: 5})
-	if _, err := f.s.SetBeaconRound(f.ctx, "plain", 7, ""); !errors.Is(err, ErrNoPrequeue) {
+	if _, err := f.s.SetBeaconRound(f.ctx, "plain", "", 7, ""); !errors.Is(err, ErrNoPrequeue) {
 		t.Fatalf("round for an event without a pre-queue: %v", err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "nope", 7, ""); !errors.Is(err, ErrEventNotFound) {
+	if _, err := f.s.SetBeaconRound(f.ctx, "nope", "", 7, ""); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("round for an unknown event: %v", err)
 	}
-	if _, err := f.s.SetBeaconValue(f.ctx, "bc", strings.Repeat("ab", 32)); !errors.Is(err, ErrBeaconNotCommitted) {
+	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("ab", 32)); !errors.Is(err, ErrBeaconNotCommitted) {
 		t.Fatalf("value before a round: %v", err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1000, "drand quicknet"); err != nil {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1000, "drand quicknet"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1001, "drand quicknet"); err != nil {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1001, "drand quicknet"); err != nil {
 		t.Fatalf("changing the round before the pre-queue opens: %v", err)
 	}
 	f.clock.Advance(31 * time.Minute)
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1002, "drand quicknet"); !errors.Is(err, ErrBeaconLocked) {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1002, "drand quicknet"); !errors.Is(err, ErrBeaconLocked) {
 		t.Fatalf("changing the round once the pre-queue opened: %v", err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", 1001, "drand quicknet"); err != nil {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1001, "drand quicknet"); err != nil {
 		t.Fatalf("the same round again: %v", err)
 	}
 	users := make([]string, 40)
@@ -57,18 +57,18 @@ func TestDrawBeacon(t *testing.T) {
 		t.Fatalf("pending draw's inputs: %+v %v", in, err)
 	}
 	for _, bad := range []string{"xyz", strings.Repeat("AB", 32), strings.Repeat("a", 63)} {
-		if _, err := f.s.SetBeaconValue(f.ctx, "bc", bad); !errors.Is(err, ErrInvalidArgument) {
+		if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", bad); !errors.Is(err, ErrInvalidArgument) {
 			t.Fatalf("value %q: %v", bad, err)
 		}
 	}
 	value := strings.Repeat("5a", 32)
-	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", value); err != nil || !changed {
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value); err != nil || !changed {
 		t.Fatalf("value: %v %v", changed, err)
 	}
-	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", value); err != nil || changed {
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value); err != nil || changed {
 		t.Fatalf("the same value again: %v %v", changed, err)
 	}
-	if _, err := f.s.SetBeaconValue(f.ctx, "bc", strings.Repeat("00", 32)); !errors.Is(err, ErrBeaconValueSet) {
+	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("00", 32)); !errors.Is(err, ErrBeaconValueSet) {
 		t.Fatalf("another value: %v", err)
 	}
 	d, err := f.s.CloseDraw(f.ctx, "bc")

@@ -257,15 +257,21 @@ func TestRestoreKeepsBeaconAndSchedule(t *testing.T) {
 	}
 	own, later := drawSeedOf("", 0x11), drawSeedOf("general", 0x22)
 	beacon := fairness.Beacon{Round: 4242, Source: "drand quicknet", Value: strings.Repeat("ab", 32)}
-	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Schedule: sch, Beacon: fairness.Beacon{Round: 1, Value: "nothex"}}); !errors.Is(err, ErrInvalidArgument) {
+	phaseBeacon := fairness.Beacon{Round: 4300, Source: "drand quicknet"} // its value not given yet
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Schedule: sch,
+		Beacons: map[string]fairness.Beacon{"": {Round: 1, Value: "nothex"}}}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("a malformed beacon value: %v", err)
 	}
-	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Schedule: sch, Beacon: beacon,
+	if _, err := f.s.RestoreEvent(f.ctx, RestoreInput{Config: c, Schedule: sch,
+		Beacons:   map[string]fairness.Beacon{"": beacon, "general": phaseBeacon},
 		DrawSeeds: []DrawSeed{own, later}, Phase: PhaseState{Phase: "presale", Audience: AudienceCode}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.s.Beacon(f.ctx, "evt"); err != nil || got != beacon {
+	if got, err := f.s.Beacon(f.ctx, "evt", ""); err != nil || got != beacon {
 		t.Fatalf("the rebuilt beacon %+v %v, want %+v", got, err, beacon)
+	}
+	if got, err := f.s.Beacon(f.ctx, "evt", "general"); err != nil || got != phaseBeacon {
+		t.Fatalf("the rebuilt beacon of the general phase's draw %+v %v, want %+v", got, err, phaseBeacon)
 	}
 	st, err := f.s.ApplySchedule(f.ctx, "evt", false)
 	if err != nil || st.Slot != "p1" || !st.Due || st.Next.Phase != "presale" {

@@ -245,7 +245,7 @@ func (s *Store) DrawInputs(ctx context.Context, eventID, phase string) (fairness
 	if e.DrawCommit == "" {
 		return in, nil
 	}
-	if in.Beacon, err = s.Beacon(ctx, eventID); err != nil {
+	if in.Beacon, err = s.Beacon(ctx, eventID, ""); err != nil {
 		return in, err
 	}
 	in.Digest, in.Count, err = s.ClosedDraw(ctx, eventID)
@@ -269,8 +269,9 @@ var scriptPlaceDraw = newScript("place_draw")
 var ErrNoPhaseDraw = errors.New("no phase of that id has a pre-queue")
 
 // PhaseDraw is a later phase's draw: the phase's id, the draw (its seed,
-// commitment, closed list's count and digest; no beacon) and Base, the
-// sequence number before its first rank.
+// commitment, closed list's count and digest, and the beacon it is
+// committed to, if any) and Base, the sequence number before its first
+// rank.
 type PhaseDraw struct {
 	Phase string
 	Draw
@@ -294,7 +295,9 @@ func drawListName(phase string) string {
 // (pq_digest:<id>, pq_count:<id>), and places the users still waiting
 // for it into the queue, PageSize per call (place_draw.lua, which skips
 // the ones who cancelled). One process at a time (ErrDrawBusy); a draw
-// cut short is done again from the start with the same result.
+// cut short is done again from the start with the same result. A draw
+// committed to a beacon round waits for its value (ErrBeaconPending, the
+// list closed meanwhile), as CloseDraw's does.
 func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, bool, error) {
 	if err := checkIDs(eventID); err != nil {
 		return PhaseDraw{}, false, err
@@ -311,12 +314,16 @@ func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, 
 	}
 	keys := s.eventKeys(eventID)
 	seedField, commitField := drawFields(d.Phase)
-	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], seedField, commitField).Result()
+	roundField, sourceField, valueField := beaconFields(d.Phase)
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], seedField, commitField, roundField, sourceField, valueField).Result()
 	if err != nil {
 		return d, true, fmt.Errorf("close phase draw: %w", err)
 	}
 	d.Seed, _ = cfg[0].(string)
 	d.Commit, _ = cfg[1].(string)
+	if d.Beacon = beaconOf(cfg[2:]); d.Beacon.Round > 0 && d.Beacon.Value == "" {
+		return d, true, ErrBeaconPending
+	}
 	lock := s.drawKey(eventID, "drawlock")
 	ok, err := s.rdb.SetNX(ctx, lock, "1", drawLockTTL).Result()
 	if err != nil {
@@ -340,7 +347,7 @@ func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, 
 		return d, true, fmt.Errorf("close phase draw: the closed list of %s has %d users, its close counted %d", d.Phase, len(hashes), d.Count)
 	}
 	d.Digest = fairness.ListDigest(hashes)
-	order := fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, ""), hashes)
+	order := fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, d.Beacon.Value), hashes)
 	list := s.drawKey(eventID, drawListName(d.Phase))
 	if err := s.rdb.Del(ctx, list).Err(); err != nil {
 		return d, true, fmt.Errorf("close phase draw: %w", err)
@@ -438,6 +445,9 @@ func (s *Store) phaseDrawInputs(ctx context.Context, eventID, phase string) (fai
 	in := fairness.DrawInputs{Phase: phase, Commit: str(1)}
 	if in.Commit == "" {
 		return in, ErrNoPhaseDraw
+	}
+	if in.Beacon, err = s.Beacon(ctx, eventID, phase); err != nil {
+		return in, err
 	}
 	if closed := str(3); closed != "" {
 		// '<base>|<n>|<start_ms>' (draw.lua pq_close): the seed is revealed

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -86,11 +87,11 @@ type RestoreInput struct {
 	Phase        PhaseState
 	DrawSeeds    []DrawSeed
 	// Schedule is the event's schedule of phases (none: no phases), its
-	// current slot applied again by the next ApplySchedule; Beacon the
-	// beacon round its draw is committed to, with the value once given
-	// (zero: none).
+	// current slot applied again by the next ApplySchedule; Beacons the
+	// beacon rounds its draws are committed to, with the values once
+	// given, by phase ("" the event's own pre-queue's).
 	Schedule Schedule
-	Beacon   fairness.Beacon
+	Beacons  map[string]fairness.Beacon
 }
 
 // LogStart is where a rebuilt event's admission log continues: the
@@ -204,13 +205,15 @@ func restoreFields(c EventConfig, in RestoreInput) ([]any, error) {
 	if len(in.Schedule.Phases) > 0 {
 		conf = append(conf, scheduleArgs(c, in.Schedule, kept)...)
 	}
-	if b := in.Beacon; b != (fairness.Beacon{}) {
-		if b.Round <= 0 || (b.Value != "" && !fairness.ValidBeacon(b.Value)) {
-			return nil, fmt.Errorf("%w: beacon round %d, value %q", ErrInvalidArgument, b.Round, b.Value)
+	for _, phase := range slices.Sorted(maps.Keys(in.Beacons)) {
+		b := in.Beacons[phase]
+		if b.Round <= 0 || (b.Value != "" && !fairness.ValidBeacon(b.Value)) || (phase != "" && !ids.Valid(phase)) {
+			return nil, fmt.Errorf("%w: beacon of %q: round %d, value %q", ErrInvalidArgument, phase, b.Round, b.Value)
 		}
-		conf = append(conf, "beacon_round", b.Round, "beacon_source", b.Source)
+		r, src, val := beaconFields(phase)
+		conf = append(conf, r, b.Round, src, b.Source)
 		if b.Value != "" {
-			conf = append(conf, "beacon", b.Value)
+			conf = append(conf, val, b.Value)
 		}
 	}
 	for _, d := range in.DrawSeeds {

@@ -162,9 +162,10 @@ func QueueRandomized(eventID string, count int64, seed, commit, digest string, r
 // PhaseQueueRandomized is the queue_randomized fact of a later phase's
 // pre-queue (phase, its id): QueueRandomized's, its reason followed by
 // " phase=<id>", its id made from the phase too, so each phase's draw is
-// its own record.
-func PhaseQueueRandomized(eventID, phase string, count int64, seed, commit, digest string, at time.Time) Event {
-	e := QueueRandomized(eventID, count, seed, commit, digest, 0, "", "", at)
+// its own record; a beacon round (round > 0) as QueueRandomized's.
+func PhaseQueueRandomized(eventID, phase string, count int64, seed, commit, digest string, round int64, beacon, source string,
+	at time.Time) Event {
+	e := QueueRandomized(eventID, count, seed, commit, digest, round, beacon, source, at)
 	e.Reason += " phase=" + phase
 	e.ID = ID(TopicQueueRandomized, eventID, RestoredBy, count, "phase:"+phase)
 	return e

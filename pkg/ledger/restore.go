@@ -126,19 +126,19 @@ func (r *Restorer) Restore(ctx context.Context, eventID string) (Restored, error
 	}
 	// the schedule (the gateways' next tick applies the phase it says
 	// now: its settings and prices, a change only when the phase differs)
-	// and the draw's beacon: with the config too, so no step's failure
+	// and the draws' beacons: with the config too, so no step's failure
 	// leaves a sale stuck in its phase or a draw closing without the
 	// beacon round it was committed to
 	sch, err := r.Ledger.Schedule(ctx, eventID)
 	if err != nil {
 		return Restored{}, err
 	}
-	beacon, err := r.Ledger.Beacon(ctx, eventID)
+	beacons, err := r.Ledger.Beacons(ctx, eventID)
 	if err != nil {
 		return Restored{}, err
 	}
 	in := booking.RestoreInput{Config: def.Config, Paused: def.Paused, SeqBase: base, Sold: soldSeats(perSeat(sold)),
-		Marks: markedSeats(marks), AdmissionLog: alog, DrawSeeds: seeds, Schedule: sch, Beacon: beacon}
+		Marks: markedSeats(marks), AdmissionLog: alog, DrawSeeds: seeds, Schedule: sch, Beacons: beacons}
 	if len(phases) > 0 {
 		last := phases[len(phases)-1]
 		in.Phase = booking.PhaseState{Phase: last.Phase, Audience: last.Audience}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
 )
@@ -51,8 +53,92 @@ func TestDrawBeaconAPI(t *testing.T) {
 		t.Fatalf("value: %s", r.raw)
 	}
 	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "value": strings.Repeat("00", 32)}), 409, "beacon_value_set")
-	b, err := l.Beacon(context.Background(), "e1")
-	if err != nil || b != (fairness.Beacon{Round: 5, Source: "drand quicknet", Value: value}) {
-		t.Fatalf("ledger's beacon: %+v %v", b, err)
+	bs, err := l.Beacons(context.Background(), "e1")
+	if b := bs[""]; err != nil || len(bs) != 1 || b != (fairness.Beacon{Round: 5, Source: "drand quicknet", Value: value}) {
+		t.Fatalf("ledger's beacons: %+v %v", bs, err)
 	}
+}
+
+// A later phase's pre-queue may commit its own draw to a beacon round,
+// until that pre-queue opens: the draw waits for the round's value at the
+// phase's start, then ranks the closed list with it (the published order
+// recomputes from seed, digest and value); the ledger keeps the beacon
+// per phase for a rebuild.
+func TestPhaseDrawBeacon(t *testing.T) {
+	t.Parallel()
+	hs, l, clk := clockedLedgerHarness(t)
+	ct, bad := contractChecked(t, hs)
+	ctx := context.Background()
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 10, "capacity": 10})
+	t0 := clk.Now()
+	at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, map[string]any{"phases": []map[string]any{
+		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public"},
+		{"id": "second", "starts_at": at(20), "ends_at": at(30), "audience": "public", "early_join_seconds": 900}}}), 200, "")
+	const path = "/api/admin/events/e1/beacon"
+	value := strings.Repeat("7e", 32)
+	r := hs.do("PUT", path, hs.admin, map[string]any{"round": 9000, "source": "drand quicknet", "phase": "second"})
+	if want(t, r, 200, ""); r.str("phase") != "second" || r.num("beacon_round") != 9000 {
+		t.Fatalf("commit: %s", r.raw)
+	}
+	bad("PUT", path, hs.admin, map[string]any{"round": 9000, "phase": "first"}, 404, CodePhaseDrawNotFound)
+	bad("PUT", path, hs.admin, map[string]any{"round": 9000, "phase": "a b"}, 400, "invalid_body")
+	bad("PUT", path, hs.admin, map[string]any{"round": 9000}, 409, "no_prequeue") // the event's own: none
+	if d := hs.do("GET", "/api/events/e1/draw?phase=second", "", nil); d.num("beacon_round") != 9000 || d.str("beacon") != "" {
+		t.Fatalf("the open draw: %s", d.raw)
+	}
+
+	clk.Advance(12 * time.Minute) // the second phase's pre-queue is open
+	if _, err := hs.srv.applySchedules(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bad("PUT", path, hs.admin, map[string]any{"round": 9001, "phase": "second"}, 409, "beacon_locked")
+	users := []string{"ann", "bob", "cid", "dee"}
+	for _, u := range users {
+		if r := hs.do("POST", "/api/booking/request", hs.token(u, ""), map[string]any{"event_id": "e1"}); r.str("status") != "prequeued" {
+			t.Fatalf("a join in the gap: %s", r.raw)
+		}
+	}
+	clk.Advance(8 * time.Minute)
+	if _, err := hs.srv.applySchedules(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := hs.store.ClosePhaseDraw(ctx, "e1"); !errors.Is(err, booking.ErrBeaconPending) {
+		t.Fatalf("the draw before the beacon's value: %v", err)
+	}
+	if d := hs.do("GET", "/api/events/e1/draw?phase=second", "", nil); d.str("status") != "pending" || d.num("beacon_round") != 9000 {
+		t.Fatalf("the pending draw: %s", d.raw)
+	}
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": 9000, "value": value, "phase": "second"}), 200, "")
+	dr, ok, err := hs.store.ClosePhaseDraw(ctx, "e1")
+	if err != nil || !ok || dr.Count != 4 || dr.Beacon.Value != value {
+		t.Fatalf("draw: %+v %v %v", dr, ok, err)
+	}
+	if err := hs.store.MarkPhaseDrawn(ctx, "e1", "second"); err != nil {
+		t.Fatal(err)
+	}
+	salt, err := hs.store.FairSalt(ctx, "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]string, len(users))
+	for i, u := range users {
+		hashes[i] = fairness.UserHash(salt, u)
+	}
+	order := fairness.DrawOrder(dr.Seed, fairness.DrawInput(fairness.ListDigest(hashes), value), hashes)
+	d := hs.do("GET", "/api/events/e1/draw?phase=second", "", nil)
+	entries, _ := d.body["entries"].([]any)
+	if d.str("status") != "drawn" || d.str("beacon") != value || len(entries) != len(order) {
+		t.Fatalf("the drawn draw: %s", d.raw)
+	}
+	for i, e := range entries {
+		if h, _ := e.(map[string]any)["user_hash"].(string); h != order[i] {
+			t.Fatalf("rank %d is %s, the order from seed, digest and beacon says %s", i+1, h, order[i])
+		}
+	}
+	bs, err := l.Beacons(ctx, "e1")
+	if err != nil || bs["second"] != (fairness.Beacon{Round: 9000, Source: "drand quicknet", Value: value}) || len(bs) != 1 {
+		t.Fatalf("the ledger's beacons: %+v %v", bs, err)
+	}
+	ct.Report()
 }

@@ -123,16 +123,21 @@ const maxBeaconSource = 256
 
 // beaconRequest is PUT /api/admin/events/{id}/beacon: the round the draw
 // is committed to, the beacon's name or address for fans, and the round's
-// value once the beacon published it.
+// value once the beacon published it; Phase names a later phase's draw
+// (absent: the event's own pre-queue's).
 type beaconRequest struct {
 	Round  int64   `json:"round"`
 	Source *string `json:"source"`
 	Value  string  `json:"value"`
+	Phase  string  `json:"phase"`
 }
 
 func (r beaconRequest) Validate() error {
 	if r.Round <= 0 {
 		return errf("round must be a positive integer")
+	}
+	if r.Phase != "" && !ids.Valid(r.Phase) {
+		return errf("phase must be a phase's id")
 	}
 	if r.Source != nil && (len(*r.Source) > maxBeaconSource || !printable(*r.Source)) {
 		return errf("source must be at most 256 printable characters")
@@ -151,15 +156,17 @@ func printable(s string) bool {
 }
 
 // setBeacon: PUT /api/admin/events/{id}/beacon (operator) {round[,
-// source][, value]}: commits the pre-queue's draw to a public randomness
-// beacon's round, before the pre-queue opens (409 beacon_locked after,
-// 409 no_prequeue for an event without one), and supplies the round's
-// value (64 hex characters, 400 invalid_beacon otherwise) once the beacon
-// published it; the draw waits for it (docs/fairness.md "The beacon").
-// 200 {changed, beacon_round, beacon_source, beacon}: changed false for a
-// repeat, which records nothing. Kept in the ledger for a rebuild and
-// audited (draw.beacon). Errors: 400 invalid_body, 404 event_not_found,
-// 409 beacon_value_set (a different value was supplied before).
+// source][, value][, phase]}: commits a pre-queue's draw (the event's own,
+// or phase's) to a public randomness beacon's round, before that
+// pre-queue opens (409 beacon_locked after, 409 no_prequeue for an event
+// without one, 404 phase_draw_not_found for a phase without one), and
+// supplies the round's value (64 hex characters, 400 invalid_beacon
+// otherwise) once the beacon published it; the draw waits for it
+// (docs/fairness.md "The beacon"). 200 {changed, phase, beacon_round,
+// beacon_source, beacon}: changed false for a repeat, which records
+// nothing. Kept in the ledger for a rebuild and audited (draw.beacon,
+// target the phase). Errors: 400 invalid_body, 404 event_not_found, 409
+// beacon_value_set (a different value was supplied before).
 func (s *Server) setBeacon(c *gin.Context) {
 	id, req, ok := adminEventRequest[beaconRequest](c)
 	if !ok {
@@ -169,10 +176,17 @@ func (s *Server) setBeacon(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, CodeInvalidBeacon, "value must be the beacon round's value: 64 lowercase hex characters")
 		return
 	}
-	ctx := c.Request.Context()
-	prev, err := s.Store.Beacon(ctx, id)
-	if err != nil {
+	fail := func(err error) {
+		if errors.Is(err, booking.ErrNoPhaseDraw) {
+			httpapi.Abort(c, http.StatusNotFound, CodePhaseDrawNotFound, "the event has no phase "+strconv.Quote(req.Phase)+" with a pre-queue")
+			return
+		}
 		bookinghttp.Fail(c, err)
+	}
+	ctx := c.Request.Context()
+	prev, err := s.Store.Beacon(ctx, id, req.Phase)
+	if err != nil {
+		fail(err)
 		return
 	}
 	source := prev.Source
@@ -180,30 +194,30 @@ func (s *Server) setBeacon(c *gin.Context) {
 		source = *req.Source
 	}
 	if req.Round != prev.Round || source != prev.Source {
-		if _, err := s.Store.SetBeaconRound(ctx, id, req.Round, source); err != nil {
-			bookinghttp.Fail(c, err)
+		if _, err := s.Store.SetBeaconRound(ctx, id, req.Phase, req.Round, source); err != nil {
+			fail(err)
 			return
 		}
 	}
 	if req.Value != "" {
-		if _, err := s.Store.SetBeaconValue(ctx, id, req.Value); err != nil {
-			bookinghttp.Fail(c, err)
+		if _, err := s.Store.SetBeaconValue(ctx, id, req.Phase, req.Value); err != nil {
+			fail(err)
 			return
 		}
 	}
-	now, err := s.Store.Beacon(ctx, id)
+	now, err := s.Store.Beacon(ctx, id, req.Phase)
 	if err != nil {
-		bookinghttp.Fail(c, err)
+		fail(err)
 		return
 	}
 	// kept on a repeat too: a retry after the ledger failed records it
 	if s.Ledger != nil {
-		if err := s.Ledger.SaveBeacon(ctx, id, now); err != nil {
-			bookinghttp.Fail(c, err)
+		if err := s.Ledger.SaveBeacon(ctx, id, req.Phase, now); err != nil {
+			fail(err)
 			return
 		}
 	}
-	out := gin.H{"changed": now != prev, "beacon_round": now.Round, "beacon_source": now.Source, "beacon": now.Value}
+	out := gin.H{"changed": now != prev, "phase": req.Phase, "beacon_round": now.Round, "beacon_source": now.Source, "beacon": now.Value}
 	if now == prev {
 		noChange(c)
 		c.JSON(http.StatusOK, out)
@@ -213,7 +227,7 @@ func (s *Server) setBeacon(c *gin.Context) {
 	if prev.Round > 0 {
 		before = prev
 	}
-	if !s.audit(c, operators.ActionDrawBeacon, id, "", before, now) {
+	if !s.audit(c, operators.ActionDrawBeacon, id, req.Phase, before, now) {
 		return
 	}
 	c.JSON(http.StatusOK, out)

@@ -53,18 +53,6 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		f := fields(e.Reason)
 		d := fairness.DrawDoc{EventID: event, Phase: f["phase"], Status: fairness.DrawDrawn, Seed: f["seed"], Commit: f["commit"],
 			Digest: f["digest"], Count: e.Sequence, Entries: []fairness.DrawEntry{}}
-		if d.Phase != "" {
-			// a later phase's draw (its list and base from /draw?phase=)
-			for _, o := range rec.PhaseDraws {
-				if o.Phase == d.Phase && (o.Seed != d.Seed || o.Digest != d.Digest || o.Count != d.Count) {
-					return fmt.Errorf("the Kafka topic holds two different draws of %s's phase %s", event, d.Phase)
-				}
-			}
-			if !slices.ContainsFunc(rec.PhaseDraws, func(o fairness.DrawDoc) bool { return o.Phase == d.Phase }) {
-				rec.PhaseDraws = append(rec.PhaseDraws, d)
-			}
-			return nil
-		}
 		if r := f["beacon_round"]; r != "" {
 			var err error
 			if d.Round, err = strconv.ParseInt(r, 10, 64); err != nil || d.Round <= 0 {
@@ -74,6 +62,18 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 				return fmt.Errorf("queue_randomized of %s: beacon_source: %w", event, err)
 			}
 			d.Beacon.Value = f["beacon"]
+		}
+		if d.Phase != "" {
+			// a later phase's draw (its list and base from /draw?phase=)
+			for _, o := range rec.PhaseDraws {
+				if o.Phase == d.Phase && (o.Seed != d.Seed || o.Digest != d.Digest || o.Count != d.Count || o.Beacon != d.Beacon) {
+					return fmt.Errorf("the Kafka topic holds two different draws of %s's phase %s", event, d.Phase)
+				}
+			}
+			if !slices.ContainsFunc(rec.PhaseDraws, func(o fairness.DrawDoc) bool { return o.Phase == d.Phase }) {
+				rec.PhaseDraws = append(rec.PhaseDraws, d)
+			}
+			return nil
 		}
 		if rec.Draw.Status == fairness.DrawDrawn && (d.Seed != rec.Draw.Seed || d.Digest != rec.Draw.Digest || d.Count != rec.Draw.Count || d.Beacon != rec.Draw.Beacon) {
 			return fmt.Errorf("the Kafka topic holds two different draws of %s", event)
@@ -114,6 +114,10 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 		}
 		if d.Seed != k.Seed || d.Commit != k.Commit || d.Digest != k.Digest || d.Count != k.Count {
 			return Record{}, fmt.Errorf("the gateway's draw of phase %s (digest %s) is not the one on Kafka (digest %s)", k.Phase, short(d.Digest), short(k.Digest))
+		}
+		if d.Beacon != k.Beacon {
+			return Record{}, fmt.Errorf("the gateway's draw of phase %s (beacon round %d, value %s) is not the one on Kafka (round %d, value %s)",
+				k.Phase, d.Round, short(d.Beacon.Value), k.Round, short(k.Beacon.Value))
 		}
 		rec.PhaseDraws[i].Entries, rec.PhaseDraws[i].Base = d.Entries, d.Base
 	}

@@ -38,7 +38,7 @@ func publish(t *testing.T, rec Record, change func([]events.Event) []events.Even
 		evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
 	}
 	for _, d := range rec.PhaseDraws {
-		evs = append(evs, events.PhaseQueueRandomized(rec.EventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, time.Now()))
+		evs = append(evs, events.PhaseQueueRandomized(rec.EventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
 	}
 	ctx := context.Background()
 	for len(evs) > 0 {
@@ -146,5 +146,11 @@ func TestVerifyAPhasedSaleFromKafka(t *testing.T) {
 	if err := run(ctx, &out, s.srv.URL, "ph", issuer, "", "", "", strings.Join(publish(t, other, same), ",")); err == nil ||
 		!strings.Contains(err.Error(), "the gateway's draw of phase general") {
 		t.Errorf("a gateway's phase draw that is not Kafka's: %v", err)
+	}
+	other.PhaseDraws[0] = rec.PhaseDraws[0]
+	other.PhaseDraws[0].Beacon.Value = strings.Repeat("00", 32)
+	if err := run(ctx, &out, s.srv.URL, "ph", issuer, "", "", "", strings.Join(publish(t, other, same), ",")); err == nil ||
+		!strings.Contains(err.Error(), "beacon round 12345") {
+		t.Errorf("a gateway's phase draw whose beacon is not Kafka's: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,7 +26,8 @@ func TestVerifyAPhasedSale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.PhaseDraws) != 1 || rec.PhaseDraws[0].Phase != "general" || len(rec.PhaseDraws[0].Entries) != 100 {
+	if len(rec.PhaseDraws) != 1 || rec.PhaseDraws[0].Phase != "general" || len(rec.PhaseDraws[0].Entries) != 100 ||
+		rec.PhaseDraws[0].Beacon != phaseBeacon {
 		t.Fatalf("the phase draws: %+v", rec.PhaseDraws)
 	}
 	r, err := Check(rec, issuer, time.Now())
@@ -41,12 +43,22 @@ func TestVerifyAPhasedSale(t *testing.T) {
 	if _, err := Check(moved, issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "went ahead") {
 		t.Fatalf("a moved draw verifies: %v", err)
 	}
+	other := rec
+	other.PhaseDraws = []fairness.DrawDoc{rec.PhaseDraws[0]}
+	other.PhaseDraws[0].Beacon.Value = strings.Repeat("00", 32)
+	if _, err := Check(other, issuer, time.Now()); err == nil || !strings.Contains(err.Error(), "rank") {
+		t.Fatalf("a phase draw with another beacon value verifies: %v", err)
+	}
 }
 
+// phaseBeacon is the beacon round the phased sale's general draw is
+// committed to, and the value it is given at the start.
+var phaseBeacon = fairness.Beacon{Round: 12345, Source: "drand quicknet", Value: strings.Repeat("9c", 32)}
+
 // runPhasedSale: 10 registered members join the presale's queue (paused),
-// 100 fans the general sale's pre-queue during the presale, 50 fans the
-// general sale after its start; all 160 are admitted, 20 at a time, each
-// leaving at once.
+// 100 fans the general sale's pre-queue during the presale (its draw
+// committed to phaseBeacon), 50 fans the general sale after its start;
+// all 160 are admitted, 20 at a time, each leaving at once.
 func runPhasedSale(t *testing.T) *sale {
 	t.Helper()
 	ctx := context.Background()
@@ -65,6 +77,10 @@ func runPhasedSale(t *testing.T) *sale {
 		t.Fatal(err)
 	}
 	if err := store.SetSchedule(ctx, cfg, sch); err != nil {
+		t.Fatal(err)
+	}
+	// the general sale's draw waits for a beacon round's value
+	if _, err := store.SetBeaconRound(ctx, "ph", "general", phaseBeacon.Round, phaseBeacon.Source); err != nil {
 		t.Fatal(err)
 	}
 	apply := func() {
@@ -105,6 +121,12 @@ func runPhasedSale(t *testing.T) *sale {
 		}
 		if res.Reason == "draw_pending" {
 			d, ok, err := store.ClosePhaseDraw(ctx, "ph")
+			if errors.Is(err, booking.ErrBeaconPending) {
+				if _, err := store.SetBeaconValue(ctx, "ph", "general", phaseBeacon.Value); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
 			if err != nil || !ok {
 				t.Fatalf("phase draw: %v %v", ok, err)
 			}
