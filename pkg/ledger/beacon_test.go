@@ -37,3 +37,51 @@ func TestDrawBeaconRestored(t *testing.T) {
 		t.Fatalf("after the rebuild: %+v %v", b, err)
 	}
 }
+
+// A beacon Redis has and the ledger does not (the admin call's ledger
+// write failed and was not retried) is recorded by the reconciliation,
+// the event's own draw's and a later phase's alike, so a rebuild keeps
+// the rounds the draws were committed to.
+func TestBeaconKeptByReconcile(t *testing.T) {
+	t.Parallel()
+	start := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	cfg := booking.EventConfig{ID: "kept", Name: "Kept", Rows: 1, SeatsPerRow: 4, Capacity: 2, SalesStart: start, EarlyJoin: time.Hour}
+	g := newRig(t, cfg)
+	ctx := context.Background()
+	early := 600
+	sch := booking.Schedule{Phases: []booking.Phase{
+		{ID: "presale", StartsAt: start, EndsAt: start.Add(time.Hour), Audience: booking.AudiencePublic},
+		{ID: "general", StartsAt: start.Add(2 * time.Hour), EndsAt: start.Add(3 * time.Hour), Audience: booking.AudiencePublic, EarlyJoinSeconds: &early}}}
+	if _, err := g.led.SetSchedule(ctx, g.event, sch, "test", func(ctx context.Context, def booking.EventConfig, s booking.Schedule) error {
+		return g.store.SetSchedule(ctx, def, s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	own := fairness.Beacon{Round: 500, Source: "drand quicknet"}
+	later := fairness.Beacon{Round: 900, Source: "drand quicknet", Value: strings.Repeat("d4", 32)}
+	if _, err := g.store.SetBeaconRound(ctx, g.event, "", own.Round, own.Source); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.store.SetBeaconRound(ctx, g.event, "general", later.Round, later.Source); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.store.SetBeaconValue(ctx, g.event, "general", later.Value); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Reconcile(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := g.led.Beacons(ctx, g.event)
+	if err != nil || len(bs) != 2 || bs[""] != own || bs["general"] != later {
+		t.Fatalf("the ledger's beacons after the reconciliation: %+v %v", bs, err)
+	}
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	for phase, want := range map[string]fairness.Beacon{"": own, "general": later} {
+		if b, err := g.store.Beacon(ctx, g.event, phase); err != nil || b != want {
+			t.Errorf("after the rebuild, the beacon of %q: %+v %v", phase, b, err)
+		}
+	}
+}

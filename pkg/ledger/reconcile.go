@@ -103,6 +103,14 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	if m := r.Metrics; m != nil {
 		m.drawSeeds.WithLabelValues(eventID).Set(float64(len(differ)))
 	}
+	// likewise the draws' beacons (committed in Redis first)
+	saved, err := r.Ledger.KeepBeacons(ctx, r.Store, eventID)
+	if err != nil {
+		return out, fmt.Errorf("beacons: %w", err)
+	}
+	if len(saved) > 0 {
+		r.log().Warn("reconcile: draw beacons recorded from Redis", zap.String("event_id", eventID), zap.Strings("phases", saved))
+	}
 	return out, nil
 }
 
