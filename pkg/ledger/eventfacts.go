@@ -73,7 +73,7 @@ func eventSettings(cfg booking.EventConfig) string {
 }
 
 // EventFactPublisher publishes the facts of an event's definition, its
-// event_created and the event_updated of its last settings revision: at
+// event_created and the event_updated of each settings revision: at
 // once (PublishCreated, PublishUpdated, by the request that made the
 // change) and, on a tick (Run), those a crash or a Kafka outage left
 // (Sweep). Each is built from the ledger's row, so a copy published
@@ -102,25 +102,41 @@ func (p *EventFactPublisher) PublishCreated(ctx context.Context, eventID, drawCo
 	return wrap("event_created published", err)
 }
 
-// PublishUpdated publishes the event_updated fact of eventID's last
-// settings revision (nothing when it has none) and records Kafka's
-// acknowledgement. A revision superseded before its fact was published
-// is not published: the ledger keeps what the last one changed.
+// PublishUpdated publishes the event_updated facts of eventID's settings
+// revisions Kafka has not acknowledged, in order (event_changes), or,
+// when there are none, its last revision's again (the same id and bytes:
+// a request that changed nothing repeats what the event says), and
+// records Kafka's acknowledgement. Nothing for an event never changed.
 func (p *EventFactPublisher) PublishUpdated(ctx context.Context, eventID string) error {
 	def, err := p.Ledger.Event(ctx, eventID)
 	if err != nil || def.Revision == 0 {
 		return err
 	}
-	if err := p.Kafka.Publish(ctx, events.EventUpdated(eventID, def.Revision, def.LastChange, def.ChangedAt)); err != nil {
+	rows, err := p.Ledger.pool.Query(ctx, `SELECT c.revision, c.change, c.changed_at FROM event_changes c JOIN events e ON e.id = c.event_id
+		WHERE c.event_id = $1 AND c.revision > e.published_revision ORDER BY c.revision`, eventID)
+	facts, err := rowsOf(rows, err, func(r pgx.CollectableRow) (events.Event, error) {
+		var rev int64
+		var change string
+		var at time.Time
+		err := r.Scan(&rev, &change, &at)
+		return events.EventUpdated(eventID, rev, change, at), err
+	})
+	if err != nil {
+		return wrap("settings changes", err)
+	}
+	if len(facts) == 0 {
+		facts = []events.Event{events.EventUpdated(eventID, def.Revision, def.LastChange, def.ChangedAt)}
+	}
+	if err := p.Kafka.Publish(ctx, facts...); err != nil {
 		return fmt.Errorf("ledger: publish event_updated: %w", err)
 	}
 	_, err = p.Ledger.pool.Exec(ctx, `UPDATE events SET published_revision = GREATEST(published_revision, $2) WHERE id = $1`,
-		eventID, def.Revision)
+		eventID, facts[len(facts)-1].Sequence)
 	return wrap("event_updated published", err)
 }
 
-// Sweep publishes the event_created facts and the last event_updated
-// facts not acknowledged yet; it returns how many. The event_created of
+// Sweep publishes the event_created facts and the event_updated facts
+// not acknowledged yet; it returns how many events it published for. The event_created of
 // an event with a pre-queue waits until the ledger keeps its draw's seed
 // (the request records it, or the reconciliation): its fact carries the
 // commitment.

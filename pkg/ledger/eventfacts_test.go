@@ -17,8 +17,9 @@ import (
 // The facts of an event's definition outlive a request that stopped
 // before publishing them: the sweep publishes the event_created (the
 // record the request publishes; an event with a pre-queue's once the
-// ledger keeps its draw's seed, with the commitment) and the last
-// event_updated, each once, and nothing the request published itself.
+// ledger keeps its draw's seed, with the commitment) and every
+// event_updated not acknowledged, each once and in order, and nothing the
+// request published itself.
 func TestEventFactsSwept(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -76,18 +77,22 @@ func TestEventFactsSwept(t *testing.T) {
 	sweep(0)
 
 	// a settings change whose publish failed, then another one's: the
-	// ledger keeps the last, the sweep publishes it once
-	three, four := 3, 4
+	// sweep publishes it; then two whose publishes both failed: the sweep
+	// publishes each, in order, once
+	three, four, five := 3, 4, 5
 	if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: &three}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sweep(1)
-	if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: &four}, nil); err != nil {
-		t.Fatal(err)
+	for _, c := range []*int{&four, &five} {
+		if _, err := led.UpdateEvent(ctx, "plain", booking.EventUpdate{Capacity: c}, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sweep(1)
 	up := rec.Topic(events.TopicEventUpdated)
-	if len(up) != 2 || up[0].Sequence != 1 || up[1].Sequence != 2 || up[1].Reason != "capacity=4" {
+	if len(up) != 3 || up[0].Sequence != 1 || up[0].Reason != "capacity=3" || up[1].Sequence != 2 || up[1].Reason != "capacity=4" ||
+		up[2].Sequence != 3 || up[2].Reason != "capacity=5" {
 		t.Fatalf("event_updated: %+v", up)
 	}
 	sweep(0)

@@ -157,10 +157,9 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // (booking.EventUpdate.CheckSalesWindow): the ledger takes no change Redis
 // refuses, nor a sales window the event's saved schedule would not fit
 // (*booking.ScheduleError: change the schedule first). apply (nil: none)
-// makes the change in Redis
-// (booking.Store.UpdateEvent) in the same transaction, the event's row
-// locked: a change Redis did not take, refused or lost with the
-// connection, is not kept either.
+// makes the change in Redis (booking.Store.UpdateEvent) in the same
+// transaction, the event's row locked: a change Redis did not take,
+// refused or lost with the connection, is not kept either.
 func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate,
 	apply func(context.Context) error) (EventDef, error) {
 	if err := u.Validate(); err != nil {
@@ -218,6 +217,9 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 			u.Name, msp(u.Grace), u.BatchSize, setStart, start, setEnd, end, u.MaxSeatsPerOrder, u.AdmitPerMinute,
 			msp(u.EarlyJoin), challengeOf(u.Challenge), u.NoOrphanRule, u.FinishAfterEnd, setRefundable, refundable,
 			msp(u.OfferTime), u.WaitlistEarly, u.OnPhaseChange))
+		if err == nil && change != "" {
+			err = recordChange(ctx, tx, id)
+		}
 		if err != nil || apply == nil {
 			return err
 		}
@@ -230,6 +232,16 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		return EventDef{}, err // the client's message, as Validate's
 	}
 	return d, wrap("update event", err)
+}
+
+// recordChange keeps the settings change the events row of id just took
+// (its revision, last_change, changed_at) in event_changes, in the
+// change's transaction: the event-fact sweep publishes every revision.
+func recordChange(ctx context.Context, tx pgx.Tx, id string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO event_changes (event_id, revision, change, changed_at)
+		SELECT id, revision, last_change, changed_at FROM events WHERE id = $1 AND revision > 0
+		ON CONFLICT (event_id, revision) DO NOTHING`, id)
+	return err
 }
 
 // settingsChange is what u changes in old, with the new values, keys

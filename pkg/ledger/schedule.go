@@ -48,6 +48,9 @@ func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Sc
 				eventID, sch.OnPhaseChange, settingsChange(def, booking.EventUpdate{OnPhaseChange: &sch.OnPhaseChange})); err != nil {
 				return err
 			}
+			if err := recordChange(ctx, tx, eventID); err != nil {
+				return err
+			}
 		}
 		if len(sch.Phases) == 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM event_phase_schedules WHERE event_id = $1`, eventID); err != nil {

@@ -126,8 +126,8 @@ func scanAction(row pgx.Row) (Action, error) {
 
 // Record appends a to the audit trail and, in the same transaction, to
 // the outbox of facts to publish (Publisher), and removes a's Intent. It
-// returns the record as written (ID, At). The record is never changed afterwards: the table
-// refuses UPDATE, DELETE and TRUNCATE.
+// returns the record as written (ID, At). The record is never changed
+// afterwards: the table refuses UPDATE, DELETE and TRUNCATE.
 func (s *Store) Record(ctx context.Context, a Action) (Action, error) {
 	if a.Actor == "" || a.Via == "" || a.Role == "" || a.Action == "" {
 		return Action{}, fmt.Errorf("%w: an audit record needs actor, via, role and action", ErrInvalid)
