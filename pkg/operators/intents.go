@@ -84,6 +84,9 @@ func (s *Store) Settle(ctx context.Context, age time.Duration) ([]int64, error) 
 				)
 				INSERT INTO operator_action_outbox (action_id) SELECT id FROM recs RETURNING action_id`,
 				cutoff, ActionInterrupted)
+			if err != nil {
+				return err
+			}
 			ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 			return err
 		})
