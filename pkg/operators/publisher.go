@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/promx"
 	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
@@ -36,6 +38,8 @@ type Publisher struct {
 	// IntentAge is how old a request's intent must be before a sweep
 	// records it as interrupted (Store.Settle; default DefaultIntentAge).
 	IntentAge time.Duration
+	// Metrics, when set, counts the calls a sweep records as interrupted.
+	Metrics *Metrics
 }
 
 const sweepBatch = 100
@@ -52,6 +56,9 @@ func (p *Publisher) Publish(ctx context.Context, id int64) error {
 // how many it published.
 func (p *Publisher) Sweep(ctx context.Context) (int, error) {
 	settled, err := p.Store.Settle(ctx, p.IntentAge)
+	if p.Metrics != nil {
+		p.Metrics.interrupted.Add(float64(len(settled)))
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -115,3 +122,20 @@ func (p *Publisher) publish(ctx context.Context, cond string, arg any) (int, err
 func (p *Publisher) Run(ctx context.Context, interval time.Duration) error {
 	return retry.Every(ctx, interval, p.Log, "operator_action facts", p.Sweep)
 }
+
+// Metrics are the audit trail's metrics (NewMetrics).
+type Metrics struct {
+	interrupted prometheus.Counter
+}
+
+// NewMetrics registers with reg (nil: unregistered):
+//
+//	boxoffice_operators_interrupted_calls_total  counter, admin calls recorded as request.interrupted (Store.Settle): each stopped between its change and its record, its outcome unknown
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promx.New(reg, "operators")
+	return &Metrics{interrupted: f.Counter("interrupted_calls_total",
+		"Admin calls recorded as request.interrupted: stopped between their change and their own record, outcome unknown.")}
+}
+
+// Interrupted is the counter of interrupted calls (for tests).
+func (m *Metrics) Interrupted() prometheus.Counter { return m.interrupted }

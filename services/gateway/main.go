@@ -274,7 +274,8 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 	srv.Sessions = operators.NewSessions(srv.Operators, operators.SessionConfig{Lifetime: cfg.OperatorSession,
 		IdleTimeout: cfg.OperatorSessionIdle, Secure: cfg.cookieSecure()})
 	defer srv.Sessions.Close()
-	srv.AuditPublisher = &operators.Publisher{Store: srv.Operators, Kafka: d.Kafka, Log: log}
+	srv.AuditPublisher = &operators.Publisher{Store: srv.Operators, Kafka: d.Kafka, Log: log,
+		Metrics: operators.NewMetrics(d.Admin.Registry())}
 	srv.NoAdminJWT = !cfg.AdminJWT
 	srv.BoxOfficeMetrics = ledger.NewBoxOfficeMetrics(d.Admin.Registry())
 	if cfg.AdminJWT {

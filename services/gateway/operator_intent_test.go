@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
@@ -62,9 +64,13 @@ func TestAnInterruptedAdminCallIsStillOnRecord(t *testing.T) {
 		t.Fatal("recorded as interrupted before the intent's age")
 	}
 	h.srv.AuditPublisher.IntentAge = time.Millisecond
+	h.srv.AuditPublisher.Metrics = operators.NewMetrics(nil)
 	time.Sleep(5 * time.Millisecond)
 	if _, err := h.srv.AuditPublisher.Sweep(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(h.srv.AuditPublisher.Metrics.Interrupted()); n != 1 {
+		t.Errorf("boxoffice_operators_interrupted_calls_total %v, want 1", n)
 	}
 	recs := h.auditOf(operators.ActionInterrupted)
 	if len(recs) != 1 {
