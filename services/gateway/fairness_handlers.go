@@ -40,9 +40,19 @@ func queryInt(c *gin.Context, name string) (int64, bool) {
 	return n, true
 }
 
-// CodePhaseDrawNotFound answers /draw?phase= for a phase without a
-// pre-queue of its own.
+// CodePhaseDrawNotFound answers /draw?phase= and a beacon for a phase
+// without a pre-queue of its own.
 const CodePhaseDrawNotFound = "phase_draw_not_found"
+
+// failDraw answers err of phase's draw: 404 phase_draw_not_found for a
+// phase without a pre-queue, anything else as bookinghttp.Fail.
+func failDraw(c *gin.Context, phase string, err error) {
+	if errors.Is(err, booking.ErrNoPhaseDraw) {
+		httpapi.Abort(c, http.StatusNotFound, CodePhaseDrawNotFound, "the event has no phase "+strconv.Quote(phase)+" with a pre-queue")
+		return
+	}
+	bookinghttp.Fail(c, err)
+}
 
 // getDraw: GET /api/events/{id}/draw?page=N[&phase=ID], the pre-queue's
 // draw: its inputs and the closed list in draw order
@@ -66,12 +76,8 @@ func (s *Server) getDraw(c *gin.Context) {
 		return
 	}
 	d, err := fairness.BuildDraw(c.Request.Context(), s.Store, id, phase, page)
-	if errors.Is(err, booking.ErrNoPhaseDraw) {
-		httpapi.Abort(c, http.StatusNotFound, CodePhaseDrawNotFound, "the event has no phase "+strconv.Quote(phase)+" with a pre-queue")
-		return
-	}
 	if err != nil {
-		bookinghttp.Fail(c, err)
+		failDraw(c, phase, err)
 		return
 	}
 	// (the first page of the first phase's draw lists the later phases'
@@ -176,13 +182,7 @@ func (s *Server) setBeacon(c *gin.Context) {
 		httpapi.Abort(c, http.StatusBadRequest, CodeInvalidBeacon, "value must be the beacon round's value: 64 lowercase hex characters")
 		return
 	}
-	fail := func(err error) {
-		if errors.Is(err, booking.ErrNoPhaseDraw) {
-			httpapi.Abort(c, http.StatusNotFound, CodePhaseDrawNotFound, "the event has no phase "+strconv.Quote(req.Phase)+" with a pre-queue")
-			return
-		}
-		bookinghttp.Fail(c, err)
-	}
+	fail := func(err error) { failDraw(c, req.Phase, err) }
 	ctx := c.Request.Context()
 	prev, err := s.Store.Beacon(ctx, id, req.Phase)
 	if err != nil {
