@@ -178,7 +178,11 @@ local function j_join(i, user, now, now_s)
 
   local seq = j_next_seq()
   local s = int(seq)
-  J_OUT[J_NO + 1], J_OUT[J_NO + 2] = 'j:' .. s, s .. '|' .. user .. '||' .. now_s
+  -- the join fact carries the code's use (number, use, phase), so the
+  -- outbox that publishes the join also records the redemption
+  local code = ''
+  if J_CUSE then code = J_CID .. ':' .. int(J_CUSE) .. ':' .. (J_CPH or J_C[14] or '') end
+  J_OUT[J_NO + 1], J_OUT[J_NO + 2] = 'j:' .. s, s .. '|' .. user .. '|' .. code .. '|' .. now_s
   J_NO = J_NO + 2
   if state then
     -- joining again after a finished hold: forget the old hold's details

@@ -4,7 +4,9 @@
 --   'x:<seq>:<user>' -> 'seq|deadline_ms|seats|at_ms'  expired
 --   'c:<seq>:<user>' -> 'seq|from|seats|at_ms'    cancelled ('abandoned': from promote;
 --                                                 'phase_ended': from apply_schedule)
---   'j:<seq>'        -> 'seq|user||at_ms'         joined (join.lua)
+--   'j:<seq>'        -> 'seq|user|code|at_ms'     joined (join.lua); code is
+--                                                 the access code's use,
+--                                                 'id:use:phase', '' none
 --   'r:<seq_base>'   -> 'seq_base|reason||at_ms'  restored (restore_event.lua)
 -- A value may carry a fifth part, 'r' or 'k': its RabbitMQ (r) or Kafka
 -- (k) side was announced already (ack_outbox.lua).

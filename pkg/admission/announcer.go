@@ -48,7 +48,13 @@ type Announcer struct {
 	metrics     *Metrics
 	pass        *pass.Signer
 	offerHook   func(messages.Notification) error
+	redemptions Redemptions
 }
+
+// Redemptions records the access-code uses of joined entries (those
+// whose Code is set) in the system of record (*ledger.Ledger's
+// RecordRedemptions); a repeat of one must change nothing.
+type Redemptions func(ctx context.Context, eventID string, joins []booking.OutboxEntry) error
 
 // Option configures an Announcer.
 type Option func(*Announcer)
@@ -81,6 +87,14 @@ func WithOfferHook(hook func(messages.Notification) error) Option {
 	return func(a *Announcer) { a.offerHook = hook }
 }
 
+// WithRedemptions records every access-code use of a join before its
+// Kafka side (booking_request and code_redeemed) is published: while rec
+// fails, those joins' Kafka side is left in the outbox (ErrKafkaPending)
+// for the next sweep, so no code_redeemed fact is published that the
+// ledger does not hold. Without it (a deployment without a ledger) the
+// facts are published alone.
+func WithRedemptions(rec Redemptions) Option { return func(a *Announcer) { a.redemptions = rec } }
+
 // WithMetrics counts announce failures (default: unregistered metrics).
 func WithMetrics(m *Metrics) Option { return func(a *Announcer) { a.metrics = m } }
 
@@ -102,7 +116,9 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 // Announce publishes the side effects of entries of eventID and then
 // acknowledges them in the outbox:
 //
-//   - joined: the Kafka booking_request event;
+//   - joined: the Kafka booking_request event and, for a join that
+//     redeemed an access code, its code_redeemed, once the ledger recorded
+//     the use (WithRedemptions);
 //   - promoted: the delayed messages.Timeout for the hold's deadline (onto
 //     timeout-exchange/timeout), a your_turn notification and the Kafka
 //     user_promoted event;
@@ -130,8 +146,11 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		return nil
 	}
 	now := a.now()
+	// held: joins whose code use the ledger did not record, their Kafka
+	// side left to the outbox
+	held, heldErr := a.recordRedemptions(ctx, eventID, entries)
 	evs := make([]events.Event, 0, len(entries))
-	for _, e := range entries {
+	for i, e := range entries {
 		if e.Kind == booking.KindUnreadable {
 			// nothing to announce; removed below, logged whole here so
 			// that an operator can still see what it was
@@ -142,10 +161,14 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 			continue
 		}
 		k, ok := kinds[e.Kind]
-		if !ok {
+		if !ok || (held != nil && held[i]) {
 			continue
 		}
 		evs = append(evs, k.event(eventID, e, now))
+		if e.Kind == booking.KindJoined && e.Code.CodeID != 0 {
+			evs = append(evs, withRequest(events.CodeRedeemed(eventID, e.UserID, e.Sequence, e.Code.CodeID, e.Code.Use,
+				e.Code.Phase, orNow(e.At, now)), e.RequestID))
+		}
 	}
 
 	// RabbitMQ publishes run concurrently with the Kafka write.
@@ -162,7 +185,7 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	}()
 	rabbitErrs := a.publishEntries(ctx, eventID, entries, now)
 
-	var errs []error
+	var errs []error // all but the Kafka side's
 	// settled: entries whose outbox record the early mark removed already
 	settled := make([]bool, len(entries))
 	select {
@@ -195,9 +218,6 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	<-kafkaDone
 
 	var done, rabbitOnly, kafkaOnly []booking.OutboxEntry
-	if kafkaErr != nil {
-		errs = append(errs, kafkaErr)
-	}
 	// done is entries[:len(done)] itself, no copy, for as long as every
 	// entry so far is done (a relay's batch of joins), and clipped at the
 	// first that is not, so that what is appended after it is a copy
@@ -207,7 +227,7 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		if !settled[i] {
 			rabbit := e.RabbitDone || rabbitErrs[i] == nil
 			_, hasKafka := kinds[e.Kind]
-			kafka := e.KafkaDone || kafkaErr == nil || !hasKafka
+			kafka := e.KafkaDone || (kafkaErr == nil && (held == nil || !held[i])) || !hasKafka
 			if rabbitErrs[i] != nil {
 				errs = append(errs, rabbitErrs[i])
 			}
@@ -239,23 +259,52 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	if err := a.store.MarkOutbox(ctx, eventID, false, kafkaOnly...); err != nil {
 		errs = append(errs, err)
 	}
-	if len(errs) > 0 {
+	kafkaSide := errors.Join(heldErr, kafkaErr)
+	if len(errs) > 0 || kafkaSide != nil {
 		a.metrics.AnnounceFailures.Inc()
-		err := errors.Join(errs...)
+		err := errors.Join(append(errs, kafkaSide)...)
 		a.log.Warn("announce failed; entries stay in the outbox",
 			zap.String("event_id", eventID), zap.Int("entries", len(entries)),
 			zap.Int("acked", len(done)), zap.Int("half_done", len(rabbitOnly)+len(kafkaOnly)), zap.Error(err))
-		if len(errs) == 1 && kafkaErr != nil {
+		if len(errs) == 0 {
 			// every RabbitMQ side is published and recorded: only the
 			// Kafka side is left, to the outbox
-			return fmt.Errorf("announce %d entries: %w: %w", len(entries), ErrKafkaPending, kafkaErr)
+			return fmt.Errorf("announce %d entries: %w: %w", len(entries), ErrKafkaPending, kafkaSide)
 		}
 		return fmt.Errorf("announce %d entries: %w", len(entries), err)
 	}
 	return nil
 }
 
+// recordRedemptions hands the code uses of entries' joins whose Kafka
+// side is still to do to a.redemptions; when it fails it returns which
+// entries to hold back (nil: none) and the error.
+func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entries []booking.OutboxEntry) ([]bool, error) {
+	if a.redemptions == nil {
+		return nil, nil
+	}
+	var joins []booking.OutboxEntry
+	for _, e := range entries {
+		if e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone {
+			joins = append(joins, e)
+		}
+	}
+	if len(joins) == 0 {
+		return nil, nil
+	}
+	err := a.redemptions(ctx, eventID, joins)
+	if err == nil {
+		return nil, nil
+	}
+	held := make([]bool, len(entries))
+	for i, e := range entries {
+		held[i] = e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone
+	}
+	return held, fmt.Errorf("record code uses: %w", err)
+}
+
 // ErrKafkaPending is returned (wrapped) by Announce when the Kafka write
+// (or the ledger's record of a join's code use, which comes before it)
 // was its only failure: every RabbitMQ side was confirmed and recorded in
 // the outbox, whose entries keep only their Kafka side, which the safety
 // net's sweep (Promoter.Tick) announces once Kafka is back. A message

@@ -33,7 +33,8 @@ type kindEffects struct {
 // kinds gives each outbox kind its effects. An entry of a kind not listed
 // here (booking.KindUnreadable) is acknowledged without effects.
 var kinds = map[booking.OutboxKind]kindEffects{
-	// a join: the Kafka booking_request only
+	// a join: the Kafka booking_request only (and a code's use, Announce
+	// adds its code_redeemed)
 	booking.KindJoined: {event: func(eventID string, e booking.OutboxEntry, now time.Time) events.Event {
 		return withRequest(events.BookingRequested(eventID, e.UserID, e.Sequence, orNow(e.At, now)), e.RequestID)
 	}},

@@ -148,7 +148,8 @@ func kindOrder(kind OutboxKind) int {
 
 // parseOutbox decodes "p:<seq>:<user>" / "x:<seq>:<user>" →
 // "seq|deadline_ms|seat|at_ms", "c:<seq>:<user>" → "seq|from|seat|at_ms",
-// "j:<seq>" → "seq|user||at_ms" and "r:<seq_base>" →
+// "j:<seq>" → "seq|user|code|at_ms" (code: "id:use:phase" of the access
+// code the join redeemed, "" none) and "r:<seq_base>" →
 // "seq_base|reason||at_ms", the waitlist's "w:", "o:" and "e:" (lua/lib/waitlist.lua), each value with an optional fifth part
 // "r" or "k" (the side announced already; lua/lib/outbox.lua has the table).
 // Fields written before they carried the sequence ("p:<user>") still parse
@@ -174,6 +175,13 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 	user := parts[1]
 	switch kind {
 	case "j":
+		e.SeatID = ""
+		if parts[2] != "" {
+			var ok bool
+			if e.Code, ok = parseCodeUse(parts[2]); !ok {
+				return OutboxEntry{}, false
+			}
+		}
 	case "r":
 		user, e.Reason = "", parts[1]
 	default:
@@ -221,6 +229,18 @@ func parseOutbox(field, val string) (OutboxEntry, bool) {
 		return OutboxEntry{}, false
 	}
 	return e, true
+}
+
+// parseCodeUse decodes a joined entry's "id:use:phase" (the phase may
+// hold ':', it is last).
+func parseCodeUse(v string) (CodeUse, bool) {
+	id, rest, ok1 := strings.Cut(v, ":")
+	use, phase, ok2 := strings.Cut(rest, ":")
+	c := CodeUse{Phase: phase}
+	var err1, err2 error
+	c.CodeID, err1 = strconv.ParseInt(id, 10, 64)
+	c.Use, err2 = strconv.ParseInt(use, 10, 64)
+	return c, ok1 && ok2 && err1 == nil && err2 == nil && c.CodeID > 0 && c.Use > 0
 }
 
 // outboxField is the outbox field of a fact of user's join seq.
@@ -290,6 +310,13 @@ func (e OutboxEntry) value() string {
 		b = append(b, e.Reason...)
 	}
 	b = append(b, '|')
+	if e.Kind == KindJoined && e.Code.CodeID != 0 {
+		b = strconv.AppendInt(b, e.Code.CodeID, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, e.Code.Use, 10)
+		b = append(b, ':')
+		b = append(b, e.Code.Phase...)
+	}
 	b = append(b, e.SeatID...)
 	b = append(b, '|')
 	b = strconv.AppendInt(b, e.At.UnixMilli(), 10)
@@ -383,6 +410,10 @@ type OutboxEntry struct {
 	// join sequence ('p:<user>' instead of 'p:<seq>:<user>'), so that its
 	// acknowledgement finds it.
 	LegacyKey bool
+	// Code is the access code a joined entry's join redeemed (its
+	// CodeID 0: none): the announcer records it in the ledger and
+	// publishes its code_redeemed fact with the booking_request.
+	Code CodeUse
 	// Field and Value are a KindUnreadable entry as stored.
 	Field, Value string
 }

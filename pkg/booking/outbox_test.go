@@ -200,3 +200,23 @@ func TestAckOutboxSettlesInOrder(t *testing.T) {
 		t.Fatalf("outbox after the ack: %v", left)
 	}
 }
+
+// A joined entry carries its access code's use ("id:use:phase", the phase
+// last since it may hold ':') and reads back as written; a malformed use
+// makes the entry unreadable rather than a join without a code.
+func TestJoinedEntryCarriesItsCodeUse(t *testing.T) {
+	e := OutboxEntry{Kind: KindJoined, UserID: "fan", Sequence: 12, At: time.UnixMilli(1_800_000_000_123),
+		Code: CodeUse{CodeID: 7, Use: 2, Phase: "fan:club"}}
+	if f, v := e.field(), e.value(); f != "j:12" || v != "12|fan|7:2:fan:club|1800000000123" {
+		t.Fatalf("written as %q = %q", f, v)
+	}
+	got, ok := parseOutbox(e.field(), e.value())
+	if !ok || got != e {
+		t.Fatalf("read back %+v %v", got, ok)
+	}
+	for _, bad := range []string{"7", "7:x:p", "0:1:", "x:1:", "7:0:"} {
+		if _, ok := parseOutbox("j:12", "12|fan|"+bad+"|1800000000123"); ok {
+			t.Errorf("code part %q read as valid", bad)
+		}
+	}
+}

@@ -59,6 +59,9 @@ func joinResult(r reply, err error, userID string) (JoinResult, error) {
 	}
 	if res.Created {
 		res.Outbox = []OutboxEntry{{Kind: KindJoined, UserID: userID, Sequence: res.Sequence, At: res.At}}
+		if res.Code != nil {
+			res.Outbox[0].Code = *res.Code
+		}
 		if res.State == StateActive {
 			res.Outbox = append(res.Outbox, outboxFor([]Admission{{UserID: userID, Sequence: res.Sequence, ExpireAt: res.ExpireAt}}, nil, res.At)...)
 		}

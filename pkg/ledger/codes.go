@@ -3,15 +3,11 @@ package ledger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
-	"github.com/boxoffice/boxoffice/pkg/events"
-	"github.com/boxoffice/boxoffice/pkg/retry"
 )
 
 // CodeBatch is one generation of access codes (table
@@ -122,78 +118,22 @@ func (l *Ledger) CodeEvent(ctx context.Context, digest string) (string, error) {
 	return ev, wrap("code event", err)
 }
 
-// Redemption is one join that used an access code (table
-// code_redemptions).
-type Redemption struct {
-	CodeID   int64
-	Use      int64
-	EventID  string
-	UserID   string
-	Sequence int64
-	Phase    string
-	At       time.Time
-}
-
-// Fact is the redemption's code_redeemed fact.
-func (r Redemption) Fact() events.Event {
-	return events.CodeRedeemed(r.EventID, r.UserID, r.Sequence, r.CodeID, r.Use, r.Phase, r.At)
-}
-
-// RecordRedemption records r and the code's uses and user (a repeat of
-// one redemption changes nothing).
-func (l *Ledger) RecordRedemption(ctx context.Context, r Redemption) error {
+// RecordRedemptions records the access-code uses of joins (outbox
+// entries whose Code is set; admission.WithRedemptions) and each code's
+// uses and user, in one transaction; a repeat of one changes nothing.
+func (l *Ledger) RecordRedemptions(ctx context.Context, eventID string, joins []booking.OutboxEntry) error {
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO code_redemptions (code_id, use_no, event_id, user_id, sequence, phase, redeemed_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-			r.CodeID, r.Use, r.EventID, r.UserID, r.Sequence, r.Phase, r.At)
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
+		var b pgx.Batch
+		for _, j := range joins {
+			if j.Code.CodeID == 0 {
+				continue
+			}
+			b.Queue(`WITH r AS (INSERT INTO code_redemptions (code_id, use_no, event_id, user_id, sequence, phase, redeemed_at)
+					VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING code_id)
+				UPDATE access_codes SET used = GREATEST(used, $2), user_id = $4 WHERE id IN (SELECT code_id FROM r)`,
+				j.Code.CodeID, j.Code.Use, eventID, j.UserID, j.Sequence, j.Code.Phase, j.At)
 		}
-		_, err = tx.Exec(ctx, `UPDATE access_codes SET used = GREATEST(used, $2), user_id = $3 WHERE id = $1`,
-			r.CodeID, r.Use, r.UserID)
-		return err
+		return tx.SendBatch(ctx, &b).Close()
 	})
-	return wrap("record redemption", err)
-}
-
-// CodePublisher publishes code_redeemed facts: at once (Publish, by the
-// join that redeemed) and, on a tick (Run), every fact a crash or a Kafka
-// outage left (Sweep). A fact published twice has the same id.
-type CodePublisher struct {
-	Ledger *Ledger
-	Kafka  publisher
-	Log    *zap.Logger
-	// Age is how long a redemption is left to its join before a sweep
-	// takes it (default 5 s).
-	Age time.Duration
-}
-
-// Publish publishes r's fact and records Kafka's acknowledgement.
-func (p *CodePublisher) Publish(ctx context.Context, r Redemption) error {
-	if err := p.Kafka.Publish(ctx, r.Fact()); err != nil {
-		return fmt.Errorf("ledger: publish code_redeemed: %w", err)
-	}
-	_, err := p.Ledger.pool.Exec(ctx, `UPDATE code_redemptions SET published = true WHERE code_id = $1 AND use_no = $2`, r.CodeID, r.Use)
-	return wrap("redemption published", err)
-}
-
-// Sweep publishes every fact not acknowledged yet; it returns how many.
-func (p *CodePublisher) Sweep(ctx context.Context) (int, error) {
-	age := sweepGrace(p.Age)
-	return publishAll(ctx, func() ([]Redemption, error) {
-		rows, err := p.Ledger.pool.Query(ctx, `SELECT code_id, use_no, event_id, user_id, sequence, phase, redeemed_at
-			FROM code_redemptions WHERE NOT published AND redeemed_at < now() - make_interval(secs => $1)
-			ORDER BY redeemed_at LIMIT 100`, age.Seconds())
-		todo, err := rowsOf(rows, err, func(r pgx.CollectableRow) (Redemption, error) {
-			var x Redemption
-			err := r.Scan(&x.CodeID, &x.Use, &x.EventID, &x.UserID, &x.Sequence, &x.Phase, &x.At)
-			return x, err
-		})
-		return todo, wrap("unpublished redemptions", err)
-	}, p.Publish)
-}
-
-// Run sweeps every interval until ctx ends.
-func (p *CodePublisher) Run(ctx context.Context, interval time.Duration) error {
-	return retry.Every(ctx, interval, p.Log, "code_redeemed facts", p.Sweep)
+	return wrap("record redemptions", err)
 }

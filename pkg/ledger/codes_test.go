@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -16,8 +17,7 @@ import (
 
 // Codes are recorded as digests with their batch, loaded into Redis in
 // the same transaction, redeemed, and after a rebuild from the ledger
-// keep their uses and users; code_redeemed facts Kafka did not take are
-// published by the sweep.
+// keep their uses and users.
 func TestCodesRecordedRedeemedAndRestored(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "codes", Name: "Codes", Rows: 2, SeatsPerRow: 5, Capacity: 5})
@@ -56,32 +56,14 @@ func TestCodesRecordedRedeemedAndRestored(t *testing.T) {
 	if err != nil || r.Code == nil {
 		t.Fatalf("redeem: %+v %v", r, err)
 	}
-	red := ledger.Redemption{CodeID: r.Code.CodeID, Use: r.Code.Use, EventID: g.event, UserID: "fan1", Sequence: r.Sequence, At: r.At}
 	for range 2 { // a repeat changes nothing
-		if err := g.led.RecordRedemption(ctx, red); err != nil {
+		if err := g.led.RecordRedemptions(ctx, g.event, r.Outbox); err != nil {
 			t.Fatal(err)
 		}
 	}
 	batches, err := g.led.CodeBatches(ctx, g.event)
 	if err != nil || len(batches) != 1 || batches[0].Used != 1 || batches[0].Bound != 1 || batches[0].Count != 2 {
 		t.Fatalf("batches: %+v %v", batches, err)
-	}
-
-	// Kafka down: the sweep publishes the fact later, once
-	p := &ledger.CodePublisher{Ledger: g.led, Kafka: g.rec, Age: time.Nanosecond}
-	g.rec.FailWith(errors.New("kafka down"))
-	if err := p.Publish(ctx, red); err == nil {
-		t.Fatal("published with Kafka down")
-	}
-	g.rec.FailWith(nil)
-	for want := range []int{1, 0} {
-		if n, err := p.Sweep(ctx); err != nil || n != 1-want {
-			t.Fatalf("sweep: %d %v", n, err)
-		}
-	}
-	if fs := g.rec.Topic(events.TopicCodeRedeemed); len(fs) != 1 || fs[0].UserID != "fan1" || fs[0].Sequence != r.Sequence ||
-		fs[0].Reason != "code_id="+strconv.FormatInt(r.Code.CodeID, 10)+" phase= use=1" {
-		t.Fatalf("code_redeemed facts: %+v", fs)
 	}
 
 	// a rebuild keeps the code used and bound
@@ -252,5 +234,89 @@ func TestRegistrationDraw(t *testing.T) {
 	}
 	if _, err := g.store.Enqueue(ctx, g.event, in); err != nil {
 		t.Fatalf("a selected fan: %v", err)
+	}
+}
+
+// A code's use rides in the join's outbox entry: a gateway that stopped
+// right after the join's script loses nothing, since the sweep records
+// the redemption in the ledger and then publishes its fact; while the
+// ledger cannot record it, neither the fact nor the join's
+// booking_request is published and the entry stays for the next sweep.
+func TestCodeUseRecordedFromTheJoinsOutbox(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "codeuse", Name: "Code use", Rows: 1, SeatsPerRow: 5, Capacity: 1})
+	ctx := context.Background()
+	key := []byte("ledger test code key")
+	n, _ := booking.NormaliseCode("DDDD-4444")
+	digest := booking.CodeDigest(key, n)
+	b := &ledger.CodeBatch{EventID: g.event, Phase: "", Uses: 1, Actor: "ops"}
+	if err := g.led.AddCodes(ctx, b, []string{digest}, func(ctx context.Context, recs []booking.CodeRecord) error {
+		return g.store.LoadCodes(ctx, g.event, recs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// the room's one place, announced: the fans below wait
+	if first := g.join("first"); g.store.AckOutbox(ctx, g.event, first.Outbox...) != nil {
+		t.Fatal("ack")
+	}
+	g.join("fan0") // a join without a code
+	// the join's script redeems the code; its gateway stops before
+	// anything else
+	res, err := g.store.EnqueueCode(ctx, g.event, "fan1", digest)
+	if err != nil || res.Code == nil {
+		t.Fatalf("redeem: %+v %v", res, err)
+	}
+	used := func() int64 {
+		t.Helper()
+		bs, err := g.led.CodeBatches(ctx, g.event)
+		if err != nil || len(bs) != 1 {
+			t.Fatalf("batches: %+v %v", bs, err)
+		}
+		return bs[0].Used
+	}
+
+	down := errors.New("ledger down")
+	var recorded int
+	ann := admission.New(g.store, nil, g.rec, nil, admission.WithRedemptions(
+		func(ctx context.Context, eventID string, es []booking.OutboxEntry) error {
+			if down != nil {
+				return down
+			}
+			recorded += len(es)
+			return g.led.RecordRedemptions(ctx, eventID, es)
+		}))
+	if _, err := ann.SweepOutbox(ctx, g.event, 0); !errors.Is(err, admission.ErrKafkaPending) || !errors.Is(err, down) {
+		t.Fatalf("sweep with the ledger down: %v", err)
+	}
+	if fs := g.rec.Topic(events.TopicCodeRedeemed); len(fs) != 0 || used() != 0 {
+		t.Fatalf("published before the ledger recorded: %+v, used %d", fs, used())
+	}
+	if fs := g.rec.Topic(events.TopicBookingRequest); len(fs) != 1 || fs[0].UserID != "fan0" {
+		t.Fatalf("the join without a code is published, the one with a code waits: %+v", fs)
+	}
+
+	down = nil
+	for range 2 { // the second sweep finds nothing left
+		if _, err := ann.SweepOutbox(ctx, g.event, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if recorded != 1 || used() != 1 {
+		t.Fatalf("recorded %d redemptions, the code used %d times", recorded, used())
+	}
+	if fs := g.rec.Topic(events.TopicCodeRedeemed); len(fs) != 1 || fs[0].UserID != "fan1" || fs[0].Sequence != res.Sequence ||
+		fs[0].Reason != "code_id="+strconv.FormatInt(res.Code.CodeID, 10)+" phase= use=1" {
+		t.Fatalf("code_redeemed facts: %+v", fs)
+	}
+	if fs := g.rec.Topic(events.TopicBookingRequest); len(fs) != 2 || fs[1].UserID != "fan1" {
+		t.Fatalf("booking_request facts: %+v", fs)
+	}
+	if left, err := g.store.Outbox(ctx, g.event, 0); err != nil || len(left) != 0 {
+		t.Fatalf("the outbox keeps %+v %v", left, err)
+	}
+	// a repeat records nothing more
+	if err := g.led.RecordRedemptions(ctx, g.event, []booking.OutboxEntry{{Kind: booking.KindJoined, UserID: "fan1",
+		Sequence: res.Sequence, At: res.At, Code: *res.Code}}); err != nil || used() != 1 {
+		t.Fatalf("a repeat: used %d, %v", used(), err)
 	}
 }

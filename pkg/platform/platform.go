@@ -176,22 +176,27 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 		d.Admin.AddCheck("kafka", service.TCPCheck(c.KafkaBrokers...))
 	}
 
-	if !p.readOnly {
-		if d.PassKeys, err = pass.ParseKeys(c.PassKeys); err != nil {
-			return d, fmt.Errorf("config: PASS_KEYS: %w", err)
-		}
-		d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
-		d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log,
-			admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass), admission.WithClock(d.Now),
-			admission.WithOfferHook(offerWebhook(c.WaitlistWebhookURL)))
-	}
-
 	if p.ledgerURL != "" {
 		if d.Ledger, err = ledger.Open(ctx, p.ledgerURL); err != nil {
 			return d, err
 		}
 		d.closers = append(d.closers, func() error { d.Ledger.Close(); return nil })
 		d.Admin.AddCheck("postgres", d.Ledger.Ping)
+	}
+
+	if !p.readOnly {
+		if d.PassKeys, err = pass.ParseKeys(c.PassKeys); err != nil {
+			return d, fmt.Errorf("config: PASS_KEYS: %w", err)
+		}
+		d.Pass = pass.NewSigner(d.PassKeys, c.PassIssuer)
+		opts := []admission.Option{admission.WithMetrics(admission.NewMetrics(reg)), admission.WithPass(d.Pass),
+			admission.WithClock(d.Now), admission.WithOfferHook(offerWebhook(c.WaitlistWebhookURL))}
+		if d.Ledger != nil {
+			// a join's access-code use is recorded before its facts are
+			// published, by whichever announcer takes its outbox entry
+			opts = append(opts, admission.WithRedemptions(d.Ledger.RecordRedemptions))
+		}
+		d.Announcer = admission.New(d.Store, d.Publisher, d.Kafka, log, opts...)
 	}
 	return d, nil
 }

@@ -191,38 +191,7 @@ func (s *Server) codeJoin(c *fastserver.Ctx, eventID, user, code string, limits 
 		c.Fail(err)
 		return booking.JoinResult{}, false
 	}
-	if res.Code != nil {
-		s.redeemed(c.Logger(), ledger.Redemption{CodeID: res.Code.CodeID, Use: res.Code.Use, EventID: eventID,
-			UserID: user, Sequence: res.Sequence, Phase: res.Code.Phase, At: res.At})
-	}
 	return res, true
-}
-
-// codePublisher publishes code_redeemed facts (and, run by main, sweeps
-// what a crash or a Kafka outage left).
-func (s *Server) codePublisher() *ledger.CodePublisher {
-	return &ledger.CodePublisher{Ledger: s.Ledger, Kafka: s.Kafka, Log: s.Log}
-}
-
-// redeemed records a redemption in the ledger and publishes its fact; a
-// failure is logged: the ledger's sweep publishes a recorded one later
-// (without a ledger, of the Redis path's tests, it is published once).
-func (s *Server) redeemed(log *zap.Logger, r ledger.Redemption) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var err error
-	switch {
-	case s.Ledger != nil:
-		if err = s.Ledger.RecordRedemption(ctx, r); err == nil && s.Kafka != nil {
-			err = s.codePublisher().Publish(ctx, r)
-		}
-	case s.Kafka != nil:
-		err = s.Kafka.Publish(ctx, r.Fact())
-	}
-	if err != nil {
-		log.Warn("code redemption not recorded or published", zap.String("event_id", r.EventID),
-			zap.Int64("code_id", r.CodeID), zap.Int64("use", r.Use), zap.Error(err))
-	}
 }
 
 // codeKey is ACCESS_CODE_HMAC_KEY, or a key derived from JWT_SECRET.

@@ -306,7 +306,6 @@ func run(ctx context.Context, cfg *Config, log *zap.Logger) error {
 		func(ctx context.Context) error { return srv.canceller().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.markPublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.allocationSweeper().Run(ctx, cfg.CancelSweepInterval) },
-		func(ctx context.Context) error { return srv.codePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.phasePublisher().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.boxOfficeSweeper().Run(ctx, cfg.CancelSweepInterval) },
 		func(ctx context.Context) error { return srv.eventFacts().Run(ctx, cfg.CancelSweepInterval) },

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/pkg/admission"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -71,6 +72,8 @@ func ledgerHarnessAt(t *testing.T, url string) (*harness, *ledger.Ledger, *fakeR
 	l := ledgertest.Open(t, url)
 	ref := &fakeRefunder{}
 	hs.srv.Ledger, hs.srv.Refunds, hs.srv.Currency = l, ref, "EUR"
+	// as platform.Dial's announcer: a join's code use is recorded first
+	hs.relay.ann = admission.New(hs.store, nil, hs.rec, nil, admission.WithRedemptions(l.RecordRedemptions))
 	// routes are registered when the handler is built: build it again
 	fh := hs.srv.FastHandler()
 	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })

@@ -40,7 +40,7 @@ func clockedLedgerHarness(t *testing.T) (*harness, *ledger.Ledger, *testClock) {
 	clk := &testClock{t: time.Now().Truncate(time.Second)}
 	hs.store = booking.New(hs.srv.Redis.(redis.UniversalClient), booking.WithPrefix(redistest.Prefix(t)), booking.WithClock(clk.Now))
 	t.Cleanup(hs.store.Close)
-	hs.relay = &syncRelay{ann: admission.New(hs.store, nil, hs.rec, nil)}
+	hs.relay = &syncRelay{ann: admission.New(hs.store, nil, hs.rec, nil, admission.WithRedemptions(l.RecordRedemptions))}
 	hs.srv.Store, hs.srv.Relay = hs.store, hs.relay
 	fh := hs.srv.FastHandler()
 	hs.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastserver.ServeRequest(fh, w, r) })
