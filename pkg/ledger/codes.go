@@ -65,16 +65,29 @@ func (l *Ledger) AddCodes(ctx context.Context, b *CodeBatch, digests []string,
 }
 
 // Codes returns the event's codes as Redis holds them, with their uses
-// and users, for a rebuild (Restorer).
+// and users, for a rebuild (Restorer). A code bound to a fan without a
+// completed order of the event allows one join more than it made (at
+// least its batch's uses): the rebuild lost that fan's place in the queue
+// or their hold, and they must be able to join again with the code that
+// let them in.
 func (l *Ledger) Codes(ctx context.Context, eventID string) ([]booking.CodeRecord, error) {
-	rows, err := l.pool.Query(ctx, `SELECT c.id, c.digest, b.phase, b.uses, c.used, b.seats, b.expires_at, c.user_id
+	rows, err := l.pool.Query(ctx, `SELECT c.id, c.digest, b.phase, b.uses, c.used, b.seats, b.expires_at, c.user_id,
+			c.user_id <> '' AND NOT EXISTS (SELECT 1 FROM orders o
+				WHERE o.user_id = c.user_id AND o.event_id = c.event_id AND o.status = 'completed')
 		FROM access_codes c JOIN access_code_batches b ON b.id = c.batch_id WHERE c.event_id = $1 ORDER BY c.id`, eventID)
 	out, err := rowsOf(rows, err, func(r pgx.CollectableRow) (booking.CodeRecord, error) {
 		var c booking.CodeRecord
 		var exp *time.Time
-		err := r.Scan(&c.ID, &c.Digest, &c.Phase, &c.Uses, &c.Used, &c.Seats, &exp, &c.User)
+		var again bool
+		err := r.Scan(&c.ID, &c.Digest, &c.Phase, &c.Uses, &c.Used, &c.Seats, &exp, &c.User, &again)
 		if exp != nil {
 			c.Expires = *exp
+		}
+		// never fewer uses than made (a holder's join again after an
+		// earlier rebuild made one more than the batch allows)
+		c.Uses = max(c.Uses, c.Used)
+		if again && c.Used+1 > c.Uses && c.Used < booking.MaxCodeUses {
+			c.Uses = c.Used + 1
 		}
 		return c, err
 	})

@@ -17,7 +17,8 @@ import (
 
 // Codes are recorded as digests with their batch, loaded into Redis in
 // the same transaction, redeemed, and after a rebuild from the ledger
-// keep their uses and users.
+// keep their uses and users, except that a holder who has not bought
+// may join once more: the rebuild lost their place in the queue.
 func TestCodesRecordedRedeemedAndRestored(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "codes", Name: "Codes", Rows: 2, SeatsPerRow: 5, Capacity: 5})
@@ -74,8 +75,40 @@ func TestCodesRecordedRedeemedAndRestored(t *testing.T) {
 	if _, err := g.store.EnqueueCode(ctx, g.event, "fan2", digest("AAAA-1111")); !errors.Is(err, booking.ErrCodeTaken) {
 		t.Fatalf("a bound code after the rebuild: %v", err)
 	}
-	if r, err := g.store.EnqueueCode(ctx, g.event, "fan2", digest("BBBB-2222")); err != nil || r.Code == nil {
-		t.Fatalf("an unused code after the rebuild: %+v %v", r, err)
+	r2, err := g.store.EnqueueCode(ctx, g.event, "fan2", digest("BBBB-2222"))
+	if err != nil || r2.Code == nil {
+		t.Fatalf("an unused code after the rebuild: %+v %v", r2, err)
+	}
+	// fan1's hold went with Redis: their single-use code lets them join
+	// again, as the next use
+	r1, err := g.store.EnqueueCode(ctx, g.event, "fan1", digest("AAAA-1111"))
+	if err != nil || r1.Code == nil || r1.Code.Use != 2 {
+		t.Fatalf("the holder's join again after the rebuild: %+v %v", r1, err)
+	}
+	if err := g.led.RecordRedemptions(ctx, g.event, append(r1.Outbox, r2.Outbox...)); err != nil {
+		t.Fatal(err)
+	}
+	// a buyer gets no use back from the next rebuild; a fan who did not
+	// buy does
+	if ok, err := g.buy("fan1", "A1"); !ok {
+		t.Fatalf("buy: %v", err)
+	}
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	codes, err := g.led.Codes(ctx, g.event)
+	if err != nil || len(codes) != 2 {
+		t.Fatalf("codes: %+v %v", codes, err)
+	}
+	if c := codes[0]; c.User != "fan1" || c.Used != 2 || c.Uses != 2 { // none left
+		t.Errorf("the buyer's code as loaded: %+v", c)
+	}
+	if c := codes[1]; c.User != "fan2" || c.Used != 1 || c.Uses != 2 {
+		t.Errorf("the waiting fan's code as loaded: %+v", c)
+	}
+	if _, err := g.store.EnqueueCode(ctx, g.event, "fan2", digest("BBBB-2222")); err != nil {
+		t.Fatalf("fan2 after the second rebuild: %v", err)
 	}
 }
 
