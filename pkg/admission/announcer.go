@@ -283,9 +283,13 @@ func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entri
 	if a.redemptions == nil {
 		return nil, nil
 	}
+	// a join with a code use whose Kafka side is still to do
+	pending := func(e booking.OutboxEntry) bool {
+		return e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone
+	}
 	var joins []booking.OutboxEntry
 	for _, e := range entries {
-		if e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone {
+		if pending(e) {
 			joins = append(joins, e)
 		}
 	}
@@ -298,7 +302,7 @@ func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entri
 	}
 	held := make([]bool, len(entries))
 	for i, e := range entries {
-		held[i] = e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone
+		held[i] = pending(e)
 	}
 	return held, fmt.Errorf("record code uses: %w", err)
 }
