@@ -279,15 +279,7 @@ func TestCodeUseRecordedFromTheJoinsOutbox(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "codeuse", Name: "Code use", Rows: 1, SeatsPerRow: 5, Capacity: 1})
 	ctx := context.Background()
-	key := []byte("ledger test code key")
-	n, _ := booking.NormaliseCode("DDDD-4444")
-	digest := booking.CodeDigest(key, n)
-	b := &ledger.CodeBatch{EventID: g.event, Phase: "", Uses: 1, Actor: "ops"}
-	if err := g.led.AddCodes(ctx, b, []string{digest}, func(ctx context.Context, recs []booking.CodeRecord) error {
-		return g.store.LoadCodes(ctx, g.event, recs)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	digest := g.addCode(&ledger.CodeBatch{EventID: g.event, Uses: 1, Actor: "ops"}, "DDDD-4444")
 	// the room's one place, announced: the fans below wait
 	if first := g.join("first"); g.store.AckOutbox(ctx, g.event, first.Outbox...) != nil {
 		t.Fatal("ack")
@@ -352,4 +344,18 @@ func TestCodeUseRecordedFromTheJoinsOutbox(t *testing.T) {
 		Sequence: res.Sequence, At: res.At, Code: *res.Code}}); err != nil || used() != 1 {
 		t.Fatalf("a repeat: used %d, %v", used(), err)
 	}
+}
+
+// addCode records a batch of one code in the ledger and loads it into
+// Redis; it returns the code's digest.
+func (g *rig) addCode(b *ledger.CodeBatch, code string) string {
+	g.t.Helper()
+	n, _ := booking.NormaliseCode(code)
+	digest := booking.CodeDigest([]byte("ledger test code key"), n)
+	if err := g.led.AddCodes(context.Background(), b, []string{digest}, func(ctx context.Context, recs []booking.CodeRecord) error {
+		return g.store.LoadCodes(ctx, g.event, recs)
+	}); err != nil {
+		g.t.Fatal(err)
+	}
+	return digest
 }

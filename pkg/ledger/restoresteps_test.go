@@ -40,15 +40,7 @@ func TestRestoreRunsFailedStepsAgain(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "steps", Name: "Steps", Rows: 2, SeatsPerRow: 5, Capacity: 5})
 	ctx := context.Background()
-	key := []byte("ledger test code key")
-	n, _ := booking.NormaliseCode("AAAA-1111")
-	digest := booking.CodeDigest(key, n)
-	b := &ledger.CodeBatch{EventID: g.event, Uses: 1, Seats: 2, Actor: "ops@example.com"}
-	if err := g.led.AddCodes(ctx, b, []string{digest}, func(ctx context.Context, recs []booking.CodeRecord) error {
-		return g.store.LoadCodes(ctx, g.event, recs)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	digest := g.addCode(&ledger.CodeBatch{EventID: g.event, Uses: 1, Seats: 2, Actor: "ops@example.com"}, "AAAA-1111")
 	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr})
 	t.Cleanup(func() { rdb.Close() })
 	cut := &failCodes{}
