@@ -1,7 +1,8 @@
 -- box_office_sale: an operator sells seats at the counter: sold at once to the sale's buyer, all or none; a repeat of the sale answers what it sold.
 -- ARGV: 1 buyer user_id (booking.BoxOfficeBuyer), 2 payment_id (the sale's), 3 channel,
 --   4 seat ids joined by ',' ('': pick count seats, best available), 5 count, 6 section name ('': any),
---   7 the operator who sells, 8 the customer's reference
+--   7 the operator who sells, 8 the customer's reference, 9 the admin call's audit intent
+--   (operators.Intent's id, '' none: whoever records the sale's order removes it)
 -- Replies: {'ok', 'completed' | 'duplicate', seat_ids, at_ms, sold_out_ms, amount_cents, seat_prices, phase, currency,
 --   record ('': a duplicate whose order the ledger has)}
 --   | {'seat_unknown', seat_id} | {'seat_unavailable', {taken seat ids}}
@@ -25,7 +26,7 @@
 -- stays there for the sweep (ledger.BoxOfficeSweeper), so it is never
 -- sold in Redis alone.
 local user, pid, channel, csv, count, section = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]) or 0, ARGV[6] or ''
-local sold_by, customer_ref = ARGV[7] or '', ARGV[8] or ''
+local sold_by, customer_ref, intent = ARGV[7] or '', ARGV[8] or '', ARGV[9] or ''
 if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 local now, now_s = clock()
 local phase = redis.call('HGET', K_CONFIG, 'phase') or ''
@@ -80,6 +81,7 @@ redis.call('HSET', K_PAYS, pid, user .. '|0|' .. csv .. '|completed|' .. now_s)
 local sold_out, amount, prices = num(redis.call('HGET', K_CONFIG, 'sold_out_at')), order_amount(csv), seat_prices(csv)
 local currency = redis.call('HGET', K_CONFIG, 'currency') or ''
 local record = cjson.encode({user = user, seats = csv, at = now_s, sold_out = int(sold_out), amount = int(amount),
-  prices = prices, phase = phase, currency = currency, channel = channel, sold_by = sold_by, customer_ref = customer_ref})
+  prices = prices, phase = phase, currency = currency, channel = channel, sold_by = sold_by, customer_ref = customer_ref,
+  intent = intent})
 redis.call('HSET', K_BOXSALES, pid, record)
 return {'ok', 'completed', csv, now, sold_out, amount, prices, phase, currency, record}

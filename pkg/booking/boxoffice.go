@@ -72,6 +72,12 @@ type BoxOfficeSale struct {
 	Section     string
 	SoldBy      string
 	CustomerRef string
+	// Intent is the admin call's audit intent (operators.Intent's id, 0
+	// none), kept in the sale's record: the audit record of whoever
+	// records the sale's order (the call, its retry, the box-office
+	// sweep) removes it, so a sale on record is not also an interrupted
+	// call.
+	Intent int64
 }
 
 // MaxBoxOfficeTextLen bounds a box-office sale's SoldBy and CustomerRef.
@@ -102,6 +108,7 @@ type BoxOfficeRecord struct {
 	Channel     string
 	SoldBy      string
 	CustomerRef string
+	Intent      int64     // the selling call's audit intent (0: none)
 	At          time.Time // when the seats were sold (Redis's clock)
 	SoldOutAt   time.Time // the event_sold_out the sale caused (zero: none)
 }
@@ -120,6 +127,7 @@ type boxOfficeRecord struct {
 	Channel     string `json:"channel"`
 	SoldBy      string `json:"sold_by"`
 	CustomerRef string `json:"customer_ref"`
+	Intent      string `json:"intent"`
 }
 
 // parseBoxOfficeRecord reads the record the script wrote for paymentID.
@@ -131,12 +139,17 @@ func parseBoxOfficeRecord(eventID, paymentID, v string) (BoxOfficeRecord, error)
 	at, err1 := strconv.ParseInt(w.At, 10, 64)
 	soldOut, err2 := strconv.ParseInt(w.SoldOut, 10, 64)
 	amount, err3 := strconv.ParseInt(w.Amount, 10, 64)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	var intent int64
+	var err4 error
+	if w.Intent != "" {
+		intent, err4 = strconv.ParseInt(w.Intent, 10, 64)
+	}
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return BoxOfficeRecord{}, fmt.Errorf("box-office record %s: %w", paymentID, err)
 	}
 	r := BoxOfficeRecord{EventID: eventID, PaymentID: paymentID, UserID: w.User, SeatIDs: SplitSeats(w.Seats),
 		SeatPrices: splitPrices(w.Prices), Amount: amount, Currency: w.Currency, Phase: w.Phase, Channel: w.Channel,
-		SoldBy: w.SoldBy, CustomerRef: w.CustomerRef, At: ms(at), SoldOutAt: ms(soldOut)}
+		SoldBy: w.SoldBy, CustomerRef: w.CustomerRef, Intent: intent, At: ms(at), SoldOutAt: ms(soldOut)}
 	return r, nil
 }
 
@@ -303,7 +316,7 @@ func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (BoxOff
 	}
 	r, err := s.run(ctx, scriptBoxOfficeSale, sale.EventID, BoxOfficeBuyer(sale.SaleID),
 		BoxOfficePaymentID(sale.EventID, sale.SaleID), sale.Channel, strings.Join(sale.SeatIDs, ","), sale.Count, sale.Section,
-		sale.SoldBy, sale.CustomerRef)
+		sale.SoldBy, sale.CustomerRef, intentArg(sale.Intent))
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrSeatNotForSale):
@@ -348,4 +361,12 @@ func (s *Store) SellAtBoxOffice(ctx context.Context, sale BoxOfficeSale) (BoxOff
 	}
 	res.Record = rec
 	return res, nil
+}
+
+// intentArg is a sale's audit intent as the script takes it ("" none).
+func intentArg(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
 }

@@ -51,9 +51,10 @@ type BoxOfficeSweeper struct {
 	// before a sweep takes it (default 5 s).
 	Age time.Duration
 	// Recorded, when set, is called with each order a sweep wrote (not
-	// one the request or another sweep wrote first): the gateway audits
-	// the sale there, as the request would have.
-	Recorded func(ctx context.Context, o Order)
+	// one the request or another sweep wrote first) and the sale's record:
+	// the gateway audits the sale there, as the request would have, and
+	// its record removes the selling call's audit intent (Intent).
+	Recorded func(ctx context.Context, o Order, r booking.BoxOfficeRecord)
 	// Metrics, when set, gets the sales left unrecorded after every sweep.
 	Metrics *BoxOfficeMetrics
 }
@@ -136,7 +137,7 @@ func (s *BoxOfficeSweeper) Sweep(ctx context.Context) (int, error) {
 			}
 			n++
 			if created && s.Recorded != nil {
-				s.Recorded(ctx, o)
+				s.Recorded(ctx, o, r)
 			}
 			if o.Status == StatusRefundDue {
 				s.log().Warn("box-office sale refused by the ledger: a seat was sold to another order; refund at the counter",

@@ -40,7 +40,11 @@ func TestBoxOfficeSweepersRecordEachSaleOnce(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			sw := &ledger.BoxOfficeSweeper{Ledger: g.led, Store: g.store, Age: time.Nanosecond,
-				Recorded: func(_ context.Context, o ledger.Order) { mu.Lock(); recorded[o.OrderID]++; mu.Unlock() }}
+				Recorded: func(_ context.Context, o ledger.Order, _ booking.BoxOfficeRecord) {
+					mu.Lock()
+					recorded[o.OrderID]++
+					mu.Unlock()
+				}}
 			if _, err := sw.Sweep(ctx); err != nil {
 				t.Error(err)
 			}

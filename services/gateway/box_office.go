@@ -137,7 +137,7 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 	}
 	res, err := s.Store.SellAtBoxOffice(ctx, booking.BoxOfficeSale{EventID: eventID, SaleID: req.SaleID,
 		Channel: req.Channel, SeatIDs: req.SeatIDs, Count: req.Count, Section: req.Section,
-		SoldBy: principal(c).Account, CustomerRef: req.CustomerRef})
+		SoldBy: principal(c).Account, CustomerRef: req.CustomerRef, Intent: c.GetInt64(ctxIntent)})
 	if refuseSeats(c, err) {
 		return
 	}
@@ -170,6 +170,14 @@ func (s *Server) boxOfficeSale(c *gin.Context) {
 	}
 	if !s.audit(c, operators.ActionBoxOfficeSell, eventID, order.OrderID, nil, boxOfficeAudit(req.SaleID, order)) {
 		return
+	}
+	if first := res.Record.Intent; first != 0 && first != c.GetInt64(ctxIntent) && s.Operators != nil {
+		// a retry: the call that sold the seats stopped before its
+		// record, which this one is
+		if err := s.Operators.Discard(ctx, first); err != nil {
+			httpapi.Logger(c).Warn("the first call's audit intent not removed; it will read as interrupted",
+				zap.Int64("intent", first), zap.Error(err))
+		}
 	}
 	s.answerBoxOfficeSale(c, req.SaleID, order, false)
 }
@@ -210,15 +218,18 @@ func (s *Server) boxOfficeSweeper() *ledger.BoxOfficeSweeper {
 
 // auditSweptSale audits a box-office sale the sweep recorded, as its
 // request would have: boxoffice.sell by the operator who sold it, via
-// system. A sale the ledger refused (refund_due) is not audited, as the
-// request's 409 is not.
-func (s *Server) auditSweptSale(ctx context.Context, o ledger.Order) {
+// system, the record removing the selling call's audit intent (the call
+// stopped before its own record: it was no interrupted call). A sale the
+// ledger refused (refund_due) is not audited, as the request's 409 is
+// not.
+func (s *Server) auditSweptSale(ctx context.Context, o ledger.Order, r booking.BoxOfficeRecord) {
 	if s.Operators == nil || o.Status != ledger.StatusCompleted {
 		return
 	}
 	saleID := strings.TrimPrefix(o.UserID, booking.BoxOfficeUserPrefix)
 	rec, err := s.Operators.Record(ctx, operators.Action{Actor: o.SoldBy, Via: operators.ViaSystem, Role: operators.Operator,
-		Action: operators.ActionBoxOfficeSell, EventID: o.EventID, Target: o.OrderID, After: operators.Object(boxOfficeAudit(saleID, o))})
+		Action: operators.ActionBoxOfficeSell, EventID: o.EventID, Target: o.OrderID, After: operators.Object(boxOfficeAudit(saleID, o)),
+		Intent: r.Intent})
 	if err != nil {
 		s.Log.Error("swept box-office sale not audited", zap.String("order_id", o.OrderID), zap.Error(err))
 		return

@@ -113,6 +113,25 @@ func TestBoxOfficeSaleRetryAfterLedgerOutage(t *testing.T) {
 	if acts := saleAudits(t, hs); len(acts) != 1 || acts[0].Target != o["order_id"] || acts[0].Via == operators.ViaSystem {
 		t.Fatalf("audit: %+v", acts)
 	}
+	if acts := interruptedCalls(t, hs); len(acts) != 0 {
+		t.Fatalf("the sale is on record, yet its first call is recorded as interrupted: %+v", acts)
+	}
+}
+
+// interruptedCalls settles every audit intent left (whatever its age)
+// and returns the request.interrupted records.
+func interruptedCalls(t *testing.T, hs *harness) []operators.Action {
+	t.Helper()
+	hs.srv.AuditPublisher.IntentAge = time.Nanosecond
+	time.Sleep(2 * time.Millisecond) // intents are timed to the millisecond
+	if _, err := hs.srv.AuditPublisher.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts, _, err := hs.srv.Operators.Audit(context.Background(), operators.AuditFilter{Action: operators.ActionInterrupted, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acts
 }
 
 // A box-office sale whose ledger write fails and is never retried: the
@@ -167,6 +186,9 @@ func TestBoxOfficeSaleRecordedBySweepAfterLedgerOutage(t *testing.T) {
 	if acts := saleAudits(t, hs); len(acts) != 1 || acts[0].Target != o.OrderID || acts[0].Actor != o.SoldBy ||
 		acts[0].Via != operators.ViaSystem || acts[0].EventID != "e1" {
 		t.Fatalf("audit: %+v", acts)
+	}
+	if acts := interruptedCalls(t, hs); len(acts) != 0 {
+		t.Fatalf("the sale the sweep recorded is also recorded as an interrupted call: %+v", acts)
 	}
 }
 
