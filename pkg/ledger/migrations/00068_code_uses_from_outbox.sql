@@ -1,7 +1,7 @@
 -- A join's access-code use reaches the ledger from the join's outbox
 -- entry, recorded before its code_redeemed fact is published (the outbox
--- entry stays until both are done): the ledger no longer tracks which
--- facts Kafka acknowledged.
+-- entry stays until both are done): the outbox, not the ledger, keeps
+-- which facts Kafka acknowledged.
 
 -- +goose Up
 DROP INDEX code_redemptions_unpublished;
