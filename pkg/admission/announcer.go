@@ -142,13 +142,20 @@ func New(store OutboxStore, pub Publisher, kafka Producer, log *zap.Logger, opts
 // retry (SweepOutbox). Announcing an entry twice is harmless: every publish
 // carries a deterministic id.
 func (a *Announcer) Announce(ctx context.Context, eventID string, entries []booking.OutboxEntry) error {
+	return a.announce(ctx, eventID, entries, false)
+}
+
+// announce is Announce; with ledgerDown it holds back every join with a
+// code use without asking the ledger (SweepOutbox: it failed earlier in
+// the same pass).
+func (a *Announcer) announce(ctx context.Context, eventID string, entries []booking.OutboxEntry, ledgerDown bool) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	now := a.now()
 	// held: joins whose code use the ledger did not record, their Kafka
 	// side left to the outbox
-	held, heldErr := a.recordRedemptions(ctx, eventID, entries)
+	held, heldErr := a.recordRedemptions(ctx, eventID, entries, ledgerDown)
 	evs := make([]events.Event, 0, len(entries))
 	for i, e := range entries {
 		if e.Kind == booking.KindUnreadable {
@@ -266,6 +273,11 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 		a.log.Warn("announce failed; entries stay in the outbox",
 			zap.String("event_id", eventID), zap.Int("entries", len(entries)),
 			zap.Int("acked", len(done)), zap.Int("half_done", len(rabbitOnly)+len(kafkaOnly)), zap.Error(err))
+		if len(errs) == 0 && kafkaErr == nil {
+			// all published but the joins whose code use the ledger did
+			// not record
+			return fmt.Errorf("announce %d entries: %w: %w: %w", len(entries), ErrKafkaPending, errHeldOnly, heldErr)
+		}
 		if len(errs) == 0 {
 			// every RabbitMQ side is published and recorded: only the
 			// Kafka side is left, to the outbox
@@ -276,10 +288,16 @@ func (a *Announcer) Announce(ctx context.Context, eventID string, entries []book
 	return nil
 }
 
+// errHeldOnly marks an announce whose one failure was the ledger's record
+// of code uses: everything else was published and acknowledged.
+var errHeldOnly = errors.New("only joins with a code use held back")
+
 // recordRedemptions hands the code uses of entries' joins whose Kafka
-// side is still to do to a.redemptions; when it fails it returns which
-// entries to hold back (nil: none) and the error.
-func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entries []booking.OutboxEntry) ([]bool, error) {
+// side is still to do to a.redemptions (with ledgerDown, it does not ask);
+// when it fails it returns which entries to hold back (nil: none) and the
+// error.
+func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entries []booking.OutboxEntry,
+	ledgerDown bool) ([]bool, error) {
 	if a.redemptions == nil {
 		return nil, nil
 	}
@@ -296,9 +314,11 @@ func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entri
 	if len(joins) == 0 {
 		return nil, nil
 	}
-	err := a.redemptions(ctx, eventID, joins)
-	if err == nil {
-		return nil, nil
+	err := errors.New("the ledger failed earlier in this sweep")
+	if !ledgerDown {
+		if err = a.redemptions(ctx, eventID, joins); err == nil {
+			return nil, nil
+		}
 	}
 	held := make([]bool, len(entries))
 	for i, e := range entries {
@@ -336,12 +356,24 @@ func (a *Announcer) SweepOutbox(ctx context.Context, eventID string, olderThan t
 			return total, nil
 		}
 		a.log.Info("announcing stale outbox entries", zap.String("event_id", eventID), zap.Int("entries", len(entries)))
+		// held: the ledger did not record a batch's code uses; the pass
+		// goes on without asking it again, those joins held back
+		var held error
 		for start := 0; start < len(entries); start += 500 {
 			end := min(start+500, len(entries))
 			total += end - start
-			if err := a.Announce(ctx, eventID, entries[start:end]); err != nil {
+			err := a.announce(ctx, eventID, entries[start:end], held != nil)
+			switch {
+			case errors.Is(err, errHeldOnly):
+				if held == nil {
+					held = err
+				}
+			case err != nil:
 				return total, err
 			}
+		}
+		if held != nil {
+			return total, held // the held joins would fill the next read
 		}
 		if len(entries) < booking.OutboxReadMax || ctx.Err() != nil {
 			return total, ctx.Err()

@@ -359,3 +359,36 @@ func (g *rig) addCode(b *ledger.CodeBatch, code string) string {
 	}
 	return digest
 }
+
+// While the ledger cannot record a code's use, the sweep holds back that
+// join alone and goes on through the event's outbox: the joins after it,
+// in later batches, are published in the same pass, and the ledger is
+// asked once.
+func TestSweepGoesOnPastAHeldCodeUse(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "codeheld", Name: "Code held", Rows: 1, SeatsPerRow: 5, Capacity: 1})
+	ctx := context.Background()
+	digest := g.addCode(&ledger.CodeBatch{EventID: g.event, Uses: 1, Actor: "ops"}, "EEEE-5555")
+	if first := g.join("first"); g.store.AckOutbox(ctx, g.event, first.Outbox...) != nil {
+		t.Fatal("ack")
+	}
+	if _, err := g.store.EnqueueCode(ctx, g.event, "coded", digest); err != nil {
+		t.Fatal(err)
+	}
+	const plain = 1200 // three batches of the sweep after the held join's
+	for i := range plain {
+		g.join("fan" + strconv.Itoa(i))
+	}
+	asked := 0
+	ann := admission.New(g.store, nil, g.rec, nil, admission.WithRedemptions(
+		func(context.Context, string, []booking.OutboxEntry) error { asked++; return errors.New("ledger down") }))
+	if _, err := ann.SweepOutbox(ctx, g.event, 0); !errors.Is(err, admission.ErrKafkaPending) {
+		t.Fatalf("sweep with the ledger down: %v", err)
+	}
+	if fs := g.rec.Topic(events.TopicBookingRequest); len(fs) != plain || asked != 1 {
+		t.Fatalf("%d of %d joins published in one pass, the ledger asked %d times", len(fs), plain, asked)
+	}
+	if left, err := g.store.Outbox(ctx, g.event, 0); err != nil || len(left) != 1 || left[0].UserID != "coded" {
+		t.Fatalf("left in the outbox: %d entries, %v", len(left), err)
+	}
+}
