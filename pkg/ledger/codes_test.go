@@ -277,13 +277,8 @@ func TestRegistrationDraw(t *testing.T) {
 // booking_request is published and the entry stays for the next sweep.
 func TestCodeUseRecordedFromTheJoinsOutbox(t *testing.T) {
 	t.Parallel()
-	g := newRig(t, booking.EventConfig{ID: "codeuse", Name: "Code use", Rows: 1, SeatsPerRow: 5, Capacity: 1})
+	g, digest := roomTakenWithACode(t, "codeuse")
 	ctx := context.Background()
-	digest := g.addCode(&ledger.CodeBatch{EventID: g.event, Uses: 1, Actor: "ops"}, "DDDD-4444")
-	// the room's one place, announced: the fans below wait
-	if first := g.join("first"); g.store.AckOutbox(ctx, g.event, first.Outbox...) != nil {
-		t.Fatal("ack")
-	}
 	g.join("fan0") // a join without a code
 	// the join's script redeems the code; its gateway stops before
 	// anything else
@@ -366,12 +361,8 @@ func (g *rig) addCode(b *ledger.CodeBatch, code string) string {
 // asked once.
 func TestSweepGoesOnPastAHeldCodeUse(t *testing.T) {
 	t.Parallel()
-	g := newRig(t, booking.EventConfig{ID: "codeheld", Name: "Code held", Rows: 1, SeatsPerRow: 5, Capacity: 1})
+	g, digest := roomTakenWithACode(t, "codeheld")
 	ctx := context.Background()
-	digest := g.addCode(&ledger.CodeBatch{EventID: g.event, Uses: 1, Actor: "ops"}, "EEEE-5555")
-	if first := g.join("first"); g.store.AckOutbox(ctx, g.event, first.Outbox...) != nil {
-		t.Fatal("ack")
-	}
 	if _, err := g.store.EnqueueCode(ctx, g.event, "coded", digest); err != nil {
 		t.Fatal(err)
 	}
@@ -391,4 +382,17 @@ func TestSweepGoesOnPastAHeldCodeUse(t *testing.T) {
 	if left, err := g.store.Outbox(ctx, g.event, 0); err != nil || len(left) != 1 || left[0].UserID != "coded" {
 		t.Fatalf("left in the outbox: %d entries, %v", len(left), err)
 	}
+}
+
+// roomTakenWithACode is a rig of event id whose room's one place is
+// taken (its join announced), so every join after waits, and the digest
+// of a single-use access code of it.
+func roomTakenWithACode(t *testing.T, id string) (*rig, string) {
+	t.Helper()
+	g := newRig(t, booking.EventConfig{ID: id, Name: id, Rows: 1, SeatsPerRow: 5, Capacity: 1})
+	digest := g.addCode(&ledger.CodeBatch{EventID: g.event, Uses: 1, Actor: "ops"}, "DDDD-4444")
+	if first := g.join("first"); g.store.AckOutbox(context.Background(), g.event, first.Outbox...) != nil {
+		t.Fatal("ack")
+	}
+	return g, digest
 }
