@@ -301,14 +301,13 @@ func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entri
 	if a.redemptions == nil {
 		return nil, nil
 	}
-	// a join with a code use whose Kafka side is still to do
-	pending := func(e booking.OutboxEntry) bool {
-		return e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone
-	}
+	// the joins with a code use whose Kafka side is still to do, and
+	// where they are in entries
 	var joins []booking.OutboxEntry
-	for _, e := range entries {
-		if pending(e) {
-			joins = append(joins, e)
+	var at []int
+	for i, e := range entries {
+		if e.Kind == booking.KindJoined && e.Code.CodeID != 0 && !e.KafkaDone {
+			joins, at = append(joins, e), append(at, i)
 		}
 	}
 	if len(joins) == 0 {
@@ -321,8 +320,8 @@ func (a *Announcer) recordRedemptions(ctx context.Context, eventID string, entri
 		}
 	}
 	held := make([]bool, len(entries))
-	for i, e := range entries {
-		held[i] = pending(e)
+	for _, i := range at {
+		held[i] = true
 	}
 	return held, fmt.Errorf("record code uses: %w", err)
 }

@@ -71,7 +71,7 @@ func TestPhaseDrawBeacon(t *testing.T) {
 	ctx := context.Background()
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 10, "capacity": 10})
 	t0 := clk.Now()
-	at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	at := minutesAfter(t0)
 	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, map[string]any{"phases": []map[string]any{
 		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public"},
 		{"id": "second", "starts_at": at(20), "ends_at": at(30), "audience": "public", "early_join_seconds": 900}}}), 200, "")

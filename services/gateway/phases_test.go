@@ -60,7 +60,7 @@ func TestThreePhaseSale(t *testing.T) {
 		{"name": "floor", "rows": 1, "seats_per_row": 6, "price_cents": 5000},
 		{"name": "balcony", "rows": 1, "seats_per_row": 6, "price_cents": 3000}}})
 	t0 := clk.Now()
-	at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	at := minutesAfter(t0)
 	schedule := map[string]any{"on_phase_change": "keep", "phases": []map[string]any{
 		{"id": "fanclub", "name": "Fan-club presale", "starts_at": at(0), "ends_at": at(10), "audience": "code",
 			"prices": map[string]any{"floor": 4000}, "order_limit": 2, "admit_per_minute": 600},
@@ -336,7 +336,7 @@ func TestPhaseDrawServed(t *testing.T) {
 	ctx := context.Background()
 	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 10, "capacity": 10})
 	t0 := clk.Now()
-	at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
+	at := minutesAfter(t0)
 	const path = "/api/admin/events/e1/phases"
 	bad("PUT", path, hs.admin, map[string]any{"phases": []map[string]any{
 		{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public"},
@@ -457,4 +457,10 @@ func TestSalesWindowKeepsTheSchedule(t *testing.T) {
 			def.Config.SalesStart, def.Config.SalesEnd, def.Revision, e.SalesStart, e.SalesEnd)
 	}
 	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_end": at(180)}), 200, "")
+}
+
+// minutesAfter gives the RFC 3339 time m minutes after t0 (UTC), for a
+// schedule's phases.
+func minutesAfter(t0 time.Time) func(m int) string {
+	return func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
 }
