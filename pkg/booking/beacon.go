@@ -110,7 +110,7 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 		sched, _ := v[6].(string)
 		var ok bool
 		if start, early, ok = phaseWindow(sched, phase); !ok {
-			return prev, ErrNoPhaseDraw // the schedule no longer has it
+			return prev, ErrNoPhaseDraw // the schedule has no such phase
 		}
 	}
 	now, err := s.Clock(ctx, eventID)
