@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
@@ -31,6 +32,10 @@ var (
 	// ErrBeaconValueSet: the round's value was supplied already, and
 	// differently.
 	ErrBeaconValueSet = errors.New("the beacon round's value was supplied already")
+	// ErrBeaconRoundEarly: the beacon (a chain fairness.BeaconChainOf
+	// knows) publishes the round before the pre-queue closes, so its value
+	// would be known while the list is open; the error's text says when.
+	ErrBeaconRoundEarly = errors.New("the beacon publishes the round before the pre-queue closes")
 	// ErrNoPrequeue: the event has no pre-queue, hence no draw.
 	ErrNoPrequeue = errors.New("the event has no pre-queue (early_join_seconds): there is no draw")
 )
@@ -74,7 +79,11 @@ func (s *Store) Beacon(ctx context.Context, eventID, phase string) (fairness.Bea
 // beacon round round (> 0), source naming the beacon for fans, while the
 // pre-queue has not opened (Redis's clock before its start - its early
 // join): ErrBeaconLocked after, ErrNoPrequeue for an event without a
-// pre-queue. It returns the beacon before the change; the same round and
+// pre-queue. For a beacon of a chain boxoffice knows
+// (fairness.BeaconChainOf) the round must come out after the pre-queue
+// closes (its start; ErrBeaconRoundEarly), and it may be committed or
+// changed until then: its value is unknown to anyone while the list is
+// open. It returns the beacon before the change; the same round and
 // source again change nothing.
 func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round int64, source string) (fairness.Beacon, error) {
 	if err := checkIDs(eventID); err != nil {
@@ -117,6 +126,13 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 	if err != nil {
 		return prev, err
 	}
+	b := fairness.Beacon{Round: round, Source: source}
+	if at, known := b.RoundTime(); known {
+		early = 0 // its time is checked: open until the close
+		if !at.After(time.UnixMilli(start)) {
+			return prev, roundEarly(b, at, time.UnixMilli(start))
+		}
+	}
 	if now.UnixMilli() >= start-early {
 		return prev, ErrBeaconLocked
 	}
@@ -124,6 +140,52 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 		return prev, fmt.Errorf("beacon round: %w", err)
 	}
 	return prev, nil
+}
+
+// checkBeaconStart refuses to move the start of phase's pre-queue (""
+// the event's own) to start when its draw is committed to a round of a
+// chain boxoffice knows that comes out no later (ErrBeaconRoundEarly):
+// the round's value would be public while the list is still open. The
+// operator commits a later round first, which SetBeaconRound allows
+// until the current start. Once that start has passed the draw is closed
+// and its round stands.
+func (s *Store) checkBeaconStart(ctx context.Context, eventID, phase string, start time.Time) error {
+	b, err := s.Beacon(ctx, eventID, phase)
+	if err != nil {
+		return err
+	}
+	at, known := b.RoundTime()
+	if !known || at.After(start) {
+		return nil
+	}
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "sales_start_ms", "schedule").Result()
+	if err != nil {
+		return fmt.Errorf("beacon round: %w", err)
+	}
+	current, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	if phase != "" {
+		sched, _ := v[1].(string)
+		var ok bool
+		if current, _, ok = phaseWindow(sched, phase); !ok {
+			return nil // a phase new to the schedule has no draw yet
+		}
+	}
+	now, err := s.Clock(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	if now.UnixMilli() >= current {
+		return nil
+	}
+	return roundEarly(b, at, start)
+}
+
+// roundEarly is ErrBeaconRoundEarly for beacon b, whose round comes out
+// at at, and a pre-queue closing at start.
+func roundEarly(b fairness.Beacon, at, start time.Time) error {
+	c, _ := fairness.BeaconChainOf(b.Source)
+	return fmt.Errorf("%w: %s round %d comes out at %s, the pre-queue closes at %s; commit round %d or later",
+		ErrBeaconRoundEarly, c.Name, b.Round, at.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339), c.FirstRoundAfter(start))
 }
 
 // phaseWindow reads phase's start and early join (ms) from the config's

@@ -11,8 +11,8 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
-// A draw committed to a beacon round: the round is fixed before the
-// pre-queue opens and refused after, the draw waits for the round's value,
+// A draw committed to a round of a beacon boxoffice cannot time: the
+// round is fixed before the pre-queue opens and refused after, the draw waits for the round's value,
 // and the ranks are those of the seed, the digest and the value, which
 // another value would change.
 func TestDrawBeacon(t *testing.T) {
@@ -30,17 +30,17 @@ func TestDrawBeacon(t *testing.T) {
 	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("ab", 32)); !errors.Is(err, ErrBeaconNotCommitted) {
 		t.Fatalf("value before a round: %v", err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1000, "drand quicknet"); err != nil {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1000, "NIST beacon v2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1001, "drand quicknet"); err != nil {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1001, "NIST beacon v2"); err != nil {
 		t.Fatalf("changing the round before the pre-queue opens: %v", err)
 	}
 	f.clock.Advance(31 * time.Minute)
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1002, "drand quicknet"); !errors.Is(err, ErrBeaconLocked) {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1002, "NIST beacon v2"); !errors.Is(err, ErrBeaconLocked) {
 		t.Fatalf("changing the round once the pre-queue opened: %v", err)
 	}
-	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1001, "drand quicknet"); err != nil {
+	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1001, "NIST beacon v2"); err != nil {
 		t.Fatalf("the same round again: %v", err)
 	}
 	users := make([]string, 40)
@@ -53,7 +53,7 @@ func TestDrawBeacon(t *testing.T) {
 		t.Fatalf("draw without the beacon's value: %v", err)
 	}
 	in, err := f.s.DrawInputs(f.ctx, "bc", "")
-	if err != nil || in.Beacon != (fairness.Beacon{Round: 1001, Source: "drand quicknet"}) || in.Digest != "" {
+	if err != nil || in.Beacon != (fairness.Beacon{Round: 1001, Source: "NIST beacon v2"}) || in.Digest != "" {
 		t.Fatalf("pending draw's inputs: %+v %v", in, err)
 	}
 	for _, bad := range []string{"xyz", strings.Repeat("AB", 32), strings.Repeat("a", 63)} {
@@ -85,5 +85,76 @@ func TestDrawBeacon(t *testing.T) {
 	if slices.Equal(list, fairness.DrawOrder(d.Seed, d.Digest, list)) ||
 		slices.Equal(list, fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, strings.Repeat("00", 32)), list)) {
 		t.Fatalf("the ranks do not depend on the beacon's value")
+	}
+}
+
+// A draw committed to a round of a drand chain, whose rounds boxoffice
+// can time: a round out before the pre-queue closes is refused with the
+// first one after; the round may change while the list is open, since
+// nobody knows its value; a later start that the round would precede is
+// refused until a later round is committed, for the event's own
+// pre-queue and for a later phase's; from the close on the round stands.
+func TestDrawBeaconOfAKnownChain(t *testing.T) {
+	quick, _ := fairness.BeaconChainOf("drand quicknet")
+	f := newFixture(t)
+	start := f.clock.Now().Add(time.Hour).Truncate(time.Second)
+	f.event(EventConfig{ID: "kc", Rows: 1, SeatsPerRow: 50, Capacity: 50, SalesStart: start, EarlyJoin: 30 * time.Minute})
+	first := quick.FirstRoundAfter(start)
+	_, err := f.s.SetBeaconRound(f.ctx, "kc", "", first-1, "drand quicknet")
+	if !errors.Is(err, ErrBeaconRoundEarly) || !strings.Contains(err.Error(), "commit round "+strconv.FormatInt(first, 10)+" or later") {
+		t.Fatalf("a round out before the close: %v", err)
+	}
+	if _, err := f.s.SetBeaconRound(f.ctx, "kc", "", first, "drand quicknet"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(31 * time.Minute) // the pre-queue is open
+	if _, err := f.s.SetBeaconRound(f.ctx, "kc", "", first+10, "drand quicknet"); err != nil {
+		t.Fatalf("a later round while the list is open: %v", err)
+	}
+	later := start.Add(time.Hour)
+	if _, err := f.s.UpdateEvent(f.ctx, "kc", EventUpdate{SalesStart: &later}); !errors.Is(err, ErrBeaconRoundEarly) {
+		t.Fatalf("a start after the round: %v", err)
+	}
+	if e, err := f.s.GetEvent(f.ctx, "kc"); err != nil || !e.SalesStart.Equal(start) {
+		t.Fatalf("the refused start was kept: %v %v", e.SalesStart, err)
+	}
+	if _, err := f.s.SetBeaconRound(f.ctx, "kc", "", quick.FirstRoundAfter(later), "drand quicknet"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.UpdateEvent(f.ctx, "kc", EventUpdate{SalesStart: &later}); err != nil {
+		t.Fatalf("the start before the new round: %v", err)
+	}
+	f.clock.Advance(later.Sub(f.clock.Now()))
+	if _, err := f.s.SetBeaconRound(f.ctx, "kc", "", quick.FirstRoundAfter(later)+5, "drand quicknet"); !errors.Is(err, ErrBeaconLocked) {
+		t.Fatalf("a round once the list closed: %v", err)
+	}
+
+	// a later phase's pre-queue
+	pf, cfg, general := phasePrequeueFixture(t, "kp", false)
+	round := quick.FirstRoundAfter(general)
+	if _, err := pf.s.SetBeaconRound(pf.ctx, "kp", "general", round, "drand quicknet"); err != nil {
+		t.Fatal(err)
+	}
+	now := general.Add(-time.Hour)
+	moved := func(start time.Time) Schedule {
+		sch := Schedule{Phases: []Phase{
+			{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: start, Audience: AudienceRegistered},
+			{ID: "general", StartsAt: start, EndsAt: now.Add(3 * time.Hour), Audience: AudiencePublic, EarlyJoinSeconds: intp(1800)}}}
+		if err := CheckSchedule(cfg, &sch); err != nil {
+			t.Fatal(err)
+		}
+		return sch
+	}
+	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(time.Minute))); !errors.Is(err, ErrBeaconRoundEarly) {
+		t.Fatalf("a later phase's start after its round: %v", err)
+	}
+	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(-time.Minute))); err != nil {
+		t.Fatalf("a later phase's earlier start: %v", err)
+	}
+	if _, err := pf.s.SetBeaconRound(pf.ctx, "kp", "general", quick.FirstRoundAfter(general.Add(time.Minute)), "drand quicknet"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(time.Minute))); err != nil {
+		t.Fatalf("the phase's start before its new round: %v", err)
 	}
 }

@@ -277,7 +277,9 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 
 // UpdateEvent pauses or resumes admission and changes capacity, hold window
 // or abandonment timeout of a live event. A larger capacity takes effect at
-// the next promotion; a smaller one lets current holds finish.
+// the next promotion; a smaller one lets current holds finish. A new
+// sales start after the beacon round the pre-queue's draw is committed to
+// is refused (ErrBeaconRoundEarly, checkBeaconStart).
 func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) (Event, error) {
 	args, err := u.args()
 	if err != nil {
@@ -288,6 +290,11 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 	}
 	if u.SalesStart != nil || u.SalesEnd != nil {
 		if err := s.checkSalesWindow(ctx, eventID, u); err != nil {
+			return Event{}, err
+		}
+	}
+	if u.SalesStart != nil {
+		if err := s.checkBeaconStart(ctx, eventID, "", *u.SalesStart); err != nil {
 			return Event{}, err
 		}
 	}

@@ -285,10 +285,17 @@ func scheduleArgs(c EventConfig, sch Schedule, kept func(phase string) bool) []a
 // SetSchedule puts the schedule s (checked with CheckSchedule) of the
 // event defined by c into Redis, and the base prices back: the phase it
 // says current is applied by the next ApplySchedule. An empty schedule
-// removes it (the current phase stays). ErrEventNotFound.
+// removes it (the current phase stays). ErrEventNotFound;
+// ErrBeaconRoundEarly when a later phase's new start would come after
+// the beacon round its draw is committed to (checkBeaconStart).
 func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule) error {
 	if err := checkIDs(c.ID); err != nil {
 		return err
+	}
+	for _, p := range sch.Phases[min(1, len(sch.Phases)):] {
+		if err := s.checkBeaconStart(ctx, c.ID, p.ID, p.StartsAt); err != nil {
+			return err
+		}
 	}
 	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, scheduleArgs(c, sch, nil)...); err != nil {
 		return fmt.Errorf("set schedule: %w", err)

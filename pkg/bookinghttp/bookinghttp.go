@@ -14,6 +14,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -67,6 +68,7 @@ var bookingErrors = []struct {
 	{booking.ErrBeaconLocked, http.StatusConflict, "beacon_locked"},
 	{booking.ErrBeaconNotCommitted, http.StatusConflict, "beacon_not_committed"},
 	{booking.ErrBeaconValueSet, http.StatusConflict, "beacon_value_set"},
+	{booking.ErrBeaconRoundEarly, http.StatusConflict, "beacon_round_too_early"},
 	{booking.ErrNoPrequeue, http.StatusConflict, "no_prequeue"},
 }
 
@@ -124,6 +126,10 @@ func clientMessage(err error) string {
 		if errors.Is(err, m.err) {
 			if m.err == booking.ErrInvalidArgument || m.err == booking.ErrInvalidEvent {
 				return err.Error() // carries which field is bad
+			}
+			if m.err == booking.ErrBeaconRoundEarly { // and when the round comes out
+				msg := err.Error()
+				return msg[max(0, strings.Index(msg, m.err.Error())):]
 			}
 			if s, ok := RetryAfter(err); ok {
 				return "too many requests; retry after " + s + " s"

@@ -68,7 +68,10 @@ type DrawDoc struct {
 	Seed   string   `json:"seed,omitempty"`
 	Digest string   `json:"digest,omitempty"`
 	Beacon
-	Count int64 `json:"count"`
+	// BeaconAt is when the beacon publishes the round, for a chain
+	// boxoffice knows (Beacon.RoundTime): after SalesStart, the close.
+	BeaconAt time.Time `json:"beacon_round_at,omitzero"`
+	Count    int64     `json:"count"`
 	// Base (a later phase's draw, once closed): the join sequence its
 	// ranks follow, so rank r is admitted as join Base + r would be.
 	Base       int64       `json:"base,omitempty"`
@@ -91,6 +94,7 @@ func BuildDraw(ctx context.Context, src DrawSource, eventID, phase string, page 
 	if page == 0 {
 		d.Phases = in.Phases
 	}
+	d.BeaconAt, _ = in.Beacon.RoundTime()
 	switch {
 	case in.Commit == "":
 		return d, nil

@@ -19,7 +19,7 @@ func TestDrawBeaconRestored(t *testing.T) {
 	if b, err := g.led.Beacons(ctx, g.event); err != nil || len(b) != 0 {
 		t.Fatalf("no beacon yet: %+v %v", b, err)
 	}
-	want := fairness.Beacon{Round: 77, Source: "drand quicknet", Value: strings.Repeat("c3", 32)}
+	want := fairness.Beacon{Round: 77, Source: "NIST beacon v2", Value: strings.Repeat("c3", 32)}
 	if _, err := g.store.SetBeaconRound(ctx, g.event, "", want.Round, want.Source); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +57,8 @@ func TestBeaconKeptByReconcile(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	own := fairness.Beacon{Round: 500, Source: "drand quicknet"}
-	later := fairness.Beacon{Round: 900, Source: "drand quicknet", Value: strings.Repeat("d4", 32)}
+	own := fairness.Beacon{Round: 500, Source: "NIST beacon v2"}
+	later := fairness.Beacon{Round: 900, Source: "NIST beacon v2", Value: strings.Repeat("d4", 32)}
 	if _, err := g.store.SetBeaconRound(ctx, g.event, "", own.Round, own.Source); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 
 // PUT /api/admin/events/{id}/beacon: a round committed before the
 // pre-queue opens is on the draw document and in the ledger; its value is
-// taken once; bad input is a 4xx with its own code, nothing changed.
+// taken once; bad input is a 4xx with its own code, nothing changed. A
+// drand round out before the pre-queue closes is refused, and so is a
+// later sales start that would put the committed round before the close.
 func TestDrawBeaconAPI(t *testing.T) {
 	t.Parallel()
 	hs, l, _ := ledgerHarness(t)
@@ -37,24 +40,39 @@ func TestDrawBeaconAPI(t *testing.T) {
 		t.Fatalf("a refused call changed the draw: %s", d.raw)
 	}
 
-	r := hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "source": "drand quicknet"})
-	if want(t, r, 200, ""); r.body["changed"] != true || r.num("beacon_round") != 5 {
+	// a drand quicknet round: boxoffice knows when it comes out
+	quick, _ := fairness.BeaconChainOf("drand quicknet")
+	round := quick.FirstRoundAfter(start)
+	early := hs.do("PUT", path, hs.admin, map[string]any{"round": round - 1, "source": "drand quicknet"})
+	if want(t, early, 409, "beacon_round_too_early"); !strings.Contains(early.str("message"), fmt.Sprintf("commit round %d or later", round)) {
+		t.Fatalf("a round out before the close: %s", early.raw)
+	}
+	r := hs.do("PUT", path, hs.admin, map[string]any{"round": round, "source": "drand quicknet"})
+	if want(t, r, 200, ""); r.body["changed"] != true || r.num("beacon_round") != round ||
+		r.str("beacon_round_at") != quick.RoundTime(round).Format(time.RFC3339) {
 		t.Fatalf("commit: %s", r.raw)
 	}
-	if r := hs.do("PUT", path, hs.admin, map[string]any{"round": 5}); r.body["changed"] != false {
+	if r := hs.do("PUT", path, hs.admin, map[string]any{"round": round}); r.body["changed"] != false {
 		t.Fatalf("repeat: %s", r.raw)
 	}
 	d := hs.do("GET", "/api/events/e1/draw", "", nil)
-	if d.num("beacon_round") != 5 || d.str("beacon_source") != "drand quicknet" || d.str("beacon") != "" {
+	if d.num("beacon_round") != round || d.str("beacon_source") != "drand quicknet" || d.str("beacon") != "" ||
+		d.str("beacon_round_at") != quick.RoundTime(round).Format(time.RFC3339) {
 		t.Fatalf("draw document: %s", d.raw)
 	}
-	r = hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "value": value})
+	// a later start would put the round inside the open list
+	later := start.Add(time.Hour).Format(time.RFC3339)
+	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_start": later}), 409, "beacon_round_too_early")
+	if e := hs.do("GET", "/api/events/e1/draw", "", nil); e.str("sales_start") != start.Format(time.RFC3339) {
+		t.Fatalf("the refused start was kept: %s", e.raw)
+	}
+	r = hs.do("PUT", path, hs.admin, map[string]any{"round": round, "value": value})
 	if want(t, r, 200, ""); r.str("beacon") != value {
 		t.Fatalf("value: %s", r.raw)
 	}
-	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "value": strings.Repeat("00", 32)}), 409, "beacon_value_set")
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": round, "value": strings.Repeat("00", 32)}), 409, "beacon_value_set")
 	bs, err := l.Beacons(context.Background(), "e1")
-	if b := bs[""]; err != nil || len(bs) != 1 || b != (fairness.Beacon{Round: 5, Source: "drand quicknet", Value: value}) {
+	if b := bs[""]; err != nil || len(bs) != 1 || b != (fairness.Beacon{Round: round, Source: "drand quicknet", Value: value}) {
 		t.Fatalf("ledger's beacons: %+v %v", bs, err)
 	}
 }
@@ -77,7 +95,7 @@ func TestPhaseDrawBeacon(t *testing.T) {
 		{"id": "second", "starts_at": at(20), "ends_at": at(30), "audience": "public", "early_join_seconds": 900}}}), 200, "")
 	const path = "/api/admin/events/e1/beacon"
 	value := strings.Repeat("7e", 32)
-	r := hs.do("PUT", path, hs.admin, map[string]any{"round": 9000, "source": "drand quicknet", "phase": "second"})
+	r := hs.do("PUT", path, hs.admin, map[string]any{"round": 9000, "source": "NIST beacon v2", "phase": "second"})
 	if want(t, r, 200, ""); r.str("phase") != "second" || r.num("beacon_round") != 9000 {
 		t.Fatalf("commit: %s", r.raw)
 	}
@@ -137,8 +155,38 @@ func TestPhaseDrawBeacon(t *testing.T) {
 		}
 	}
 	bs, err := l.Beacons(ctx, "e1")
-	if err != nil || bs["second"] != (fairness.Beacon{Round: 9000, Source: "drand quicknet", Value: value}) || len(bs) != 1 {
+	if err != nil || bs["second"] != (fairness.Beacon{Round: 9000, Source: "NIST beacon v2", Value: value}) || len(bs) != 1 {
 		t.Fatalf("the ledger's beacons: %+v %v", bs, err)
 	}
+	ct.Report()
+}
+
+// A later phase whose draw is committed to a drand round cannot move its
+// start past that round while its pre-queue is open: the schedule is
+// refused (nothing changes) until the operator commits a later round.
+func TestPhaseStartAfterItsBeaconRound(t *testing.T) {
+	t.Parallel()
+	hs, _, clk := clockedLedgerHarness(t)
+	ct, bad := contractChecked(t, hs)
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 10, "capacity": 10})
+	at := minutesAfter(clk.Now())
+	schedule := func(second int) map[string]any {
+		return map[string]any{"phases": []map[string]any{
+			{"id": "first", "starts_at": at(0), "ends_at": at(10), "audience": "public"},
+			{"id": "second", "starts_at": at(second), "ends_at": at(60), "audience": "public", "early_join_seconds": 900}}}
+	}
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, schedule(20)), 200, "")
+	quick, _ := fairness.BeaconChainOf("drand quicknet")
+	start, _ := time.Parse(time.RFC3339, at(20))
+	want(t, hs.do("PUT", "/api/admin/events/e1/beacon", hs.admin, map[string]any{"round": quick.FirstRoundAfter(start),
+		"source": "drand quicknet", "phase": "second"}), 200, "")
+	bad("PUT", "/api/admin/events/e1/phases", hs.admin, schedule(30), 409, "beacon_round_too_early")
+	if r := hs.do("GET", "/api/events/e1/draw?phase=second", "", nil); r.str("sales_start") != start.UTC().Format(time.RFC3339) {
+		t.Fatalf("the refused schedule moved the phase: %s", r.raw)
+	}
+	later, _ := time.Parse(time.RFC3339, at(30))
+	want(t, hs.do("PUT", "/api/admin/events/e1/beacon", hs.admin, map[string]any{"round": quick.FirstRoundAfter(later),
+		"phase": "second"}), 200, "")
+	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, schedule(30)), 200, "")
 	ct.Report()
 }

@@ -168,11 +168,14 @@ func printable(s string) bool {
 // without one, 404 phase_draw_not_found for a phase without one), and
 // supplies the round's value (64 hex characters, 400 invalid_beacon
 // otherwise) once the beacon published it; the draw waits for it
-// (docs/fairness.md "The beacon"). 200 {changed, phase, beacon_round,
-// beacon_source, beacon}: changed false for a repeat, which records
-// nothing. Kept in the ledger for a rebuild and audited (draw.beacon,
-// target the phase). Errors: 400 invalid_body, 404 event_not_found, 409
-// beacon_value_set (a different value was supplied before).
+// (docs/fairness.md "The beacon"). A round of a drand chain must come
+// out after the pre-queue closes (409 beacon_round_too_early, naming the
+// first round that does) and may change until then. 200 {changed, phase,
+// beacon_round, beacon_source, beacon[, beacon_round_at]}: changed false
+// for a repeat, which records nothing. Kept in the ledger for a rebuild
+// and audited (draw.beacon, target the phase). Errors: 400 invalid_body,
+// 404 event_not_found, 409 beacon_value_set (a different value was
+// supplied before).
 func (s *Server) setBeacon(c *gin.Context) {
 	id, req, ok := adminEventRequest[beaconRequest](c)
 	if !ok {
@@ -218,6 +221,9 @@ func (s *Server) setBeacon(c *gin.Context) {
 		}
 	}
 	out := gin.H{"changed": now != prev, "phase": req.Phase, "beacon_round": now.Round, "beacon_source": now.Source, "beacon": now.Value}
+	if at, ok := now.RoundTime(); ok {
+		out["beacon_round_at"] = at
+	}
 	if now == prev {
 		noChange(c)
 		c.JSON(http.StatusOK, out)

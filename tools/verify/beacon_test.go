@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
 // A draw with a beacon verifies with the published value and not with
-// another one, nor without one.
+// another one, nor without one, nor with a round of a known chain that
+// came out before the pre-queue closed.
 func TestCheckDrawBeacon(t *testing.T) {
 	seed := strings.Repeat("11", 32)
 	raw, _ := hex.DecodeString(seed)
@@ -31,6 +33,19 @@ func TestCheckDrawBeacon(t *testing.T) {
 	if err := checkDraw(d); err != nil {
 		t.Fatalf("a draw with a beacon does not verify: %v", err)
 	}
+	// a drand quicknet round: out after the close verifies, out before
+	// does not
+	quick, _ := fairness.BeaconChainOf("drand quicknet")
+	d.SalesStart = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
+	d.Beacon.Source, d.Beacon.Round = "drand quicknet", quick.FirstRoundAfter(d.SalesStart)
+	if err := checkDraw(d); err != nil {
+		t.Fatalf("a draw with a round after the close does not verify: %v", err)
+	}
+	d.Beacon.Round--
+	if err := checkDraw(d); err == nil || !strings.Contains(err.Error(), "its value was public while the list was open") {
+		t.Fatalf("a round out at the close: %v", err)
+	}
+	d.Beacon.Round++
 	for _, tc := range []struct {
 		name, want string
 		b          fairness.Beacon

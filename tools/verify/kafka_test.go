@@ -110,7 +110,7 @@ func TestVerifyFromKafka(t *testing.T) {
 	// Kafka names a beacon (its source with a space, escaped) the
 	// gateway's draw does not have
 	beacon := rec
-	beacon.Draw.Beacon = fairness.Beacon{Round: 3, Source: "drand quicknet", Value: strings.Repeat("5a", 32)}
+	beacon.Draw.Beacon = fairness.Beacon{Round: 3, Source: "NIST beacon v2", Value: strings.Repeat("5a", 32)}
 	k, err = FromKafka(ctx, publish(t, beacon, same), events.ClientConfig{}, http.DefaultClient, "", "tour")
 	if err == nil || !strings.Contains(err.Error(), "the draw's list is not on Kafka") {
 		t.Fatalf("a drawn event with a beacon, without the gateway: %v", err)

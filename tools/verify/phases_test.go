@@ -53,7 +53,7 @@ func TestVerifyAPhasedSale(t *testing.T) {
 
 // phaseBeacon is the beacon round the phased sale's general draw is
 // committed to, and the value it is given at the start.
-var phaseBeacon = fairness.Beacon{Round: 12345, Source: "drand quicknet", Value: strings.Repeat("9c", 32)}
+var phaseBeacon = fairness.Beacon{Round: 12345, Source: "NIST beacon v2", Value: strings.Repeat("9c", 32)}
 
 // runPhasedSale: 10 registered members join the presale's queue (paused),
 // 100 fans the general sale's pre-queue during the presale (its draw

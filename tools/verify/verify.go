@@ -136,9 +136,11 @@ func checkHead(rec Record, issuer string, now time.Time, r *Report) error {
 
 // checkDraw: a drawn pre-queue's seed matches its commitment, the digest
 // is the published list's, and the list is in the order the seed, the
-// digest and the beacon value (when a round was committed) give. That the
-// value is the beacon's for that round is checked against the beacon
-// itself (docs/fairness.md "The beacon").
+// digest and the beacon value (when a round was committed) give; a round
+// of a chain whose rounds have known times (fairness.BeaconChainOf) came
+// out after the pre-queue closed. That the value is the beacon's for that
+// round is checked against the beacon itself (docs/fairness.md "The
+// beacon").
 func checkDraw(d fairness.DrawDoc) error {
 	if d.Status != fairness.DrawDrawn {
 		return nil
@@ -165,6 +167,10 @@ func checkDraw(d fairness.DrawDoc) error {
 	}
 	if d.Round == 0 && d.Beacon.Value != "" {
 		return fmt.Errorf("the draw carries a beacon value but no committed round")
+	}
+	if at, ok := d.Beacon.RoundTime(); ok && !d.SalesStart.IsZero() && !at.After(d.SalesStart) {
+		return fmt.Errorf("the draw's beacon round %d (%s) came out at %s, before the pre-queue closed at %s: its value was public while the list was open",
+			d.Round, d.Source, at.Format(time.RFC3339), d.SalesStart.UTC().Format(time.RFC3339))
 	}
 	in := fairness.DrawInput(d.Digest, d.Beacon.Value)
 	want := fairness.DrawOrder(d.Seed, in, hashes)
