@@ -1,6 +1,7 @@
 package fairness
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -52,5 +53,41 @@ func TestBeaconChainRounds(t *testing.T) {
 	}
 	if _, ok := (Beacon{Round: 3, Source: "my beacon"}).RoundTime(); ok {
 		t.Fatal("a time for a beacon of no known chain")
+	}
+}
+
+// quicknetRound is a round drand quicknet published
+// (https://api.drand.sh/<quicknet hash>/public/5928395): its signature
+// and the randomness drand gives for it.
+var quicknetRound = struct {
+	round      int64
+	signature  string
+	randomness string
+}{5928395, "a5d07c0071b4e386b3ae09206522253c68fefe8490ad59ecc44a7dd0d0745be91da5779e2247a82403fbc0cb9a34cb61",
+	"51722dab0761a1ba5b39f653fa87bef41b442d91fc926a4d727a6be87373fc58"}
+
+// A quicknet round's signature checks against the chain's public key and
+// gives the round's randomness; the same signature for another round, a
+// changed signature, malformed hex and a chain without a key are refused.
+func TestBeaconRoundValue(t *testing.T) {
+	quick, _ := BeaconChainOf("drand quicknet")
+	q := quicknetRound
+	v, err := quick.RoundValue(q.round, q.signature)
+	if err != nil || v != q.randomness {
+		t.Fatalf("round %d: %q %v, want %s", q.round, v, err, q.randomness)
+	}
+	flipped := []byte(q.signature)
+	flipped[len(flipped)-1] = '0'
+	def, _ := BeaconChainOf("drand default")
+	for name, f := range map[string]func() (string, error){
+		"another round":       func() (string, error) { return quick.RoundValue(q.round+1, q.signature) },
+		"a changed signature": func() (string, error) { return quick.RoundValue(q.round, string(flipped)) },
+		"not hex":             func() (string, error) { return quick.RoundValue(q.round, "zz"+q.signature[2:]) },
+		"too short":           func() (string, error) { return quick.RoundValue(q.round, q.signature[:94]) },
+		"a chain not checked": func() (string, error) { return def.RoundValue(q.round, q.signature) },
+	} {
+		if v, err := f(); !errors.Is(err, ErrBeaconSignature) || v != "" {
+			t.Errorf("%s: %q %v", name, v, err)
+		}
 	}
 }

@@ -15,9 +15,7 @@ import (
 
 // PUT /api/admin/events/{id}/beacon: a round committed before the
 // pre-queue opens is on the draw document and in the ledger; its value is
-// taken once; bad input is a 4xx with its own code, nothing changed. A
-// drand round out before the pre-queue closes is refused, and so is a
-// later sales start that would put the committed round before the close.
+// taken once; bad input is a 4xx with its own code, nothing changed.
 func TestDrawBeaconAPI(t *testing.T) {
 	t.Parallel()
 	hs, l, _ := ledgerHarness(t)
@@ -40,39 +38,24 @@ func TestDrawBeaconAPI(t *testing.T) {
 		t.Fatalf("a refused call changed the draw: %s", d.raw)
 	}
 
-	// a drand quicknet round: boxoffice knows when it comes out
-	quick, _ := fairness.BeaconChainOf("drand quicknet")
-	round := quick.FirstRoundAfter(start)
-	early := hs.do("PUT", path, hs.admin, map[string]any{"round": round - 1, "source": "drand quicknet"})
-	if want(t, early, 409, "beacon_round_too_early"); !strings.Contains(early.str("message"), fmt.Sprintf("commit round %d or later", round)) {
-		t.Fatalf("a round out before the close: %s", early.raw)
-	}
-	r := hs.do("PUT", path, hs.admin, map[string]any{"round": round, "source": "drand quicknet"})
-	if want(t, r, 200, ""); r.body["changed"] != true || r.num("beacon_round") != round ||
-		r.str("beacon_round_at") != quick.RoundTime(round).Format(time.RFC3339) {
+	r := hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "source": "NIST beacon v2"})
+	if want(t, r, 200, ""); r.body["changed"] != true || r.num("beacon_round") != 5 {
 		t.Fatalf("commit: %s", r.raw)
 	}
-	if r := hs.do("PUT", path, hs.admin, map[string]any{"round": round}); r.body["changed"] != false {
+	if r := hs.do("PUT", path, hs.admin, map[string]any{"round": 5}); r.body["changed"] != false {
 		t.Fatalf("repeat: %s", r.raw)
 	}
 	d := hs.do("GET", "/api/events/e1/draw", "", nil)
-	if d.num("beacon_round") != round || d.str("beacon_source") != "drand quicknet" || d.str("beacon") != "" ||
-		d.str("beacon_round_at") != quick.RoundTime(round).Format(time.RFC3339) {
+	if d.num("beacon_round") != 5 || d.str("beacon_source") != "NIST beacon v2" || d.str("beacon") != "" {
 		t.Fatalf("draw document: %s", d.raw)
 	}
-	// a later start would put the round inside the open list
-	later := start.Add(time.Hour).Format(time.RFC3339)
-	want(t, hs.do("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_start": later}), 409, "beacon_round_too_early")
-	if e := hs.do("GET", "/api/events/e1/draw", "", nil); e.str("sales_start") != start.Format(time.RFC3339) {
-		t.Fatalf("the refused start was kept: %s", e.raw)
-	}
-	r = hs.do("PUT", path, hs.admin, map[string]any{"round": round, "value": value})
+	r = hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "value": value})
 	if want(t, r, 200, ""); r.str("beacon") != value {
 		t.Fatalf("value: %s", r.raw)
 	}
-	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": round, "value": strings.Repeat("00", 32)}), 409, "beacon_value_set")
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": 5, "value": strings.Repeat("00", 32)}), 409, "beacon_value_set")
 	bs, err := l.Beacons(context.Background(), "e1")
-	if b := bs[""]; err != nil || len(bs) != 1 || b != (fairness.Beacon{Round: round, Source: "drand quicknet", Value: value}) {
+	if b := bs[""]; err != nil || len(bs) != 1 || b != (fairness.Beacon{Round: 5, Source: "NIST beacon v2", Value: value}) {
 		t.Fatalf("ledger's beacons: %+v %v", bs, err)
 	}
 }
@@ -190,3 +173,86 @@ func TestPhaseStartAfterItsBeaconRound(t *testing.T) {
 	want(t, hs.do("PUT", "/api/admin/events/e1/phases", hs.admin, schedule(30)), 200, "")
 	ct.Report()
 }
+
+// A draw committed to a drand quicknet round, on a test clock set before
+// a round drand published (quicknetRound): a round out before the
+// pre-queue closes is refused, naming the first after; the round's time is
+// on the draw document; a later sales start that the round would precede
+// is refused; the value comes only from the round's signature, checked
+// against the chain's public key (no signature, another round's, or a
+// value other than its randomness: 400, nothing changed).
+func TestDrawBeaconSignedRound(t *testing.T) {
+	t.Parallel()
+	hs, l, clk := clockedLedgerHarness(t)
+	ct, bad := contractChecked(t, hs)
+	q := quicknetRound
+	quick, _ := fairness.BeaconChainOf("drand quicknet")
+	start := quick.RoundTime(q.round).Add(-29 * time.Minute).Truncate(time.Minute) // 11:00, the round at 11:29:09
+	clk.mu.Lock()
+	clk.t = start.Add(-time.Hour)
+	clk.mu.Unlock()
+	hs.createEvent(map[string]any{"id": "e1", "rows": 1, "seats_per_row": 4, "sales_start": start.Format(time.RFC3339),
+		"early_join_seconds": 1800})
+	hs.createEvent(map[string]any{"id": "nist", "rows": 1, "seats_per_row": 4, "sales_start": start.Format(time.RFC3339),
+		"early_join_seconds": 1800})
+	const path = "/api/admin/events/e1/beacon"
+
+	first := quick.FirstRoundAfter(start)
+	early := hs.do("PUT", path, hs.admin, map[string]any{"round": first - 1, "source": "drand quicknet"})
+	if want(t, early, 409, "beacon_round_too_early"); !strings.Contains(early.str("message"), fmt.Sprintf("commit round %d or later", first)) {
+		t.Fatalf("a round out before the close: %s", early.raw)
+	}
+	at := quick.RoundTime(q.round).Format(time.RFC3339)
+	r := hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "source": "drand quicknet"})
+	if want(t, r, 200, ""); r.num("beacon_round") != q.round || r.str("beacon_round_at") != at {
+		t.Fatalf("commit: %s", r.raw)
+	}
+	if d := hs.do("GET", "/api/events/e1/draw", "", nil); d.str("beacon_round_at") != at {
+		t.Fatalf("draw document: %s", d.raw)
+	}
+	// a later start would put the round inside the open list
+	bad("PATCH", "/api/admin/events/e1", hs.admin, map[string]any{"sales_start": start.Add(time.Hour).Format(time.RFC3339)},
+		409, "beacon_round_too_early")
+	if d := hs.do("GET", "/api/events/e1/draw", "", nil); d.str("sales_start") != start.Format(time.RFC3339) {
+		t.Fatalf("the refused start was kept: %s", d.raw)
+	}
+
+	clk.Advance(time.Hour) // the list closed; the round is out
+	flipped := []byte(q.signature)
+	flipped[10] ^= 1
+	for _, body := range []map[string]any{
+		{"round": q.round, "value": q.randomness},                                       // no signature
+		{"round": q.round, "signature": string(flipped)},                                // not the round's
+		{"round": q.round, "signature": q.signature, "value": strings.Repeat("00", 32)}, // not its randomness
+		{"round": q.round, "signature": "xyz"},
+	} {
+		bad("PUT", path, hs.admin, body, 400, CodeInvalidBeacon)
+	}
+	if d := hs.do("GET", "/api/events/e1/draw", "", nil); d.str("beacon") != "" {
+		t.Fatalf("a refused value was kept: %s", d.raw)
+	}
+	r = hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "signature": q.signature})
+	if want(t, r, 200, ""); r.str("beacon") != q.randomness {
+		t.Fatalf("the signed round's value: %s", r.raw)
+	}
+	bs, err := l.Beacons(context.Background(), "e1")
+	if err != nil || bs[""] != (fairness.Beacon{Round: q.round, Source: "drand quicknet", Value: q.randomness}) {
+		t.Fatalf("ledger's beacons: %+v %v", bs, err)
+	}
+
+	// a beacon boxoffice does not check takes no signature
+	clk.mu.Lock()
+	clk.t = start.Add(-time.Hour)
+	clk.mu.Unlock()
+	want(t, hs.do("PUT", "/api/admin/events/nist/beacon", hs.admin, map[string]any{"round": 7, "source": "NIST beacon v2"}), 200, "")
+	bad("PUT", "/api/admin/events/nist/beacon", hs.admin, map[string]any{"round": 7, "signature": q.signature}, 400, CodeInvalidBeacon)
+	ct.Report()
+}
+
+// quicknetRound is a round drand quicknet published
+// (https://api.drand.sh/<quicknet hash>/public/5928395).
+var quicknetRound = struct {
+	round                 int64
+	signature, randomness string
+}{5928395, "a5d07c0071b4e386b3ae09206522253c68fefe8490ad59ecc44a7dd0d0745be91da5779e2247a82403fbc0cb9a34cb61",
+	"51722dab0761a1ba5b39f653fa87bef41b442d91fc926a4d727a6be87373fc58"}

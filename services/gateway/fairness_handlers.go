@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -135,7 +136,10 @@ type beaconRequest struct {
 	Round  int64   `json:"round"`
 	Source *string `json:"source"`
 	Value  string  `json:"value"`
-	Phase  string  `json:"phase"`
+	// Signature is the round's signature, for a beacon whose signatures
+	// boxoffice checks (drand quicknet): the value is derived from it.
+	Signature string `json:"signature"`
+	Phase     string `json:"phase"`
 }
 
 func (r beaconRequest) Validate() error {
@@ -149,6 +153,33 @@ func (r beaconRequest) Validate() error {
 		return errf("source must be at most 256 printable characters")
 	}
 	return nil
+}
+
+// checkedBeaconValue is the value to supply for round of the beacon
+// source names, from the request's value and signature: for a chain
+// whose signatures boxoffice checks (fairness.BeaconChain.Checks) the
+// signature is required and the value derived from it (a value given too
+// must be the same); for any other beacon the value as given, without a
+// signature. The error says what to send instead.
+func checkedBeaconValue(round int64, source, value, signature string) (string, error) {
+	chain, known := fairness.BeaconChainOf(source)
+	checks := known && chain.Checks()
+	switch {
+	case signature == "" && value != "" && checks:
+		return "", fmt.Errorf("give the round's signature (the signature field of %s's /public/%d): boxoffice checks it and derives the value", chain.Name, round)
+	case signature == "":
+		return value, nil
+	case !checks:
+		return "", errors.New("a signature is checked for drand quicknet rounds only: give the round's value")
+	}
+	v, err := chain.RoundValue(round, signature)
+	if err != nil {
+		return "", err
+	}
+	if value != "" && value != v {
+		return "", fmt.Errorf("value is not the randomness of the signature given (%s)", v)
+	}
+	return v, nil
 }
 
 // printable reports whether s has no control characters.
@@ -170,7 +201,10 @@ func printable(s string) bool {
 // otherwise) once the beacon published it; the draw waits for it
 // (docs/fairness.md "The beacon"). A round of a drand chain must come
 // out after the pre-queue closes (409 beacon_round_too_early, naming the
-// first round that does) and may change until then. 200 {changed, phase,
+// first round that does) and may change until then; a drand quicknet
+// round's value comes from its signature, which is checked against the
+// chain's public key (400 invalid_beacon without it, or for another
+// round's). 200 {changed, phase,
 // beacon_round, beacon_source, beacon[, beacon_round_at]}: changed false
 // for a repeat, which records nothing. Kept in the ledger for a rebuild
 // and audited (draw.beacon, target the phase). Errors: 400 invalid_body,
@@ -195,6 +229,10 @@ func (s *Server) setBeacon(c *gin.Context) {
 	source := prev.Source
 	if req.Source != nil {
 		source = *req.Source
+	}
+	if req.Value, err = checkedBeaconValue(req.Round, source, req.Value, req.Signature); err != nil {
+		httpapi.Abort(c, http.StatusBadRequest, CodeInvalidBeacon, err.Error())
+		return
 	}
 	if req.Round != prev.Round || source != prev.Source {
 		if _, err := s.Store.SetBeaconRound(ctx, id, req.Phase, req.Round, source); err != nil {
