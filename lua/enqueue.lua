@@ -5,7 +5,8 @@
 -- Replies: {'ok', state, sequence, position, deadline_ms, created (0|1), sales_start_ms, now_ms
 --   [, code_id, use, phase (a new join that redeemed the code; phase: the event's, '' none)]}
 --   (state 'waiting', or 'active' when admitted at once; sales_start_ms 0
---   but for a pre-queued join, whose position is 0; now_ms: the call's time)
+--   but for a pre-queued join, whose position is 0 until the draw is made;
+--   now_ms: the call's time)
 --   | {'event_not_found'} | {'sales_not_started'} | {'sales_ended'} | {'sold_out'} | {'rate_limited', retry_after_ms}
 --   | {'invalid_code'} | {'code_wrong_phase'} | {'code_expired'} | {'code_taken'} | {'code_used_up'}
 --   | {'code_required'} (the phase's audience is code holders and none came)

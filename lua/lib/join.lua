@@ -130,9 +130,13 @@ local function j_join(i, user, now, now_s)
   if score then state = 'waiting' end
   if state == 'waiting' then
     -- (a state field 'waiting': an entry written before waiting users lost it)
-    local s = wait_seq(user, tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0, J_C[18])
+    local raw = tonumber(score or redis.call('ZSCORE', K_WAITING, user)) or 0
+    local s = wait_seq(user, raw, J_C[18])
     j_present(now_s, user)
-    if now < J_START then return {'ok', state, s, 0, 0, 0, J_START} end
+    -- pre-queued: no place before the draw is made (positions.lua)
+    if now < J_START or (raw < 0 and not redis.call('HGET', K_CONFIG, 'draw_digest')) then
+      return {'ok', state, s, 0, 0, 0, J_START}
+    end
     -- a pending pre-queued entry may rank before this user; a pending
     -- queued one never does (its sequence is larger)
     if J_EARLY then j_flush() end

@@ -9,7 +9,7 @@
 local function read_positions()
   local replies = {}
   local c = redis.call('HMGET', K_CONFIG, 'total', 'sold', 'served', 'abandon_ms', 'admit_per_minute', 'sales_start_ms',
-    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pq_lo', 'pqd')
+    'hold_pause_ms', 'hold_paused_at', 'sales_end_ms', 'pq_lo', 'pqd', 'draw_digest')
   if not c[1] then
     for i = 1, R_N do replies[i] = {'event_not_found'} end
     return replies
@@ -59,9 +59,13 @@ local function read_positions()
             waiting, rate, cap, start_ms, now, ended}
         end
       else
+        -- a pre-queued user's place (score below 0, its draw key) is known
+        -- once the draw is made (draw_digest, booking.Store.CloseDraw): 0
+        -- until then, as before the start
+        local drawing = score < 0 and not c[12]
         score = wait_seq(user, score, c[10]) -- pre-queued or drawn: a draw key
         local position = 0
-        if now >= start_ms then position = redis.call('ZRANK', K_WAITING, user) + 1 end
+        if now >= start_ms and not drawing then position = redis.call('ZRANK', K_WAITING, user) + 1 end
         -- a later phase's draw pending: its closed list ranks before
         -- those who joined after its start
         if c[11] then

@@ -335,7 +335,7 @@ func (p *Promoter) RunSafetyNet(ctx context.Context, interval time.Duration) err
 func reasonLabel(r string) string {
 	switch r {
 	case messages.ReasonTimeout, messages.ReasonPaymentSuccess, messages.ReasonPaymentFailure,
-		messages.ReasonCancellation, messages.ReasonSafetyNet, messages.ReasonCapacity:
+		messages.ReasonCancellation, messages.ReasonSafetyNet, messages.ReasonCapacity, messages.ReasonDraw:
 		return r
 	}
 	return "other"

@@ -52,6 +52,15 @@ func TestDrawBeacon(t *testing.T) {
 	if _, err := f.s.CloseDraw(f.ctx, "bc"); !errors.Is(err, ErrBeaconPending) {
 		t.Fatalf("draw without the beacon's value: %v", err)
 	}
+	// no place is shown before the draw is made: the draw decides it
+	for _, u := range users[:5] {
+		if st, err := f.s.Position(f.ctx, "bc", u); err != nil || st.State != StateWaiting || st.Position != 0 {
+			t.Fatalf("%s's place before the draw: %+v %v", u, st, err)
+		}
+		if r := f.join("bc", u); r.Position != 0 || !r.PrequeuedUntil.Equal(start) {
+			t.Fatalf("%s joining again before the draw: %+v", u, r)
+		}
+	}
 	in, err := f.s.DrawInputs(f.ctx, "bc", "")
 	if err != nil || in.Beacon != (fairness.Beacon{Round: 1001, Source: "NIST beacon v2"}) || in.Digest != "" {
 		t.Fatalf("pending draw's inputs: %+v %v", in, err)
@@ -81,6 +90,16 @@ func TestDrawBeacon(t *testing.T) {
 	}
 	if want := fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, value), list); !slices.Equal(list, want) {
 		t.Fatalf("the list is not in the order of the seed, digest and beacon")
+	}
+	salt, err := f.s.FairSalt(f.ctx, "bc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range users {
+		rank := slices.Index(list, fairness.UserHash(salt, u)) + 1
+		if st, err := f.s.Position(f.ctx, "bc", u); err != nil || st.Position != int64(rank) {
+			t.Fatalf("%s's place once drawn: %+v %v, the draw's rank %d", u, st, err, rank)
+		}
 	}
 	if slices.Equal(list, fairness.DrawOrder(d.Seed, d.Digest, list)) ||
 		slices.Equal(list, fairness.DrawOrder(d.Seed, fairness.DrawInput(d.Digest, strings.Repeat("00", 32)), list)) {

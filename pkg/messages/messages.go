@@ -21,6 +21,10 @@ const (
 	ReasonCancellation   = "cancellation"
 	ReasonSafetyNet      = "safety_net"
 	ReasonCapacity       = "capacity_changed"
+	// ReasonDraw: a pre-queue's draw got its last input (the beacon
+	// round's value), so the promotion that makes it need not wait for
+	// the safety net.
+	ReasonDraw = "draw_ready"
 )
 
 // SlotReleased asks for a promotion into an event's booking room

@@ -11,6 +11,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi/contracttest"
+	"github.com/boxoffice/boxoffice/pkg/messages"
 )
 
 // PUT /api/admin/events/{id}/beacon: a round committed before the
@@ -231,9 +232,18 @@ func TestDrawBeaconSignedRound(t *testing.T) {
 	if d := hs.do("GET", "/api/events/e1/draw", "", nil); d.str("beacon") != "" {
 		t.Fatalf("a refused value was kept: %s", d.raw)
 	}
+	released := len(hs.ann.Released())
 	r = hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "signature": q.signature})
 	if want(t, r, 200, ""); r.str("beacon") != q.randomness {
 		t.Fatalf("the signed round's value: %s", r.raw)
+	}
+	// the draw is made by the promotion this asks for, not at the next tick
+	if rel := hs.ann.Released(); len(rel) != released+1 || rel[len(rel)-1] != messages.ReasonDraw {
+		t.Fatalf("promotions asked for: %v", rel)
+	}
+	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "signature": q.signature}), 200, "")
+	if rel := hs.ann.Released(); len(rel) != released+1 {
+		t.Fatalf("a repeat asked for another promotion: %v", rel)
 	}
 	bs, err := l.Beacons(context.Background(), "e1")
 	if err != nil || bs[""] != (fairness.Beacon{Round: q.round, Source: "drand quicknet", Value: q.randomness}) {

@@ -7,12 +7,14 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
 	"github.com/boxoffice/boxoffice/pkg/ids"
+	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/operators"
 )
 
@@ -273,6 +275,13 @@ func (s *Server) setBeacon(c *gin.Context) {
 	}
 	if !s.audit(c, operators.ActionDrawBeacon, id, req.Phase, before, now) {
 		return
+	}
+	if prev.Value == "" && now.Value != "" {
+		// the draw has every input: the promotion that makes it, now
+		// rather than at the safety net's next tick
+		if err := s.Announcer.ReleaseSlot(ctx, id, messages.ReasonDraw, ""); err != nil {
+			httpapi.Logger(c).Warn("beacon value kept; the draw is left to the safety net", zap.Error(err))
+		}
 	}
 	c.JSON(http.StatusOK, out)
 }

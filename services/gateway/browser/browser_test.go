@@ -77,16 +77,26 @@ func TestJourney(t *testing.T) {
 
 // prequeueCountdown: joining in an event's pre-queue shows a
 // countdown to the draw instead of a position; at the sales start the page
-// asks for its place at once (the safety net is slowed, so nobody is
-// admitted: the place is 1, the first in the draw).
+// asks for its place, and while the draw waits for the beacon round it is
+// committed to it says the draw is being made (no provisional place);
+// once the operator supplies the round's value the draw is made at once
+// (the safety net is slowed: the promotion the value asks for makes it)
+// and the fan, first in the draw of one, is admitted.
 func prequeueCountdown(t *testing.T, s *stacktest.Stack, b *browser) {
 	const ev = "show-prequeue"
-	start := time.Now().Add(30 * time.Second).UTC().Truncate(time.Second)
+	// the pre-queue opens 10 s from now, after the round is committed
+	const early = 30
+	start := time.Now().Add((early + 10) * time.Second).UTC().Truncate(time.Second)
 	admin := s.Client(t, "browser-admin", auth.RoleAdmin)
 	if code, err := admin.Do("POST", "/api/admin/events", map[string]any{"id": ev, "name": "Browser Test Pre-queue",
-		"rows": 2, "seats_per_row": 4, "capacity": 1, "sales_start": start.Format(time.RFC3339), "early_join_seconds": 3600}, nil); err != nil || code != http.StatusCreated {
+		"rows": 2, "seats_per_row": 4, "capacity": 1, "sales_start": start.Format(time.RFC3339), "early_join_seconds": early}, nil); err != nil || code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, err)
 	}
+	beacon := "/api/admin/events/" + ev + "/beacon"
+	if code, err := admin.Do("PUT", beacon, map[string]any{"round": 7, "source": "NIST beacon v2"}, nil); err != nil || code != http.StatusOK {
+		t.Fatalf("beacon round: %d %v", code, err)
+	}
+	time.Sleep(time.Until(start.Add(-early*time.Second + time.Second)))
 	p := b.tab(t, "")
 	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
 	p.waitFor("event page", 10*time.Second, `shown("#panel-join")`)
@@ -97,7 +107,13 @@ func prequeueCountdown(t *testing.T, s *stacktest.Stack, b *browser) {
 	if wait := time.Until(start); wait > 0 {
 		time.Sleep(wait)
 	}
-	p.waitFor("placed at the start", 20*time.Second, `shown("#panel-waiting") && text("#position") === "1"`)
+	p.waitFor("started, the draw waits for the beacon", 20*time.Second,
+		`shown("#panel-waiting") && text("#position") === "being drawn" && /^known once the draw is made/.test(text("#eta"))`)
+	p.shot("46-prequeue-being-drawn")
+	if code, err := admin.Do("PUT", beacon, map[string]any{"round": 7, "value": strings.Repeat("5a", 32)}, nil); err != nil || code != http.StatusOK {
+		t.Fatalf("beacon value: %d %v", code, err)
+	}
+	p.waitFor("drawn and admitted", 20*time.Second, `shown("#panel-turn")`)
 }
 
 // journeyWebSocket is one user's journey with the notifier reachable: the

@@ -31,6 +31,7 @@
     eventRefreshMS: 60000, // event details while waiting (a pause also comes with the socket's position broadcast)
     roomEventRefreshMS: 5000, // event details in the room: a payment provider outage pauses the timer
     exactEveryMS: 600000, // the exact position while polling the progress document (abandonment: sooner)
+    drawPendingMS: 4000, // the place asked for again while the draw is being made (plus up to half as much, spread)
   }, window.BOXOFFICE_TIMING || {});
 
   const S = {
@@ -50,8 +51,10 @@
     // sections {name, price_cents, start, len} and their currency.
     held: [], sec: new Map(), prices: [], currency: "",
     // drawAtMS: the sales start while the user is pre-queued (the draw's
-    // countdown), else 0.
-    drawAtMS: 0,
+    // countdown), else 0; drawPending: after the start, while the draw is
+    // being made (it may wait for a beacon round), when to ask again for
+    // the place, else 0.
+    drawAtMS: 0, drawPending: 0,
     // The schedule's countdown (phaseCountdown): the boundary counted down
     // to ({at, text}, null: none), the minute last announced, and, after a
     // boundary, the phase the event should show and until when to re-read
@@ -749,7 +752,7 @@
   // event's abandon_seconds when abandonment is on (it is the sign of
   // presence abandonment looks for).
   function byProgress() {
-    if (S.state !== "waiting" || !S.seq || S.drawAtMS) return false;
+    if (S.state !== "waiting" || !S.seq || S.drawAtMS || S.drawPending) return false;
     let every = T.exactEveryMS;
     if (S.event && S.event.abandon_seconds > 0) every = Math.min(every, S.event.abandon_seconds * 1000 / 3);
     return Date.now() - S.lastExact < every;
@@ -860,6 +863,8 @@
       if (S.drawAtMS > Date.now()) drawCountdown(false);
       else { S.drawAtMS = 0; check("draw"); } // the start: ask for the place
     }
+    if (S.state !== "waiting") S.drawPending = 0;
+    else if (S.drawPending && Date.now() >= S.drawPending) { S.drawPending = Date.now() + T.drawPendingMS; check("draw"); }
     const now = Date.now();
     if (S.wsOpen && S.state !== "completed" && now - S.lastWS > T.livenessMS && now - S.lastLiveness > T.livenessMS) {
       S.lastLiveness = now + Math.random() * T.livenessJitterMS;
@@ -965,6 +970,10 @@
     if (m.prequeued) S.drawAtMS = Date.parse(m.prequeued) || 0;
     if (S.drawAtMS > Date.now()) { drawCountdown(arriving); return; }
     S.drawAtMS = 0;
+    // started, and no place yet: the draw is being made
+    if (m.prequeued) { drawPending(arriving); return; }
+    if (S.drawPending && !m.position) return; // a broadcast: the place is the draw's
+    S.drawPending = 0;
     // Users ahead: exact from the first message and from HTTP; from a
     // broadcast an upper bound (served = highest sequence admitted so far),
     // never above the last exact number.
@@ -1248,6 +1257,21 @@
     if (arriving) {
       announce("You are in the pre-queue. At the sales start everyone in it gets a random place in the queue, ahead of later arrivals.");
       restoreTitle();
+    }
+  }
+
+  // drawPending: the sales start has passed and the draw that places the
+  // pre-queue is being made (it waits for the beacon round it is committed
+  // to, if any): no place to show yet; the heartbeat asks again.
+  function drawPending(arriving) {
+    const first = !S.drawPending;
+    S.drawPending = Date.now() + T.drawPendingMS + Math.random() * T.drawPendingMS / 2;
+    $("#position").textContent = "being drawn";
+    $("#chance-row").hidden = true;
+    $("#eta").textContent = "known once the draw is made; everyone who joined before the start gets a random place";
+    if (first) {
+      announce("The sale has started and the draw is being made. Your place will be shown here when it is ready.");
+      if (arriving) restoreTitle();
     }
   }
 
