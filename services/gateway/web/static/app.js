@@ -31,7 +31,7 @@
     eventRefreshMS: 60000, // event details while waiting (a pause also comes with the socket's position broadcast)
     roomEventRefreshMS: 5000, // event details in the room: a payment provider outage pauses the timer
     exactEveryMS: 600000, // the exact position while polling the progress document (abandonment: sooner)
-    drawPendingMS: 4000, // the place asked for again while the draw is being made (plus up to half as much, spread)
+    drawPendingMS: 4000, // the place asked for again while the draw is being made (backing off to pollMaxMS; plus up to half as much, spread)
   }, window.BOXOFFICE_TIMING || {});
 
   const S = {
@@ -54,7 +54,7 @@
     // countdown), else 0; drawPending: after the start, while the draw is
     // being made (it may wait for a beacon round), when to ask again for
     // the place, else 0.
-    drawAtMS: 0, drawPending: 0,
+    drawAtMS: 0, drawPending: 0, drawPendingDelay: 0,
     // The schedule's countdown (phaseCountdown): the boundary counted down
     // to ({at, text}, null: none), the minute last announced, and, after a
     // boundary, the phase the event should show and until when to re-read
@@ -1265,7 +1265,10 @@
   // to, if any): no place to show yet; the heartbeat asks again.
   function drawPending(arriving) {
     const first = !S.drawPending;
-    S.drawPending = Date.now() + T.drawPendingMS + Math.random() * T.drawPendingMS / 2;
+    // backing off: a draw that waits for its beacon may take minutes, and
+    // every pre-queued fan asks
+    S.drawPendingDelay = first ? T.drawPendingMS : Math.min(S.drawPendingDelay * 1.5, T.pollMaxMS);
+    S.drawPending = Date.now() + S.drawPendingDelay * (1 + Math.random() / 2);
     $("#position").textContent = "being drawn";
     $("#chance-row").hidden = true;
     $("#eta").textContent = "known once the draw is made; everyone who joined before the start gets a random place";
