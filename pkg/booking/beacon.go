@@ -113,14 +113,9 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 	if prev.Round == round && prev.Source == source {
 		return prev, nil
 	}
-	start, _ := strconv.ParseInt(fmt.Sprint(v[4]), 10, 64)
-	early, _ := strconv.ParseInt(fmt.Sprint(v[5]), 10, 64)
-	if phase != "" {
-		sched, _ := v[6].(string)
-		var ok bool
-		if start, early, ok = phaseWindow(sched, phase); !ok {
-			return prev, ErrNoPhaseDraw // the schedule has no such phase
-		}
+	start, early, ok := prequeueWindow(phase, v[4], v[5], v[6])
+	if !ok {
+		return prev, ErrNoPhaseDraw // the schedule has no such phase
 	}
 	now, err := s.Clock(ctx, eventID)
 	if err != nil {
@@ -158,17 +153,13 @@ func (s *Store) checkBeaconStart(ctx context.Context, eventID, phase string, sta
 	if !known || at.After(start) {
 		return nil
 	}
-	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "sales_start_ms", "schedule").Result()
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], "sales_start_ms", "early_join_ms", "schedule").Result()
 	if err != nil {
 		return fmt.Errorf("beacon round: %w", err)
 	}
-	current, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
-	if phase != "" {
-		sched, _ := v[1].(string)
-		var ok bool
-		if current, _, ok = phaseWindow(sched, phase); !ok {
-			return nil // a phase new to the schedule has no draw yet
-		}
+	current, _, ok := prequeueWindow(phase, v[0], v[1], v[2])
+	if !ok {
+		return nil // a phase new to the schedule has no draw yet
 	}
 	now, err := s.Clock(ctx, eventID)
 	if err != nil {
@@ -188,9 +179,17 @@ func roundEarly(b fairness.Beacon, at, start time.Time) error {
 		ErrBeaconRoundEarly, c.Name, b.Round, at.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339), c.FirstRoundAfter(start))
 }
 
-// phaseWindow reads phase's start and early join (ms) from the config's
-// schedule (scheduleField); false when the schedule has no such phase.
-func phaseWindow(sched, phase string) (start, early int64, ok bool) {
+// prequeueWindow is the start and early join (ms) of phase's pre-queue
+// from the config's sales_start_ms, early_join_ms and schedule
+// (scheduleField) as HMGET read them: the event's own for phase "", else
+// that phase's, false when the schedule has no such phase.
+func prequeueWindow(phase string, startMS, earlyMS, schedule any) (start, early int64, ok bool) {
+	if phase == "" {
+		start, _ = strconv.ParseInt(fmt.Sprint(startMS), 10, 64)
+		early, _ = strconv.ParseInt(fmt.Sprint(earlyMS), 10, 64)
+		return start, early, true
+	}
+	sched, _ := schedule.(string)
 	for line := range strings.SplitSeq(sched, "\n") {
 		f := strings.Split(line, "|")
 		if len(f) < 8 || f[0] != phase {
