@@ -298,10 +298,35 @@ func (s *Store) UpdateEvent(ctx context.Context, eventID string, u EventUpdate) 
 			return Event{}, err
 		}
 	}
+	if u.Revision != 0 {
+		args = append(args, "settings_rev", u.Revision)
+	}
 	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
 		return Event{}, fmt.Errorf("update event: %w", err)
 	}
 	return s.GetEvent(ctx, eventID)
+}
+
+// SettleSettings tells Redis the ledger's settings revision of an event
+// (committed, read with the event's row locked, so no change is under
+// way): the last change made with a later EventUpdate.Revision was rolled
+// back in the ledger after Redis took it, and its fields go back to the
+// values they had, each only if it still has the value that change gave
+// it. It returns the fields put back (none when the ledger has the
+// change). ErrEventNotFound when Redis has no such event.
+func (s *Store) SettleSettings(ctx context.Context, eventID string, committed int64) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	r, err := s.run(ctx, scriptUpdateEvent, eventID, "settings_committed", committed)
+	if err != nil {
+		return nil, fmt.Errorf("settle settings: %w", err)
+	}
+	undone := make([]string, 0, len(r)-1)
+	for i := 1; i < len(r); i++ {
+		undone = append(undone, r.str(i))
+	}
+	return undone, nil
 }
 
 // Seats returns every seat of an event with its status, in display order,
@@ -502,6 +527,13 @@ type EventUpdate struct {
 	// OnPhaseChange sets what a scheduled phase's end does to the users
 	// waiting (PhaseChangeKeep or PhaseChangeLeave), from the next end on.
 	OnPhaseChange *string
+	// Revision, when the ledger records the change (ledger.Ledger.UpdateEvent,
+	// in a transaction holding the event's row), is the settings revision
+	// the change has once committed; 0: a change of Redis alone. Redis
+	// keeps what the change replaced until SettleSettings or the event's
+	// next such change learns whether the ledger has it, and undoes it if
+	// not (lua/update_event.lua).
+	Revision int64
 }
 
 // Counts are an event's live numbers.

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,47 @@ func TestSeatIDs(t *testing.T) {
 	got := SeatIDs(28, 2)
 	if got[0] != "A1" || got[1] != "A2" || got[50] != "Z1" || got[52] != "AA1" || got[55] != "AB2" {
 		t.Fatalf("seat ids %v", got)
+	}
+}
+
+// A change tagged with the ledger's revision is kept for undoing until
+// SettleSettings hears the ledger's revision: a later one than the
+// ledger's is undone, field by field where the field still has its value,
+// and an abandonment switched on loses its start with it; one the ledger
+// has stays. Either way the record is gone after.
+func TestSettleSettings(t *testing.T) {
+	f := newFixture(t)
+	f.event(EventConfig{Capacity: 1})
+	five, seven, bad := 5, 7, 8
+	abandon := time.Minute
+	if _, err := f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Capacity: &five, Revision: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if undone, err := f.s.SettleSettings(f.ctx, "evt", 3); err != nil || len(undone) != 0 {
+		t.Fatalf("committed change: undone %v %v", undone, err)
+	}
+	if _, err := f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Capacity: &seven, Abandon: &abandon, Revision: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.UpdateEvent(f.ctx, "evt", EventUpdate{Capacity: &bad, Revision: -1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("negative revision: %v", err)
+	}
+	undone, err := f.s.SettleSettings(f.ctx, "evt", 3)
+	if err != nil || strings.Join(undone, ",") != "capacity,abandon_ms,abandon_since_ms" {
+		t.Fatalf("rolled back change: undone %v %v", undone, err)
+	}
+	e, err := f.s.GetEvent(f.ctx, "evt")
+	if err != nil || e.Capacity != 5 || e.Abandon != 0 {
+		t.Fatalf("after the undo: capacity %d abandon %v %v", e.Capacity, e.Abandon, err)
+	}
+	if since, _ := f.rdb.HExists(f.ctx, f.s.eventKeys("evt")[kConfig], "abandon_since_ms").Result(); since {
+		t.Fatal("abandon_since_ms kept after its change was undone")
+	}
+	if undone, err := f.s.SettleSettings(f.ctx, "evt", 3); err != nil || len(undone) != 0 {
+		t.Fatalf("settled twice: undone %v %v", undone, err)
+	}
+	if _, err := f.s.SettleSettings(f.ctx, "nope", 3); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("unknown event: %v", err)
 	}
 }
 

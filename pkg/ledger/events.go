@@ -159,9 +159,12 @@ func sameDefinition(a, b booking.EventConfig) bool {
 // (*booking.ScheduleError: change the schedule first). apply (nil: none)
 // makes the change in Redis (booking.Store.UpdateEvent) in the same
 // transaction, the event's row locked: a change Redis did not take,
-// refused or lost with the connection, is not kept either.
+// refused or lost with the connection, is not kept either. apply gets the
+// change's settings revision for booking.EventUpdate.Revision, so that a
+// change Redis took and the ledger then did not commit is undone in Redis
+// (SettleSettings, or the next change).
 func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpdate,
-	apply func(context.Context) error) (EventDef, error) {
+	apply func(ctx context.Context, revision int64) error) (EventDef, error) {
 	if err := u.Validate(); err != nil {
 		return EventDef{}, err
 	}
@@ -223,7 +226,12 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		if err != nil || apply == nil {
 			return err
 		}
-		return apply(ctx)
+		var rev int64
+		if err := tx.QueryRow(ctx, `UPDATE events SET settings_rev = settings_rev + 1 WHERE id = $1
+			RETURNING settings_rev`, id).Scan(&rev); err != nil {
+			return err
+		}
+		return apply(ctx, rev)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EventDef{}, ErrEventNotFound
@@ -336,6 +344,28 @@ func (l *Ledger) Event(ctx context.Context, id string) (EventDef, error) {
 		return EventDef{}, ErrEventNotFound
 	}
 	return d, wrap("event", err)
+}
+
+// SettleSettings undoes in Redis the last settings change Redis took
+// whose ledger transaction then rolled back (UpdateEvent; the gateway
+// died or lost PostgreSQL between the two), and returns the fields put
+// back. It holds the event's row, so no change is under way; when another
+// transaction holds it, it does nothing this time.
+func (l *Ledger) SettleSettings(ctx context.Context, store *booking.Store, id string) ([]string, error) {
+	var undone []string
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		var rev int64
+		err := tx.QueryRow(ctx, `SELECT settings_rev FROM events WHERE id = $1 FOR UPDATE SKIP LOCKED`, id).Scan(&rev)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		undone, err = store.SettleSettings(ctx, id, rev)
+		return err
+	})
+	return undone, wrap("settle settings", err)
 }
 
 // EventIDs returns the id of every event, sorted.

@@ -19,12 +19,15 @@ import (
 //	    event's draws whose seed in Redis differs from the one the ledger
 //	    kept (its commitment published first), which will not verify
 //	boxoffice_ledger_repaired_seats_total   seats marked sold in Redis by reconciliation
+//	boxoffice_ledger_undone_settings_total  settings Redis took in a change the ledger
+//	    rolled back, put back in Redis by reconciliation (Ledger.SettleSettings)
 //	boxoffice_ledger_restores_total         events rebuilt from the ledger
 //	boxoffice_ledger_errors_total{stage}    failed passes: restore, reconcile, publish
 type Metrics struct {
 	difference *prometheus.GaugeVec
 	drawSeeds  *prometheus.GaugeVec
 	repaired   prometheus.Counter
+	undone     prometheus.Counter
 	restores   prometheus.Counter
 	errors     *prometheus.CounterVec
 
@@ -41,6 +44,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		drawSeeds: f.GaugeVec("draw_seed_mismatch",
 			"Draws whose seed in Redis differs from the one the ledger kept, at the last reconciliation: they will not verify against the commitment published first.", "event_id"),
 		repaired: f.Counter("repaired_seats_total", "Seats sold in the ledger that reconciliation marked sold in Redis."),
+		undone: f.Counter("undone_settings_total",
+			"Event settings Redis took in a change whose ledger transaction rolled back, put back by reconciliation."),
 		restores: f.Counter("restores_total", "Events whose Redis state was rebuilt from the ledger."),
 		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes, failed steps of a rebuild (run again on the next pass) and event_restored publishes.", "stage"),
 	}

@@ -36,6 +36,9 @@ type Reconciliation struct {
 	// DrawSeedMismatches are the draws (their phases; "": the event's
 	// own) whose seed in Redis differs from the one the ledger kept.
 	DrawSeedMismatches []string
+	// UndoneSettings are the settings Redis took in a change the ledger
+	// then rolled back, put back in Redis (Ledger.SettleSettings).
+	UndoneSettings []string
 }
 
 // Reconcile compares and repairs one event. booking.ErrEventNotFound when
@@ -44,6 +47,17 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	out := Reconciliation{EventID: eventID}
 	if ok, err := r.Store.EventExists(ctx, eventID); err != nil || !ok {
 		return out, cmp.Or(err, booking.ErrEventNotFound)
+	}
+	undone, err := r.Ledger.SettleSettings(ctx, r.Store, eventID)
+	if err != nil {
+		return out, err
+	}
+	if out.UndoneSettings = undone; len(undone) > 0 {
+		r.log().Warn("reconcile: settings Redis took in a change the ledger rolled back, undone",
+			zap.String("event_id", eventID), zap.Strings("fields", undone))
+		if r.Metrics != nil {
+			r.Metrics.undone.Add(float64(len(undone)))
+		}
 	}
 	// The ledger first: a sale's Lua step comes before its order, so a
 	// seat sold between the two reads is in Redis's newer answer and not

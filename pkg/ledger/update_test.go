@@ -73,3 +73,78 @@ func TestEventBoundsAreCheckedBeforePostgreSQL(t *testing.T) {
 		t.Fatalf("changed: %+v %v", d, err)
 	}
 }
+
+// A settings change Redis took in a transaction PostgreSQL then did not
+// commit (the gateway died between the two, or the commit failed) is
+// undone in Redis: by the reconciliation, or by the event's next change,
+// whichever comes first. PostgreSQL is the record; the change was never
+// confirmed to the operator. A committed change stays, and a field
+// something else changed since (a phase's hold) is left as it is.
+func TestSettingsRedisTookWithoutTheLedgerAreUndone(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lost", Name: "Show", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	lose := func(u booking.EventUpdate) {
+		t.Helper()
+		_, err := g.led.UpdateEvent(ctx, "lost", u, func(ctx context.Context, rev int64) error {
+			u.Revision = rev
+			if _, err := g.store.UpdateEvent(ctx, "lost", u); err != nil {
+				return err
+			}
+			return died
+		})
+		if !errors.Is(err, died) {
+			t.Fatalf("lost update: %v", err)
+		}
+	}
+	keep := func(u booking.EventUpdate) {
+		t.Helper()
+		if _, err := g.led.UpdateEvent(ctx, "lost", u, func(ctx context.Context, rev int64) error {
+			u.Revision = rev
+			_, err := g.store.UpdateEvent(ctx, "lost", u)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(when string, capacity int, paused bool, name string, hold time.Duration) {
+		t.Helper()
+		e, err := g.store.GetEvent(ctx, "lost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Capacity != capacity || e.Paused != paused || e.Name != name || e.Hold != hold {
+			t.Fatalf("%s: Redis has capacity %d paused %v name %q hold %v, want %d %v %q %v",
+				when, e.Capacity, e.Paused, e.Name, e.Hold, capacity, paused, name, hold)
+		}
+	}
+	nine, yes, other, hold := 9, true, "Lost Show", 90*time.Second
+	lose(booking.EventUpdate{Capacity: &nine, Paused: &yes, Name: &other, Hold: &hold})
+	want("after the lost change", 9, true, "Lost Show", hold)
+	// something else sets the hold since (a phase starting): not undone
+	phaseHold := 45 * time.Second
+	if _, err := g.store.UpdateEvent(ctx, "lost", booking.EventUpdate{Hold: &phaseHold}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Reconcile(ctx, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	want("after the reconciliation", 2, false, "Show", phaseHold)
+
+	// the next change undoes a lost one before its own
+	lose(booking.EventUpdate{Capacity: &nine, Paused: &yes})
+	renamed := "Renamed Show"
+	keep(booking.EventUpdate{Name: &renamed})
+	want("after the next change", 2, false, renamed, phaseHold)
+
+	// a committed change stays through the reconciliation
+	keep(booking.EventUpdate{Capacity: &nine})
+	if _, err := g.r.Reconcile(ctx, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	want("after a committed change", 9, false, renamed, phaseHold)
+	if d, err := g.led.Event(ctx, "lost"); err != nil || d.Config.Capacity != 9 || d.Paused || d.Config.Name != renamed {
+		t.Fatalf("ledger: %+v %v", d, err)
+	}
+}

@@ -520,7 +520,8 @@ func (s *Server) updateEvent(c *gin.Context) {
 	ctx := c.Request.Context()
 	before, _ := s.ledgerSettings(c, id) // for the audit record
 	var e booking.Event
-	if !s.ledgerUpdateEvent(c, id, u, func(ctx context.Context) (err error) {
+	if !s.ledgerUpdateEvent(c, id, u, func(ctx context.Context, rev int64) (err error) {
+		u.Revision = rev
 		e, err = s.Store.UpdateEvent(ctx, id, u)
 		return err
 	}) {

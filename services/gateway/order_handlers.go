@@ -96,12 +96,13 @@ func (s *Server) ledgerCreateEvent(c *gin.Context, cfg booking.EventConfig) (cre
 }
 
 // ledgerUpdateEvent applies an update to the definition and, in the same
-// ledger transaction, to Redis (apply): both or neither. Without a
-// ledger, apply alone. false: it has answered the error.
-func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpdate, apply func(context.Context) error) bool {
+// ledger transaction, to Redis (apply, given the change's settings
+// revision for booking.EventUpdate.Revision): both or neither. Without a
+// ledger, apply alone (revision 0). false: it has answered the error.
+func (s *Server) ledgerUpdateEvent(c *gin.Context, id string, u booking.EventUpdate, apply func(context.Context, int64) error) bool {
 	var err error
 	if s.Ledger == nil {
-		err = apply(c.Request.Context())
+		err = apply(c.Request.Context(), 0)
 	} else {
 		_, err = s.Ledger.UpdateEvent(c.Request.Context(), id, u, apply)
 	}

@@ -215,8 +215,11 @@ func (s *Server) setWaitlist(c *gin.Context) {
 	// the ledger and Redis together: a rebuild of Redis restores the
 	// settings from the ledger
 	offer := time.Duration(after.OfferSeconds) * time.Second
-	if !s.ledgerUpdateEvent(c, id, booking.EventUpdate{OfferTime: &offer, WaitlistEarly: &after.Early}, func(ctx context.Context) error {
-		return s.Store.SetWaitlist(ctx, id, booking.WaitlistSettings{OfferTime: offer, Early: after.Early})
+	u := booking.EventUpdate{OfferTime: &offer, WaitlistEarly: &after.Early}
+	if !s.ledgerUpdateEvent(c, id, u, func(ctx context.Context, rev int64) error {
+		u.Revision = rev
+		_, err := s.Store.UpdateEvent(ctx, id, u)
+		return err
 	}) {
 		return
 	}
