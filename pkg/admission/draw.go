@@ -46,7 +46,7 @@ func (p *Promoter) publishDraw(ctx context.Context, eventID string) (bool, error
 		return false, err
 	}
 	if d.Count > 0 {
-		ev := events.QueueRandomized(eventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, p.ann.now())
+		ev := events.QueueRandomized(eventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon, p.ann.now())
 		if err := p.ann.kafka.Publish(ctx, ev); err != nil {
 			return false, fmt.Errorf("publish queue_randomized: %w", err)
 		}
@@ -71,8 +71,8 @@ func (p *Promoter) publishPhaseDraw(ctx context.Context, ds drawStore, eventID s
 		return false, pending, err
 	}
 	if d.Count > 0 {
-		ev := events.PhaseQueueRandomized(eventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value,
-			d.Beacon.Source, p.ann.now())
+		ev := events.PhaseQueueRandomized(eventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon,
+			p.ann.now())
 		if err := p.ann.kafka.Publish(ctx, ev); err != nil {
 			return false, true, fmt.Errorf("publish queue_randomized: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/amqpx"
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/messages"
 	"github.com/boxoffice/boxoffice/pkg/pass"
 	"github.com/boxoffice/boxoffice/pkg/redistest"
@@ -177,7 +178,7 @@ func TestPromoterWaitsForTheBeacon(t *testing.T) {
 		}
 	}
 	value := strings.Repeat("ab", 32)
-	if _, err := store.SetBeaconValue(ctx, "e1", "", value); err != nil {
+	if _, err := store.SetBeaconValue(ctx, "e1", "", value, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := p.PromoteEvent(ctx, "e1"); err != nil || n != 3 {
@@ -259,7 +260,7 @@ func TestPromoterPublishesAPhaseDraw(t *testing.T) {
 	if err != nil || !strings.Contains(facts[0].Reason, "seed="+in.Seed) || !strings.Contains(facts[0].Reason, "digest="+in.Digest) {
 		t.Fatalf("fact %q, the draw %+v %v", facts[0].Reason, in, err)
 	}
-	if first := events.QueueRandomized("e1", 5, in.Seed, in.Commit, in.Digest, 0, "", "", clock()); first.ID == facts[0].ID {
+	if first := events.QueueRandomized("e1", 5, in.Seed, in.Commit, in.Digest, fairness.Beacon{}, clock()); first.ID == facts[0].ID {
 		t.Fatal("a phase's draw has the id of the first phase's")
 	}
 	salt, _ := store.FairSalt(ctx, "e1")

@@ -18,7 +18,8 @@ import (
 // phase's, beaconFields); the round's value, published by the beacon after
 // the pre-queue closed, is then a third input of every rank
 // (fairness.DrawInput), supplied by the operator (config beacon,
-// pq_beacon:<id>). Plain commands on the config hash, read by CloseDraw,
+// pq_beacon:<id>), with the round's signature when the value is taken from
+// it (beacon_sig, pq_beacon_sig:<id>). Plain commands on the config hash, read by CloseDraw,
 // ClosePhaseDraw and DrawInputs; the ledger keeps a copy, which a rebuild
 // writes with the config (RestoreInput.Beacons).
 
@@ -41,15 +42,16 @@ var (
 )
 
 // beaconFields are the config fields of the beacon of phase's draw (""
-// the event's own pre-queue's).
-func beaconFields(phase string) (round, source, value string) {
+// the event's own pre-queue's): its round, source, value and signature,
+// in the order beaconOf reads them.
+func beaconFields(phase string) []string {
 	if phase == "" {
-		return "beacon_round", "beacon_source", "beacon"
+		return []string{"beacon_round", "beacon_source", "beacon", "beacon_sig"}
 	}
-	return "pq_beacon_round:" + phase, "pq_beacon_source:" + phase, "pq_beacon:" + phase
+	return []string{"pq_beacon_round:" + phase, "pq_beacon_source:" + phase, "pq_beacon:" + phase, "pq_beacon_sig:" + phase}
 }
 
-// beaconOf reads a beacon's round, source and value fields.
+// beaconOf reads a beacon's fields (beaconFields' values, in order).
 func beaconOf(v []any) fairness.Beacon {
 	var b fairness.Beacon
 	if r, ok := v[0].(string); ok {
@@ -57,6 +59,7 @@ func beaconOf(v []any) fairness.Beacon {
 	}
 	b.Source, _ = v[1].(string)
 	b.Value, _ = v[2].(string)
+	b.Signature, _ = v[3].(string)
 	return b
 }
 
@@ -66,8 +69,7 @@ func (s *Store) Beacon(ctx context.Context, eventID, phase string) (fairness.Bea
 	if err := checkIDs(eventID); err != nil {
 		return fairness.Beacon{}, err
 	}
-	r, src, val := beaconFields(phase)
-	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], r, src, val).Result()
+	v, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kConfig], beaconFields(phase)...).Result()
 	if err != nil {
 		return fairness.Beacon{}, fmt.Errorf("beacon: %w", err)
 	}
@@ -93,15 +95,15 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 		return fairness.Beacon{}, ErrInvalidArgument
 	}
 	cfgKey := s.eventKeys(eventID)[kConfig]
-	r, src, val := beaconFields(phase)
+	fields := beaconFields(phase)
 	_, commitField := drawFields(phase)
-	v, err := s.rdb.HMGet(ctx, cfgKey, r, src, val, commitField, "sales_start_ms", "early_join_ms", "schedule").Result()
+	v, err := s.rdb.HMGet(ctx, cfgKey, append([]string{commitField, "sales_start_ms", "early_join_ms", "schedule"}, fields...)...).Result()
 	if err != nil {
 		return fairness.Beacon{}, fmt.Errorf("beacon round: %w", err)
 	}
-	prev := beaconOf(v)
-	commit, _ := v[3].(string)
-	if v[4] == nil {
+	prev := beaconOf(v[4:])
+	commit, _ := v[0].(string)
+	if v[1] == nil {
 		return prev, ErrEventNotFound
 	}
 	switch {
@@ -113,7 +115,7 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 	if prev.Round == round && prev.Source == source {
 		return prev, nil
 	}
-	start, early, ok := prequeueWindow(phase, v[4], v[5], v[6])
+	start, early, ok := prequeueWindow(phase, v[1], v[2], v[3])
 	if !ok {
 		return prev, ErrNoPhaseDraw // the schedule has no such phase
 	}
@@ -131,7 +133,7 @@ func (s *Store) SetBeaconRound(ctx context.Context, eventID, phase string, round
 	if now.UnixMilli() >= start-early {
 		return prev, ErrBeaconLocked
 	}
-	if err := s.rdb.HSet(ctx, cfgKey, r, round, src, source).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, cfgKey, fields[0], round, fields[1], source).Err(); err != nil {
 		return prev, fmt.Errorf("beacon round: %w", err)
 	}
 	return prev, nil
@@ -203,11 +205,14 @@ func prequeueWindow(phase string, startMS, earlyMS, schedule any) (start, early 
 }
 
 // SetBeaconValue supplies the value of the round phase's draw is
-// committed to (fairness.ValidBeacon, else ErrInvalidArgument):
+// committed to (fairness.ValidBeacon, else ErrInvalidArgument), with the
+// round's signature it was taken from ("" for a beacon whose values are
+// not checked; the caller checked it: fairness.BeaconChain.RoundValue):
 // ErrBeaconNotCommitted without a round, ErrBeaconValueSet when a
 // different value was supplied (the same again changes nothing: changed
-// false).
-func (s *Store) SetBeaconValue(ctx context.Context, eventID, phase, value string) (changed bool, err error) {
+// false, unless it brings the signature an interrupted call did not
+// keep).
+func (s *Store) SetBeaconValue(ctx context.Context, eventID, phase, value, signature string) (changed bool, err error) {
 	if err := checkIDs(eventID); err != nil {
 		return false, err
 	}
@@ -224,19 +229,25 @@ func (s *Store) SetBeaconValue(ctx context.Context, eventID, phase, value string
 		}
 		return false, ErrBeaconNotCommitted
 	}
-	_, _, val := beaconFields(phase)
-	set, err := s.rdb.HSetNX(ctx, s.eventKeys(eventID)[kConfig], val, value).Result()
+	cfgKey, fields := s.eventKeys(eventID)[kConfig], beaconFields(phase)
+	set, err := s.rdb.HSetNX(ctx, cfgKey, fields[2], value).Result()
 	if err != nil {
 		return false, fmt.Errorf("beacon value: %w", err)
 	}
-	if set {
-		return true, nil
+	if !set {
+		if b, err = s.Beacon(ctx, eventID, phase); err != nil {
+			return false, err
+		}
+		if b.Value != value {
+			return false, ErrBeaconValueSet
+		}
 	}
-	if b, err = s.Beacon(ctx, eventID, phase); err != nil {
-		return false, err
+	if signature == "" || b.Signature == signature {
+		return set, nil
 	}
-	if b.Value != value {
-		return false, ErrBeaconValueSet
+	// a round has one signature, so the same value has the same one
+	if err := s.rdb.HSet(ctx, cfgKey, fields[3], signature).Err(); err != nil {
+		return false, fmt.Errorf("beacon signature: %w", err)
 	}
-	return false, nil
+	return true, nil
 }

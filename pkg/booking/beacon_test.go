@@ -27,7 +27,7 @@ func TestDrawBeacon(t *testing.T) {
 	if _, err := f.s.SetBeaconRound(f.ctx, "nope", "", 7, ""); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("round for an unknown event: %v", err)
 	}
-	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("ab", 32)); !errors.Is(err, ErrBeaconNotCommitted) {
+	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("ab", 32), ""); !errors.Is(err, ErrBeaconNotCommitted) {
 		t.Fatalf("value before a round: %v", err)
 	}
 	if _, err := f.s.SetBeaconRound(f.ctx, "bc", "", 1000, "NIST beacon v2"); err != nil {
@@ -66,22 +66,30 @@ func TestDrawBeacon(t *testing.T) {
 		t.Fatalf("pending draw's inputs: %+v %v", in, err)
 	}
 	for _, bad := range []string{"xyz", strings.Repeat("AB", 32), strings.Repeat("a", 63)} {
-		if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", bad); !errors.Is(err, ErrInvalidArgument) {
+		if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", bad, ""); !errors.Is(err, ErrInvalidArgument) {
 			t.Fatalf("value %q: %v", bad, err)
 		}
 	}
 	value := strings.Repeat("5a", 32)
-	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value); err != nil || !changed {
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value, ""); err != nil || !changed {
 		t.Fatalf("value: %v %v", changed, err)
 	}
-	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value); err != nil || changed {
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value, ""); err != nil || changed {
 		t.Fatalf("the same value again: %v %v", changed, err)
 	}
-	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("00", 32)); !errors.Is(err, ErrBeaconValueSet) {
+	// the signature a call that stopped after the value did not keep
+	sig := strings.Repeat("7e", 48)
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value, sig); err != nil || !changed {
+		t.Fatalf("the same value with its signature: %v %v", changed, err)
+	}
+	if changed, err := f.s.SetBeaconValue(f.ctx, "bc", "", value, sig); err != nil || changed {
+		t.Fatalf("the same value and signature again: %v %v", changed, err)
+	}
+	if _, err := f.s.SetBeaconValue(f.ctx, "bc", "", strings.Repeat("00", 32), ""); !errors.Is(err, ErrBeaconValueSet) {
 		t.Fatalf("another value: %v", err)
 	}
 	d, err := f.s.CloseDraw(f.ctx, "bc")
-	if err != nil || d.Beacon.Value != value || d.Beacon.Round != 1001 || d.Count != int64(len(users)) {
+	if err != nil || d.Beacon.Value != value || d.Beacon.Signature != sig || d.Beacon.Round != 1001 || d.Count != int64(len(users)) {
 		t.Fatalf("draw: %+v %v", d, err)
 	}
 	list, err := f.s.DrawList(f.ctx, "bc", "", 0, 100)

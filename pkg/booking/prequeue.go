@@ -107,8 +107,8 @@ func (s *Store) CloseDraw(ctx context.Context, eventID string) (Draw, error) {
 		return Draw{}, err
 	}
 	keys := s.eventKeys(eventID)
-	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], "draw_seed", "draw_commit", "draw_digest", "draw_count",
-		"beacon_round", "beacon_source", "beacon").Result()
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], append([]string{"draw_seed", "draw_commit", "draw_digest", "draw_count"},
+		beaconFields("")...)...).Result()
 	if err != nil {
 		return Draw{}, fmt.Errorf("close draw: %w", err)
 	}
@@ -314,8 +314,7 @@ func (s *Store) ClosePhaseDraw(ctx context.Context, eventID string) (PhaseDraw, 
 	}
 	keys := s.eventKeys(eventID)
 	seedField, commitField := drawFields(d.Phase)
-	roundField, sourceField, valueField := beaconFields(d.Phase)
-	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], seedField, commitField, roundField, sourceField, valueField).Result()
+	cfg, err := s.rdb.HMGet(ctx, keys[kConfig], append([]string{seedField, commitField}, beaconFields(d.Phase)...)...).Result()
 	if err != nil {
 		return d, true, fmt.Errorf("close phase draw: %w", err)
 	}

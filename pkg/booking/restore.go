@@ -210,10 +210,13 @@ func restoreFields(c EventConfig, in RestoreInput) ([]any, error) {
 		if b.Round <= 0 || (b.Value != "" && !fairness.ValidBeacon(b.Value)) || (phase != "" && !ids.Valid(phase)) {
 			return nil, fmt.Errorf("%w: beacon of %q: round %d, value %q", ErrInvalidArgument, phase, b.Round, b.Value)
 		}
-		r, src, val := beaconFields(phase)
-		conf = append(conf, r, b.Round, src, b.Source)
+		f := beaconFields(phase)
+		conf = append(conf, f[0], b.Round, f[1], b.Source)
 		if b.Value != "" {
-			conf = append(conf, val, b.Value)
+			conf = append(conf, f[2], b.Value)
+		}
+		if b.Signature != "" {
+			conf = append(conf, f[3], b.Signature)
 		}
 	}
 	for _, d := range in.DrawSeeds {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/kafkatest"
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 	"github.com/boxoffice/boxoffice/pkg/requestid"
 	"github.com/boxoffice/boxoffice/pkg/retry"
 )
@@ -38,7 +39,7 @@ func oneOfEach(eventID string) []events.Event {
 		events.EventCreated(eventID, "capacity=100 seats=500", at),
 		events.EventUpdated(eventID, 1, "capacity=150", at),
 		events.EventSoldOut(eventID, at),
-		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", 0, "", "", at),
+		events.QueueRandomized(eventID, 1000, "5eed", "c0ffee", "d19e57", fairness.Beacon{}, at),
 		events.ProviderDegraded(eventID, at, 12, "operator"),
 		events.ProviderRecovered(eventID, at, 12, "breaker", at.Add(time.Minute)),
 		events.OperatorAction(17, at, "alice", "session", "operator", "event.update", eventID, "", "203.0.113.7",

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
 // The facts, one constructor per type, and their deterministic ids: a
@@ -149,12 +151,17 @@ func PaymentLate(eventID, userID, seatID, paymentID string, seq int64, at time.T
 // count users, was drawn; reason is "seed=<hex> commit=<hex>
 // digest=<hex>", digest the hex SHA-256 of the drawn order (each user id
 // followed by "\n"). user_id is RestoredBy (the system).
-// With a beacon round (round > 0) the reason goes on with " beacon_round=<n>
-// beacon=<hex> beacon_source=<source, query-escaped>".
-func QueueRandomized(eventID string, count int64, seed, commit, digest string, round int64, beacon, source string, at time.Time) Event {
+// With a beacon round (b.Round > 0) the reason goes on with " beacon_round=<n>
+// beacon=<hex> beacon_source=<source, query-escaped>", and
+// " beacon_signature=<hex>" when the value was taken from the round's
+// signature (fairness.Beacon.Signature).
+func QueueRandomized(eventID string, count int64, seed, commit, digest string, b fairness.Beacon, at time.Time) Event {
 	reason := "seed=" + seed + " commit=" + commit + " digest=" + digest
-	if round > 0 {
-		reason += " beacon_round=" + strconv.FormatInt(round, 10) + " beacon=" + beacon + " beacon_source=" + url.QueryEscape(source)
+	if b.Round > 0 {
+		reason += " beacon_round=" + strconv.FormatInt(b.Round, 10) + " beacon=" + b.Value + " beacon_source=" + url.QueryEscape(b.Source)
+		if b.Signature != "" {
+			reason += " beacon_signature=" + b.Signature
+		}
 	}
 	return newEvent(TopicQueueRandomized, eventID, RestoredBy, "", "", count, reason, at)
 }
@@ -162,10 +169,10 @@ func QueueRandomized(eventID string, count int64, seed, commit, digest string, r
 // PhaseQueueRandomized is the queue_randomized fact of a later phase's
 // pre-queue (phase, its id): QueueRandomized's, its reason followed by
 // " phase=<id>", its id made from the phase too, so each phase's draw is
-// its own record; a beacon round (round > 0) as QueueRandomized's.
-func PhaseQueueRandomized(eventID, phase string, count int64, seed, commit, digest string, round int64, beacon, source string,
+// its own record; a beacon round (b.Round > 0) as QueueRandomized's.
+func PhaseQueueRandomized(eventID, phase string, count int64, seed, commit, digest string, b fairness.Beacon,
 	at time.Time) Event {
-	e := QueueRandomized(eventID, count, seed, commit, digest, round, beacon, source, at)
+	e := QueueRandomized(eventID, count, seed, commit, digest, b, at)
 	e.Reason += " phase=" + phase
 	e.ID = ID(TopicQueueRandomized, eventID, RestoredBy, count, "phase:"+phase)
 	return e

@@ -30,6 +30,11 @@ type Beacon struct {
 	Round  int64  `json:"beacon_round,omitempty"`
 	Source string `json:"beacon_source,omitempty"`
 	Value  string `json:"beacon,omitempty"`
+	// Signature is the round's signature, for a beacon whose value is
+	// taken from it (BeaconChain.Checks: drand quicknet): anyone can check
+	// it against the chain's public key (BeaconChain.RoundValue) without
+	// asking the beacon.
+	Signature string `json:"beacon_signature,omitempty"`
 }
 
 // DrawSource reads an event's draw (booking.Store).

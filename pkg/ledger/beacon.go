@@ -13,8 +13,10 @@ import (
 // own pre-queue's) as Redis has it (booking.Store SetBeaconRound,
 // SetBeaconValue), for a rebuild (Restorer.Restore).
 func (l *Ledger) SaveBeacon(ctx context.Context, eventID, phase string, b fairness.Beacon) error {
-	_, err := l.pool.Exec(ctx, `INSERT INTO draw_beacons (event_id, phase, round, source, value) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (event_id, phase) DO UPDATE SET round = $3, source = $4, value = $5`, eventID, phase, b.Round, b.Source, b.Value)
+	_, err := l.pool.Exec(ctx, `INSERT INTO draw_beacons (event_id, phase, round, source, value, signature)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (event_id, phase) DO UPDATE SET round = $3, source = $4, value = $5, signature = $6`,
+		eventID, phase, b.Round, b.Source, b.Value, b.Signature)
 	return wrap("save beacon", err)
 }
 
@@ -40,7 +42,7 @@ func (l *Ledger) KeepBeacons(ctx context.Context, store *booking.Store, eventID 
 			return saved, err
 		}
 		k := kept[phase]
-		if b.Round == 0 || b == k || (b.Round == k.Round && b.Source == k.Source && b.Value == "") {
+		if b.Round == 0 || b == k || (b.Round == k.Round && b.Source == k.Source && b.Value == "" && b.Signature == "") {
 			continue // nothing in Redis the ledger lacks
 		}
 		if err := l.SaveBeacon(ctx, eventID, phase, b); err != nil {
@@ -54,14 +56,14 @@ func (l *Ledger) KeepBeacons(ctx context.Context, store *booking.Store, eventID 
 // Beacons returns the kept beacons of eventID's draws by phase ("" the
 // event's own pre-queue's; none: an empty map).
 func (l *Ledger) Beacons(ctx context.Context, eventID string) (map[string]fairness.Beacon, error) {
-	rows, err := l.pool.Query(ctx, `SELECT phase, round, source, value FROM draw_beacons WHERE event_id = $1`, eventID)
+	rows, err := l.pool.Query(ctx, `SELECT phase, round, source, value, signature FROM draw_beacons WHERE event_id = $1`, eventID)
 	if err != nil {
 		return nil, wrap("beacons", err)
 	}
 	out := map[string]fairness.Beacon{}
 	var phase string
 	var b fairness.Beacon
-	_, err = pgx.ForEachRow(rows, []any{&phase, &b.Round, &b.Source, &b.Value}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&phase, &b.Round, &b.Source, &b.Value, &b.Signature}, func() error {
 		out[phase] = b
 		return nil
 	})

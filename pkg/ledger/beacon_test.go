@@ -10,7 +10,8 @@ import (
 	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
-// The draw's beacon kept in the ledger is back in Redis after a rebuild.
+// The draw's beacon kept in the ledger, with its signature, is back in
+// Redis after a rebuild.
 func TestDrawBeaconRestored(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "beacon", Name: "Beacon", Rows: 1, SeatsPerRow: 4, Capacity: 2,
@@ -19,11 +20,11 @@ func TestDrawBeaconRestored(t *testing.T) {
 	if b, err := g.led.Beacons(ctx, g.event); err != nil || len(b) != 0 {
 		t.Fatalf("no beacon yet: %+v %v", b, err)
 	}
-	want := fairness.Beacon{Round: 77, Source: "NIST beacon v2", Value: strings.Repeat("c3", 32)}
+	want := fairness.Beacon{Round: 77, Source: "NIST beacon v2", Value: strings.Repeat("c3", 32), Signature: strings.Repeat("e5", 48)}
 	if _, err := g.store.SetBeaconRound(ctx, g.event, "", want.Round, want.Source); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.store.SetBeaconValue(ctx, g.event, "", want.Value); err != nil {
+	if _, err := g.store.SetBeaconValue(ctx, g.event, "", want.Value, want.Signature); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.led.SaveBeacon(ctx, g.event, "", want); err != nil {
@@ -58,14 +59,14 @@ func TestBeaconKeptByReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := fairness.Beacon{Round: 500, Source: "NIST beacon v2"}
-	later := fairness.Beacon{Round: 900, Source: "NIST beacon v2", Value: strings.Repeat("d4", 32)}
+	later := fairness.Beacon{Round: 900, Source: "NIST beacon v2", Value: strings.Repeat("d4", 32), Signature: strings.Repeat("f6", 48)}
 	if _, err := g.store.SetBeaconRound(ctx, g.event, "", own.Round, own.Source); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.store.SetBeaconRound(ctx, g.event, "general", later.Round, later.Source); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.store.SetBeaconValue(ctx, g.event, "general", later.Value); err != nil {
+	if _, err := g.store.SetBeaconValue(ctx, g.event, "general", later.Value, later.Signature); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.r.Reconcile(ctx, g.event); err != nil {

@@ -234,19 +234,27 @@ func TestDrawBeaconSignedRound(t *testing.T) {
 	}
 	released := len(hs.ann.Released())
 	r = hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "signature": q.signature})
-	if want(t, r, 200, ""); r.str("beacon") != q.randomness {
+	if want(t, r, 200, ""); r.str("beacon") != q.randomness || r.str("beacon_signature") != q.signature {
 		t.Fatalf("the signed round's value: %s", r.raw)
+	}
+	// published, so anyone can check the value without asking drand
+	if d := hs.do("GET", "/api/events/e1/draw", "", nil); d.str("beacon_signature") != q.signature {
+		t.Fatalf("draw document: %s", d.raw)
 	}
 	// the draw is made by the promotion this asks for, not at the next tick
 	if rel := hs.ann.Released(); len(rel) != released+1 || rel[len(rel)-1] != messages.ReasonDraw {
 		t.Fatalf("promotions asked for: %v", rel)
 	}
-	want(t, hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "signature": q.signature}), 200, "")
+	// the same signature in capitals is the same signature
+	r = hs.do("PUT", path, hs.admin, map[string]any{"round": q.round, "signature": strings.ToUpper(q.signature)})
+	if want(t, r, 200, ""); r.str("beacon_signature") != q.signature || strings.Contains(r.raw, `"changed":true`) {
+		t.Fatalf("a repeat: %s", r.raw)
+	}
 	if rel := hs.ann.Released(); len(rel) != released+1 {
 		t.Fatalf("a repeat asked for another promotion: %v", rel)
 	}
 	bs, err := l.Beacons(context.Background(), "e1")
-	if err != nil || bs[""] != (fairness.Beacon{Round: q.round, Source: "drand quicknet", Value: q.randomness}) {
+	if err != nil || bs[""] != (fairness.Beacon{Round: q.round, Source: "drand quicknet", Value: q.randomness, Signature: q.signature}) {
 		t.Fatalf("ledger's beacons: %+v %v", bs, err)
 	}
 

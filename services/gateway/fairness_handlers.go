@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -206,8 +207,9 @@ func printable(s string) bool {
 // first round that does) and may change until then; a drand quicknet
 // round's value comes from its signature, which is checked against the
 // chain's public key (400 invalid_beacon without it, or for another
-// round's). 200 {changed, phase,
-// beacon_round, beacon_source, beacon[, beacon_round_at]}: changed false
+// round's); the draw publishes the signature too. 200 {changed, phase,
+// beacon_round, beacon_source, beacon[, beacon_signature][,
+// beacon_round_at]}: changed false
 // for a repeat, which records nothing. Kept in the ledger for a rebuild
 // and audited (draw.beacon, target the phase). Errors: 400 invalid_body,
 // 404 event_not_found, 409 beacon_value_set (a different value was
@@ -232,6 +234,7 @@ func (s *Server) setBeacon(c *gin.Context) {
 	if req.Source != nil {
 		source = *req.Source
 	}
+	req.Signature = strings.ToLower(req.Signature) // published as drand does
 	if req.Value, err = checkedBeaconValue(req.Round, source, req.Value, req.Signature); err != nil {
 		httpapi.Abort(c, http.StatusBadRequest, CodeInvalidBeacon, err.Error())
 		return
@@ -243,7 +246,7 @@ func (s *Server) setBeacon(c *gin.Context) {
 		}
 	}
 	if req.Value != "" {
-		if _, err := s.Store.SetBeaconValue(ctx, id, req.Phase, req.Value); err != nil {
+		if _, err := s.Store.SetBeaconValue(ctx, id, req.Phase, req.Value, req.Signature); err != nil {
 			fail(err)
 			return
 		}
@@ -261,6 +264,9 @@ func (s *Server) setBeacon(c *gin.Context) {
 		}
 	}
 	out := gin.H{"changed": now != prev, "phase": req.Phase, "beacon_round": now.Round, "beacon_source": now.Source, "beacon": now.Value}
+	if now.Signature != "" {
+		out["beacon_signature"] = now.Signature
+	}
 	if at, ok := now.RoundTime(); ok {
 		out["beacon_round_at"] = at
 	}

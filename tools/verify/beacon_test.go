@@ -13,7 +13,8 @@ import (
 
 // A draw with a beacon verifies with the published value and not with
 // another one, nor without one, nor with a round of a known chain that
-// came out before the pre-queue closed.
+// came out before the pre-queue closed; a drand quicknet value only with
+// the round's signature, and only its randomness.
 func TestCheckDrawBeacon(t *testing.T) {
 	seed := strings.Repeat("11", 32)
 	raw, _ := hex.DecodeString(seed)
@@ -33,19 +34,44 @@ func TestCheckDrawBeacon(t *testing.T) {
 	if err := checkDraw(d); err != nil {
 		t.Fatalf("a draw with a beacon does not verify: %v", err)
 	}
-	// a drand quicknet round: out after the close verifies, out before
-	// does not
+	// a drand quicknet round (one it published, with its signature): out
+	// after the close verifies, out before does not
 	quick, _ := fairness.BeaconChainOf("drand quicknet")
-	d.SalesStart = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
-	d.Beacon.Source, d.Beacon.Round = "drand quicknet", quick.FirstRoundAfter(d.SalesStart)
-	if err := checkDraw(d); err != nil {
-		t.Fatalf("a draw with a round after the close does not verify: %v", err)
+	const round, sig = 5928395,
+		"a5d07c0071b4e386b3ae09206522253c68fefe8490ad59ecc44a7dd0d0745be91da5779e2247a82403fbc0cb9a34cb61"
+	const randomness = "51722dab0761a1ba5b39f653fa87bef41b442d91fc926a4d727a6be87373fc58"
+	q := d
+	q.SalesStart = quick.RoundTime(round).Add(-time.Second)
+	q.Beacon = fairness.Beacon{Round: round, Source: "drand quicknet", Value: randomness, Signature: sig}
+	q.Entries = nil
+	for i, h := range fairness.DrawOrder(seed, fairness.DrawInput(digest, randomness), hashes) {
+		q.Entries = append(q.Entries, fairness.DrawEntry{Rank: int64(i) + 1, UserHash: h})
 	}
-	d.Beacon.Round--
-	if err := checkDraw(d); err == nil || !strings.Contains(err.Error(), "its value was public while the list was open") {
+	if err := checkDraw(q); err != nil {
+		t.Fatalf("a draw with a signed round after the close does not verify: %v", err)
+	}
+	early := q
+	early.Beacon.Round--
+	if err := checkDraw(early); err == nil || !strings.Contains(err.Error(), "its value was public while the list was open") {
 		t.Fatalf("a round out at the close: %v", err)
 	}
-	d.Beacon.Round++
+	flipped := []byte(sig)
+	flipped[10] ^= 1
+	for _, tc := range []struct {
+		name, want string
+		sig, value string
+	}{
+		{"no signature", "publishes none", "", randomness},
+		{"another signature", "beacon signature", string(flipped), randomness},
+		{"not a signature", "96 hex characters", "xyz", randomness},
+		{"a value other than the signature's", "is not the randomness", sig, strings.Repeat("00", 32)},
+	} {
+		c := q
+		c.Beacon.Signature, c.Beacon.Value = tc.sig, tc.value
+		if err := checkDraw(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("quicknet, %s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		name, want string
 		b          fairness.Beacon

@@ -61,7 +61,7 @@ func FromKafka(ctx context.Context, brokers []string, client events.ClientConfig
 			if d.Source, err = url.QueryUnescape(f["beacon_source"]); err != nil {
 				return fmt.Errorf("queue_randomized of %s: beacon_source: %w", event, err)
 			}
-			d.Beacon.Value = f["beacon"]
+			d.Beacon.Value, d.Beacon.Signature = f["beacon"], f["beacon_signature"]
 		}
 		if d.Phase != "" {
 			// a later phase's draw (its list and base from /draw?phase=)

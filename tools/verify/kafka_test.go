@@ -35,10 +35,10 @@ func publish(t *testing.T, rec Record, change func([]events.Event) []events.Even
 	evs = append(evs, events.AdmissionLogged("other", 1, 1, "u", fairness.ReasonJoined, "p", "h", time.Now()))
 	evs = change(evs)
 	if d := rec.Draw; d.Status == fairness.DrawDrawn {
-		evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
+		evs = append(evs, events.QueueRandomized(rec.EventID, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon, time.Now()))
 	}
 	for _, d := range rec.PhaseDraws {
-		evs = append(evs, events.PhaseQueueRandomized(rec.EventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon.Round, d.Beacon.Value, d.Beacon.Source, time.Now()))
+		evs = append(evs, events.PhaseQueueRandomized(rec.EventID, d.Phase, d.Count, d.Seed, d.Commit, d.Digest, d.Beacon, time.Now()))
 	}
 	ctx := context.Background()
 	for len(evs) > 0 {

@@ -122,7 +122,7 @@ func runPhasedSale(t *testing.T) *sale {
 		if res.Reason == "draw_pending" {
 			d, ok, err := store.ClosePhaseDraw(ctx, "ph")
 			if errors.Is(err, booking.ErrBeaconPending) {
-				if _, err := store.SetBeaconValue(ctx, "ph", "general", phaseBeacon.Value); err != nil {
+				if _, err := store.SetBeaconValue(ctx, "ph", "general", phaseBeacon.Value, ""); err != nil {
 					t.Fatal(err)
 				}
 				continue

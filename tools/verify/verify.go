@@ -138,9 +138,9 @@ func checkHead(rec Record, issuer string, now time.Time, r *Report) error {
 // is the published list's, and the list is in the order the seed, the
 // digest and the beacon value (when a round was committed) give; a round
 // of a chain whose rounds have known times (fairness.BeaconChainOf) came
-// out after the pre-queue closed. That the value is the beacon's for that
-// round is checked against the beacon itself (docs/fairness.md "The
-// beacon").
+// out after the pre-queue closed. A drand quicknet value is checked
+// against the round's signature (checkBeaconSignature); any other's is to
+// be compared with the beacon itself (docs/fairness.md "The beacon").
 func checkDraw(d fairness.DrawDoc) error {
 	if d.Status != fairness.DrawDrawn {
 		return nil
@@ -172,12 +172,38 @@ func checkDraw(d fairness.DrawDoc) error {
 		return fmt.Errorf("the draw's beacon round %d (%s) came out at %s, before the pre-queue closed at %s: its value was public while the list was open",
 			d.Round, d.Source, at.Format(time.RFC3339), d.SalesStart.UTC().Format(time.RFC3339))
 	}
+	if err := checkBeaconSignature(d.Beacon); err != nil {
+		return err
+	}
 	in := fairness.DrawInput(d.Digest, d.Beacon.Value)
 	want := fairness.DrawOrder(d.Seed, in, hashes)
 	for i := range want {
 		if hashes[i] != want[i] && fairness.DrawKey(d.Seed, in, hashes[i]) != fairness.DrawKey(d.Seed, in, want[i]) {
 			return fmt.Errorf("the draw's rank %d is %s, the seed, the digest and the beacon give %s", i+1, short(hashes[i]), short(want[i]))
 		}
+	}
+	return nil
+}
+
+// checkBeaconSignature: a round of a beacon whose value is taken from its
+// signature (drand quicknet) carries the signature, it is the round's
+// under the chain's public key, and the value is its randomness. Nothing
+// is asked of the beacon: the key is known.
+func checkBeaconSignature(b fairness.Beacon) error {
+	c, known := fairness.BeaconChainOf(b.Source)
+	if b.Round <= 0 || !known || !c.Checks() {
+		return nil
+	}
+	if b.Signature == "" {
+		return fmt.Errorf("the draw's beacon is %s round %d, whose value comes from its signature, but the draw publishes none: its value cannot be checked",
+			c.Name, b.Round)
+	}
+	v, err := c.RoundValue(b.Round, b.Signature)
+	if err != nil {
+		return fmt.Errorf("the draw's beacon signature: %w", err)
+	}
+	if v != b.Value {
+		return fmt.Errorf("the draw's beacon value %s is not the randomness of %s round %d (%s)", short(b.Value), c.Name, b.Round, short(v))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/events/eventschema"
+	"github.com/boxoffice/boxoffice/pkg/fairness"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/schemas from the Go types")
@@ -68,7 +69,7 @@ func oneOfEach() []events.Event {
 		events.EventCreated("event_456", "capacity=100 hold_seconds=600 seats=500", at),
 		events.EventUpdated("event_456", 2, "capacity=150 paused=false", at),
 		events.EventSoldOut("event_456", at),
-		events.QueueRandomized("event_456", 1000, "5eed", "c0ffee", "d19e57", 0, "", "", at),
+		events.QueueRandomized("event_456", 1000, "5eed", "c0ffee", "d19e57", fairness.Beacon{}, at),
 		events.AdmissionLogged("event_456", 1, 1234, "9a3c", "promoted", "0b1d", "77e2", at),
 		events.ProviderDegraded("event_456", at, 12, "operator"),
 		events.ProviderRecovered("event_456", at, 12, "breaker", at.Add(time.Minute)),
