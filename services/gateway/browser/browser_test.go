@@ -101,14 +101,17 @@ func prequeueCountdown(t *testing.T, s *stacktest.Stack, b *browser) {
 	p.do("open the event page", chromedp.Navigate(s.GatewayURL()+"/?event_id="+ev))
 	p.waitFor("event page", 10*time.Second, `shown("#panel-join")`)
 	p.do("click Join", chromedp.Click(chromedp.ID("join")))
-	p.waitFor("pre-queued: a countdown, no position", 10*time.Second,
-		`shown("#panel-waiting") && text("#position") === "drawn at the start" && /^the draw is in \d\d:\d\d /.test(text("#eta"))`)
+	p.waitFor("pre-queued: a countdown, no position, the beacon round named", 10*time.Second,
+		`shown("#panel-waiting") && text("#position") === "drawn at the start" && /^the draw is in \d\d:\d\d /.test(text("#eta"))
+		 && shown("#draw-note") && text("#draw-note").includes("round 7 of the public randomness beacon NIST beacon v2: a number nobody")
+		 && document.querySelector("#draw-note a").getAttribute("href") === "/api/events/`+ev+`/draw"`)
 	p.shot("45-prequeue-countdown")
 	if wait := time.Until(start); wait > 0 {
 		time.Sleep(wait)
 	}
 	p.waitFor("started, the draw waits for the beacon", 20*time.Second,
-		`shown("#panel-waiting") && text("#position") === "being drawn" && /^known once the draw is made/.test(text("#eta"))`)
+		`shown("#panel-waiting") && text("#position") === "being drawn" && /^known once the draw is made/.test(text("#eta"))
+		 && shown("#draw-note")`)
 	p.shot("46-prequeue-being-drawn")
 	if code, err := admin.Do("PUT", beacon, map[string]any{"round": 7, "value": strings.Repeat("5a", 32)}, nil); err != nil || code != http.StatusOK {
 		t.Fatalf("beacon value: %d %v", code, err)

@@ -54,7 +54,7 @@
     // countdown), else 0; drawPending: after the start, while the draw is
     // being made (it may wait for a beacon round), when to ask again for
     // the place, else 0.
-    drawAtMS: 0, drawPending: 0, drawPendingDelay: 0,
+    drawAtMS: 0, drawPending: 0, drawPendingDelay: 0, drawNoteAsked: false,
     // The schedule's countdown (phaseCountdown): the boundary counted down
     // to ({at, text}, null: none), the minute last announced, and, after a
     // boundary, the phase the event should show and until when to re-read
@@ -974,6 +974,8 @@
     if (m.prequeued) { drawPending(arriving); return; }
     if (S.drawPending && !m.position) return; // a broadcast: the place is the draw's
     S.drawPending = 0;
+    $("#draw-note").hidden = true;
+    S.drawNoteAsked = false;
     // Users ahead: exact from the first message and from HTTP; from a
     // broadcast an upper bound (served = highest sequence admitted so far),
     // never above the last exact number.
@@ -1258,6 +1260,35 @@
       announce("You are in the pre-queue. At the sales start everyone in it gets a random place in the queue, ahead of later arrivals.");
       restoreTitle();
     }
+    drawNote();
+  }
+
+  // drawNote: how the pre-queue's random order is made, from the published
+  // draw document (docs/fairness.md), fetched once while pre-queued: the
+  // beacon round it waits for, if the draw is committed to one.
+  async function drawNote() {
+    if (S.drawNoteAsked) return;
+    S.drawNoteAsked = true;
+    let d;
+    try {
+      d = await api("GET", "/api/events/" + encodeURIComponent(eventID) + "/draw", undefined, { anonymous: true, cache: "no-cache" });
+    } catch (_) { S.drawNoteAsked = false; return; } // asked again at the next update
+    if (!d || S.state !== "waiting" || !(S.drawAtMS || S.drawPending)) return;
+    const note = $("#draw-note");
+    const round = `The random order also uses round ${d.beacon_round} of the public randomness beacon ${d.beacon_source}`;
+    if (d.beacon_round && d.beacon_round_at) {
+      note.textContent = round + ", published at " + new Date(d.beacon_round_at).toLocaleTimeString([], { timeStyle: "medium" }) +
+        ", after the pre-queue closes: nobody, the organiser included, can know or choose a place before then. ";
+    } else if (d.beacon_round) {
+      note.textContent = round + ": a number nobody, the organiser included, can know before it is published. ";
+    } else {
+      note.textContent = "The random order comes from a secret fixed before anyone joined and the list of everyone in the pre-queue, so nobody can choose a place. ";
+    }
+    const a = document.createElement("a");
+    a.href = "/api/events/" + encodeURIComponent(eventID) + "/draw";
+    a.textContent = "The draw is published";
+    note.append(a, " for anyone to check.");
+    note.hidden = false;
   }
 
   // drawPending: the sales start has passed and the draw that places the
@@ -1276,6 +1307,7 @@
       announce("The sale has started and the draw is being made. Your place will be shown here when it is ready.");
       if (arriving) restoreTitle();
     }
+    drawNote();
   }
 
   // etaText: a range and an arrival time, smoothed so that it does not jump
