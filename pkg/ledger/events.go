@@ -350,12 +350,14 @@ func (l *Ledger) Event(ctx context.Context, id string) (EventDef, error) {
 // whose ledger transaction then rolled back (UpdateEvent; the gateway
 // died or lost PostgreSQL between the two), and returns the fields put
 // back. It holds the event's row, so no change is under way; when another
-// transaction holds it, it does nothing this time.
+// transaction holds it, it does nothing this time. Its lock (NO KEY
+// UPDATE) leaves alone the key-share locks of rows that reference the
+// event, so it neither waits for a sale being recorded nor holds one up.
 func (l *Ledger) SettleSettings(ctx context.Context, store *booking.Store, id string) ([]string, error) {
 	var undone []string
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		var rev int64
-		err := tx.QueryRow(ctx, `SELECT settings_rev FROM events WHERE id = $1 FOR UPDATE SKIP LOCKED`, id).Scan(&rev)
+		err := tx.QueryRow(ctx, `SELECT settings_rev FROM events WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, id).Scan(&rev)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

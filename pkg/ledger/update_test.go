@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,5 +147,46 @@ func TestSettingsRedisTookWithoutTheLedgerAreUndone(t *testing.T) {
 	want("after a committed change", 9, false, renamed, phaseHold)
 	if d, err := g.led.Event(ctx, "lost"); err != nil || d.Config.Capacity != 9 || d.Paused || d.Config.Name != renamed {
 		t.Fatalf("ledger: %+v %v", d, err)
+	}
+}
+
+// A reconciliation while a change is between Redis and its commit leaves
+// it alone (the event's row is locked: it skips the event this pass), so
+// a change under way is never taken for a lost one.
+func TestSettingsUnderWayAreLeftAlone(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "busy", Name: "Show", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	nine := 9
+	inRedis, commit := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(commit) }) }
+	defer release() // a failure below lets the change commit
+	done := make(chan error, 1)
+	go func() {
+		u := booking.EventUpdate{Capacity: &nine}
+		_, err := g.led.UpdateEvent(ctx, "busy", u, func(ctx context.Context, rev int64) error {
+			u.Revision = rev
+			_, err := g.store.UpdateEvent(ctx, "busy", u)
+			close(inRedis)
+			<-commit
+			return err
+		})
+		done <- err
+	}()
+	<-inRedis
+	rec, err := g.r.Reconcile(ctx, "busy")
+	if err != nil || len(rec.UndoneSettings) != 0 {
+		t.Fatalf("reconciled a change under way: %+v %v", rec, err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = g.r.Reconcile(ctx, "busy"); err != nil || len(rec.UndoneSettings) != 0 {
+		t.Fatalf("undid a committed change: %+v %v", rec, err)
+	}
+	if e, err := g.store.GetEvent(ctx, "busy"); err != nil || e.Capacity != 9 {
+		t.Fatalf("capacity %d %v, want 9", e.Capacity, err)
 	}
 }
