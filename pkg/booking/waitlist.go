@@ -64,21 +64,13 @@ type WaitlistSettings struct {
 	Early bool
 }
 
-// SetWaitlist changes an event's waitlist settings (lua/update_event.lua),
-// for offers made from now on. Errors: ErrEventNotFound, ErrInvalidArgument
-// (an offer time outside MinOfferTime..MaxOfferTime, other than zero).
+// SetWaitlist changes an event's waitlist settings, for offers made from
+// now on: UpdateEvent with OfferTime and WaitlistEarly alone. Errors:
+// ErrEventNotFound, ErrInvalidArgument (an offer time outside
+// MinOfferTime..MaxOfferTime, other than zero).
 func (s *Store) SetWaitlist(ctx context.Context, eventID string, w WaitlistSettings) error {
-	if err := checkIDs(eventID); err != nil {
-		return err
-	}
-	args, err := EventUpdate{OfferTime: &w.OfferTime, WaitlistEarly: &w.Early}.waitlistArgs()
-	if err != nil {
-		return err
-	}
-	if _, err := s.run(ctx, scriptUpdateEvent, eventID, args...); err != nil {
-		return fmt.Errorf("set waitlist: %w", err)
-	}
-	return nil
+	_, err := s.UpdateEvent(ctx, eventID, EventUpdate{OfferTime: &w.OfferTime, WaitlistEarly: &w.Early})
+	return err
 }
 
 // waitlistArgs are update_event.lua's field, value pairs of the waitlist
