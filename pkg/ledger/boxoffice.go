@@ -18,7 +18,8 @@ import (
 // RecordBoxOfficeSale records the order of a box-office sale as its Lua
 // step wrote it (booking.BoxOfficeRecord): the payment, at the sale's
 // amount and prices, then the order with its channel, operator and
-// customer reference, idempotently on the payment id as RecordSale;
+// customer reference, idempotently on the payment id as RecordSale, also
+// when two calls record it at once (the later one reads the earlier's);
 // created reports that this call wrote the order. A seat the ledger sold
 // to another order makes it refund_due (RefundSeatTaken): the money goes
 // back at the counter.
@@ -28,9 +29,19 @@ func (l *Ledger) RecordBoxOfficeSale(ctx context.Context, r booking.BoxOfficeRec
 		Amount: r.Amount, Currency: r.Currency, SeatPrices: r.SeatPrices}); err != nil {
 		return Order{}, false, err
 	}
-	return l.recordSale(ctx, Sale{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
+	sale := Sale{PaymentID: r.PaymentID, EventID: r.EventID, UserID: r.UserID, SeatID: seats,
 		SeatIDs: r.SeatIDs, SeatPrices: r.SeatPrices, Phase: r.Phase, At: r.At, SoldOutAt: r.SoldOutAt,
-		Channel: r.Channel, SoldBy: r.SoldBy, CustomerRef: r.CustomerRef})
+		Channel: r.Channel, SoldBy: r.SoldBy, CustomerRef: r.CustomerRef}
+	for tries := 1; ; tries++ {
+		o, created, err = l.recordSale(ctx, sale)
+		// another call wrote this sale (a sweep of another gateway, or the
+		// request) at the same moment: the sold-seat index stopped this
+		// write before the payment id's conflict could; again, it reads
+		// that order (or, for another sale of a seat, records a refund)
+		if !IsSeatConflict(err) || tries == 3 {
+			return o, created, err
+		}
+	}
 }
 
 // BoxOfficeSweeper records the box-office sales that were sold in Redis
