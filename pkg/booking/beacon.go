@@ -19,9 +19,9 @@ import (
 // the pre-queue closed, is then a third input of every rank
 // (fairness.DrawInput), supplied by the operator (config beacon,
 // pq_beacon:<id>), with the round's signature when the value is taken from
-// it (beacon_sig, pq_beacon_sig:<id>). Plain commands on the config hash, read by CloseDraw,
-// ClosePhaseDraw and DrawInputs; the ledger keeps a copy, which a rebuild
-// writes with the config (RestoreInput.Beacons).
+// it (beacon_sig, pq_beacon_sig:<id>). Plain commands on the config hash,
+// read by CloseDraw, ClosePhaseDraw and DrawInputs; the ledger keeps a
+// copy, which a rebuild writes with the config (RestoreInput.Beacons).
 
 // Refusals of the beacon's settings.
 var (

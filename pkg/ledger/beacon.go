@@ -42,7 +42,7 @@ func (l *Ledger) KeepBeacons(ctx context.Context, store *booking.Store, eventID 
 			return saved, err
 		}
 		k := kept[phase]
-		if b.Round == 0 || b == k || (b.Round == k.Round && b.Source == k.Source && b.Value == "" && b.Signature == "") {
+		if b.Round == 0 || b == k || (b.Round == k.Round && b.Source == k.Source && b.Value == "") {
 			continue // nothing in Redis the ledger lacks
 		}
 		if err := l.SaveBeacon(ctx, eventID, phase, b); err != nil {
