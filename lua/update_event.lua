@@ -16,6 +16,9 @@
 --   alone does only that (the reconciliation). Undoing puts back a
 --   field's old value only where the field still has the value the lost
 --   change gave it; the draws' seeds and commitments are never undone.
+--   A lost schedule's 'sched_slot' goes back too, or, when a tick has
+--   applied one of its slots since, becomes '' (none applied): the next
+--   apply_schedule then makes the restored schedule's phase current.
 -- Replies: {'ok', undone field...} | {'event_not_found'} | {'invalid_argument'}
 -- KEYS: config (ops.go)
 if redis.call('EXISTS', K_CONFIG) == 0 then
@@ -27,8 +30,11 @@ local function settle(committed)
   if not c[1] then return {} end
   local undone = {}
   if num(c[1]) > committed then
+    local slot
     for _, e in ipairs(cjson.decode(c[2])) do
-      if redis.call('HGET', K_CONFIG, e[1]) == e[3] then
+      if e[1] == 'sched_slot' then
+        slot = e
+      elseif redis.call('HGET', K_CONFIG, e[1]) == e[3] then
         if e[2] then
           redis.call('HSET', K_CONFIG, e[1], e[2])
         else
@@ -36,6 +42,19 @@ local function settle(committed)
         end
         undone[#undone + 1] = e[1]
       end
+    end
+    if slot then
+      -- a lost schedule: the slot applied before it, unless a tick has
+      -- applied one of the lost schedule's since; then none, so the next
+      -- tick makes the restored schedule's phase current again
+      local v = slot[2]
+      if redis.call('HGET', K_CONFIG, 'sched_slot') ~= slot[3] then v = '' end
+      if v then
+        redis.call('HSET', K_CONFIG, 'sched_slot', v)
+      else
+        redis.call('HDEL', K_CONFIG, 'sched_slot')
+      end
+      undone[#undone + 1] = 'sched_slot'
     end
   end
   redis.call('HDEL', K_CONFIG, 'settings_rev', 'settings_undo')

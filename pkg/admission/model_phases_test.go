@@ -88,7 +88,7 @@ func (r *modelRun) setPhases(cfg booking.EventConfig) {
 	if err := booking.CheckSchedule(def, &sch); err != nil {
 		r.fatalf("check schedule: %v", err)
 	}
-	if err := r.store.SetSchedule(r.ctx, def, sch); err != nil {
+	if err := r.store.SetSchedule(r.ctx, def, sch, 0); err != nil {
 		r.fatalf("set schedule: %v", err)
 	}
 	// codes: two single-use presale codes, one with three uses, one for

@@ -210,7 +210,7 @@ func TestPromoterPublishesAPhaseDraw(t *testing.T) {
 	if err := booking.CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.SetSchedule(ctx, cfg, sch); err != nil {
+	if err := store.SetSchedule(ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.ApplySchedule(ctx, "e1", true); err != nil {

@@ -172,16 +172,16 @@ func TestDrawBeaconOfAKnownChain(t *testing.T) {
 		}
 		return sch
 	}
-	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(time.Minute))); !errors.Is(err, ErrBeaconRoundEarly) {
+	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(time.Minute)), 0); !errors.Is(err, ErrBeaconRoundEarly) {
 		t.Fatalf("a later phase's start after its round: %v", err)
 	}
-	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(-time.Minute))); err != nil {
+	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(-time.Minute)), 0); err != nil {
 		t.Fatalf("a later phase's earlier start: %v", err)
 	}
 	if _, err := pf.s.SetBeaconRound(pf.ctx, "kp", "general", quick.FirstRoundAfter(general.Add(time.Minute)), "drand quicknet"); err != nil {
 		t.Fatal(err)
 	}
-	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(time.Minute))); err != nil {
+	if err := pf.s.SetSchedule(pf.ctx, cfg, moved(general.Add(time.Minute)), 0); err != nil {
 		t.Fatalf("the phase's start before its new round: %v", err)
 	}
 }

@@ -270,7 +270,7 @@ func TestPropertyBatchEqualsCallsInOrder(t *testing.T) {
 					{ID: "general", StartsAt: now.Add(8 * time.Second), EndsAt: now.Add(time.Hour), Audience: AudiencePublic,
 						EarlyJoinSeconds: intp(6)}}}
 				for _, s := range []*Store{one, many} {
-					if err := s.SetSchedule(ctx, cfg, sch); err != nil {
+					if err := s.SetSchedule(ctx, cfg, sch, 0); err != nil {
 						t.Fatal(err)
 					}
 					if err := s.MarkSelected(ctx, "b", []string{"u0", "u1", "u2", "u3", "u4"}); err != nil {

@@ -30,7 +30,7 @@ func phasePrequeueFixture(t *testing.T, id string, leave bool, selected ...strin
 	if err := CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+	if err := f.s.SetSchedule(f.ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.ApplySchedule(f.ctx, id, true); err != nil {
@@ -381,7 +381,7 @@ func TestPhasePrequeueRestored(t *testing.T) {
 	sch := Schedule{Phases: []Phase{
 		{ID: "presale", StartsAt: general.Add(-2 * time.Hour), EndsAt: general, Audience: AudienceRegistered},
 		{ID: "general", StartsAt: general, EndsAt: general.Add(2 * time.Hour), Audience: AudiencePublic, EarlyJoinSeconds: intp(1800)}}}
-	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+	if err := f.s.SetSchedule(f.ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.ApplySchedule(f.ctx, "lpr", true); err != nil {
@@ -417,7 +417,7 @@ func TestPhasePrequeueWithCodes(t *testing.T) {
 	if err := CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+	if err := f.s.SetSchedule(f.ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.ApplySchedule(f.ctx, "lpc", true); err != nil {
@@ -467,7 +467,7 @@ func TestPhasePrequeueKeptWhenRemoved(t *testing.T) {
 	if err := CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+	if err := f.s.SetSchedule(f.ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.ApplySchedule(f.ctx, "lpr", true); err != nil {

@@ -288,7 +288,9 @@ func scheduleArgs(c EventConfig, sch Schedule, kept func(phase string) bool) []a
 // removes it (the current phase stays). ErrEventNotFound;
 // ErrBeaconRoundEarly when a later phase's new start would come after
 // the beacon round its draw is committed to (checkBeaconStart).
-func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule) error {
+// revision (0: none) is the ledger's settings revision of the change, as
+// EventUpdate.Revision.
+func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule, revision int64) error {
 	if err := checkIDs(c.ID); err != nil {
 		return err
 	}
@@ -297,7 +299,11 @@ func (s *Store) SetSchedule(ctx context.Context, c EventConfig, sch Schedule) er
 			return err
 		}
 	}
-	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, scheduleArgs(c, sch, nil)...); err != nil {
+	args := scheduleArgs(c, sch, nil)
+	if revision != 0 {
+		args = append(args, "settings_rev", revision)
+	}
+	if _, err := s.run(ctx, scriptUpdateEvent, c.ID, args...); err != nil {
 		return fmt.Errorf("set schedule: %w", err)
 	}
 	return nil

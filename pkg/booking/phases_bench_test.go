@@ -20,7 +20,7 @@ func BenchmarkLeaveQueue(b *testing.B) {
 		if err := CheckSchedule(cfg, &sch); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.SetSchedule(ctx, cfg, sch); err != nil {
+		if err := s.SetSchedule(ctx, cfg, sch, 0); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := s.ApplySchedule(ctx, "bench", true); err != nil {
@@ -35,7 +35,7 @@ func BenchmarkLeaveQueue(b *testing.B) {
 	if err := CheckSchedule(cfg, &sch); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.SetSchedule(ctx, cfg, sch); err != nil {
+	if err := s.SetSchedule(ctx, cfg, sch, 0); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

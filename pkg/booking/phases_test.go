@@ -31,7 +31,7 @@ func TestApplySchedule(t *testing.T) {
 	if err := CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+	if err := f.s.SetSchedule(f.ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := f.s.ApplySchedule(f.ctx, "sch", false); err != nil || !st.Changed || !st.Due || st.Next.Phase != "fanclub" {
@@ -181,7 +181,7 @@ func TestPhaseEndLeaveIsAnnounced(t *testing.T) {
 	if err := CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SetSchedule(f.ctx, cfg, sch); err != nil {
+	if err := f.s.SetSchedule(f.ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.ApplySchedule(f.ctx, "lv", true); err != nil {

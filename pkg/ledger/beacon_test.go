@@ -53,8 +53,8 @@ func TestBeaconKeptByReconcile(t *testing.T) {
 	sch := booking.Schedule{Phases: []booking.Phase{
 		{ID: "presale", StartsAt: start, EndsAt: start.Add(time.Hour), Audience: booking.AudiencePublic},
 		{ID: "general", StartsAt: start.Add(2 * time.Hour), EndsAt: start.Add(3 * time.Hour), Audience: booking.AudiencePublic, EarlyJoinSeconds: &early}}}
-	if _, err := g.led.SetSchedule(ctx, g.event, sch, "test", func(ctx context.Context, def booking.EventConfig, s booking.Schedule) error {
-		return g.store.SetSchedule(ctx, def, s)
+	if _, err := g.led.SetSchedule(ctx, g.event, sch, "test", func(ctx context.Context, def booking.EventConfig, s booking.Schedule, rev int64) error {
+		return g.store.SetSchedule(ctx, def, s, rev)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -226,9 +226,8 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		if err != nil || apply == nil {
 			return err
 		}
-		var rev int64
-		if err := tx.QueryRow(ctx, `UPDATE events SET settings_rev = settings_rev + 1 WHERE id = $1
-			RETURNING settings_rev`, id).Scan(&rev); err != nil {
+		rev, err := nextSettingsRev(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		return apply(ctx, rev)
@@ -240,6 +239,15 @@ func (l *Ledger) UpdateEvent(ctx context.Context, id string, u booking.EventUpda
 		return EventDef{}, err // the client's message, as Validate's
 	}
 	return d, wrap("update event", err)
+}
+
+// nextSettingsRev numbers a settings change made together with Redis in
+// tx (events.settings_rev): the revision it has once committed.
+func nextSettingsRev(ctx context.Context, tx pgx.Tx, id string) (int64, error) {
+	var rev int64
+	err := tx.QueryRow(ctx, `UPDATE events SET settings_rev = settings_rev + 1 WHERE id = $1
+		RETURNING settings_rev`, id).Scan(&rev)
+	return rev, err
 }
 
 // recordChange keeps the settings change the events row of id just took

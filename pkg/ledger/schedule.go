@@ -21,11 +21,13 @@ const ScheduleActor = "schedule"
 // OnPhaseChange, when given, is the event's setting from then on (the
 // events row's on_phase_change, which UpdateEvent also sets; a change
 // moves the event's revision as UpdateEvent's do); left out, the event's
-// setting stands. It returns the schedule as saved (defaults
-// filled). ErrEventNotFound;
-// *booking.ScheduleError for a rule broken.
+// setting stands. apply gets the change's settings revision, as
+// UpdateEvent's does, so that a schedule Redis took and the ledger then
+// did not commit is undone in Redis (SettleSettings, or the next
+// change). It returns the schedule as saved (defaults filled).
+// ErrEventNotFound; *booking.ScheduleError for a rule broken.
 func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Schedule, actor string,
-	apply func(context.Context, booking.EventConfig, booking.Schedule) error) (booking.Schedule, error) {
+	apply func(ctx context.Context, def booking.EventConfig, sch booking.Schedule, revision int64) error) (booking.Schedule, error) {
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		def, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, eventID))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -67,7 +69,11 @@ func (l *Ledger) SetSchedule(ctx context.Context, eventID string, sch booking.Sc
 				return err
 			}
 		}
-		return apply(ctx, def.Config, sch)
+		rev, err := nextSettingsRev(ctx, tx, eventID)
+		if err != nil {
+			return err
+		}
+		return apply(ctx, def.Config, sch, rev)
 	})
 	if _, ok := booking.IsScheduleError(err); ok || errors.Is(err, ErrEventNotFound) {
 		return booking.Schedule{}, err

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ func TestScheduleAppliedOnceRecordedAndRestored(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Second)
 	save := func(sch booking.Schedule) (booking.Schedule, error) {
-		return g.led.SetSchedule(ctx, g.event, sch, "otto", func(ctx context.Context, def booking.EventConfig, sch booking.Schedule) error {
-			return g.store.SetSchedule(ctx, def, sch)
+		return g.led.SetSchedule(ctx, g.event, sch, "otto", func(ctx context.Context, def booking.EventConfig, sch booking.Schedule, rev int64) error {
+			return g.store.SetSchedule(ctx, def, sch, rev)
 		})
 	}
 	bad := booking.Schedule{Phases: []booking.Phase{{ID: "a", StartsAt: now, EndsAt: now.Add(time.Hour),
@@ -91,5 +92,93 @@ func TestScheduleAppliedOnceRecordedAndRestored(t *testing.T) {
 	st, err := g.store.ApplySchedule(ctx, g.event, false)
 	if err != nil || !st.Due || st.Changed || st.Next.Phase != "fanclub" {
 		t.Fatalf("after the rebuild: %+v %v", st, err)
+	}
+}
+
+// A schedule Redis took in a save whose ledger transaction then rolled
+// back (the gateway died between the two) is undone by the
+// reconciliation: the ledger's schedule is Redis's again, and when a
+// tick had already made the lost schedule's phase current, the next tick
+// makes the ledger's schedule's phase current again, with its settings.
+func TestScheduleRedisTookWithoutTheLedgerIsUndone(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lostsched", Name: "Sched", Capacity: 4,
+		Sections: []booking.Section{{Name: "floor", Rows: 1, SeatsPerRow: 4, PriceCents: 5000}}})
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Second)
+	died := errors.New("connection lost before the commit")
+	save := func(sch booking.Schedule, fail error) {
+		t.Helper()
+		_, err := g.led.SetSchedule(ctx, g.event, sch, "otto",
+			func(ctx context.Context, def booking.EventConfig, sch booking.Schedule, rev int64) error {
+				if err := g.store.SetSchedule(ctx, def, sch, rev); err != nil {
+					return err
+				}
+				return fail
+			})
+		if !errors.Is(err, fail) {
+			t.Fatalf("save: %v, want %v", err, fail)
+		}
+	}
+	tick := func() {
+		t.Helper()
+		if _, err := g.led.ApplyPhase(ctx, g.event, ledger.ScheduleActor, func(ctx context.Context) (booking.PhaseState, booking.PhaseState, bool, error) {
+			st, err := g.store.ApplySchedule(ctx, g.event, true)
+			return st.Previous, st.Next, st.Changed, err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(when, phase, audience string, hold time.Duration, onChange string) {
+		t.Helper()
+		e, err := g.store.GetEvent(ctx, g.event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Phase != phase || e.Audience != audience || e.Hold != hold || e.OnPhaseChange != onChange {
+			t.Fatalf("%s: Redis has phase %q audience %q hold %v on_phase_change %q, want %q %q %v %q",
+				when, e.Phase, e.Audience, e.Hold, e.OnPhaseChange, phase, audience, hold, onChange)
+		}
+	}
+	reconcile := func(when string) {
+		t.Helper()
+		rec, err := g.r.Reconcile(ctx, g.event)
+		if err != nil || !slices.Contains(rec.UndoneSettings, "schedule") {
+			t.Fatalf("%s: the reconciliation undid %v (%v), want the schedule", when, rec.UndoneSettings, err)
+		}
+	}
+	secs := func(s int) *int { return &s }
+	kept := booking.Schedule{Phases: []booking.Phase{
+		{ID: "fanclub", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour), Audience: booking.AudiencePublic, HoldSeconds: secs(60)},
+		{ID: "general", StartsAt: now.Add(time.Hour), EndsAt: now.Add(2 * time.Hour), Audience: booking.AudiencePublic}}}
+	lost := booking.Schedule{OnPhaseChange: booking.PhaseChangeLeave, Phases: []booking.Phase{
+		{ID: "presale", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(2 * time.Hour), Audience: booking.AudienceCode, HoldSeconds: secs(30)}}}
+	save(kept, nil)
+	tick()
+	want("the kept schedule applied", "fanclub", booking.AudiencePublic, time.Minute, booking.PhaseChangeKeep)
+
+	// lost before any tick applied it: undone, its phase never current
+	save(lost, died)
+	want("after the lost save", "fanclub", booking.AudiencePublic, time.Minute, booking.PhaseChangeLeave)
+	reconcile("before a tick")
+	want("after the reconciliation", "fanclub", booking.AudiencePublic, time.Minute, booking.PhaseChangeKeep)
+	if st, err := g.store.ApplySchedule(ctx, g.event, false); err != nil || st.Due || st.Next.Phase != "fanclub" {
+		t.Fatalf("the kept schedule's slot is not the one applied again: %+v %v", st, err)
+	}
+
+	// lost, and a tick made its phase current meanwhile: the next tick
+	// after the reconciliation goes back to the ledger's phase
+	save(lost, died)
+	tick()
+	want("a tick on the lost schedule", "presale", booking.AudienceCode, 30*time.Second, booking.PhaseChangeLeave)
+	reconcile("after a tick")
+	tick()
+	want("the next tick", "fanclub", booking.AudiencePublic, time.Minute, booking.PhaseChangeKeep)
+	changes, err := g.led.Phases(ctx, g.event)
+	if err != nil || len(changes) != 3 || changes[1].Phase != "presale" || changes[2].Phase != "fanclub" {
+		t.Fatalf("the ledger's phase changes: %+v %v", changes, err)
+	}
+	if sch, err := g.led.Schedule(ctx, g.event); err != nil || len(sch.Phases) != 2 || sch.Phases[0].ID != "fanclub" {
+		t.Fatalf("the ledger's schedule: %+v %v", sch, err)
 	}
 }

@@ -51,8 +51,8 @@ func (s *Server) setSchedule(c *gin.Context) {
 		return
 	}
 	saved, err := s.Ledger.SetSchedule(ctx, id, req, principal(c).Account,
-		func(ctx context.Context, def booking.EventConfig, sch booking.Schedule) error {
-			return s.Store.SetSchedule(ctx, def, sch)
+		func(ctx context.Context, def booking.EventConfig, sch booking.Schedule, rev int64) error {
+			return s.Store.SetSchedule(ctx, def, sch, rev)
 		})
 	if se, ok := booking.IsScheduleError(err); ok {
 		httpapi.Abort(c, http.StatusBadRequest, se.Code, se.Msg)

@@ -76,7 +76,7 @@ func runPhasedSale(t *testing.T) *sale {
 	if err := booking.CheckSchedule(cfg, &sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.SetSchedule(ctx, cfg, sch); err != nil {
+	if err := store.SetSchedule(ctx, cfg, sch, 0); err != nil {
 		t.Fatal(err)
 	}
 	// the general sale's draw waits for a beacon round's value
