@@ -68,19 +68,83 @@ func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
 		}
 		prev, next, changed, err := apply(ctx)
 		res.Phase, res.Audience = next.Phase, next.Audience
-		if err != nil || !changed {
+		if err != nil {
 			return err
 		}
-		res.Previous = prev.Phase
-		return tx.QueryRow(ctx, `INSERT INTO event_phase_changes (event_id, phase, audience, previous_phase, actor)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, next.Phase, next.Audience, prev.Phase, actor).
-			Scan(&res.ID, &res.At)
+		if !changed {
+			// Redis had the phase already: recorded unless the ledger
+			// has it too (a change whose transaction rolled back after
+			// Redis took it, repeated)
+			if prev, err = lastPhase(ctx, tx, eventID); err != nil || prev == next {
+				return err
+			}
+		}
+		return recordPhase(ctx, tx, &res, prev)
 	})
 	if errors.Is(err, ErrEventNotFound) {
 		return PhaseChange{}, err
 	}
 	if err != nil {
 		return PhaseChange{}, wrap("set phase", err)
+	}
+	return res, nil
+}
+
+// lastPhase is the event's current phase by the ledger: its last change
+// (none: no phase, open to the public).
+func lastPhase(ctx context.Context, tx pgx.Tx, eventID string) (booking.PhaseState, error) {
+	p := booking.PhaseState{Audience: booking.AudiencePublic}
+	err := tx.QueryRow(ctx, `SELECT phase, audience FROM event_phase_changes WHERE event_id = $1
+		ORDER BY id DESC LIMIT 1`, eventID).Scan(&p.Phase, &p.Audience)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
+	return p, err
+}
+
+// recordPhase records the change res (its event, phase, audience and
+// actor) from prev in tx, numbering it (res.ID, res.At).
+func recordPhase(ctx context.Context, tx pgx.Tx, res *PhaseChange, prev booking.PhaseState) error {
+	res.Previous = prev.Phase
+	return tx.QueryRow(ctx, `INSERT INTO event_phase_changes (event_id, phase, audience, previous_phase, actor)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, res.EventID, res.Phase, res.Audience, res.Previous, res.Actor).
+		Scan(&res.ID, &res.At)
+}
+
+// KeepPhase records the phase Redis has when the ledger's last change
+// says another (actor ReconcileActor): a change Redis took whose ledger
+// transaction rolled back and that nobody repeated. Fans joined and
+// bought in it, and a rebuild keeps the ledger's phase, so the ledger
+// takes Redis's. It holds the event's row, so no change is under way;
+// when another transaction holds it, it does nothing this time. ID 0:
+// nothing recorded.
+func (l *Ledger) KeepPhase(ctx context.Context, store *booking.Store, eventID string) (PhaseChange, error) {
+	res := PhaseChange{EventID: eventID, Actor: ReconcileActor}
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, eventID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e, err := store.GetEvent(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		prev, err := lastPhase(ctx, tx, eventID)
+		if err != nil {
+			return err
+		}
+		res.Phase, res.Audience = e.Phase, e.Audience
+		if prev == (booking.PhaseState{Phase: e.Phase, Audience: e.Audience}) {
+			return nil
+		}
+		return recordPhase(ctx, tx, &res, prev)
+	})
+	if err != nil {
+		return PhaseChange{}, wrap("keep phase", err)
 	}
 	return res, nil
 }

@@ -39,6 +39,9 @@ type Reconciliation struct {
 	// UndoneSettings are the settings Redis took in a change the ledger
 	// then rolled back, put back in Redis (Ledger.SettleSettings).
 	UndoneSettings []string
+	// RecordedPhase is the phase Redis had that the ledger's record
+	// lacked, now recorded (Ledger.KeepPhase); "" none.
+	RecordedPhase string
 }
 
 // Reconcile compares and repairs one event. booking.ErrEventNotFound when
@@ -58,6 +61,15 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 		if r.Metrics != nil {
 			r.Metrics.undone.Add(float64(len(undone)))
 		}
+	}
+	kept, err := r.Ledger.KeepPhase(ctx, r.Store, eventID)
+	if err != nil {
+		return out, err
+	}
+	if kept.ID != 0 {
+		out.RecordedPhase = kept.Phase
+		r.log().Warn("reconcile: the phase Redis has recorded in the ledger", zap.String("event_id", eventID),
+			zap.String("phase", kept.Phase), zap.String("audience", kept.Audience), zap.String("previous_phase", kept.Previous))
 	}
 	// The ledger first: a sale's Lua step comes before its order, so a
 	// seat sold between the two reads is in Redis's newer answer and not

@@ -13,6 +13,10 @@ import (
 // ScheduleActor is the actor of the phase changes a schedule makes.
 const ScheduleActor = "schedule"
 
+// ReconcileActor is the actor of a phase change the reconciliation
+// records: one Redis took whose ledger record was lost (Ledger.KeepPhase).
+const ReconcileActor = "reconcile"
+
 // SetSchedule checks sch against the event's definition
 // (booking.CheckSchedule), records it for the event and calls apply (the
 // schedule into Redis, booking.Store.SetSchedule) in the same

@@ -182,3 +182,107 @@ func TestScheduleRedisTookWithoutTheLedgerIsUndone(t *testing.T) {
 		t.Fatalf("the ledger's schedule: %+v %v", sch, err)
 	}
 }
+
+// A phase change Redis took in a call whose ledger transaction then rolled
+// back (the gateway died between the two) is recorded all the same: by
+// the call's repeat, which Redis answers as no change, or else by the
+// reconciliation, so a rebuild keeps the phase fans joined and bought in.
+func TestPhaseRedisTookWithoutTheLedgerIsRecorded(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lostphase", Name: "Phase", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	set := func(p booking.PhaseState, fail error) ledger.PhaseChange {
+		t.Helper()
+		res, err := g.led.SetPhase(ctx, g.event, p, "otto", func(ctx context.Context) (booking.PhaseState, bool, error) {
+			prev, changed, err := g.store.SetPhase(ctx, g.event, p)
+			if err == nil {
+				err = fail
+			}
+			return prev, changed, err
+		})
+		if !errors.Is(err, fail) {
+			t.Fatalf("set phase %+v: %v, want %v", p, err, fail)
+		}
+		return res
+	}
+	last := func(when string) ledger.PhaseChange {
+		t.Helper()
+		changes, err := g.led.Phases(ctx, g.event)
+		if err != nil || len(changes) == 0 {
+			t.Fatalf("%s: the ledger's phase changes: %+v %v", when, changes, err)
+		}
+		return changes[len(changes)-1]
+	}
+	presale := booking.PhaseState{Phase: "presale", Audience: booking.AudienceCode}
+	general := booking.PhaseState{Phase: "general", Audience: booking.AudiencePublic}
+
+	set(presale, died)
+	if res := set(presale, nil); res.ID == 0 {
+		t.Fatal("the repeat of a lost phase change recorded nothing")
+	}
+	if l := last("after the repeat"); l.Phase != "presale" || l.Audience != booking.AudienceCode || l.Previous != "" {
+		t.Fatalf("after the repeat: %+v", l)
+	}
+	if res := set(presale, nil); res.ID != 0 {
+		t.Fatalf("a repeat of a recorded change recorded again: %+v", res)
+	}
+
+	set(general, died)
+	rec, err := g.r.Reconcile(ctx, g.event)
+	if err != nil || rec.RecordedPhase != "general" {
+		t.Fatalf("reconcile: recorded phase %q (%v), want general", rec.RecordedPhase, err)
+	}
+	if l := last("after the reconciliation"); l.Phase != "general" || l.Previous != "presale" || l.Actor != ledger.ReconcileActor {
+		t.Fatalf("after the reconciliation: %+v", l)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.RecordedPhase != "" {
+		t.Fatalf("a second reconciliation recorded %q (%v)", rec.RecordedPhase, err)
+	}
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := g.store.GetEvent(ctx, g.event); err != nil || e.Phase != "general" || e.Audience != booking.AudiencePublic {
+		t.Fatalf("after the rebuild: phase %q audience %q (%v)", e.Phase, e.Audience, err)
+	}
+}
+
+// A reconciliation while a phase change is between Redis and its commit
+// leaves it alone (the event's row is locked), so the change is recorded
+// once, by its own call, under its own actor.
+func TestPhaseUnderWayIsLeftToItsCall(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "busyphase", Name: "Phase", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	inRedis, commit := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(commit) }) }
+	defer release() // a failure below lets the change commit
+	done := make(chan error, 1)
+	go func() {
+		p := booking.PhaseState{Phase: "presale", Audience: booking.AudienceCode}
+		_, err := g.led.SetPhase(ctx, g.event, p, "otto", func(ctx context.Context) (booking.PhaseState, bool, error) {
+			prev, changed, err := g.store.SetPhase(ctx, g.event, p)
+			close(inRedis)
+			<-commit
+			return prev, changed, err
+		})
+		done <- err
+	}()
+	<-inRedis
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.RecordedPhase != "" {
+		t.Fatalf("recorded a change under way: %+v %v", rec, err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.RecordedPhase != "" {
+		t.Fatalf("recorded a committed change again: %+v %v", rec, err)
+	}
+	changes, err := g.led.Phases(ctx, g.event)
+	if err != nil || len(changes) != 1 || changes[0].Actor != "otto" || changes[0].Phase != "presale" {
+		t.Fatalf("the ledger's phase changes: %+v %v", changes, err)
+	}
+}
