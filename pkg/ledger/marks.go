@@ -79,17 +79,22 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 		if err := eventInTx(ctx, tx, eventID); err != nil {
 			return err
 		}
+		// the seats whose record this changes
+		var rows pgx.Rows
 		var err error
 		if mark == booking.MarkRelease {
-			_, err = tx.Exec(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND seat_id = ANY($2)`, eventID, seatIDs)
+			rows, err = tx.Query(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND seat_id = ANY($2) RETURNING seat_id`,
+				eventID, seatIDs)
 		} else {
-			_, err = tx.Exec(ctx, `INSERT INTO seat_marks (event_id, seat_id, mark, purpose, actor)
+			rows, err = tx.Query(ctx, `INSERT INTO seat_marks (event_id, seat_id, mark, purpose, actor)
 				SELECT $1, s, $3, $4, $5 FROM unnest($2::text[]) AS s
 				ON CONFLICT (event_id, seat_id) DO UPDATE
 				SET mark = EXCLUDED.mark, purpose = EXCLUDED.purpose, actor = EXCLUDED.actor, marked_at = now()
-				WHERE seat_marks.mark <> EXCLUDED.mark OR seat_marks.purpose <> EXCLUDED.purpose`,
+				WHERE seat_marks.mark <> EXCLUDED.mark OR seat_marks.purpose <> EXCLUDED.purpose
+				RETURNING seat_id`,
 				eventID, seatIDs, string(mark), purpose, actor)
 		}
+		recorded, err := rowsOf(rows, err, pgx.RowTo[string])
 		if err != nil {
 			return err
 		}
@@ -99,8 +104,14 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 			}
 		}
 		changed, err := apply(ctx)
-		if err != nil || len(changed) == 0 {
+		if err != nil {
 			return err
+		}
+		// Redis's changes, and the seats Redis had as asked whose record
+		// differed: a change Redis took whose transaction rolled back,
+		// repeated (recorded, so its fact is published)
+		if changed = changedOrRecorded(seatIDs, changed, recorded); len(changed) == 0 {
+			return nil
 		}
 		res.Changed = changed
 		return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
@@ -114,6 +125,29 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 		return MarkChange{}, wrap("mark seats", err) // apply's errors stay visible to errors.Is and As
 	}
 	return res, nil
+}
+
+// changedOrRecorded is the seats of asked (in its order, once each) that
+// are in changed or recorded.
+func changedOrRecorded(asked, changed, recorded []string) []string {
+	if len(recorded) == 0 {
+		return changed
+	}
+	in := make(map[string]bool, len(changed)+len(recorded))
+	for _, id := range changed {
+		in[id] = true
+	}
+	for _, id := range recorded {
+		in[id] = true
+	}
+	out := make([]string, 0, len(in))
+	for _, id := range asked {
+		if in[id] {
+			out = append(out, id)
+			delete(in, id)
+		}
+	}
+	return out
 }
 
 // UnpublishedMarkChanges returns the changes whose fact Kafka has not

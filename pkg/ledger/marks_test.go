@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -139,5 +140,50 @@ func TestSeatMarkFactsSurviveAKafkaOutage(t *testing.T) {
 	if len(hs) != 1 || len(ks) != 1 || hs[0].Reason != "production" || hs[0].SeatID != "A1,A2" || hs[0].UserID != "ops@example.com" ||
 		ks[0].Sequence != killed.ID || ks[0].ID != killed.Fact().ID || !ks[0].OccurredAt.Equal(killed.At.UTC().Truncate(time.Millisecond)) {
 		t.Fatalf("facts held %+v killed %+v", hs, ks)
+	}
+}
+
+// A hold or release Redis took in a call whose ledger transaction then
+// rolled back (the gateway died between the two) is recorded by the
+// call's repeat, which Redis answers as no change: the ledger's marks
+// become Redis's and the change is numbered, so its fact is published.
+func TestSeatMarksRedisTookAreRecordedByTheRepeat(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lostmarks", Name: "Marks", Rows: 1, SeatsPerRow: 5, Capacity: 5})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	lose := func(m booking.SeatMark, purpose string, seats ...string) {
+		t.Helper()
+		_, err := g.led.MarkSeats(ctx, g.event, m, purpose, "ops@example.com", seats, func(ctx context.Context) ([]string, error) {
+			if _, err := g.store.MarkSeats(ctx, g.event, m, purpose, seats); err != nil {
+				return nil, err
+			}
+			return nil, died
+		})
+		if !errors.Is(err, died) {
+			t.Fatalf("lost %s: %v", m, err)
+		}
+	}
+	lose(booking.MarkHold, "artist", "A1", "A2")
+	if got := g.marks(); len(got) != 0 {
+		t.Fatalf("a rolled-back hold is in the ledger: %v", got)
+	}
+	hold, err := g.mark(booking.MarkHold, "artist", "A1", "A2", "A3")
+	if err != nil || hold.ID == 0 || !slices.Equal(hold.Changed, []string{"A1", "A2", "A3"}) {
+		t.Fatalf("the repeat of a lost hold: %+v %v", hold, err)
+	}
+	if got := g.marks(); len(got) != 3 || got["A1"] != "hold:artist" {
+		t.Fatalf("ledger marks after the repeat: %v", got)
+	}
+	lose(booking.MarkRelease, "", "A1")
+	rel, err := g.mark(booking.MarkRelease, "", "A1")
+	if err != nil || rel.ID <= hold.ID || !slices.Equal(rel.Changed, []string{"A1"}) {
+		t.Fatalf("the repeat of a lost release: %+v %v", rel, err)
+	}
+	if got := g.marks(); len(got) != 2 || got["A1"] != "" {
+		t.Fatalf("ledger marks after the release's repeat: %v", got)
+	}
+	if again, err := g.mark(booking.MarkRelease, "", "A1"); err != nil || again.ID != 0 || len(again.Changed) != 0 {
+		t.Fatalf("a repeat of a recorded release: %+v %v", again, err)
 	}
 }
