@@ -275,28 +275,58 @@ func (s *Store) EventExists(ctx context.Context, eventID string) (bool, error) {
 // the seat hash with HSCAN (operator and reconciliation use, not a request
 // path). ErrEventNotFound when the event is not in Redis.
 func (s *Store) SoldSeats(ctx context.Context, eventID string) (map[string]string, error) {
+	out := map[string]string{}
+	err := s.scanSeats(ctx, eventID, func(seat, v string) {
+		if user, ok := strings.CutPrefix(v, "s:"); ok {
+			out[seat] = user
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sold seats: %w", err)
+	}
+	return out, nil
+}
+
+// MarkedSeats returns every seat Redis has held for a purpose (MarkHold)
+// or killed (MarkKill), by seat id, read as SoldSeats reads (not a
+// request path). ErrEventNotFound when the event is not in Redis.
+func (s *Store) MarkedSeats(ctx context.Context, eventID string) (map[string]MarkedSeat, error) {
+	out := map[string]MarkedSeat{}
+	err := s.scanSeats(ctx, eventID, func(seat, v string) {
+		if purpose, ok := strings.CutPrefix(v, "r:"); ok {
+			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkHold, Purpose: purpose}
+		} else if v == "k:" {
+			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkKill}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marked seats: %w", err)
+	}
+	return out, nil
+}
+
+// scanSeats calls fn with each seat of the event and its value in the
+// seat hash (lua/lib/seats.lua), read with HSCAN. ErrEventNotFound.
+func (s *Store) scanSeats(ctx context.Context, eventID string, fn func(seat, value string)) error {
 	ok, err := s.EventExists(ctx, eventID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !ok {
-		return nil, ErrEventNotFound
+		return ErrEventNotFound
 	}
 	key := s.eventKeys(eventID)[kSeats]
-	out := map[string]string{}
 	var cursor uint64
 	for {
 		kv, next, err := s.rdb.HScan(ctx, key, cursor, "", 1000).Result()
 		if err != nil {
-			return nil, fmt.Errorf("sold seats: %w", err)
+			return err
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
-			if user, ok := strings.CutPrefix(kv[i+1], "s:"); ok {
-				out[kv[i]] = user
-			}
+			fn(kv[i], kv[i+1])
 		}
 		if cursor = next; cursor == 0 {
-			return out, nil
+			return nil
 		}
 	}
 }

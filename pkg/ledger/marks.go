@@ -1,9 +1,12 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,25 +79,13 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		if err := eventInTx(ctx, tx, eventID); err != nil {
+		// the event's row held (NO KEY UPDATE: no sale waits), so the
+		// reconciliation never takes a change under way for a lost one
+		// (KeepMarks)
+		if err := oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`, eventID); err != nil {
 			return err
 		}
-		// the seats whose record this changes
-		var rows pgx.Rows
-		var err error
-		if mark == booking.MarkRelease {
-			rows, err = tx.Query(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND seat_id = ANY($2) RETURNING seat_id`,
-				eventID, seatIDs)
-		} else {
-			rows, err = tx.Query(ctx, `INSERT INTO seat_marks (event_id, seat_id, mark, purpose, actor)
-				SELECT $1, s, $3, $4, $5 FROM unnest($2::text[]) AS s
-				ON CONFLICT (event_id, seat_id) DO UPDATE
-				SET mark = EXCLUDED.mark, purpose = EXCLUDED.purpose, actor = EXCLUDED.actor, marked_at = now()
-				WHERE seat_marks.mark <> EXCLUDED.mark OR seat_marks.purpose <> EXCLUDED.purpose
-				RETURNING seat_id`,
-				eventID, seatIDs, string(mark), purpose, actor)
-		}
-		recorded, err := rowsOf(rows, err, pgx.RowTo[string])
+		recorded, err := writeMarks(ctx, tx, &res, seatIDs)
 		if err != nil {
 			return err
 		}
@@ -114,9 +105,7 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 			return nil
 		}
 		res.Changed = changed
-		return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, string(mark), purpose, changed, actor).
-			Scan(&res.ID, &res.At)
+		return recordMarkChange(ctx, tx, &res)
 	})
 	if errors.Is(err, ErrEventNotFound) {
 		return MarkChange{}, err
@@ -125,6 +114,111 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 		return MarkChange{}, wrap("mark seats", err) // apply's errors stay visible to errors.Is and As
 	}
 	return res, nil
+}
+
+// writeMarks writes the mark of c (its event, mark, purpose and actor)
+// of seatIDs into seat_marks in tx (a release deletes their rows), and
+// returns the seats whose rows it changed.
+func writeMarks(ctx context.Context, tx pgx.Tx, c *MarkChange, seatIDs []string) ([]string, error) {
+	var rows pgx.Rows
+	var err error
+	if c.Mark == booking.MarkRelease {
+		rows, err = tx.Query(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND seat_id = ANY($2) RETURNING seat_id`,
+			c.EventID, seatIDs)
+	} else {
+		rows, err = tx.Query(ctx, `INSERT INTO seat_marks (event_id, seat_id, mark, purpose, actor)
+			SELECT $1, s, $3, $4, $5 FROM unnest($2::text[]) AS s
+			ON CONFLICT (event_id, seat_id) DO UPDATE
+			SET mark = EXCLUDED.mark, purpose = EXCLUDED.purpose, actor = EXCLUDED.actor, marked_at = now()
+			WHERE seat_marks.mark <> EXCLUDED.mark OR seat_marks.purpose <> EXCLUDED.purpose
+			RETURNING seat_id`,
+			c.EventID, seatIDs, string(c.Mark), c.Purpose, c.Actor)
+	}
+	return rowsOf(rows, err, pgx.RowTo[string])
+}
+
+// recordMarkChange numbers the change c of c.Changed in tx (c.ID, c.At):
+// its fact's row in seat_mark_changes.
+func recordMarkChange(ctx context.Context, tx pgx.Tx, c *MarkChange) error {
+	return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, c.EventID, string(c.Mark), c.Purpose, c.Changed, c.Actor).
+		Scan(&c.ID, &c.At)
+}
+
+// KeepMarks records the holds and kills Redis has that the ledger's
+// seat_marks lack or have otherwise, and the releases of seats the ledger
+// holds or killed that Redis has not (changes Redis took whose ledger
+// transaction rolled back and that nobody repeated: fans could not buy
+// those seats, or could, and a rebuild writes the ledger's marks). Each
+// mark and purpose is one numbered change by ReconcileActor, whose fact
+// the sweep publishes. Seats allocated to a channel are left to the
+// allocation's own record. It holds the event's row, so no change is
+// under way; when another transaction holds it, it does nothing this
+// time.
+func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID string) ([]MarkChange, error) {
+	var out []MarkChange
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		out = nil
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, eventID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		inRedis, err := store.MarkedSeats(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT seat_id, mark, purpose FROM seat_marks WHERE event_id = $1 ORDER BY seat_id`, eventID)
+		recorded, err := rowsOf(rows, err, pgx.RowToStructByPos[booking.MarkedSeat])
+		if err != nil {
+			return err
+		}
+		// the seats to record, by mark and purpose
+		type kind struct {
+			mark    booking.SeatMark
+			purpose string
+		}
+		todo := map[kind][]string{}
+		inLedger := make(map[string]bool, len(recorded))
+		for _, m := range recorded {
+			inLedger[m.SeatID] = true
+			r, ok := inRedis[m.SeatID]
+			switch {
+			case ok && (r.Mark != m.Mark || r.Purpose != m.Purpose):
+				todo[kind{r.Mark, r.Purpose}] = append(todo[kind{r.Mark, r.Purpose}], m.SeatID)
+			case !ok && (m.Mark == booking.MarkHold || m.Mark == booking.MarkKill):
+				todo[kind{booking.MarkRelease, ""}] = append(todo[kind{booking.MarkRelease, ""}], m.SeatID)
+			}
+		}
+		for seat, r := range inRedis {
+			if !inLedger[seat] {
+				todo[kind{r.Mark, r.Purpose}] = append(todo[kind{r.Mark, r.Purpose}], seat)
+			}
+		}
+		kinds := slices.SortedFunc(maps.Keys(todo), func(a, b kind) int {
+			return cmp.Or(cmp.Compare(a.mark, b.mark), cmp.Compare(a.purpose, b.purpose))
+		})
+		for _, k := range kinds {
+			seats := todo[k]
+			slices.Sort(seats)
+			c := MarkChange{EventID: eventID, Mark: k.mark, Purpose: k.purpose, Actor: ReconcileActor}
+			if c.Changed, err = writeMarks(ctx, tx, &c, seats); err != nil {
+				return err
+			}
+			if err := recordMarkChange(ctx, tx, &c); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("keep marks", err)
+	}
+	return out, nil
 }
 
 // changedOrRecorded is the seats of asked (in its order, once each) that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,5 +186,108 @@ func TestSeatMarksRedisTookAreRecordedByTheRepeat(t *testing.T) {
 	}
 	if again, err := g.mark(booking.MarkRelease, "", "A1"); err != nil || again.ID != 0 || len(again.Changed) != 0 {
 		t.Fatalf("a repeat of a recorded release: %+v %v", again, err)
+	}
+}
+
+// Holds, kills and releases Redis took in calls whose ledger transactions
+// rolled back, and that nobody repeated, are recorded by the
+// reconciliation (actor reconcile), each a numbered change whose fact the
+// sweep publishes; one under way (the event's row locked) is left to its
+// call.
+func TestSeatMarksRedisTookAreRecordedByTheReconciliation(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "keepmarks", Name: "Marks", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	lose := func(m booking.SeatMark, purpose string, seats ...string) {
+		t.Helper()
+		_, err := g.led.MarkSeats(ctx, g.event, m, purpose, "ops@example.com", seats, func(ctx context.Context) ([]string, error) {
+			if _, err := g.store.MarkSeats(ctx, g.event, m, purpose, seats); err != nil {
+				return nil, err
+			}
+			return nil, died
+		})
+		if !errors.Is(err, died) {
+			t.Fatalf("lost %s: %v", m, err)
+		}
+	}
+	ledgerMarks := func() map[string]string {
+		t.Helper()
+		ms, err := g.led.SeatMarks(ctx, g.event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, m := range ms {
+			out[m.SeatID] = string(m.Mark) + ":" + m.Purpose + ":" + m.Actor
+		}
+		return out
+	}
+	if _, err := g.mark(booking.MarkHold, "press", "A4", "A5"); err != nil {
+		t.Fatal(err)
+	}
+	lose(booking.MarkHold, "artist", "A1", "A2")
+	lose(booking.MarkKill, "", "A3")
+	lose(booking.MarkRelease, "", "A4")
+	lose(booking.MarkHold, "artist", "A5")
+
+	rec, err := g.r.Reconcile(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range rec.RecordedMarks {
+		if c.ID == 0 || c.Actor != ledger.ReconcileActor {
+			t.Fatalf("a recorded change without its number or actor: %+v", c)
+		}
+		got[string(c.Mark)+":"+c.Purpose] = c.Changed
+	}
+	want := map[string][]string{"hold:artist": {"A1", "A2", "A5"}, "kill:": {"A3"}, "release:": {"A4"}}
+	if len(got) != len(want) {
+		t.Fatalf("recorded %v, want %v", got, want)
+	}
+	for k, seats := range want {
+		if !slices.Equal(got[k], seats) {
+			t.Fatalf("recorded %v, want %v", got, want)
+		}
+	}
+	if m := ledgerMarks(); len(m) != 4 || m["A1"] != "hold:artist:reconcile" || m["A3"] != "kill::reconcile" ||
+		m["A5"] != "hold:artist:reconcile" || m["A4"] != "" {
+		t.Fatalf("the ledger's marks: %v", m)
+	}
+	facts, err := g.led.UnpublishedMarkChanges(ctx, 0, 10)
+	if err != nil || len(facts) != 4 {
+		t.Fatalf("unpublished changes: %+v %v", facts, err)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
+		t.Fatalf("a second reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
+	}
+
+	// a change under way: the reconciliation leaves it to its call
+	inRedis, commit := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(commit) }) }
+	defer release()
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.led.MarkSeats(ctx, g.event, booking.MarkKill, "", "ops@example.com", []string{"A6"},
+			func(ctx context.Context) ([]string, error) {
+				changed, err := g.store.MarkSeats(ctx, g.event, booking.MarkKill, "", []string{"A6"})
+				close(inRedis)
+				<-commit
+				return changed, err
+			})
+		done <- err
+	}()
+	<-inRedis
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
+		t.Fatalf("recorded a change under way: %+v %v", rec.RecordedMarks, err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if m := ledgerMarks(); m["A6"] != "kill::ops@example.com" {
+		t.Fatalf("the change under way: %v", m)
 	}
 }

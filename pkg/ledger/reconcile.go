@@ -42,6 +42,9 @@ type Reconciliation struct {
 	// RecordedPhase is the phase Redis had that the ledger's record
 	// lacked, now recorded (Ledger.KeepPhase); "" none.
 	RecordedPhase string
+	// RecordedMarks are the holds, kills and releases Redis had that the
+	// ledger's record lacked, now recorded (Ledger.KeepMarks).
+	RecordedMarks []MarkChange
 }
 
 // Reconcile compares and repairs one event. booking.ErrEventNotFound when
@@ -70,6 +73,13 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 		out.RecordedPhase = kept.Phase
 		r.log().Warn("reconcile: the phase Redis has recorded in the ledger", zap.String("event_id", eventID),
 			zap.String("phase", kept.Phase), zap.String("audience", kept.Audience), zap.String("previous_phase", kept.Previous))
+	}
+	if out.RecordedMarks, err = r.Ledger.KeepMarks(ctx, r.Store, eventID); err != nil {
+		return out, err
+	}
+	for _, c := range out.RecordedMarks {
+		r.log().Warn("reconcile: seat marks Redis has recorded in the ledger", zap.String("event_id", eventID),
+			zap.String("mark", string(c.Mark)), zap.String("purpose", c.Purpose), zap.Strings("seats", first(c.Changed, 20)))
 	}
 	// The ledger first: a sale's Lua step comes before its order, so a
 	// seat sold between the two reads is in Redis's newer answer and not
