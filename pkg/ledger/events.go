@@ -417,6 +417,19 @@ func lockEvent(ctx context.Context, tx pgx.Tx, eventID string) error {
 	return oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID)
 }
 
+// lockEventIfFree locks the event's row until tx ends (NO KEY UPDATE:
+// the sales that reference it do not wait) unless another transaction
+// holds it: false then, and when there is no such event. The
+// reconciliation's passes take it, so they leave alone a change under
+// way, which holds the row.
+func lockEventIfFree(ctx context.Context, tx pgx.Tx, eventID string) (bool, error) {
+	err := oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, eventID)
+	if errors.Is(err, ErrEventNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 func oneEvent(ctx context.Context, tx pgx.Tx, query, eventID string) error {
 	var one int
 	if err := tx.QueryRow(ctx, query, eventID).Scan(&one); err != nil {

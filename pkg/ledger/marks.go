@@ -159,12 +159,7 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 	var out []MarkChange
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		out = nil
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, eventID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		if free, err := lockEventIfFree(ctx, tx, eventID); !free || err != nil {
 			return err
 		}
 		inRedis, err := store.MarkedSeats(ctx, eventID)

@@ -22,6 +22,23 @@ func (g *rig) mark(m booking.SeatMark, purpose string, seats ...string) (ledger.
 		})
 }
 
+// loseMark makes a mark Redis takes and the ledger then rolls back, as
+// when the gateway dies between the two.
+func (g *rig) loseMark(m booking.SeatMark, purpose string, seats ...string) {
+	g.t.Helper()
+	died := errors.New("connection lost before the commit")
+	_, err := g.led.MarkSeats(context.Background(), g.event, m, purpose, "ops@example.com", seats,
+		func(ctx context.Context) ([]string, error) {
+			if _, err := g.store.MarkSeats(ctx, g.event, m, purpose, seats); err != nil {
+				return nil, err
+			}
+			return nil, died
+		})
+	if !errors.Is(err, died) {
+		g.t.Fatalf("lost %s: %v", m, err)
+	}
+}
+
 func (g *rig) marks() map[string]string {
 	g.t.Helper()
 	ms, err := g.led.SeatMarks(context.Background(), g.event)
@@ -151,20 +168,7 @@ func TestSeatMarkFactsSurviveAKafkaOutage(t *testing.T) {
 func TestSeatMarksRedisTookAreRecordedByTheRepeat(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "lostmarks", Name: "Marks", Rows: 1, SeatsPerRow: 5, Capacity: 5})
-	ctx := context.Background()
-	died := errors.New("connection lost before the commit")
-	lose := func(m booking.SeatMark, purpose string, seats ...string) {
-		t.Helper()
-		_, err := g.led.MarkSeats(ctx, g.event, m, purpose, "ops@example.com", seats, func(ctx context.Context) ([]string, error) {
-			if _, err := g.store.MarkSeats(ctx, g.event, m, purpose, seats); err != nil {
-				return nil, err
-			}
-			return nil, died
-		})
-		if !errors.Is(err, died) {
-			t.Fatalf("lost %s: %v", m, err)
-		}
-	}
+	lose := g.loseMark
 	lose(booking.MarkHold, "artist", "A1", "A2")
 	if got := g.marks(); len(got) != 0 {
 		t.Fatalf("a rolled-back hold is in the ledger: %v", got)
@@ -198,19 +202,7 @@ func TestSeatMarksRedisTookAreRecordedByTheReconciliation(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "keepmarks", Name: "Marks", Rows: 1, SeatsPerRow: 6, Capacity: 5})
 	ctx := context.Background()
-	died := errors.New("connection lost before the commit")
-	lose := func(m booking.SeatMark, purpose string, seats ...string) {
-		t.Helper()
-		_, err := g.led.MarkSeats(ctx, g.event, m, purpose, "ops@example.com", seats, func(ctx context.Context) ([]string, error) {
-			if _, err := g.store.MarkSeats(ctx, g.event, m, purpose, seats); err != nil {
-				return nil, err
-			}
-			return nil, died
-		})
-		if !errors.Is(err, died) {
-			t.Fatalf("lost %s: %v", m, err)
-		}
-	}
+	lose := g.loseMark
 	ledgerMarks := func() map[string]string {
 		t.Helper()
 		ms, err := g.led.SeatMarks(ctx, g.event)

@@ -121,12 +121,7 @@ func recordPhase(ctx context.Context, tx pgx.Tx, res *PhaseChange, prev booking.
 func (l *Ledger) KeepPhase(ctx context.Context, store *booking.Store, eventID string) (PhaseChange, error) {
 	res := PhaseChange{EventID: eventID, Actor: ReconcileActor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, eventID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		if free, err := lockEventIfFree(ctx, tx, eventID); !free || err != nil {
 			return err
 		}
 		e, err := store.GetEvent(ctx, eventID)
