@@ -238,15 +238,21 @@ func (s *Store) SetPhase(ctx context.Context, eventID string, p PhaseState) (Pha
 	return prev, changed, nil
 }
 
-// MarkSelected records that the registration's draw selected users: while
-// the audience is AudienceRegistered they may join (SetPhase), in calls of
-// at most 1,000. ErrEventNotFound.
+// MarkSelected records that the registration's draw selected users, and
+// no one else: while the audience is AudienceRegistered they may join
+// (SetPhase). It marks them in calls of at most 1,000 after it takes
+// back any earlier selection of someone else (a draw Redis took whose
+// ledger transaction rolled back, drawn again with another count), so
+// no one selected now loses the mark on the way. ErrEventNotFound.
 func (s *Store) MarkSelected(ctx context.Context, eventID string, users []string) error {
 	if err := checkIDs(eventID); err != nil {
 		return err
 	}
 	if err := checkIDs(users...); err != nil {
 		return err
+	}
+	if err := s.unselectOthers(ctx, eventID, users); err != nil {
+		return fmt.Errorf("mark selected: %w", err)
 	}
 	for len(users) > 0 {
 		n := min(len(users), 1000)
@@ -260,4 +266,36 @@ func (s *Store) MarkSelected(ctx context.Context, eventID string, users []string
 		users = users[n:]
 	}
 	return nil
+}
+
+// unselectOthers removes the selection marks ('r:<user>' in the codes
+// hash, lib/codes.lua) of everyone not in users, read with HSCAN (an
+// operator's draw, not a request path).
+func (s *Store) unselectOthers(ctx context.Context, eventID string, users []string) error {
+	keep := make(map[string]bool, len(users))
+	for _, u := range users {
+		keep["r:"+u] = true
+	}
+	key := s.eventKeys(eventID)[kCodes]
+	var cursor uint64
+	for {
+		kv, next, err := s.rdb.HScan(ctx, key, cursor, "r:*", 1000).Result()
+		if err != nil {
+			return err
+		}
+		var drop []string
+		for i := 0; i+1 < len(kv); i += 2 {
+			if !keep[kv[i]] {
+				drop = append(drop, kv[i])
+			}
+		}
+		if len(drop) > 0 {
+			if err := s.rdb.HDel(ctx, key, drop...).Err(); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }

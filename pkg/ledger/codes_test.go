@@ -396,3 +396,53 @@ func roomTakenWithACode(t *testing.T, id string) (*rig, string) {
 	}
 	return g, digest
 }
+
+// A draw Redis took in a call whose ledger transaction then rolled back
+// (the gateway died between the two) leaves no one selected beyond the
+// ledger's draw: the repeat, even with a smaller count, makes Redis's
+// selection the one the ledger records and publishes.
+func TestRegistrationDrawRepeatedAfterALostOneSelectsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "regrepeat", Name: "Registration", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(time.Hour), "otto"); err != nil {
+		t.Fatal(err)
+	}
+	users := []string{"fan0", "fan1", "fan2", "fan3", "fan4"}
+	for _, u := range users {
+		if _, _, err := g.led.Register(ctx, g.event, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(-time.Second), "otto"); err != nil {
+		t.Fatal(err)
+	}
+	died := errors.New("connection lost before the commit")
+	if _, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 4, "otto", func(ctx context.Context, sel []string) error {
+		if err := g.store.MarkSelected(ctx, g.event, sel); err != nil {
+			return err
+		}
+		return died
+	}); !errors.Is(err, died) {
+		t.Fatalf("lost draw: %v", err)
+	}
+	d, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 1, "otto", func(ctx context.Context, sel []string) error {
+		return g.store.MarkSelected(ctx, g.event, sel)
+	})
+	if err != nil || !d.Fresh || d.Selected != 1 {
+		t.Fatalf("the repeat: %+v %v", d, err)
+	}
+	if _, _, err := g.store.SetPhase(ctx, g.event, booking.PhaseState{Phase: "verified", Audience: booking.AudienceRegistered}); err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range users {
+		_, err := g.store.Enqueue(ctx, g.event, u)
+		if i == 0 && err != nil {
+			t.Fatalf("the selected fan: %v", err)
+		}
+		if i > 0 && !errors.Is(err, booking.ErrNotSelected) {
+			t.Fatalf("%s, selected only by the lost draw: %v", u, err)
+		}
+	}
+}
