@@ -147,6 +147,30 @@ func (s *Store) SetAllocationRelease(ctx context.Context, eventID, channel strin
 	return nil
 }
 
+// AllocationReleases returns the release time of each channel that has
+// one (config 'ra:<channel>'). ErrEventNotFound.
+func (s *Store) AllocationReleases(ctx context.Context, eventID string) (map[string]time.Time, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	cfg, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kConfig]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("allocation releases: %w", err)
+	}
+	if len(cfg) == 0 {
+		return nil, ErrEventNotFound
+	}
+	out := map[string]time.Time{}
+	for f, v := range cfg {
+		if ch, ok := strings.CutPrefix(f, "ra:"); ok {
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+				out[ch] = time.UnixMilli(ms)
+			}
+		}
+	}
+	return out, nil
+}
+
 // AccessibleSeats returns the wheelchair spaces and companion seats,
 // each seat id mapped to its kind (ChannelWheelchair or
 // ChannelCompanion). A seat is of a kind from its first allocation to

@@ -287,14 +287,18 @@ func (s *Store) SoldSeats(ctx context.Context, eventID string) (map[string]strin
 	return out, nil
 }
 
-// MarkedSeats returns every seat Redis has held for a purpose (MarkHold)
-// or killed (MarkKill), by seat id, read as SoldSeats reads (not a
-// request path). ErrEventNotFound when the event is not in Redis.
+// MarkedSeats returns every seat Redis has held for a purpose (MarkHold),
+// killed (MarkKill) or allocated to a channel and not taken by its fans
+// (MarkAllocate, the channel as Purpose), by seat id, read as SoldSeats
+// reads (not a request path). ErrEventNotFound when the event is not in
+// Redis.
 func (s *Store) MarkedSeats(ctx context.Context, eventID string) (map[string]MarkedSeat, error) {
 	out := map[string]MarkedSeat{}
 	err := s.scanSeats(ctx, eventID, func(seat, v string) {
 		if purpose, ok := strings.CutPrefix(v, "r:"); ok {
 			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkHold, Purpose: purpose}
+		} else if channel, ok := strings.CutPrefix(v, "c:"); ok {
+			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkAllocate, Purpose: channel}
 		} else if v == "k:" {
 			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkKill}
 		}

@@ -32,25 +32,33 @@ const SystemActor = "system"
 func (l *Ledger) AllocateSeats(ctx context.Context, eventID, channel, actor string, releaseAt time.Time,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	also := func(tx pgx.Tx) error {
-		if !releaseAt.IsZero() {
-			if _, err := tx.Exec(ctx, `INSERT INTO allocation_releases (event_id, channel, release_at, actor)
-				VALUES ($1, $2, $3, $4) ON CONFLICT (event_id, channel) DO UPDATE
-				SET release_at = EXCLUDED.release_at, actor = EXCLUDED.actor, set_at = now()`,
-				eventID, channel, releaseAt, actor); err != nil {
-				return err
-			}
-		}
-		if channel != booking.ChannelWheelchair && channel != booking.ChannelCompanion {
-			return nil
-		}
-		// the seats' kind, kept when the allocation ends (AccessibleSeats)
-		_, err := tx.Exec(ctx, `INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
-			SELECT $1, s, $3, $4 FROM unnest($2::text[]) AS s
-			ON CONFLICT (event_id, seat_id) DO UPDATE SET kind = EXCLUDED.kind, actor = EXCLUDED.actor, set_at = now()
-			WHERE accessible_seats.kind <> EXCLUDED.kind`, eventID, seatIDs, channel, actor)
-		return err
+		return recordAllocation(ctx, tx, eventID, channel, actor, releaseAt, seatIDs)
 	}
 	return l.markSeats(ctx, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
+}
+
+// recordAllocation writes in tx what an allocation of seatIDs to channel
+// records beside their seat_marks rows: the channel's release time
+// (unless releaseAt is zero) and, for the channels wheelchair and
+// companion, the seats' kind.
+func recordAllocation(ctx context.Context, tx pgx.Tx, eventID, channel, actor string, releaseAt time.Time, seatIDs []string) error {
+	if !releaseAt.IsZero() {
+		if _, err := tx.Exec(ctx, `INSERT INTO allocation_releases (event_id, channel, release_at, actor)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (event_id, channel) DO UPDATE
+			SET release_at = EXCLUDED.release_at, actor = EXCLUDED.actor, set_at = now()`,
+			eventID, channel, releaseAt, actor); err != nil {
+			return err
+		}
+	}
+	if channel != booking.ChannelWheelchair && channel != booking.ChannelCompanion {
+		return nil
+	}
+	// the seats' kind, kept when the allocation ends (AccessibleSeats)
+	_, err := tx.Exec(ctx, `INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
+		SELECT $1, s, $3, $4 FROM unnest($2::text[]) AS s
+		ON CONFLICT (event_id, seat_id) DO UPDATE SET kind = EXCLUDED.kind, actor = EXCLUDED.actor, set_at = now()
+		WHERE accessible_seats.kind <> EXCLUDED.kind`, eventID, seatIDs, channel, actor)
+	return err
 }
 
 // ReleaseAllocation records the end of channel's allocation by actor

@@ -145,16 +145,19 @@ func recordMarkChange(ctx context.Context, tx pgx.Tx, c *MarkChange) error {
 		Scan(&c.ID, &c.At)
 }
 
-// KeepMarks records the holds and kills Redis has that the ledger's
-// seat_marks lack or have otherwise, and the releases of seats the ledger
-// holds or killed that Redis has not (changes Redis took whose ledger
-// transaction rolled back and that nobody repeated: fans could not buy
-// those seats, or could, and a rebuild writes the ledger's marks). Each
-// mark and purpose is one numbered change by ReconcileActor, whose fact
-// the sweep publishes. Seats allocated to a channel are left to the
-// allocation's own record. It holds the event's row, so no change is
-// under way; when another transaction holds it, it does nothing this
-// time.
+// KeepMarks records the holds, kills and allocations Redis has that the
+// ledger's seat_marks lack or have otherwise, and the releases of seats
+// the ledger holds or killed that Redis has not (changes Redis took whose
+// ledger transaction rolled back and that nobody repeated: fans could not
+// buy those seats, or could, and a rebuild writes the ledger's marks). An
+// allocation is recorded with the channel's release time in Redis and,
+// for wheelchair and companion, the seats' kind (recordAllocation). A
+// seat the ledger allocates that Redis has not is left alone: its
+// channel's fans hold or bought it, or its allocation is ending (the
+// allocation sweeper repeats an end). Each mark and purpose is one
+// numbered change by ReconcileActor, whose fact the sweep publishes. It
+// holds the event's row, so no change is under way; when another
+// transaction holds it, it does nothing this time.
 func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID string) ([]MarkChange, error) {
 	var out []MarkChange
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
@@ -196,12 +199,23 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 		kinds := slices.SortedFunc(maps.Keys(todo), func(a, b kind) int {
 			return cmp.Or(cmp.Compare(a.mark, b.mark), cmp.Compare(a.purpose, b.purpose))
 		})
+		var releases map[string]time.Time
 		for _, k := range kinds {
 			seats := todo[k]
 			slices.Sort(seats)
 			c := MarkChange{EventID: eventID, Mark: k.mark, Purpose: k.purpose, Actor: ReconcileActor}
 			if c.Changed, err = writeMarks(ctx, tx, &c, seats); err != nil {
 				return err
+			}
+			if k.mark == booking.MarkAllocate {
+				if releases == nil {
+					if releases, err = store.AllocationReleases(ctx, eventID); err != nil {
+						return err
+					}
+				}
+				if err := recordAllocation(ctx, tx, eventID, k.purpose, ReconcileActor, releases[k.purpose], seats); err != nil {
+					return err
+				}
 			}
 			if err := recordMarkChange(ctx, tx, &c); err != nil {
 				return err

@@ -283,3 +283,52 @@ func TestSeatMarksRedisTookAreRecordedByTheReconciliation(t *testing.T) {
 		t.Fatalf("the change under way: %v", m)
 	}
 }
+
+// An allocation to a channel Redis took in a call whose ledger
+// transaction rolled back, not repeated, is recorded by the
+// reconciliation with its release time and, for the wheelchair channel,
+// the seats' kind, so the allocation sweeper ends it on time and a
+// rebuild keeps it.
+func TestAllocationRedisTookIsRecordedByTheReconciliation(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "keepalloc", Name: "Alloc", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	release := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	lose := func(channel string, at time.Time, seats ...string) {
+		t.Helper()
+		_, err := g.led.AllocateSeats(ctx, g.event, channel, "ops@example.com", at, seats, func(ctx context.Context) ([]string, error) {
+			if _, err := g.store.AllocateSeats(ctx, g.event, channel, at, seats); err != nil {
+				return nil, err
+			}
+			return nil, died
+		})
+		if !errors.Is(err, died) {
+			t.Fatalf("lost allocation: %v", err)
+		}
+	}
+	lose("partner", release, "A1", "A2")
+	lose(booking.ChannelWheelchair, time.Time{}, "A3")
+	rec, err := g.r.Reconcile(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range rec.RecordedMarks {
+		got[string(c.Mark)+":"+c.Purpose] = c.Changed
+	}
+	if len(got) != 2 || !slices.Equal(got["allocate:partner"], []string{"A1", "A2"}) ||
+		!slices.Equal(got["allocate:"+booking.ChannelWheelchair], []string{"A3"}) {
+		t.Fatalf("recorded %v", got)
+	}
+	rs, err := g.led.AllocationReleases(ctx, g.event)
+	if err != nil || len(rs) != 1 || rs[0].Channel != "partner" || !rs[0].ReleaseAt.Equal(release) || rs[0].Actor != ledger.ReconcileActor {
+		t.Fatalf("release times: %+v %v", rs, err)
+	}
+	if kinds, err := g.led.AccessibleSeats(ctx, g.event); err != nil || kinds["A3"] != booking.ChannelWheelchair {
+		t.Fatalf("accessible seats: %v %v", kinds, err)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
+		t.Fatalf("a second reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
+	}
+}
