@@ -21,6 +21,9 @@ import (
 //	boxoffice_ledger_repaired_seats_total   seats marked sold in Redis by reconciliation
 //	boxoffice_ledger_undone_settings_total  settings Redis took in a change the ledger
 //	    rolled back, put back in Redis by reconciliation (Ledger.SettleSettings)
+//	boxoffice_ledger_recorded_changes_total{kind}  changes Redis took whose ledger
+//	    record was lost, recorded by reconciliation: phase (Ledger.KeepPhase),
+//	    seat_marks (Ledger.KeepMarks, one per mark and purpose)
 //	boxoffice_ledger_restores_total         events rebuilt from the ledger
 //	boxoffice_ledger_errors_total{stage}    failed passes: restore, reconcile, publish
 type Metrics struct {
@@ -28,6 +31,7 @@ type Metrics struct {
 	drawSeeds  *prometheus.GaugeVec
 	repaired   prometheus.Counter
 	undone     prometheus.Counter
+	recorded   *prometheus.CounterVec
 	restores   prometheus.Counter
 	errors     *prometheus.CounterVec
 
@@ -46,6 +50,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		repaired: f.Counter("repaired_seats_total", "Seats sold in the ledger that reconciliation marked sold in Redis."),
 		undone: f.Counter("undone_settings_total",
 			"Event settings Redis took in a change whose ledger transaction rolled back, put back by reconciliation."),
+		recorded: f.CounterVec("recorded_changes_total",
+			"Admin changes Redis took whose ledger transaction rolled back, recorded in the ledger by reconciliation.", "kind"),
 		restores: f.Counter("restores_total", "Events whose Redis state was rebuilt from the ledger."),
 		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes, failed steps of a rebuild (run again on the next pass) and event_restored publishes.", "stage"),
 	}

@@ -71,11 +71,17 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	}
 	if kept.ID != 0 {
 		out.RecordedPhase = kept.Phase
+		if r.Metrics != nil {
+			r.Metrics.recorded.WithLabelValues("phase").Inc()
+		}
 		r.log().Warn("reconcile: the phase Redis has recorded in the ledger", zap.String("event_id", eventID),
 			zap.String("phase", kept.Phase), zap.String("audience", kept.Audience), zap.String("previous_phase", kept.Previous))
 	}
 	if out.RecordedMarks, err = r.Ledger.KeepMarks(ctx, r.Store, eventID); err != nil {
 		return out, err
+	}
+	if r.Metrics != nil && len(out.RecordedMarks) > 0 {
+		r.Metrics.recorded.WithLabelValues("seat_marks").Add(float64(len(out.RecordedMarks)))
 	}
 	for _, c := range out.RecordedMarks {
 		r.log().Warn("reconcile: seat marks Redis has recorded in the ledger", zap.String("event_id", eventID),

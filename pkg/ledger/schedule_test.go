@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -238,6 +241,13 @@ func TestPhaseRedisTookWithoutTheLedgerIsRecorded(t *testing.T) {
 	}
 	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.RecordedPhase != "" {
 		t.Fatalf("a second reconciliation recorded %q (%v)", rec.RecordedPhase, err)
+	}
+	if err := testutil.GatherAndCompare(g.reg, strings.NewReader(`
+# HELP boxoffice_ledger_recorded_changes_total Admin changes Redis took whose ledger transaction rolled back, recorded in the ledger by reconciliation.
+# TYPE boxoffice_ledger_recorded_changes_total counter
+boxoffice_ledger_recorded_changes_total{kind="phase"} 1
+`), "boxoffice_ledger_recorded_changes_total"); err != nil {
+		t.Fatal(err)
 	}
 	g.flush()
 	if _, err := g.r.Restore(ctx, g.event); err != nil {
