@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -269,33 +270,53 @@ func (s *Store) MarkSelected(ctx context.Context, eventID string, users []string
 }
 
 // unselectOthers removes the selection marks ('r:<user>' in the codes
-// hash, lib/codes.lua) of everyone not in users, read with HSCAN (an
-// operator's draw, not a request path).
+// hash, lib/codes.lua) of everyone not in users.
 func (s *Store) unselectOthers(ctx context.Context, eventID string, users []string) error {
 	keep := make(map[string]bool, len(users))
 	for _, u := range users {
-		keep["r:"+u] = true
+		keep[u] = true
+	}
+	marked, err := s.SelectedUsers(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	var drop []string
+	for _, u := range marked {
+		if !keep[u] {
+			drop = append(drop, "r:"+u)
+		}
+	}
+	for len(drop) > 0 {
+		n := min(len(drop), 1000)
+		if err := s.rdb.HDel(ctx, s.eventKeys(eventID)[kCodes], drop[:n]...).Err(); err != nil {
+			return err
+		}
+		drop = drop[n:]
+	}
+	return nil
+}
+
+// SelectedUsers returns the users Redis has as selected by the
+// registration's draw (MarkSelected), sorted, read with HSCAN (an
+// operator's call or the reconciliation, not a request path).
+func (s *Store) SelectedUsers(ctx context.Context, eventID string) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
 	}
 	key := s.eventKeys(eventID)[kCodes]
+	var out []string
 	var cursor uint64
 	for {
 		kv, next, err := s.rdb.HScan(ctx, key, cursor, "r:*", 1000).Result()
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("selected users: %w", err)
 		}
-		var drop []string
 		for i := 0; i+1 < len(kv); i += 2 {
-			if !keep[kv[i]] {
-				drop = append(drop, kv[i])
-			}
-		}
-		if len(drop) > 0 {
-			if err := s.rdb.HDel(ctx, key, drop...).Err(); err != nil {
-				return err
-			}
+			out = append(out, strings.TrimPrefix(kv[i], "r:"))
 		}
 		if cursor = next; cursor == 0 {
-			return nil
+			slices.Sort(out)
+			return slices.Compact(out), nil
 		}
 	}
 }

@@ -446,3 +446,58 @@ func TestRegistrationDrawRepeatedAfterALostOneSelectsOnlyItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// A draw Redis took in a call whose ledger transaction rolled back, not
+// repeated, is taken back by the reconciliation: the draw that selects
+// who may join is the one the ledger records and publishes, and that one
+// stays.
+func TestRegistrationDrawLostAndNotRepeatedIsTakenBack(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "reglost", Name: "Registration", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(time.Hour), "otto"); err != nil {
+		t.Fatal(err)
+	}
+	users := []string{"fan0", "fan1", "fan2"}
+	for _, u := range users {
+		if _, _, err := g.led.Register(ctx, g.event, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(-time.Second), "otto"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.store.SetPhase(ctx, g.event, booking.PhaseState{Phase: "verified", Audience: booking.AudienceRegistered}); err != nil {
+		t.Fatal(err)
+	}
+	mark := func(ctx context.Context, sel []string) error { return g.store.MarkSelected(ctx, g.event, sel) }
+	died := errors.New("connection lost before the commit")
+	if _, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 2, "otto", func(ctx context.Context, sel []string) error {
+		if err := mark(ctx, sel); err != nil {
+			return err
+		}
+		return died
+	}); !errors.Is(err, died) {
+		t.Fatalf("lost draw: %v", err)
+	}
+	rec, err := g.r.Reconcile(ctx, g.event)
+	if err != nil || !rec.SelectionReset {
+		t.Fatalf("reconcile after a lost draw: %+v %v", rec, err)
+	}
+	if _, err := g.store.Enqueue(ctx, g.event, "fan0"); !errors.Is(err, booking.ErrNotSelected) {
+		t.Fatalf("selected only by the lost draw: %v", err)
+	}
+	if _, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 2, "otto", mark); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.SelectionReset {
+		t.Fatalf("reconcile after the recorded draw: %+v %v", rec, err)
+	}
+	for i, u := range users {
+		_, err := g.store.Enqueue(ctx, g.event, u)
+		if (i < 2) != (err == nil) {
+			t.Fatalf("%s after the recorded draw: %v", u, err)
+		}
+	}
+}

@@ -45,6 +45,10 @@ type Reconciliation struct {
 	// RecordedMarks are the holds, kills and releases Redis had that the
 	// ledger's record lacked, now recorded (Ledger.KeepMarks).
 	RecordedMarks []MarkChange
+	// SelectionReset: the users Redis had as selected by the registration
+	// draw differed from the ledger's draw and were set to them
+	// (Ledger.KeepSelection).
+	SelectionReset bool
 }
 
 // Reconcile compares and repairs one event. booking.ErrEventNotFound when
@@ -86,6 +90,12 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	for _, c := range out.RecordedMarks {
 		r.log().Warn("reconcile: seat marks Redis has recorded in the ledger", zap.String("event_id", eventID),
 			zap.String("mark", string(c.Mark)), zap.String("purpose", c.Purpose), zap.Strings("seats", first(c.Changed, 20)))
+	}
+	if out.SelectionReset, err = r.Ledger.KeepSelection(ctx, r.Store, eventID); err != nil {
+		return out, err
+	}
+	if out.SelectionReset {
+		r.log().Warn("reconcile: the registration draw's selection in Redis set to the ledger's", zap.String("event_id", eventID))
 	}
 	// The ledger first: a sale's Lua step comes before its order, so a
 	// seat sold between the two reads is in Redis's newer answer and not

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -238,6 +239,42 @@ func (l *Ledger) Draw(ctx context.Context, eventID, method string, count int, ac
 		return RegistrationWindow{}, err
 	}
 	return w, wrap("draw", err)
+}
+
+// KeepSelection makes the users Redis has as selected by the event's
+// registration draw the ones the ledger's draw selected (none before the
+// draw): a draw Redis took whose transaction then rolled back, and that
+// nobody repeated, is taken back, since the draw that decides who may
+// join a registered phase is the one the ledger records and publishes.
+// It holds the event's registration window, so no draw is under way;
+// when another transaction holds it, or the event has no window, it does
+// nothing. true when Redis's selection was changed.
+func (l *Ledger) KeepSelection(ctx context.Context, store *booking.Store, eventID string) (bool, error) {
+	reset := false
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		reset = false
+		var drawn bool
+		err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM registration_windows WHERE event_id = $1
+			FOR UPDATE SKIP LOCKED`, eventID).Scan(&drawn)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT user_id FROM registrations WHERE event_id = $1 AND selected ORDER BY user_id`, eventID)
+		want, err := rowsOf(rows, err, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		have, err := store.SelectedUsers(ctx, eventID)
+		if err != nil || slices.Equal(have, want) {
+			return err
+		}
+		reset = true
+		return store.MarkSelected(ctx, eventID, want)
+	})
+	return reset, wrap("keep selection", err)
 }
 
 // Selected returns the users the event's draw selected, by registration
