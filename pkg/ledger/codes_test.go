@@ -397,27 +397,38 @@ func roomTakenWithACode(t *testing.T, id string) (*rig, string) {
 	return g, digest
 }
 
-// A draw Redis took in a call whose ledger transaction then rolled back
-// (the gateway died between the two) leaves no one selected beyond the
-// ledger's draw: the repeat, even with a smaller count, makes Redis's
-// selection the one the ledger records and publishes.
-func TestRegistrationDrawRepeatedAfterALostOneSelectsOnlyItsOwn(t *testing.T) {
-	t.Parallel()
-	g := newRig(t, booking.EventConfig{ID: "regrepeat", Name: "Registration", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+// closedRegistration is an event whose registration window (phase
+// verified) closed with n registrants, fan0 to fan<n-1>, first come
+// first.
+func closedRegistration(t *testing.T, id string, n int) (*rig, []string) {
+	t.Helper()
+	g := newRig(t, booking.EventConfig{ID: id, Name: "Registration", Rows: 1, SeatsPerRow: 4, Capacity: 2})
 	ctx := context.Background()
 	now := time.Now()
 	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(time.Hour), "otto"); err != nil {
 		t.Fatal(err)
 	}
-	users := []string{"fan0", "fan1", "fan2", "fan3", "fan4"}
-	for _, u := range users {
-		if _, _, err := g.led.Register(ctx, g.event, u); err != nil {
+	users := make([]string, n)
+	for i := range users {
+		users[i] = "fan" + strconv.Itoa(i)
+		if _, _, err := g.led.Register(ctx, g.event, users[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(-time.Second), "otto"); err != nil {
 		t.Fatal(err)
 	}
+	return g, users
+}
+
+// A draw Redis took in a call whose ledger transaction then rolled back
+// (the gateway died between the two) leaves no one selected beyond the
+// ledger's draw: the repeat, even with a smaller count, makes Redis's
+// selection the one the ledger records and publishes.
+func TestRegistrationDrawRepeatedAfterALostOneSelectsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	g, users := closedRegistration(t, "regrepeat", 5)
+	ctx := context.Background()
 	died := errors.New("connection lost before the commit")
 	if _, err := g.led.Draw(ctx, g.event, ledger.SelectFirstCome, 4, "otto", func(ctx context.Context, sel []string) error {
 		if err := g.store.MarkSelected(ctx, g.event, sel); err != nil {
@@ -453,21 +464,8 @@ func TestRegistrationDrawRepeatedAfterALostOneSelectsOnlyItsOwn(t *testing.T) {
 // stays.
 func TestRegistrationDrawLostAndNotRepeatedIsTakenBack(t *testing.T) {
 	t.Parallel()
-	g := newRig(t, booking.EventConfig{ID: "reglost", Name: "Registration", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	g, users := closedRegistration(t, "reglost", 3)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(time.Hour), "otto"); err != nil {
-		t.Fatal(err)
-	}
-	users := []string{"fan0", "fan1", "fan2"}
-	for _, u := range users {
-		if _, _, err := g.led.Register(ctx, g.event, u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := g.led.OpenRegistration(ctx, g.event, "verified", now.Add(-time.Hour), now.Add(-time.Second), "otto"); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := g.store.SetPhase(ctx, g.event, booking.PhaseState{Phase: "verified", Audience: booking.AudienceRegistered}); err != nil {
 		t.Fatal(err)
 	}
