@@ -42,8 +42,8 @@ type Reconciliation struct {
 	// RecordedPhase is the phase Redis had that the ledger's record
 	// lacked, now recorded (Ledger.KeepPhase); "" none.
 	RecordedPhase string
-	// RecordedMarks are the holds, kills and releases Redis had that the
-	// ledger's record lacked, now recorded (Ledger.KeepMarks).
+	// RecordedMarks are the holds, kills, allocations and releases Redis
+	// had that the ledger's record lacked, now recorded (Ledger.KeepMarks).
 	RecordedMarks []MarkChange
 	// SelectionReset: the users Redis had as selected by the registration
 	// draw differed from the ledger's draw and were set to them

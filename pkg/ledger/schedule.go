@@ -13,8 +13,9 @@ import (
 // ScheduleActor is the actor of the phase changes a schedule makes.
 const ScheduleActor = "schedule"
 
-// ReconcileActor is the actor of a phase change the reconciliation
-// records: one Redis took whose ledger record was lost (Ledger.KeepPhase).
+// ReconcileActor is the actor of a phase change or seat-mark change the
+// reconciliation records: one Redis took whose ledger record was lost
+// (Ledger.KeepPhase, Ledger.KeepMarks).
 const ReconcileActor = "reconcile"
 
 // SetSchedule checks sch against the event's definition
