@@ -253,9 +253,10 @@ func (l *Ledger) KeepSelection(ctx context.Context, store *booking.Store, eventI
 	reset := false
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		reset = false
-		var drawn bool
-		err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM registration_windows WHERE event_id = $1
-			FOR UPDATE SKIP LOCKED`, eventID).Scan(&drawn)
+		// (before the draw no registrant is selected: the same query)
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM registration_windows WHERE event_id = $1
+			FOR UPDATE SKIP LOCKED`, eventID).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
