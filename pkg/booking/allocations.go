@@ -183,24 +183,53 @@ func (s *Store) AllocationReleases(ctx context.Context, eventID string) (map[str
 // any channel or of a kind): for the seat map's snapshot, never per
 // reader.
 func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string]string, error) {
-	if err := checkIDs(eventID); err != nil {
-		return nil, err
-	}
-	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
+	all, kinds, err := s.seatKinds(ctx, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("accessible seats: %w", err)
 	}
-	out := map[string]string{}
-	for field, v := range all {
-		if seat, ok := strings.CutPrefix(field, " a:"); ok {
-			if ch, allocated := all[seat]; !allocated || ch == v {
-				out[seat] = v
-			}
-		} else if (v == ChannelWheelchair || v == ChannelCompanion) && !strings.HasPrefix(field, " ") {
-			out[field] = v // allocated before kinds were kept
+	for seat, kind := range kinds {
+		if ch, allocated := all[seat]; allocated && ch != kind {
+			delete(kinds, seat)
 		}
 	}
-	return out, nil
+	return kinds, nil
+}
+
+// SeatKinds returns every seat's accessibility kind Redis keeps, seat id
+// -> ChannelWheelchair or ChannelCompanion, also of a seat allocated to
+// another channel for now (which AccessibleSeats leaves out): what the
+// ledger's accessible_seats should say (the reconciliation's read, not a
+// request path).
+func (s *Store) SeatKinds(ctx context.Context, eventID string) (map[string]string, error) {
+	_, kinds, err := s.seatKinds(ctx, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("seat kinds: %w", err)
+	}
+	return kinds, nil
+}
+
+// seatKinds reads the event's alloc hash (all) and the seats' kinds in
+// it: alloc ' a:<seat>', or a seat allocated to the channel wheelchair or
+// companion before kinds were kept.
+func (s *Store) seatKinds(ctx context.Context, eventID string) (all, kinds map[string]string, err error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, nil, err
+	}
+	all, err = s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
+	if err != nil {
+		return nil, nil, err
+	}
+	kinds = map[string]string{}
+	for field, v := range all {
+		if seat, ok := strings.CutPrefix(field, " a:"); ok {
+			kinds[seat] = v
+		} else if (v == ChannelWheelchair || v == ChannelCompanion) && !strings.HasPrefix(field, " ") {
+			if _, kept := all[" a:"+field]; !kept {
+				kinds[field] = v // allocated before kinds were kept
+			}
+		}
+	}
+	return all, kinds, nil
 }
 
 // SetSeatKind sets seatIDs' accessibility kind (ChannelWheelchair or

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -110,28 +111,26 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 // (kind ""): accessible_seats, which a rebuild reads, gets or loses the
 // rows. apply (booking.Store.SetSeatKind, which returns the seats whose
 // kind changed) runs in the same transaction, so a refusal there leaves
-// the ledger as it was. Errors: ErrEventNotFound, and apply's.
+// the ledger as it was. It returns the seats whose kind changed in Redis
+// or in the record (a change Redis took whose transaction rolled back,
+// repeated), in seatIDs' order; it holds the event's row, as MarkSeats
+// does. Errors: ErrEventNotFound, and apply's.
 func (l *Ledger) SetSeatKind(ctx context.Context, eventID, kind, actor string, seatIDs []string,
 	apply func(context.Context) ([]string, error)) ([]string, error) {
 	var changed []string
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		if err := eventInTx(ctx, tx, eventID); err != nil {
+		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
-		var err error
-		if kind == "" {
-			_, err = tx.Exec(ctx, `DELETE FROM accessible_seats WHERE event_id = $1 AND seat_id = ANY($2)`, eventID, seatIDs)
-		} else {
-			_, err = tx.Exec(ctx, `INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
-				SELECT DISTINCT $1, s, $3, $4 FROM unnest($2::text[]) AS s
-				ON CONFLICT (event_id, seat_id) DO UPDATE SET kind = EXCLUDED.kind, actor = EXCLUDED.actor, set_at = now()
-				WHERE accessible_seats.kind <> EXCLUDED.kind`, eventID, seatIDs, kind, actor)
-		}
+		recorded, err := writeKinds(ctx, tx, eventID, kind, actor, seatIDs)
 		if err != nil {
 			return err
 		}
-		changed, err = apply(ctx)
-		return err
+		if changed, err = apply(ctx); err != nil {
+			return err
+		}
+		changed = changedOrRecorded(seatIDs, changed, recorded)
+		return nil
 	})
 	if errors.Is(err, ErrEventNotFound) {
 		return nil, err
@@ -140,6 +139,80 @@ func (l *Ledger) SetSeatKind(ctx context.Context, eventID, kind, actor string, s
 		return nil, wrap("set seat kind", err) // apply's errors stay visible to errors.Is and As
 	}
 	return changed, nil
+}
+
+// writeKinds gives seatIDs kind in accessible_seats in tx (kind "":
+// their rows go), by actor, and returns the seats whose rows it changed.
+func writeKinds(ctx context.Context, tx pgx.Tx, eventID, kind, actor string, seatIDs []string) ([]string, error) {
+	var rows pgx.Rows
+	var err error
+	if kind == "" {
+		rows, err = tx.Query(ctx, `DELETE FROM accessible_seats WHERE event_id = $1 AND seat_id = ANY($2) RETURNING seat_id`,
+			eventID, seatIDs)
+	} else {
+		rows, err = tx.Query(ctx, `INSERT INTO accessible_seats (event_id, seat_id, kind, actor)
+			SELECT DISTINCT $1, s, $3, $4 FROM unnest($2::text[]) AS s
+			ON CONFLICT (event_id, seat_id) DO UPDATE SET kind = EXCLUDED.kind, actor = EXCLUDED.actor, set_at = now()
+			WHERE accessible_seats.kind <> EXCLUDED.kind
+			RETURNING seat_id`, eventID, seatIDs, kind, actor)
+	}
+	return rowsOf(rows, err, pgx.RowTo[string])
+}
+
+// KeepKinds records the seats' accessibility kinds as Redis has them
+// (booking.Store.SeatKinds) where the ledger's accessible_seats lack them
+// or have them otherwise, and clears the kinds Redis has not: set_kind
+// changes Redis took whose ledger transaction rolled back and that nobody
+// repeated (fans were shown those seats so, and a rebuild writes the
+// ledger's kinds). It runs after KeepMarks, whose allocations to the
+// channels wheelchair and companion record their seats' kinds. It
+// returns the seats whose kind it recorded, sorted. It holds the event's
+// row, so no change is under way; when another transaction holds it,
+// it does nothing this time. The caller leaves alone an event whose
+// rebuild has steps still to run (Redis lacks the ledger's kinds then).
+func (l *Ledger) KeepKinds(ctx context.Context, store *booking.Store, eventID string) ([]string, error) {
+	var out []string
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		out = nil
+		if free, err := lockEventIfFree(ctx, tx, eventID); !free || err != nil {
+			return err
+		}
+		inRedis, err := store.SeatKinds(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT seat_id, kind FROM accessible_seats WHERE event_id = $1`, eventID)
+		recorded, err := rowsOf(rows, err, pgx.RowToStructByPos[struct{ Seat, Kind string }])
+		if err != nil {
+			return err
+		}
+		todo := map[string][]string{} // kind ("": none) -> seats
+		inLedger := make(map[string]bool, len(recorded))
+		for _, r := range recorded {
+			inLedger[r.Seat] = true
+			if k := inRedis[r.Seat]; k != r.Kind {
+				todo[k] = append(todo[k], r.Seat)
+			}
+		}
+		for seat, k := range inRedis {
+			if !inLedger[seat] {
+				todo[k] = append(todo[k], seat)
+			}
+		}
+		for k, seats := range todo {
+			written, err := writeKinds(ctx, tx, eventID, k, ReconcileActor, seats)
+			if err != nil {
+				return err
+			}
+			out = append(out, written...)
+		}
+		slices.Sort(out)
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("keep kinds", err)
+	}
+	return out, nil
 }
 
 // AccessibleSeats returns the event's wheelchair spaces and companion

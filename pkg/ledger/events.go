@@ -417,6 +417,14 @@ func lockEvent(ctx context.Context, tx pgx.Tx, eventID string) error {
 	return oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR UPDATE`, eventID)
 }
 
+// holdEvent is eventInTx that also locks the event's row until tx ends
+// (NO KEY UPDATE: the sales that reference it do not wait): an admin
+// change of the event's seats holds it, so the reconciliation
+// (lockEventIfFree) never takes a change under way for a lost one.
+func holdEvent(ctx context.Context, tx pgx.Tx, eventID string) error {
+	return oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`, eventID)
+}
+
 // lockEventIfFree locks the event's row until tx ends (NO KEY UPDATE:
 // the sales that reference it do not wait) unless another transaction
 // holds it: false then, and when there is no such event. The

@@ -79,10 +79,7 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		// the event's row held (NO KEY UPDATE: no sale waits), so the
-		// reconciliation never takes a change under way for a lost one
-		// (KeepMarks)
-		if err := oneEvent(ctx, tx, `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`, eventID); err != nil {
+		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
 		recorded, err := writeMarks(ctx, tx, &res, seatIDs)

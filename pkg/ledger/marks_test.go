@@ -332,3 +332,105 @@ func TestAllocationRedisTookIsRecordedByTheReconciliation(t *testing.T) {
 		t.Fatalf("a second reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
 	}
 }
+
+// Accessibility kinds Redis took in calls whose ledger transactions
+// rolled back, not repeated, are recorded by the reconciliation as Redis
+// has them (a kind set, changed or cleared), so a rebuild keeps what fans
+// were shown; while a rebuild's steps are still to run (Redis without
+// the ledger's kinds yet), the ledger's are left alone.
+func TestSeatKindsRedisTookAreRecordedByTheReconciliation(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "keepkinds", Name: "Kinds", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	set := func(kind string, lost bool, seats ...string) {
+		t.Helper()
+		_, err := g.led.SetSeatKind(ctx, g.event, kind, "ops@example.com", seats, func(ctx context.Context) ([]string, error) {
+			changed, err := g.store.SetSeatKind(ctx, g.event, kind, seats)
+			if lost && err == nil {
+				err = died
+			}
+			return changed, err
+		})
+		if lost != errors.Is(err, died) || (!lost && err != nil) {
+			t.Fatalf("set kind %q of %v: %v", kind, seats, err)
+		}
+	}
+	kinds := func() map[string]string {
+		t.Helper()
+		k, err := g.led.AccessibleSeats(ctx, g.event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	set(booking.ChannelWheelchair, false, "A1", "A2", "A3")
+	set(booking.ChannelCompanion, true, "A4")
+	set(booking.ChannelCompanion, true, "A1")
+	set("", true, "A2")
+
+	// a rebuild's steps still to run: nothing is recorded
+	if err := g.store.SetRestorePending(ctx, g.event, booking.RestorePendingAll); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedKinds) != 0 {
+		t.Fatalf("recorded kinds during a rebuild: %v (%v)", rec.RecordedKinds, err)
+	}
+	if err := g.store.SetRestorePending(ctx, g.event, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	rec, err := g.r.Reconcile(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"A1", "A2", "A4"}; !slices.Equal(rec.RecordedKinds, want) {
+		t.Fatalf("recorded kinds of %v, want %v", rec.RecordedKinds, want)
+	}
+	if k := kinds(); len(k) != 3 || k["A1"] != booking.ChannelCompanion || k["A3"] != booking.ChannelWheelchair ||
+		k["A4"] != booking.ChannelCompanion {
+		t.Fatalf("the ledger's kinds: %v", k)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedKinds) != 0 {
+		t.Fatalf("a second reconciliation recorded %v (%v)", rec.RecordedKinds, err)
+	}
+
+	// a change under way (the event's row held): left to its call
+	inRedis, commit := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.led.SetSeatKind(ctx, g.event, booking.ChannelWheelchair, "ops@example.com", []string{"A6"},
+			func(ctx context.Context) ([]string, error) {
+				changed, err := g.store.SetSeatKind(ctx, g.event, booking.ChannelWheelchair, []string{"A6"})
+				close(inRedis)
+				<-commit
+				return changed, err
+			})
+		done <- err
+	}()
+	<-inRedis
+	rec, err = g.r.Reconcile(ctx, g.event)
+	close(commit)
+	if err != nil || len(rec.RecordedKinds) != 0 {
+		t.Fatalf("recorded a change under way: %v (%v)", rec.RecordedKinds, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if k := kinds(); k["A6"] != booking.ChannelWheelchair {
+		t.Fatalf("the change under way: %v", k)
+	}
+
+	// a lost change repeated: the repeat reports the seat it recorded
+	set(booking.ChannelWheelchair, true, "A5")
+	changed, err := g.led.SetSeatKind(ctx, g.event, booking.ChannelWheelchair, "ops@example.com", []string{"A5", "A6"},
+		func(ctx context.Context) ([]string, error) {
+			return g.store.SetSeatKind(ctx, g.event, booking.ChannelWheelchair, []string{"A5", "A6"})
+		})
+	if err != nil || !slices.Equal(changed, []string{"A5"}) {
+		t.Fatalf("the repeat changed %v (%v), want [A5]", changed, err)
+	}
+	if k := kinds(); k["A5"] != booking.ChannelWheelchair {
+		t.Fatalf("the repeat's kinds: %v", k)
+	}
+}

@@ -45,6 +45,10 @@ type Reconciliation struct {
 	// RecordedMarks are the holds, kills, allocations and releases Redis
 	// had that the ledger's record lacked, now recorded (Ledger.KeepMarks).
 	RecordedMarks []MarkChange
+	// RecordedKinds are the seats whose accessibility kind Redis had and
+	// the ledger's record lacked or had otherwise, now recorded
+	// (Ledger.KeepKinds).
+	RecordedKinds []string
 	// SelectionReset: the users Redis had as selected by the registration
 	// draw differed from the ledger's draw and were set to them
 	// (Ledger.KeepSelection).
@@ -90,6 +94,9 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	for _, c := range out.RecordedMarks {
 		r.log().Warn("reconcile: seat marks Redis has recorded in the ledger", zap.String("event_id", eventID),
 			zap.String("mark", string(c.Mark)), zap.String("purpose", c.Purpose), zap.Strings("seats", first(c.Changed, 20)))
+	}
+	if out.RecordedKinds, err = r.keepKinds(ctx, eventID); err != nil {
+		return out, err
 	}
 	if out.SelectionReset, err = r.Ledger.KeepSelection(ctx, r.Store, eventID); err != nil {
 		return out, err
@@ -164,6 +171,24 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 		r.log().Warn("reconcile: draw beacons recorded from Redis", zap.String("event_id", eventID), zap.Strings("phases", saved))
 	}
 	return out, nil
+}
+
+// keepKinds is Ledger.KeepKinds unless the event's rebuild has steps
+// still to run (its kinds are one of them), counted and logged.
+func (r *Restorer) keepKinds(ctx context.Context, eventID string) ([]string, error) {
+	if _, steps, err := r.Store.RestorePending(ctx, eventID); err != nil || steps != "" {
+		return nil, err
+	}
+	kept, err := r.Ledger.KeepKinds(ctx, r.Store, eventID)
+	if err != nil || len(kept) == 0 {
+		return nil, err
+	}
+	if r.Metrics != nil {
+		r.Metrics.recorded.WithLabelValues("seat_kinds").Add(float64(len(kept)))
+	}
+	r.log().Warn("reconcile: seat kinds Redis has recorded in the ledger", zap.String("event_id", eventID),
+		zap.Strings("seats", first(kept, 20)))
+	return kept, nil
 }
 
 func first(s []string, n int) []string { return s[:min(n, len(s))] }
