@@ -5,7 +5,9 @@
 --   3 release time of the channel's allocation in ms (allocate; '' unchanged), or 'now' | 'due' (end_allocation: at
 --   once, or only once the release time has passed by Redis's clock), 4.. seat ids (none for end_allocation)
 -- Replies: {'ok', changed, {changed seat ids}} (end_allocation: the seats put on sale; accessible: the seats in the
---   map given the kind; set_kind: the seats whose kind changed) | {'seat_unknown', {seat ids}}
+--   map given the kind; set_kind: the seats whose kind changed) | end_allocation of a channel with nothing to end (a
+--   repeat): {'ok', 0, {}, {the seats the channel's last end put on sale, if Redis keeps it}}
+--   | {'seat_unknown', {seat ids}}
 --   | {'not_due', release_at_ms (0: none set)} (end_allocation)
 --   | {'seat_refused', {seat id, status, ...}} | {'invalid_argument'} | {'event_not_found'}
 -- KEYS: config, seats, waiting, active, outbox, state, useq, useat, upay, ugrace, status, seatidx, alog, runs, waitlist, offers, alloc (ops.go)
@@ -30,31 +32,47 @@ if redis.call('EXISTS', K_CONFIG) == 0 then return {'event_not_found'} end
 -- on sale now, offered to the waitlist; seats of the channel a fan holds
 -- or bought lose their channel, so a hold that ends or a sale cancelled
 -- puts them on sale. The release time and the channel's rows go too, so
--- a repeat changes nothing. O(seats allocated to any channel): an
--- operator's call, or one per release time, never a fan's.
+-- a repeat changes nothing; the seats put on sale are kept in alloc
+-- ' e:<channel>' (until the channel is allocated again), which a repeat
+-- answers, so that the ledger can record an end whose own record was
+-- lost. O(seats allocated to any channel): an operator's call, or one per
+-- release time, never a fan's.
 if action == 'end_allocation' then
   local ch = purpose
   if ch == '' or (release_at ~= 'now' and release_at ~= 'due') then return {'invalid_argument'} end
   local now, now_s = clock()
-  if release_at == 'due' then
-    local at = num(redis.call('HGET', K_CONFIG, 'ra:' .. ch))
-    if at <= 0 or at > now then return {'not_due', at} end
-  end
+  local at = num(redis.call('HGET', K_CONFIG, 'ra:' .. ch))
   local all = redis.call('HGETALL', K_ALLOC)
-  local released, target = {}, 'c:' .. ch
+  local owned, rows = {}, ' r:' .. ch
+  local listed = false
   for i = 1, #all, 2 do
     local seat, owner = all[i], all[i + 1]
     if owner == ch and string.sub(seat, 1, 1) ~= ' ' then
-      redis.call('HDEL', K_ALLOC, seat)
-      if redis.call('HGET', K_SEATS, seat) == target then
-        redis.call('HSET', K_SEATS, seat, '')
-        set_seat_status(seat, 'a')
-        released[#released + 1] = seat
-      end
+      owned[#owned + 1] = seat
+    elseif seat == rows then
+      listed = true
     end
   end
-  redis.call('HDEL', K_ALLOC, ' r:' .. ch)
+  if at <= 0 and not listed and #owned == 0 then
+    -- nothing to end: the seats the channel's last end put on sale
+    local last = redis.call('HGET', K_ALLOC, ' e:' .. ch)
+    local before = {}
+    for seat in string.gmatch(last or '', '[^,]+') do before[#before + 1] = seat end
+    return {'ok', 0, {}, before}
+  end
+  if release_at == 'due' and (at <= 0 or at > now) then return {'not_due', at} end
+  local released, target = {}, 'c:' .. ch
+  for _, seat in ipairs(owned) do
+    redis.call('HDEL', K_ALLOC, seat)
+    if redis.call('HGET', K_SEATS, seat) == target then
+      redis.call('HSET', K_SEATS, seat, '')
+      set_seat_status(seat, 'a')
+      released[#released + 1] = seat
+    end
+  end
+  redis.call('HDEL', K_ALLOC, rows)
   redis.call('HDEL', K_CONFIG, 'ra:' .. ch)
+  redis.call('HSET', K_ALLOC, ' e:' .. ch, table.concat(released, ','))
   if #released > 0 then
     redis.call('HINCRBY', K_CONFIG, 'allocated', -#released)
     waitlist_offer(table.concat(released, ','), now, now_s)
@@ -164,6 +182,7 @@ if reserved ~= 0 then redis.call('HINCRBY', K_CONFIG, 'reserved', reserved) end
 if killed ~= 0 then redis.call('HINCRBY', K_CONFIG, 'killed', killed) end
 if allocated ~= 0 then redis.call('HINCRBY', K_CONFIG, 'allocated', allocated) end
 if code == 'c' then
+  redis.call('HDEL', K_ALLOC, ' e:' .. purpose)
   local known = redis.call('HGET', K_ALLOC, ' r:' .. purpose) or ''
   for r in string.gmatch(known, '%d+') do rows[tonumber(r)] = true end
   local list = {}

@@ -144,17 +144,18 @@ type model struct {
 	releaseAt map[string]int64
 	kinds     map[string]string
 	allocated int
-	phase     string          // the current phase (set_phase.lua), a channel of every request
-	rows      map[string]bool // channels whose allocation has rows (alloc ' r:<channel>'; one row here)
-	sch       *mSchedule      // scheduled phases (model_phases_test.go), nil none
-	joinCode  string          // the code digest of the join being run ("" none)
+	phase     string              // the current phase (set_phase.lua), a channel of every request
+	rows      map[string]bool     // channels whose allocation has rows (alloc ' r:<channel>'; one row here)
+	lastEnd   map[string][]string // channel -> the seats its last end put on sale (alloc ' e:<channel>')
+	sch       *mSchedule          // scheduled phases (model_phases_test.go), nil none
+	joinCode  string              // the code digest of the join being run ("" none)
 }
 
 func newModel(now int64, capacity int) *model {
 	m := &model{now: now, capacity: capacity, total: modelSeats, holdMS: modelHold.Milliseconds(),
 		graceMS: modelGrace.Milliseconds(), users: map[string]*mUser{}, seats: map[string]string{},
 		pays: map[string]*mPay{}, facts: map[string]int{}, wl: map[string][2]int64{}, offers: map[string]int64{},
-		alloc: map[string]string{}, releaseAt: map[string]int64{}, kinds: map[string]string{}, rows: map[string]bool{}}
+		alloc: map[string]string{}, releaseAt: map[string]int64{}, kinds: map[string]string{}, rows: map[string]bool{}, lastEnd: map[string][]string{}}
 	for _, s := range booking.SeatIDs(1, modelSeats) {
 		m.seats[s] = ""
 	}
@@ -595,6 +596,9 @@ func (m *model) mark(action booking.SeatMark, purpose string, at int64, seats []
 	if allocate && at > 0 {
 		m.releaseAt[purpose] = at
 	}
+	if allocate {
+		delete(m.lastEnd, purpose)
+	}
 	if allocate && len(todo) > 0 {
 		m.rows[purpose] = true
 	}
@@ -709,9 +713,17 @@ func (m *model) selectBest(name string, count int, channels map[string]bool) ([]
 // their channel; due, only once its release time has passed (else
 // ErrAllocationNotDue and the time, 0 for none). It returns the seats
 // put on sale, sorted (the caller offers them in the engine's order).
-func (m *model) endAllocation(ch string, due bool) ([]string, int64, error) {
-	if at := m.releaseAt[ch]; due && (at <= 0 || at > m.now) {
-		return nil, at, booking.ErrAllocationNotDue
+func (m *model) endAllocation(ch string, due bool) (booking.AllocationEnd, int64, error) {
+	at, owned := m.releaseAt[ch], false
+	for _, owner := range m.alloc {
+		owned = owned || owner == ch
+	}
+	if at <= 0 && !m.rows[ch] && !owned {
+		// nothing to end: a repeat answers the last end's seats
+		return booking.AllocationEnd{Repeat: true, Before: m.lastEnd[ch]}, 0, nil
+	}
+	if due && (at <= 0 || at > m.now) {
+		return booking.AllocationEnd{}, at, booking.ErrAllocationNotDue
 	}
 	var released []string
 	for id, owner := range m.alloc {
@@ -728,7 +740,8 @@ func (m *model) endAllocation(ch string, due bool) ([]string, int64, error) {
 	delete(m.releaseAt, ch)
 	delete(m.rows, ch)
 	slices.Sort(released)
-	return released, 0, nil
+	m.lastEnd[ch] = released
+	return booking.AllocationEnd{Released: released}, 0, nil
 }
 
 // accessible mirrors booking.Store.AccessibleSeats: the seats of a kind,
@@ -1671,16 +1684,17 @@ func (r *modelRun) endAllocation() {
 	ch, due := modelChannels[r.rng.IntN(len(modelChannels))], r.rng.IntN(2) == 0
 	want, at, wantErr := m.endAllocation(ch, due)
 	got, err := r.store.ReleaseAllocation(r.ctx, r.event, ch, due)
-	r.logf("end allocation %s due=%v -> %v %s", ch, due, got, errKey(err))
-	r.stats[fmt.Sprintf("~end allocation: %d seats on sale %s", len(got), errKey(err))]++
+	r.logf("end allocation %s due=%v -> %+v %s", ch, due, got, errKey(err))
+	r.stats[fmt.Sprintf("~end allocation: %d seats on sale, repeat %v %s", len(got.Released), got.Repeat, errKey(err))]++
 	var early *booking.AllocationNotDueError
 	switch {
-	case !sameErr(err, wantErr) || !slices.Equal(sorted(got), want):
+	case !sameErr(err, wantErr) || !slices.Equal(sorted(got.Released), want.Released) || got.Repeat != want.Repeat ||
+		!slices.Equal(sorted(got.Before), sorted(want.Before)):
 		r.fatalf("end allocation %s due=%v: got %v %v, model %v %v", ch, due, got, err, want, wantErr)
 	case errors.As(err, &early) && early.At.UnixMilli() != at && !(at == 0 && early.At.IsZero()):
 		r.fatalf("end allocation %s not due: at %v, model %d", ch, early.At, at)
 	}
-	if m.waitlistOffer(got) > 0 {
+	if m.waitlistOffer(got.Released) > 0 {
 		r.stats["~end allocation: offered to the waitlist"]++
 	}
 }

@@ -78,23 +78,36 @@ func (s *Store) AllocateSeats(ctx context.Context, eventID, channel string, rele
 	return s.markSeats(ctx, eventID, MarkAllocate, channel, at, seatIDs)
 }
 
+// AllocationEnd is what ReleaseAllocation did.
+type AllocationEnd struct {
+	// Released are the seats put on sale.
+	Released []string
+	// Repeat: the channel had no allocation to end (ended before, or
+	// never allocated).
+	Repeat bool
+	// Before, on a repeat, are the seats the channel's last end put on
+	// sale, while Redis keeps that end (until the channel is allocated
+	// again): an end whose ledger record was lost is recorded with them.
+	Before []string
+}
+
 // ReleaseAllocation ends channel's allocation: its unsold seats go on
 // sale (offered to the waitlist first) and seats of it that fans hold or
 // bought go on sale when given back. due: only once the channel's release
 // time has passed by Redis's clock (ErrAllocationNotDue before, with the
-// time; the zero time when none is set); else at once (the operator). It
-// returns the seats put on sale; a repeat returns none. Errors:
-// ErrEventNotFound, ErrInvalidArgument, ErrAllocationNotDue
-// (*AllocationNotDueError).
-func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, due bool) ([]string, error) {
+// time; the zero time when none is set); else at once (the operator). A
+// repeat puts nothing on sale and answers the seats the last end did
+// (AllocationEnd.Before). Errors: ErrEventNotFound, ErrInvalidArgument,
+// ErrAllocationNotDue (*AllocationNotDueError).
+func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, due bool) (AllocationEnd, error) {
 	if err := checkIDs(eventID); err != nil {
-		return nil, err
+		return AllocationEnd{}, err
 	}
 	if channel == "" {
-		return nil, fmt.Errorf("%w: no channel", ErrInvalidArgument)
+		return AllocationEnd{}, fmt.Errorf("%w: no channel", ErrInvalidArgument)
 	}
 	if err := checkChannel(channel); err != nil {
-		return nil, err
+		return AllocationEnd{}, err
 	}
 	how := "now"
 	if due {
@@ -104,14 +117,55 @@ func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, 
 	if errors.Is(err, ErrAllocationNotDue) {
 		var e AllocationNotDueError
 		r.scan(&e.At)
-		return nil, &e
+		return AllocationEnd{}, &e
 	}
 	if err != nil {
-		return nil, fmt.Errorf("release allocation: %w", err)
+		return AllocationEnd{}, fmt.Errorf("release allocation: %w", err)
 	}
-	var released []string
-	r.scan(nil, &released)
-	return released, nil
+	out := AllocationEnd{Repeat: len(r) > 3}
+	r.scan(nil, &out.Released, &out.Before)
+	return out, nil
+}
+
+// EndedAllocations returns the channels whose allocation Redis ended and
+// keeps the end of (none allocated since), each with the seats that end
+// put on sale: what the ledger should have recorded (the
+// reconciliation's read, not a request path).
+func (s *Store) EndedAllocations(ctx context.Context, eventID string) (map[string][]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	keys := s.eventKeys(eventID)
+	all, err := s.rdb.HGetAll(ctx, keys[kAlloc]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("ended allocations: %w", err)
+	}
+	releases, err := s.AllocationReleases(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for field, v := range all {
+		if ch, ok := strings.CutPrefix(field, " e:"); ok {
+			out[ch] = nil
+			if v != "" {
+				out[ch] = strings.Split(v, ",")
+			}
+		}
+	}
+	// a channel allocated now (its rows, a release time or a seat) is not
+	// ended
+	for field, v := range all {
+		if ch, ok := strings.CutPrefix(field, " r:"); ok {
+			delete(out, ch)
+		} else if !strings.HasPrefix(field, " ") {
+			delete(out, v)
+		}
+	}
+	for ch := range releases {
+		delete(out, ch)
+	}
+	return out, nil
 }
 
 // AllocationNotDueError is ErrAllocationNotDue with the channel's release

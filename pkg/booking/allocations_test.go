@@ -105,11 +105,16 @@ func TestAllocationsOnlyTheirChannel(t *testing.T) {
 		t.Fatalf("cancel: %v", err)
 	}
 	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", true)
-	if err != nil || !slices.Equal(sorted(freed), []string{"A3"}) {
-		t.Fatalf("due release: %v %v", freed, err)
+	if err != nil || freed.Repeat || !slices.Equal(sorted(freed.Released), []string{"A3"}) {
+		t.Fatalf("due release: %+v %v", freed, err)
 	}
-	if again, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", false); err != nil || len(again) != 0 {
-		t.Fatalf("a repeated release: %v %v", again, err)
+	// a repeat puts nothing on sale and answers what the end did
+	if again, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", false); err != nil || len(again.Released) != 0 ||
+		!again.Repeat || !slices.Equal(again.Before, []string{"A3"}) {
+		t.Fatalf("a repeated release: %+v %v", again, err)
+	}
+	if never, err := f.s.ReleaseAllocation(f.ctx, "evt", "nobody", false); err != nil || !never.Repeat || len(never.Before) != 0 {
+		t.Fatalf("the release of a channel never allocated: %+v %v", never, err)
 	}
 	if c := f.counts("evt"); c.Allocated != 0 {
 		t.Fatalf("counts after the release %+v", c)
@@ -135,6 +140,12 @@ func TestAllocationsBadInput(t *testing.T) {
 	}
 	if _, err := f.s.AllocateSeats(f.ctx, "nope", "p", time.Time{}, []string{"A1"}); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("no event: %v", err)
+	}
+	if _, err := f.s.ReleaseAllocation(f.ctx, "evt", "p", true); err != nil {
+		t.Fatalf("due release of a channel never allocated: %v", err)
+	}
+	if _, err := f.s.AllocateSeats(f.ctx, "evt", "p", time.Time{}, []string{"B5"}); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := f.s.ReleaseAllocation(f.ctx, "evt", "p", true); !errors.Is(err, ErrAllocationNotDue) {
 		t.Fatalf("due release of an allocation with no time: %v", err)
@@ -198,7 +209,7 @@ func TestAccessibilitySeats(t *testing.T) {
 		t.Fatalf("a wheelchair space after its release time: %v", err)
 	}
 	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelCompanion, true)
-	if err != nil || len(freed) != 0 { // B3 is u2's: on sale when given back
+	if err != nil || len(freed.Released) != 0 || freed.Repeat { // B3 is u2's: on sale when given back
 		t.Fatalf("due release: %v %v", freed, err)
 	}
 	f.checkInvariants("evt")
@@ -230,13 +241,13 @@ func TestAccessibleSeatsKeepTheirKind(t *testing.T) {
 	}
 	check("allocated", want)
 	// the operator ends the wheelchair allocation: on sale, still wheelchair spaces
-	if freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelWheelchair, false); err != nil || len(freed) != 2 {
+	if freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelWheelchair, false); err != nil || len(freed.Released) != 2 {
 		t.Fatalf("release: %v %v", freed, err)
 	}
 	check("after the operator's release", want)
 	// the companion allocation ends at its release time
 	f.clock.Advance(2 * time.Hour)
-	if freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelCompanion, true); err != nil || len(freed) != 1 {
+	if freed, err := f.s.ReleaseAllocation(f.ctx, "evt", ChannelCompanion, true); err != nil || len(freed.Released) != 1 {
 		t.Fatalf("due release: %v %v", freed, err)
 	}
 	check("after the release time", want)
@@ -302,7 +313,7 @@ func TestAllocationEndOffersTheWaitlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", false)
-	if err != nil || !slices.Equal(sorted(freed), []string{"A1", "A2"}) {
+	if err != nil || !slices.Equal(sorted(freed.Released), []string{"A1", "A2"}) {
 		t.Fatalf("release: %v %v", freed, err)
 	}
 	st := f.seats("evt")

@@ -64,38 +64,37 @@ func recordAllocation(ctx context.Context, tx pgx.Tx, eventID, channel, actor st
 
 // ReleaseAllocation records the end of channel's allocation by actor
 // (SystemActor at its release time): its seat_marks rows and release time
-// go, and apply (booking.Store.ReleaseAllocation, which returns the seats
-// it put on sale) runs in the same transaction, so a refusal (not due
-// yet) leaves the allocation recorded. A change is numbered when the
-// allocation existed; ending one that does not (a repeat) records
-// nothing (ID 0).
+// go, and apply (booking.Store.ReleaseAllocation) runs in the same
+// transaction, so a refusal (not due yet) leaves the allocation recorded.
+// A change is numbered when the allocation existed, with the seats Redis
+// put on sale; when Redis had ended it already (a call whose transaction
+// rolled back, repeated), with the seats that end put on sale. Ending one
+// that exists in neither (a repeat) records nothing (ID 0). It holds the
+// event's row, as MarkSeats does.
 func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor string,
-	apply func(context.Context) ([]string, error)) (MarkChange, error) {
+	apply func(context.Context) (booking.AllocationEnd, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: channel, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		if err := eventInTx(ctx, tx, eventID); err != nil {
+		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
-		a, err := tx.Exec(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND mark = 'allocate' AND purpose = $2`,
-			eventID, channel)
+		recorded, err := endAllocation(ctx, tx, eventID, channel)
 		if err != nil {
 			return err
 		}
-		b, err := tx.Exec(ctx, `DELETE FROM allocation_releases WHERE event_id = $1 AND channel = $2`, eventID, channel)
+		end, err := apply(ctx)
 		if err != nil {
 			return err
 		}
-		changed, err := apply(ctx)
-		if err != nil || a.RowsAffected()+b.RowsAffected()+int64(len(changed)) == 0 {
-			return err
+		switch {
+		case !end.Repeat:
+			res.Changed = end.Released
+		case recorded:
+			res.Changed = end.Before
+		default:
+			return nil
 		}
-		res.Changed = changed
-		if changed == nil {
-			changed = []string{}
-		}
-		return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, eventID, string(MarkReleaseAllocation), channel,
-			changed, actor).Scan(&res.ID, &res.At)
+		return recordAllocationEnd(ctx, tx, &res)
 	})
 	if errors.Is(err, ErrEventNotFound) {
 		return MarkChange{}, err
@@ -104,6 +103,31 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 		return MarkChange{}, wrap("release allocation", err)
 	}
 	return res, nil
+}
+
+// endAllocation deletes in tx channel's seat_marks rows and release time;
+// true when there were any.
+func endAllocation(ctx context.Context, tx pgx.Tx, eventID, channel string) (bool, error) {
+	a, err := tx.Exec(ctx, `DELETE FROM seat_marks WHERE event_id = $1 AND mark = 'allocate' AND purpose = $2`,
+		eventID, channel)
+	if err != nil {
+		return false, err
+	}
+	b, err := tx.Exec(ctx, `DELETE FROM allocation_releases WHERE event_id = $1 AND channel = $2`, eventID, channel)
+	if err != nil {
+		return false, err
+	}
+	return a.RowsAffected()+b.RowsAffected() > 0, nil
+}
+
+// recordAllocationEnd numbers the end c of an allocation in tx: its
+// fact's row in seat_mark_changes, with the seats put on sale (c.Changed,
+// possibly none).
+func recordAllocationEnd(ctx context.Context, tx pgx.Tx, c *MarkChange) error {
+	if c.Changed == nil {
+		c.Changed = []string{}
+	}
+	return recordMarkChange(ctx, tx, c)
 }
 
 // SetSeatKind records that actor set seatIDs' accessibility kind
@@ -279,7 +303,7 @@ func scanRelease(r pgx.CollectableRow) (AllocationRelease, error) {
 // whose ledger write failed), so that such an allocation still ends.
 type AllocationSweeper struct {
 	Ledger     *Ledger
-	Release    func(ctx context.Context, eventID, channel string) ([]string, error)
+	Release    func(ctx context.Context, eventID, channel string) (booking.AllocationEnd, error)
 	SetRelease func(ctx context.Context, eventID, channel string, at time.Time) error
 	Publisher  *MarkPublisher
 	Announce   func(ctx context.Context, eventID string) error
@@ -294,8 +318,8 @@ func (s *AllocationSweeper) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, a := range due {
-		res, err := s.Ledger.ReleaseAllocation(ctx, a.EventID, a.Channel, SystemActor, func(ctx context.Context) ([]string, error) {
-			seats, err := s.Release(ctx, a.EventID, a.Channel)
+		res, err := s.Ledger.ReleaseAllocation(ctx, a.EventID, a.Channel, SystemActor, func(ctx context.Context) (booking.AllocationEnd, error) {
+			end, err := s.Release(ctx, a.EventID, a.Channel)
 			var notDue *booking.AllocationNotDueError
 			if errors.As(err, &notDue) && notDue.At.IsZero() && s.SetRelease != nil {
 				if s.Log != nil {
@@ -303,11 +327,11 @@ func (s *AllocationSweeper) Sweep(ctx context.Context) (int, error) {
 						zap.String("event_id", a.EventID), zap.String("channel", a.Channel), zap.Time("release_at", a.ReleaseAt))
 				}
 				if err := s.SetRelease(ctx, a.EventID, a.Channel, a.ReleaseAt); err != nil {
-					return nil, err
+					return booking.AllocationEnd{}, err
 				}
-				seats, err = s.Release(ctx, a.EventID, a.Channel)
+				end, err = s.Release(ctx, a.EventID, a.Channel)
 			}
-			return seats, err
+			return end, err
 		})
 		if errors.Is(err, booking.ErrAllocationNotDue) {
 			continue

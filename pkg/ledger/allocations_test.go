@@ -73,7 +73,7 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 
 	// the sweep ends the due one only, once, with its fact
 	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
-		Release: func(ctx context.Context, event, channel string) ([]string, error) {
+		Release: func(ctx context.Context, event, channel string) (booking.AllocationEnd, error) {
 			return g.store.ReleaseAllocation(ctx, event, channel, true)
 		}}
 	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
@@ -94,13 +94,13 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 	}
 
 	// the operator ends one at once; a repeat records nothing
-	res, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) ([]string, error) {
+	res, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
 	})
 	if err != nil || res.ID == 0 || len(res.Changed) != 2 {
 		t.Fatalf("release: %+v %v", res, err)
 	}
-	again, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) ([]string, error) {
+	again, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
 	})
 	if err != nil || again.ID != 0 {
@@ -127,7 +127,7 @@ func TestSweepEndsAnAllocationRedisLostTheTimeOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
-		Release: func(ctx context.Context, event, channel string) ([]string, error) {
+		Release: func(ctx context.Context, event, channel string) (booking.AllocationEnd, error) {
 			return g.store.ReleaseAllocation(ctx, event, channel, true)
 		},
 		SetRelease: g.store.SetAllocationRelease}
@@ -160,13 +160,13 @@ func TestAccessibleSeatsKeptByTheLedger(t *testing.T) {
 		}
 	}
 	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
-		Release: func(ctx context.Context, event, channel string) ([]string, error) {
+		Release: func(ctx context.Context, event, channel string) (booking.AllocationEnd, error) {
 			return g.store.ReleaseAllocation(ctx, event, channel, true)
 		}}
 	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
-	if _, err := g.led.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, "ops@example.com", func(ctx context.Context) ([]string, error) {
+	if _, err := g.led.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, false)
 	}); err != nil {
 		t.Fatal(err)
@@ -180,4 +180,66 @@ func TestAccessibleSeatsKeptByTheLedger(t *testing.T) {
 		t.Fatalf("after the rebuild: %v", st)
 	}
 	check("rebuilt")
+}
+
+// The end of an allocation that Redis took in a call whose ledger
+// transaction rolled back is recorded with the seats it put on sale: by
+// the call's repeat or, without one, by the reconciliation (actor
+// reconcile), so its fact names them and a rebuild does not allocate them
+// again.
+func TestAllocationEndRedisTookIsRecorded(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "keepend", Name: "End", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	ctx := context.Background()
+	g.allocate("partner", time.Time{}, "A1", "A2")
+	g.allocate("press", time.Time{}, "A3", "A4")
+	died := errors.New("connection lost before the commit")
+	end := func(channel string, lost bool) (ledger.MarkChange, error) {
+		return g.led.ReleaseAllocation(ctx, g.event, channel, "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+			res, err := g.store.ReleaseAllocation(ctx, g.event, channel, false)
+			if lost && err == nil {
+				err = died
+			}
+			return res, err
+		})
+	}
+	sorted := func(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+	if _, err := end("partner", true); !errors.Is(err, died) {
+		t.Fatalf("lost end: %v", err)
+	}
+	res, err := end("partner", false)
+	if err != nil || res.ID == 0 || !slices.Equal(sorted(res.Changed), []string{"A1", "A2"}) {
+		t.Fatalf("the repeat of a lost end: %+v %v", res, err)
+	}
+	if again, err := end("partner", false); err != nil || again.ID != 0 {
+		t.Fatalf("a second repeat: %+v %v", again, err)
+	}
+
+	if _, err := end("press", true); !errors.Is(err, died) {
+		t.Fatalf("lost end: %v", err)
+	}
+	rec, err := g.r.Reconcile(ctx, g.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.RecordedMarks) != 1 || rec.RecordedMarks[0].Mark != ledger.MarkReleaseAllocation || rec.RecordedMarks[0].ID == 0 ||
+		rec.RecordedMarks[0].Purpose != "press" || rec.RecordedMarks[0].Actor != ledger.ReconcileActor ||
+		!slices.Equal(sorted(rec.RecordedMarks[0].Changed), []string{"A3", "A4"}) {
+		t.Fatalf("the reconciliation recorded %+v", rec.RecordedMarks)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
+		t.Fatalf("a second reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
+	}
+	if m := g.marks(); len(m) != 0 {
+		t.Fatalf("the ledger still allocates %v", m)
+	}
+	// a rebuild keeps them on sale
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.status(); st["A1"] != booking.SeatAvailable || st["A3"] != booking.SeatAvailable {
+		t.Fatalf("after the rebuild: %v", st)
+	}
 }

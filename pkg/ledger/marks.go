@@ -148,10 +148,11 @@ func recordMarkChange(ctx context.Context, tx pgx.Tx, c *MarkChange) error {
 // ledger transaction rolled back and that nobody repeated: fans could not
 // buy those seats, or could, and a rebuild writes the ledger's marks). An
 // allocation is recorded with the channel's release time in Redis and,
-// for wheelchair and companion, the seats' kind (recordAllocation). A
-// seat the ledger allocates that Redis has not is left alone: its
-// channel's fans hold or bought it, or its allocation is ending (the
-// allocation sweeper repeats an end). Each mark and purpose is one
+// for wheelchair and companion, the seats' kind (recordAllocation). The
+// end of an allocation Redis took and keeps (booking.Store.EndedAllocations)
+// is recorded first, with the seats it put on sale. Any other seat the
+// ledger allocates that Redis has not is left alone: its channel's fans
+// hold or bought it. Each mark and purpose, and each end, is one
 // numbered change by ReconcileActor, whose fact the sweep publishes. It
 // holds the event's row, so no change is under way; when another
 // transaction holds it, it does nothing this time.
@@ -161,6 +162,26 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 		out = nil
 		if free, err := lockEventIfFree(ctx, tx, eventID); !free || err != nil {
 			return err
+		}
+		// the ends of allocations Redis took that the ledger lacks first:
+		// the seats they put on sale are then compared as any other
+		ended, err := store.EndedAllocations(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		for _, ch := range slices.Sorted(maps.Keys(ended)) {
+			recorded, err := endAllocation(ctx, tx, eventID, ch)
+			if err != nil {
+				return err
+			}
+			if !recorded {
+				continue
+			}
+			c := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: ch, Actor: ReconcileActor, Changed: ended[ch]}
+			if err := recordAllocationEnd(ctx, tx, &c); err != nil {
+				return err
+			}
+			out = append(out, c)
 		}
 		inRedis, err := store.MarkedSeats(ctx, eventID)
 		if err != nil {

@@ -40,7 +40,7 @@ func (s *Server) releaseAllocation(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	apply := func(ctx context.Context) ([]string, error) {
+	apply := func(ctx context.Context) (booking.AllocationEnd, error) {
 		return s.Store.ReleaseAllocation(ctx, id, channel, false)
 	}
 	p := principal(c)
@@ -50,8 +50,10 @@ func (s *Server) releaseAllocation(c *gin.Context) {
 		res, err = s.Ledger.ReleaseAllocation(ctx, id, channel, p.Account, apply)
 	} else {
 		res = ledger.MarkChange{EventID: id, Mark: ledger.MarkReleaseAllocation, Purpose: channel, Actor: p.Account}
-		res.Changed, err = apply(ctx)
-		if err == nil && len(res.Changed) > 0 {
+		var end booking.AllocationEnd
+		end, err = apply(ctx)
+		res.Changed = end.Released
+		if err == nil && !end.Repeat {
 			res.ID = 1
 		}
 	}
@@ -81,7 +83,7 @@ func (s *Server) releaseAllocation(c *gin.Context) {
 // allocationSweeper ends the allocations whose release time has come.
 func (s *Server) allocationSweeper() *ledger.AllocationSweeper {
 	sw := &ledger.AllocationSweeper{Ledger: s.Ledger, Log: s.Log,
-		Release: func(ctx context.Context, eventID, channel string) ([]string, error) {
+		Release: func(ctx context.Context, eventID, channel string) (booking.AllocationEnd, error) {
 			return s.Store.ReleaseAllocation(ctx, eventID, channel, true)
 		},
 		SetRelease: s.Store.SetAllocationRelease, Announce: s.Announcer.AnnounceWaitlist}
