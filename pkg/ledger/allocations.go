@@ -94,7 +94,7 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 		default:
 			return nil
 		}
-		return recordAllocationEnd(ctx, tx, &res)
+		return recordMarkChange(ctx, tx, &res)
 	})
 	if errors.Is(err, ErrEventNotFound) {
 		return MarkChange{}, err
@@ -118,16 +118,6 @@ func endAllocation(ctx context.Context, tx pgx.Tx, eventID, channel string) (boo
 		return false, err
 	}
 	return a.RowsAffected()+b.RowsAffected() > 0, nil
-}
-
-// recordAllocationEnd numbers the end c of an allocation in tx: its
-// fact's row in seat_mark_changes, with the seats put on sale (c.Changed,
-// possibly none).
-func recordAllocationEnd(ctx context.Context, tx pgx.Tx, c *MarkChange) error {
-	if c.Changed == nil {
-		c.Changed = []string{}
-	}
-	return recordMarkChange(ctx, tx, c)
 }
 
 // SetSeatKind records that actor set seatIDs' accessibility kind

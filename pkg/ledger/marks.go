@@ -135,8 +135,12 @@ func writeMarks(ctx context.Context, tx pgx.Tx, c *MarkChange, seatIDs []string)
 }
 
 // recordMarkChange numbers the change c of c.Changed in tx (c.ID, c.At):
-// its fact's row in seat_mark_changes.
+// its fact's row in seat_mark_changes (an allocation's end may have put
+// no seats on sale: an empty list).
 func recordMarkChange(ctx context.Context, tx pgx.Tx, c *MarkChange) error {
+	if c.Changed == nil {
+		c.Changed = []string{}
+	}
 	return tx.QueryRow(ctx, `INSERT INTO seat_mark_changes (event_id, mark, purpose, seat_ids, actor)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`, c.EventID, string(c.Mark), c.Purpose, c.Changed, c.Actor).
 		Scan(&c.ID, &c.At)
@@ -178,7 +182,7 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 				continue
 			}
 			c := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: ch, Actor: ReconcileActor, Changed: ended[ch]}
-			if err := recordAllocationEnd(ctx, tx, &c); err != nil {
+			if err := recordMarkChange(ctx, tx, &c); err != nil {
 				return err
 			}
 			out = append(out, c)
