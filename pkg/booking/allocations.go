@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Allocations: operators allocate seats to a named channel (a box office,
@@ -237,10 +239,14 @@ func (s *Store) AllocationReleases(ctx context.Context, eventID string) (map[str
 // any channel or of a kind): for the seat map's snapshot, never per
 // reader.
 func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string]string, error) {
-	all, kinds, err := s.seatKinds(ctx, eventID)
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
 	if err != nil {
 		return nil, fmt.Errorf("accessible seats: %w", err)
 	}
+	kinds := kindsOf(all)
 	for seat, kind := range kinds {
 		if ch, allocated := all[seat]; allocated && ch != kind {
 			delete(kinds, seat)
@@ -253,27 +259,38 @@ func (s *Store) AccessibleSeats(ctx context.Context, eventID string) (map[string
 // -> ChannelWheelchair or ChannelCompanion, also of a seat allocated to
 // another channel for now (which AccessibleSeats leaves out): what the
 // ledger's accessible_seats should say (the reconciliation's read, not a
-// request path).
-func (s *Store) SeatKinds(ctx context.Context, eventID string) (map[string]string, error) {
-	_, kinds, err := s.seatKinds(ctx, eventID)
-	if err != nil {
-		return nil, fmt.Errorf("seat kinds: %w", err)
+// request path). settled is false while a rebuild of the event has steps
+// still to run (RestorePending), the kinds one of them: the kinds and
+// that state are read at one instant (MULTI), so a rebuild never passes for
+// settled with its kinds not loaded yet. ErrEventNotFound.
+func (s *Store) SeatKinds(ctx context.Context, eventID string) (kinds map[string]string, settled bool, err error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, false, err
 	}
-	return kinds, nil
+	k := s.eventKeys(eventID)
+	var all *redis.MapStringStringCmd
+	var cfg *redis.SliceCmd
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		all = p.HGetAll(ctx, k[kAlloc])
+		cfg = p.HMGet(ctx, k[kConfig], "total", "restore_pending")
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("seat kinds: %w", err)
+	}
+	v := cfg.Val()
+	if v[0] == nil {
+		return nil, false, ErrEventNotFound
+	}
+	pending, _ := v[1].(string)
+	return kindsOf(all.Val()), pending == "", nil
 }
 
-// seatKinds reads the event's alloc hash (all) and the seats' kinds in
-// it: alloc ' a:<seat>', or a seat allocated to the channel wheelchair or
-// companion before kinds were kept.
-func (s *Store) seatKinds(ctx context.Context, eventID string) (all, kinds map[string]string, err error) {
-	if err := checkIDs(eventID); err != nil {
-		return nil, nil, err
-	}
-	all, err = s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
-	if err != nil {
-		return nil, nil, err
-	}
-	kinds = map[string]string{}
+// kindsOf is the seats' kinds in an event's alloc hash all: alloc
+// ' a:<seat>', or a seat allocated to the channel wheelchair or companion
+// before kinds were kept.
+func kindsOf(all map[string]string) map[string]string {
+	kinds := map[string]string{}
 	for field, v := range all {
 		if seat, ok := strings.CutPrefix(field, " a:"); ok {
 			kinds[seat] = v
@@ -283,7 +300,7 @@ func (s *Store) seatKinds(ctx context.Context, eventID string) (all, kinds map[s
 			}
 		}
 	}
-	return all, kinds, nil
+	return kinds
 }
 
 // SetSeatKind sets seatIDs' accessibility kind (ChannelWheelchair or

@@ -271,6 +271,23 @@ func TestAccessibleSeatsKeepTheirKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("allocated to another channel", map[string]string{"A1": ChannelWheelchair, "A2": ChannelCompanion})
+	// what the ledger should record keeps it, and while a rebuild's steps
+	// are still to run the kinds are not settled
+	if kinds, settled, err := f.s.SeatKinds(f.ctx, "evt"); err != nil || !settled || !maps.Equal(kinds, want) {
+		t.Fatalf("seat kinds %v %v %v, want %v", kinds, settled, err, want)
+	}
+	if err := f.s.SetRestorePending(f.ctx, "evt", RestorePendingAll); err != nil {
+		t.Fatal(err)
+	}
+	if _, settled, err := f.s.SeatKinds(f.ctx, "evt"); err != nil || settled {
+		t.Fatalf("seat kinds during a rebuild: settled %v %v", settled, err)
+	}
+	if err := f.s.SetRestorePending(f.ctx, "evt", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.s.SeatKinds(f.ctx, "nope"); !errors.Is(err, ErrEventNotFound) {
+		t.Fatalf("seat kinds of no event: %v", err)
+	}
 	if _, err := f.s.ReleaseAllocation(f.ctx, "evt", "box_office", false); err != nil {
 		t.Fatal(err)
 	}

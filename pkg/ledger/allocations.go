@@ -181,9 +181,9 @@ func writeKinds(ctx context.Context, tx pgx.Tx, eventID, kind, actor string, sea
 // ledger's kinds). It runs after KeepMarks, whose allocations to the
 // channels wheelchair and companion record their seats' kinds. It
 // returns the seats whose kind it recorded, sorted. It holds the event's
-// row, so no change is under way; when another transaction holds it,
-// it does nothing this time. The caller leaves alone an event whose
-// rebuild has steps still to run (Redis lacks the ledger's kinds then).
+// row, so no change is under way; when another transaction holds it, or
+// a rebuild of the event has steps still to run (Redis lacks the
+// ledger's kinds then), it does nothing this time.
 func (l *Ledger) KeepKinds(ctx context.Context, store *booking.Store, eventID string) ([]string, error) {
 	var out []string
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
@@ -191,8 +191,8 @@ func (l *Ledger) KeepKinds(ctx context.Context, store *booking.Store, eventID st
 		if free, err := lockEventIfFree(ctx, tx, eventID); !free || err != nil {
 			return err
 		}
-		inRedis, err := store.SeatKinds(ctx, eventID)
-		if err != nil {
+		inRedis, settled, err := store.SeatKinds(ctx, eventID)
+		if err != nil || !settled {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT seat_id, kind FROM accessible_seats WHERE event_id = $1`, eventID)

@@ -173,12 +173,8 @@ func (r *Restorer) Reconcile(ctx context.Context, eventID string) (Reconciliatio
 	return out, nil
 }
 
-// keepKinds is Ledger.KeepKinds unless the event's rebuild has steps
-// still to run (its kinds are one of them), counted and logged.
+// keepKinds is Ledger.KeepKinds, counted and logged.
 func (r *Restorer) keepKinds(ctx context.Context, eventID string) ([]string, error) {
-	if _, steps, err := r.Store.RestorePending(ctx, eventID); err != nil || steps != "" {
-		return nil, err
-	}
 	kept, err := r.Ledger.KeepKinds(ctx, r.Store, eventID)
 	if err != nil || len(kept) == 0 {
 		return nil, err
