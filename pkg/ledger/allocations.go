@@ -289,8 +289,10 @@ func scanRelease(r pgx.CollectableRow) (AllocationRelease, error) {
 // its fact published (Publisher). Announce, when set, announces the
 // waitlist offers the release made. SetRelease, when set
 // (booking.Store.SetAllocationRelease), puts the ledger's release time
-// back where the engine has none (a rebuild's step that failed, or an end
-// whose ledger write failed), so that such an allocation still ends.
+// back where the engine has none (a rebuild's step that failed), so that
+// such an allocation still ends; one the engine ended already (an end
+// whose ledger write failed) is answered as a repeat and recorded with
+// the seats that end put on sale.
 type AllocationSweeper struct {
 	Ledger     *Ledger
 	Release    func(ctx context.Context, eventID, channel string) (booking.AllocationEnd, error)

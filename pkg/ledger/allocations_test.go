@@ -112,8 +112,7 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 }
 
 // An allocation the ledger has a release time for but Redis has none
-// (a rebuild whose step failed, or an end whose ledger write failed)
-// still ends at that time: the sweep puts the ledger's time back and
+// (a rebuild whose step failed) still ends at that time: the sweep puts the ledger's time back and
 // asks again, instead of finding it not due on every pass.
 func TestSweepEndsAnAllocationRedisLostTheTimeOf(t *testing.T) {
 	t.Parallel()

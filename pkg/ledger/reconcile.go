@@ -42,8 +42,9 @@ type Reconciliation struct {
 	// RecordedPhase is the phase Redis had that the ledger's record
 	// lacked, now recorded (Ledger.KeepPhase); "" none.
 	RecordedPhase string
-	// RecordedMarks are the holds, kills, allocations and releases Redis
-	// had that the ledger's record lacked, now recorded (Ledger.KeepMarks).
+	// RecordedMarks are the holds, kills, allocations, releases and ends
+	// of allocations Redis had that the ledger's record lacked, now
+	// recorded (Ledger.KeepMarks).
 	RecordedMarks []MarkChange
 	// RecordedKinds are the seats whose accessibility kind Redis had and
 	// the ledger's record lacked or had otherwise, now recorded
