@@ -30,9 +30,22 @@ const SystemActor = "system"
 // AllocateSeats records that actor allocated seatIDs to channel (and,
 // unless releaseAt is zero, the channel's release time) and calls apply
 // (booking.Store.AllocateSeats) in the same transaction, as MarkSeats.
-func (l *Ledger) AllocateSeats(ctx context.Context, eventID, channel, actor string, releaseAt time.Time,
+// An end of the channel's allocation that Redis took and keeps and the
+// ledger lacks (booking.Store.EndedAllocations: a call whose transaction
+// rolled back), which the new allocation makes Redis forget, is recorded
+// first, as the reconciliation would (recordEnd).
+func (l *Ledger) AllocateSeats(ctx context.Context, store *booking.Store, eventID, channel, actor string, releaseAt time.Time,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	also := func(tx pgx.Tx) error {
+		ended, err := store.EndedAllocations(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		if seats, ok := ended[channel]; ok {
+			if _, err := recordEnd(ctx, tx, eventID, channel, seats); err != nil {
+				return err
+			}
+		}
 		return recordAllocation(ctx, tx, eventID, channel, actor, releaseAt, seatIDs)
 	}
 	return l.markSeats(ctx, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
@@ -103,6 +116,22 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 		return MarkChange{}, wrap("release allocation", err)
 	}
 	return res, nil
+}
+
+// recordEnd records in tx the end of channel's allocation that Redis took
+// and the ledger lacks, with the seats it put on sale: a numbered change
+// by ReconcileActor, whose fact the sweep publishes. Nil when the ledger
+// had no allocation of channel to end.
+func recordEnd(ctx context.Context, tx pgx.Tx, eventID, channel string, seats []string) (*MarkChange, error) {
+	recorded, err := endAllocation(ctx, tx, eventID, channel)
+	if err != nil || !recorded {
+		return nil, err
+	}
+	c := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: channel, Actor: ReconcileActor, Changed: seats}
+	if err := recordMarkChange(ctx, tx, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // endAllocation deletes in tx channel's seat_marks rows and release time;

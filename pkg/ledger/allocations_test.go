@@ -15,7 +15,7 @@ import (
 
 func (g *rig) allocate(channel string, at time.Time, seats ...string) ledger.MarkChange {
 	g.t.Helper()
-	res, err := g.led.AllocateSeats(context.Background(), g.event, channel, "ops@example.com", at, seats,
+	res, err := g.led.AllocateSeats(context.Background(), g.store, g.event, channel, "ops@example.com", at, seats,
 		func(ctx context.Context) ([]string, error) {
 			return g.store.AllocateSeats(ctx, g.event, channel, at, seats)
 		})
@@ -239,6 +239,61 @@ func TestAllocationEndRedisTookIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st := g.status(); st["A1"] != booking.SeatAvailable || st["A3"] != booking.SeatAvailable {
+		t.Fatalf("after the rebuild: %v", st)
+	}
+}
+
+// An end Redis took and the ledger lost, followed by a new allocation of
+// the same channel before the reconciliation: the allocation records the
+// end first (actor reconcile), so the old seats are not allocated in the
+// ledger still and a rebuild keeps them on sale.
+func TestAllocationEndLostBeforeTheChannelIsAllocatedAgain(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "endrealloc", Name: "Again", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	ctx := context.Background()
+	g.allocate("partner", time.Now().Add(time.Hour).Truncate(time.Millisecond), "A1", "A2")
+	died := errors.New("connection lost before the commit")
+	if _, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+		res, err := g.store.ReleaseAllocation(ctx, g.event, "partner", false)
+		if err == nil {
+			err = died
+		}
+		return res, err
+	}); !errors.Is(err, died) {
+		t.Fatalf("lost end: %v", err)
+	}
+	again := g.allocate("partner", time.Time{}, "A3")
+	if again.ID == 0 || !slices.Equal(again.Changed, []string{"A3"}) {
+		t.Fatalf("the new allocation: %+v", again)
+	}
+	if m := g.marks(); !maps.Equal(m, map[string]string{"A3": "allocate:partner"}) {
+		t.Fatalf("the ledger allocates %v", m)
+	}
+	if rel, err := g.led.AllocationReleases(ctx, g.event); err != nil || len(rel) != 0 {
+		t.Fatalf("the ended allocation's release time is still recorded: %+v %v", rel, err)
+	}
+	facts, err := g.led.UnpublishedMarkChanges(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end *ledger.MarkChange
+	for i := range facts {
+		if facts[i].Mark == ledger.MarkReleaseAllocation {
+			end = &facts[i]
+		}
+	}
+	if end == nil || end.Purpose != "partner" || end.Actor != ledger.ReconcileActor || end.ID == 0 || end.ID > again.ID ||
+		!slices.Equal(slices.Sorted(slices.Values(end.Changed)), []string{"A1", "A2"}) {
+		t.Fatalf("the lost end is not recorded before the allocation: %+v", facts)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
+		t.Fatalf("the reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
+	}
+	g.flush()
+	if _, err := g.r.Restore(ctx, g.event); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.status(); st["A1"] != booking.SeatAvailable || st["A2"] != booking.SeatAvailable || st["A3"] != booking.SeatAllocated {
 		t.Fatalf("after the rebuild: %v", st)
 	}
 }

@@ -74,7 +74,7 @@ func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.Sea
 }
 
 // markSeats is MarkSeats with also, when set, more of the change in the
-// same transaction, before apply.
+// same transaction, before the marks are written and apply runs.
 func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
 	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
@@ -82,14 +82,14 @@ func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.Sea
 		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
-		recorded, err := writeMarks(ctx, tx, &res, seatIDs)
-		if err != nil {
-			return err
-		}
 		if also != nil {
 			if err := also(tx); err != nil {
 				return err
 			}
+		}
+		recorded, err := writeMarks(ctx, tx, &res, seatIDs)
+		if err != nil {
+			return err
 		}
 		changed, err := apply(ctx)
 		if err != nil {
@@ -174,18 +174,13 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 			return err
 		}
 		for _, ch := range slices.Sorted(maps.Keys(ended)) {
-			recorded, err := endAllocation(ctx, tx, eventID, ch)
+			c, err := recordEnd(ctx, tx, eventID, ch, ended[ch])
 			if err != nil {
 				return err
 			}
-			if !recorded {
-				continue
+			if c != nil {
+				out = append(out, *c)
 			}
-			c := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: ch, Actor: ReconcileActor, Changed: ended[ch]}
-			if err := recordMarkChange(ctx, tx, &c); err != nil {
-				return err
-			}
-			out = append(out, c)
 		}
 		inRedis, err := store.MarkedSeats(ctx, eventID)
 		if err != nil {

@@ -297,7 +297,7 @@ func TestAllocationRedisTookIsRecordedByTheReconciliation(t *testing.T) {
 	release := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	lose := func(channel string, at time.Time, seats ...string) {
 		t.Helper()
-		_, err := g.led.AllocateSeats(ctx, g.event, channel, "ops@example.com", at, seats, func(ctx context.Context) ([]string, error) {
+		_, err := g.led.AllocateSeats(ctx, g.store, g.event, channel, "ops@example.com", at, seats, func(ctx context.Context) ([]string, error) {
 			if _, err := g.store.AllocateSeats(ctx, g.event, channel, at, seats); err != nil {
 				return nil, err
 			}

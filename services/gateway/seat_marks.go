@@ -220,7 +220,7 @@ func (s *Server) markSeats(c *gin.Context) {
 	var err error
 	switch {
 	case s.Ledger != nil && req.Action == booking.MarkAllocate:
-		res, err = s.Ledger.AllocateSeats(ctx, id, purpose, p.Account, releaseAt, seats, apply)
+		res, err = s.Ledger.AllocateSeats(ctx, s.Store, id, purpose, p.Account, releaseAt, seats, apply)
 	case s.Ledger != nil:
 		res, err = s.Ledger.MarkSeats(ctx, id, req.Action, purpose, p.Account, seats, apply)
 	default:
