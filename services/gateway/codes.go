@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
@@ -43,9 +42,9 @@ func (s *Server) codesRoutes(adm *gin.RouterGroup) {
 	}
 	adm.POST("/events/:id/codes", s.createCodes)
 	adm.GET("/events/:id/codes", s.codeBatches)
-	adm.PUT("/events/:id/phase", s.setPhase)
+	adm.PUT("/events/:id/phase", s.setPhase) // phases.go, these three
 	adm.GET("/events/:id/phases", s.phases)
-	adm.PUT("/events/:id/phases", s.setSchedule) // phases.go
+	adm.PUT("/events/:id/phases", s.setSchedule)
 }
 
 // createCodesRequest is a generation: how many codes, each with its uses
@@ -148,18 +147,9 @@ func (s *Server) createCodes(c *gin.Context) {
 // batches of codes with their redemptions (never the codes). 404
 // event_not_found.
 func (s *Server) codeBatches(c *gin.Context) {
-	id, ok := s.ledgerEventID(c)
+	id, bs, ok := ledgerList(s, c, s.Ledger.CodeBatches)
 	if !ok {
 		return
-	}
-	ctx := c.Request.Context()
-	bs, err := s.Ledger.CodeBatches(ctx, id)
-	if err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
-	if bs == nil {
-		bs = []ledger.CodeBatchUse{}
 	}
 	c.JSON(http.StatusOK, gin.H{"event_id": id, "batches": bs})
 }
@@ -202,95 +192,4 @@ func (c Config) codeKey() []byte {
 	m := hmac.New(sha256.New, []byte(c.JWTSecret))
 	m.Write([]byte("boxoffice access code"))
 	return m.Sum(nil)
-}
-
-// phaseRequest is a phase change: the phase from now on ("" none) and
-// who may join in it.
-type phaseRequest struct {
-	Phase    string `json:"phase"`
-	Audience string `json:"audience"`
-}
-
-func (r phaseRequest) Validate() error {
-	if err := booking.CheckPhase(booking.PhaseState(r)); err != nil {
-		return errf(`phase must be "" or a phase id (1-128 printable ASCII characters without spaces, braces or |), audience "public", "code" or "registered"`)
-	}
-	return nil
-}
-
-// setPhase: PUT /api/admin/events/{id}/phase (operator) {phase,
-// audience}: the sale's current phase, live. Codes of that phase (and of
-// every phase) open it; with audience code a join needs one. Users
-// waiting or in the room keep their place and hold. 200 {changed,
-// change_id, phase, audience, previous_phase}: changed false for a
-// repeat, which records nothing. Recorded in the ledger, audited
-// (phase.set) and published (phase_ended, phase_started). Errors: 400
-// invalid_body, 404 event_not_found.
-func (s *Server) setPhase(c *gin.Context) {
-	id, req, ok := adminEventRequest[phaseRequest](c)
-	if !ok {
-		return
-	}
-	p := booking.PhaseState(req)
-	ctx := c.Request.Context()
-	var prev booking.PhaseState
-	res, err := s.Ledger.SetPhase(ctx, id, p, principal(c).Account, func(ctx context.Context) (booking.PhaseState, bool, error) {
-		var changed bool
-		var err error
-		prev, changed, err = s.Store.SetPhase(ctx, id, p)
-		return prev, changed, err
-	})
-	if err != nil {
-		bookinghttp.Fail(c, ledgerErr(err))
-		return
-	}
-	out := gin.H{"changed": res.ID != 0, "change_id": res.ID, "phase": p.Phase, "audience": p.Audience, "previous_phase": prev.Phase}
-	if res.ID == 0 {
-		noChange(c)
-		c.JSON(http.StatusOK, out)
-		return
-	}
-	if !s.audit(c, operators.ActionPhaseSet, id, "", gin.H{"phase": prev.Phase, "audience": prev.Audience},
-		gin.H{"phase": p.Phase, "audience": p.Audience, "change_id": res.ID}) {
-		return
-	}
-	if s.Kafka != nil {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := s.phasePublisher().Publish(pctx, res); err != nil {
-			httpapi.Logger(c).Warn("phase facts left to the sweep", zap.Int64("change_id", res.ID), zap.Error(err))
-		}
-	}
-	c.JSON(http.StatusOK, out)
-}
-
-// phases: GET /api/admin/events/{id}/phases (viewer): the event's phase
-// changes, oldest first (the last is the current phase), and its schedule
-// (phases.go). 404 event_not_found.
-func (s *Server) phases(c *gin.Context) {
-	id, ok := s.ledgerEventID(c)
-	if !ok {
-		return
-	}
-	ctx := c.Request.Context()
-	ps, err := s.Ledger.Phases(ctx, id)
-	if err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
-	if ps == nil {
-		ps = []ledger.PhaseChange{}
-	}
-	sch, err := s.Ledger.Schedule(ctx, id)
-	if err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"event_id": id, "changes": ps, "schedule": sch})
-}
-
-// phasePublisher publishes the facts of phase changes (and, run by main,
-// sweeps what a crash or a Kafka outage left).
-func (s *Server) phasePublisher() *ledger.PhasePublisher {
-	return &ledger.PhasePublisher{Ledger: s.Ledger, Kafka: s.Kafka, Log: s.Log}
 }

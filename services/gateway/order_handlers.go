@@ -81,6 +81,24 @@ func (s *Server) ledgerEventID(c *gin.Context) (id string, ok bool) {
 	return id, true
 }
 
+// ledgerList reads with read the ledger's list for the event the path
+// names (ledgerEventID), never nil (an empty list answers []); ok false
+// when it answered an error instead.
+func ledgerList[T any](s *Server, c *gin.Context, read func(context.Context, string) ([]T, error)) (id string, list []T, ok bool) {
+	if id, ok = s.ledgerEventID(c); !ok {
+		return "", nil, false
+	}
+	list, err := read(c.Request.Context(), id)
+	if err != nil {
+		bookinghttp.Fail(c, err)
+		return "", nil, false
+	}
+	if list == nil {
+		list = []T{}
+	}
+	return id, list, true
+}
+
 // ledgerCreateEvent records the definition before Redis is written. created
 // reports a new row (false: the same definition was there, a retry).
 func (s *Server) ledgerCreateEvent(c *gin.Context, cfg booking.EventConfig) (created, ok bool) {

@@ -377,18 +377,9 @@ func nonNil(s []string) []string {
 // operators hold or killed, with who and when (the ledger's). 404
 // event_not_found.
 func (s *Server) seatMarks(c *gin.Context) {
-	id, ok := s.ledgerEventID(c)
+	id, marks, ok := ledgerList(s, c, s.Ledger.SeatMarks)
 	if !ok {
 		return
-	}
-	ctx := c.Request.Context()
-	marks, err := s.Ledger.SeatMarks(ctx, id)
-	if err != nil {
-		bookinghttp.Fail(c, err)
-		return
-	}
-	if marks == nil {
-		marks = []ledger.SeatMark{}
 	}
 	c.JSON(http.StatusOK, gin.H{"event_id": id, "seat_marks": marks})
 }
