@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-join-ab.sh — what a join costs the gateway, build against build:
 # its CPU (user and system) and its read and write system calls and
-# context switches per join, under wrk at 50 connections (new users
+# context switches per join, under wrk at CONNS connections (50; new users
 # joining a new event, both front-door limits on), with the builds run in
 # turn, ROUNDS times. This machine's speed drifts by a third from minute to
 # minute, so compare builds only within one run of this script, round by
@@ -38,6 +38,7 @@ cd "$(dirname "$0")/.."
 [[ $# -gt 0 ]] || { awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" >&2; exit 2; }
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
+CONNS=${CONNS:-50}
 GW_PORT=18480 KAFKA_PORT=19492
 scripts/ensure-tool.sh wrk wrk || exit 1
 scripts/ensure-tool.sh redis-benchmark redis-tools || exit 1
@@ -66,7 +67,7 @@ floor() {
 	fp=$!
 	for _ in $(seq 50); do curl -s -o /dev/null "http://$addr/" && break; sleep 0.1; done
 	c0=$(ticks "$fp")
-	wrk -t2 -c50 -d"$DURATION" -H "Authorization: Bearer x" "http://$addr/api/booking/position?event_id=e" >"$TMP/wrkfloor" 2>&1
+	wrk -t2 -c"$CONNS" -d"$DURATION" -H "Authorization: Bearer x" "http://$addr/api/booking/position?event_id=e" >"$TMP/wrkfloor" 2>&1
 	c1=$(ticks "$fp")
 	kill "$fp"
 	wait "$fp" 2>/dev/null
@@ -104,7 +105,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		# wrk's CPU until then (w0) is taken off its column
 		rm -f "$TMP/ready"
 		BENCH_READY=$TMP/ready BENCH_METHOD=POST BENCH_PATH=/api/booking/request BENCH_BODY="{\"event_id\":\"ab$ev\"}" \
-			BENCH_TOKENS=$TMP/tok BENCH_LIMIT=0 BENCH_THREADS=2 wrk -t2 -c50 -d"$DURATION" -s scripts/lib/wrk-users.lua "$GW" >"$TMP/wrk" 2>&1 &
+			BENCH_TOKENS=$TMP/tok BENCH_LIMIT=0 BENCH_THREADS=2 wrk -t2 -c"$CONNS" -d"$DURATION" -s scripts/lib/wrk-users.lua "$GW" >"$TMP/wrk" 2>&1 &
 		wp=$!
 		wrk_started "$TMP/ready" "$wp" 2
 		c0=$(counters "$GW_PID")
@@ -134,4 +135,4 @@ for r in $(seq 1 "$ROUNDS"); do
 	echo "| redis-benchmark SET -c 50 | $r | $set_rps | | | | | | | 1 | |"
 done
 echo
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c50 -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); wrk -t2 -c$CONNS -d$DURATION; $(date -u '+%Y-%m-%d %H:%M UTC')"
