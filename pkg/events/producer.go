@@ -84,7 +84,9 @@ func WithBatchTimeout(d time.Duration) ProducerOption {
 	return func(c *producerConfig) { c.batchTimeout = d }
 }
 
-// WithBatchSize sets the most messages per partition batch (default 100).
+// WithBatchSize sets the most messages per partition batch (default 500:
+// the gateway relay's batch of join facts, admission.WithRelayBatch, in
+// one produce request).
 func WithBatchSize(n int) ProducerOption {
 	return func(c *producerConfig) { c.batchSize = n }
 }
@@ -172,7 +174,7 @@ func NewKafkaProducer(brokers []string, opts ...ProducerOption) (*KafkaProducer,
 	}
 	cfg := producerConfig{
 		batchTimeout: 2 * time.Millisecond,
-		batchSize:    100,
+		batchSize:    500,
 		maxAttempts:  3,
 		writeTimeout: 5 * time.Second,
 		dialTimeout:  3 * time.Second,
