@@ -82,13 +82,18 @@ func recordAllocation(ctx context.Context, tx pgx.Tx, eventID, channel, actor st
 // A change is numbered when the allocation existed, with the seats Redis
 // put on sale; when Redis had ended it already (a call whose transaction
 // rolled back, repeated), with the seats that end put on sale. Ending one
-// that exists in neither (a repeat) records nothing (ID 0). It holds the
-// event's row, as MarkSeats does.
-func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor string,
+// that exists in neither (a repeat) records nothing (ID 0). Seats Redis
+// allocates to channel that the ledger lacks (an allocation whose
+// transaction rolled back) are recorded first, as the reconciliation
+// would (keepAllocation). It holds the event's row, as MarkSeats does.
+func (l *Ledger) ReleaseAllocation(ctx context.Context, store *booking.Store, eventID, channel, actor string,
 	apply func(context.Context) (booking.AllocationEnd, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: channel, Actor: actor}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		if err := holdEvent(ctx, tx, eventID); err != nil {
+			return err
+		}
+		if err := keepAllocation(ctx, tx, store, eventID, channel); err != nil {
 			return err
 		}
 		recorded, err := endAllocation(ctx, tx, eventID, channel)
@@ -116,6 +121,35 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, eventID, channel, actor 
 		return MarkChange{}, wrap("release allocation", err)
 	}
 	return res, nil
+}
+
+// keepAllocation records in tx the seats Redis allocates to channel that
+// the ledger does not (recordRedisMarks), so that their end follows a
+// recorded allocation.
+func keepAllocation(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID, channel string) error {
+	inRedis, err := store.MarkedSeats(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT seat_id FROM seat_marks WHERE event_id = $1 AND mark = 'allocate' AND purpose = $2`,
+		eventID, channel)
+	recorded, err := rowsOf(rows, err, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for seat, m := range inRedis {
+		if m.Mark == booking.MarkAllocate && m.Purpose == channel && !slices.Contains(recorded, seat) {
+			missing = append(missing, seat)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	var releases map[string]time.Time
+	_, err = recordRedisMarks(ctx, tx, store, eventID, booking.MarkAllocate, channel, missing, &releases)
+	return err
 }
 
 // recordEnd records in tx the end of channel's allocation that Redis took
@@ -324,6 +358,7 @@ func scanRelease(r pgx.CollectableRow) (AllocationRelease, error) {
 // the seats that end put on sale.
 type AllocationSweeper struct {
 	Ledger     *Ledger
+	Store      *booking.Store // read: seats allocated that the ledger lacks
 	Release    func(ctx context.Context, eventID, channel string) (booking.AllocationEnd, error)
 	SetRelease func(ctx context.Context, eventID, channel string, at time.Time) error
 	Publisher  *MarkPublisher
@@ -339,7 +374,7 @@ func (s *AllocationSweeper) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, a := range due {
-		res, err := s.Ledger.ReleaseAllocation(ctx, a.EventID, a.Channel, SystemActor, func(ctx context.Context) (booking.AllocationEnd, error) {
+		res, err := s.Ledger.ReleaseAllocation(ctx, s.Store, a.EventID, a.Channel, SystemActor, func(ctx context.Context) (booking.AllocationEnd, error) {
 			end, err := s.Release(ctx, a.EventID, a.Channel)
 			var notDue *booking.AllocationNotDueError
 			if errors.As(err, &notDue) && notDue.At.IsZero() && s.SetRelease != nil {

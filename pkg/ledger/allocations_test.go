@@ -25,6 +25,23 @@ func (g *rig) allocate(channel string, at time.Time, seats ...string) ledger.Mar
 	return res
 }
 
+// unpublished is the last unpublished seat mark change of mark (zero
+// when there is none).
+func (g *rig) unpublished(mark booking.SeatMark) ledger.MarkChange {
+	g.t.Helper()
+	facts, err := g.led.UnpublishedMarkChanges(context.Background(), 0, 100)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	var last ledger.MarkChange
+	for _, f := range facts {
+		if f.Mark == mark && f.EventID == g.event {
+			last = f
+		}
+	}
+	return last
+}
+
 func (g *rig) status() map[string]booking.SeatStatus {
 	g.t.Helper()
 	all, err := g.store.Seats(context.Background(), g.event)
@@ -72,7 +89,7 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 	}
 
 	// the sweep ends the due one only, once, with its fact
-	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
+	sw := &ledger.AllocationSweeper{Ledger: g.led, Store: g.store, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
 		Release: func(ctx context.Context, event, channel string) (booking.AllocationEnd, error) {
 			return g.store.ReleaseAllocation(ctx, event, channel, true)
 		}}
@@ -94,13 +111,13 @@ func TestAllocationsRecordedRestoredAndReleased(t *testing.T) {
 	}
 
 	// the operator ends one at once; a repeat records nothing
-	res, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+	res, err := g.led.ReleaseAllocation(ctx, g.store, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
 	})
 	if err != nil || res.ID == 0 || len(res.Changed) != 2 {
 		t.Fatalf("release: %+v %v", res, err)
 	}
-	again, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+	again, err := g.led.ReleaseAllocation(ctx, g.store, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
 	})
 	if err != nil || again.ID != 0 {
@@ -125,7 +142,7 @@ func TestSweepEndsAnAllocationRedisLostTheTimeOf(t *testing.T) {
 	if err := g.rdb.HDel(ctx, config, "ra:early", "ra:partner").Err(); err != nil {
 		t.Fatal(err)
 	}
-	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
+	sw := &ledger.AllocationSweeper{Ledger: g.led, Store: g.store, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
 		Release: func(ctx context.Context, event, channel string) (booking.AllocationEnd, error) {
 			return g.store.ReleaseAllocation(ctx, event, channel, true)
 		},
@@ -158,14 +175,14 @@ func TestAccessibleSeatsKeptByTheLedger(t *testing.T) {
 			t.Fatalf("%s: accessible seats %v %v, want %v", when, got, err, want)
 		}
 	}
-	sw := &ledger.AllocationSweeper{Ledger: g.led, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
+	sw := &ledger.AllocationSweeper{Ledger: g.led, Store: g.store, Publisher: &ledger.MarkPublisher{Ledger: g.led, Kafka: g.rec},
 		Release: func(ctx context.Context, event, channel string) (booking.AllocationEnd, error) {
 			return g.store.ReleaseAllocation(ctx, event, channel, true)
 		}}
 	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
-	if _, err := g.led.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+	if _, err := g.led.ReleaseAllocation(ctx, g.store, g.event, booking.ChannelCompanion, "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, booking.ChannelCompanion, false)
 	}); err != nil {
 		t.Fatal(err)
@@ -194,7 +211,7 @@ func TestAllocationEndRedisTookIsRecorded(t *testing.T) {
 	g.allocate("press", time.Time{}, "A3", "A4")
 	died := errors.New("connection lost before the commit")
 	end := func(channel string, lost bool) (ledger.MarkChange, error) {
-		return g.led.ReleaseAllocation(ctx, g.event, channel, "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+		return g.led.ReleaseAllocation(ctx, g.store, g.event, channel, "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 			res, err := g.store.ReleaseAllocation(ctx, g.event, channel, false)
 			if lost && err == nil {
 				err = died
@@ -253,7 +270,7 @@ func TestAllocationEndLostBeforeTheChannelIsAllocatedAgain(t *testing.T) {
 	ctx := context.Background()
 	g.allocate("partner", time.Now().Add(time.Hour).Truncate(time.Millisecond), "A1", "A2")
 	died := errors.New("connection lost before the commit")
-	if _, err := g.led.ReleaseAllocation(ctx, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+	if _, err := g.led.ReleaseAllocation(ctx, g.store, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		res, err := g.store.ReleaseAllocation(ctx, g.event, "partner", false)
 		if err == nil {
 			err = died
@@ -272,19 +289,9 @@ func TestAllocationEndLostBeforeTheChannelIsAllocatedAgain(t *testing.T) {
 	if rel, err := g.led.AllocationReleases(ctx, g.event); err != nil || len(rel) != 0 {
 		t.Fatalf("the ended allocation's release time is still recorded: %+v %v", rel, err)
 	}
-	facts, err := g.led.UnpublishedMarkChanges(ctx, 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var end *ledger.MarkChange
-	for i := range facts {
-		if facts[i].Mark == ledger.MarkReleaseAllocation {
-			end = &facts[i]
-		}
-	}
-	if end == nil || end.Purpose != "partner" || end.Actor != ledger.ReconcileActor || end.ID == 0 || end.ID > again.ID ||
-		!slices.Equal(slices.Sorted(slices.Values(end.Changed)), []string{"A1", "A2"}) {
-		t.Fatalf("the lost end is not recorded before the allocation: %+v", facts)
+	if end := g.unpublished(ledger.MarkReleaseAllocation); end.Purpose != "partner" || end.Actor != ledger.ReconcileActor ||
+		end.ID == 0 || end.ID > again.ID || !slices.Equal(slices.Sorted(slices.Values(end.Changed)), []string{"A1", "A2"}) {
+		t.Fatalf("the lost end is not recorded before the allocation: %+v", end)
 	}
 	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
 		t.Fatalf("the reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
@@ -295,5 +302,46 @@ func TestAllocationEndLostBeforeTheChannelIsAllocatedAgain(t *testing.T) {
 	}
 	if st := g.status(); st["A1"] != booking.SeatAvailable || st["A2"] != booking.SeatAvailable || st["A3"] != booking.SeatAllocated {
 		t.Fatalf("after the rebuild: %v", st)
+	}
+}
+
+// An allocation Redis took and the ledger lost, ended before the
+// reconciliation: the end records the allocation first (actor
+// reconcile), so its fact precedes the end's and the ledger never ends
+// an allocation it had no record of.
+func TestAllocationLostBeforeItsEnd(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lostalloc", Name: "Lost", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	at := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	if _, err := g.led.AllocateSeats(ctx, g.store, g.event, "partner", "ops@example.com", at, []string{"A1", "A2"},
+		func(ctx context.Context) ([]string, error) {
+			changed, err := g.store.AllocateSeats(ctx, g.event, "partner", at, []string{"A1", "A2"})
+			if err == nil {
+				err = died
+			}
+			return changed, err
+		}); !errors.Is(err, died) {
+		t.Fatalf("lost allocation: %v", err)
+	}
+	end, err := g.led.ReleaseAllocation(ctx, g.store, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
+		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
+	})
+	if err != nil || end.ID == 0 || !slices.Equal(slices.Sorted(slices.Values(end.Changed)), []string{"A1", "A2"}) {
+		t.Fatalf("the end: %+v %v", end, err)
+	}
+	if alloc := g.unpublished(booking.MarkAllocate); alloc.Purpose != "partner" || alloc.Actor != ledger.ReconcileActor ||
+		alloc.ID == 0 || alloc.ID > end.ID || !slices.Equal(slices.Sorted(slices.Values(alloc.Changed)), []string{"A1", "A2"}) {
+		t.Fatalf("the lost allocation is not recorded before its end: %+v", alloc)
+	}
+	if m := g.marks(); len(m) != 0 {
+		t.Fatalf("the ledger still allocates %v", m)
+	}
+	if rel, err := g.led.AllocationReleases(ctx, g.event); err != nil || len(rel) != 0 {
+		t.Fatalf("release times left: %+v %v", rel, err)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
+		t.Fatalf("the reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
 	}
 }

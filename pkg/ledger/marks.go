@@ -220,21 +220,8 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 		for _, k := range kinds {
 			seats := todo[k]
 			slices.Sort(seats)
-			c := MarkChange{EventID: eventID, Mark: k.mark, Purpose: k.purpose, Actor: ReconcileActor}
-			if c.Changed, err = writeMarks(ctx, tx, &c, seats); err != nil {
-				return err
-			}
-			if k.mark == booking.MarkAllocate {
-				if releases == nil {
-					if releases, err = store.AllocationReleases(ctx, eventID); err != nil {
-						return err
-					}
-				}
-				if err := recordAllocation(ctx, tx, eventID, k.purpose, ReconcileActor, releases[k.purpose], seats); err != nil {
-					return err
-				}
-			}
-			if err := recordMarkChange(ctx, tx, &c); err != nil {
+			c, err := recordRedisMarks(ctx, tx, store, eventID, k.mark, k.purpose, seats, &releases)
+			if err != nil {
 				return err
 			}
 			out = append(out, c)
@@ -245,6 +232,34 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 		return nil, wrap("keep marks", err)
 	}
 	return out, nil
+}
+
+// recordRedisMarks records in tx that seats are marked mark for purpose,
+// as Redis has them: one numbered change by ReconcileActor, whose fact
+// the sweep publishes. An allocation comes with the channel's release
+// time in Redis (*releases, read once when nil) and, for wheelchair and
+// companion, the seats' kind (recordAllocation).
+func recordRedisMarks(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID string, mark booking.SeatMark, purpose string,
+	seats []string, releases *map[string]time.Time) (MarkChange, error) {
+	c := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: ReconcileActor}
+	var err error
+	if c.Changed, err = writeMarks(ctx, tx, &c, seats); err != nil {
+		return MarkChange{}, err
+	}
+	if mark == booking.MarkAllocate {
+		if *releases == nil {
+			if *releases, err = store.AllocationReleases(ctx, eventID); err != nil {
+				return MarkChange{}, err
+			}
+		}
+		if err := recordAllocation(ctx, tx, eventID, purpose, ReconcileActor, (*releases)[purpose], seats); err != nil {
+			return MarkChange{}, err
+		}
+	}
+	if err := recordMarkChange(ctx, tx, &c); err != nil {
+		return MarkChange{}, err
+	}
+	return c, nil
 }
 
 // changedOrRecorded is the seats of asked (in its order, once each) that

@@ -47,7 +47,7 @@ func (s *Server) releaseAllocation(c *gin.Context) {
 	var res ledger.MarkChange
 	var err error
 	if s.Ledger != nil {
-		res, err = s.Ledger.ReleaseAllocation(ctx, id, channel, p.Account, apply)
+		res, err = s.Ledger.ReleaseAllocation(ctx, s.Store, id, channel, p.Account, apply)
 	} else {
 		res = ledger.MarkChange{EventID: id, Mark: ledger.MarkReleaseAllocation, Purpose: channel, Actor: p.Account}
 		var end booking.AllocationEnd
@@ -82,7 +82,7 @@ func (s *Server) releaseAllocation(c *gin.Context) {
 
 // allocationSweeper ends the allocations whose release time has come.
 func (s *Server) allocationSweeper() *ledger.AllocationSweeper {
-	sw := &ledger.AllocationSweeper{Ledger: s.Ledger, Log: s.Log,
+	sw := &ledger.AllocationSweeper{Ledger: s.Ledger, Store: s.Store, Log: s.Log,
 		Release: func(ctx context.Context, eventID, channel string) (booking.AllocationEnd, error) {
 			return s.Store.ReleaseAllocation(ctx, eventID, channel, true)
 		},
