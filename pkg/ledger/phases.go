@@ -44,8 +44,10 @@ func (p PhaseChange) Facts() []events.Event {
 // apply (the change in Redis, booking.Store.SetPhase, which answers the
 // phase before and whether anything changed) inside the same
 // transaction: a change Redis refuses records nothing, and a repeat
-// records nothing (ID 0). ErrEventNotFound when the event is not in the
-// ledger.
+// records nothing (ID 0). A phase Redis had before the change that the
+// ledger lacks (a change whose transaction rolled back) is recorded
+// first, by ReconcileActor, so every phase ended was started in the
+// record. ErrEventNotFound when the event is not in the ledger.
 func (l *Ledger) SetPhase(ctx context.Context, eventID string, p booking.PhaseState, actor string,
 	apply func(context.Context) (booking.PhaseState, bool, error)) (PhaseChange, error) {
 	return l.ApplyPhase(ctx, eventID, actor, func(ctx context.Context) (booking.PhaseState, booking.PhaseState, bool, error) {
@@ -71,11 +73,23 @@ func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
 		if err != nil {
 			return err
 		}
-		if !changed {
-			// Redis had the phase already: recorded unless the ledger
-			// has it too (a change whose transaction rolled back after
-			// Redis took it, repeated)
-			if prev, err = lastPhase(ctx, tx, eventID); err != nil || prev == next {
+		last, err := lastPhase(ctx, tx, eventID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !changed && last == next:
+			return nil // a repeat of a recorded change
+		case !changed:
+			// Redis had the phase already: a change whose transaction
+			// rolled back after Redis took it, repeated
+			prev = last
+		case last != prev:
+			// Redis's phase before this change is one the ledger lacks
+			// (a change whose transaction rolled back, not repeated):
+			// recorded first, as the reconciliation would
+			lost := PhaseChange{EventID: eventID, Phase: prev.Phase, Audience: prev.Audience, Actor: ReconcileActor}
+			if err := recordPhase(ctx, tx, &lost, last); err != nil {
 				return err
 			}
 		}

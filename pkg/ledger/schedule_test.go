@@ -296,3 +296,44 @@ func TestPhaseUnderWayIsLeftToItsCall(t *testing.T) {
 		t.Fatalf("the ledger's phase changes: %+v %v", changes, err)
 	}
 }
+
+// A phase change Redis took whose ledger transaction rolled back,
+// followed by another change before the reconciliation: the lost change
+// is recorded first (actor reconcile), so the ledger's history, and the
+// facts it publishes, start every phase they end.
+func TestPhaseLostBeforeTheNextChange(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lostnext", Name: "Phase", Rows: 1, SeatsPerRow: 4, Capacity: 2})
+	ctx := context.Background()
+	died := errors.New("connection lost before the commit")
+	presale := booking.PhaseState{Phase: "presale", Audience: booking.AudienceCode}
+	general := booking.PhaseState{Phase: "general", Audience: booking.AudiencePublic}
+	if _, err := g.led.SetPhase(ctx, g.event, presale, "otto", func(ctx context.Context) (booking.PhaseState, bool, error) {
+		prev, changed, err := g.store.SetPhase(ctx, g.event, presale)
+		if err == nil {
+			err = died
+		}
+		return prev, changed, err
+	}); !errors.Is(err, died) {
+		t.Fatalf("lost change: %v", err)
+	}
+	res, err := g.led.SetPhase(ctx, g.event, general, "otto", func(ctx context.Context) (booking.PhaseState, bool, error) {
+		return g.store.SetPhase(ctx, g.event, general)
+	})
+	if err != nil || res.ID == 0 || res.Previous != "presale" {
+		t.Fatalf("the next change: %+v %v", res, err)
+	}
+	changes, err := g.led.Phases(ctx, g.event)
+	if err != nil || len(changes) != 2 {
+		t.Fatalf("the ledger's phase changes: %+v %v", changes, err)
+	}
+	if c := changes[0]; c.Phase != "presale" || c.Audience != booking.AudienceCode || c.Previous != "" || c.Actor != ledger.ReconcileActor {
+		t.Fatalf("the lost change: %+v", c)
+	}
+	if c := changes[1]; c.ID != res.ID || c.Phase != "general" || c.Previous != "presale" || c.Actor != "otto" {
+		t.Fatalf("the next change: %+v", c)
+	}
+	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.RecordedPhase != "" {
+		t.Fatalf("the reconciliation recorded %q (%v)", rec.RecordedPhase, err)
+	}
+}
