@@ -47,6 +47,15 @@ func TestMarkSeatsHoldKillRelease(t *testing.T) {
 		t.Fatalf("seats %v", st)
 	}
 	f.checkInvariants("evt")
+	// read back: every seat, or the seats asked (an unknown one has none)
+	all, err := f.s.MarkedSeats(f.ctx, "evt")
+	if err != nil || len(all) != 3 || all["A1"] != (MarkedSeat{"A1", MarkHold, "sponsor"}) || all["A2"].Mark != MarkKill {
+		t.Fatalf("marked seats: %v %v", all, err)
+	}
+	some, err := f.s.MarkedSeats(f.ctx, "evt", "A1", "A3", "A4", "Z9")
+	if err != nil || len(some) != 2 || some["A1"] != all["A1"] || some["A3"] != all["A3"] {
+		t.Fatalf("marked seats of A1, A3, A4, Z9: %v %v", some, err)
+	}
 
 	// fans cannot select them, alone or among free seats
 	if r := f.join("evt", "u1"); r.State != StateActive {
@@ -79,7 +88,7 @@ func TestMarkSeatsHoldKillRelease(t *testing.T) {
 
 	// a seat a fan holds or bought is refused, each named, nothing changed
 	before := f.seats("evt")
-	_, err := f.s.MarkSeats(f.ctx, "evt", MarkKill, "", []string{"A5", "A1", "A2"})
+	_, err = f.s.MarkSeats(f.ctx, "evt", MarkKill, "", []string{"A5", "A1", "A2"})
 	var refused *SeatsRefusedError
 	if !errors.As(err, &refused) || !errors.Is(err, ErrSeatUnavailable) {
 		t.Fatalf("kill over sold and held seats: %v", err)

@@ -290,11 +290,11 @@ func (s *Store) SoldSeats(ctx context.Context, eventID string) (map[string]strin
 // MarkedSeats returns every seat Redis has held for a purpose (MarkHold),
 // killed (MarkKill) or allocated to a channel and not taken by its fans
 // (MarkAllocate, the channel as Purpose), by seat id, read as SoldSeats
-// reads (not a request path). ErrEventNotFound when the event is not in
-// Redis.
-func (s *Store) MarkedSeats(ctx context.Context, eventID string) (map[string]MarkedSeat, error) {
+// reads (not a request path); with seatIDs, of those seats alone (one
+// HMGET). ErrEventNotFound when the event is not in Redis.
+func (s *Store) MarkedSeats(ctx context.Context, eventID string, seatIDs ...string) (map[string]MarkedSeat, error) {
 	out := map[string]MarkedSeat{}
-	err := s.scanSeats(ctx, eventID, func(seat, v string) {
+	add := func(seat, v string) {
 		if purpose, ok := strings.CutPrefix(v, "r:"); ok {
 			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkHold, Purpose: purpose}
 		} else if channel, ok := strings.CutPrefix(v, "c:"); ok {
@@ -302,9 +302,24 @@ func (s *Store) MarkedSeats(ctx context.Context, eventID string) (map[string]Mar
 		} else if v == "k:" {
 			out[seat] = MarkedSeat{SeatID: seat, Mark: MarkKill}
 		}
-	})
+	}
+	if len(seatIDs) == 0 {
+		if err := s.scanSeats(ctx, eventID, add); err != nil {
+			return nil, fmt.Errorf("marked seats: %w", err)
+		}
+		return out, nil
+	}
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	vs, err := s.rdb.HMGet(ctx, s.eventKeys(eventID)[kSeats], seatIDs...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("marked seats: %w", err)
+	}
+	for i, v := range vs {
+		if v, ok := v.(string); ok {
+			add(seatIDs[i], v)
+		}
 	}
 	return out, nil
 }

@@ -48,7 +48,7 @@ func (l *Ledger) AllocateSeats(ctx context.Context, store *booking.Store, eventI
 		}
 		return recordAllocation(ctx, tx, eventID, channel, actor, releaseAt, seatIDs)
 	}
-	return l.markSeats(ctx, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
+	return l.markSeats(ctx, store, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
 }
 
 // recordAllocation writes in tx what an allocation of seatIDs to channel
@@ -124,31 +124,12 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, store *booking.Store, ev
 }
 
 // keepAllocation records in tx the seats Redis allocates to channel that
-// the ledger does not (recordRedisMarks), so that their end follows a
+// the ledger does not (recordLostMarks), so that their end follows a
 // recorded allocation.
 func keepAllocation(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID, channel string) error {
-	inRedis, err := store.MarkedSeats(ctx, eventID)
-	if err != nil {
-		return err
-	}
-	rows, err := tx.Query(ctx, `SELECT seat_id FROM seat_marks WHERE event_id = $1 AND mark = 'allocate' AND purpose = $2`,
-		eventID, channel)
-	recorded, err := rowsOf(rows, err, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	var missing []string
-	for seat, m := range inRedis {
-		if m.Mark == booking.MarkAllocate && m.Purpose == channel && !slices.Contains(recorded, seat) {
-			missing = append(missing, seat)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	slices.Sort(missing)
-	var releases map[string]time.Time
-	_, err = recordRedisMarks(ctx, tx, store, eventID, booking.MarkAllocate, channel, missing, &releases)
+	_, err := recordLostMarks(ctx, tx, store, eventID, nil, func(_ string, r booking.MarkedSeat, ok bool) bool {
+		return ok && r.Mark == booking.MarkAllocate && r.Purpose == channel
+	})
 	return err
 }
 

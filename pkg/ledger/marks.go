@@ -68,19 +68,39 @@ func (m MarkChange) Fact() events.Event {
 // (MarkChange.ID, its facts' sequence); a repeat changes none (ID 0) and
 // a seat marked as asked keeps its first who and when. ErrEventNotFound
 // when the event is not in the ledger.
-func (l *Ledger) MarkSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
+func (l *Ledger) MarkSeats(ctx context.Context, store *booking.Store, eventID string, mark booking.SeatMark, purpose, actor string,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
-	return l.markSeats(ctx, eventID, mark, purpose, actor, seatIDs, nil, apply)
+	return l.markSeats(ctx, store, eventID, mark, purpose, actor, seatIDs, nil, apply)
 }
 
 // markSeats is MarkSeats with also, when set, more of the change in the
-// same transaction, before the marks are written and apply runs.
-func (l *Ledger) markSeats(ctx context.Context, eventID string, mark booking.SeatMark, purpose, actor string,
+// same transaction, before the marks are written and apply runs. First,
+// the marks of seatIDs Redis has that the ledger lacks and that differ
+// from the one asked (changes Redis took whose transaction rolled back,
+// not repeated) are recorded as the reconciliation would, so each change
+// follows the mark it changes in the record and on Kafka; a seat Redis
+// has as asked is a repeat, the caller's (changedOrRecorded).
+func (l *Ledger) markSeats(ctx context.Context, store *booking.Store, eventID string, mark booking.SeatMark, purpose, actor string,
 	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
+	asked := make(map[string]bool, len(seatIDs))
+	for _, id := range seatIDs {
+		asked[id] = true
+	}
+	lost := func(seat string, r booking.MarkedSeat, ok bool) bool {
+		if mark == booking.MarkRelease {
+			return asked[seat] && ok
+		}
+		return asked[seat] && (!ok || r.Mark != mark || r.Purpose != purpose)
+	}
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
+		}
+		if len(seatIDs) > 0 {
+			if _, err := recordLostMarks(ctx, tx, store, eventID, seatIDs, lost); err != nil {
+				return err
+			}
 		}
 		if also != nil {
 			if err := also(tx); err != nil {
@@ -182,54 +202,75 @@ func (l *Ledger) KeepMarks(ctx context.Context, store *booking.Store, eventID st
 				out = append(out, *c)
 			}
 		}
-		inRedis, err := store.MarkedSeats(ctx, eventID)
-		if err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT seat_id, mark, purpose FROM seat_marks WHERE event_id = $1 ORDER BY seat_id`, eventID)
-		recorded, err := rowsOf(rows, err, pgx.RowToStructByPos[booking.MarkedSeat])
-		if err != nil {
-			return err
-		}
-		// the seats to record, by mark and purpose
-		type kind struct {
-			mark    booking.SeatMark
-			purpose string
-		}
-		todo := map[kind][]string{}
-		inLedger := make(map[string]bool, len(recorded))
-		for _, m := range recorded {
-			inLedger[m.SeatID] = true
-			r, ok := inRedis[m.SeatID]
-			switch {
-			case ok && (r.Mark != m.Mark || r.Purpose != m.Purpose):
-				todo[kind{r.Mark, r.Purpose}] = append(todo[kind{r.Mark, r.Purpose}], m.SeatID)
-			case !ok && (m.Mark == booking.MarkHold || m.Mark == booking.MarkKill):
-				todo[kind{booking.MarkRelease, ""}] = append(todo[kind{booking.MarkRelease, ""}], m.SeatID)
-			}
-		}
-		for seat, r := range inRedis {
-			if !inLedger[seat] {
-				todo[kind{r.Mark, r.Purpose}] = append(todo[kind{r.Mark, r.Purpose}], seat)
-			}
-		}
-		kinds := slices.SortedFunc(maps.Keys(todo), func(a, b kind) int {
-			return cmp.Or(cmp.Compare(a.mark, b.mark), cmp.Compare(a.purpose, b.purpose))
-		})
-		var releases map[string]time.Time
-		for _, k := range kinds {
-			seats := todo[k]
-			slices.Sort(seats)
-			c, err := recordRedisMarks(ctx, tx, store, eventID, k.mark, k.purpose, seats, &releases)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return nil
+		kept, err := recordLostMarks(ctx, tx, store, eventID, nil, nil)
+		out = append(out, kept...)
+		return err
 	})
 	if err != nil {
 		return nil, wrap("keep marks", err)
+	}
+	return out, nil
+}
+
+// recordLostMarks records in tx the marks Redis has that the ledger's
+// seat_marks lack or have otherwise, and the releases of seats the ledger
+// holds or killed that Redis has not, of seatIDs (none: every seat) that
+// only keeps (nil: all; r is Redis's mark, ok whether it has one): one
+// numbered change per mark and purpose (recordRedisMarks). A seat the
+// ledger allocates and Redis has not is left alone: its channel's fans
+// hold or bought it.
+func recordLostMarks(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID string, seatIDs []string,
+	only func(seat string, r booking.MarkedSeat, ok bool) bool) ([]MarkChange, error) {
+	inRedis, err := store.MarkedSeats(ctx, eventID, seatIDs...)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT seat_id, mark, purpose FROM seat_marks
+		WHERE event_id = $1 AND ($2::text[] IS NULL OR seat_id = ANY($2)) ORDER BY seat_id`, eventID, seatIDs)
+	recorded, err := rowsOf(rows, err, pgx.RowToStructByPos[booking.MarkedSeat])
+	if err != nil {
+		return nil, err
+	}
+	// the seats to record, by mark and purpose
+	type kind struct {
+		mark    booking.SeatMark
+		purpose string
+	}
+	todo := map[kind][]string{}
+	add := func(k kind, seat string) {
+		if r, ok := inRedis[seat]; only == nil || only(seat, r, ok) {
+			todo[k] = append(todo[k], seat)
+		}
+	}
+	inLedger := make(map[string]bool, len(recorded))
+	for _, m := range recorded {
+		inLedger[m.SeatID] = true
+		r, ok := inRedis[m.SeatID]
+		switch {
+		case ok && (r.Mark != m.Mark || r.Purpose != m.Purpose):
+			add(kind{r.Mark, r.Purpose}, m.SeatID)
+		case !ok && (m.Mark == booking.MarkHold || m.Mark == booking.MarkKill):
+			add(kind{booking.MarkRelease, ""}, m.SeatID)
+		}
+	}
+	for seat, r := range inRedis {
+		if !inLedger[seat] {
+			add(kind{r.Mark, r.Purpose}, seat)
+		}
+	}
+	kinds := slices.SortedFunc(maps.Keys(todo), func(a, b kind) int {
+		return cmp.Or(cmp.Compare(a.mark, b.mark), cmp.Compare(a.purpose, b.purpose))
+	})
+	var out []MarkChange
+	var releases map[string]time.Time
+	for _, k := range kinds {
+		seats := todo[k]
+		slices.Sort(seats)
+		c, err := recordRedisMarks(ctx, tx, store, eventID, k.mark, k.purpose, seats, &releases)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

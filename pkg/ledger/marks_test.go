@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // mark records and applies a mark as the admin API does: the ledger's
 // transaction around the Redis change.
 func (g *rig) mark(m booking.SeatMark, purpose string, seats ...string) (ledger.MarkChange, error) {
-	return g.led.MarkSeats(context.Background(), g.event, m, purpose, "ops@example.com", seats,
+	return g.led.MarkSeats(context.Background(), g.store, g.event, m, purpose, "ops@example.com", seats,
 		func(ctx context.Context) ([]string, error) {
 			return g.store.MarkSeats(ctx, g.event, m, purpose, seats)
 		})
@@ -27,7 +28,7 @@ func (g *rig) mark(m booking.SeatMark, purpose string, seats ...string) (ledger.
 func (g *rig) loseMark(m booking.SeatMark, purpose string, seats ...string) {
 	g.t.Helper()
 	died := errors.New("connection lost before the commit")
-	_, err := g.led.MarkSeats(context.Background(), g.event, m, purpose, "ops@example.com", seats,
+	_, err := g.led.MarkSeats(context.Background(), g.store, g.event, m, purpose, "ops@example.com", seats,
 		func(ctx context.Context) ([]string, error) {
 			if _, err := g.store.MarkSeats(ctx, g.event, m, purpose, seats); err != nil {
 				return nil, err
@@ -88,7 +89,7 @@ func TestSeatMarksRecordedAndRestored(t *testing.T) {
 	if got := g.marks(); len(got) != 3 {
 		t.Fatalf("a refused kill was recorded: %v", got)
 	}
-	if _, err := g.led.MarkSeats(ctx, "nope", booking.MarkKill, "", "ops", []string{"A1"}, func(context.Context) ([]string, error) {
+	if _, err := g.led.MarkSeats(ctx, g.store, "nope", booking.MarkKill, "", "ops", []string{"A1"}, func(context.Context) ([]string, error) {
 		t.Fatal("applied for an unknown event")
 		return nil, nil
 	}); !errors.Is(err, ledger.ErrEventNotFound) {
@@ -262,7 +263,7 @@ func TestSeatMarksRedisTookAreRecordedByTheReconciliation(t *testing.T) {
 	defer release()
 	done := make(chan error, 1)
 	go func() {
-		_, err := g.led.MarkSeats(ctx, g.event, booking.MarkKill, "", "ops@example.com", []string{"A6"},
+		_, err := g.led.MarkSeats(ctx, g.store, g.event, booking.MarkKill, "", "ops@example.com", []string{"A6"},
 			func(ctx context.Context) ([]string, error) {
 				changed, err := g.store.MarkSeats(ctx, g.event, booking.MarkKill, "", []string{"A6"})
 				close(inRedis)
@@ -432,5 +433,50 @@ func TestSeatKindsRedisTookAreRecordedByTheReconciliation(t *testing.T) {
 	}
 	if k := kinds(); k["A5"] != booking.ChannelWheelchair {
 		t.Fatalf("the repeat's kinds: %v", k)
+	}
+}
+
+// A hold Redis took whose ledger transaction rolled back, followed by a
+// kill of some of its seats and a release of another before the
+// reconciliation: each later change records the lost hold of its seats
+// first (actor reconcile), so every seats_released or seats_killed fact
+// follows the mark it changes; a repeat of the lost change itself is
+// still the operator's.
+func TestSeatMarkLostBeforeTheNextChange(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, booking.EventConfig{ID: "lostmark", Name: "Marks", Rows: 1, SeatsPerRow: 6, Capacity: 5})
+	g.loseMark(booking.MarkHold, "artist", "A1", "A2", "A3", "A4")
+	kill, err := g.mark(booking.MarkKill, "", "A1")
+	if err != nil || kill.ID == 0 || !slices.Equal(kill.Changed, []string{"A1"}) {
+		t.Fatalf("the kill: %+v %v", kill, err)
+	}
+	rel, err := g.mark(booking.MarkRelease, "", "A2")
+	if err != nil || rel.ID == 0 || !slices.Equal(rel.Changed, []string{"A2"}) {
+		t.Fatalf("the release: %+v %v", rel, err)
+	}
+	again, err := g.mark(booking.MarkHold, "artist", "A3")
+	if err != nil || again.ID == 0 || again.Actor != "ops@example.com" || !slices.Equal(again.Changed, []string{"A3"}) {
+		t.Fatalf("the repeat of the lost hold: %+v %v", again, err)
+	}
+	facts, err := g.led.UnpublishedMarkChanges(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range facts {
+		got = append(got, fmt.Sprintf("%s:%s:%s:%v", f.Actor, f.Mark, f.Purpose, f.Changed))
+	}
+	want := []string{
+		"reconcile:hold:artist:[A1]", "ops@example.com:kill::[A1]",
+		"reconcile:hold:artist:[A2]", "ops@example.com:release::[A2]",
+		"ops@example.com:hold:artist:[A3]",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("recorded changes, in order:\n%v\nwant\n%v", got, want)
+	}
+	rec, err := g.r.Reconcile(context.Background(), g.event)
+	if err != nil || len(rec.RecordedMarks) != 1 || rec.RecordedMarks[0].Mark != booking.MarkHold ||
+		!slices.Equal(rec.RecordedMarks[0].Changed, []string{"A4"}) {
+		t.Fatalf("the reconciliation recorded %+v (%v), want the hold of A4 alone", rec.RecordedMarks, err)
 	}
 }

@@ -222,7 +222,7 @@ func (s *Server) markSeats(c *gin.Context) {
 	case s.Ledger != nil && req.Action == booking.MarkAllocate:
 		res, err = s.Ledger.AllocateSeats(ctx, s.Store, id, purpose, p.Account, releaseAt, seats, apply)
 	case s.Ledger != nil:
-		res, err = s.Ledger.MarkSeats(ctx, id, req.Action, purpose, p.Account, seats, apply)
+		res, err = s.Ledger.MarkSeats(ctx, s.Store, id, req.Action, purpose, p.Account, seats, apply)
 	default:
 		res = ledger.MarkChange{EventID: id, Mark: req.Action, Purpose: purpose, Actor: p.Account, At: time.Now()}
 		res.Changed, err = apply(ctx)
