@@ -313,18 +313,7 @@ func TestAllocationLostBeforeItsEnd(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "lostalloc", Name: "Lost", Rows: 1, SeatsPerRow: 6, Capacity: 5})
 	ctx := context.Background()
-	died := errors.New("connection lost before the commit")
-	at := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-	if _, err := g.led.AllocateSeats(ctx, g.store, g.event, "partner", "ops@example.com", at, []string{"A1", "A2"},
-		func(ctx context.Context) ([]string, error) {
-			changed, err := g.store.AllocateSeats(ctx, g.event, "partner", at, []string{"A1", "A2"})
-			if err == nil {
-				err = died
-			}
-			return changed, err
-		}); !errors.Is(err, died) {
-		t.Fatalf("lost allocation: %v", err)
-	}
+	g.loseAllocation("partner", time.Now().Add(time.Hour).Truncate(time.Millisecond), "A1", "A2")
 	end, err := g.led.ReleaseAllocation(ctx, g.store, g.event, "partner", "ops@example.com", func(ctx context.Context) (booking.AllocationEnd, error) {
 		return g.store.ReleaseAllocation(ctx, g.event, "partner", false)
 	})

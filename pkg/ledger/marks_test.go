@@ -40,6 +40,23 @@ func (g *rig) loseMark(m booking.SeatMark, purpose string, seats ...string) {
 	}
 }
 
+// loseAllocation makes an allocation Redis takes and the ledger then
+// rolls back, as loseMark.
+func (g *rig) loseAllocation(channel string, at time.Time, seats ...string) {
+	g.t.Helper()
+	died := errors.New("connection lost before the commit")
+	_, err := g.led.AllocateSeats(context.Background(), g.store, g.event, channel, "ops@example.com", at, seats,
+		func(ctx context.Context) ([]string, error) {
+			if _, err := g.store.AllocateSeats(ctx, g.event, channel, at, seats); err != nil {
+				return nil, err
+			}
+			return nil, died
+		})
+	if !errors.Is(err, died) {
+		g.t.Fatalf("lost allocation: %v", err)
+	}
+}
+
 func (g *rig) marks() map[string]string {
 	g.t.Helper()
 	ms, err := g.led.SeatMarks(context.Background(), g.event)
@@ -294,22 +311,9 @@ func TestAllocationRedisTookIsRecordedByTheReconciliation(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, booking.EventConfig{ID: "keepalloc", Name: "Alloc", Rows: 1, SeatsPerRow: 6, Capacity: 5})
 	ctx := context.Background()
-	died := errors.New("connection lost before the commit")
 	release := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-	lose := func(channel string, at time.Time, seats ...string) {
-		t.Helper()
-		_, err := g.led.AllocateSeats(ctx, g.store, g.event, channel, "ops@example.com", at, seats, func(ctx context.Context) ([]string, error) {
-			if _, err := g.store.AllocateSeats(ctx, g.event, channel, at, seats); err != nil {
-				return nil, err
-			}
-			return nil, died
-		})
-		if !errors.Is(err, died) {
-			t.Fatalf("lost allocation: %v", err)
-		}
-	}
-	lose("partner", release, "A1", "A2")
-	lose(booking.ChannelWheelchair, time.Time{}, "A3")
+	g.loseAllocation("partner", release, "A1", "A2")
+	g.loseAllocation(booking.ChannelWheelchair, time.Time{}, "A3")
 	rec, err := g.r.Reconcile(ctx, g.event)
 	if err != nil {
 		t.Fatal(err)
