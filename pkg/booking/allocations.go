@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +127,27 @@ func (s *Store) ReleaseAllocation(ctx context.Context, eventID, channel string, 
 	}
 	out := AllocationEnd{Repeat: len(r) > 3}
 	r.scan(nil, &out.Released, &out.Before)
+	return out, nil
+}
+
+// ChannelSeats returns the seats Redis allocates to channel, those its
+// fans hold or bought too (the alloc hash's seat fields; not a request
+// path).
+func (s *Store) ChannelSeats(ctx context.Context, eventID, channel string) ([]string, error) {
+	if err := checkIDs(eventID); err != nil {
+		return nil, err
+	}
+	all, err := s.rdb.HGetAll(ctx, s.eventKeys(eventID)[kAlloc]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("channel seats: %w", err)
+	}
+	var out []string
+	for field, v := range all {
+		if v == channel && !strings.HasPrefix(field, " ") {
+			out = append(out, field)
+		}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 

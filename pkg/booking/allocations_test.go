@@ -54,6 +54,13 @@ func TestAllocationsOnlyTheirChannel(t *testing.T) {
 		t.Fatalf("a seat given back is not the channel's again: %v", st)
 	}
 	f.checkInvariants("evt")
+	// the channel's seats, the one its fan holds too
+	if seats, err := f.s.ChannelSeats(f.ctx, "evt", "partner"); err != nil || !slices.Equal(seats, []string{"A1", "A2", "A3"}) {
+		t.Fatalf("the channel's seats: %v %v", seats, err)
+	}
+	if seats, err := f.s.ChannelSeats(f.ctx, "evt", "other"); err != nil || len(seats) != 0 {
+		t.Fatalf("another channel's seats: %v %v", seats, err)
+	}
 	// best available through the channel: its own seats first
 	f.join("evt", "u3")
 	best, err = f.s.SelectBestVia(f.ctx, "evt", "u3", "partner", false, 2, "")
@@ -107,6 +114,9 @@ func TestAllocationsOnlyTheirChannel(t *testing.T) {
 	freed, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", true)
 	if err != nil || freed.Repeat || !slices.Equal(sorted(freed.Released), []string{"A3"}) {
 		t.Fatalf("due release: %+v %v", freed, err)
+	}
+	if seats, err := f.s.ChannelSeats(f.ctx, "evt", "partner"); err != nil || len(seats) != 0 {
+		t.Fatalf("an ended allocation's seats: %v %v", seats, err)
 	}
 	// a repeat puts nothing on sale and answers what the end did
 	if again, err := f.s.ReleaseAllocation(f.ctx, "evt", "partner", false); err != nil || len(again.Released) != 0 ||

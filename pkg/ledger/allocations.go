@@ -124,10 +124,15 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, store *booking.Store, ev
 }
 
 // keepAllocation records in tx the seats Redis allocates to channel that
-// the ledger does not (recordLostMarks), so that their end follows a
-// recorded allocation.
+// the ledger does not (recordLostMarks, over the channel's seats:
+// booking.Store.ChannelSeats), so that their end follows a recorded
+// allocation.
 func keepAllocation(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID, channel string) error {
-	_, err := recordLostMarks(ctx, tx, store, eventID, nil, func(_ string, r booking.MarkedSeat, ok bool) bool {
+	seats, err := store.ChannelSeats(ctx, eventID, channel)
+	if err != nil || len(seats) == 0 {
+		return err
+	}
+	_, err = recordLostMarks(ctx, tx, store, eventID, seats, func(_ string, r booking.MarkedSeat, ok bool) bool {
 		return ok && r.Mark == booking.MarkAllocate && r.Purpose == channel
 	})
 	return err
