@@ -36,17 +36,22 @@ const SystemActor = "system"
 // first, as the reconciliation would (recordEnd).
 func (l *Ledger) AllocateSeats(ctx context.Context, store *booking.Store, eventID, channel, actor string, releaseAt time.Time,
 	seatIDs []string, apply func(context.Context) ([]string, error)) (MarkChange, error) {
-	also := func(tx pgx.Tx) error {
+	also := func(tx pgx.Tx) (int, error) {
 		ended, err := store.EndedAllocations(ctx, eventID)
 		if err != nil {
-			return err
+			return 0, err
 		}
+		lost := 0
 		if seats, ok := ended[channel]; ok {
-			if _, err := recordEnd(ctx, tx, eventID, channel, seats); err != nil {
-				return err
+			c, err := recordEnd(ctx, tx, eventID, channel, seats)
+			if err != nil {
+				return 0, err
+			}
+			if c != nil {
+				lost++
 			}
 		}
-		return recordAllocation(ctx, tx, eventID, channel, actor, releaseAt, seatIDs)
+		return lost, recordAllocation(ctx, tx, eventID, channel, actor, releaseAt, seatIDs)
 	}
 	return l.markSeats(ctx, store, eventID, booking.MarkAllocate, channel, actor, seatIDs, also, apply)
 }
@@ -89,11 +94,13 @@ func recordAllocation(ctx context.Context, tx pgx.Tx, eventID, channel, actor st
 func (l *Ledger) ReleaseAllocation(ctx context.Context, store *booking.Store, eventID, channel, actor string,
 	apply func(context.Context) (booking.AllocationEnd, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: MarkReleaseAllocation, Purpose: channel, Actor: actor}
+	lost := 0
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
-		if err := keepAllocation(ctx, tx, store, eventID, channel); err != nil {
+		var err error
+		if lost, err = keepAllocation(ctx, tx, store, eventID, channel); err != nil {
 			return err
 		}
 		recorded, err := endAllocation(ctx, tx, eventID, channel)
@@ -120,22 +127,23 @@ func (l *Ledger) ReleaseAllocation(ctx context.Context, store *booking.Store, ev
 	if err != nil {
 		return MarkChange{}, wrap("release allocation", err)
 	}
+	l.countRecorded("seat_marks", lost)
 	return res, nil
 }
 
 // keepAllocation records in tx the seats Redis allocates to channel that
 // the ledger does not (recordLostMarks, over the channel's seats:
 // booking.Store.ChannelSeats), so that their end follows a recorded
-// allocation.
-func keepAllocation(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID, channel string) error {
+// allocation; it returns how many changes it recorded.
+func keepAllocation(ctx context.Context, tx pgx.Tx, store *booking.Store, eventID, channel string) (int, error) {
 	seats, err := store.ChannelSeats(ctx, eventID, channel)
 	if err != nil || len(seats) == 0 {
-		return err
+		return 0, err
 	}
-	_, err = recordLostMarks(ctx, tx, store, eventID, seats, func(_ string, r booking.MarkedSeat, ok bool) bool {
+	kept, err := recordLostMarks(ctx, tx, store, eventID, seats, func(_ string, r booking.MarkedSeat, ok bool) bool {
 		return ok && r.Mark == booking.MarkAllocate && r.Purpose == channel
 	})
-	return err
+	return len(kept), err
 }
 
 // recordEnd records in tx the end of channel's allocation that Redis took

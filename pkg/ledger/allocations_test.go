@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -296,6 +298,9 @@ func TestAllocationEndLostBeforeTheChannelIsAllocatedAgain(t *testing.T) {
 	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
 		t.Fatalf("the reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
 	}
+	if n := testutil.ToFloat64(g.r.Metrics.Recorded("seat_marks")); n != 1 {
+		t.Fatalf("lost changes counted: %v, want the end", n)
+	}
 	g.flush()
 	if _, err := g.r.Restore(ctx, g.event); err != nil {
 		t.Fatal(err)
@@ -332,5 +337,8 @@ func TestAllocationLostBeforeItsEnd(t *testing.T) {
 	}
 	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || len(rec.RecordedMarks) != 0 {
 		t.Fatalf("the reconciliation recorded %+v (%v)", rec.RecordedMarks, err)
+	}
+	if n := testutil.ToFloat64(g.r.Metrics.Recorded("seat_marks")); n != 1 {
+		t.Fatalf("lost changes counted: %v, want the allocation", n)
 	}
 }

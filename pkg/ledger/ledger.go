@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 //go:embed migrations/*.sql
@@ -36,11 +37,14 @@ const DefaultCurrency = "EUR"
 type Ledger struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	// lost changes its calls recorded before their own (nil: not counted)
+	recorded *prometheus.CounterVec
 }
 
 type options struct {
 	noLock   bool
 	maxConns int32
+	reg      prometheus.Registerer
 }
 
 // Option configures Open.
@@ -55,6 +59,14 @@ func WithoutMigrationLock() Option { return func(o *options) { o.noLock = true }
 // WithMaxConns bounds the pool (default DefaultMaxConns, or the URL's
 // pool_max_conns).
 func WithMaxConns(n int32) Option { return func(o *options) { o.maxConns = n } }
+
+// WithRegisterer counts on reg, in boxoffice_ledger_recorded_changes_total
+// (shared with the reconciliation's Metrics of the same registry), the
+// lost changes a call records before its own: a phase, seat mark or
+// allocation change Redis took whose ledger transaction rolled back,
+// followed by the next change of the same phase, seats or channel before
+// the reconciliation recorded it.
+func WithRegisterer(reg prometheus.Registerer) Option { return func(o *options) { o.reg = reg } }
 
 // DefaultMaxConns is the pool size when neither the URL (pool_max_conns)
 // nor WithMaxConns sets one. pgxpool's own default, max(4, CPUs), is 4 on
@@ -93,7 +105,19 @@ func Open(ctx context.Context, url string, opts ...Option) (*Ledger, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Ledger{pool: pool, now: time.Now}, nil
+	l := &Ledger{pool: pool, now: time.Now}
+	if o.reg != nil {
+		l.recorded = recordedChanges(o.reg)
+	}
+	return l, nil
+}
+
+// countRecorded counts n lost changes of kind its call recorded (after
+// the call's commit).
+func (l *Ledger) countRecorded(kind string, n int) {
+	if l.recorded != nil && n > 0 {
+		l.recorded.WithLabelValues(kind).Add(float64(n))
+	}
 }
 
 // migrate applies every migration not applied yet, over its own

@@ -74,14 +74,16 @@ func (l *Ledger) MarkSeats(ctx context.Context, store *booking.Store, eventID st
 }
 
 // markSeats is MarkSeats with also, when set, more of the change in the
-// same transaction, before the marks are written and apply runs. First,
+// same transaction, before the marks are written and apply runs (it
+// answers how many lost changes it recorded, counted with the others).
+// First,
 // the marks of seatIDs Redis has that the ledger lacks and that differ
 // from the one asked (changes Redis took whose transaction rolled back,
 // not repeated) are recorded as the reconciliation would, so each change
 // follows the mark it changes in the record and on Kafka; a seat Redis
 // has as asked is a repeat, the caller's (changedOrRecorded).
 func (l *Ledger) markSeats(ctx context.Context, store *booking.Store, eventID string, mark booking.SeatMark, purpose, actor string,
-	seatIDs []string, also func(pgx.Tx) error, apply func(context.Context) ([]string, error)) (MarkChange, error) {
+	seatIDs []string, also func(pgx.Tx) (int, error), apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
 	asked := make(map[string]bool, len(seatIDs))
 	for _, id := range seatIDs {
@@ -93,19 +95,24 @@ func (l *Ledger) markSeats(ctx context.Context, store *booking.Store, eventID st
 		}
 		return asked[seat] && (!ok || r.Mark != mark || r.Purpose != purpose)
 	}
+	kept := 0
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		if err := holdEvent(ctx, tx, eventID); err != nil {
 			return err
 		}
 		if len(seatIDs) > 0 {
-			if _, err := recordLostMarks(ctx, tx, store, eventID, seatIDs, lost); err != nil {
+			k, err := recordLostMarks(ctx, tx, store, eventID, seatIDs, lost)
+			if err != nil {
 				return err
 			}
+			kept = len(k)
 		}
 		if also != nil {
-			if err := also(tx); err != nil {
+			n, err := also(tx)
+			if err != nil {
 				return err
 			}
+			kept += n
 		}
 		recorded, err := writeMarks(ctx, tx, &res, seatIDs)
 		if err != nil {
@@ -130,6 +137,7 @@ func (l *Ledger) markSeats(ctx context.Context, store *booking.Store, eventID st
 	if err != nil {
 		return MarkChange{}, wrap("mark seats", err) // apply's errors stay visible to errors.Is and As
 	}
+	l.countRecorded("seat_marks", kept)
 	return res, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/boxoffice/boxoffice/pkg/booking"
 	"github.com/boxoffice/boxoffice/pkg/events"
 	"github.com/boxoffice/boxoffice/pkg/ledger"
@@ -482,5 +484,9 @@ func TestSeatMarkLostBeforeTheNextChange(t *testing.T) {
 	if err != nil || len(rec.RecordedMarks) != 1 || rec.RecordedMarks[0].Mark != booking.MarkHold ||
 		!slices.Equal(rec.RecordedMarks[0].Changed, []string{"A4"}) {
 		t.Fatalf("the reconciliation recorded %+v (%v), want the hold of A4 alone", rec.RecordedMarks, err)
+	}
+	// the holds of A1 and A2 by the calls after them, A4's by the reconciliation
+	if n := testutil.ToFloat64(g.r.Metrics.Recorded("seat_marks")); n != 3 {
+		t.Fatalf("lost changes counted: %v, want 3", n)
 	}
 }

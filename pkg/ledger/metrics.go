@@ -22,8 +22,10 @@ import (
 //	boxoffice_ledger_undone_settings_total  settings Redis took in a change the ledger
 //	    rolled back, put back in Redis by reconciliation (Ledger.SettleSettings)
 //	boxoffice_ledger_recorded_changes_total{kind}  changes Redis took whose ledger
-//	    record was lost, recorded by reconciliation: phase (Ledger.KeepPhase),
-//	    seat_marks (Ledger.KeepMarks, one per mark and purpose)
+//	    record was lost, recorded later: phase (Ledger.KeepPhase, or the
+//	    next phase change), seat_marks (Ledger.KeepMarks, or the next change
+//	    of the same seats or channel; one per mark and purpose), seat_kinds
+//	    (seats); shared with the Ledger of the same registry (WithRegisterer)
 //	boxoffice_ledger_restores_total         events rebuilt from the ledger
 //	boxoffice_ledger_errors_total{stage}    failed passes: restore, reconcile, publish
 type Metrics struct {
@@ -50,11 +52,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		repaired: f.Counter("repaired_seats_total", "Seats sold in the ledger that reconciliation marked sold in Redis."),
 		undone: f.Counter("undone_settings_total",
 			"Event settings Redis took in a change whose ledger transaction rolled back, put back by reconciliation."),
-		recorded: f.CounterVec("recorded_changes_total",
-			"Admin changes Redis took whose ledger transaction rolled back, recorded in the ledger by reconciliation.", "kind"),
+		recorded: recordedChanges(reg),
 		restores: f.Counter("restores_total", "Events whose Redis state was rebuilt from the ledger."),
 		errors:   f.CounterVec("errors_total", "Failed restore or reconcile passes, failed steps of a rebuild (run again on the next pass) and event_restored publishes.", "stage"),
 	}
+}
+
+// recordedChanges is boxoffice_ledger_recorded_changes_total{kind} of reg,
+// made or, when reg holds it already, shared: the reconciliation
+// (Metrics) and the Ledger's own calls (WithRegisterer) count into one
+// counter.
+func recordedChanges(reg prometheus.Registerer) *prometheus.CounterVec {
+	return promx.Shared(reg, "ledger").CounterVec("recorded_changes_total",
+		"Admin changes Redis took whose ledger transaction rolled back, recorded in the ledger later: by reconciliation, or by the next change of the same seats, channel or phase.", "kind")
 }
 
 // keepOnly deletes the difference and draw seed series of every event not
@@ -74,6 +84,11 @@ func (m *Metrics) keepOnly(ids map[string]bool) {
 // Difference is the gauge of one event and direction (for tests).
 func (m *Metrics) Difference(eventID, direction string) prometheus.Gauge {
 	return m.difference.WithLabelValues(eventID, direction)
+}
+
+// Recorded is the counter of lost changes of kind recorded (for tests).
+func (m *Metrics) Recorded(kind string) prometheus.Counter {
+	return m.recorded.WithLabelValues(kind)
 }
 
 // DrawSeedMismatch is the draw seed gauge of one event (for tests).

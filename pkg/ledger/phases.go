@@ -64,6 +64,7 @@ func (l *Ledger) SetPhase(ctx context.Context, eventID string, p booking.PhaseSt
 func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
 	apply func(context.Context) (prev, next booking.PhaseState, changed bool, err error)) (PhaseChange, error) {
 	res := PhaseChange{EventID: eventID, Actor: actor}
+	kept := 0
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		if err := lockEvent(ctx, tx, eventID); err != nil {
 			return err
@@ -92,6 +93,7 @@ func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
 			if err := recordPhase(ctx, tx, &lost, last); err != nil {
 				return err
 			}
+			kept = 1
 		}
 		return recordPhase(ctx, tx, &res, prev)
 	})
@@ -101,6 +103,7 @@ func (l *Ledger) ApplyPhase(ctx context.Context, eventID, actor string,
 	if err != nil {
 		return PhaseChange{}, wrap("set phase", err)
 	}
+	l.countRecorded("phase", kept)
 	return res, nil
 }
 

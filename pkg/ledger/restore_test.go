@@ -41,8 +41,10 @@ func newRig(t *testing.T, cfg booking.EventConfig) *rig {
 	rdb := redistest.Client(t)
 	store := booking.New(rdb, booking.WithPrefix(redistest.Prefix(t)))
 	t.Cleanup(store.Close)
-	g := &rig{t: t, rdb: rdb, store: store, led: ledgertest.New(t), rec: &events.Recorder{}, event: cfg.ID,
-		reg: prometheus.NewRegistry()}
+	// the ledger counts on the restorer's registry, as in a service
+	reg := prometheus.NewRegistry()
+	g := &rig{t: t, rdb: rdb, store: store, led: ledgertest.Open(t, ledgertest.URL(t), ledger.WithRegisterer(reg)),
+		rec: &events.Recorder{}, event: cfg.ID, reg: reg}
 	g.r = &ledger.Restorer{Ledger: g.led, Store: store, Kafka: g.rec, Metrics: ledger.NewMetrics(g.reg)}
 	ctx := context.Background()
 	if _, _, err := g.led.CreateEvent(ctx, cfg); err != nil {

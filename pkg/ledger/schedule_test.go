@@ -243,7 +243,7 @@ func TestPhaseRedisTookWithoutTheLedgerIsRecorded(t *testing.T) {
 		t.Fatalf("a second reconciliation recorded %q (%v)", rec.RecordedPhase, err)
 	}
 	if err := testutil.GatherAndCompare(g.reg, strings.NewReader(`
-# HELP boxoffice_ledger_recorded_changes_total Admin changes Redis took whose ledger transaction rolled back, recorded in the ledger by reconciliation.
+# HELP boxoffice_ledger_recorded_changes_total Admin changes Redis took whose ledger transaction rolled back, recorded in the ledger later: by reconciliation, or by the next change of the same seats, channel or phase.
 # TYPE boxoffice_ledger_recorded_changes_total counter
 boxoffice_ledger_recorded_changes_total{kind="phase"} 1
 `), "boxoffice_ledger_recorded_changes_total"); err != nil {
@@ -335,5 +335,8 @@ func TestPhaseLostBeforeTheNextChange(t *testing.T) {
 	}
 	if rec, err := g.r.Reconcile(ctx, g.event); err != nil || rec.RecordedPhase != "" {
 		t.Fatalf("the reconciliation recorded %q (%v)", rec.RecordedPhase, err)
+	}
+	if n := testutil.ToFloat64(g.r.Metrics.Recorded("phase")); n != 1 {
+		t.Fatalf("lost changes counted: %v, want the lost phase", n)
 	}
 }

@@ -177,7 +177,7 @@ func dial(ctx context.Context, name string, c service.Common, log *zap.Logger, p
 	}
 
 	if p.ledgerURL != "" {
-		if d.Ledger, err = ledger.Open(ctx, p.ledgerURL); err != nil {
+		if d.Ledger, err = ledger.Open(ctx, p.ledgerURL, ledger.WithRegisterer(reg)); err != nil {
 			return d, err
 		}
 		d.closers = append(d.closers, func() error { d.Ledger.Close(); return nil })
