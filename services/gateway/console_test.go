@@ -197,8 +197,8 @@ func TestConsoleLiveContract(t *testing.T) {
 
 // TestConsoleLiveStream: with Accept: text/event-stream the live document
 // comes every second over one connection, the same bytes for every
-// viewer of the event, and the stream ends with a signed_out event once
-// the viewer signs out.
+// viewer of the event, for longer than the server's write timeout, and
+// the stream ends with a signed_out event once the viewer signs out.
 func TestConsoleLiveStream(t *testing.T) {
 	liveRecheck = 200 * time.Millisecond // not parallel: no other test streams
 	t.Cleanup(func() { liveRecheck = 15 * time.Second })
@@ -212,6 +212,9 @@ func TestConsoleLiveStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := h.srv.FastServer()
+	// shorter than the stream read below: the server's write timeout
+	// bounds each event the stream sends, not the whole stream
+	srv.WriteTimeout = 1500 * time.Millisecond
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown() })
 

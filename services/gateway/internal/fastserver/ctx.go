@@ -10,12 +10,14 @@ package fastserver
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/boxoffice/boxoffice/pkg/bookinghttp"
 	"github.com/boxoffice/boxoffice/pkg/httpapi"
+	"github.com/boxoffice/boxoffice/pkg/service"
 )
 
 // The gateway's hottest routes (join and the position poll, which every
@@ -60,6 +62,19 @@ func (c *Ctx) RequestID() string { return c.id }
 
 // Logger is the request's logger, with its request_id field.
 func (c *Ctx) Logger() *zap.Logger { return c.log.With(zap.String("request_id", c.id)) }
+
+// StreamParts returns what a streamed answer (SetBodyStreamWriter) calls
+// before each part it sends, from the stream's goroutine: it sets the
+// connection's write deadline to the write timeout
+// (service.DefaultHTTPLimits.WriteTimeout) from then. fasthttp sets the
+// write deadline once, before the answer, which would cut a stream
+// longer than the timeout however fast its client reads; this way the
+// timeout bounds each part, and a client that stops reading is still
+// dropped.
+func (c *Ctx) StreamParts() func() {
+	conn := c.Conn()
+	return func() { _ = conn.SetWriteDeadline(time.Now().Add(service.DefaultHTTPLimits.WriteTimeout)) }
+}
 
 // Header returns a request header.
 func (c *Ctx) Header(name string) string { return string(c.Request.Header.Peek(name)) }
