@@ -39,3 +39,21 @@ func TestPagesSendSecurityHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A pictograph in a page (the brand's ticket) is decoration: hidden from
+// screen readers, so that a link reads "boxoffice", not "admission
+// tickets boxoffice".
+func TestPagesHideTheirPictographs(t *testing.T) {
+	pages, err := fs.Glob(static, "static/*.html")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("pages: %v %v", pages, err)
+	}
+	hidden := regexp.MustCompile(`<span aria-hidden="true">[^<]*</span>`)
+	pictograph := regexp.MustCompile(`[\x{1F300}-\x{1FAFF}\x{2600}-\x{27BF}]`)
+	for _, p := range pages {
+		b, _ := fs.ReadFile(static, p)
+		if m := pictograph.FindString(hidden.ReplaceAllString(string(b), "")); m != "" {
+			t.Errorf("%s: %q is read aloud (wrap it in <span aria-hidden=\"true\">)", p, m)
+		}
+	}
+}
