@@ -69,8 +69,9 @@ func (c *Ctx) Logger() *zap.Logger { return c.log.With(zap.String("request_id", 
 // (service.DefaultHTTPLimits.WriteTimeout) from then. fasthttp sets the
 // write deadline once, before the answer, which would cut a stream
 // longer than the timeout however fast its client reads; this way the
-// timeout bounds each part, and a client that stops reading is still
-// dropped.
+// timeout bounds each part: a client that stops reading is dropped once
+// the buffers on the way (the stream's pipe, the sockets') are full and
+// a part has waited that long.
 func (c *Ctx) StreamParts() func() {
 	conn := c.Conn()
 	return func() { _ = conn.SetWriteDeadline(time.Now().Add(service.DefaultHTTPLimits.WriteTimeout)) }
