@@ -76,12 +76,11 @@ func (l *Ledger) MarkSeats(ctx context.Context, store *booking.Store, eventID st
 // markSeats is MarkSeats with also, when set, more of the change in the
 // same transaction, before the marks are written and apply runs (it
 // answers how many lost changes it recorded, counted with the others).
-// First,
-// the marks of seatIDs Redis has that the ledger lacks and that differ
-// from the one asked (changes Redis took whose transaction rolled back,
-// not repeated) are recorded as the reconciliation would, so each change
-// follows the mark it changes in the record and on Kafka; a seat Redis
-// has as asked is a repeat, the caller's (changedOrRecorded).
+// First, the marks of seatIDs Redis has that the ledger lacks and that
+// differ from the one asked (changes Redis took whose transaction rolled
+// back, not repeated) are recorded as the reconciliation would, so each
+// change follows the mark it changes in the record and on Kafka; a seat
+// Redis has as asked is a repeat, the caller's (changedOrRecorded).
 func (l *Ledger) markSeats(ctx context.Context, store *booking.Store, eventID string, mark booking.SeatMark, purpose, actor string,
 	seatIDs []string, also func(pgx.Tx) (int, error), apply func(context.Context) ([]string, error)) (MarkChange, error) {
 	res := MarkChange{EventID: eventID, Mark: mark, Purpose: purpose, Actor: actor}
