@@ -293,21 +293,18 @@ func (s *Server) eventLive(c *fastserver.Ctx) {
 	c.Response.Header.Set("Cache-Control", "no-store")
 	c.Response.Header.Set("X-Accel-Buffering", "no") // a proxy must pass each event on at once
 	c.SetStatusCode(http.StatusOK)
-	ctx, shutdown, part := c.Context(), c.Done(), c.StreamParts() // the writer must not touch c
+	ctx, shutdown := c.Context(), c.Done() // the writer must not touch c
 	c.SetBodyStreamWriter(func(w *bufio.Writer) {
-		s.streamLive(ctx, w, id, cr, snap.doc.Body, shutdown, part)
+		s.streamLive(ctx, w, id, cr, snap.doc.Body, shutdown)
 	})
 }
 
 // streamLive writes eventID's live document as an SSE "data" event every
 // liveInterval (first the one already read) until the client goes away,
 // the gateway shuts down, liveMaxStream passes, or the caller may no
-// longer read it: then an event "signed_out" ends the stream. part runs
-// before each event (fastserver.Ctx.StreamParts).
-func (s *Server) streamLive(ctx context.Context, w *bufio.Writer, eventID string, cr credentials, first []byte,
-	shutdown <-chan struct{}, part func()) {
+// longer read it: then an event "signed_out" ends the stream.
+func (s *Server) streamLive(ctx context.Context, w *bufio.Writer, eventID string, cr credentials, first []byte, shutdown <-chan struct{}) {
 	send := func(event string, data []byte) bool {
-		part()
 		if event != "" {
 			_, _ = w.WriteString("event: " + event + "\n")
 		}

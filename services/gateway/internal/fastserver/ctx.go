@@ -8,7 +8,9 @@
 package fastserver
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"net/http"
 	"time"
 
@@ -63,18 +65,37 @@ func (c *Ctx) RequestID() string { return c.id }
 // Logger is the request's logger, with its request_id field.
 func (c *Ctx) Logger() *zap.Logger { return c.log.With(zap.String("request_id", c.id)) }
 
-// StreamParts returns what a streamed answer (SetBodyStreamWriter) calls
-// before each part it sends, from the stream's goroutine: it sets the
-// connection's write deadline to the write timeout
-// (service.DefaultHTTPLimits.WriteTimeout) from then. fasthttp sets the
-// write deadline once, before the answer, which would cut a stream
-// longer than the timeout however fast its client reads; this way the
-// timeout bounds each part: a client that stops reading is dropped once
-// the buffers on the way (the stream's pipe, the sockets') are full and
-// a part has waited that long.
-func (c *Ctx) StreamParts() func() {
+// SetBodyStreamWriter streams the answer's body from sw, as
+// fasthttp.RequestCtx's does, with the write timeout
+// (service.DefaultHTTPLimits.WriteTimeout) bounding each write sw makes
+// (each Flush, or each full buffer), not the whole stream. fasthttp sets
+// the write deadline once, before the answer, which would cut a stream
+// longer than the timeout however fast its client reads. A client that
+// stops reading is dropped once the buffers on the way (the stream's
+// pipe, the sockets') are full and a write has waited that long.
+func (c *Ctx) SetBodyStreamWriter(sw fasthttp.StreamWriter) {
 	conn := c.Conn()
-	return func() { _ = conn.SetWriteDeadline(time.Now().Add(service.DefaultHTTPLimits.WriteTimeout)) }
+	c.RequestCtx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		bw := bufio.NewWriter(streamPart{w: w, conn: conn})
+		sw(bw)
+		_ = bw.Flush()
+	})
+}
+
+// streamPart passes each write of a stream on at once, after setting the
+// connection's write deadline.
+type streamPart struct {
+	w    *bufio.Writer
+	conn net.Conn
+}
+
+func (p streamPart) Write(b []byte) (int, error) {
+	_ = p.conn.SetWriteDeadline(time.Now().Add(service.DefaultHTTPLimits.WriteTimeout))
+	n, err := p.w.Write(b)
+	if err == nil {
+		err = p.w.Flush()
+	}
+	return n, err
 }
 
 // Header returns a request header.
